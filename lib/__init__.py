@@ -1,0 +1,1 @@
+"""kewpie: a Python unittest-based test harness for MySQL-family databases."""

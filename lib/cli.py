@@ -1,0 +1,154 @@
+"""The command line: options, signals, exit statuses. The only layer that exits.
+
+Exit statuses: 0 every test passed (or the mode succeeded); 1 a test failed
+or timed out; 2 bad usage or environment (unknown suite, malformed
+suite_config.py, missing binary, no free ports...); 130/143 interrupted by
+SIGINT/SIGTERM (servers stopped first).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+from typing import Sequence
+
+from lib.config import ROOT, RunConfig
+from lib.errors import EXIT_ENVIRONMENT, Interrupted, KewpieError, SuiteError
+from lib.logsetup import configure, get_logger
+from lib.ports import DEFAULT_BASE_PORT
+
+
+def _split(values: list[str] | None) -> list[str]:
+    out: list[str] = []
+    for value in values or []:
+        out.extend(v.strip() for v in value.split(",") if v.strip())
+    return out
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argparse parser; ``--help`` documents every option."""
+    p = argparse.ArgumentParser(
+        prog="kewpie.py",
+        description="Run Python unittest suites against MySQL-family servers that kewpie "
+                    "starts, leases ports for and always cleans up.",
+        epilog="Exit status: 0 all passed; 1 a test failed; 2 bad usage or environment; "
+               "130/143 interrupted (servers stopped).")
+    p.add_argument("tests", nargs="*", metavar="TEST",
+                   help="tests to run, as 'test' or 'suite.test' (default: every test of the suites)")
+    p.add_argument("--suite", action="append", metavar="SUITE[,SUITE...]",
+                   help="suite(s) to run; comma list, repeatable (default: main)")
+    p.add_argument("--suitepath", action="append", metavar="DIR",
+                   help="extra directories holding suites (searched before percona_tests/)")
+    p.add_argument("--basedir", default="/usr",
+                   help="code tree to test: an install prefix, tarball or build dir (default: /usr)")
+    p.add_argument("--default-server-type", default="mysql", choices=["mysql"],
+                   help="server type for suites that do not name one (default: mysql)")
+    p.add_argument("--workdir", default=os.path.join(ROOT, "workdir"),
+                   help="where servers' vardirs, logs and state live (default: ./workdir)")
+    p.add_argument("--no-shm", action="store_true",
+                   help="keep vardirs on disk instead of linking them to /dev/shm")
+    p.add_argument("--start-and-exit", action="store_true",
+                   help="start the first selected test's servers, print them, exit, leave them running")
+    p.add_argument("--mode", default="native", choices=["native", "cleanup"],
+                   help="native: run tests; cleanup: stop servers left in --workdir")
+    p.add_argument("--force", action="store_true",
+                   help="run every test even after a failure (default: stop at the first)")
+    p.add_argument("--repeat", type=int, default=1, metavar="N", help="run each test N times")
+    p.add_argument("--test-timeout", type=float, default=0.0, metavar="S",
+                   help="fail a test that runs longer than S seconds, killing its servers (0: none)")
+    p.add_argument("--list", action="store_true",
+                   help="print the selected tests, one suite.test per line, and exit")
+    p.add_argument("--verbose", action="store_true", help="debug logging and per-method rows")
+    p.add_argument("--base-port", type=int, default=DEFAULT_BASE_PORT, metavar="PORT",
+                   help=f"where the search for free port blocks starts (default: {DEFAULT_BASE_PORT})")
+    p.add_argument("--lock-dir", default="", metavar="DIR",
+                   help="shared directory of port lease locks (default: /tmp/kewpie-locks-<uid>)")
+    p.add_argument("--server-user", default=None, metavar="USER",
+                   help="OS user servers run as (default: mysql when run as root, else yourself)")
+    p.add_argument("--server-start-timeout", type=float, default=60.0, metavar="S",
+                   help="seconds a server may take to answer SQL after launch (default: 60)")
+    return p
+
+
+def config_from_args(argv: Sequence[str] | None) -> RunConfig:
+    """Parse argv into a RunConfig (argparse exits 2 on malformed options)."""
+    args = build_parser().parse_args(argv)
+    if args.repeat < 1:
+        raise KewpieError("--repeat must be at least 1")
+    if not 1024 <= args.base_port <= 64000:
+        raise KewpieError("--base-port must be between 1024 and 64000")
+    suitepaths = [os.path.abspath(p) for p in _split(args.suitepath)]
+    suitepaths.append(os.path.join(ROOT, "percona_tests"))
+    return RunConfig(
+        suites=_split(args.suite), tests=list(args.tests), suitepaths=suitepaths,
+        basedir=args.basedir, default_server_type=args.default_server_type,
+        workdir=os.path.abspath(args.workdir), use_shm=not args.no_shm,
+        start_and_exit=args.start_and_exit, mode=args.mode, force=args.force,
+        repeat=args.repeat, test_timeout=args.test_timeout, list_only=args.list,
+        verbose=args.verbose, base_port=args.base_port, lock_dir=args.lock_dir,
+        server_user=args.server_user, start_timeout=args.server_start_timeout)
+
+
+def _raise_interrupted(signum: int, _frame: object) -> None:
+    raise Interrupted(signum)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run kewpie; return the exit status."""
+    from lib.harness import Harness
+
+    log = configure(verbose="--verbose" in (argv if argv is not None else sys.argv[1:]))
+    try:
+        config = config_from_args(argv)
+    except KewpieError as exc:
+        log.error(str(exc))
+        return EXIT_ENVIRONMENT
+    signal.signal(signal.SIGINT, _raise_interrupted)
+    signal.signal(signal.SIGTERM, _raise_interrupted)
+    harness: Harness | None = None
+    status = EXIT_ENVIRONMENT
+    interrupted = False
+    try:
+        harness = Harness(config)
+        if config.mode == "cleanup":
+            return harness.cleanup()
+        if config.list_only:
+            from lib.suites import select_tests
+            for spec in select_tests(config.suites, config.tests, config.suitepaths,
+                                     config.default_server_type):
+                print(spec.full_name)
+            return 0
+        harness.open_workdir()
+        configure(config.verbose, logfile=harness.workdir.log_file)
+        harness.discover_tree()
+        specs = harness.select()
+        if config.start_and_exit:
+            status = harness.start_and_exit(specs)
+        else:
+            status = harness.run_tests(specs)
+        return status
+    except Interrupted as exc:
+        interrupted = True
+        get_logger().error(f"Interrupted by signal {exc.signum}: stopping all servers")
+        status = 128 + exc.signum
+        return status
+    except SuiteError as exc:
+        get_logger().error(str(exc))
+        return EXIT_ENVIRONMENT
+    except KewpieError as exc:
+        get_logger().error(str(exc).splitlines()[0] if not config.verbose else str(exc))
+        if len(str(exc).splitlines()) > 1 and not config.verbose:
+            for line in str(exc).splitlines()[1:]:
+                get_logger().debug(line)
+        return exc.exit_code
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        if harness is not None:
+            harness.close(fast=interrupted)
+
+
+def console_main() -> None:
+    """Entry point of the ``kewpie`` console script."""
+    sys.exit(main())

@@ -1,0 +1,33 @@
+"""The one run-config object every part of the harness reads."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@dataclass
+class RunConfig:
+    """Everything a run was asked to do (built from the command line)."""
+
+    suites: list[str] = field(default_factory=list)
+    tests: list[str] = field(default_factory=list)
+    suitepaths: list[str] = field(default_factory=lambda: [os.path.join(ROOT, "percona_tests")])
+    basedir: str = "/usr"
+    default_server_type: str = "mysql"
+    workdir: str = os.path.join(ROOT, "workdir")
+    use_shm: bool = True
+    start_and_exit: bool = False
+    mode: str = "native"
+    force: bool = False
+    repeat: int = 1
+    test_timeout: float = 0.0
+    list_only: bool = False
+    verbose: bool = False
+    base_port: int = 9300
+    lock_dir: str = ""
+    server_user: str | None = None
+    start_timeout: float = 60.0
+    shutdown_timeout: float = 10.0
+    root: str = ROOT

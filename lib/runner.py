@@ -1,0 +1,189 @@
+"""Runs selected tests on a bot's servers, one unittest module at a time."""
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+import traceback
+import unittest
+from typing import Any
+
+from lib.errors import KewpieError, ServerError, TestTimeoutError
+from lib.logsetup import get_logger
+from lib.report import Outcome, Reporter
+from lib.server import CompatLogger, Server
+from lib.server_manager import ServerManager
+from lib.suites import TestSpec
+from lib.testcase import KewpieTestCase
+import lib.util.mysqlBaseTestCase as compat_base
+
+
+class SystemManager:
+    """kewpie 2012's ``test_executor.system_manager``: paths of this run."""
+
+    def __init__(self, workdir: str, root: str, code_tree: Any) -> None:
+        self.workdir = workdir
+        self.testdir = root
+        self.code_tree = code_tree
+        self.randgen_path = os.path.join(root, "randgen")
+
+
+class TestExecutor:
+    """kewpie 2012's ``test_executor`` global: the bot running the current test."""
+
+    def __init__(self, name: str, system_manager: SystemManager, server_manager: ServerManager,
+                 logdir: str, verbose: bool) -> None:
+        self.name = name
+        self.system_manager = system_manager
+        self.server_manager = server_manager
+        self.logdir = logdir
+        self.verbose = verbose
+        self.logging = CompatLogger(get_logger())
+        self.servers: list[Server] = []
+        self.current_testcase: TestSpec | None = None
+        self.working_environment = dict(os.environ)
+
+    @property
+    def master_server(self) -> Server | None:
+        """The first server of the current test."""
+        return self.servers[0] if self.servers else None
+
+
+class TimedResult(unittest.TestResult):
+    """A TestResult that also times each test method."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.method_rows: list[tuple[str, str, int]] = []
+        self._t0 = 0.0
+        self._status = "pass"
+
+    def startTest(self, test: unittest.TestCase) -> None:  # noqa: N802 - unittest API
+        super().startTest(test)
+        self._t0 = time.monotonic()
+        self._status = "pass"
+
+    def addFailure(self, test, err) -> None:  # noqa: N802
+        super().addFailure(test, err)
+        self._status = "fail"
+
+    def addError(self, test, err) -> None:  # noqa: N802
+        super().addError(test, err)
+        self._status = "fail"
+
+    def addSkip(self, test, reason) -> None:  # noqa: N802
+        super().addSkip(test, reason)
+        self._status = "skipped"
+
+    def stopTest(self, test: unittest.TestCase) -> None:  # noqa: N802
+        super().stopTest(test)
+        name = test.id().rsplit(".", 1)[-1] if hasattr(test, "id") else str(test)
+        self.method_rows.append((name, self._status, int((time.monotonic() - self._t0) * 1000)))
+
+
+def _short_traceback(text: str, limit: int = 25) -> str:
+    lines = text.rstrip().splitlines()
+    if len(lines) > limit:
+        lines = lines[:3] + ["  ..."] + lines[-(limit - 4):]
+    return "\n".join(lines)
+
+
+class Runner:
+    """Runs TestSpecs on one bot and reports a row for each."""
+
+    def __init__(self, manager: ServerManager, executor: TestExecutor, reporter: Reporter,
+                 test_timeout: float = 0.0) -> None:
+        self.manager = manager
+        self.executor = executor
+        self.reporter = reporter
+        self.test_timeout = test_timeout
+        self.log = get_logger()
+
+    def run_one(self, spec: TestSpec) -> Outcome:
+        """Get servers, run the module's tests, check the servers, apply the reuse rule."""
+        start = time.monotonic()
+        try:
+            servers = self.manager.get_servers(spec.requirements)
+        except KewpieError as exc:
+            ms = int((time.monotonic() - start) * 1000)
+            return Outcome(spec.full_name, "fail", ms, self.manager.bot_name,
+                           f"servers for {spec.full_name} could not be started: {exc}")
+        self._inject(spec, servers)
+        result = TimedResult()
+        suite = unittest.TestLoader().loadTestsFromModule(spec.module)
+        timed_out = False
+
+        def on_alarm(_signum: int, _frame: Any) -> None:
+            nonlocal timed_out
+            timed_out = True
+            result.stop()
+            for server in servers:
+                server.kill()
+            raise TestTimeoutError(f"test exceeded --test-timeout {self.test_timeout:.0f}s")
+
+        previous = None
+        if self.test_timeout > 0:
+            previous = signal.signal(signal.SIGALRM, on_alarm)
+            signal.setitimer(signal.ITIMER_REAL, self.test_timeout)
+        try:
+            suite.run(result)
+        except TestTimeoutError:
+            timed_out = True
+        finally:
+            if self.test_timeout > 0:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                signal.signal(signal.SIGALRM, previous or signal.SIG_DFL)
+        ms = int((time.monotonic() - start) * 1000)
+        status, message = self._judge(spec, result, servers, timed_out)
+        passed = status in ("pass", "skipped")
+        try:
+            self.manager.after_test(passed)
+        except (KewpieError, ServerError) as exc:
+            self.log.warning(f"resetting servers after {spec.full_name} failed: {exc}")
+            self.manager.teardown(fast=True)
+        return Outcome(spec.full_name, status, ms, self.manager.bot_name, message, result.method_rows)
+
+    def _inject(self, spec: TestSpec, servers: list[Server]) -> None:
+        """Give the module its servers, the 2012 way and the modern way."""
+        self.executor.servers = servers
+        self.executor.current_testcase = spec
+        module = spec.module
+        module.servers = servers
+        module.test_executor = self.executor
+        module.server_manager = self.manager
+        compat_base.servers = servers
+        for value in vars(module).values():
+            if isinstance(value, type) and issubclass(value, KewpieTestCase):
+                value.servers = servers
+                value.server_manager = self.manager
+                value.test_executor = self.executor
+
+    def _judge(self, spec: TestSpec, result: TimedResult, servers: list[Server],
+               timed_out: bool) -> tuple[str, str]:
+        parts: list[str] = []
+        for test, text in result.failures + result.errors:
+            parts.append(f"{test.id().split('.', 2)[-1]}:\n{_short_traceback(text)}")
+        dead = [s for s in servers if not s.is_alive()]
+        for server in dead:
+            rc = server.executor.returncode() if server.executor else None
+            parts.append(f"server {server.name} died during the test (exit status {rc}); "
+                         f"error log {server.error_log} ends with:\n{server.error_log_tail(20)}")
+        if timed_out:
+            status = "timeout"
+        elif result.failures or result.errors or dead:
+            status = "fail"
+        elif result.testsRun and len(result.skipped) == result.testsRun:
+            status = "skipped"
+            parts = [f"skipped: {reason}" for _, reason in result.skipped[:3]]
+        elif result.testsRun == 0:
+            status = "skipped"
+            parts = [f"{spec.path} has no test methods"]
+        else:
+            status = "pass"
+        if status in ("fail", "timeout") and not dead:
+            for server in servers:
+                tail = server.error_log_tail(8)
+                if tail:
+                    parts.append(f"--- {server.name} error log ({server.error_log}) tail ---\n{tail}")
+        return status, "\n".join(parts)

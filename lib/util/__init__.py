@@ -1,0 +1,1 @@
+"""kewpie 2012 compatibility: ``mysqlBaseTestCase`` and ``mysql_methods``."""

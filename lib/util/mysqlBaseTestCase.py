@@ -1,0 +1,74 @@
+"""kewpie 2012's base test class, for old tests ported with Python 3 fixes.
+
+``from lib.util.mysqlBaseTestCase import mysqlBaseTestCase`` works as it did:
+``setUp`` gives ``self.servers`` (the harness sets this module's ``servers``
+global, as well as the test module's), and the helpers are methods.
+"""
+from __future__ import annotations
+
+import unittest
+from typing import Any
+
+from lib.util import mysql_methods
+
+servers: list[Any] | None = None  # set by the harness before each test module runs
+
+
+class mysqlBaseTestCase(unittest.TestCase):  # noqa: N801 - the 2012 name
+    """Base class of kewpie 2012 tests."""
+
+    def setUp(self) -> None:
+        """Expose the harness's servers as self.servers."""
+        import sys
+        module = sys.modules.get(type(self).__module__)
+        self.servers = getattr(module, "servers", None) or servers or []
+
+    def tearDown(self) -> None:
+        """Empty the test schema on every server (as kewpie 2012 did)."""
+        for server in self.servers:
+            if server.is_alive():
+                self.execute_queries(["DROP SCHEMA IF EXISTS test", "CREATE SCHEMA IF NOT EXISTS test"],
+                                     server, schema="mysql")
+
+    def execute_cmd(self, cmd: str, stdout_path: str, exec_path: str | None = None,
+                    get_output: bool = False) -> tuple[int, str | None]:
+        """See :func:`lib.util.mysql_methods.execute_cmd`."""
+        return mysql_methods.execute_cmd(cmd, stdout_path, exec_path, get_output)
+
+    def execute_query(self, query: str, server: Any, password: str | None = None,
+                      schema: str = "test") -> tuple[int, Any]:
+        """See :func:`lib.util.mysql_methods.execute_query`."""
+        return mysql_methods.execute_query(query, server, schema=schema, password=password)
+
+    def execute_queries(self, query_list: list[str], server: Any, schema: str = "test") -> tuple[int, Any]:
+        """See :func:`lib.util.mysql_methods.execute_queries`."""
+        return mysql_methods.execute_queries(query_list, server, schema)
+
+    def get_tables(self, server: Any, schema: str) -> list[str]:
+        """See :func:`lib.util.mysql_methods.get_tables`."""
+        return mysql_methods.get_tables(server, schema)
+
+    def check_slaves_by_query(self, master_server: Any, other_servers: list[Any], query: str,
+                              expected_result: Any = None) -> dict[str, list[str]] | None:
+        """See :func:`lib.util.mysql_methods.check_slaves_by_query`."""
+        return mysql_methods.check_slaves_by_query(master_server, other_servers, query, expected_result)
+
+    def check_slaves_by_checksum(self, master_server: Any, other_servers: list[Any],
+                                 schemas: list[str] | None = None,
+                                 tables: list[str] | None = None) -> dict[str, list[str]] | None:
+        """See :func:`lib.util.mysql_methods.check_slaves_by_checksum`."""
+        return mysql_methods.check_slaves_by_checksum(master_server, other_servers, schemas, tables)
+
+    def take_mysqldump(self, server: Any, databases: list[str] | None = None,
+                       tables: list[str] | None = None, dump_path: str | None = None,
+                       cmd_root: str | None = None) -> tuple[int, str | None]:
+        """See :func:`lib.util.mysql_methods.take_mysqldump`."""
+        return mysql_methods.take_mysqldump(server, databases, tables, dump_path, cmd_root)
+
+    def diff_dumpfiles(self, orig_file_path: str, new_file_path: str) -> tuple[bool, str]:
+        """See :func:`lib.util.mysql_methods.diff_dumpfiles`."""
+        return mysql_methods.diff_dumpfiles(orig_file_path, new_file_path)
+
+    def filter_data(self, input_data: list[str], filter_text: str) -> list[str]:
+        """See :func:`lib.util.mysql_methods.filter_data`."""
+        return mysql_methods.filter_data(input_data, filter_text)

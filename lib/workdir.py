@@ -1,0 +1,133 @@
+"""The workdir: bot directories (on /dev/shm by default), cache, state, lock.
+
+Layout::
+
+    workdir/                  real directory, holds the marker and state
+      .kewpie-workdir         marker: kewpie may wipe what it created here
+      kewpie.lock             held (flock) by the run using this workdir
+      servers.json            servers running now (for --mode=cleanup)
+      kewpie.log              the last run's full log
+      bot0 -> /dev/shm/kewpie-<uid>-<hash>/bot0   (a real dir with --no-shm)
+      cache -> /dev/shm/kewpie-<uid>-<hash>/cache (pristine datadirs)
+"""
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import shutil
+
+from lib.errors import UsageError
+
+MARKER = ".kewpie-workdir"
+SHM_ROOT = "/dev/shm"
+
+
+class Workdir:
+    """Paths and exclusive use of one workdir."""
+
+    def __init__(self, path: str, use_shm: bool = True, server_user: str | None = None) -> None:
+        self.path = os.path.abspath(path)
+        self.use_shm = use_shm and os.path.isdir(SHM_ROOT) and os.access(SHM_ROOT, os.W_OK)
+        self.server_user = server_user
+        digest = hashlib.sha1(self.path.encode()).hexdigest()[:10]
+        self.shm_path = os.path.join(SHM_ROOT, f"kewpie-{os.getuid()}-{digest}")
+        self._lock_fd = -1
+
+    @property
+    def state_file(self) -> str:
+        """Where running servers are recorded."""
+        return os.path.join(self.path, "servers.json")
+
+    @property
+    def log_file(self) -> str:
+        """The run's full log."""
+        return os.path.join(self.path, "kewpie.log")
+
+    @property
+    def cache_dir(self) -> str:
+        """The pristine datadir cache."""
+        return os.path.join(self.path, "cache", "bootstrap")
+
+    def bot_dir(self, bot: str) -> str:
+        """A bot's directory (``workdir/bot0``)."""
+        return os.path.join(self.path, bot)
+
+    def create(self) -> None:
+        """Create the workdir (0755) or check an existing one is ours."""
+        if os.path.exists(self.path):
+            if not os.path.isdir(self.path):
+                raise UsageError(f"--workdir {self.path} exists and is not a directory")
+            if os.listdir(self.path) and not os.path.exists(os.path.join(self.path, MARKER)):
+                raise UsageError(f"--workdir {self.path} is a non-empty directory kewpie did not "
+                                 f"create; choose an empty or new directory")
+        os.makedirs(self.path, mode=0o755, exist_ok=True)
+        st = os.stat(self.path)
+        if st.st_mode & 0o002:
+            os.chmod(self.path, 0o755)
+        open(os.path.join(self.path, MARKER), "a").close()
+
+    def lock(self) -> None:
+        """Take the workdir for this run; UsageError if another run has it."""
+        fd = os.open(os.path.join(self.path, "kewpie.lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            other = os.read(fd, 32).decode(errors="replace").strip() or "?"
+            os.close(fd)
+            raise UsageError(f"workdir {self.path} is in use by another kewpie run (pid {other}); "
+                             f"use another --workdir") from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        self._lock_fd = fd
+
+    def unlock(self) -> None:
+        """Release the workdir lock."""
+        if self._lock_fd >= 0:
+            os.close(self._lock_fd)
+            self._lock_fd = -1
+
+    def _link_or_dir(self, name: str, wipe: bool) -> str:
+        link = os.path.join(self.path, name)
+        if self.use_shm:
+            target = os.path.join(self.shm_path, name)
+            if os.path.isdir(link) and not os.path.islink(link):
+                shutil.rmtree(link)
+            if wipe and os.path.exists(target):
+                shutil.rmtree(target)
+            os.makedirs(self.shm_path, mode=0o755, exist_ok=True)
+            os.makedirs(target, mode=0o755, exist_ok=True)
+            if os.path.islink(link) and os.readlink(link) != target:
+                os.unlink(link)
+            if not os.path.islink(link):
+                os.symlink(target, link)
+        else:
+            if os.path.islink(link):
+                old = os.path.realpath(link)
+                os.unlink(link)
+                if old.startswith(self.shm_path):
+                    shutil.rmtree(old, ignore_errors=True)
+            if wipe and os.path.exists(link):
+                shutil.rmtree(link)
+            os.makedirs(link, mode=0o755, exist_ok=True)
+        return link
+
+    def prepare_bot(self, bot: str) -> str:
+        """A clean bot directory (previous run's vardirs removed)."""
+        return self._link_or_dir(bot, wipe=True)
+
+    def prepare_cache(self) -> str:
+        """The cache directory (kept between runs)."""
+        self._link_or_dir("cache", wipe=False)
+        os.makedirs(self.cache_dir, mode=0o755, exist_ok=True)
+        return self.cache_dir
+
+    def wipe_bots(self) -> None:
+        """Remove every bot directory (cleanup mode)."""
+        for name in os.listdir(self.path):
+            if name.startswith("bot"):
+                path = os.path.join(self.path, name)
+                real = os.path.realpath(path)
+                if os.path.islink(path):
+                    os.unlink(path)
+                shutil.rmtree(real, ignore_errors=True)

@@ -1,0 +1,3 @@
+# Server sanity: one plain server.
+server_requirements = [[]]
+server_requests = {}

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Idempotent set-up for kewpie on Debian 12, run as root (or via sudo).
+#   - installs the Debian packages kewpie drives, without starting the
+#     distribution's own MariaDB service (policy-rc.d exits 101 meanwhile);
+#   - creates .venv with the Python packages from pyproject.toml.
+# A second run checks and returns in about a second.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$here"
+
+log() { printf '%s INFO setup: %s\n' "$(date +%Y%m%d-%H%M%S)" "$*"; }
+
+DEB_PACKAGES=(mariadb-server mariadb-client mariadb-backup galera-4 sysbench
+              percona-toolkit libdbd-mysql-perl rsync socat python3-venv procps)
+
+missing=()
+for p in "${DEB_PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ "${#missing[@]}" -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "setup: need root to install Debian packages: ${missing[*]}" >&2
+    exit 2
+  fi
+  log "installing Debian packages: ${missing[*]}"
+  policy=/usr/sbin/policy-rc.d
+  had_policy=0
+  if [ -e "$policy" ]; then had_policy=1; cp -p "$policy" "$policy.kewpie-saved"; fi
+  printf '#!/bin/sh\nexit 101\n' > "$policy"
+  chmod 755 "$policy"
+  restore_policy() {
+    if [ "$had_policy" = 1 ]; then mv -f "$policy.kewpie-saved" "$policy"; else rm -f "$policy"; fi
+  }
+  trap restore_policy EXIT
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  restore_policy
+  trap - EXIT
+  # Belt and braces: the distribution's service must not be running.
+  if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet mariadb 2>/dev/null; then
+    systemctl stop mariadb || true
+  fi
+fi
+
+PY="${PYTHON:-python3}"
+stamp=.venv/.kewpie-deps
+if [ ! -x .venv/bin/python ]; then
+  log "creating virtual environment .venv"
+  "$PY" -m venv .venv
+fi
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+  log "installing Python packages into .venv"
+  .venv/bin/pip install -q --disable-pip-version-check -e '.[test]'
+  touch "$stamp"
+fi
