@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import os
 import pwd
+import shutil
+import stat
 import time
 import uuid
 
@@ -40,6 +42,28 @@ def resolve_server_user(requested: str | None) -> str | None:
     except KeyError:
         raise UsageError("kewpie runs as root but there is no 'mysql' user to run servers as; "
                          "create it or pass --server-user") from None
+
+
+def check_reachable(path: str, user: str) -> None:
+    """UsageError unless every directory above path lets user pass through."""
+    entry = pwd.getpwnam(user)
+    current = os.path.dirname(os.path.abspath(path))
+    while True:
+        st = os.stat(current)
+        if st.st_uid == entry.pw_uid:
+            ok = bool(st.st_mode & stat.S_IXUSR)
+        elif st.st_gid == entry.pw_gid:
+            ok = bool(st.st_mode & stat.S_IXGRP)
+        else:
+            ok = bool(st.st_mode & stat.S_IXOTH)
+        if not ok:
+            raise UsageError(f"servers run as '{user}', who cannot enter {current} "
+                             f"(mode {stat.S_IMODE(st.st_mode):04o}); choose a --workdir "
+                             f"{user} can reach, or drop --no-shm")
+        parent = os.path.dirname(current)
+        if parent == current:
+            return
+        current = parent
 
 
 class Harness:
@@ -106,16 +130,15 @@ class Harness:
     def make_manager(self, bot: str) -> ServerManager:
         """A server manager for one bot."""
         assert self.tree is not None
-        bot_dir = self.workdir.prepare_bot(bot)
+        bot_dir = os.path.realpath(self.workdir.prepare_bot(bot))
         if self.server_user:
-            import shutil
-            shutil.chown(os.path.realpath(bot_dir), self.server_user, self.server_user)
+            check_reachable(bot_dir, self.server_user)
+            shutil.chown(bot_dir, self.server_user, self.server_user)
         lock_dir = self.config.lock_dir or default_lock_dir()
         leaser = PortLeaser(lock_dir, self.config.base_port)
         sock_dir = os.path.join(lock_dir, "sock")
         os.makedirs(sock_dir, mode=0o755, exist_ok=True)
         if self.server_user:
-            import shutil
             shutil.chown(sock_dir, self.server_user, self.server_user)
         env = dict(os.environ)
         env[TAG_WORKDIR] = self.workdir.path
@@ -125,7 +148,7 @@ class Harness:
                                   start_timeout=self.config.start_timeout,
                                   shutdown_timeout=self.config.shutdown_timeout,
                                   socket_fallback_dir=sock_dir)
-        cache = BootstrapCache(self.workdir.prepare_cache(), self.tree, self.server_user)
+        cache = BootstrapCache(os.path.realpath(self.workdir.prepare_cache()), self.tree, self.server_user)
         manager = ServerManager(bot, bot_dir, self.tree, leaser, cache, settings, SERVER_TYPES,
                                 on_change=self.write_state)
         self.managers.append(manager)

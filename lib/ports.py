@@ -21,6 +21,7 @@ import socket
 from dataclasses import dataclass
 
 from lib.errors import PortLeaseError
+from lib.logsetup import get_logger
 
 BLOCK_SIZE = 4
 DEFAULT_BASE_PORT = 9300
@@ -133,6 +134,8 @@ class PortLeaser:
             first += self.block_size
             if lease:
                 self._next = first
+                get_logger().debug("leased ports %d-%d (%s)", lease.first,
+                                   lease.first + lease.size - 1, lease.lock_path)
                 return lease
         raise PortLeaseError(f"no free block of {self.block_size} ports between "
                              f"{self.base_port} and {self.max_port}; try another --base-port")

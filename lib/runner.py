@@ -164,11 +164,14 @@ class Runner:
         parts: list[str] = []
         for test, text in result.failures + result.errors:
             parts.append(f"{test.id().split('.', 2)[-1]}:\n{_short_traceback(text)}")
-        dead = [s for s in servers if not s.is_alive()]
-        for server in dead:
-            rc = server.executor.returncode() if server.executor else None
-            parts.append(f"server {server.name} died during the test (exit status {rc}); "
-                         f"error log {server.error_log} ends with:\n{server.error_log_tail(20)}")
+        dead = []
+        if not timed_out:
+            for server in servers:
+                health = server.health()
+                if health.state in ("crashed", "hung"):
+                    dead.append(server)
+                    parts.append(f"{health.message}; error log {server.error_log} ends with:\n"
+                                 f"{server.error_log_tail(20)}")
         if timed_out:
             status = "timeout"
         elif result.failures or result.errors or dead:

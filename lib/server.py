@@ -41,6 +41,19 @@ def tail_file(path: str, lines: int = 30) -> str:
     return "\n".join(data.splitlines()[-lines:])
 
 
+@dataclass(frozen=True)
+class Health:
+    """A server's health: state is ok, stopped, crashed or hung."""
+
+    state: str
+    message: str
+
+    @property
+    def ok(self) -> bool:
+        """True when running and answering SQL."""
+        return self.state == "ok"
+
+
 @dataclass
 class ServerSettings:
     """Run-wide settings every server shares."""
@@ -99,6 +112,7 @@ class Server:
         self.adopted_pid: int | None = None
         self.adopted_create_time: float | None = None
         self.start_count = 0
+        self.stop_requested = False
         self._conn: pymysql.connections.Connection | None = None
         self.log = get_logger()
         self.logging = CompatLogger(self.log)
@@ -215,6 +229,7 @@ class Server:
                                         die_with_parent=self.settings.die_with_parent,
                                         cwd=self.vardir)
         self.adopted_pid = None
+        self.stop_requested = False
         self._drop_conn()
         self.executor.start()
         self.start_count += 1
@@ -243,6 +258,7 @@ class Server:
         """SHUTDOWN, then SIGTERM, then SIGKILL with bounded waits."""
         timeout = timeout or self.settings.shutdown_timeout
         self._drop_conn()
+        self.stop_requested = True
         if self.executor is None:
             if self.adopted_pid:
                 how = stop_foreign(self.adopted_pid, self.adopted_create_time, timeout)
@@ -267,8 +283,9 @@ class Server:
         return how
 
     def kill(self) -> None:
-        """kill -9 the server and reap it."""
+        """kill -9 the server and reap it (a kill asked for is not a crash)."""
         self._drop_conn()
+        self.stop_requested = True
         if self.executor is not None:
             self.executor.kill()
         elif self.adopted_pid:
@@ -295,6 +312,30 @@ class Server:
     def is_alive(self) -> bool:
         """True when the server process is running."""
         return self.pid is not None
+
+    def health(self, exit_wait: float = 3.0) -> "Health":
+        """Is the server running and answering SQL?  ok, stopped, crashed or hung.
+
+        A server that does not answer is given exit_wait seconds to finish
+        dying (SIGKILL is delivered asynchronously), so a crash is reported as
+        a crash rather than as a hang.  A server stopped through this object
+        (stop/kill) is 'stopped', not 'crashed'.
+        """
+        if self.executor is None:
+            if self.is_alive():
+                return Health("ok", "")
+            return Health("stopped", f"server {self.name} is not running")
+        if self.executor.running() and self.ping():
+            return Health("ok", "")
+        self.executor.wait(exit_wait)
+        if self.executor.running():
+            return Health("hung", f"server {self.name} (pid {self.executor.pid}) is running but "
+                                  f"does not answer SQL")
+        if self.stop_requested:
+            return Health("stopped", f"server {self.name} was stopped by the test")
+        rc = self.executor.returncode()
+        how = f"killed by signal {-rc}" if rc is not None and rc < 0 else f"exit status {rc}"
+        return Health("crashed", f"server {self.name} died during the test ({how})")
 
     def _changed(self) -> None:
         if self.on_change:

@@ -31,7 +31,7 @@ from lib.server import Server, ServerSettings
 WRITE_COUNTER_PREFIXES = (
     "Com_insert", "Com_update", "Com_delete", "Com_replace", "Com_load", "Com_create",
     "Com_drop", "Com_alter", "Com_rename", "Com_truncate", "Com_grant", "Com_revoke",
-    "Com_change", "Com_start_", "Com_stop_", "Com_slave_", "Com_reset", "Com_purge",
+    "Com_change_master", "Com_start_", "Com_stop_", "Com_slave_", "Com_reset", "Com_purge",
     "Com_install", "Com_uninstall", "Com_call_procedure", "Com_stmt_execute", "Com_xa_commit",
     "Com_lock_tables", "Com_flush", "Com_release_savepoint", "Com_backup",
     "Innodb_rows_inserted", "Innodb_rows_updated", "Innodb_rows_deleted",

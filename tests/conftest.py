@@ -1,0 +1,63 @@
+"""Shared fixtures: run the real kewpie CLI in a private workdir, then check for leaks."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+
+import psutil
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+KEWPIE = os.path.join(ROOT, "kewpie.py")
+FIXTURE_SUITES = os.path.join(ROOT, "tests", "fixtures", "suites")
+sys.path.insert(0, ROOT)
+
+
+def tagged(workdir: str) -> list[psutil.Process]:
+    """Live processes started for this workdir (kewpie tags their environment)."""
+    from lib.process import TAG_WORKDIR, tagged_processes
+    return tagged_processes(TAG_WORKDIR, os.path.abspath(workdir))
+
+
+@dataclass
+class KewpieRunner:
+    """Runs ./kewpie.py with a private workdir."""
+
+    workdir: str
+
+    def cmd(self, *args: str) -> list[str]:
+        """The command line for these arguments."""
+        return [sys.executable, KEWPIE, f"--workdir={self.workdir}", *args]
+
+    def run(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+        """Run kewpie to completion, capturing output."""
+        env = dict(os.environ, KEWPIE_NO_VENV="1")
+        return subprocess.run(self.cmd(*args), capture_output=True, text=True, timeout=timeout,
+                              env=env, stdin=subprocess.DEVNULL)
+
+    def popen(self, *args: str) -> subprocess.Popen:
+        """Start kewpie in the background with line-buffered stdout."""
+        env = dict(os.environ, KEWPIE_NO_VENV="1")
+        return subprocess.Popen(self.cmd(*args), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True, bufsize=1, env=env, stdin=subprocess.DEVNULL)
+
+
+def make_workdir(tmp_path_factory: pytest.TempPathFactory, name: str) -> str:
+    """A fresh workdir path whose parent the mysql user can enter."""
+    base = tmp_path_factory.mktemp(name)
+    os.chmod(base, 0o755)
+    return os.path.join(str(base), "wd")
+
+
+@pytest.fixture
+def kewpie(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest):
+    """A KewpieRunner; after the test, no server of its workdir may be left running."""
+    workdir = make_workdir(tmp_path_factory, request.node.name[:40])
+    runner = KewpieRunner(workdir)
+    yield runner
+    leftovers = tagged(workdir)
+    for proc in leftovers:  # stop by pid what the test leaked, then fail
+        proc.kill()
+    assert not leftovers, f"servers left running: {[p.pid for p in leftovers]}"

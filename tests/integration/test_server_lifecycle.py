@@ -1,0 +1,64 @@
+"""Crash detection, the reuse rule, test timeouts and --no-shm, through the CLI."""
+import os
+import re
+import shutil
+import stat
+import tempfile
+
+from tests.conftest import FIXTURE_SUITES, KewpieRunner
+
+
+def _rows(out: str) -> dict[str, str]:
+    return dict(re.findall(r"INFO (\S+)\s+\[ (\w+) \]\s+\d+$", out, re.M))
+
+
+def test_dead_server_fails_test_and_next_test_gets_fresh_server(kewpie):
+    proc = kewpie.run(f"--suitepath={FIXTURE_SUITES}", "--suite=harness_checks", "--force")
+    rows = _rows(proc.stdout)
+    assert proc.returncode == 1, proc.stdout
+    assert rows["harness_checks.a_dies_test"] == "fail"
+    assert rows["harness_checks.b_fresh_test"] == "pass"
+    assert "server s0 died during the test" in proc.stdout
+    assert "error log" in proc.stdout
+
+
+def test_without_force_stops_at_first_failure(kewpie):
+    proc = kewpie.run(f"--suitepath={FIXTURE_SUITES}", "--suite=harness_checks")
+    assert proc.returncode == 1
+    assert "harness_checks.b_fresh_test" not in _rows(proc.stdout)
+    assert "use --force" in proc.stdout
+
+
+def test_servers_reused_only_while_clean(kewpie):
+    proc = kewpie.run(f"--suitepath={FIXTURE_SUITES}", "--suite=reuse", "--verbose")
+    assert proc.returncode == 0, proc.stdout
+    assert set(_rows(proc.stdout).values()) == {"pass"}
+    assert "fresh servers for the next test: s0 changed" in proc.stdout
+
+
+def test_timeout_kills_and_reports(kewpie):
+    proc = kewpie.run(f"--suitepath={FIXTURE_SUITES}", "--suite=slow", "--test-timeout=3")
+    assert proc.returncode == 1
+    assert _rows(proc.stdout)["slow.sleep_test"] == "timeout"
+    assert "STATUS: TIMEOUT" in proc.stdout
+
+
+def test_no_shm_keeps_vardirs_on_disk():
+    # pytest's tmp dirs are 0700; servers run as mysql need a path they can enter.
+    base = tempfile.mkdtemp(prefix="kewpie-noshm-", dir="/tmp")
+    os.chmod(base, 0o755)
+    runner = KewpieRunner(os.path.join(base, "wd"))
+    try:
+        _check_no_shm(runner)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _check_no_shm(runner):
+    proc = runner.run("--suite=main", "basic", "--no-shm")
+    assert proc.returncode == 0, proc.stdout
+    assert "Using --no-shm" in proc.stdout
+    bot = os.path.join(runner.workdir, "bot0")
+    assert os.path.isdir(bot) and not os.path.islink(bot)
+    mode = os.stat(runner.workdir).st_mode
+    assert not mode & stat.S_IWOTH

@@ -1,0 +1,316 @@
+"""Unit tests for lib/codetree.py: version parsing, flavors and binary discovery."""
+import os
+
+import pytest
+
+from lib.codetree import (
+    CodeTree, ServerVersion, discover, find_tool, parse_version_output, uses_initialize_insecure,
+)
+from lib.errors import CodeTreeError
+
+MARIADB = "mariadbd  Ver 10.11.19-MariaDB-0+deb12u1 for debian-linux-gnu on x86_64 (Debian 12)"
+MYSQL8 = "/usr/sbin/mysqld  Ver 8.0.36 for Linux on x86_64 (MySQL Community Server - GPL)"
+PERCONA8 = ("mysqld  Ver 8.0.35-27 for Linux on x86_64 (Percona Server (GPL), Release 27, "
+            "Revision 2f8eeb0b)")
+MYSQL56 = "mysqld  Ver 5.6.51 for Linux on x86_64 (MySQL Community Server (GPL))"
+MYSQL57 = "mysqld  Ver 5.7.44 for Linux on x86_64 (MySQL Community Server (GPL))"
+MARIADB103 = "mysqld  Ver 10.3.39-MariaDB-0+deb10u1 for debian-linux-gnu on x86_64 (Debian 10)"
+PXC = ("mysqld  Ver 8.0.35-27.1 for Linux on x86_64 (Percona XtraDB Cluster (GPL), Release rel27, "
+       "Revision 2f8eeb0, WSREP version 26.1.4.3)")
+
+SYSTEM_SERVER = "/usr/sbin/mariadbd"
+SYSTEM_INSTALL_DB = "/usr/bin/mariadb-install-db"
+needs_system_mariadb = pytest.mark.skipif(
+    not (os.access(SYSTEM_SERVER, os.X_OK) and os.access(SYSTEM_INSTALL_DB, os.X_OK)),
+    reason="system MariaDB not installed")
+
+
+def version(major, minor, patch, flavor_suffix="", comment=""):
+    return ServerVersion(version=f"{major}.{minor}.{patch}", suffix=flavor_suffix,
+                         compile_os="Linux", platform="x86_64", comment=comment)
+
+
+# ---------------------------------------------------------------- parse_version_output
+
+def test_parse_mariadb():
+    v = parse_version_output(MARIADB)
+    assert v.version == "10.11.19"
+    assert v.suffix == "-MariaDB-0+deb12u1"
+    assert v.compile_os == "debian-linux-gnu"
+    assert v.platform == "x86_64"
+    assert v.comment == "Debian 12"
+    assert v.flavor == "mariadb"
+    assert v.version_tuple == (10, 11, 19)
+    assert not uses_initialize_insecure(v)
+    assert not v.is_galera
+
+
+def test_parse_mysql8():
+    v = parse_version_output(MYSQL8)
+    assert v.version == "8.0.36"
+    assert v.suffix == ""
+    assert v.compile_os == "Linux"
+    assert v.comment == "MySQL Community Server - GPL"
+    assert v.flavor == "mysql"
+    assert v.version_tuple == (8, 0, 36)
+    assert uses_initialize_insecure(v)
+
+
+def test_parse_percona8_nested_parentheses():
+    v = parse_version_output(PERCONA8)
+    assert v.version == "8.0.35"
+    assert v.suffix == "-27"
+    assert v.comment == "Percona Server (GPL), Release 27, Revision 2f8eeb0b"
+    assert v.flavor == "percona"
+    assert v.version_tuple == (8, 0, 35)
+    assert uses_initialize_insecure(v)
+
+
+def test_parse_mysql56():
+    v = parse_version_output(MYSQL56)
+    assert v.version_tuple == (5, 6, 51)
+    assert v.flavor == "mysql"
+    assert v.comment == "MySQL Community Server (GPL)"
+    assert not uses_initialize_insecure(v)
+
+
+def test_parse_mysql57():
+    v = parse_version_output(MYSQL57)
+    assert v.flavor == "mysql"
+    assert uses_initialize_insecure(v)
+
+
+def test_parse_old_mariadb_named_mysqld():
+    v = parse_version_output(MARIADB103)
+    assert v.flavor == "mariadb"
+    assert v.version_tuple == (10, 3, 39)
+
+
+def test_parse_galera_build():
+    v = parse_version_output(PXC)
+    assert v.flavor == "percona"
+    assert v.is_galera
+
+
+def test_parse_without_comment():
+    v = parse_version_output("mysqld  Ver 8.0.36 for Linux on x86_64")
+    assert v.comment == ""
+    assert v.flavor == "mysql"
+
+
+def test_parse_with_surrounding_noise():
+    v = parse_version_output("warning: something\n" + MYSQL8 + "\n")
+    assert v.version == "8.0.36"
+
+
+@pytest.mark.parametrize("text", ["", "garbage", "mysqld: command not found",
+                                  "mysqld  Ver 8.0 for Linux on x86_64",
+                                  "mysql  Ver 15.1 Distrib 10.11.19-MariaDB"])
+def test_parse_garbage_raises(text):
+    with pytest.raises(CodeTreeError, match="cannot read the server version"):
+        parse_version_output(text)
+
+
+@pytest.mark.parametrize("v, expected", [
+    (version(5, 7, 5), False),
+    (version(5, 7, 6), True),
+    (version(5, 6, 99), False),
+    (version(8, 4, 0), True),
+    (version(5, 7, 6, "-29", "Percona Server (GPL)"), True),
+    (version(5, 5, 60, "-38.12", "Percona Server (GPL)"), False),
+    (version(10, 11, 6, "-MariaDB"), False),
+    (version(11, 4, 2, "", "MariaDB Server"), False),
+])
+def test_uses_initialize_insecure(v, expected):
+    assert uses_initialize_insecure(v) is expected
+
+
+def test_flavor_is_case_insensitive():
+    assert version(10, 6, 1, "-mariadb").flavor == "mariadb"
+    assert version(8, 0, 1, "", "PERCONA server").flavor == "percona"
+
+
+# ---------------------------------------------------------------- CodeTree
+
+def test_codetree_initializer():
+    assert CodeTree("/x", version=version(8, 0, 36)).initializer() == "initialize-insecure"
+    assert CodeTree("/x", version=version(10, 11, 1, "-MariaDB")).initializer() == "install-db"
+    assert CodeTree("/x", version=version(5, 6, 51)).initializer() == "install-db"
+    assert CodeTree("/x").initializer() == "install-db"
+
+
+def test_codetree_tool_missing_names_what_was_searched():
+    tree = CodeTree("/opt/mysql", searched={"xtrabackup": ["/opt/mysql/bin/xtrabackup",
+                                                           "/opt/mysql/sbin/xtrabackup"]})
+    with pytest.raises(CodeTreeError) as info:
+        tree.tool("xtrabackup")
+    msg = str(info.value)
+    assert "xtrabackup" in msg
+    assert "/opt/mysql/bin/xtrabackup" in msg
+    assert "/opt/mysql/sbin/xtrabackup" in msg
+
+
+def test_codetree_tool_missing_without_search_record_names_basedir_and_all_names():
+    with pytest.raises(CodeTreeError) as info:
+        CodeTree("/opt/mysql").tool("dump")
+    msg = str(info.value)
+    assert "mariadb-dump/mysqldump" in msg
+    assert "/opt/mysql" in msg
+
+
+def test_codetree_tool_present_and_clientbindir():
+    tree = CodeTree("/b", tools={"client": "/b/bin/mysql", "server": "/b/sbin/mysqld"})
+    assert tree.tool("client") == "/b/bin/mysql"
+    assert tree.server == "/b/sbin/mysqld"
+    assert tree.clientbindir == "/b/bin"
+    assert CodeTree("/b").clientbindir == ""
+
+
+# ---------------------------------------------------------------- discover
+
+def make_fake_mysqld(path, line=MYSQL8):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"#!/bin/sh\necho '{line}'\n")
+    path.chmod(0o755)
+    return path
+
+
+def test_discover_fake_mysql8_tree(tmp_path):
+    server = make_fake_mysqld(tmp_path / "bin" / "mysqld")
+    tree = discover(str(tmp_path))
+    assert tree.basedir == str(tmp_path)
+    assert tree.server == str(server)
+    assert tree.version.flavor == "mysql"
+    assert tree.version.version == "8.0.36"
+    assert tree.initializer() == "initialize-insecure"
+    assert "install_db" not in tree.tools
+
+
+def test_discover_prefers_tree_over_path_for_server(tmp_path, monkeypatch):
+    server = make_fake_mysqld(tmp_path / "tree" / "sql" / "mysqld")
+    monkeypatch.setenv("PATH", "/usr/sbin:/usr/bin:/bin")
+    tree = discover(str(tmp_path / "tree"))
+    assert tree.server == str(server)
+
+
+def test_discover_ignores_non_executable_server(tmp_path):
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "mysqld").write_text("#!/bin/sh\necho hi\n")
+    (tmp_path / "bin" / "mysqld").chmod(0o644)
+    if os.access(tmp_path / "bin" / "mysqld", os.X_OK):
+        pytest.skip("running with privileges that make every file executable")
+    with pytest.raises(CodeTreeError, match="no server binary"):
+        discover(str(tmp_path))
+
+
+def test_discover_unreadable_version_raises(tmp_path):
+    make_fake_mysqld(tmp_path / "bin" / "mysqld", line="hello")
+    with pytest.raises(CodeTreeError, match="cannot read the server version"):
+        discover(str(tmp_path))
+
+
+def test_discover_tool_overrides(tmp_path):
+    make_fake_mysqld(tmp_path / "bin" / "mysqld")
+    tree = discover(str(tmp_path), tool_overrides={"xtrabackup": "/opt/xb/xtrabackup", "dump": ""})
+    assert tree.tool("xtrabackup") == "/opt/xb/xtrabackup"
+
+
+def test_discover_missing_xtrabackup(tmp_path, monkeypatch):
+    make_fake_mysqld(tmp_path / "tree" / "bin" / "mysqld")
+    empty = tmp_path / "emptypath"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    tree = discover(str(tmp_path / "tree"))
+    with pytest.raises(CodeTreeError) as info:
+        tree.tool("xtrabackup")
+    msg = str(info.value)
+    assert "xtrabackup" in msg
+    assert os.path.join(str(tmp_path / "tree"), "bin", "xtrabackup") in msg
+    assert os.path.join(str(empty), "xtrabackup") in msg
+
+
+@needs_system_mariadb
+def test_discover_fake_mariadb_tree_with_symlinks(tmp_path):
+    (tmp_path / "sbin").mkdir()
+    (tmp_path / "bin").mkdir()
+    os.symlink(SYSTEM_SERVER, tmp_path / "sbin" / "mariadbd")
+    os.symlink(SYSTEM_INSTALL_DB, tmp_path / "bin" / "mariadb-install-db")
+    tree = discover(str(tmp_path))
+    assert tree.server == str(tmp_path / "sbin" / "mariadbd")
+    assert tree.tool("install_db") == str(tmp_path / "bin" / "mariadb-install-db")
+    assert tree.version.flavor == "mariadb"
+    assert tree.initializer() == "install-db"
+
+
+def test_discover_empty_basedir_raises(tmp_path):
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "sbin").mkdir()
+    with pytest.raises(CodeTreeError) as info:
+        discover(str(tmp_path))
+    msg = str(info.value)
+    assert "mariadbd" in msg and "mysqld" in msg
+    assert str(tmp_path / "bin") in msg
+    assert str(tmp_path / "sbin") in msg
+
+
+def test_discover_bare_empty_basedir_names_it(tmp_path):
+    with pytest.raises(CodeTreeError) as info:
+        discover(str(tmp_path))
+    assert str(tmp_path) in str(info.value)
+
+
+def test_discover_server_on_path_only_is_not_used(tmp_path, monkeypatch):
+    pathdir = tmp_path / "pathdir"
+    make_fake_mysqld(pathdir / "mysqld")
+    (tmp_path / "tree").mkdir()
+    monkeypatch.setenv("PATH", str(pathdir))
+    with pytest.raises(CodeTreeError, match="no server binary"):
+        discover(str(tmp_path / "tree"))
+
+
+def test_discover_non_directory_basedir_raises(tmp_path):
+    f = tmp_path / "file"
+    f.write_text("x")
+    with pytest.raises(CodeTreeError, match="not a directory"):
+        discover(str(f))
+    with pytest.raises(CodeTreeError, match="not a directory"):
+        discover(str(tmp_path / "missing"))
+
+
+def test_discover_galera_provider_inside_tree(tmp_path):
+    make_fake_mysqld(tmp_path / "bin" / "mysqld")
+    provider = tmp_path / "lib" / "galera-4" / "libgalera_smm.so"
+    provider.parent.mkdir(parents=True)
+    provider.write_bytes(b"")
+    assert discover(str(tmp_path)).galera_provider == str(provider)
+
+
+def test_discover_explicit_galera_provider(tmp_path):
+    make_fake_mysqld(tmp_path / "bin" / "mysqld")
+    provider = tmp_path / "my_provider.so"
+    provider.write_bytes(b"")
+    assert discover(str(tmp_path), galera_provider=str(provider)).galera_provider == str(provider)
+    assert discover(str(tmp_path), galera_provider=str(tmp_path / "nope.so")).galera_provider is None
+
+
+def test_find_tool_reports_candidates(tmp_path):
+    (tmp_path / "bin").mkdir()
+    path, searched = find_tool(str(tmp_path), ("a", "b"))
+    assert path is None
+    assert searched == [str(tmp_path / "bin" / "a"), str(tmp_path / "bin" / "b"),
+                        str(tmp_path / "a"), str(tmp_path / "b")]
+
+
+@pytest.mark.skipif(not os.access(SYSTEM_SERVER, os.X_OK), reason="system MariaDB not installed")
+def test_discover_usr():
+    tree = discover("/usr")
+    assert tree.server in ("/usr/sbin/mariadbd", "/usr/sbin/mysqld", "/usr/bin/mariadbd",
+                           "/usr/bin/mysqld")
+    for key in ("client", "dump", "install_db"):
+        assert os.access(tree.tool(key), os.X_OK), key
+    assert tree.tool("install_db").startswith("/usr/")
+    assert tree.version.flavor == "mariadb"
+    assert tree.initializer() == "install-db"
+    if os.path.isfile("/usr/lib/galera/libgalera_smm.so"):
+        assert tree.galera_provider is not None
+        assert os.path.isfile(tree.galera_provider)
