@@ -266,8 +266,8 @@ def kewpie_run(suite: str, workdir: str, base_port: int, verbose: bool) -> tuple
     Raises BenchError (with kewpie's last lines) when no test passed or kewpie
     did not exit 0.
     """
-    python = VENV_PYTHON if os.path.exists(VENV_PYTHON) else sys.executable
-    argv = [python, KEWPIE, f"--suitepath={SUITES_DIR}", f"--suite={suite}",
+    # Launched exactly as a user does: ./kewpie.py (shebang, then its venv re-exec).
+    argv = [KEWPIE, f"--suitepath={SUITES_DIR}", f"--suite={suite}",
             f"--workdir={workdir}", f"--base-port={base_port}"]
     tail: list[str] = []
     first_pass: float | None = None

@@ -137,11 +137,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         get_logger().error(str(exc))
         return EXIT_ENVIRONMENT
     except KewpieError as exc:
-        get_logger().error(str(exc).splitlines()[0] if not config.verbose else str(exc))
-        if len(str(exc).splitlines()) > 1 and not config.verbose:
-            for line in str(exc).splitlines()[1:]:
-                get_logger().debug(line)
+        lines = str(exc).splitlines() or [type(exc).__name__]
+        get_logger().error(lines[0])
+        for line in lines[1:]:  # e.g. a server's error-log tail
+            get_logger().info(line)
         return exc.exit_code
+    except Exception as exc:  # noqa: BLE001 - a bug in kewpie: say so, keep the evidence
+        get_logger().error(f"kewpie internal error: {type(exc).__name__}: {exc}",
+                           exc_info=config.verbose)
+        get_logger().debug("traceback", exc_info=True)
+        return EXIT_ENVIRONMENT
     finally:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
