@@ -10,7 +10,11 @@ if os.path.exists(_venv_python) and os.path.realpath(sys.prefix) != os.path.real
     os.execv(_venv_python, [_venv_python, os.path.abspath(__file__), *sys.argv[1:]])
 sys.path.insert(0, _root)
 
-from lib.cli import main  # noqa: E402
+try:
+    from lib.cli import main  # noqa: E402
+except ImportError as exc:
+    sys.stderr.write(f"kewpie: {exc}; run scripts/setup.sh (or scripts/run-main) first\n")
+    sys.exit(2)
 
 if __name__ == "__main__":
     sys.exit(main())

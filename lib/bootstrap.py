@@ -43,7 +43,9 @@ class BootstrapCache:
     def key(self, options: list[Option]) -> str:
         """The cache key for a set of bootstrap options."""
         opts = sorted(o.as_arg() for o in options)
-        text = "|".join([self.tree.binary_fingerprint(), self.tree.initializer(),
+        installer = self.tree.tools.get("install_db", "")
+        text = "|".join([self.tree.binary_fingerprint(), self.tree.basedir, self.tree.initializer(),
+                         os.path.realpath(installer) if installer else "",
                          self.server_user or "", *opts])
         return hashlib.sha1(text.encode()).hexdigest()[:16]
 
@@ -112,7 +114,7 @@ class BootstrapCache:
         install_db = self.tree.tool("install_db")
         argv = [install_db, "--no-defaults", f"--datadir={data}", f"--basedir={self.tree.basedir}"]
         if self.tree.version is None or self.tree.version.flavor == "mariadb":
-            argv += ["--auth-root-authentication-method=normal", "--skip-test-db",
+            argv += ["--auth-root-authentication-method=normal", "--skip-test-db", "--force",
                      "--skip-name-resolve"]
         if self.server_user:
             argv.append(f"--user={self.server_user}")

@@ -98,6 +98,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run kewpie; return the exit status."""
     from lib.harness import Harness
 
+    os.umask(0o022)  # nothing kewpie writes may be world-writable
     log = configure(verbose="--verbose" in (argv if argv is not None else sys.argv[1:]))
     try:
         config = config_from_args(argv)

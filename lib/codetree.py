@@ -184,6 +184,10 @@ def discover(basedir: str, galera_provider: str | None = None,
         raise CodeTreeError(f"no server binary (mariadbd or mysqld) under --basedir {basedir} "
                             f"(searched: {dirs}); point --basedir at a MariaDB/MySQL install")
     tree.version = read_server_version(tree.server)
+    if tree.initializer() == "install-db" and "install_db" not in tree.tools:
+        raise CodeTreeError(f"no datadir initialiser (mariadb-install-db or mysql_install_db) "
+                            f"under --basedir {basedir} (searched: "
+                            f"{', '.join(_search_dirs(basedir)) or basedir})")
     if galera_provider:
         tree.galera_provider = galera_provider if os.path.isfile(galera_provider) else None
     else:

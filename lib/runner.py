@@ -3,9 +3,7 @@ from __future__ import annotations
 
 import os
 import signal
-import sys
 import time
-import traceback
 import unittest
 from typing import Any
 
@@ -105,7 +103,7 @@ class Runner:
         start = time.monotonic()
         try:
             servers = self.manager.get_servers(spec.requirements)
-        except KewpieError as exc:
+        except ServerError as exc:  # environment problems (no binary, no ports) end the run
             ms = int((time.monotonic() - start) * 1000)
             return Outcome(spec.full_name, "fail", ms, self.manager.bot_name,
                            f"servers for {spec.full_name} could not be started: {exc}")

@@ -52,7 +52,8 @@ if [ ! -x .venv/bin/python ]; then
   log "creating virtual environment .venv"
   "$PY" -m venv .venv
 fi
-if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] \
+   || ! (cd / && "$here/.venv/bin/python" -c 'import lib.cli' 2>/dev/null); then
   log "installing Python packages into .venv"
   .venv/bin/pip install -q --disable-pip-version-check -e '.[test]'
   touch "$stamp"

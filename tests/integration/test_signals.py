@@ -1,5 +1,4 @@
 """SIGINT/SIGTERM stop every server; a SIGKILLed harness takes its servers with it."""
-import os
 import signal
 import time
 
