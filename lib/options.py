@@ -44,7 +44,7 @@ class Option:
         if self.value is None:
             return name
         value = self.value
-        if value == "" or any(c in value for c in " #;\"'"):
+        if value == "" or any(c in value for c in " #;\"'\\"):
             value = '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
         return f"{name}={value}"
 

@@ -73,7 +73,8 @@ def _exec_file(path: str) -> dict[str, Any]:
     try:
         exec(code, namespace)  # noqa: S102 - suite configs are trusted project files
     except Exception as exc:  # noqa: BLE001
-        line = traceback.extract_tb(exc.__traceback__)[-1].lineno
+        frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == path]
+        line = frames[-1].lineno if frames else "?"
         raise SuiteError(f"{_short(path)}:{line}: {type(exc).__name__}: {exc}") from None
     return namespace
 
@@ -110,10 +111,15 @@ def validate_requests(value: Any, count: int, where: str) -> dict[str, Any]:
         if key not in KNOWN_REQUESTS:
             raise SuiteError(f"{where}: unknown server_requests key {key!r} "
                              f"(known: {', '.join(KNOWN_REQUESTS)})")
+        if pairs is None:
+            pairs = []
+        if not isinstance(pairs, (list, tuple)):
+            raise SuiteError(f"{where}: {key} must be a list of (source, joiner) index pairs, "
+                             f"got {pairs!r}")
         checked = []
-        for pair in pairs or []:
+        for pair in pairs:
             if (not isinstance(pair, (list, tuple)) or len(pair) != 2
-                    or not all(isinstance(x, int) for x in pair)):
+                    or not all(isinstance(x, int) and not isinstance(x, bool) for x in pair)):
                 raise SuiteError(f"{where}: {key} entries must be (source, joiner) index pairs, "
                                  f"got {pair!r}")
             a, b = pair

@@ -66,6 +66,7 @@ def test_mariadb_command(tmp_path):
     assert f"--basedir={tree.basedir}" in argv
     assert "--auth-root-authentication-method=normal" in argv
     assert "--skip-test-db" in argv
+    assert "--force" in argv
     assert "--user=mysql" in argv
     assert "--initialize-insecure" not in argv
     assert argv[-2:] == ["--lower-case-table-names=1", "--loose-innodb-checksum-algorithm=crc32"]
@@ -172,3 +173,27 @@ def test_key_changes_with_server_path(tmp_path):
     os.utime(other, (st.st_atime, st.st_mtime))
     moved = CodeTree(basedir=tree.basedir, tools={"server": str(other)}, version=MYSQL8)
     assert make_cache(tmp_path, moved).key([]) != make_cache(tmp_path, tree).key([])
+
+
+def test_key_changes_with_basedir(tmp_path):
+    tree = make_tree(tmp_path, MYSQL8)
+    moved = CodeTree(basedir=str(tmp_path), tools=dict(tree.tools), version=MYSQL8)
+    assert make_cache(tmp_path, moved).key([]) != make_cache(tmp_path, tree).key([])
+
+
+def test_key_changes_with_install_db_target(tmp_path):
+    tree = make_tree(tmp_path, MARIADB)
+    other = CodeTree(basedir=tree.basedir, tools=dict(tree.tools, install_db="/opt/other/install_db"),
+                     version=MARIADB)
+    assert make_cache(tmp_path, other).key([]) != make_cache(tmp_path, tree).key([])
+
+
+def test_key_same_for_symlink_to_same_install_db(tmp_path):
+    tree = make_tree(tmp_path, MARIADB)
+    target = tmp_path / "real_install_db"
+    target.write_text("#!/bin/sh\n")
+    link = tmp_path / "link_install_db"
+    os.symlink(target, link)
+    a = CodeTree(basedir=tree.basedir, tools=dict(tree.tools, install_db=str(target)), version=MARIADB)
+    b = CodeTree(basedir=tree.basedir, tools=dict(tree.tools, install_db=str(link)), version=MARIADB)
+    assert make_cache(tmp_path, a).key([]) == make_cache(tmp_path, b).key([])

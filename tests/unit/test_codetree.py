@@ -242,6 +242,24 @@ def test_discover_fake_mariadb_tree_with_symlinks(tmp_path):
     assert tree.initializer() == "install-db"
 
 
+@pytest.mark.parametrize("line", [MARIADB, MYSQL56])
+def test_discover_without_initialiser_raises_when_install_db_is_needed(tmp_path, line):
+    make_fake_mysqld(tmp_path / "bin" / "mysqld", line=line)
+    with pytest.raises(CodeTreeError) as info:
+        discover(str(tmp_path))
+    msg = str(info.value)
+    assert "mariadb-install-db" in msg and "mysql_install_db" in msg
+    assert str(tmp_path / "bin") in msg
+
+
+def test_discover_fake_mysql56_tree_with_install_db(tmp_path):
+    make_fake_mysqld(tmp_path / "bin" / "mysqld", line=MYSQL56)
+    install_db = make_fake_mysqld(tmp_path / "scripts" / "mysql_install_db", line="unused")
+    tree = discover(str(tmp_path))
+    assert tree.initializer() == "install-db"
+    assert tree.tool("install_db") == str(install_db)
+
+
 def test_discover_empty_basedir_raises(tmp_path):
     (tmp_path / "bin").mkdir()
     (tmp_path / "sbin").mkdir()

@@ -216,9 +216,6 @@ def test_render_quotes_values_needing_it(value, expected):
     assert Option("x", value).render() == expected
 
 
-@pytest.mark.xfail(reason="lib/options.py Option.render: a value containing a backslash but no "
-                          "space/#/;/quote is written unquoted and unescaped, and mysqld's option "
-                          "file reader turns e.g. '\\b' into a backspace", strict=True)
 def test_render_escapes_backslash_in_unquoted_value():
     assert Option("x", "C:\\bin").render() in ('x="C:\\\\bin"', "x=C:\\\\bin")
 

@@ -142,9 +142,6 @@ def test_validate_requests_duplicate_joiner():
         suites.validate_requests({"join_cluster": [(0, 2), (1, 2)]}, 3, "cfg")
 
 
-@pytest.mark.xfail(reason="lib/suites.py validate_requests: a non-iterable value such as "
-                          "{'join_cluster': 1} raises TypeError ('int' object is not iterable) "
-                          "instead of SuiteError", raises=TypeError, strict=True)
 def test_validate_requests_non_iterable_pairs_raise_suite_error():
     with pytest.raises(SuiteError):
         suites.validate_requests({"join_cluster": 1}, 2, "cfg")
@@ -234,9 +231,6 @@ def test_load_suite_config_name_error(tmp_path):
         suites.load_suite_config("boom", str(suite))
 
 
-@pytest.mark.xfail(reason="lib/suites.py _exec_file: the line number is taken from the innermost "
-                          "traceback frame even when it lies in library code (here posixpath.py), "
-                          "so the message names suite_config.py with a wrong line", strict=True)
 def test_load_suite_config_error_in_library_call_names_config_line(tmp_path):
     suite = make_suite(tmp_path, "boom", config="import os\n\nserver_requirements = [[os.path.join(1)]]\n")
     with pytest.raises(SuiteError, match=r"suite_config\.py:3: TypeError"):
