@@ -5,7 +5,7 @@ import tempfile
 
 import pytest
 
-from tests.conftest import KewpieRunner
+
 
 LINKS = {
     "sbin/mariadbd": "/usr/sbin/mariadbd",
