@@ -26,16 +26,16 @@ def test_start_and_exit_then_cleanup(kewpie):
             cur.execute("INSERT INTO test.seen VALUES (42)")
         for conn in conns[1:]:
             deadline = time.monotonic() + 20
-            while True:
+            rows = None
+            while rows != ((42,),):
+                assert time.monotonic() < deadline, f"row did not replicate (last: {rows})"
+                time.sleep(0.05)
                 with conn.cursor() as cur:
                     cur.execute("SELECT COUNT(*) FROM information_schema.TABLES "
                                 "WHERE TABLE_SCHEMA='test' AND TABLE_NAME='seen'")
                     if cur.fetchone()[0] == 1:
                         cur.execute("SELECT id FROM test.seen")
-                        assert cur.fetchall() == ((42,),)
-                        break
-                assert time.monotonic() < deadline, "table did not replicate"
-                time.sleep(0.05)
+                        rows = cur.fetchall()
         for conn in conns:
             conn.close()
         # The bind address is loopback only.
