@@ -7,6 +7,8 @@ import shutil
 import stat
 import time
 import uuid
+from types import MappingProxyType
+from typing import Mapping
 
 from lib.bootstrap import BootstrapCache
 from lib.codetree import CodeTree, discover
@@ -23,7 +25,7 @@ from lib.state import StateFile, stop_recorded
 from lib.suites import TestSpec, select_tests
 from lib.workdir import Workdir
 
-SERVER_TYPES: dict[str, type[Server]] = {"mysql": Server}
+SERVER_TYPES: Mapping[str, type[Server]] = MappingProxyType({"mysql": Server})
 
 
 def resolve_server_user(requested: str | None) -> str | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import logging
 import sys
 import time
+from typing import TextIO
 
 LOGGER_NAME = "kewpie"
 
@@ -12,6 +13,7 @@ class KewpieFormatter(logging.Formatter):
     """Formats records as ``YYYYMMDD-HHMMSS LEVEL message``."""
 
     def format(self, record: logging.LogRecord) -> str:
+        """Render one record in kewpie's style."""
         stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(record.created))
         level = "WARNING" if record.levelno == logging.WARNING else record.levelname
         text = record.getMessage()
@@ -25,7 +27,7 @@ def get_logger() -> logging.Logger:
     return logging.getLogger(LOGGER_NAME)
 
 
-def configure(verbose: bool = False, stream=None, logfile: str | None = None) -> logging.Logger:
+def configure(verbose: bool = False, stream: TextIO | None = None, logfile: str | None = None) -> logging.Logger:
     """Attach kewpie-style handlers to the harness logger and return it."""
     logger = get_logger()
     for handler in list(logger.handlers):

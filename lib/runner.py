@@ -58,23 +58,28 @@ class TimedResult(unittest.TestResult):
         self._status = "pass"
 
     def startTest(self, test: unittest.TestCase) -> None:  # noqa: N802 - unittest API
+        """Start the clock for one test method."""
         super().startTest(test)
         self._t0 = time.monotonic()
         self._status = "pass"
 
-    def addFailure(self, test, err) -> None:  # noqa: N802
+    def addFailure(self, test: unittest.TestCase, err: Any) -> None:  # noqa: N802
+        """Record an assertion failure."""
         super().addFailure(test, err)
         self._status = "fail"
 
-    def addError(self, test, err) -> None:  # noqa: N802
+    def addError(self, test: unittest.TestCase, err: Any) -> None:  # noqa: N802
+        """Record an unexpected exception."""
         super().addError(test, err)
         self._status = "fail"
 
-    def addSkip(self, test, reason) -> None:  # noqa: N802
+    def addSkip(self, test: unittest.TestCase, reason: str) -> None:  # noqa: N802
+        """Record a skipped method."""
         super().addSkip(test, reason)
         self._status = "skipped"
 
     def stopTest(self, test: unittest.TestCase) -> None:  # noqa: N802
+        """Stop the clock and keep the method's row."""
         super().stopTest(test)
         name = test.id().rsplit(".", 1)[-1] if hasattr(test, "id") else str(test)
         self.method_rows.append((name, self._status, int((time.monotonic() - self._t0) * 1000)))
@@ -113,6 +118,7 @@ class Runner:
         timed_out = False
 
         def on_alarm(_signum: int, _frame: Any) -> None:
+            """--test-timeout expired: stop the test and kill its servers."""
             nonlocal timed_out
             timed_out = True
             result.stop()

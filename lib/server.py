@@ -233,7 +233,7 @@ class Server:
         self._drop_conn()
         self.executor.start()
         self.start_count += 1
-        self._changed()
+        self.notify_changed()
         if wait:
             self.wait_ready(timeout)
 
@@ -246,11 +246,11 @@ class Server:
             return
         if reason == "exited":
             rc = self.executor.returncode()
-            self._changed()
+            self.notify_changed()
             raise ServerStartError(f"server {self.name} exited with status {rc} while starting "
                                    f"(error log: {self.error_log})", self.error_log_tail())
         self.executor.kill()
-        self._changed()
+        self.notify_changed()
         raise ServerStartError(f"server {self.name} did not answer within {timeout:.0f}s "
                                f"(error log: {self.error_log})", self.error_log_tail())
 
@@ -263,11 +263,11 @@ class Server:
             if self.adopted_pid:
                 how = stop_foreign(self.adopted_pid, self.adopted_create_time, timeout)
                 self.adopted_pid = None
-                self._changed()
+                self.notify_changed()
                 return how
             return "gone"
         if not self.executor.running():
-            self._changed()
+            self.notify_changed()
             return "gone"
         try:
             conn = self.connect(connect_timeout=2, read_timeout=timeout)
@@ -279,7 +279,7 @@ class Server:
         how = "shutdown"
         if not self.executor.wait(timeout):
             how = self.executor.stop(term_timeout=5.0)
-        self._changed()
+        self.notify_changed()
         return how
 
     def kill(self) -> None:
@@ -290,7 +290,7 @@ class Server:
             self.executor.kill()
         elif self.adopted_pid:
             os.kill(self.adopted_pid, signal.SIGKILL)
-        self._changed()
+        self.notify_changed()
 
     def pause(self) -> None:
         """SIGSTOP the server."""
@@ -337,7 +337,8 @@ class Server:
         how = f"killed by signal {-rc}" if rc is not None and rc < 0 else f"exit status {rc}"
         return Health("crashed", f"server {self.name} died during the test ({how})")
 
-    def _changed(self) -> None:
+    def notify_changed(self) -> None:
+        """Tell the owner (the state file) that this server started or stopped."""
         if self.on_change:
             self.on_change(self)
 

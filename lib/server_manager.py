@@ -17,7 +17,7 @@ import signal
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from lib.bootstrap import BootstrapCache
 from lib.codetree import CodeTree
@@ -85,7 +85,7 @@ class ServerManager:
 
     def __init__(self, bot_name: str, bot_dir: str, tree: CodeTree, leaser: PortLeaser,
                  cache: BootstrapCache, settings: ServerSettings,
-                 server_types: dict[str, type[Server]],
+                 server_types: Mapping[str, type[Server]],
                  on_change: Callable[[], None] | None = None) -> None:
         self.bot_name = bot_name
         self.bot_dir = bot_dir
@@ -258,27 +258,30 @@ class ServerManager:
 
 
 def stop_all(servers: list[Server], fast: bool = False) -> None:
-    """Stop servers in parallel with bounded waits (fast: SIGTERM, 5 s, SIGKILL)."""
+    """Stop servers in parallel with bounded waits.
+
+    Normal: each server gets SHUTDOWN, then SIGTERM, then SIGKILL (Server.stop).
+    fast (on interrupt): SIGTERM to all at once, 5 s shared bound, then SIGKILL.
+    """
     running = [s for s in servers if s.is_alive()]
-    if not running:
+    if fast:
+        for server in running:
+            server.stop_requested = True
+            if server.executor is not None:
+                server.executor.send(signal.SIGTERM)
+        deadline = time.monotonic() + 5.0
+        for server in running:
+            if server.executor is not None:
+                server.executor.wait(max(0.0, deadline - time.monotonic()))
+            if server.is_alive():
+                server.kill()
+            server.notify_changed()
         return
-    if not fast:
-        threads = [threading.Thread(target=s.stop, daemon=True) for s in running]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(timeout=30)
-    for s in running:
-        if s.is_alive() and s.executor is not None:
-            s.executor.send(signal.SIGTERM)
-    deadline = time.monotonic() + 5.0
-    for s in running:
-        if s.executor is not None:
-            s.executor.wait(max(0.0, deadline - time.monotonic()))
-    for s in running:
-        if s.is_alive():
-            s.kill()
-        s._changed()
+    threads = [threading.Thread(target=server.stop, daemon=True) for server in running]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
 
 
 def merge_requirements(server_type: str, option_lists: list[list[Option]],
