@@ -15,6 +15,8 @@ try:
 except ImportError as exc:
     sys.stderr.write(f"kewpie: {exc}; run scripts/setup.sh (or scripts/run-main) first\n")
     sys.exit(2)
+except KeyboardInterrupt:  # Ctrl-C before any server exists
+    sys.exit(130)
 
 if __name__ == "__main__":
     sys.exit(main())
