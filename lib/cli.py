@@ -105,8 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KewpieError as exc:
         log.error(str(exc))
         return EXIT_ENVIRONMENT
-    signal.signal(signal.SIGINT, _raise_interrupted)
-    signal.signal(signal.SIGTERM, _raise_interrupted)
+    previous = {sig: signal.signal(sig, _raise_interrupted) for sig in (signal.SIGINT, signal.SIGTERM)}
     harness: Harness | None = None
     status = EXIT_ENVIRONMENT
     interrupted = False
@@ -149,10 +148,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         get_logger().debug("traceback", exc_info=True)
         return EXIT_ENVIRONMENT
     finally:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        if harness is not None:
-            harness.close(fast=interrupted)
+        for sig in previous:  # a second Ctrl-C must not interrupt the cleanup
+            signal.signal(sig, signal.SIG_IGN)
+        try:
+            if harness is not None:
+                harness.close(fast=interrupted)
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
 
 
 def console_main() -> None:

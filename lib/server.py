@@ -248,11 +248,11 @@ class Server:
             rc = self.executor.returncode()
             self.notify_changed()
             raise ServerStartError(f"server {self.name} exited with status {rc} while starting "
-                                   f"(error log: {self.error_log})", self.error_log_tail())
+                                   f"(error log: {self.error_log})", self._tail_or_note())
         self.executor.kill()
         self.notify_changed()
-        raise ServerStartError(f"server {self.name} did not answer within {timeout:.0f}s "
-                               f"(error log: {self.error_log})", self.error_log_tail())
+        raise ServerStartError(f"server {self.name} did not answer within {timeout:g}s "
+                               f"(error log: {self.error_log})", self._tail_or_note())
 
     def stop(self, timeout: float | None = None) -> str:
         """SHUTDOWN, then SIGTERM, then SIGKILL with bounded waits."""
@@ -431,6 +431,9 @@ class Server:
         return rows[0][1] if rows else None
 
     # ------------------------------------------------------------- reporting
+    def _tail_or_note(self) -> str:
+        return self.error_log_tail() or f"(the error log {self.error_log} is empty)"
+
     def error_log_tail(self, lines: int = 30) -> str:
         """The last lines of the error log."""
         return tail_file(self.error_log, lines)
