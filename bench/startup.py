@@ -54,6 +54,7 @@ import pymysql  # noqa: E402
 from lib.logsetup import configure, get_logger  # noqa: E402
 from lib.ports import PortLeaser, default_lock_dir  # noqa: E402
 from lib.workdir import Workdir  # noqa: E402
+from lib.logtail import tail_file  # noqa: E402
 
 KEWPIE = os.path.join(ROOT, "kewpie.py")
 SUITES_DIR = os.path.join(ROOT, "bench", "suites")
@@ -141,14 +142,6 @@ def default_server_user() -> str | None:
 
 
 # ---------------------------------------------------------------- bare cost
-def _tail(path: str, lines: int = 15) -> str:
-    try:
-        with open(path, errors="replace") as fh:
-            return "".join(fh.readlines()[-lines:])
-    except OSError:
-        return ""
-
-
 def install_datadir(base: str, user: str | None) -> tuple[str, float]:
     """mariadb-install-db into base/data; return (datadir, seconds it took)."""
     data = os.path.join(base, "data")
@@ -163,7 +156,7 @@ def install_datadir(base: str, user: str | None) -> tuple[str, float]:
                             cwd=base, timeout=300).returncode
     took = time.monotonic() - start
     if rc != 0:
-        raise BenchError(f"{' '.join(argv)} failed (exit {rc}):\n{_tail(log)}")
+        raise BenchError(f"{' '.join(argv)} failed (exit {rc}):\n{tail_file(log)}")
     return data, took
 
 
@@ -207,10 +200,10 @@ def bare_start_once(base: str, data: str, port: int, user: str | None) -> float:
                 pass
             if proc.poll() is not None:
                 raise BenchError(f"bare mariadbd exited with {proc.returncode} before answering; "
-                                 f"{errlog} ends with:\n{_tail(errlog)}")
+                                 f"{errlog} ends with:\n{tail_file(errlog)}")
             if time.monotonic() > deadline:
                 raise BenchError(f"bare mariadbd did not answer SELECT 1 within "
-                                 f"{BARE_START_TIMEOUT:.0f}s; {errlog} ends with:\n{_tail(errlog)}")
+                                 f"{BARE_START_TIMEOUT:.0f}s; {errlog} ends with:\n{tail_file(errlog)}")
             time.sleep(POLL_INTERVAL)
     finally:
         _stop(proc)

@@ -18,17 +18,10 @@ import time
 from lib.codetree import CodeTree
 from lib.errors import ServerError
 from lib.logsetup import get_logger
+from lib.logtail import tail_file
 from lib.options import Option
 
 KEEP_TEMPLATES = 6
-
-
-def _tail(path: str, lines: int = 20) -> str:
-    try:
-        with open(path, errors="replace") as fh:
-            return "".join(fh.readlines()[-lines:])
-    except OSError:
-        return ""
 
 
 class BootstrapCache:
@@ -89,10 +82,10 @@ class BootstrapCache:
                 rc = subprocess.run(argv, stdout=out, stderr=out, stdin=subprocess.DEVNULL,
                                     timeout=300, cwd=building).returncode
             except (OSError, subprocess.TimeoutExpired) as exc:
-                raise ServerError(f"bootstrap failed: {exc}", _tail(logfile)) from exc
+                raise ServerError(f"bootstrap failed: {exc}", tail_file(logfile, 20)) from exc
         if rc != 0:
             raise ServerError(f"bootstrapping a datadir with {argv[0]} failed (exit {rc}); "
-                              f"log: {logfile}", _tail(logfile))
+                              f"log: {logfile}", tail_file(logfile, 20))
         # kewpie's tests expect a `test` schema; a directory is a schema.
         test_db = os.path.join(data, "test")
         os.makedirs(test_db, mode=0o700, exist_ok=True)

@@ -20,25 +20,13 @@ import pymysql
 from lib.codetree import CodeTree
 from lib.errors import QueryError, ServerDiedError, ServerStartError
 from lib.logsetup import get_logger
+from lib.logtail import tail_file
 from lib.options import Option, merge, parse_options, render_cnf
 from lib.ports import PortLease, port_is_free
 from lib.process import ProcessExecutor, TAG_NAME, stop_foreign, pid_alive
 
 HOST = "127.0.0.1"
 SOCKET_PATH_MAX = 100  # sun_path is 108 bytes; keep a margin
-
-
-def tail_file(path: str, lines: int = 30) -> str:
-    """The last lines of a text file ('' if unreadable)."""
-    try:
-        with open(path, "rb") as fh:
-            fh.seek(0, os.SEEK_END)
-            size = fh.tell()
-            fh.seek(max(0, size - 64 * 1024))
-            data = fh.read().decode(errors="replace")
-    except OSError:
-        return ""
-    return "\n".join(data.splitlines()[-lines:])
 
 
 @dataclass(frozen=True)
