@@ -42,8 +42,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="extra directories holding suites (searched before percona_tests/)")
     p.add_argument("--basedir", default="/usr",
                    help="code tree to test: an install prefix, tarball or build dir (default: /usr)")
-    p.add_argument("--default-server-type", default="mysql", choices=["mysql"],
-                   help="server type for suites that do not name one (default: mysql)")
+    p.add_argument("--default-server-type", default="mysql", choices=["mysql", "galera"],
+                   help="server type for suites that do not name one (default: mysql; with "
+                        "galera and no --suite, the suite is cluster_basic)")
+    p.add_argument("--wsrep-provider-path", default="/usr/lib/galera/libgalera_smm.so",
+                   metavar="PATH", help="Galera provider library (default: %(default)s)")
+    p.add_argument("--wsrep-sst-method", default="rsync", choices=["rsync", "mariabackup"],
+                   help="how Galera joiners get a full state transfer (default: rsync)")
+    p.add_argument("--no-cluster-snapshot", action="store_true",
+                   help="always form Galera clusters by SST (no warm start from a snapshot)")
     p.add_argument("--workdir", default=os.path.join(ROOT, "workdir"),
                    help="where servers' vardirs, logs and state live (default: ./workdir)")
     p.add_argument("--no-shm", action="store_true",
@@ -80,14 +87,19 @@ def config_from_args(argv: Sequence[str] | None) -> RunConfig:
         raise KewpieError("--base-port must be between 1024 and 64000")
     suitepaths = [os.path.abspath(p) for p in _split(args.suitepath)]
     suitepaths.append(os.path.join(ROOT, "percona_tests"))
+    suites = _split(args.suite)
+    if not suites and not args.tests and args.default_server_type == "galera":
+        suites = ["cluster_basic"]
     return RunConfig(
-        suites=_split(args.suite), tests=list(args.tests), suitepaths=suitepaths,
+        suites=suites, tests=list(args.tests), suitepaths=suitepaths,
         basedir=args.basedir, default_server_type=args.default_server_type,
         workdir=os.path.abspath(args.workdir), use_shm=not args.no_shm,
         start_and_exit=args.start_and_exit, mode=args.mode, force=args.force,
         repeat=args.repeat, test_timeout=args.test_timeout, list_only=args.list,
         verbose=args.verbose, base_port=args.base_port, lock_dir=args.lock_dir,
-        server_user=args.server_user, start_timeout=args.server_start_timeout)
+        server_user=args.server_user, start_timeout=args.server_start_timeout,
+        wsrep_provider_path=args.wsrep_provider_path, wsrep_sst_method=args.wsrep_sst_method,
+        cluster_snapshots=not args.no_cluster_snapshot)
 
 
 def _raise_interrupted(signum: int, _frame: object) -> None:

@@ -30,4 +30,7 @@ class RunConfig:
     server_user: str | None = None
     start_timeout: float = 60.0
     shutdown_timeout: float = 10.0
+    wsrep_provider_path: str = "/usr/lib/galera/libgalera_smm.so"
+    wsrep_sst_method: str = "rsync"
+    cluster_snapshots: bool = True
     root: str = ROOT

@@ -13,19 +13,25 @@ from typing import Mapping
 from lib.bootstrap import BootstrapCache
 from lib.codetree import CodeTree, discover
 from lib.config import RunConfig
-from lib.errors import EXIT_OK, EXIT_TEST_FAILED, UsageError
+from lib.errors import EXIT_OK, EXIT_TEST_FAILED, CodeTreeError, UsageError
 from lib.logsetup import get_logger
 from lib.ports import PortLeaser, default_lock_dir
 from lib.process import TAG_RUN, TAG_WORKDIR
 from lib.report import Outcome, Reporter
 from lib.runner import Runner, SystemManager, TestExecutor
 from lib.server import Server, ServerSettings
-from lib.server_manager import ServerManager
+from lib.describe import write_description
+from lib.galera import GaleraServer
+from lib.galera_cluster import form_galera_set, wait_galera_applied
+from lib.server_manager import ServerKind, ServerManager, start_replicating_set, wait_replicas_applied
 from lib.state import StateFile, stop_recorded
-from lib.suites import TestSpec, select_tests
+from lib.suites import TestSpec, select_tests, suite_requirements
 from lib.workdir import Workdir
 
-SERVER_TYPES: Mapping[str, type[Server]] = MappingProxyType({"mysql": Server})
+SERVER_KINDS: Mapping[str, ServerKind] = MappingProxyType({
+    "mysql": ServerKind(Server, start_replicating_set, wait_replicas_applied),
+    "galera": ServerKind(GaleraServer, form_galera_set, wait_galera_applied),
+})
 
 
 def resolve_server_user(requested: str | None) -> str | None:
@@ -122,12 +128,27 @@ class Harness:
         specs = select_tests(self.config.suites, self.config.tests, self.config.suitepaths,
                              self.config.default_server_type)
         for spec in specs:
-            if spec.requirements.server_type not in SERVER_TYPES:
+            if spec.requirements.server_type not in SERVER_KINDS:
                 raise UsageError(f"{spec.full_name} needs server type "
-                                 f"{spec.requirements.server_type!r}, which this kewpie does not "
-                                 f"support yet (known: {', '.join(SERVER_TYPES)})")
+                                 f"{spec.requirements.server_type!r}, which kewpie does not "
+                                 f"know (known: {', '.join(SERVER_KINDS)})")
+        if any(spec.requirements.server_type == "galera" for spec in specs):
+            self.check_galera()
         self.log.info(f"Found {len(specs)} test(s) for execution")
         return specs
+
+    def check_galera(self) -> None:
+        """Galera tests need the provider library and the SST tools; say so up front."""
+        provider = self.config.wsrep_provider_path
+        if not os.path.isfile(provider):
+            raise CodeTreeError(f"--wsrep-provider-path {provider}: no such file (the Galera "
+                                f"provider, libgalera_smm.so; Debian package galera-4)")
+        if self.config.wsrep_sst_method == "rsync" and not shutil.which("rsync"):
+            raise CodeTreeError("--wsrep-sst-method=rsync needs rsync on PATH")
+        if self.config.wsrep_sst_method == "mariabackup" and "mariabackup" not in self.tree.tools:
+            raise CodeTreeError("--wsrep-sst-method=mariabackup needs mariadb-backup in the code tree")
+        self.log.info(f"wsrep_provider: {provider}")
+        self.log.info(f"wsrep_sst_method: {self.config.wsrep_sst_method}")
 
     def make_manager(self, bot: str) -> ServerManager:
         """A server manager for one bot."""
@@ -149,9 +170,12 @@ class Harness:
                                   die_with_parent=not self.config.start_and_exit,
                                   start_timeout=self.config.start_timeout,
                                   shutdown_timeout=self.config.shutdown_timeout,
-                                  socket_fallback_dir=sock_dir)
+                                  socket_fallback_dir=sock_dir,
+                                  wsrep_provider=self.config.wsrep_provider_path,
+                                  wsrep_sst_method=self.config.wsrep_sst_method,
+                                  cluster_snapshots=self.config.cluster_snapshots)
         cache = BootstrapCache(os.path.realpath(self.workdir.prepare_cache()), self.tree, self.server_user)
-        manager = ServerManager(bot, bot_dir, self.tree, leaser, cache, settings, SERVER_TYPES,
+        manager = ServerManager(bot, bot_dir, self.tree, leaser, cache, settings, SERVER_KINDS,
                                 on_change=self.write_state)
         self.managers.append(manager)
         return manager
@@ -193,17 +217,24 @@ class Harness:
 
     def start_and_exit(self, specs: list[TestSpec]) -> int:
         """Start the first test's servers, describe them, and leave them running."""
-        if not specs:
-            raise UsageError("no tests selected, so there are no servers to start")
+        if specs:
+            reqs = specs[0].requirements
+        else:
+            suite = (self.config.suites or ["main"])[0]
+            reqs = suite_requirements(suite, self.config.suitepaths, self.config.default_server_type)
         self.log.info("Creating 1 bot(s)")
         manager = self.make_manager("bot0")
-        servers = manager.get_servers(specs[0].requirements)
+        servers = manager.get_servers(reqs)
         for server in servers:
             self.log.info("bot0 server:")
             for line in server.info_block():
                 self.log.info(line)
         self.write_state()
-        self.log.info(f"Servers are described in {self.workdir.state_file}")
+        run = {"workdir": self.workdir.path, "basedir": self.tree.basedir if self.tree else "",
+               "pid_of_kewpie": os.getpid()}
+        described = write_description(self.workdir.description_file, servers, run, self.server_user)
+        self.log.info(f"Servers are described in {described}; each vardir has use, start "
+                      f"and stop scripts")
         self.log.info("User specified --start-and-exit.  kewpie.py exiting and leaving servers "
                       "running...")
         self.keep_servers = True

@@ -9,7 +9,9 @@ not start (found in a state file) counts as exited once it is a zombie.
 from __future__ import annotations
 
 import ctypes
+import grp
 import os
+import pwd
 import signal
 import subprocess
 import time
@@ -21,6 +23,11 @@ TAG_WORKDIR = "KEWPIE_WORKDIR"
 TAG_RUN = "KEWPIE_RUN"
 TAG_NAME = "KEWPIE_NAME"
 PR_SET_PDEATHSIG = 1
+
+
+def group_of(user: str) -> str:
+    """The name of a user's primary group."""
+    return grp.getgrgid(pwd.getpwnam(user).pw_gid).gr_name
 
 
 def _die_with_parent() -> None:
@@ -126,11 +133,7 @@ class ProcessExecutor:
             self.create_time = None
 
     def _group(self) -> str | None:
-        if not self.user:
-            return None
-        import pwd
-        import grp
-        return grp.getgrgid(pwd.getpwnam(self.user).pw_gid).gr_name
+        return group_of(self.user) if self.user else None
 
     def running(self) -> bool:
         """True while the child has not exited (reaps it if it has)."""

@@ -188,6 +188,10 @@ class Runner:
             parts = [f"{spec.path} has no test methods"]
         else:
             status = "pass"
+        if status in ("fail", "timeout"):
+            reports = [r for r in (s.status_report() for s in servers) if r]
+            if reports:
+                parts.append("--- server status ---\n" + "\n".join(reports))
         if status in ("fail", "timeout") and not dead:
             for server in servers:
                 tail = server.error_log_tail(8)

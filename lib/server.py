@@ -53,6 +53,9 @@ class ServerSettings:
     shutdown_timeout: float = 10.0
     socket_fallback_dir: str = "/tmp"
     extra_defaults: list[Option] = field(default_factory=list)
+    wsrep_provider: str = "/usr/lib/galera/libgalera_smm.so"
+    wsrep_sst_method: str = "rsync"
+    cluster_snapshots: bool = True
 
 
 class CompatLogger:
@@ -184,10 +187,15 @@ class Server:
         """Write ``my.cnf`` for this server (mode 0644, never world-writable)."""
         client = [Option("host", HOST), Option("port", str(self.port)),
                   Option("socket", self.socket_file), Option("user", "root")]
-        text = render_cnf({"mysqld": self.effective_options(), "client": client})
+        text = render_cnf({"mysqld": self.effective_options(), "client": client,
+                           **self.extra_cnf_sections()})
         with open(self.cnf_path, "w") as fh:
             fh.write(text)
         os.chmod(self.cnf_path, 0o644)
+
+    def extra_cnf_sections(self) -> dict[str, list[Option]]:
+        """More my.cnf sections (Galera's [sst]); none for a plain server."""
+        return {}
 
     def make_dirs(self) -> None:
         """Create the vardir tree, owned by the server user."""
@@ -199,8 +207,9 @@ class Server:
                 shutil.chown(d, self.settings.user, self.settings.user)
 
     # -------------------------------------------------------------- lifecycle
-    def start(self, timeout: float | None = None, wait: bool = True) -> None:
-        """Launch the server; with wait, block until it answers SQL."""
+    def start(self, timeout: float | None = None, wait: bool = True,
+              extra_args: list[str] | tuple[str, ...] = ()) -> None:
+        """Launch the server; with wait, block until it is ready (see ready())."""
         if self.is_alive():
             return
         if not port_is_free(self.port):
@@ -211,7 +220,8 @@ class Server:
         self.write_cnf()
         env = dict(self.settings.env)
         env[TAG_NAME] = self.vardir
-        argv = [self.tree.server, f"--defaults-file={self.cnf_path}"]
+        argv = [self.tree.server, f"--defaults-file={self.cnf_path}", *self.start_args(),
+                *extra_args]
         self.executor = ProcessExecutor(argv, env, self.stdout_log, user=self.settings.user,
                                         pass_fds=(self.lease.fd,) if self.lease.fd >= 0 else (),
                                         die_with_parent=self.settings.die_with_parent,
@@ -229,7 +239,7 @@ class Server:
         """Poll a real SQL ping until it answers; fail fast on exit, or on timeout."""
         assert self.executor is not None
         timeout = timeout or self.settings.start_timeout
-        ok, reason = self.executor.wait_ready(self.ping, timeout)
+        ok, reason = self.executor.wait_ready(self.ready, timeout)
         if ok:
             return
         if reason == "exited":
@@ -257,16 +267,20 @@ class Server:
         if not self.executor.running():
             self.notify_changed()
             return "gone"
+        how = "shutdown"
         try:
             conn = self.connect(connect_timeout=2, read_timeout=timeout)
             with conn.cursor() as cur:
                 cur.execute("SHUTDOWN")
             conn.close()
         except pymysql.MySQLError:
-            pass
-        how = "shutdown"
+            # Not answering SQL (e.g. a joiner waiting for a state transfer):
+            # go straight to SIGTERM.
+            how = "terminated"
+            self.executor.send(signal.SIGTERM)
         if not self.executor.wait(timeout):
-            how = self.executor.stop(term_timeout=5.0)
+            self.executor.kill()
+            how = "killed"
         self.notify_changed()
         return how
 
@@ -341,6 +355,18 @@ class Server:
     def connect_tcp(self, db: str | None = None, **kwargs: Any) -> pymysql.Connection:
         """A new PyMySQL connection as root over TCP to 127.0.0.1:port."""
         return self.connect(db=db, unix_socket=None, host=HOST, port=self.port, **kwargs)
+
+    def start_args(self) -> list[str]:
+        """Extra command-line arguments for every start (subclasses add theirs)."""
+        return []
+
+    def ready(self) -> bool:
+        """The readiness check polled after launch: a real SQL ping here."""
+        return self.ping()
+
+    def reuse_problem(self) -> str | None:
+        """Why this running server should not be handed to the next test (None: fine)."""
+        return None
 
     def ping(self) -> bool:
         """True when the server answers ``SELECT 1`` right now."""
@@ -422,6 +448,22 @@ class Server:
     def _tail_or_note(self) -> str:
         return self.error_log_tail() or f"(the error log {self.error_log} is empty)"
 
+    def error_log_size(self) -> int:
+        """The error log's current size (a mark for error_log_since)."""
+        try:
+            return os.path.getsize(self.error_log)
+        except OSError:
+            return 0
+
+    def error_log_since(self, mark: int) -> str:
+        """What the error log gained since error_log_size() returned mark."""
+        try:
+            with open(self.error_log, "rb") as fh:
+                fh.seek(mark)
+                return fh.read().decode(errors="replace")
+        except OSError:
+            return ""
+
     def error_log_tail(self, lines: int = 30) -> str:
         """The last lines of the error log."""
         return tail_file(self.error_log, lines)
@@ -445,9 +487,17 @@ class Server:
 
     def info_block(self) -> list[str]:
         """kewpie's per-server block (NAME, MASTER_PORT, SOCKET_FILE, VARDIR, STATUS)."""
-        return [f"NAME: {self.name}", f"MASTER_PORT: {self.port}",
+        return [f"NAME: {self.name}", f"MASTER_PORT: {self.port}", *self.extra_info(),
                 f"SOCKET_FILE: {self.socket_file}", f"VARDIR: {self.vardir}",
                 f"STATUS: {self.status}"]
+
+    def extra_info(self) -> list[str]:
+        """Type-specific lines of the info block (Galera ports...)."""
+        return []
+
+    def status_report(self) -> str:
+        """A short status summary for failure reports ('' when nothing to add)."""
+        return ""
 
     def __repr__(self) -> str:
         return f"<Server {self.name} port={self.port} pid={self.pid}>"

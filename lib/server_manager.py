@@ -43,12 +43,47 @@ VOLATILE_VARIABLES = frozenset({
 
 
 @dataclass(frozen=True)
+class ServerKind:
+    """A server type: its Server class, how a set starts, how to wait for it to apply."""
+
+    server_class: type[Server]
+    start_set: Callable[["ServerManager", list[Server], "Requirements"], None]
+    wait_applied: Callable[["ServerManager", float], None]
+
+
+def start_replicating_set(manager: "ServerManager", servers: list[Server], reqs: "Requirements") -> None:
+    """mysql kind: fresh datadirs, start all at once, then wire replicas to primaries."""
+    replicating = {i for pair in reqs.pairs for i in pair}
+    for server in servers:
+        if server.index in replicating:
+            server.harness_options = replication_options(server)
+        manager.copy_pristine(server)
+    for server in servers:
+        server.start(wait=False)
+    for server in servers:
+        server.wait_ready()
+    for primary, replica in reqs.pairs:
+        start_replica(servers[primary], servers[replica])
+    wait_replicas_applied(manager, 60.0)
+
+
+def wait_replicas_applied(manager: "ServerManager", timeout: float) -> None:
+    """mysql kind: every replica has applied what its primary committed."""
+    for primary, replica in manager.current.pairs:
+        wait_for_replica(manager.servers[primary], manager.servers[replica], timeout)
+
+
+@dataclass(frozen=True)
 class Requirements:
-    """What a test asks for: a server type, one option list per server, requests."""
+    """What a test asks for: a server type, one option list per server, join_cluster pairs.
+
+    For mysql servers a pair (a, b) makes b a replica of a; for galera servers
+    it makes b join a's cluster.
+    """
 
     server_type: str
     servers: tuple[tuple[Option, ...], ...]
-    replication: tuple[tuple[int, int], ...] = ()
+    pairs: tuple[tuple[int, int], ...] = ()
 
     @property
     def count(self) -> int:
@@ -85,7 +120,7 @@ class ServerManager:
 
     def __init__(self, bot_name: str, bot_dir: str, tree: CodeTree, leaser: PortLeaser,
                  cache: BootstrapCache, settings: ServerSettings,
-                 server_types: Mapping[str, type[Server]],
+                 kinds: Mapping[str, "ServerKind"],
                  on_change: Callable[[], None] | None = None) -> None:
         self.bot_name = bot_name
         self.bot_dir = bot_dir
@@ -93,7 +128,7 @@ class ServerManager:
         self.leaser = leaser
         self.cache = cache
         self.settings = settings
-        self.server_types = server_types
+        self.kinds = kinds
         self.on_change = on_change
         self.servers: list[Server] = []
         self.current: Requirements | None = None
@@ -123,48 +158,42 @@ class ServerManager:
         return self.servers
 
     def _start_fresh(self, reqs: Requirements) -> None:
-        server_cls = self.server_types.get(reqs.server_type)
-        if server_cls is None:
+        kind = self.kinds.get(reqs.server_type)
+        if kind is None:
             raise UsageError(f"unknown server type {reqs.server_type!r}; "
-                             f"known: {', '.join(sorted(self.server_types))}")
+                             f"known: {', '.join(sorted(self.kinds))}")
         self.current = reqs
         self.force_reset = False
-        replicating = {i for pair in reqs.replication for i in pair}
         servers = []
         for index, options in enumerate(reqs.servers):
             vardir = os.path.join(self.bot_dir, f"var_s{index}")
             if os.path.exists(vardir):
                 shutil.rmtree(vardir)
-            server = server_cls(f"s{index}", index, self.tree, vardir, self._lease(index),
-                                list(options), self.settings, on_change=self._notify)
-            if index in replicating:
-                server.harness_options = replication_options(server)
-            server.make_dirs()
-            template = self.cache.template(bootstrap_subset(server.effective_options()))
-            self.cache.copy_to(template, server.datadir)
-            servers.append(server)
+            servers.append(kind.server_class(f"s{index}", index, self.tree, vardir,
+                                             self._lease(index), list(options), self.settings,
+                                             on_change=self._notify))
         self.servers = servers
         self.restarts += 1
         try:
-            for server in servers:
-                server.start(wait=False)
-            for server in servers:
-                server.wait_ready()
-            for primary, replica in reqs.replication:
-                start_replica(servers[primary], servers[replica])
-            self.wait_for_replicas()
+            kind.start_set(self, servers, reqs)
             self.take_baseline()
         except BaseException:
             self.teardown()
             raise
         self._notify()
 
+    def copy_pristine(self, server: Server) -> None:
+        """Create server's vardir and give it a fresh copy of the pristine datadir."""
+        server.make_dirs()
+        template = self.cache.template(bootstrap_subset(server.effective_options()))
+        self.cache.copy_to(template, server.datadir)
+
     def wait_for_replicas(self, timeout: float = 60.0) -> None:
-        """Block until every replica has applied what its primary committed."""
+        """Block until every replica (or cluster node) has applied what was committed."""
         if not self.current:
             return
-        for primary, replica in self.current.replication:
-            wait_for_replica(self.servers[primary], self.servers[replica], timeout)
+        kind = self.kinds[self.current.server_type]
+        kind.wait_applied(self, timeout)
 
     def take_baseline(self) -> None:
         """Remember each server's state as handed to the test."""
@@ -193,6 +222,10 @@ class ServerManager:
                                               state_fingerprint(server))
             except (QueryError, ServerError) as exc:
                 reasons.append(f"{server.name} does not answer: {exc}")
+                continue
+            problem = server.reuse_problem()
+            if problem:
+                reasons.append(problem)
                 continue
             if changes:
                 shown = ", ".join(changes[:4]) + (" ..." if len(changes) > 4 else "")
@@ -285,8 +318,8 @@ def stop_all(servers: list[Server], fast: bool = False) -> None:
 
 
 def merge_requirements(server_type: str, option_lists: list[list[Option]],
-                       replication: list[tuple[int, int]]) -> Requirements:
+                       pairs: list[tuple[int, int]]) -> Requirements:
     """Build a Requirements value (options merged per server, order kept)."""
     return Requirements(server_type=server_type,
                         servers=tuple(tuple(merge(opts)) for opts in option_lists),
-                        replication=tuple(tuple(p) for p in replication))
+                        pairs=tuple(tuple(p) for p in pairs))

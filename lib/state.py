@@ -12,6 +12,8 @@ import threading
 import time
 from typing import Any, Callable, Iterable
 
+import psutil
+
 from lib.logsetup import get_logger
 from lib.process import TAG_WORKDIR, stop_foreign, tagged_processes, pid_alive
 
@@ -50,6 +52,19 @@ class StateFile:
             pass
 
 
+def pid_from_file(pid_file: str, cnf: str) -> int | None:
+    """The live pid in pid_file, if that process runs with --defaults-file=cnf."""
+    try:
+        with open(pid_file) as fh:
+            pid = int(fh.read().strip())
+        cmdline = psutil.Process(pid).cmdline()
+    except (OSError, ValueError, psutil.Error):
+        return None
+    if cnf and f"--defaults-file={cnf}" in cmdline and pid_alive(pid):
+        return pid
+    return None
+
+
 def stop_recorded(state: StateFile, workdir: str,
                   announce: Callable[[str], None] | None = None) -> int:
     """Stop every server recorded in state plus any process tagged with workdir.
@@ -62,12 +77,18 @@ def stop_recorded(state: StateFile, workdir: str,
     seen: set[int] = set()
     for srv in state.read().get("servers", []):
         pid = srv.get("pid")
-        if not pid or not pid_alive(pid, srv.get("create_time")):
-            continue
-        say(f"Killing pid {pid} from {srv.get('pid_file', srv.get('vardir', '?'))}")
-        stop_foreign(pid, srv.get("create_time"))
-        seen.add(pid)
-        stopped += 1
+        if pid and pid_alive(pid, srv.get("create_time")):
+            say(f"Killing pid {pid} from {srv.get('pid_file', srv.get('vardir', '?'))}")
+            stop_foreign(pid, srv.get("create_time"))
+            seen.add(pid)
+            stopped += 1
+        # A server restarted outside kewpie (its start script) has a new pid.
+        other = pid_from_file(srv.get("pid_file", ""), srv.get("cnf", ""))
+        if other and other not in seen:
+            say(f"Killing pid {other} from {srv['pid_file']}")
+            stop_foreign(other, None)
+            seen.add(other)
+            stopped += 1
     # The sweep: anything started for this workdir that the record missed.
     leftovers = tagged_processes(TAG_WORKDIR, workdir)
     for proc in leftovers:

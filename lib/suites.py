@@ -214,9 +214,8 @@ def requirements_for(suite: SuiteConfig, module: ModuleType, default_type: str,
         requests = validate_requests(module.server_requests, len(reqs), where)
     server_type = getattr(module, "server_type", None) or suite.server_type or default_type
     pairs = requests.get("join_cluster", [])
-    replication = pairs if server_type != "galera" else []
     return Requirements(server_type=server_type, servers=tuple(tuple(r) for r in reqs),
-                        replication=tuple(replication))
+                        pairs=tuple(pairs))
 
 
 def select_tests(suite_names: list[str], test_names: list[str], suitepaths: list[str],
@@ -250,3 +249,12 @@ def select_tests(suite_names: list[str], test_names: list[str], suitepaths: list
                              f"use --list to see the tests")
         chosen.extend(m for m in matches if m not in chosen)
     return chosen
+
+
+def suite_requirements(suite_name: str, suitepaths: list[str], default_type: str) -> Requirements:
+    """The servers a suite's suite_config.py declares (for --start-and-exit without tests)."""
+    suite = load_suite_config(suite_name, find_suite(suite_name, suitepaths))
+    server_type = suite.server_type or default_type
+    return Requirements(server_type=server_type,
+                        servers=tuple(tuple(r) for r in suite.server_requirements),
+                        pairs=tuple(suite.server_requests.get("join_cluster", [])))

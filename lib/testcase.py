@@ -23,6 +23,12 @@ class KewpieTestCase(unittest.TestCase):
     server_manager: Any = None
     test_executor: Any = None
 
+    @staticmethod
+    def options(*items: str) -> list[Any]:
+        """Parse option strings (``'--name=value'``) into Option objects."""
+        from lib.options import parse_options
+        return parse_options(list(items))
+
     # ------------------------------------------------------------ waiting
     def wait_for(self, predicate: Callable[[], Any], timeout: float = 30.0,
                  interval: float = 0.1, msg: str = "condition") -> Any:
@@ -75,7 +81,7 @@ class KewpieTestCase(unittest.TestCase):
     def assertReplicasInSync(self, schemas: list[str] | None = None, timeout: float = 60.0) -> None:
         """Wait for replicas, then compare each replica's checksums with its primary."""
         self.wait_for_replicas(timeout)
-        for primary, replica in self.server_manager.current.replication:
+        for primary, replica in self.server_manager.current.pairs:
             status = replication.replica_status(self.servers[replica])
             if status.get("Slave_SQL_Running") != "Yes" or status.get("Slave_IO_Running") != "Yes":
                 self.fail(f"replication on {self.servers[replica].name} is not healthy: "
@@ -88,3 +94,58 @@ class KewpieTestCase(unittest.TestCase):
             server.execute(sql)
         self.assertEqual(ctx.exception.code, code, f"expected error {code}, got {ctx.exception}")
         return ctx.exception
+
+
+class ClusterTestCase(KewpieTestCase):
+    """KewpieTestCase plus Galera helpers: sync, causal reads, kill and rejoin.
+
+    A failing assertion made through these helpers reports every node's wsrep
+    status; the harness adds it to any failure of a Galera test as well.
+    """
+
+    def nodes(self) -> list[Any]:
+        """The Galera nodes of the test."""
+        return [s for s in self.servers if s.server_type == "galera"]
+
+    def wsrep_report(self) -> str:
+        """One status line per node."""
+        return "\n".join(n.status_report() for n in self.nodes())
+
+    def wait_synced(self, nodes: list[Any] | None = None, timeout: float = 120.0) -> None:
+        """Wait until nodes (default: all) are Synced in a cluster of their number."""
+        from lib.galera_cluster import GaleraJoinError, wait_cluster
+        try:
+            wait_cluster(nodes or self.nodes(), timeout)
+        except GaleraJoinError as exc:
+            self.fail(str(exc))
+
+    def sync_read(self, node: Any, sql: str, args: Any = None) -> list[tuple]:
+        """Read on node after it applied everything committed (wsrep_sync_wait)."""
+        from lib.galera_cluster import sync_wait_read
+        return sync_wait_read(node, sql, args)
+
+    def kill_node(self, node: Any) -> None:
+        """kill -9 a node and wait until the others see it gone."""
+        node.kill()
+        others = [n for n in self.nodes() if n is not node and n.is_alive()]
+        self.wait_for(lambda: all(n.is_synced(len(others)) for n in others), timeout=60,
+                      msg=f"the cluster to notice {node.name} is gone\n{self.wsrep_report()}")
+
+    def restart_node(self, node: Any, timeout: float = 180.0) -> None:
+        """Start a stopped or killed node and wait until the whole cluster is Synced.
+
+        A node with its data rejoins by IST (its position is recovered after a
+        crash); a node whose datadir was wiped gets a full SST.
+        """
+        node.start(timeout=timeout)
+        self.wait_synced(timeout=timeout)
+
+    def assertClusterConsistent(self, schemas: list[str] | None = None) -> None:
+        """All nodes Synced, caught up, and with equal checksums of schemas."""
+        self.wait_synced()
+        for node in self.nodes():
+            self.sync_read(node, "SELECT 1")
+        nodes = self.nodes()
+        result = dbcompare.compare_checksums(nodes[0], nodes[1:], schemas)
+        if not result.equal:
+            self.fail(f"nodes differ:\n{result}\n{self.wsrep_report()}")

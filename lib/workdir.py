@@ -40,6 +40,11 @@ class Workdir:
         return os.path.join(self.path, "servers.json")
 
     @property
+    def description_file(self) -> str:
+        """The JSON description of servers left by --start-and-exit."""
+        return os.path.join(self.path, "cluster.json")
+
+    @property
     def log_file(self) -> str:
         """The run's full log."""
         return os.path.join(self.path, "kewpie.log")
@@ -123,7 +128,9 @@ class Workdir:
         return self.cache_dir
 
     def wipe_bots(self) -> None:
-        """Remove every bot directory (cleanup mode)."""
+        """Remove every bot directory and the description (cleanup mode)."""
+        if os.path.exists(self.description_file):
+            os.unlink(self.description_file)
         for name in os.listdir(self.path):
             if name.startswith("bot"):
                 path = os.path.join(self.path, name)

@@ -75,13 +75,13 @@ def test_merge_requirements_merges_each_server():
                               [(0, 1)])
     assert reqs.server_type == "mysql"
     assert reqs.servers == ((Option("a", "2"), Option("b")), ())
-    assert reqs.replication == ((0, 1),)
+    assert reqs.pairs == ((0, 1),)
     assert reqs.count == 2
 
 
 def test_merge_requirements_converts_lists_to_tuples():
     reqs = merge_requirements("mysql", [[]], [[0, 1], [1, 2]])
-    assert reqs.replication == ((0, 1), (1, 2))
+    assert reqs.pairs == ((0, 1), (1, 2))
     assert isinstance(reqs.servers, tuple)
     hash(reqs)
 
@@ -100,4 +100,4 @@ def test_merge_requirements_no_servers():
     reqs = merge_requirements("mysql", [], [])
     assert reqs.count == 0
     assert reqs.servers == ()
-    assert reqs.replication == ()
+    assert reqs.pairs == ()

@@ -381,7 +381,7 @@ def test_suite_requirements_apply(suitepath):
     spec = suites.select_tests(["alpha"], ["x"], [suitepath], "mysql")[0]
     assert spec.requirements == Requirements(server_type="mysql",
                                              servers=((Option("innodb-file-per-table"),),),
-                                             replication=())
+                                             pairs=())
     assert spec.requirements.count == 1
 
 
@@ -389,17 +389,17 @@ def test_module_requirements_override_suite(suitepath):
     spec = suites.select_tests(["alpha"], ["z"], [suitepath], "mysql")[0]
     assert spec.requirements.servers == ((), (Option("log-bin", "mysql-bin"),))
     assert spec.requirements.count == 2
-    assert spec.requirements.replication == ()
+    assert spec.requirements.pairs == ()
 
 
 def test_join_cluster_becomes_replication_for_mysql(suitepath):
     spec = suites.select_tests(["rep"], [], [suitepath], "mysql")[0]
     assert spec.requirements.server_type == "mysql"
-    assert spec.requirements.replication == ((0, 1), (0, 2))
+    assert spec.requirements.pairs == ((0, 1), (0, 2))
     assert spec.requirements.count == 3
 
 
-def test_join_cluster_is_not_replication_for_galera(tmp_path):
+def test_join_cluster_pairs_kept_for_galera(tmp_path):
     make_suite(tmp_path, "gal", config="""\
         server_type = 'galera'
         server_requirements = [[], []]
@@ -407,14 +407,14 @@ def test_join_cluster_is_not_replication_for_galera(tmp_path):
         """)
     spec = suites.select_tests(["gal"], [], [str(tmp_path)], "mysql")[0]
     assert spec.requirements.server_type == "galera"
-    assert spec.requirements.replication == ()
+    assert spec.requirements.pairs == ((0, 1),)
 
 
 def test_module_server_requests_with_suite_requirements(tmp_path):
     make_suite(tmp_path, "s", config="server_requirements = [[], []]\n", tests=(),
                extra={"m_test.py": "server_requests = {'join_cluster': [(0, 1)]}\n"})
     spec = suites.select_tests(["s"], [], [str(tmp_path)], "mysql")[0]
-    assert spec.requirements.replication == ((0, 1),)
+    assert spec.requirements.pairs == ((0, 1),)
 
 
 def test_module_server_type_overrides_default(tmp_path):
