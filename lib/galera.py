@@ -177,6 +177,11 @@ class GaleraServer(Server):
             self.start_position = self.recover_position()
         super().start(timeout=timeout, wait=wait, extra_args=extra_args)
 
+    def discard(self) -> None:
+        """kill -9: nodes leaving together wait on each other for seconds, and the
+        datadir is thrown away anyway."""
+        self.kill()
+
     def grastate(self) -> GraState | None:
         """The node's saved Galera state."""
         return read_grastate(os.path.join(self.datadir, "grastate.dat"))

@@ -254,11 +254,12 @@ def wait_galera_applied(manager: "ServerManager", timeout: float) -> None:
     for group in cluster_groups(len(nodes), manager.current.pairs if manager.current else ()):
         wait_cluster([nodes[i] for i in group], timeout)
     for node in nodes:
-        sync_wait_read(node, "SELECT 1")
+        sync_wait_execute(node, "SELECT 1")
 
 
-def sync_wait_read(node: GaleraServer, sql: str, args: object = None) -> list[tuple]:
-    """Run a read on node after it has applied everything the cluster committed."""
+def sync_wait_execute(node: GaleraServer, sql: str, args: object = None) -> list[tuple]:
+    """Run a statement on node once it has applied everything the cluster committed
+    before (``wsrep_sync_wait=15``: reads, updates, deletes, inserts)."""
     conn = node.connect()
     try:
         with conn.cursor() as cur:

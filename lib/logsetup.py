@@ -38,7 +38,7 @@ def configure(verbose: bool = False, stream: TextIO | None = None, logfile: str 
     handler.setLevel(logging.DEBUG if verbose else logging.INFO)
     logger.addHandler(handler)
     if logfile:
-        fh = logging.FileHandler(logfile)
+        fh = logging.FileHandler(logfile, mode="w")
         fh.setFormatter(KewpieFormatter())
         fh.setLevel(logging.DEBUG)
         logger.addHandler(fh)

@@ -284,6 +284,10 @@ class Server:
         self.notify_changed()
         return how
 
+    def discard(self) -> None:
+        """Stop a server whose datadir will not be used again (a clean stop here)."""
+        self.stop()
+
     def kill(self) -> None:
         """kill -9 the server and reap it (a kill asked for is not a crash)."""
         self._drop_conn()

@@ -293,7 +293,8 @@ class ServerManager:
 def stop_all(servers: list[Server], fast: bool = False) -> None:
     """Stop servers in parallel with bounded waits.
 
-    Normal: each server gets SHUTDOWN, then SIGTERM, then SIGKILL (Server.stop).
+    Normal: each server is discarded (a clean SHUTDOWN-SIGTERM-SIGKILL stop for a
+    plain server, kill -9 for a Galera node whose datadir is thrown away).
     fast (on interrupt): SIGTERM to all at once, 5 s shared bound, then SIGKILL.
     """
     running = [s for s in servers if s.is_alive()]
@@ -310,7 +311,7 @@ def stop_all(servers: list[Server], fast: bool = False) -> None:
                 server.kill()
             server.notify_changed()
         return
-    threads = [threading.Thread(target=server.stop, daemon=True) for server in running]
+    threads = [threading.Thread(target=server.discard, daemon=True) for server in running]
     for thread in threads:
         thread.start()
     for thread in threads:

@@ -119,10 +119,16 @@ class ClusterTestCase(KewpieTestCase):
         except GaleraJoinError as exc:
             self.fail(str(exc))
 
-    def sync_read(self, node: Any, sql: str, args: Any = None) -> list[tuple]:
-        """Read on node after it applied everything committed (wsrep_sync_wait)."""
-        from lib.galera_cluster import sync_wait_read
-        return sync_wait_read(node, sql, args)
+    def sync_execute(self, node: Any, sql: str, args: Any = None) -> list[tuple]:
+        """Run sql on node after it applied everything committed so far (wsrep_sync_wait).
+
+        Galera applies other nodes' writes asynchronously: a statement on one
+        node right after a write on another may not see it without this.
+        """
+        from lib.galera_cluster import sync_wait_execute
+        return sync_wait_execute(node, sql, args)
+
+    sync_read = sync_execute
 
     def kill_node(self, node: Any) -> None:
         """kill -9 a node and wait until the others see it gone."""

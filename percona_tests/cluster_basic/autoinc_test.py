@@ -9,7 +9,7 @@ class AutoIncTest(ClusterTestCase):
         n0.execute("CREATE TABLE test.ai (id INT AUTO_INCREMENT PRIMARY KEY, node CHAR(2)) ENGINE=InnoDB")
         for _ in range(5):
             for node in (n0, n1, n2):
-                node.execute("INSERT INTO test.ai (node) VALUES (%s)", (node.name,))
+                self.sync_execute(node, "INSERT INTO test.ai (node) VALUES (%s)", (node.name,))
         rows = self.sync_read(n2, "SELECT id, node FROM test.ai ORDER BY id")
         self.assertEqual(len(rows), 15)
         self.assertEqual(len({r[0] for r in rows}), 15)

@@ -11,7 +11,7 @@ class RejoinTest(ClusterTestCase):
         self.sync_read(n2, "SELECT 1")
         self.kill_node(n2)
         for i in range(2, 102):
-            (n0 if i % 2 else n1).execute("INSERT INTO test.log VALUES (%s, 'while n2 was down')", (i,))
+            self.sync_execute(n0 if i % 2 else n1, "INSERT INTO test.log VALUES (%s, 'while n2 was down')", (i,))
         self.restart_node(n2)
         self.assertEqual(self.sync_read(n2, "SELECT COUNT(*) FROM test.log"), [(101,)])
         self.assertClusterConsistent(["test"])

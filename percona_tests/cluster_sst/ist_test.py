@@ -10,7 +10,7 @@ class IstTest(ClusterTestCase):
         self.sync_read(n2, "SELECT 1")
         n2.stop()
         for i in range(1, 201):
-            (n0 if i % 2 else n1).execute("INSERT INTO test.ev VALUES (%s)", (i,))
+            self.sync_execute(n0 if i % 2 else n1, "INSERT INTO test.ev VALUES (%s)", (i,))
         log_start = n2.error_log_size()
         self.restart_node(n2)
         joined = n2.error_log_since(log_start)
