@@ -36,6 +36,8 @@ class PortLeaseError(KewpieError):
 class ServerError(KewpieError):
     """A server could not be bootstrapped, started or stopped."""
 
+    evidence_title = "error log tail"
+
     def __init__(self, message: str, log_tail: str = "") -> None:
         super().__init__(message)
         self.log_tail = log_tail
@@ -43,7 +45,7 @@ class ServerError(KewpieError):
     def __str__(self) -> str:
         base = super().__str__()
         if self.log_tail:
-            return f"{base}\n--- error log tail ---\n{self.log_tail}"
+            return f"{base}\n--- {self.evidence_title} ---\n{self.log_tail}"
         return base
 
 

@@ -43,6 +43,8 @@ JOIN_TIMEOUT = 180.0
 class GaleraJoinError(ServerStartError):
     """A node could not join its cluster: carries joiner, donor and SST log tails."""
 
+    evidence_title = "cluster evidence"
+
 
 def cluster_groups(count: int, pairs: tuple[tuple[int, int], ...]) -> list[list[int]]:
     """Split node indexes into clusters: each group starts with its bootstrap node,

@@ -7,6 +7,8 @@ import shutil
 import stat
 import time
 import uuid
+
+import psutil
 from types import MappingProxyType
 from typing import Mapping
 
@@ -16,7 +18,7 @@ from lib.config import RunConfig
 from lib.errors import EXIT_OK, EXIT_TEST_FAILED, CodeTreeError, UsageError
 from lib.logsetup import get_logger
 from lib.ports import PortLeaser, default_lock_dir
-from lib.process import TAG_RUN, TAG_WORKDIR
+from lib.process import TAG_RUN, TAG_WORKDIR, tagged_processes
 from lib.report import Outcome, Reporter
 from lib.runner import Runner, SystemManager, TestExecutor
 from lib.server import Server, ServerSettings
@@ -265,6 +267,12 @@ class Harness:
                     self.log.info("Stopping all running servers...")
                 for manager in self.managers:
                     manager.shutdown(fast=fast)
+                for proc in tagged_processes(TAG_RUN, self.run_id):  # anything they left
+                    try:
+                        self.log.warning(f"killing leftover process {proc.pid} ({proc.name()})")
+                        proc.kill()
+                    except psutil.Error:
+                        pass
                 if self._locked:
                     self.state.clear()
         finally:

@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+import psutil
 import pymysql
 
 from lib.codetree import CodeTree
@@ -23,7 +24,7 @@ from lib.logsetup import get_logger
 from lib.logtail import tail_file
 from lib.options import Option, merge, parse_options, render_cnf
 from lib.ports import PortLease, port_is_free
-from lib.process import ProcessExecutor, TAG_NAME, stop_foreign, pid_alive
+from lib.process import ProcessExecutor, TAG_NAME, pid_alive, stop_foreign, tagged_processes
 
 HOST = "127.0.0.1"
 SOCKET_PATH_MAX = 100  # sun_path is 108 bytes; keep a margin
@@ -281,6 +282,7 @@ class Server:
         if not self.executor.wait(timeout):
             self.executor.kill()
             how = "killed"
+        self.reap_helpers()
         self.notify_changed()
         return how
 
@@ -296,7 +298,20 @@ class Server:
             self.executor.kill()
         elif self.adopted_pid:
             os.kill(self.adopted_pid, signal.SIGKILL)
+        self.reap_helpers()
         self.notify_changed()
+
+    def reap_helpers(self) -> None:
+        """Kill what the server started and left behind (SST scripts, rsync, socat...).
+
+        They inherit the server's tag, so they are found even when they left its
+        process group.
+        """
+        for proc in tagged_processes(TAG_NAME, self.vardir):
+            try:
+                proc.kill()
+            except psutil.Error:
+                pass
 
     def pause(self) -> None:
         """SIGSTOP the server."""
