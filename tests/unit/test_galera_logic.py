@@ -1,0 +1,80 @@
+"""Pure Galera logic: cluster groups from join_cluster pairs, provider options, grastate.dat."""
+import pytest
+
+from lib.codetree import CodeTree, ServerVersion
+from lib.galera import GaleraServer, GraState, merge_provider_options, read_grastate
+from lib.galera_cluster import cluster_groups
+from lib.options import parse_options
+from lib.ports import PortLease
+from lib.server import ServerSettings
+
+
+@pytest.mark.parametrize("count,pairs,expected", [
+    (3, ((0, 1), (0, 2)), [[0, 1, 2]]),
+    (1, (), [[0]]),
+    (3, (), [[0], [1], [2]]),
+    (4, ((0, 1), (2, 3)), [[0, 1], [2, 3]]),
+    (3, ((0, 2), (0, 1)), [[0, 2, 1]]),          # joiners start in pair order
+    (3, ((0, 1), (1, 2)), [[0, 1, 2]]),          # a chain is one cluster
+    (4, ((0, 1),), [[0, 1], [2], [3]]),
+])
+def test_cluster_groups(count, pairs, expected):
+    assert cluster_groups(count, pairs) == expected
+
+
+def test_provider_options_suite_overrides_and_appends():
+    ours = ["gmcast.listen_addr=tcp://127.0.0.1:9301", "gcache.size=10M"]
+    merged = merge_provider_options(ours, "gcache.size=64M; pc.recovery=false")
+    assert merged == "gmcast.listen_addr=tcp://127.0.0.1:9301;gcache.size=64M;pc.recovery=false"
+    assert merge_provider_options(ours, None) == ";".join(ours)
+
+
+def test_grastate_roundtrip(tmp_path):
+    state = GraState("e4d0e096-e683-11f1-a4e9-66693e21fe5a", 42)
+    path = tmp_path / "grastate.dat"
+    path.write_text(state.render())
+    assert read_grastate(str(path)) == state
+    assert read_grastate(str(tmp_path / "missing")) is None
+    path.write_text("garbage\n")
+    assert read_grastate(str(path)) is None
+
+
+def _node(tmp_path, index=0, options=()):
+    tree = CodeTree(basedir="/usr", tools={"server": "/usr/sbin/mariadbd"},
+                    version=ServerVersion("10.11.19", "-MariaDB", "debian-linux-gnu", "x86_64", "Debian 12"))
+    lease = PortLease(first=47300 + 4 * index, size=4, lock_path=str(tmp_path / "l"), fd=-1)
+    settings = ServerSettings(user=None, env={}, die_with_parent=True, wsrep_sst_method="rsync")
+    return GaleraServer(f"s{index}", index, tree, str(tmp_path / f"var_s{index}"), lease,
+                        parse_options(list(options)), settings)
+
+
+def test_node_config_ports_and_sst_section(tmp_path):
+    node = _node(tmp_path, 1, ["--wsrep-provider-options=gcache.size=32M", "--wsrep-sst-method=mariabackup"])
+    node.cluster_peers = ["127.0.0.1:47301", "127.0.0.1:47305"]
+    node.make_dirs()
+    node.write_cnf()
+    text = open(node.cnf_path).read()
+    assert (node.port, node.gmcast_port, node.ist_port, node.sst_port) == (47304, 47305, 47306, 47307)
+    assert "wsrep-cluster-address=gcomm://127.0.0.1:47301,127.0.0.1:47305" in text
+    assert "gmcast.listen_addr=tcp://127.0.0.1:47305" in text and "ist.recv_addr=127.0.0.1:47306" in text
+    assert "gcache.size=32M" in text and "gcache.size=10M" not in text
+    assert "wsrep-sst-receive-address=127.0.0.1:47307" in text
+    assert "wsrep-sst-method=mariabackup" in text
+    assert "binlog-format=ROW" in text and "innodb-autoinc-lock-mode=2" in text
+    assert "bind-address=127.0.0.1" in text
+    assert "[sst]" in text and f"tmpdir={node.sst_dir}" in text
+    assert f"sst-log-archive-dir={node.sst_log_dir}" in text
+    assert text.count("wsrep-provider-options") == 1
+
+
+def test_start_args_new_cluster_once(tmp_path):
+    node = _node(tmp_path)
+    node.new_cluster_next_start = True
+    assert node.start_args() == ["--wsrep-new-cluster"]
+    assert node.start_args() == []
+
+
+def test_info_block_has_galera_ports(tmp_path):
+    block = _node(tmp_path).info_block()
+    assert block[:5] == ["NAME: s0", "MASTER_PORT: 47300", "GALERA_LISTEN_PORT: 47301",
+                         "GALERA_RECV_PORT: 47302", "GALERA_SST_PORT: 47303"]
