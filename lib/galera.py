@@ -80,6 +80,7 @@ class GaleraServer(Server):
     """A MariaDB Galera node managed by kewpie."""
 
     server_type = "galera"
+    clean_stop_when_discarded = False
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

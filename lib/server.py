@@ -77,6 +77,7 @@ class Server:
     """A MySQL-family server managed by kewpie."""
 
     server_type = "mysql"
+    clean_stop_when_discarded = True  # Galera nodes are killed instead (see discard)
 
     def __init__(self, name: str, index: int, tree: CodeTree, vardir: str, lease: PortLease,
                  options: list[Option], settings: ServerSettings,

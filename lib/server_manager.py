@@ -301,7 +301,9 @@ def stop_all(servers: list[Server], fast: bool = False) -> None:
     if fast:
         for server in running:
             server.stop_requested = True
-            if server.executor is not None:
+            if not server.clean_stop_when_discarded:
+                server.kill()
+            elif server.executor is not None:
                 server.executor.send(signal.SIGTERM)
         deadline = time.monotonic() + 5.0
         for server in running:

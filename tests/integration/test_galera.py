@@ -65,3 +65,18 @@ def test_failed_sst_is_reported_with_sst_log(kewpie):
     assert "SST log ---" in out
     assert "Access denied" in out  # what the donor's mariabackup said
     assert tagged(kewpie.workdir) == []
+
+
+def test_sigint_during_sst_leaves_nothing(kewpie):
+    import signal
+    proc = kewpie.popen("--suite=cluster_basic", "--no-cluster-snapshot")
+    for line in proc.stdout:
+        if "Taking clean db snapshot" in line or "Test execution begins" in line:
+            break
+    time.sleep(3)  # node 0 is up; node 1 is in the middle of its SST
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert time.monotonic() - sent < 15
+    assert tagged(kewpie.workdir) == []
