@@ -46,46 +46,39 @@ import argparse
 import glob
 import json
 import os
-import platform
-import pwd
 import shutil
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from typing import Sequence
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-VENV_PYTHON = os.path.join(ROOT, ".venv", "bin", "python")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import (KEWPIE_RUN_TIMEOUT, MARIADBD, ROOT, BenchError, Config,  # noqa: E402
+                      Series, Target, attempt, bench_parser, cache_root, clear_caches,
+                      default_server_user, echo_kewpie, enter_venv, install_db,
+                      kewpie_command, machine_info, measuring, parse_bench_args,
+                      prepare_workdir, publish, remove_workdir, render_report,
+                      stop_process)
 
-if (os.path.exists(VENV_PYTHON)
-        and os.path.realpath(sys.prefix) != os.path.realpath(os.path.join(ROOT, ".venv"))
-        and not os.environ.get("KEWPIE_NO_VENV")):
-    os.execv(VENV_PYTHON, [VENV_PYTHON, os.path.abspath(__file__), *sys.argv[1:]])
-sys.path.insert(0, ROOT)
+enter_venv(__file__)   # before anything the venv provides
 
 import pymysql  # noqa: E402
 
-from lib.logsetup import configure, get_logger  # noqa: E402
 from lib.errors import PortLeaseError  # noqa: E402
+from lib.logsetup import configure, get_logger  # noqa: E402
 from lib.logtail import tail_file  # noqa: E402
 from lib.ports import PortLease, PortLeaser, default_lock_dir  # noqa: E402
 from lib.workdir import MARKER, Workdir  # noqa: E402
 
-KEWPIE = os.path.join(ROOT, "kewpie.py")
 SUITE = "cluster_basic"
-MARIADBD = "/usr/sbin/mariadbd"
-INSTALL_DB = "/usr/bin/mariadb-install-db"
 GALERA_PROVIDER = "/usr/lib/galera/libgalera_smm.so"
 HOST = "127.0.0.1"
 NODES = 3
 POLL_INTERVAL = 0.020          # seconds between wsrep status polls of the reference
 NODE_SYNC_TIMEOUT = 180.0      # seconds one reference node may take to be Synced
-INSTALL_DB_TIMEOUT = 300.0     # seconds mariadb-install-db may take
-KEWPIE_RUN_TIMEOUT = 600.0     # seconds one kewpie run may take in all
 CLEANUP_TIMEOUT = 180.0        # seconds kewpie --mode=cleanup may take
 TARGET_WARM_MS = 3000.0        # warm 3-node cluster Synced
 TARGET_COLD_RATIO = 1.20       # kewpie cold median / reference median
@@ -94,57 +87,15 @@ WARM_FALLBACK_MARK = "forming it by SST instead"   # kewpie's warning when a war
 NO_SNAPSHOT_MARK = "could not snapshot the cluster"
 
 
-@dataclass(frozen=True)
-class Config:
-    """One configuration to time."""
-
-    key: str
-    label: str
-
-
 REFERENCE = Config("reference", "hand-made reference (rsync SST)")
 COLD = Config("cold", "kewpie cold (full SST)")
 WARM = Config("warm", "kewpie warm (snapshot)")
 CONFIGS: tuple[Config, ...] = (REFERENCE, COLD, WARM)
 
 
-@dataclass
-class Series:
-    """Samples of one configuration (ms) and the errors of failed runs."""
-
-    label: str
-    samples_ms: list[float] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        """True when at least one run succeeded."""
-        return bool(self.samples_ms)
-
-    def stats(self) -> dict[str, float | None]:
-        """min, median and max in ms (None when there is no sample)."""
-        if not self.samples_ms:
-            return {"min": None, "median": None, "max": None}
-        return {"min": min(self.samples_ms), "median": statistics.median(self.samples_ms),
-                "max": max(self.samples_ms)}
-
-
-class BenchError(Exception):
-    """The benchmark (or one run of it) cannot go on."""
-
-
 # ---------------------------------------------------------------- machine
-def machine_info() -> dict[str, str]:
-    """nproc, mariadbd --version, Galera package, kernel and date of this run."""
-    try:
-        nproc = len(os.sched_getaffinity(0))
-    except AttributeError:
-        nproc = os.cpu_count() or 0
-    try:
-        version = subprocess.run([MARIADBD, "--version"], capture_output=True, text=True,
-                                 timeout=30).stdout.strip()
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise BenchError(f"cannot run {MARIADBD} --version: {exc}") from exc
+def galera_info() -> dict[str, str]:
+    """Check the Galera provider and rsync are there; the Galera package, for machine_info."""
     if not os.path.isfile(GALERA_PROVIDER):
         raise BenchError(f"no Galera provider at {GALERA_PROVIDER}")
     if shutil.which("rsync") is None:
@@ -154,20 +105,7 @@ def machine_info() -> dict[str, str]:
                                 capture_output=True, text=True, timeout=30).stdout.strip()
     except (OSError, subprocess.TimeoutExpired):
         galera = ""
-    return {"date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "nproc": str(nproc),
-            "mariadbd": version, "galera": f"galera-4 {galera or '?'} ({GALERA_PROVIDER})",
-            "kernel": platform.release(), "python": platform.python_version()}
-
-
-def default_server_user() -> str | None:
-    """'mysql' when we run as root (like kewpie: rsync SST fails as root), else None."""
-    if os.geteuid() != 0:
-        return None
-    try:
-        pwd.getpwnam("mysql")
-    except KeyError as exc:
-        raise BenchError("running as root but there is no 'mysql' user") from exc
-    return "mysql"
+    return {"galera": f"galera-4 {galera or '?'} ({GALERA_PROVIDER})"}
 
 
 # ---------------------------------------------------------------- wsrep status
@@ -325,23 +263,6 @@ def wait_synced(nodes: list[RefNode], timeout: float) -> None:
         time.sleep(POLL_INTERVAL)
 
 
-def install_node0(node: RefNode, user: str | None) -> None:
-    """mariadb-install-db into node 0's datadir."""
-    argv = [INSTALL_DB, "--no-defaults", f"--datadir={node.data}",
-            "--auth-root-authentication-method=normal", "--skip-test-db"]
-    if user:
-        argv.insert(3, f"--user={user}")
-    log = os.path.join(node.home, "install-db.log")
-    with open(log, "wb") as out:
-        try:
-            rc = subprocess.run(argv, stdout=out, stderr=out, stdin=subprocess.DEVNULL,
-                                cwd=node.home, timeout=INSTALL_DB_TIMEOUT).returncode
-        except subprocess.TimeoutExpired as exc:
-            raise BenchError(f"{' '.join(argv)} took over {INSTALL_DB_TIMEOUT:.0f}s") from exc
-    if rc != 0:
-        raise BenchError(f"{' '.join(argv)} failed (exit {rc}):\n{tail_file(log)}")
-
-
 def reference_run(base_port: int, user: str | None) -> float:
     """Build the 3-node cluster by hand once; return ms from install-db to all Synced.
 
@@ -367,7 +288,7 @@ def reference_run(base_port: int, user: str | None) -> float:
             os.chmod(node.cnf, 0o644)
 
         start = time.monotonic()
-        install_node0(nodes[0], user)
+        install_db(nodes[0].home, user)
         nodes[0].start(user, new_cluster=True)
         wait_synced(nodes[:1], NODE_SYNC_TIMEOUT)
         for i in range(1, NODES):
@@ -385,26 +306,6 @@ def reference_run(base_port: int, user: str | None) -> float:
 
 
 # ---------------------------------------------------------------- kewpie runs
-def cache_root(workdir: str) -> str:
-    """The real directory behind ``<workdir>/cache`` (a link into /dev/shm)."""
-    return os.path.realpath(os.path.join(workdir, "cache"))
-
-
-def clear_caches(workdir: str) -> None:
-    """Delete the contents of the workdir's bootstrap and galera caches."""
-    root = cache_root(workdir)
-    for sub in ("bootstrap", "galera"):
-        real = os.path.join(root, sub)
-        if not os.path.isdir(real):
-            continue
-        for name in os.listdir(real):
-            path = os.path.join(real, name)
-            if os.path.isdir(path) and not os.path.islink(path):
-                shutil.rmtree(path)
-            else:
-                os.unlink(path)
-
-
 def has_snapshot(workdir: str) -> bool:
     """True when cache/galera holds a finished cluster snapshot."""
     return bool(glob.glob(os.path.join(cache_root(workdir), "galera", "*", "meta.json")))
@@ -427,13 +328,7 @@ def _run_logged(argv: list[str], timeout: float) -> tuple[int, float, str]:
             rc, ms = -1, (time.monotonic() - start) * 1000.0
             out.write(f"\n[bench] killed after {timeout:.0f}s\n".encode())
         finally:
-            if proc.poll() is None:   # timed out or interrupted: let kewpie stop its servers
-                proc.terminate()
-                try:
-                    proc.wait(timeout=60)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
+            stop_process(proc)   # timed out or interrupted: let kewpie stop its servers
         out.seek(0)
         text = out.read().decode(errors="replace")
     return rc, ms, text
@@ -448,12 +343,12 @@ def kewpie_start(workdir: str, base_port: int, verbose: bool) -> tuple[float, st
 
     Raises BenchError (with kewpie's last lines) unless kewpie exits 0.
     """
-    # Launched exactly as a user does: ./kewpie.py (shebang, then its venv re-exec).
-    argv = [KEWPIE, "--default-server-type=galera", f"--suite={SUITE}", "--start-and-exit",
-            f"--workdir={workdir}", f"--base-port={base_port}"]
+    argv = kewpie_command(workdir, base_port,
+                          ["--default-server-type=galera", f"--suite={SUITE}", "--start-and-exit"])
     rc, ms, text = _run_logged(argv, KEWPIE_RUN_TIMEOUT)
     if verbose:
-        sys.stdout.write("".join(f"    | {line}\n" for line in text.splitlines()))
+        for line in text.splitlines():
+            echo_kewpie(line)
     if rc != 0:
         raise BenchError(f"kewpie --start-and-exit: exit status {rc} after {ms:.0f} ms; "
                          f"last lines:\n{_last_lines(text)}")
@@ -467,8 +362,7 @@ def kewpie_cleanup(workdir: str) -> None:
     """
     if not os.path.exists(os.path.join(workdir, MARKER)):
         return
-    rc, _, text = _run_logged([KEWPIE, "--mode=cleanup", f"--workdir={workdir}"],
-                              CLEANUP_TIMEOUT)
+    rc, _, text = _run_logged(kewpie_command(workdir, None, ["--mode=cleanup"]), CLEANUP_TIMEOUT)
     if rc != 0:
         get_logger().error(f"kewpie --mode=cleanup --workdir={workdir} exited {rc}; "
                            f"last lines:\n{_last_lines(text)}")
@@ -495,7 +389,7 @@ def verify_cluster(workdir: str) -> None:
 
 def cold_run(workdir: str, base_port: int, verbose: bool) -> float:
     """Delete the caches, time one kewpie start, clean up; return ms."""
-    clear_caches(workdir)
+    clear_caches(workdir, ["bootstrap", "galera"])
     try:
         ms, text = kewpie_start(workdir, base_port, verbose)
         if NO_SNAPSHOT_MARK in text:
@@ -523,155 +417,65 @@ def warm_run(workdir: str, base_port: int, verbose: bool) -> float:
         kewpie_cleanup(workdir)
 
 
-def remove_workdir(path: str) -> None:
-    """Remove a bench workdir and the /dev/shm directories its links point to."""
-    if not os.path.isdir(path):
-        return
-    for name in os.listdir(path):
-        entry = os.path.join(path, name)
-        if os.path.islink(entry):
-            shutil.rmtree(os.path.realpath(entry), ignore_errors=True)
-    shutil.rmtree(path, ignore_errors=True)
-    shm = Workdir(path).shm_path
-    if os.path.isdir(shm):
-        shutil.rmtree(shm, ignore_errors=True)
-
-
-# ---------------------------------------------------------------- report
-def _fmt(value: float | None) -> str:
-    return "-" if value is None else f"{value:.0f}"
-
-
-def judge_below(name: str, value: float | None, target: float) -> dict[str, object]:
-    """A ms target line: PASS when value < target, MISS otherwise (or when unmeasured)."""
-    verdict = "PASS" if value is not None and value < target else "MISS"
-    shown = "n/a" if value is None else f"{value:.0f} ms"
-    return {"name": name, "value": value, "unit": "ms", "target": target,
-            "shown": shown, "target_text": f"target < {target:.0f} ms", "verdict": verdict}
-
-
-def judge_ratio(name: str, value: float | None, target: float) -> dict[str, object]:
-    """A ratio target line: PASS when value <= target, MISS otherwise (or when unmeasured)."""
-    verdict = "PASS" if value is not None and value <= target else "MISS"
-    shown = "n/a" if value is None else f"{value:.2f}"
-    return {"name": name, "value": value, "unit": "ratio", "target": target,
-            "shown": shown, "target_text": f"target <= {target:.2f}", "verdict": verdict}
-
-
-def render_report(info: dict[str, str], runs: int, series: list[Series],
-                  targets: list[dict[str, object]]) -> str:
-    """The final header, table and target lines as text."""
-    width = max(len(s.label) for s in series)
-    out = [
-        "",
-        "kewpie Galera cluster startup benchmark (3 nodes, all Synced)",
-        f"date:      {info['date']}",
-        f"machine:   nproc {info['nproc']}, kernel {info['kernel']}, python {info['python']}",
-        f"server:    {info['mariadbd']}",
-        f"provider:  {info['galera']}",
-        f"runs:      {runs} per configuration, interleaved (reference, cold, warm, reference, ...)",
-        f"scale:     {SCALE_NOTE}",
-        "",
-    ]
-    header = f"{'configuration':<{width}}  {'ok':>5}  {'min ms':>8}  {'median ms':>9}  {'max ms':>8}"
-    out += [header, "-" * len(header)]
-    for s in series:
-        st = s.stats()
-        ok = f"{len(s.samples_ms)}/{len(s.samples_ms) + len(s.errors)}"
-        out.append(f"{s.label:<{width}}  {ok:>5}  {_fmt(st['min']):>8}  {_fmt(st['median']):>9}  "
-                   f"{_fmt(st['max']):>8}")
-    out.append("")
-    for t in targets:
-        out.append(f"{t['name']:<18} {t['shown']:>8}   {t['target_text']:<16}   {t['verdict']}")
-    return "\n".join(out)
-
-
 # ---------------------------------------------------------------- main
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     """Command-line options."""
-    p = argparse.ArgumentParser(prog="bench/cluster_startup.py",
-                                description=__doc__.split("\n\n")[0])
-    p.add_argument("--runs", type=int, default=3, metavar="N",
-                   help="runs per configuration (default: 3)")
-    p.add_argument("--json", metavar="PATH", help="also write the figures to PATH as JSON")
-    p.add_argument("--workdir", metavar="DIR",
-                   help="kewpie workdir to use and keep (default: a fresh one under /tmp, "
-                        "removed at the end)")
-    p.add_argument("--base-port", type=int, default=9600, metavar="PORT",
-                   help="where kewpie's port leases start (default: 9600)")
+    p = bench_parser("bench/cluster_startup.py", __doc__, runs=3, base_port=9600,
+                     base_port_help="where kewpie's port leases start")
     p.add_argument("--ref-base-port", type=int, default=9700, metavar="PORT",
                    help="where the reference cluster's port leases start (default: 9700)")
-    p.add_argument("--verbose", action="store_true", help="echo kewpie's own output")
-    args = p.parse_args(argv)
-    if args.runs < 1:
-        p.error("--runs must be at least 1")
-    return args
+    return parse_bench_args(p, argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark, print the report; return the exit status."""
     args = parse_args(argv)
     log = configure(verbose=False)
-    own_workdir = args.workdir is None
-    workdir = os.path.abspath(args.workdir) if args.workdir else \
-        tempfile.mkdtemp(prefix="kewpie-bench-galera-", dir="/tmp")
-    os.makedirs(workdir, mode=0o755, exist_ok=True)
-    os.chmod(workdir, 0o755)
+    workdir, own_workdir = prepare_workdir(args.workdir, "kewpie-bench-galera-")
     results: dict[str, Series] = {c.key: Series(c.label) for c in CONFIGS}
     try:
-        info = machine_info()
-        user = default_server_user()
-        log.info(f"bench: {args.runs} run(s) per configuration, workdir {workdir}, "
-                 f"kewpie ports from {args.base_port}, reference ports from {args.ref_base_port}")
-        steps = (
-            (REFERENCE, lambda: reference_run(args.ref_base_port, user)),
-            (COLD, lambda: cold_run(workdir, args.base_port, args.verbose)),
-            (WARM, lambda: warm_run(workdir, args.base_port, args.verbose)),
-        )
-        for i in range(args.runs):
-            for config, step in steps:
-                series = results[config.key]
-                try:
-                    ms = step()
-                except BenchError as exc:
-                    series.errors.append(str(exc))
-                    log.error(f"{config.label}: run {i + 1}/{args.runs} failed: {exc}")
-                    continue
-                series.samples_ms.append(ms)
-                log.info(f"{config.label}: run {i + 1}/{args.runs}: {ms:.0f} ms")
-    except BenchError as exc:
-        log.error(f"the benchmark cannot run: {exc}")
-        return 2
-    except KeyboardInterrupt:
-        log.error("interrupted")
-        return 130
+        with measuring() as outcome:
+            info = machine_info(galera_info)
+            user = default_server_user()
+            log.info(f"bench: {args.runs} run(s) per configuration, workdir {workdir}, "
+                     f"kewpie ports from {args.base_port}, reference ports from {args.ref_base_port}")
+            steps = (
+                (REFERENCE, lambda: reference_run(args.ref_base_port, user)),
+                (COLD, lambda: cold_run(workdir, args.base_port, args.verbose)),
+                (WARM, lambda: warm_run(workdir, args.base_port, args.verbose)),
+            )
+            for i in range(args.runs):
+                for config, step in steps:
+                    series = results[config.key]
+                    ms = attempt(series, i, args.runs, step)
+                    if ms is not None:
+                        series.samples_ms.append(ms)
+                        log.info(f"{config.label}: run {i + 1}/{args.runs}: {ms:.0f} ms")
     finally:
         kewpie_cleanup(workdir)
         if own_workdir:
             remove_workdir(workdir)
+    if outcome.status is not None:
+        return outcome.status
 
     warm_med = results[WARM.key].stats()["median"]
     cold_med = results[COLD.key].stats()["median"]
     ref_med = results[REFERENCE.key].stats()["median"]
     ratio = None if cold_med is None or not ref_med else cold_med / ref_med
-    targets = [judge_below("warm start", warm_med, TARGET_WARM_MS),
-               judge_ratio("cold / reference", ratio, TARGET_COLD_RATIO)]
-    series = [results[c.key] for c in CONFIGS]
-    print(render_report(info, args.runs, series, targets), flush=True)
-
-    if args.json:
-        doc = {"machine": info, "runs": args.runs, "scale_note": SCALE_NOTE,
-               "series": {k: {**asdict(s), **s.stats()} for k, s in results.items()},
-               "targets": targets}
-        with open(args.json, "w") as fh:
-            json.dump(doc, fh, indent=2)
-            fh.write("\n")
-        log.info(f"figures written to {args.json}")
-    failed = [s.label for s in series if not s.ok]
-    if failed:
-        log.error(f"no successful run for: {', '.join(failed)}")
-        return 2
-    return 0
+    targets = [Target("warm start", warm_med, TARGET_WARM_MS),
+               Target("cold / reference", ratio, TARGET_COLD_RATIO, unit="ratio", inclusive=True)]
+    series_list = [results[c.key] for c in CONFIGS]
+    details = [f"provider:  {info['galera']}",
+               f"runs:      {args.runs} per configuration, interleaved "
+               f"(reference, cold, warm, reference, ...)",
+               f"scale:     {SCALE_NOTE}"]
+    report = render_report("kewpie Galera cluster startup benchmark (3 nodes, all Synced)",
+                           info, details, series_list, targets, name_width=18, text_width=16)
+    doc: dict[str, object] = {
+        "machine": info, "runs": args.runs, "scale_note": SCALE_NOTE,
+        "series": {k: s.to_json() for k, s in results.items()},
+        "targets": [t.to_json() for t in targets]}
+    return publish(report, series_list, args.json, doc)
 
 
 if __name__ == "__main__":

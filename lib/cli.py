@@ -51,6 +51,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="how Galera joiners get a full state transfer (default: rsync)")
     p.add_argument("--no-cluster-snapshot", action="store_true",
                    help="always form Galera clusters by SST (no warm start from a snapshot)")
+    p.add_argument("--xtrabackup-path", default="", metavar="PATH",
+                   help="Percona xtrabackup binary (default: mariadb-backup from the code tree, "
+                        "else xtrabackup on PATH)")
+    p.add_argument("--innobackupex-path", default="", metavar="PATH",
+                   help="Percona innobackupex script, for kewpie 2012 backup tests")
+    p.add_argument("--randgen-path", default="", metavar="DIR",
+                   help="a Perl randgen checkout (gentest.pl) to use instead of kewpie's "
+                        "built-in randgen engine")
     p.add_argument("--workdir", default=os.path.join(ROOT, "workdir"),
                    help="where servers' vardirs, logs and state live (default: ./workdir)")
     p.add_argument("--no-shm", action="store_true",
@@ -99,7 +107,10 @@ def config_from_args(argv: Sequence[str] | None) -> RunConfig:
         verbose=args.verbose, base_port=args.base_port, lock_dir=args.lock_dir,
         server_user=args.server_user, start_timeout=args.server_start_timeout,
         wsrep_provider_path=args.wsrep_provider_path, wsrep_sst_method=args.wsrep_sst_method,
-        cluster_snapshots=not args.no_cluster_snapshot)
+        cluster_snapshots=not args.no_cluster_snapshot,
+        xtrabackup_path=os.path.abspath(args.xtrabackup_path) if args.xtrabackup_path else "",
+        innobackupex_path=os.path.abspath(args.innobackupex_path) if args.innobackupex_path else "",
+        randgen_path=os.path.abspath(args.randgen_path) if args.randgen_path else "")
 
 
 def _raise_interrupted(signum: int, _frame: object) -> None:

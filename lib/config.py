@@ -33,4 +33,7 @@ class RunConfig:
     wsrep_provider_path: str = "/usr/lib/galera/libgalera_smm.so"
     wsrep_sst_method: str = "rsync"
     cluster_snapshots: bool = True
+    xtrabackup_path: str = ""
+    innobackupex_path: str = ""
+    randgen_path: str = ""
     root: str = ROOT

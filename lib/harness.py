@@ -195,7 +195,7 @@ class Harness:
         """Run the tests on bot0; return the exit status."""
         self.log.info("Creating 1 bot(s)")
         manager = self.make_manager("bot0")
-        system = SystemManager(self.workdir.path, self.config.root, self.tree)
+        system = SystemManager(self.workdir.path, self.config.root, self.tree, self.config)
         logdir = os.path.join(manager.bot_dir, "log")
         os.makedirs(logdir, exist_ok=True)
         executor = TestExecutor("bot0", system, manager, logdir, self.config.verbose)

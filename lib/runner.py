@@ -18,13 +18,16 @@ import lib.util.mysqlBaseTestCase as compat_base
 
 
 class SystemManager:
-    """kewpie 2012's ``test_executor.system_manager``: paths of this run."""
+    """kewpie 2012's ``test_executor.system_manager``: paths and the run config."""
 
-    def __init__(self, workdir: str, root: str, code_tree: Any) -> None:
+    def __init__(self, workdir: str, root: str, code_tree: Any, config: Any = None) -> None:
         self.workdir = workdir
         self.testdir = root
         self.code_tree = code_tree
-        self.randgen_path = os.path.join(root, "randgen")
+        self.config = config
+        self.randgen_path = (getattr(config, "randgen_path", "") or os.path.join(root, "randgen"))
+        self.xtrabackup_path = getattr(config, "xtrabackup_path", "")
+        self.innobackupex_path = getattr(config, "innobackupex_path", "")
 
 
 class TestExecutor:
