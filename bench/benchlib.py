@@ -198,11 +198,15 @@ def echo_kewpie(line: str) -> None:
 
 
 # ---------------------------------------------------------------- workdir
-def prepare_workdir(requested: str | None, prefix: str) -> tuple[str, bool]:
-    """The workdir to use, created and mode 755; and whether it is ours to remove.
+@contextmanager
+def bench_workdir(requested: str | None, prefix: str,
+                  cleanup: Callable[[str], None] | None = None) -> Iterator[str]:
+    """The kewpie workdir for the with-block (created if missing, mode 755).
 
-    requested (--workdir) is made if missing and kept at the end; without it
-    a fresh directory whose name starts with prefix is made under /tmp.
+    requested (--workdir) is kept at the end; without it a fresh directory
+    whose name starts with prefix is made under /tmp and removed at the end
+    (see :func:`remove_workdir`).  cleanup, when given, is called with the
+    path at the end, whatever happened, before any removal.
     """
     if requested:
         path = os.path.abspath(requested)
@@ -210,7 +214,13 @@ def prepare_workdir(requested: str | None, prefix: str) -> tuple[str, bool]:
     else:
         path = tempfile.mkdtemp(prefix=prefix, dir="/tmp")
     os.chmod(path, 0o755)
-    return path, not requested
+    try:
+        yield path
+    finally:
+        if cleanup is not None:
+            cleanup(path)
+        if not requested:
+            remove_workdir(path)
 
 
 def cache_root(workdir: str) -> str:

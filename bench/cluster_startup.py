@@ -57,11 +57,10 @@ from typing import Sequence
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchlib import (KEWPIE_RUN_TIMEOUT, MARIADBD, ROOT, BenchError, Config,  # noqa: E402
-                      Series, Target, attempt, bench_parser, cache_root, clear_caches,
-                      default_server_user, echo_kewpie, enter_venv, install_db,
-                      kewpie_command, machine_info, measuring, parse_bench_args,
-                      prepare_workdir, publish, remove_workdir, render_report,
-                      stop_process)
+                      Series, Target, attempt, bench_parser, bench_workdir, cache_root,
+                      clear_caches, default_server_user, echo_kewpie, enter_venv, install_db,
+                      kewpie_command, machine_info, measuring, parse_bench_args, publish,
+                      render_report, stop_process)
 
 enter_venv(__file__)   # before anything the venv provides
 
@@ -431,30 +430,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark, print the report; return the exit status."""
     args = parse_args(argv)
     log = configure(verbose=False)
-    workdir, own_workdir = prepare_workdir(args.workdir, "kewpie-bench-galera-")
     results: dict[str, Series] = {c.key: Series(c.label) for c in CONFIGS}
-    try:
-        with measuring() as outcome:
-            info = machine_info(galera_info)
-            user = default_server_user()
-            log.info(f"bench: {args.runs} run(s) per configuration, workdir {workdir}, "
-                     f"kewpie ports from {args.base_port}, reference ports from {args.ref_base_port}")
-            steps = (
-                (REFERENCE, lambda: reference_run(args.ref_base_port, user)),
-                (COLD, lambda: cold_run(workdir, args.base_port, args.verbose)),
-                (WARM, lambda: warm_run(workdir, args.base_port, args.verbose)),
-            )
-            for i in range(args.runs):
-                for config, step in steps:
-                    series = results[config.key]
-                    ms = attempt(series, i, args.runs, step)
-                    if ms is not None:
-                        series.samples_ms.append(ms)
-                        log.info(f"{config.label}: run {i + 1}/{args.runs}: {ms:.0f} ms")
-    finally:
-        kewpie_cleanup(workdir)
-        if own_workdir:
-            remove_workdir(workdir)
+    with bench_workdir(args.workdir, "kewpie-bench-galera-", cleanup=kewpie_cleanup) as workdir, \
+            measuring() as outcome:
+        info = machine_info(galera_info)
+        user = default_server_user()
+        log.info(f"bench: {args.runs} run(s) per configuration, workdir {workdir}, "
+                 f"kewpie ports from {args.base_port}, reference ports from {args.ref_base_port}")
+        steps = (
+            (REFERENCE, lambda: reference_run(args.ref_base_port, user)),
+            (COLD, lambda: cold_run(workdir, args.base_port, args.verbose)),
+            (WARM, lambda: warm_run(workdir, args.base_port, args.verbose)),
+        )
+        for i in range(args.runs):
+            for config, step in steps:
+                series = results[config.key]
+                ms = attempt(series, i, args.runs, step)
+                if ms is not None:
+                    series.samples_ms.append(ms)
+                    log.info(f"{config.label}: run {i + 1}/{args.runs}: {ms:.0f} ms")
     if outcome.status is not None:
         return outcome.status
 

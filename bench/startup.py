@@ -36,12 +36,11 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import (ROOT, KEWPIE_RUN_TIMEOUT, MARIADBD, BenchError, Config,  # noqa: E402
-                      Series, Target, attempt, bench_parser, clear_caches,
+from benchlib import (KEWPIE_RUN_TIMEOUT, MARIADBD, ROOT, BenchError, Config,  # noqa: E402
+                      Series, Target, attempt, bench_parser, bench_workdir, clear_caches,
                       default_server_user, echo_kewpie, enter_venv, install_db,
-                      kewpie_command, machine_info, measuring, parse_bench_args,
-                      prepare_workdir, publish, remove_workdir, render_report,
-                      stop_process)
+                      kewpie_command, machine_info, measuring, parse_bench_args, publish,
+                      render_report, stop_process)
 
 enter_venv(__file__)   # before anything the venv provides
 
@@ -217,21 +216,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark, print the report; return the exit status."""
     args = parse_args(argv)
     log = configure(verbose=False)
-    workdir, own_workdir = prepare_workdir(args.workdir, "kewpie-bench-workdir-")
     results: dict[str, StartupSeries] = {}
-    try:
-        with measuring() as outcome:
-            info = machine_info()
-            user = default_server_user()
-            log.info(f"bench: {args.runs} run(s) per configuration, workdir {workdir}")
-            bare, install_s = measure_bare(args.runs, args.base_port, user)
-            results["bare"] = bare
-            for config in CONFIGS:
-                results[config.key] = measure_kewpie(config, args.runs, workdir,
-                                                     args.base_port, args.verbose)
-    finally:
-        if own_workdir:
-            remove_workdir(workdir)
+    with bench_workdir(args.workdir, "kewpie-bench-workdir-") as workdir, \
+            measuring() as outcome:
+        info = machine_info()
+        user = default_server_user()
+        log.info(f"bench: {args.runs} run(s) per configuration, workdir {workdir}")
+        bare, install_s = measure_bare(args.runs, args.base_port, user)
+        results["bare"] = bare
+        for config in CONFIGS:
+            results[config.key] = measure_kewpie(config, args.runs, workdir, args.base_port,
+                                                 args.verbose)
     if outcome.status is not None:
         return outcome.status
 
