@@ -51,6 +51,23 @@ def build_parser() -> argparse.ArgumentParser:
                    help="how Galera joiners get a full state transfer (default: rsync)")
     p.add_argument("--no-cluster-snapshot", action="store_true",
                    help="always form Galera clusters by SST (no warm start from a snapshot)")
+    p.add_argument("--parallel", type=int, default=1, metavar="N",
+                   help="run N bots at once, each with its own servers (default: 1)")
+    p.add_argument("--junit-xml", default="", metavar="PATH",
+                   help="write a JUnit XML report for Jenkins' junit step")
+    p.add_argument("--shard", default="", metavar="K/N",
+                   help="run only the K-th of N disjoint slices of the selected tests")
+    p.add_argument("--timings-file", default="", metavar="PATH",
+                   help="test durations to balance --shard slices (every shard must get the "
+                        "same file; without one, shards are balanced by count)")
+    p.add_argument("--retry", type=int, default=0, metavar="N",
+                   help="rerun a failed test up to N times on fresh servers; a test that then "
+                        "passes is reported as flaky")
+    p.add_argument("--retry-failures-max", type=int, default=10, metavar="N",
+                   help="stop retrying once N tests have failed (default: 10)")
+    p.add_argument("--max-save-datadir", type=int, default=3, metavar="N",
+                   help="keep the datadirs of at most N failed tests in workdir/failed "
+                        "(logs are always kept; default: 3)")
     p.add_argument("--xtrabackup-path", default="", metavar="PATH",
                    help="Percona xtrabackup binary (default: mariadb-backup from the code tree, "
                         "else xtrabackup on PATH)")
@@ -91,6 +108,13 @@ def config_from_args(argv: Sequence[str] | None) -> RunConfig:
     args = build_parser().parse_args(argv)
     if args.repeat < 1:
         raise KewpieError("--repeat must be at least 1")
+    if args.parallel < 1:
+        raise KewpieError("--parallel must be at least 1")
+    if args.retry < 0 or args.retry_failures_max < 0 or args.max_save_datadir < 0:
+        raise KewpieError("--retry, --retry-failures-max and --max-save-datadir must be >= 0")
+    if args.shard:
+        from lib.scheduling import parse_shard
+        parse_shard(args.shard)
     if not 1024 <= args.base_port <= 64000:
         raise KewpieError("--base-port must be between 1024 and 64000")
     suitepaths = [os.path.abspath(p) for p in _split(args.suitepath)]
@@ -110,7 +134,11 @@ def config_from_args(argv: Sequence[str] | None) -> RunConfig:
         cluster_snapshots=not args.no_cluster_snapshot,
         xtrabackup_path=os.path.abspath(args.xtrabackup_path) if args.xtrabackup_path else "",
         innobackupex_path=os.path.abspath(args.innobackupex_path) if args.innobackupex_path else "",
-        randgen_path=os.path.abspath(args.randgen_path) if args.randgen_path else "")
+        randgen_path=os.path.abspath(args.randgen_path) if args.randgen_path else "",
+        parallel=args.parallel, junit_xml=os.path.abspath(args.junit_xml) if args.junit_xml else "",
+        shard=args.shard, timings_file=os.path.abspath(args.timings_file) if args.timings_file else "",
+        retry=args.retry, retry_failures_max=args.retry_failures_max,
+        max_save_datadir=args.max_save_datadir)
 
 
 def _raise_interrupted(signum: int, _frame: object) -> None:

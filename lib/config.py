@@ -36,4 +36,11 @@ class RunConfig:
     xtrabackup_path: str = ""
     innobackupex_path: str = ""
     randgen_path: str = ""
+    parallel: int = 1
+    junit_xml: str = ""
+    shard: str = ""
+    timings_file: str = ""
+    retry: int = 0
+    retry_failures_max: int = 10
+    max_save_datadir: int = 3
     root: str = ROOT

@@ -10,7 +10,7 @@ import uuid
 
 import psutil
 from types import MappingProxyType
-from typing import Mapping
+from typing import Callable, Mapping
 
 from lib.bootstrap import BootstrapCache
 from lib.codetree import CodeTree, discover
@@ -19,7 +19,14 @@ from lib.errors import EXIT_OK, EXIT_TEST_FAILED, CodeTreeError, UsageError
 from lib.logsetup import get_logger
 from lib.ports import PortLeaser, default_lock_dir
 from lib.process import TAG_RUN, TAG_WORKDIR, tagged_processes
+from lib.bots import BotPool
+from lib.evidence import EvidenceKeeper
+from lib.junit import write as write_junit
+from lib.logsetup import configure
+from lib.progress import Progress, wanted as progress_wanted
 from lib.report import Outcome, Reporter
+from lib.scheduling import parse_shard, shard
+from lib.timings import Timings
 from lib.runner import Runner, SystemManager, TestExecutor
 from lib.server import Server, ServerSettings
 from lib.describe import write_description
@@ -85,7 +92,6 @@ class Harness:
         self.run_id = uuid.uuid4().hex[:12]
         self.server_user = resolve_server_user(config.server_user)
         self.workdir = Workdir(config.workdir, config.use_shm, self.server_user)
-        self.state = StateFile(self.workdir.state_file)
         self.managers: list[ServerManager] = []
         self.tree: CodeTree | None = None
         self.keep_servers = False
@@ -98,7 +104,12 @@ class Harness:
         self.workdir.lock()
         self._locked = True
         if self.config.mode == "native":
-            stop_recorded(self.state, self.workdir.path)
+            stop_recorded(self.state_files(), self.workdir.path)
+            shutil.rmtree(self.workdir.failed_dir, ignore_errors=True)
+
+    def state_files(self) -> list[StateFile]:
+        """Every bot's record of running servers in this workdir."""
+        return [StateFile(path) for path in self.workdir.state_files()]
 
     def discover_tree(self) -> CodeTree:
         """Find the code tree's binaries and log kewpie's header."""
@@ -183,39 +194,89 @@ class Harness:
         return manager
 
     def write_state(self) -> None:
-        """Record live servers in the workdir (for --mode=cleanup)."""
+        """Record each bot's live servers in the workdir (for --mode=cleanup)."""
         run = {"pid": os.getpid(), "run_id": self.run_id, "workdir": self.workdir.path,
                "start_and_exit": self.config.start_and_exit,
                "basedir": self.tree.basedir if self.tree else self.config.basedir}
-        servers = [s.describe() for m in self.managers for s in m.servers]
-        self.state.write(run, servers)
+        for manager in self.managers:
+            StateFile(self.workdir.state_file_for(manager.bot_name)).write(
+                run, [s.describe() for s in manager.servers])
 
     # ------------------------------------------------------------------ modes
-    def run_tests(self, specs: list[TestSpec]) -> int:
-        """Run the tests on bot0; return the exit status."""
-        self.log.info("Creating 1 bot(s)")
-        manager = self.make_manager("bot0")
+    def make_runner(self, bot: str) -> Runner:
+        """A bot's runner: its server manager, test executor and evidence keeper."""
+        manager = self.make_manager(bot)
         system = SystemManager(self.workdir.path, self.config.root, self.tree, self.config)
         logdir = os.path.join(manager.bot_dir, "log")
         os.makedirs(logdir, exist_ok=True)
-        executor = TestExecutor("bot0", system, manager, logdir, self.config.verbose)
-        reporter = Reporter(self.log, self.config.verbose)
-        runner = Runner(manager, executor, reporter, self.config.test_timeout)
-        queue = [spec for spec in specs for _ in range(max(1, self.config.repeat))]
+        executor = TestExecutor(bot, system, manager, logdir, self.config.verbose)
+        log_file = (self.workdir.log_file if bot == "bot0" and self.config.parallel <= 1
+                    else self.workdir.bot_log_file(bot))
+        evidence = EvidenceKeeper(self.workdir.failed_dir, self.config.max_save_datadir, log_file)
+        return Runner(manager, executor, self.config.test_timeout, evidence)
+
+    def run_tests(self, specs: list[TestSpec]) -> int:
+        """Run the tests (sharded, on N bots, with retries); return the exit status."""
+        config = self.config
+        timings = Timings(self.workdir.timings_file)
+        if config.shard:
+            k, n = parse_shard(config.shard)
+            shard_weights = Timings(config.timings_file) if config.timings_file else None
+            before = len(specs)
+            specs = shard(specs, k, n, lambda s: s.full_name,
+                          (lambda s: shard_weights.weight(s.full_name)) if shard_weights
+                          else (lambda s: 1.0))
+            self.log.info(f"Shard {k}/{n}: {len(specs)} of {before} test(s)")
+        queue = [spec for spec in specs for _ in range(max(1, config.repeat))]
+        bots = max(1, min(config.parallel, len(queue) or 1))
+        self.log.info(f"Creating {bots} bot(s)")
+        reporter = Reporter(self.log, config.verbose, show_bot=bots > 1)
+        live = progress_wanted()
+        if live:
+            configure(config.verbose, logfile=self.workdir.log_file, progress_safe=True)
+        progress = Progress(len(queue), live)
         outcomes: list[Outcome] = []
+
+        def finished(outcome: Outcome) -> None:
+            """Record, report and count one finished test."""
+            outcomes.append(outcome)
+            timings.record(outcome.name, outcome.time_ms / max(1, outcome.attempts))
+            reporter.row(outcome)
+            progress.advance(outcome.status in ("fail", "timeout"))
+
         started = time.monotonic()
         reporter.table_header()
-        stopped_early = False
-        for spec in queue:
-            outcome = runner.run_one(spec)
-            outcomes.append(outcome)
-            reporter.row(outcome)
-            if outcome.status in ("fail", "timeout") and not self.config.force:
-                stopped_early = len(outcomes) < len(queue)
-                break
+        try:
+            if bots == 1:
+                stopped_early = self._run_in_process(queue, finished)
+            else:
+                pool = BotPool(self, bots)
+                stopped_early = pool.run(queue, lambda s: timings.weight(s.full_name), finished,
+                                         stop_on_failure=not config.force, retries=config.retry,
+                                         retry_max=config.retry_failures_max)
+        finally:
+            progress.close()
+            timings.save()
+            if config.junit_xml and outcomes:
+                write_junit(outcomes, config.junit_xml)
+                self.log.info(f"JUnit report: {config.junit_xml}")
         reporter.summary(outcomes, len(queue), time.monotonic() - started, stopped_early)
         failed = any(o.status in ("fail", "timeout") for o in outcomes)
-        return EXIT_TEST_FAILED if failed else EXIT_OK
+        return EXIT_TEST_FAILED if failed or stopped_early else EXIT_OK
+
+    def _run_in_process(self, queue: list[TestSpec], finished: "Callable[[Outcome], None]") -> bool:
+        """One bot in this process; True if stopped early after a failure."""
+        runner = self.make_runner("bot0")
+        failed = 0
+        for done, spec in enumerate(queue, start=1):
+            outcome = runner.run_with_retries(spec, self.config.retry,
+                                              lambda: failed < self.config.retry_failures_max)
+            finished(outcome)
+            if outcome.status in ("fail", "timeout"):
+                failed += 1
+                if not self.config.force:
+                    return done < len(queue)
+        return False
 
     def start_and_exit(self, specs: list[TestSpec]) -> int:
         """Start the first test's servers, describe them, and leave them running."""
@@ -249,7 +310,7 @@ class Harness:
             return EXIT_OK
         self.workdir.lock()
         self._locked = True
-        stopped = stop_recorded(self.state, self.workdir.path)
+        stopped = stop_recorded(self.state_files(), self.workdir.path)
         self.log.info("Stopping all running servers...")
         self.workdir.wipe_bots()
         self.log.info(f"Stopped {stopped} server process(es) of {self.workdir.path}")
@@ -273,8 +334,8 @@ class Harness:
                         proc.kill()
                     except psutil.Error:
                         pass
-                if self._locked:
-                    self.state.clear()
+                for manager in self.managers:
+                    StateFile(self.workdir.state_file_for(manager.bot_name)).clear()
         finally:
             if self._locked:
                 self.workdir.unlock()

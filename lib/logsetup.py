@@ -27,16 +27,26 @@ def get_logger() -> logging.Logger:
     return logging.getLogger(LOGGER_NAME)
 
 
-def configure(verbose: bool = False, stream: TextIO | None = None, logfile: str | None = None) -> logging.Logger:
-    """Attach kewpie-style handlers to the harness logger and return it."""
+def configure(verbose: bool = False, stream: TextIO | None = None, logfile: str | None = None,
+              console: bool = True, progress_safe: bool = False) -> logging.Logger:
+    """Attach kewpie-style handlers to the harness logger and return it.
+
+    console=False logs only to logfile (parallel bots); progress_safe prints
+    through the live progress line.
+    """
     logger = get_logger()
     for handler in list(logger.handlers):
         logger.removeHandler(handler)
         handler.close()
-    handler = logging.StreamHandler(stream or sys.stdout)
+    if progress_safe:
+        from lib.progress import TqdmHandler
+        handler: logging.Handler = TqdmHandler(stream or sys.stdout)
+    else:
+        handler = logging.StreamHandler(stream or sys.stdout)
     handler.setFormatter(KewpieFormatter())
     handler.setLevel(logging.DEBUG if verbose else logging.INFO)
-    logger.addHandler(handler)
+    if console:
+        logger.addHandler(handler)
     if logfile:
         fh = logging.FileHandler(logfile, mode="w")
         fh.setFormatter(KewpieFormatter())

@@ -12,6 +12,7 @@ import ctypes
 import grp
 import os
 import pwd
+import resource
 import signal
 import subprocess
 import time
@@ -30,10 +31,24 @@ def group_of(user: str) -> str:
     return grp.getgrgid(pwd.getpwnam(user).pw_gid).gr_name
 
 
-def _die_with_parent() -> None:
-    """preexec hook: ask the kernel to SIGKILL us when the harness dies."""
+def die_with_parent() -> None:
+    """Ask the kernel to SIGKILL this process when its parent dies."""
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def _server_preexec() -> None:
+    """preexec hook for servers: die with the harness, and allow core dumps."""
+    die_with_parent()
+    _allow_cores()
+
+
+def _allow_cores() -> None:
+    soft, hard = resource.getrlimit(resource.RLIMIT_CORE)
+    try:
+        resource.setrlimit(resource.RLIMIT_CORE, (hard, hard))
+    except (ValueError, OSError):
+        pass
 
 
 def pid_alive(pid: int, create_time: float | None = None) -> bool:
@@ -125,7 +140,7 @@ class ProcessExecutor:
                 start_new_session=True, pass_fds=self.pass_fds, cwd=self.cwd,
                 user=self.user, group=self._group(),
                 extra_groups=[] if self.user else None,
-                preexec_fn=_die_with_parent if self.die_with_parent else None)
+                preexec_fn=_server_preexec if self.die_with_parent else _allow_cores)
         self.started_at = time.monotonic()
         try:
             self.create_time = psutil.Process(self.proc.pid).create_time()

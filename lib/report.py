@@ -4,7 +4,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-STATUSES = ("pass", "fail", "skipped", "timeout")
+STATUSES = ("pass", "flaky", "fail", "skipped", "timeout")
 NAME_WIDTH = 55
 
 
@@ -18,30 +18,38 @@ class Outcome:
     bot: str = "bot0"
     message: str = ""
     methods: list[tuple[str, str, int]] = field(default_factory=list)
+    attempts: int = 1
+    earlier_failures: list[str] = field(default_factory=list)
+    evidence: str = ""
 
 
 class Reporter:
     """Writes rows and the summary through the harness logger."""
 
-    def __init__(self, log: logging.Logger, verbose: bool = False) -> None:
+    def __init__(self, log: logging.Logger, verbose: bool = False, show_bot: bool = False) -> None:
         self.log = log
         self.verbose = verbose
+        self.show_bot = show_bot
 
     def table_header(self) -> None:
         """The column titles before the first row."""
         self.log.info("Test execution begins...")
-        self.log.info(f"{'TEST NAME':<{NAME_WIDTH}} [ RESULT ]    TIME (ms)")
+        bot = f"{'BOT':<5} " if self.show_bot else ""
+        self.log.info(f"{'TEST NAME':<{NAME_WIDTH}} {bot}[ RESULT ]    TIME (ms)")
         self.log.info("=" * (NAME_WIDTH + 24))
 
     def row(self, outcome: Outcome) -> None:
         """One row per finished test, then its failure details."""
-        self.log.info(f"{outcome.name:<{NAME_WIDTH}} [ {outcome.status} ] {outcome.time_ms:>12}")
+        bot = f"{outcome.bot:<5} " if self.show_bot else ""
+        self.log.info(f"{outcome.name:<{NAME_WIDTH}} {bot}[ {outcome.status} ] {outcome.time_ms:>12}")
         if self.verbose:
             for method, status, ms in outcome.methods:
                 self.log.info(f"    {method:<{NAME_WIDTH - 4}} [ {status} ] {ms:>12}")
         if outcome.message and outcome.status != "pass":
             for line in outcome.message.rstrip().splitlines():
                 self.log.info(line)
+        if outcome.evidence:
+            self.log.info(f"evidence: {outcome.evidence}")
 
     def summary(self, outcomes: list[Outcome], selected: int, total_seconds: float,
                 stopped_early: bool) -> None:
@@ -61,6 +69,9 @@ class Reporter:
         failed = [o.name for o in outcomes if o.status in ("fail", "timeout")]
         if failed:
             self.log.info(f"FAILED TESTS: {' '.join(failed)}")
+        flaky = [o.name for o in outcomes if o.status == "flaky"]
+        if flaky:
+            self.log.info(f"FLAKY TESTS (failed, then passed on a retry): {' '.join(flaky)}")
         if stopped_early:
             self.log.info(f"Stopped after the first failure ({selected - executed} test(s) not "
                           f"run); use --force to run past failures")

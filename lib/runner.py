@@ -5,11 +5,12 @@ import os
 import signal
 import time
 import unittest
-from typing import Any
+from typing import Any, Callable
 
 from lib.errors import KewpieError, ServerError, TestTimeoutError
 from lib.logsetup import get_logger
-from lib.report import Outcome, Reporter
+from lib.evidence import EvidenceKeeper
+from lib.report import Outcome
 from lib.server import CompatLogger, Server
 from lib.server_manager import ServerManager
 from lib.suites import TestSpec
@@ -96,15 +97,50 @@ def _short_traceback(text: str, limit: int = 25) -> str:
 
 
 class Runner:
-    """Runs TestSpecs on one bot and reports a row for each."""
+    """Runs TestSpecs on one bot: servers, the test, crash checks, retries, evidence."""
 
-    def __init__(self, manager: ServerManager, executor: TestExecutor, reporter: Reporter,
-                 test_timeout: float = 0.0) -> None:
+    def __init__(self, manager: ServerManager, executor: TestExecutor,
+                 test_timeout: float = 0.0, evidence: EvidenceKeeper | None = None) -> None:
         self.manager = manager
         self.executor = executor
-        self.reporter = reporter
         self.test_timeout = test_timeout
+        self.evidence = evidence
         self.log = get_logger()
+
+    def run_with_retries(self, spec: TestSpec, retries: int = 0,
+                         may_retry: Callable[[], bool] = lambda: True) -> Outcome:
+        """Run spec; rerun a failure on fresh servers up to retries times.
+
+        A test that fails and then passes is 'flaky' (never a plain pass); one
+        that fails every attempt says how many it had.
+        """
+        outcome = self.run_one(spec)
+        failures: list[str] = []
+        total_ms = outcome.time_ms
+        while outcome.status in ("fail", "timeout") and len(failures) < retries and may_retry():
+            failures.append(self._attempt_text(outcome, len(failures) + 1))
+            self.log.info(f"{spec.full_name} failed on attempt {len(failures)}; retrying on "
+                          f"fresh servers")
+            self.manager.request_reset()
+            outcome = self.run_one(spec)
+            total_ms += outcome.time_ms
+        outcome.time_ms = total_ms
+        outcome.attempts = len(failures) + 1
+        if failures and outcome.status == "pass":
+            outcome.status = "flaky"
+            outcome.earlier_failures = failures
+            outcome.message = (f"passed on attempt {outcome.attempts} after "
+                               f"{len(failures)} failure(s):\n" + "\n".join(failures))
+        elif failures:
+            outcome.message = (f"failed all {outcome.attempts} attempts; the last one:\n"
+                               + outcome.message)
+            outcome.earlier_failures = failures
+        return outcome
+
+    @staticmethod
+    def _attempt_text(outcome: Outcome, attempt: int) -> str:
+        where = f" (evidence: {outcome.evidence})" if outcome.evidence else ""
+        return f"attempt {attempt}: {outcome.status}{where}\n{outcome.message}"
 
     def run_one(self, spec: TestSpec) -> Outcome:
         """Get servers, run the module's tests, check the servers, apply the reuse rule."""
@@ -113,8 +149,13 @@ class Runner:
             servers = self.manager.get_servers(spec.requirements)
         except ServerError as exc:  # environment problems (no binary, no ports) end the run
             ms = int((time.monotonic() - start) * 1000)
-            return Outcome(spec.full_name, "fail", ms, self.manager.bot_name,
-                           f"servers for {spec.full_name} could not be started: {exc}")
+            message = f"servers for {spec.full_name} could not be started: {exc}"
+            evidence = ""
+            if self.evidence is not None:
+                evidence = self.evidence.save(spec.full_name, message,
+                                              self.manager.last_servers, None).path
+            return Outcome(spec.full_name, "fail", ms, self.manager.bot_name, message,
+                           evidence=evidence)
         self._inject(spec, servers)
         result = TimedResult()
         suite = unittest.TestLoader().loadTestsFromModule(spec.module)
@@ -144,12 +185,21 @@ class Runner:
         ms = int((time.monotonic() - start) * 1000)
         status, message = self._judge(spec, result, servers, timed_out)
         passed = status in ("pass", "skipped")
+        evidence = ""
+        if not passed:
+            self.manager.teardown()  # quiet datadirs before they are copied
+            if self.evidence is not None:
+                saved = self.evidence.save(spec.full_name, message, servers, self.executor.logdir)
+                evidence = saved.path
+                if saved.backtrace:
+                    message += f"\n--- backtrace (top frames) ---\n{saved.backtrace}"
         try:
             self.manager.after_test(passed)
         except (KewpieError, ServerError) as exc:
             self.log.warning(f"resetting servers after {spec.full_name} failed: {exc}")
             self.manager.teardown(fast=True)
-        return Outcome(spec.full_name, status, ms, self.manager.bot_name, message, result.method_rows)
+        return Outcome(spec.full_name, status, ms, self.manager.bot_name, message,
+                       result.method_rows, evidence=evidence)
 
     def _inject(self, spec: TestSpec, servers: list[Server]) -> None:
         """Give the module its servers, the 2012 way and the modern way."""

@@ -175,6 +175,7 @@ class Server:
             Option("tmpdir", self.tmpdir), Option("secure-file-priv", self.vardir),
             Option("server-id", str(self.index + 1)), Option("skip-name-resolve"),
             Option("innodb-log-file-size", "16M"), Option("innodb-buffer-pool-size", "128M"),
+            Option("core-file"),
         ]
         if self.tree.version and self.tree.version.flavor != "mariadb":
             opts += [Option("mysqlx", "OFF", loose=True), Option("admin-address", HOST, loose=True)]

@@ -131,6 +131,7 @@ class ServerManager:
         self.kinds = kinds
         self.on_change = on_change
         self.servers: list[Server] = []
+        self.last_servers: list[Server] = []  # the latest set, kept for evidence after a failed start
         self.current: Requirements | None = None
         self.leases: list[PortLease] = []
         self.baseline: dict[str, dict[str, Any]] = {}
@@ -173,6 +174,7 @@ class ServerManager:
                                              self._lease(index), list(options), self.settings,
                                              on_change=self._notify))
         self.servers = servers
+        self.last_servers = servers
         self.restarts += 1
         try:
             kind.start_set(self, servers, reqs)

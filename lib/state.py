@@ -65,9 +65,9 @@ def pid_from_file(pid_file: str, cnf: str) -> int | None:
     return None
 
 
-def stop_recorded(state: StateFile, workdir: str,
+def stop_recorded(states: list[StateFile], workdir: str,
                   announce: Callable[[str], None] | None = None) -> int:
-    """Stop every server recorded in state plus any process tagged with workdir.
+    """Stop every server recorded in the state files plus any process tagged with workdir.
 
     Returns how many processes were stopped.
     """
@@ -75,7 +75,8 @@ def stop_recorded(state: StateFile, workdir: str,
     say = announce or log.info
     stopped = 0
     seen: set[int] = set()
-    for srv in state.read().get("servers", []):
+    recorded = [srv for state in states for srv in state.read().get("servers", [])]
+    for srv in recorded:
         pid = srv.get("pid")
         if pid and pid_alive(pid, srv.get("create_time")):
             say(f"Killing pid {pid} from {srv.get('pid_file', srv.get('vardir', '?'))}")
@@ -97,5 +98,6 @@ def stop_recorded(state: StateFile, workdir: str,
         say(f"Killing pid {proc.pid} tagged with workdir {workdir}")
         stop_foreign(proc.pid, proc.create_time())
         stopped += 1
-    state.clear()
+    for state in states:
+        state.clear()
     return stopped

@@ -36,8 +36,36 @@ class Workdir:
 
     @property
     def state_file(self) -> str:
-        """Where running servers are recorded."""
-        return os.path.join(self.path, "servers.json")
+        """Where bot0's running servers are recorded."""
+        return self.state_file_for("bot0")
+
+    def state_file_for(self, bot: str) -> str:
+        """A bot's record of running servers (servers.json for bot0)."""
+        name = "servers.json" if bot == "bot0" else f"servers-{bot}.json"
+        return os.path.join(self.path, name)
+
+    def state_files(self) -> list[str]:
+        """Every bot's state file present in the workdir."""
+        try:
+            names = os.listdir(self.path)
+        except OSError:
+            return []
+        return sorted(os.path.join(self.path, n) for n in names
+                      if n.startswith("servers") and n.endswith(".json"))
+
+    def bot_log_file(self, bot: str) -> str:
+        """A parallel bot's own log (the parent writes kewpie.log)."""
+        return os.path.join(self.path, f"kewpie-{bot}.log")
+
+    @property
+    def failed_dir(self) -> str:
+        """Evidence of failed tests (workdir/failed/<suite.test>/)."""
+        return os.path.join(self.path, "failed")
+
+    @property
+    def timings_file(self) -> str:
+        """Durations of tests in earlier runs."""
+        return os.path.join(self.path, "timings.json")
 
     @property
     def description_file(self) -> str:

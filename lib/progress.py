@@ -1,0 +1,49 @@
+"""A live progress line on a terminal (tqdm); plain rows only in CI or a pipe."""
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from typing import TextIO
+
+from tqdm import tqdm
+
+
+def wanted(stream: TextIO | None = None) -> bool:
+    """True on an interactive terminal outside CI."""
+    stream = stream or sys.stdout
+    return stream.isatty() and not os.environ.get("CI")
+
+
+class TqdmHandler(logging.StreamHandler):
+    """A log handler that prints above the progress bar instead of through it."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        """Write one formatted record with tqdm.write."""
+        try:
+            tqdm.write(self.format(record), file=self.stream)
+        except Exception:  # noqa: BLE001 - logging must not raise
+            self.handleError(record)
+
+
+class Progress:
+    """done/total, failures so far, elapsed and ETA; a no-op when disabled."""
+
+    def __init__(self, total: int, enabled: bool) -> None:
+        self.enabled = enabled
+        self.failures = 0
+        self.bar = tqdm(total=total, disable=not enabled, unit="test", leave=False,
+                        bar_format="{n_fmt}/{total_fmt} tests |{bar:20}| {postfix} "
+                                   "[{elapsed} elapsed, ETA {remaining}]")
+        self.bar.set_postfix_str("0 failed")
+
+    def advance(self, failed: bool) -> None:
+        """One more test finished."""
+        if failed:
+            self.failures += 1
+        self.bar.set_postfix_str(f"{self.failures} failed", refresh=False)
+        self.bar.update(1)
+
+    def close(self) -> None:
+        """Remove the bar."""
+        self.bar.close()

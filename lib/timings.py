@@ -1,0 +1,48 @@
+"""Test durations from earlier runs, kept in the workdir (``timings.json``).
+
+They order tests longest first and balance bots and shards.  Each entry is an
+exponential moving average of the test's wall time in ms.
+"""
+from __future__ import annotations
+
+import json
+import os
+import statistics
+
+SMOOTHING = 0.5
+
+
+class Timings:
+    """A name -> ms mapping loaded from and saved to a JSON file."""
+
+    def __init__(self, path: str | None) -> None:
+        self.path = path
+        self.ms: dict[str, float] = {}
+        if path:
+            try:
+                with open(path) as fh:
+                    data = json.load(fh)
+                self.ms = {str(k): float(v) for k, v in data.items()}
+            except (OSError, ValueError, AttributeError):
+                self.ms = {}
+
+    def weight(self, name: str) -> float:
+        """Known time of a test, or the median of known times (1000 ms if none)."""
+        if name in self.ms:
+            return self.ms[name]
+        return statistics.median(self.ms.values()) if self.ms else 1000.0
+
+    def record(self, name: str, ms: float) -> None:
+        """Fold one observed duration into the average."""
+        old = self.ms.get(name)
+        self.ms[name] = ms if old is None else SMOOTHING * ms + (1 - SMOOTHING) * old
+
+    def save(self) -> None:
+        """Write the file atomically (no-op without a path)."""
+        if not self.path:
+            return
+        tmp = f"{self.path}.tmp-{os.getpid()}"
+        with open(tmp, "w") as fh:
+            json.dump(self.ms, fh, indent=1, sort_keys=True)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, self.path)
