@@ -14,6 +14,7 @@ import multiprocessing
 import os
 import signal
 import time
+import traceback
 from multiprocessing.connection import Connection, wait
 from typing import TYPE_CHECKING, Callable, Hashable
 
@@ -49,14 +50,21 @@ def _worker(harness: "Harness", bot: str, conn: Connection, queue: list[TestSpec
             if message[0] == "stop":
                 break
             _, index, failed_so_far = message
-            outcome = runner.run_with_retries(queue[index], retries,
-                                              lambda: failed_so_far < retry_max)
+            try:
+                outcome = runner.run_with_retries(queue[index], retries,
+                                                  lambda: failed_so_far < retry_max)
+            except Exception as exc:  # noqa: BLE001 - a harness bug must not kill the bot
+                get_logger().debug("harness error in %s", queue[index].full_name, exc_info=True)
+                runner.manager.teardown(fast=True)
+                outcome = Outcome(queue[index].full_name, "fail", 0, bot,
+                                  f"kewpie internal error: {type(exc).__name__}: {exc}\n"
+                                  f"{traceback.format_exc(limit=8)}")
             current = runner.manager.current if runner.manager.servers else None
             conn.send((index, outcome, current))
     except (Interrupted, EOFError):
         interrupted = True
     finally:
-        harness.close(fast=interrupted)
+        harness.close(fast=interrupted, bot=bot)
         conn.close()
 
 

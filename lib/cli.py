@@ -166,8 +166,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return harness.cleanup()
         if config.list_only:
             from lib.suites import select_tests
-            for spec in select_tests(config.suites, config.tests, config.suitepaths,
-                                     config.default_server_type):
+            specs = select_tests(config.suites, config.tests, config.suitepaths,
+                                 config.default_server_type)
+            for spec in harness.apply_shard(specs, quiet=True):
                 print(spec.full_name)
             return 0
         harness.open_workdir()

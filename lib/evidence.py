@@ -119,5 +119,10 @@ def backtrace(binary: str, core: str, out_path: str) -> str:
         return f"(gdb failed: {exc})"
     with open(out_path, "w") as fh:
         fh.write(proc.stdout + proc.stderr)
-    frames = [line for line in proc.stdout.splitlines() if line.startswith("#")]
+    frames: list[str] = []
+    for line in proc.stdout.splitlines():
+        if line.startswith("#0") and frames:
+            break  # the crashing thread again, in 'thread apply all'
+        if line.startswith("#"):
+            frames.append(line)
     return "\n".join(frames[:TOP_FRAMES])

@@ -16,6 +16,7 @@ and forms the cluster cold.  See docs/galera.md.
 """
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import json
@@ -24,7 +25,7 @@ import shutil
 import signal
 import subprocess
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterator
 
 from lib.errors import QueryError, ServerError, ServerStartError
 from lib.galera import SST_GRANTS, SST_PASSWORD, SST_USER, GaleraServer, GraState
@@ -140,7 +141,8 @@ class ClusterFormer:
                                      f"failed, forming it by SST instead: {str(exc).splitlines()[0]}")
                     for node in nodes:
                         node.kill()
-                    shutil.rmtree(snap, ignore_errors=True)
+                    with snapshot_lock(snap, fcntl.LOCK_EX):
+                        shutil.rmtree(snap, ignore_errors=True)
             self.cold(nodes)
             if self.use_snapshots and len(nodes) > 1:
                 self.snapshot(nodes, snap)
@@ -194,6 +196,8 @@ class ClusterFormer:
         building = f"{target}.building-{os.getpid()}"
         try:
             fcntl.flock(lock_fd, fcntl.LOCK_EX)
+            if os.path.isfile(os.path.join(target, "meta.json")):
+                return  # another bot made it meanwhile; never replace one in use
             status = [n.wsrep_status() for n in nodes]
             positions = {(s["wsrep_local_state_uuid"], s["wsrep_last_committed"]) for s in status}
             if len(positions) != 1:
@@ -236,12 +240,26 @@ class ClusterFormer:
     # ------------------------------------------------------------ warm
     def warm(self, nodes: list[GaleraServer], snap: str) -> None:
         """Start all nodes together from the snapshot; they re-form the cluster."""
-        for i, node in enumerate(nodes):
-            self.manager.cache.copy_to(os.path.join(snap, f"n{i}", "data"), node.datadir)
+        with snapshot_lock(snap, fcntl.LOCK_SH):  # no bot deletes it while we copy
+            if not os.path.isfile(os.path.join(snap, "meta.json")):
+                raise ServerStartError(f"cluster snapshot {snap} disappeared")
+            for i, node in enumerate(nodes):
+                self.manager.cache.copy_to(os.path.join(snap, f"n{i}", "data"), node.datadir)
         for node in nodes:
             node.start(wait=False)
         wait_cluster(nodes, WARM_START_TIMEOUT)
 
+
+
+@contextlib.contextmanager
+def snapshot_lock(snap: str, mode: int) -> Iterator[None]:
+    """Hold the snapshot's lock file: shared to copy from it, exclusive to change it."""
+    fd = os.open(snap + ".lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, mode)
+        yield
+    finally:
+        os.close(fd)
 
 
 def form_galera_set(manager: "ServerManager", servers: list[Server], reqs: "Requirements") -> None:

@@ -18,7 +18,7 @@ from lib.config import RunConfig
 from lib.errors import EXIT_OK, EXIT_TEST_FAILED, CodeTreeError, UsageError
 from lib.logsetup import get_logger
 from lib.ports import PortLeaser, default_lock_dir
-from lib.process import TAG_RUN, TAG_WORKDIR, tagged_processes
+from lib.process import TAG_BOT, TAG_RUN, TAG_WORKDIR, tagged_processes
 from lib.bots import BotPool
 from lib.evidence import EvidenceKeeper
 from lib.junit import write as write_junit
@@ -35,7 +35,7 @@ from lib.galera_cluster import form_galera_set, wait_galera_applied
 from lib.server_manager import ServerKind, ServerManager, start_replicating_set, wait_replicas_applied
 from lib.state import StateFile, stop_recorded
 from lib.suites import TestSpec, select_tests, suite_requirements
-from lib.workdir import Workdir
+from lib.workdir import MIN_SHM_FREE, Workdir
 
 SERVER_KINDS: Mapping[str, ServerKind] = MappingProxyType({
     "mysql": ServerKind(Server, start_replicating_set, wait_replicas_applied),
@@ -92,6 +92,10 @@ class Harness:
         self.run_id = uuid.uuid4().hex[:12]
         self.server_user = resolve_server_user(config.server_user)
         self.workdir = Workdir(config.workdir, config.use_shm, self.server_user)
+        if self.workdir.use_shm and not self.workdir.shm_has_room():
+            self.log.warning(f"/dev/shm has less than {MIN_SHM_FREE >> 30} GiB free: keeping "
+                             f"vardirs on disk this run (as with --no-shm)")
+            self.workdir.use_shm = False
         self.managers: list[ServerManager] = []
         self.tree: CodeTree | None = None
         self.keep_servers = False
@@ -179,6 +183,7 @@ class Harness:
         env = dict(os.environ)
         env[TAG_WORKDIR] = self.workdir.path
         env[TAG_RUN] = self.run_id
+        env[TAG_BOT] = f"{self.run_id}/{bot}"
         settings = ServerSettings(user=self.server_user, env=env,
                                   die_with_parent=not self.config.start_and_exit,
                                   start_timeout=self.config.start_timeout,
@@ -203,6 +208,18 @@ class Harness:
                 run, [s.describe() for s in manager.servers])
 
     # ------------------------------------------------------------------ modes
+    def apply_shard(self, specs: list[TestSpec], quiet: bool = False) -> list[TestSpec]:
+        """This run's slice of specs under --shard K/N (all of them without it)."""
+        if not self.config.shard:
+            return specs
+        k, n = parse_shard(self.config.shard)
+        weights = Timings(self.config.timings_file) if self.config.timings_file else None
+        chosen = shard(specs, k, n, lambda s: s.full_name,
+                       (lambda s: weights.weight(s.full_name)) if weights else (lambda s: 1.0))
+        if not quiet:
+            self.log.info(f"Shard {k}/{n}: {len(chosen)} of {len(specs)} test(s)")
+        return chosen
+
     def make_runner(self, bot: str) -> Runner:
         """A bot's runner: its server manager, test executor and evidence keeper."""
         manager = self.make_manager(bot)
@@ -219,14 +236,7 @@ class Harness:
         """Run the tests (sharded, on N bots, with retries); return the exit status."""
         config = self.config
         timings = Timings(self.workdir.timings_file)
-        if config.shard:
-            k, n = parse_shard(config.shard)
-            shard_weights = Timings(config.timings_file) if config.timings_file else None
-            before = len(specs)
-            specs = shard(specs, k, n, lambda s: s.full_name,
-                          (lambda s: shard_weights.weight(s.full_name)) if shard_weights
-                          else (lambda s: 1.0))
-            self.log.info(f"Shard {k}/{n}: {len(specs)} of {before} test(s)")
+        specs = self.apply_shard(specs)
         queue = [spec for spec in specs for _ in range(max(1, config.repeat))]
         bots = max(1, min(config.parallel, len(queue) or 1))
         self.log.info(f"Creating {bots} bot(s)")
@@ -317,8 +327,12 @@ class Harness:
         return EXIT_OK
 
     # ------------------------------------------------------------------ end
-    def close(self, fast: bool = False) -> None:
-        """Stop every server this run started (unless --start-and-exit kept them)."""
+    def close(self, fast: bool = False, bot: str | None = None) -> None:
+        """Stop every server this run started (unless --start-and-exit kept them).
+
+        A parallel bot passes its name: it then sweeps only what it started,
+        never the other bots' servers.
+        """
         try:
             if self.keep_servers:
                 for manager in self.managers:
@@ -328,7 +342,11 @@ class Harness:
                     self.log.info("Stopping all running servers...")
                 for manager in self.managers:
                     manager.shutdown(fast=fast)
-                for proc in tagged_processes(TAG_RUN, self.run_id):  # anything they left
+                    # Vardirs live in RAM (/dev/shm): free them; evidence of failures is on disk.
+                    self.workdir.empty_dir(manager.bot_dir)
+                leftovers = (tagged_processes(TAG_BOT, f"{self.run_id}/{bot}") if bot
+                             else tagged_processes(TAG_RUN, self.run_id))
+                for proc in leftovers:  # anything the servers left behind
                     try:
                         self.log.warning(f"killing leftover process {proc.pid} ({proc.name()})")
                         proc.kill()

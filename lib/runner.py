@@ -7,7 +7,7 @@ import time
 import unittest
 from typing import Any, Callable
 
-from lib.errors import KewpieError, ServerError, TestTimeoutError
+from lib.errors import KewpieError, QueryError, ServerError, TestTimeoutError
 from lib.logsetup import get_logger
 from lib.evidence import EvidenceKeeper
 from lib.report import Outcome
@@ -147,7 +147,7 @@ class Runner:
         start = time.monotonic()
         try:
             servers = self.manager.get_servers(spec.requirements)
-        except ServerError as exc:  # environment problems (no binary, no ports) end the run
+        except (ServerError, QueryError) as exc:  # environment problems (no binary...) end the run
             ms = int((time.monotonic() - start) * 1000)
             message = f"servers for {spec.full_name} could not be started: {exc}"
             evidence = ""

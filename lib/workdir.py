@@ -21,6 +21,7 @@ from lib.errors import UsageError
 
 MARKER = ".kewpie-workdir"
 SHM_ROOT = "/dev/shm"
+MIN_SHM_FREE = 2 << 30  # below this, vardirs go to disk: a full tmpfs stalls the machine
 
 
 class Workdir:
@@ -154,6 +155,33 @@ class Workdir:
         self._link_or_dir("cache", wipe=False)
         os.makedirs(self.cache_dir, mode=0o755, exist_ok=True)
         return self.cache_dir
+
+    def shm_has_room(self) -> bool:
+        """True when /dev/shm has at least MIN_SHM_FREE bytes free."""
+        try:
+            return shutil.disk_usage(SHM_ROOT).free >= MIN_SHM_FREE
+        except OSError:
+            return False
+
+    @staticmethod
+    def empty_dir(path: str) -> None:
+        """Remove what a directory holds (it stays); never follows links out of it."""
+        real = os.path.realpath(path)
+        if not os.path.isdir(real):
+            return
+        for name in os.listdir(real):
+            entry = os.path.join(real, name)
+            if os.path.isdir(entry) and not os.path.islink(entry):
+                shutil.rmtree(entry, ignore_errors=True)
+            else:
+                try:
+                    os.unlink(entry)
+                except OSError:
+                    pass
+
+    def remove_shm(self) -> None:
+        """Delete this workdir's directory in /dev/shm (caches included)."""
+        shutil.rmtree(self.shm_path, ignore_errors=True)
 
     def wipe_bots(self) -> None:
         """Remove every bot directory and the description (cleanup mode)."""

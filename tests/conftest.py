@@ -61,3 +61,16 @@ def kewpie(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequ
     for proc in leftovers:  # stop by pid what the test leaked, then fail
         proc.kill()
     assert not leftovers, f"servers left running: {[p.pid for p in leftovers]}"
+
+
+@pytest.fixture(autouse=True)
+def _free_shm_after_test(tmp_path_factory: pytest.TempPathFactory):
+    """Each test's kewpie workdirs keep caches in /dev/shm (RAM): remove them afterwards."""
+    yield
+    from lib.workdir import Workdir
+    base = str(tmp_path_factory.getbasetemp())
+    for dirpath, dirnames, _ in os.walk(base):
+        if os.path.basename(dirpath) == "wd" or ".kewpie-workdir" in os.listdir(dirpath):
+            if not tagged(dirpath):
+                Workdir(dirpath).remove_shm()
+            dirnames[:] = []
