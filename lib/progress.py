@@ -33,15 +33,14 @@ class Progress:
         self.enabled = enabled
         self.failures = 0
         self.bar = tqdm(total=total, disable=not enabled, unit="test", leave=False,
-                        bar_format="{n_fmt}/{total_fmt} tests |{bar:20}| {postfix} "
-                                   "[{elapsed} elapsed, ETA {remaining}]")
-        self.bar.set_postfix_str("0 failed")
+                        desc="0 failed", bar_format="{n_fmt}/{total_fmt} tests |{bar:20}| "
+                                                    "{desc} [{elapsed} elapsed, ETA {remaining}]")
 
     def advance(self, failed: bool) -> None:
         """One more test finished."""
         if failed:
             self.failures += 1
-        self.bar.set_postfix_str(f"{self.failures} failed", refresh=False)
+        self.bar.set_description_str(f"{self.failures} failed", refresh=False)
         self.bar.update(1)
 
     def close(self) -> None:
