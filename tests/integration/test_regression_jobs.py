@@ -99,3 +99,20 @@ def test_start_and_exit_with_parallel_uses_bot0(kewpie):
         assert os.path.exists(os.path.join(kewpie.workdir, "servers.json"))
     finally:
         assert kewpie.run("--mode=cleanup").returncode == 0
+
+
+def test_progress_line_on_a_terminal_only(kewpie):
+    import shutil
+    import subprocess
+    if not shutil.which("script"):
+        import pytest
+        pytest.skip("script (util-linux) is not installed")
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    env["KEWPIE_NO_VENV"] = "1"
+    cmd = " ".join(kewpie.cmd("--suite=main", "basic"))
+    tty = subprocess.run(["script", "-qec", f"stty cols 120 rows 30; {cmd}", "/dev/null"],
+                         capture_output=True, text=True, env=env, timeout=300)
+    assert tty.returncode == 0, tty.stdout[-2000:]
+    assert re.search(r"\d/1 tests \|.*\| 0 failed \[", tty.stdout)
+    plain = kewpie.run("--suite=main", "basic")
+    assert plain.returncode == 0 and "tests |" not in plain.stdout
