@@ -82,8 +82,24 @@ def build_parser() -> argparse.ArgumentParser:
                    help="keep vardirs on disk instead of linking them to /dev/shm")
     p.add_argument("--start-and-exit", action="store_true",
                    help="start the first selected test's servers, print them, exit, leave them running")
-    p.add_argument("--mode", default="native", choices=["native", "cleanup"],
-                   help="native: run tests; cleanup: stop servers left in --workdir")
+    p.add_argument("--mode", default="native", choices=["native", "cleanup", "sweep"],
+                   help="native: run tests; cleanup: stop servers left in --workdir; "
+                        "sweep: run a sysbench sweep file (docs/sysbench.md)")
+    p.add_argument("--sweep-file", default="", metavar="PATH",
+                   help="with --mode=sweep: the JSON sweep to run")
+    p.add_argument("--label", default="", metavar="NAME",
+                   help="with --mode=sweep: store the sweep under this label (default: its name)")
+    p.add_argument("--sweep-out", default="", metavar="DIR",
+                   help="with --mode=sweep: where the table, CSV, JSON and PNGs go "
+                        "(default: workdir/sweeps/<name>-<time>)")
+    p.add_argument("--baseline", default="", metavar="LABEL|last",
+                   help="with --mode=sweep: compare with a stored sweep (a label, or 'last' "
+                        "with the same context); exit 1 on a regression")
+    p.add_argument("--tolerance", type=float, default=0.10, metavar="FRACTION",
+                   help="allowed throughput drop beyond the repeats' noise (default: 0.10)")
+    p.add_argument("--results-db-dsn", default="", metavar="DSN",
+                   help="store sweep results in a MySQL-family server "
+                        "(mysql://user:pass@host:port/db) instead of workdir/results.sqlite")
     p.add_argument("--force", action="store_true",
                    help="run every test even after a failure (default: stop at the first)")
     p.add_argument("--repeat", type=int, default=1, metavar="N", help="run each test N times")
@@ -112,6 +128,8 @@ def config_from_args(argv: Sequence[str] | None) -> RunConfig:
         raise KewpieError("--parallel must be at least 1")
     if args.retry < 0 or args.retry_failures_max < 0 or args.max_save_datadir < 0:
         raise KewpieError("--retry, --retry-failures-max and --max-save-datadir must be >= 0")
+    if args.mode == "sweep" and not args.sweep_file:
+        raise KewpieError("--mode=sweep needs --sweep-file PATH")
     if args.shard:
         from lib.scheduling import parse_shard
         parse_shard(args.shard)
@@ -138,7 +156,10 @@ def config_from_args(argv: Sequence[str] | None) -> RunConfig:
         parallel=args.parallel, junit_xml=os.path.abspath(args.junit_xml) if args.junit_xml else "",
         shard=args.shard, timings_file=os.path.abspath(args.timings_file) if args.timings_file else "",
         retry=args.retry, retry_failures_max=args.retry_failures_max,
-        max_save_datadir=args.max_save_datadir)
+        max_save_datadir=args.max_save_datadir,
+        sweep_file=os.path.abspath(args.sweep_file) if args.sweep_file else "",
+        sweep_label=args.label, sweep_out=os.path.abspath(args.sweep_out) if args.sweep_out else "",
+        baseline=args.baseline, tolerance=args.tolerance, results_db_dsn=args.results_db_dsn)
 
 
 def _raise_interrupted(signum: int, _frame: object) -> None:
@@ -174,6 +195,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         harness.open_workdir()
         configure(config.verbose, logfile=harness.workdir.log_file)
         harness.discover_tree()
+        if config.mode == "sweep":
+            from lib.sysbench.mode import run_sweep_mode
+            status = run_sweep_mode(harness)
+            return status
         specs = harness.select()
         if config.start_and_exit:
             status = harness.start_and_exit(specs)

@@ -43,4 +43,10 @@ class RunConfig:
     retry: int = 0
     retry_failures_max: int = 10
     max_save_datadir: int = 3
+    sweep_file: str = ""
+    sweep_label: str = ""
+    sweep_out: str = ""
+    baseline: str = ""
+    tolerance: float = 0.10
+    results_db_dsn: str = ""
     root: str = ROOT

@@ -167,9 +167,10 @@ class Harness:
         self.log.info(f"wsrep_provider: {provider}")
         self.log.info(f"wsrep_sst_method: {self.config.wsrep_sst_method}")
 
-    def make_manager(self, bot: str) -> ServerManager:
-        """A server manager for one bot."""
-        assert self.tree is not None
+    def make_manager(self, bot: str, tree: CodeTree | None = None) -> ServerManager:
+        """A server manager for one bot (on the run's code tree unless another is given)."""
+        tree = tree or self.tree
+        assert tree is not None
         bot_dir = os.path.realpath(self.workdir.prepare_bot(bot))
         if self.server_user:
             check_reachable(bot_dir, self.server_user)
@@ -192,8 +193,8 @@ class Harness:
                                   wsrep_provider=self.config.wsrep_provider_path,
                                   wsrep_sst_method=self.config.wsrep_sst_method,
                                   cluster_snapshots=self.config.cluster_snapshots)
-        cache = BootstrapCache(os.path.realpath(self.workdir.prepare_cache()), self.tree, self.server_user)
-        manager = ServerManager(bot, bot_dir, self.tree, leaser, cache, settings, SERVER_KINDS,
+        cache = BootstrapCache(os.path.realpath(self.workdir.prepare_cache()), tree, self.server_user)
+        manager = ServerManager(bot, bot_dir, tree, leaser, cache, settings, SERVER_KINDS,
                                 on_change=self.write_state)
         self.managers.append(manager)
         return manager

@@ -1,0 +1,1 @@
+"""sysbench loads and benchmark sweeps: run, parse, store, plot, compare."""

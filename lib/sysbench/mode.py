@@ -1,0 +1,85 @@
+"""``./kewpie.py --mode=sweep``: run a sweep file on kewpie's servers, store, plot, compare."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import time
+from typing import TYPE_CHECKING
+
+from lib.codetree import discover
+from lib.errors import EXIT_OK, EXIT_TEST_FAILED, UsageError
+from lib.logsetup import get_logger
+from lib.options import parse_options
+from lib.server import Server
+from lib.server_manager import Requirements
+from lib.sysbench.outputs import table, write_all
+from lib.sysbench.regression import compare
+from lib.sysbench.results import ResultsDB
+from lib.sysbench.sweep import SweepSpec, run_sweep
+
+if TYPE_CHECKING:
+    from lib.harness import Harness
+
+
+def context_key(spec: SweepSpec, versions: list[str]) -> str:
+    """Sweeps with the same key are comparable ('last' baseline)."""
+    parts = [spec.workload, spec.tables, spec.table_size, spec.duration, spec.threads,
+             spec.variable, spec.values, sorted(spec.server_options), sorted(versions)]
+    return hashlib.sha1(json.dumps(parts, default=str).encode()).hexdigest()[:16]
+
+
+def run_sweep_mode(harness: "Harness") -> int:
+    """Run config.sweep_file, store it, write outputs, compare with config.baseline."""
+    config = harness.config
+    log = get_logger()
+    spec = SweepSpec.from_file(config.sweep_file)
+    managers: dict[str, tuple] = {}
+
+    def server_for(basedir: str, options: list[str]) -> Server:
+        """A running server of basedir with options (restarted in place when they change)."""
+        key = basedir or config.basedir
+        if key in managers:
+            manager, server = managers[key]
+            if server.server_options != [o.as_arg() for o in parse_options(options)]:
+                server.restart(options)
+            return server
+        tree = harness.tree if key == config.basedir else discover(key)
+        manager = harness.make_manager(f"bot{len(managers)}", tree=tree)
+        server = manager.get_servers(Requirements("mysql", (tuple(parse_options(options)),)))[0]
+        managers[key] = (manager, server)
+        return server
+
+    out_dir = config.sweep_out or os.path.join(
+        harness.workdir.path, "sweeps", f"{spec.name}-{time.strftime('%Y%m%d-%H%M%S')}")
+    context = {"machine": {"host": platform.node(), "nproc": os.cpu_count(),
+                           "kernel": platform.release()},
+               "time": time.strftime("%Y-%m-%dT%H:%M:%S"), "shm": harness.workdir.use_shm}
+    sweep = run_sweep(spec, server_for, os.path.join(out_dir, "logs"), context)
+    versions = sorted({r.version for r in sweep.runs})
+    sweep.context.update({"versions": versions, "key": context_key(spec, versions),
+                          "flavor": harness.tree.version.flavor if harness.tree and harness.tree.version else "",
+                          "options": spec.server_options})
+    db = ResultsDB(sqlite_path=os.path.join(harness.workdir.path, "results.sqlite"),
+                   dsn=config.results_db_dsn or None)
+    label = config.sweep_label or spec.name
+    sweep_id = db.save(sweep, label)
+    paths = write_all(sweep, out_dir)
+    for line in table(sweep).splitlines():
+        log.info(line)
+    log.info(f"sweep stored as #{sweep_id} (label {label!r}); files in {out_dir}: "
+             f"{', '.join(os.path.basename(p) for p in paths.values())}")
+    if not config.baseline:
+        return EXIT_OK
+    base_id = db.find(config.baseline, sweep.context["key"], exclude_id=sweep_id)
+    if base_id is None:
+        raise UsageError(f"no baseline {config.baseline!r} in the results database")
+    verdict = compare(sweep, db.load(base_id), config.tolerance)
+    log.info(f"comparison with baseline sweep #{base_id} ({config.baseline}):")
+    for line in verdict.lines:
+        log.info(f"  {line}")
+    for line in verdict.regressions:
+        log.error(line)
+    log.info("no regression" if verdict.ok else f"{len(verdict.regressions)} regression(s)")
+    return EXIT_OK if verdict.ok else EXIT_TEST_FAILED

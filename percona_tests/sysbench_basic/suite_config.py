@@ -1,0 +1,2 @@
+# One server for short sysbench sweeps.
+server_requirements = [['--innodb-buffer-pool-size=256M']]
