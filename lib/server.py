@@ -127,6 +127,11 @@ class Server:
     master_port = port
 
     @property
+    def cnf_file(self) -> str:
+        """kewpie 2012 name of the server's option file (``cnf_path``)."""
+        return self.cnf_path
+
+    @property
     def type(self) -> str:
         """kewpie 2012 name for the server type."""
         return self.server_type

@@ -95,6 +95,66 @@ class KewpieTestCase(unittest.TestCase):
         self.assertEqual(ctx.exception.code, code, f"expected error {code}, got {ctx.exception}")
         return ctx.exception
 
+    # ------------------------------------------------------------ randgen
+    def randgen(self, server: Server | None = None, grammar: str | None = None,
+                gendata: str | bool | None = None, queries: int = 1000, threads: int = 1,
+                duration: float = 3600.0, seed: int = 1, schema: str = "test",
+                **options: Any) -> Any:
+        """Run a randgen load on server (default: the first); a ``RandgenResult``.
+
+        Paths are relative to the randgen folder (the project's ``randgen/``,
+        or a Perl checkout given with ``--randgen-path``); ``gendata=True`` is
+        the simple data set.  See :func:`lib.util.randgen_methods.randgen_load`
+        and docs/randgen.md; check it with ``result.ok`` / ``result.check()``.
+        """
+        from lib.util.randgen_methods import randgen_load
+        return randgen_load(self.test_executor, server or self.servers[0], grammar, gendata,
+                            queries, threads, duration, seed, schema, **options)
+
+    # ------------------------------------------------------------ backups
+    def backups(self, server: Server) -> Any:
+        """A :class:`lib.backup.ServerBackups` for server, in ``<bot>/backups/<test module>/``.
+
+        The tool is ``--xtrabackup-path`` if given, else the code tree's
+        mariabackup (or xtrabackup).  The directory is removed when the test
+        passes and kept for a look when it fails.
+        """
+        from lib.backup import ServerBackups
+        system = getattr(self.test_executor, "system_manager", None)
+        label = ".".join(type(self).__module__.split(".")[-2:])
+        session = ServerBackups(server, label=label,
+                                xtrabackup_path=getattr(system, "xtrabackup_path", "") or "")
+        self.addCleanup(self._remove_backups_if_passed, session)
+        return session
+
+    def _remove_backups_if_passed(self, session: Any) -> None:
+        result = getattr(getattr(self, "_outcome", None), "result", None)
+        if result is None:
+            return
+        failed = [t for t, _ in list(result.failures) + list(result.errors) if t is self]
+        if not failed:
+            session.remove()
+
+    def snapshot(self, server: Server, schemas: list[str] | None = None) -> Any:
+        """A :class:`lib.backup.Snapshot` (dump and checksums) of schemas on server."""
+        from lib.backup import take_snapshot
+        return take_snapshot(server, schemas)
+
+    def assertMatchesSnapshot(self, snapshot: Any, server: Server, dumps: bool = True) -> None:
+        """Fail with the differing tables and a dump diff unless server matches snapshot."""
+        from lib.backup import compare_snapshot
+        result = compare_snapshot(snapshot, server, dumps)
+        if not result.equal:
+            self.fail(f"{server.name} does not match the snapshot of {snapshot.server_name}:\n"
+                      f"{result}")
+
+    def assertTablesCheck(self, server: Server, schemas: list[str] | None = None) -> None:
+        """Fail with the problems CHECK TABLE reports on schemas' tables."""
+        from lib.backup import check_tables
+        problems = check_tables(server, schemas)
+        if problems:
+            self.fail(f"CHECK TABLE on {server.name}:\n" + "\n".join(problems))
+
 
 class ClusterTestCase(KewpieTestCase):
     """KewpieTestCase plus Galera helpers: sync, causal reads, kill and rejoin.

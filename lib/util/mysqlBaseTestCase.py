@@ -72,3 +72,33 @@ class mysqlBaseTestCase(unittest.TestCase):  # noqa: N801 - the 2012 name
     def filter_data(self, input_data: list[str], filter_text: str) -> list[str]:
         """See :func:`lib.util.mysql_methods.filter_data`."""
         return mysql_methods.filter_data(input_data, filter_text)
+
+    def execute_randgen(self, test_cmd: str, test_executor: Any, servers: Any,
+                        schema: str = "test") -> tuple[int, str | None]:
+        """See :func:`lib.util.randgen_methods.execute_randgen`."""
+        from lib.util import randgen_methods
+        return randgen_methods.execute_randgen(test_cmd, test_executor, servers, schema)
+
+    def innobackupex_backup(self, innobackupex_path: str | None, xtrabackup_path: str | None,
+                            output_path: str, server: Any, backup_path: str,
+                            extra_opts: str | None = None) -> tuple[int, str]:
+        """See :func:`lib.util.backup_methods.innobackupex_backup`."""
+        from lib.util import backup_methods
+        return backup_methods.innobackupex_backup(innobackupex_path, xtrabackup_path, output_path,
+                                                  server, backup_path, extra_opts)
+
+    def innobackupex_prepare(self, innobackupex_path: str | None, xtrabackup_path: str | None,
+                             output_path: str, backup_path: str, use_mem: str = "500M",
+                             extra_opts: str | None = None) -> tuple[int, str]:
+        """See :func:`lib.util.backup_methods.innobackupex_prepare`."""
+        from lib.util import backup_methods
+        return backup_methods.innobackupex_prepare(innobackupex_path, xtrabackup_path, output_path,
+                                                   backup_path, use_mem, extra_opts)
+
+    def innobackupex_restore(self, innobackupex_path: str | None, xtrabackup_path: str | None,
+                             output_path: str, backup_path: str, cnf_file: str,
+                             use_mem: str = "500M", extra_opts: str | None = None) -> tuple[int, str]:
+        """See :func:`lib.util.backup_methods.innobackupex_restore`."""
+        from lib.util import backup_methods
+        return backup_methods.innobackupex_restore(innobackupex_path, xtrabackup_path, output_path,
+                                                   backup_path, cnf_file, use_mem, extra_opts)
