@@ -1,0 +1,257 @@
+#!/usr/bin/env python3
+"""randgen compatibility check: how many stock grammars the built-in engine runs.
+
+For every ``.yy`` under the given folder (``../shared/randgen-conf``: 62
+stock grammars), one row:
+
+- **parsed**: the grammar reads (rules, includes, Perl blocks placed);
+- **generated**: 1000 sentences generated without a server, from the table
+  metadata its gendata would create (Perl blocks natively, or in a perl
+  coprocess when they are outside the native subset);
+- **ran**: a run against one MariaDB server started through kewpie
+  (``--start-and-exit``, cleaned up at the end): its gendata (capped at
+  ``--max-rows`` rows per table), then ``--queries`` sentences per thread on
+  ``--threads`` threads, in a fresh ``test`` schema.  It ran when the run
+  ends ``ok``: the server survived and the grammar did not fail.  Statement
+  errors are counted, not judged (stock grammars are written for other
+  servers and data);
+- **why not**: the reason for the first step that failed.
+
+The gendata of a grammar is the ``.zz`` of the same name in its folder, else
+the folder's ``.zz`` sharing the longest name prefix, else the folder's
+``<folder>.zz``, else randgen's simple data set.  The last line is
+``total: N of M ran (P%)`` (target: at least 90%).  Exit status 0 when the
+check ran (whatever the total), 2 when it could not (no server...).
+
+Usage::
+
+    bench/randgen_compat.py ../shared/randgen-conf [--queries 100] [--threads 2]
+        [--max-rows 20] [--no-server] [--json PATH] [--workdir DIR] [--base-port 9800]
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Sequence
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import BenchError, bench_workdir, enter_venv, machine_info, measuring  # noqa: E402
+
+enter_venv(__file__)
+
+import pymysql  # noqa: E402
+
+from lib.logsetup import configure, get_logger  # noqa: E402
+from lib.randgen.api import run_randgen  # noqa: E402
+from lib.randgen.cmdline import RandgenOptions  # noqa: E402
+from lib.randgen.connection import ConnectionSpec  # noqa: E402
+from lib.randgen.errors import RandgenError  # noqa: E402
+from lib.randgen.grammar import Grammar  # noqa: E402
+from lib.randgen.offline import offline_generators  # noqa: E402
+from randgen_common import kewpie_server, restart_server  # noqa: E402
+
+TARGET_PERCENT = 90.0
+SENTENCES = 1000
+SYSTEM = ("mysql", "information_schema", "performance_schema", "sys")
+
+
+@dataclass
+class Row:
+    """One grammar's outcome."""
+
+    grammar: str
+    gendata: str
+    parsed: bool = False
+    generated: bool = False
+    ran: bool = False
+    why: str = ""
+    perl: str = "-"           # native, coprocess or - (no blocks)
+    runaways: int = 0
+    statements: int = 0
+    errors: int = 0
+    seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+
+def pick_gendata(grammar: str) -> str:
+    """The gendata file for a grammar ('' for the simple data set)."""
+    folder = os.path.dirname(grammar)
+    base = os.path.splitext(os.path.basename(grammar))[0]
+    same = os.path.join(folder, base + ".zz")
+    if os.path.isfile(same):
+        return same
+    best, best_len = "", 3
+    for zz in sorted(glob.glob(os.path.join(folder, "*.zz"))):
+        name = os.path.splitext(os.path.basename(zz))[0]
+        common = len(os.path.commonprefix([name, base]))
+        if common > best_len:
+            best, best_len = zz, common
+    if best:
+        return best
+    default = os.path.join(folder, os.path.basename(folder) + ".zz")
+    return default if os.path.isfile(default) else ""
+
+
+def options_for(grammar: str, gendata: str, queries: int, threads: int,
+                max_rows: int) -> RandgenOptions:
+    """The run's options: gendata (or the simple set), capped rows, short lock waits."""
+    return RandgenOptions(grammar=grammar, gendata=gendata or None,
+                          gendata_simple=not gendata, queries=queries, threads=threads,
+                          duration=20, seed=1, max_rows=max_rows, querytimeout=10)
+
+
+def check_offline(row: Row, opts: RandgenOptions) -> None:
+    """Parse and generate SENTENCES sentences without a server."""
+    try:
+        grammar = Grammar.from_files([opts.grammar or ""])
+    except RandgenError as exc:
+        row.why = f"parse: {exc}"
+        return
+    row.parsed = True
+    if grammar.perl_blocks():
+        from lib.randgen.generator import compile_blocks
+        row.perl = "native" if not compile_blocks(grammar)[1] else "coprocess"
+    gens = []
+    try:
+        gens = offline_generators(opts, os.path.dirname(opts.grammar or ""))
+        for _ in range(SENTENCES):
+            gens[0].next_sentence()
+        row.runaways = gens[0].runaways
+        row.generated = True
+        if row.runaways:
+            row.notes.append(f"{row.runaways} runaway sentence(s) dropped")
+    except RandgenError as exc:
+        row.why = f"generate: {exc}"
+    finally:
+        for g in gens:
+            g.close()
+
+
+def reset_schemas(conn: ConnectionSpec) -> None:
+    """Drop every user schema and create an empty test schema."""
+    c = conn.connect(database="")
+    try:
+        with c.cursor() as cur:
+            cur.execute("SELECT SCHEMA_NAME FROM information_schema.SCHEMATA")
+            for (name,) in cur.fetchall():
+                if name not in SYSTEM:
+                    cur.execute(f"DROP SCHEMA `{name}`")
+            cur.execute("CREATE SCHEMA test")
+    finally:
+        c.close()
+
+
+def run_on_server(row: Row, opts: RandgenOptions, conn: ConnectionSpec, server: dict[str, Any],
+                  log_dir: str) -> None:
+    """Run the grammar against the server; restart the server if it died."""
+    try:
+        reset_schemas(conn)
+    except (RandgenError, pymysql.MySQLError) as exc:
+        if not restart_server(server):
+            row.why = f"server unavailable: {exc}"
+            return
+        reset_schemas(conn)
+    log = os.path.join(log_dir, os.path.basename(opts.grammar or "x") + ".log")
+    t0 = time.monotonic()
+    result = run_randgen(opts, conn, os.path.dirname(opts.grammar or ""), log)
+    row.seconds = time.monotonic() - t0
+    row.statements, row.errors = result.statements, result.error_count
+    if result.ok:
+        row.ran = True
+    else:
+        row.why = f"run: {result.status}: {result.reason[:200]}"
+        if result.status == "server_lost" and not restart_server(server):
+            raise BenchError("the server died and could not be restarted")
+
+
+def render(rows: list[Row], info: dict[str, str], args: argparse.Namespace) -> str:
+    """The report: header, one row per grammar, the total."""
+    width = max(len(r.grammar) for r in rows)
+    gwidth = max(len(os.path.basename(r.gendata)) for r in rows)
+    yes = {True: "yes", False: "no"}
+    out = ["", "randgen compatibility (kewpie built-in engine)",
+           f"date:      {info['date']}", f"server:    {info['mariadbd']}",
+           f"grammars:  {args.conf} ({len(rows)}); {SENTENCES} sentences generated offline; "
+           f"runs: {args.queries} queries x {args.threads} threads, gendata <= {args.max_rows} "
+           f"rows/table", "",
+           f"{'grammar':<{width}}  {'gendata':<{gwidth}}  parsed  generated  ran  perl       "
+           f"stmts  errors  why not"]
+    out.append("-" * len(out[-1]))
+    for r in rows:
+        ran = yes[r.ran] if not args.no_server else "-"
+        out.append(f"{r.grammar:<{width}}  {os.path.basename(r.gendata):<{gwidth}}  {yes[r.parsed]:<6}  {yes[r.generated]:<9}  {ran:<3}  "
+                   f"{r.perl:<9}  {r.statements:>5}  {r.errors:>6}  "
+                   f"{r.why or '; '.join(r.notes)}")
+    done = sum(r.ran for r in rows) if not args.no_server else sum(r.generated for r in rows)
+    verb = "ran" if not args.no_server else "generated"
+    pct = 100.0 * done / len(rows) if rows else 0.0
+    out += ["", f"total: {done} of {len(rows)} {verb} ({pct:.0f}%)"
+            + (f"  target >= {TARGET_PERCENT:.0f}%: {'PASS' if pct >= TARGET_PERCENT else 'MISS'}"
+               if not args.no_server else "")]
+    return "\n".join(out)
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    """Command-line options."""
+    p = argparse.ArgumentParser(prog="bench/randgen_compat.py", description=__doc__.split("\n\n")[0])
+    p.add_argument("conf", help="folder of .yy/.zz files (e.g. ../shared/randgen-conf)")
+    p.add_argument("--queries", type=int, default=100, help="queries per thread (default 100)")
+    p.add_argument("--threads", type=int, default=2, help="threads per run (default 2)")
+    p.add_argument("--max-rows", type=int, default=20, help="gendata rows per table (default 20)")
+    p.add_argument("--no-server", action="store_true", help="only parse and generate")
+    p.add_argument("--json", metavar="PATH", help="also write the rows to PATH as JSON")
+    p.add_argument("--workdir", metavar="DIR", help="kewpie workdir (default: a fresh one)")
+    p.add_argument("--base-port", type=int, default=9800, help="first port to lease (default 9800)")
+    return p.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Check every grammar, print the report; return the exit status."""
+    args = parse_args(argv)
+    configure(verbose=False, stream=sys.stderr)
+    log = get_logger()
+    conf = os.path.abspath(args.conf)
+    grammars = sorted(glob.glob(os.path.join(conf, "**", "*.yy"), recursive=True))
+    if not grammars:
+        log.error(f"no .yy files under {conf}")
+        return 2
+    rows: list[Row] = []
+    info: dict[str, str] = {}
+    with bench_workdir(args.workdir, "kewpie-randgen-compat-") as workdir, measuring() as outcome:
+        info = machine_info()
+        plans = []
+        for path in grammars:
+            gendata = pick_gendata(path)
+            row = Row(os.path.relpath(path, conf),
+                      os.path.relpath(gendata, conf) if gendata else "(simple)")
+            opts = options_for(path, gendata, args.queries, args.threads, args.max_rows)
+            check_offline(row, opts)
+            rows.append(row)
+            plans.append(opts)
+        if not args.no_server:
+            log.info(f"starting a server in {workdir}")
+            with kewpie_server(workdir, args.base_port) as server:
+                conn = ConnectionSpec(port=server["port"], unix_socket=server["socket"])
+                log_dir = os.path.join(workdir, "randgen-compat-logs")
+                os.makedirs(log_dir, exist_ok=True)
+                for row, opts in zip(rows, plans):
+                    if not row.generated:
+                        continue
+                    log.info(f"running {row.grammar} (gendata {row.gendata})")
+                    run_on_server(row, opts, conn, server, log_dir)
+    if outcome.status is not None:
+        return outcome.status
+    print(render(rows, info, args), flush=True)
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump({"machine": info, "rows": [asdict(r) for r in rows]}, fh, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,536 @@
+"""Running a grammar against a server: gendata, N threads, statistics, a status.
+
+:class:`RandgenRun` does one run of the built-in engine:
+
+1. read the grammar (and ``--redefine`` files) and decide how its Perl blocks
+   run (natively, or in a ``perl`` coprocess per thread);
+2. connect, and build the gendata tables (a ``.zz`` file or the simple set);
+3. read the table/column metadata from ``information_schema``;
+4. start N threads, each with its own connection and generator; each runs
+   its init rule once, then sentences until ``--queries`` per thread or
+   ``--duration`` seconds; a sentence's statements run one by one;
+5. watch: statements running longer than ``--querytimeout`` and threads
+   still busy after the deadline get ``KILL QUERY``; DDL triggers a metadata
+   refresh (at most every ``metadata_refresh`` seconds, in the background);
+6. report: statements, errors by MySQL error code, duration, statements/s,
+   and a status (see :mod:`lib.randgen.result`).
+
+Statement errors are counted, never fatal.  A lost connection is re-made;
+when that fails (or the ``alive`` callback says the server process is gone)
+the run stops with ``server_lost``.  A grammar or Perl-block failure stops
+it with ``grammar_error``; a missing file or an unreachable server with
+``environment_error``.
+"""
+from __future__ import annotations
+
+import os
+import re
+import threading
+import time
+from typing import Any, Callable, TextIO
+
+import pymysql
+
+from lib.logsetup import get_logger
+from lib.randgen.builtins import Prng
+from lib.randgen.cmdline import RandgenOptions
+from lib.randgen.connection import LOST_CONNECTION_CODES, ConnectionSpec
+from lib.randgen.errors import (GendataError, GrammarError, PerlBlockError,
+                                RandgenEnvironmentError, RandgenError)
+from lib.randgen.generator import (BlockFactory, GenContext, Generator, NativeBlocks,
+                                   compile_blocks, derive_seed, pid_for_thread)
+from lib.randgen.grammar import Grammar
+from lib.randgen.metadata import MetadataCache, load_metadata
+from lib.randgen.result import (EXIT_CODES, STATUS_ENVIRONMENT_ERROR, STATUS_GRAMMAR_ERROR,
+                                STATUS_OK, STATUS_SERVER_LOST, RandgenResult, ThreadStats)
+
+RANDGEN_HOME = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "randgen")
+RECONNECT_TIMEOUT = 10.0     # seconds a thread tries to re-make a lost connection
+STOP_GRACE = 5.0             # seconds after the deadline before KILL QUERY
+MAX_SAMPLE = 300
+_DDL_RE = re.compile(r"^\s*(?:/\*.*?\*/\s*)*(CREATE|DROP|ALTER|RENAME|TRUNCATE)\b", re.I | re.S)
+
+
+class RunLog:
+    """Kewpie-style lines (``20261122-151640 INFO ...``) to a file, also kept in memory."""
+
+    def __init__(self, path: str | None, echo: bool = False) -> None:
+        self.path = path
+        self.echo = echo
+        self.lines: list[str] = []
+        self._lock = threading.Lock()
+        self._fh: TextIO | None = None
+        if path:
+            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+            self._fh = open(path, "w", buffering=1)
+
+    def write(self, text: str, level: str = "INFO", keep: bool = True) -> None:
+        """One line; keep=False writes it to the file only (statement traces)."""
+        line = f"{time.strftime('%Y%m%d-%H%M%S')} {level} {text}"
+        with self._lock:
+            if keep:
+                self.lines.append(line)
+            if self._fh is not None:
+                self._fh.write(line + "\n")
+        if self.echo and keep:
+            get_logger().info(text)
+
+    def text(self) -> str:
+        """The kept lines."""
+        with self._lock:
+            return "\n".join(self.lines) + ("\n" if self.lines else "")
+
+    def close(self) -> None:
+        """Close the file."""
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+
+
+class _ServerLost(Exception):
+    pass
+
+
+class RandgenRun:
+    """One run of the built-in engine against one server."""
+
+    def __init__(self, options: RandgenOptions, conn: ConnectionSpec, log_path: str | None = None,
+                 alive: Callable[[], bool] | None = None, base_dir: str = RANDGEN_HOME,
+                 echo: bool = False) -> None:
+        self.opts = options
+        self.conn = conn
+        self.alive = alive
+        self.base_dir = base_dir
+        self.log = RunLog(log_path, echo)
+        self.result = RandgenResult(engine="builtin", grammar=options.grammar or "",
+                                    gendata=options.gendata or ("simple" if options.gendata_simple else ""),
+                                    seed=options.seed, log_path=log_path or "")
+        self._stop = threading.Event()
+        self._fatal_lock = threading.Lock()
+        self._first_statement = threading.Event()
+        self._deadline = float("inf")
+        self._current: dict[int, tuple[float, int] | None] = {}
+        self._killed: set[tuple[int, float]] = set()
+        self._cache: MetadataCache | None = None
+        self._refresh_wanted = threading.Event()
+        self._refresher: threading.Thread | None = None
+
+    # ------------------------------------------------------------ public
+    def run(self) -> RandgenResult:
+        """Do the run and return its result (never raises for run problems)."""
+        res = self.result
+        res.started_at = time.time()
+        opts = self.opts
+        self.log.write(f"randgen (kewpie built-in engine): {opts.tool} grammar={opts.grammar or '-'} "
+                       f"gendata={res.gendata or '-'} threads={opts.threads} queries={opts.queries} "
+                       f"duration={opts.duration:g} seed={opts.seed} server={self.conn.describe()}")
+        for note in opts.ignored:
+            self.log.write(f"option ignored by the built-in engine: {note}")
+        admin = None
+        generators: list[Generator] = []
+        try:
+            grammar = self._load_grammar() if opts.tool == "gentest" else None
+            admin = self.conn.connect(database="")
+            self._use_schema(admin)
+            if (opts.gendata or opts.gendata_simple) and not opts.start_dirty:
+                self._gendata(admin)
+            if grammar is not None:
+                generators = self._load(grammar, admin)
+        except GrammarError as exc:
+            self._fail(STATUS_GRAMMAR_ERROR, str(exc))
+        except (RandgenEnvironmentError, GendataError) as exc:
+            gone = self.alive is not None and not self.alive()
+            self._fail(STATUS_SERVER_LOST if gone else STATUS_ENVIRONMENT_ERROR,
+                       f"the server process is gone: {exc}" if gone else str(exc))
+        except _ServerLost as exc:
+            self._fail(STATUS_SERVER_LOST, str(exc))
+        try:
+            if res.status == STATUS_OK and generators:
+                self._run_threads(generators)
+        finally:  # also on an interrupt (--test-timeout): stop threads, end coprocesses
+            self._stop.set()
+            for gen in generators:
+                gen.close()
+        if self._refresher is not None:
+            self._refresher.join(timeout=5)
+        if res.status == STATUS_OK and not self._server_answers():
+            self._fail(STATUS_SERVER_LOST, "the server does not answer after the run")
+        if admin is not None:
+            try:
+                admin.close()
+            except pymysql.MySQLError:
+                pass
+        res.exit_code = EXIT_CODES[res.status]
+        if self._cache is not None:
+            res.metadata_refreshes = self._cache.refreshes
+        self._report()
+        self.log.close()
+        res.output = self.log.text()
+        return res
+
+    # ------------------------------------------------------------ setup
+    def _load_grammar(self) -> Grammar:
+        opts = self.opts
+        if not opts.grammar:
+            raise RandgenEnvironmentError("no --grammar given")
+        grammar = Grammar.from_files([opts.grammar, *opts.redefine], [self.base_dir])
+        for w in grammar.warnings:
+            self.log.write(f"grammar: {w}", "WARNING")
+            self.result.warnings.append(w)
+        return grammar
+
+    def _use_schema(self, admin: Any) -> None:
+        db = self.conn.database
+        if not db:
+            return
+        try:
+            with admin.cursor() as cur:
+                cur.execute(f"USE `{db}`")
+        except pymysql.MySQLError as exc:
+            raise RandgenEnvironmentError(f"cannot use schema {db!r}: {exc}") from exc
+
+    def _gendata(self, admin: Any) -> None:
+        from lib.randgen.gendata import GendataOptions, GendataPlan, read_spec
+        from lib.randgen.gendata_simple import SimpleGendata
+        opts = self.opts
+        res = self.result
+        t0 = time.monotonic()
+        plan: Any
+        if opts.gendata:
+            spec = read_spec(opts.gendata)
+            plan = GendataPlan(spec, GendataOptions(
+                rows=opts.rows, engines=opts.engine.split(",") if opts.engine else None,
+                views=opts.views, notnull=opts.notnull,
+                short_column_names=opts.short_column_names, strict_fields=opts.strict_fields,
+                varchar_length=opts.varchar_length, max_rows=opts.max_rows), self.conn.database)
+            self.log.write(f"gendata: {opts.gendata}: {len(plan.tables)} table(s) x "
+                           f"{len(plan.schemas)} schema(s), {len(plan.fields)} field(s)")
+        else:
+            plan = SimpleGendata(opts.rows, opts.engine or "", opts.views, opts.notnull,
+                                 opts.varchar_length, opts.max_rows)
+            self.log.write(f"gendata: simple data set, tables {', '.join(plan.table_names())}")
+        prng = Prng(derive_seed(opts.seed, "gendata"), opts.varchar_length)
+        with admin.cursor() as cur:
+            for sql in plan.statements(prng):
+                res.gendata_statements += 1
+                if opts.sqltrace:
+                    self.log.write(f"[gendata] {sql};", "INFO", keep=False)
+                try:
+                    cur.execute(sql)
+                    if cur.description:
+                        cur.fetchall()
+                except pymysql.MySQLError as exc:
+                    code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else 0
+                    if code in LOST_CONNECTION_CODES or isinstance(exc, pymysql.err.InterfaceError):
+                        raise _ServerLost(f"the server went away during gendata: {exc}") from exc
+                    res.gendata_errors[code] = res.gendata_errors.get(code, 0) + 1
+                    if res.gendata_errors[code] == 1:
+                        self.log.write(f"gendata: error {code} ({_msg(exc)}) in: {sql[:MAX_SAMPLE]}",
+                                       "WARNING")
+        self._use_schema(admin)
+        res.gendata_seconds = time.monotonic() - t0
+        self.log.write(f"gendata: {res.gendata_statements} statements in "
+                       f"{res.gendata_seconds:.2f}s, errors: "
+                       f"{_profile(res.gendata_errors)}")
+
+    def _load(self, grammar: Grammar, admin: Any) -> list[Generator]:
+        opts = self.opts
+        md = load_metadata(admin, self.conn.database or "test",
+                           grammar.uses("_collation", "_collation_name", "_charset",
+                                        "_charset_name"))
+        self._cache = MetadataCache(md, opts.metadata_refresh)
+        user, tmpdir = "root@localhost", "/tmp"
+        with admin.cursor() as cur:
+            cur.execute("SELECT CURRENT_USER(), @@secure_file_priv, @@tmpdir")
+            row = cur.fetchone()
+            if row:
+                user, tmpdir = row[0], (row[1] or row[2] or "/tmp").rstrip("/") or "/"
+        ctx = GenContext(self._cache, opts.threads, self.base_dir, tmpdir, user, opts.varchar_length)
+        factory = self._block_factory(grammar)
+        self.result.threads = opts.threads
+        self.log.write(f"metadata: {md.table_count()} table(s) in {len(md.schemas())} schema(s); "
+                       f"default schema {md.default_schema}")
+        return [Generator(grammar, t, opts.seed, ctx, factory) for t in range(1, opts.threads + 1)]
+
+    def _block_factory(self, grammar: Grammar) -> BlockFactory | None:
+        blocks = grammar.perl_blocks()
+        if not blocks:
+            return None
+        mode = self.opts.perl_blocks
+        compiled, unsupported = compile_blocks(grammar)
+        if mode != "perl" and not unsupported:
+            self.log.write(f"perl blocks: {len(compiled)} block(s), all run natively")
+            return lambda tid, prng: NativeBlocks(compiled, prng, tid)
+        first, why = unsupported[0] if unsupported else (blocks[0], "--perl-blocks=perl")
+        if mode == "native":
+            raise PerlBlockError(f"outside the native Perl subset ({why})", first.path,
+                                 first.line, first.text)
+        from lib.randgen.perl_coprocess import PerlCoprocess, find_perl
+        perl = find_perl()
+        if perl is None:
+            raise PerlBlockError(f"outside the native Perl subset ({why}) and no perl (with "
+                                 f"JSON::PP) to run it", first.path, first.line, first.text)
+        self.log.write(f"perl blocks: {len(unsupported)} block(s) outside the native subset "
+                       f"(first: {first.path}:{first.line}: {why}); all blocks run in a perl "
+                       f"coprocess per thread")
+        cache = self._cache
+        assert cache is not None
+        seed = self.opts.seed
+        vlen = self.opts.varchar_length
+        return lambda tid, prng: PerlCoprocess(perl, derive_seed(seed, "perl", tid), tid,
+                                               pid_for_thread(tid), cache.current, vlen)
+
+    # ------------------------------------------------------------ threads
+    def _run_threads(self, generators: list[Generator]) -> None:
+        res = self.result
+        stats = [ThreadStats(g.thread_id) for g in generators]
+        res.per_thread = stats
+        t0 = time.monotonic()
+        self._deadline = t0 + self.opts.duration
+        if self._cache is not None:
+            self._start_refresher()
+        threads = [threading.Thread(target=self._worker, args=(g, st), daemon=True,
+                                    name=f"randgen-{g.thread_id}")
+                   for g, st in zip(generators, stats)]
+        for t in threads:
+            t.start()
+        self._watch(threads)
+        res.duration = time.monotonic() - t0
+        for g, st in zip(generators, stats):
+            st.runaways = g.runaways
+            res.warnings.extend(w for w in g.warnings if w not in res.warnings)
+        res.sentences = sum(s.sentences for s in stats)
+        res.statements = sum(s.statements for s in stats)
+        res.ok_statements = sum(s.ok for s in stats)
+        res.runaways = sum(s.runaways for s in stats)
+        res.reconnects = sum(s.reconnects for s in stats)
+        for s in stats:
+            for code, n in s.errors.items():
+                res.errors[code] = res.errors.get(code, 0) + n
+
+    def _watch(self, threads: list[threading.Thread]) -> None:
+        timeout = self.opts.querytimeout
+        kill_at: float | None = None
+        while any(t.is_alive() for t in threads):
+            for t in threads:
+                t.join(timeout=0.05)
+            now = time.monotonic()
+            if now >= self._deadline and not self._stop.is_set():
+                self._stop.set()
+            if self._stop.is_set() and kill_at is None:
+                kill_at = now + STOP_GRACE
+            for tid, cur in list(self._current.items()):
+                if cur is None:
+                    continue
+                started, conn_id = cur
+                overdue = timeout > 0 and now - started > timeout
+                if (overdue or (kill_at is not None and now >= kill_at)) and \
+                        (conn_id, started) not in self._killed:
+                    self._killed.add((conn_id, started))
+                    self._kill_query(conn_id, f"thread {tid}: statement running "
+                                              f"{now - started:.1f}s")
+            if kill_at is not None and now > kill_at + 30:
+                self.log.write("threads still busy 30s after KILL QUERY; giving up on them",
+                               "WARNING")
+                break
+
+    def _kill_query(self, conn_id: int, why: str) -> None:
+        self.log.write(f"KILL QUERY {conn_id} ({why})", "WARNING")
+        try:
+            c = self.conn.connect(connect_timeout=3)
+            try:
+                with c.cursor() as cur:
+                    cur.execute(f"KILL QUERY {int(conn_id)}")
+            finally:
+                c.close()
+        except (RandgenEnvironmentError, pymysql.MySQLError):
+            pass
+
+    def _connect_thread(self, gen: Generator) -> Any:
+        conn = self.conn.connect()
+        gen.connection_id = conn.thread_id()
+        return conn
+
+    def _worker(self, gen: Generator, st: ThreadStats) -> None:
+        try:
+            conn = self._connect_thread(gen)
+        except RandgenEnvironmentError as exc:
+            self._lost(gen, st, f"thread {gen.thread_id} cannot connect: {exc}")
+            return
+        opts = self.opts
+        init = gen.grammar.has_init(gen.thread_id)
+        cur = conn.cursor()
+        try:
+            while not self._stop.is_set():
+                if st.sentences >= opts.queries or time.monotonic() >= self._deadline:
+                    break
+                try:
+                    statements = gen.next_statements()
+                except GrammarError as exc:
+                    self._fail(STATUS_GRAMMAR_ERROR, str(exc))
+                    break
+                except RandgenError as exc:
+                    self._fail(STATUS_ENVIRONMENT_ERROR, str(exc))
+                    break
+                if init:
+                    init = False
+                else:
+                    st.sentences += 1
+                for sql in statements:
+                    if self._stop.is_set():
+                        break
+                    outcome = self._execute(gen, st, cur, sql)
+                    if outcome == "lost":
+                        try:
+                            conn.close()
+                        except pymysql.MySQLError:
+                            pass
+                        conn = self._reconnect(gen, st)
+                        if conn is None:
+                            return
+                        cur = conn.cursor()
+                        break
+                if gen.runaways > 100 and st.statements == 0:
+                    self._fail(STATUS_GRAMMAR_ERROR, f"every sentence ran away: {gen.warnings[0]}")
+                    break
+        finally:
+            if conn is not None:
+                try:
+                    conn.close()
+                except pymysql.MySQLError:
+                    pass
+
+    def _execute(self, gen: Generator, st: ThreadStats, cur: Any, sql: str) -> str:
+        tid = gen.thread_id
+        started = time.monotonic()
+        self._current[tid] = (started, gen.connection_id)
+        if not self._first_statement.is_set():
+            self._first_statement.set()
+            self.result.first_statement_at = time.time()
+        st.statements += 1
+        try:
+            cur.execute(sql)
+            if cur.description:
+                cur.fetchall()
+            while cur.nextset():
+                if cur.description:
+                    cur.fetchall()
+            st.ok += 1
+            if self.opts.sqltrace:
+                self.log.write(f"[{tid}] {sql};", keep=False)
+            if self._cache is not None and _DDL_RE.match(sql):
+                self._refresh_wanted.set()
+            return "ok"
+        except pymysql.MySQLError as exc:
+            code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else 0
+            st.errors[code] = st.errors.get(code, 0) + 1
+            if code not in self.result.error_samples:
+                self.result.error_samples[code] = f"{_msg(exc)} [sql: {sql[:MAX_SAMPLE]}]"
+            if self.opts.sqltrace:
+                self.log.write(f"[{tid}] /* error {code}: {_msg(exc)} */ {sql};", keep=False)
+            if code in LOST_CONNECTION_CODES or code == 2014 or \
+                    isinstance(exc, pymysql.err.InterfaceError):
+                return "lost"
+            return "error"
+        finally:
+            self._current[tid] = None
+
+    def _reconnect(self, gen: Generator, st: ThreadStats) -> Any:
+        deadline = time.monotonic() + RECONNECT_TIMEOUT
+        last = ""
+        while time.monotonic() < deadline and not self._stop.is_set():
+            if self.alive is not None and not self.alive():
+                last = "the server process is gone"
+                break
+            try:
+                conn = self._connect_thread(gen)
+                st.reconnects += 1
+                return conn
+            except RandgenEnvironmentError as exc:
+                last = str(exc)
+                time.sleep(0.2)
+        if self._stop.is_set() and not last:
+            return None
+        self._lost(gen, st, f"thread {gen.thread_id} lost its connection and could not "
+                            f"reconnect: {last or 'timed out'}")
+        return None
+
+    def _lost(self, gen: Generator, st: ThreadStats, why: str) -> None:
+        if self.alive is not None and not self.alive() and "process is gone" not in why:
+            why = f"the server process is gone ({why})"
+        self._fail(STATUS_SERVER_LOST, why)
+
+    def _fail(self, status: str, reason: str) -> None:
+        with self._fatal_lock:
+            if self.result.status == STATUS_OK:
+                self.result.status = status
+                self.result.reason = reason
+                self.log.write(f"{status}: {reason}", "ERROR")
+        self._stop.set()
+
+    # ------------------------------------------------------------ metadata refresh
+    def _start_refresher(self) -> None:
+        def _loop() -> None:
+            conn = None
+            try:
+                conn = self.conn.connect()
+                while not self._stop.is_set():
+                    if self._refresh_wanted.wait(0.1) and self._cache is not None:
+                        self._stop.wait(self._cache.seconds_to_next())
+                        self._refresh_wanted.clear()
+                        if self._cache is not None and not self._stop.is_set():
+                            self._cache.refresh(conn, force=True)
+            except (RandgenEnvironmentError, pymysql.MySQLError) as exc:
+                self.log.write(f"metadata refresh stopped: {exc}", "WARNING")
+            finally:
+                if conn is not None:
+                    try:
+                        conn.close()
+                    except pymysql.MySQLError:
+                        pass
+        self._refresher = threading.Thread(target=_loop, daemon=True, name="randgen-metadata")
+        self._refresher.start()
+
+    # ------------------------------------------------------------ end
+    def _server_answers(self) -> bool:
+        if self.alive is not None and not self.alive():
+            return False
+        for _ in range(3):
+            try:
+                c = self.conn.connect(connect_timeout=5)
+                try:
+                    with c.cursor() as cur:
+                        cur.execute("SELECT 1")
+                        return True
+                finally:
+                    c.close()
+            except (RandgenEnvironmentError, pymysql.MySQLError):
+                time.sleep(0.5)
+        return False
+
+    def _report(self) -> None:
+        res = self.result
+        for st in res.per_thread:
+            self.log.write(f"thread {st.thread_id}: {st.sentences} sentences, {st.statements} "
+                           f"statements, {st.ok} ok, errors: {_profile(st.errors)}"
+                           + (f", {st.reconnects} reconnect(s)" if st.reconnects else "")
+                           + (f", {st.runaways} runaway sentence(s)" if st.runaways else ""))
+        for code, sample in sorted(res.error_samples.items()):
+            self.log.write(f"error {code} x{res.errors.get(code, 0)}: {sample}")
+        for w in res.warnings[:5]:
+            self.log.write(f"warning: {w}", "WARNING")
+        self.log.write(f"{res.sentences} sentences, {res.statements} statements in "
+                       f"{res.duration:.2f}s ({res.statements_per_second:.0f} statements/s), "
+                       f"errors: {res.error_profile()}")
+        self.log.write(f"status: {res.status}" + (f" ({res.reason})" if res.reason else "")
+                       + f", exit code {res.exit_code}")
+
+
+def _msg(exc: BaseException) -> str:
+    args = getattr(exc, "args", ())
+    return str(args[1]) if len(args) > 1 else str(exc)
+
+
+def _profile(errors: dict[int, int]) -> str:
+    return ", ".join(f"{c} x{n}" for c, n in sorted(errors.items())) or "none"

@@ -1,0 +1,116 @@
+"""Grammar blocks outside the native Perl subset, run by a ``perl`` coprocess.
+
+When a grammar has a block the native evaluator (:mod:`lib.randgen.perl_subset`)
+cannot compile, all of that grammar's blocks run in Perl, so that their
+variables live in one place.  Each generator thread starts one persistent
+``perl lib/randgen/coprocess.pl`` and talks to it over pipes, one JSON object
+per line.  The coprocess offers what randgen's blocks use: ``$prng`` (seeded
+from the thread's seed, so runs repeat), ``$generator->threadId()``,
+``$executors->[0]`` with the table/column metadata (``tables()``,
+``metaTables()``, ``metaColumns()``, ``fields()``...), ``$stack`` (fresh per
+sentence), ``$last_table``/``$last_field``/``$last_database``, and ``$$``
+as the thread's stable number.
+
+Without a usable ``perl`` (with JSON::PP), such a grammar stops with a
+:class:`~lib.randgen.errors.PerlBlockError` naming the file, line and block.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from typing import TYPE_CHECKING, Any
+
+from lib.randgen.errors import PerlBlockError, RandgenEnvironmentError
+from lib.randgen.grammar import Token
+from lib.randgen.metadata import Metadata
+from lib.randgen.words import ENGLISH
+
+if TYPE_CHECKING:
+    from lib.randgen.generator import Generator
+
+SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "coprocess.pl")
+_PID_RE = re.compile(r"\$\$(?![A-Za-z_{$])")
+
+
+def find_perl() -> str | None:
+    """The perl binary, if there is one with JSON::PP."""
+    perl = shutil.which("perl") or ("/usr/bin/perl" if os.path.exists("/usr/bin/perl") else None)
+    if perl is None:
+        return None
+    try:
+        ok = subprocess.run([perl, "-MJSON::PP", "-e", "1"], capture_output=True,
+                            timeout=10).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return perl if ok else None
+
+
+class PerlCoprocess:
+    """One thread's Perl coprocess: evaluates blocks, keeps their variables."""
+
+    def __init__(self, perl: str, seed: int, thread_id: int, pid: int, metadata: Metadata,
+                 varchar_length: int = 1, connection_id: int = 0,
+                 user: str = "root@localhost") -> None:
+        self.thread_id = thread_id
+        self._meta_version = metadata.version
+        self._sentence = 0
+        try:
+            self.proc = subprocess.Popen([perl, SCRIPT], stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                         text=True, bufsize=1)
+        except OSError as exc:
+            raise RandgenEnvironmentError(f"cannot start the Perl coprocess ({perl}): {exc}") from exc
+        self._request({"op": "init", "seed": seed % 2147483647, "thread_id": thread_id,
+                       "pid": pid, "meta": metadata.to_json(), "varchar_length": varchar_length,
+                       "words": list(ENGLISH), "connection_id": connection_id, "user": user})
+
+    def _request(self, msg: dict[str, Any]) -> dict[str, Any]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        try:
+            self.proc.stdin.write(json.dumps(msg) + "\n")
+            self.proc.stdin.flush()
+            line = self.proc.stdout.readline()
+        except (BrokenPipeError, OSError) as exc:
+            raise RandgenEnvironmentError(f"the Perl coprocess of thread {self.thread_id} "
+                                          f"died: {exc}") from exc
+        if not line:
+            raise RandgenEnvironmentError(f"the Perl coprocess of thread {self.thread_id} "
+                                          f"exited (status {self.proc.poll()})")
+        return json.loads(line)
+
+    def evaluate(self, token: Token, gen: "Generator") -> str:
+        """Run a block in Perl and return its value as text."""
+        md = gen.context.snapshot()
+        if md.version != self._meta_version:
+            self._meta_version = md.version
+            self._request({"op": "meta", "meta": md.to_json(), "connection_id": gen.connection_id})
+        code = token.text.strip()
+        if code.startswith("{") and code.endswith("}"):
+            code = code[1:-1]
+        code = _PID_RE.sub("$main::_kw_pid", code)
+        reply = self._request({"op": "eval", "code": code, "s": gen.sentences,
+                               "t": gen.last_table, "f": gen.last_field, "d": gen.last_database})
+        if not reply.get("ok"):
+            raise PerlBlockError(f"Internal grammar error: {reply.get('error')}", token.path,
+                                 token.line, token.text)
+        value = reply.get("v")
+        return "" if value is None else str(value)
+
+    def new_sentence(self) -> None:
+        """The sentence number travels with each eval; nothing to do here."""
+
+    def close(self) -> None:
+        """Ask the coprocess to quit and reap it."""
+        if self.proc.poll() is not None:
+            return
+        try:
+            assert self.proc.stdin is not None
+            self.proc.stdin.write('{"op": "quit"}\n')
+            self.proc.stdin.close()
+            self.proc.wait(timeout=5)
+        except (OSError, subprocess.TimeoutExpired):
+            self.proc.kill()
+            self.proc.wait()

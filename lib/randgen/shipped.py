@@ -1,0 +1,42 @@
+"""The grammars kewpie ships under ``randgen/conf/kewpie/``, and what each one expects.
+
+Each entry gives the grammar and gendata paths (relative to the randgen
+folder) and the MySQL error codes its statements may return; the suites
+``randgen_basic``, ``replication_randgen`` and ``cluster_randgen`` and the
+benchmarks use them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Mapping
+
+
+@dataclass(frozen=True)
+class ShippedGrammar:
+    """A grammar of the project, its gendata, and its expected statement errors."""
+
+    name: str
+    grammar: str
+    gendata: str
+    expected_errors: frozenset[int]
+    description: str
+
+
+def _entry(name: str, errors: set[int], description: str) -> ShippedGrammar:
+    return ShippedGrammar(name, f"conf/kewpie/{name}.yy", f"conf/kewpie/{name}.zz",
+                          frozenset(errors), description)
+
+
+SHIPPED: Mapping[str, ShippedGrammar] = MappingProxyType({
+    "transactions": _entry("transactions", {1213, 1205, 1305, 1062},
+                           "transactions with DML, savepoints, COMMIT/ROLLBACK on four tables"),
+    "zero_sum": _entry("zero_sum", {1213, 1205, 1305},
+                       "zero-sum transfers between accounts: the total stays 40000"),
+    "ddl_dml": _entry("ddl_dml", {1020, 1050, 1051, 1054, 1060, 1061, 1062, 1091, 1136, 1146,
+                                  1205, 1213, 1288, 1356, 1412, 1467, 1471},
+                      "DDL (create/alter/rename/drop tables and views) mixed with DML"),
+})
+ZERO_SUM_TOTAL = 40000
+ZERO_SUM_TOTAL_SQL = ("SELECT (SELECT SUM(balance) FROM accounts_a) + "
+                      "(SELECT SUM(balance) FROM accounts_b)")

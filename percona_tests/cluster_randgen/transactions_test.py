@@ -1,0 +1,19 @@
+"""A 4-thread transactional load on one node, DDL+DML on another: the cluster stays consistent."""
+from lib.randgen.shipped import SHIPPED
+from lib.testcase import ClusterTestCase
+
+
+class TransactionsClusterTest(ClusterTestCase):
+
+    def test_loads_on_two_nodes(self):
+        n0, n1, _ = self.servers
+        trx = SHIPPED["transactions"]
+        result = self.randgen(n0, grammar=trx.grammar, gendata=trx.gendata, queries=200,
+                              threads=4, seed=40)
+        self.assertEqual(result.check(allowed_errors=trx.expected_errors), [], result.summary())
+        ddl = SHIPPED["ddl_dml"]
+        self.sync_read(n1, "SELECT 1")
+        result = self.randgen(n1, grammar=ddl.grammar, gendata=ddl.gendata, queries=150,
+                              threads=2, seed=41)
+        self.assertEqual(result.check(allowed_errors=ddl.expected_errors), [], result.summary())
+        self.assertClusterConsistent(["test"])
