@@ -72,10 +72,13 @@ class BootstrapCache:
         os.makedirs(building, mode=0o755)
         data = os.path.join(building, "data")
         logfile = os.path.join(building, "bootstrap.log")
+        tmp = os.path.join(building, "tmp")  # never /tmp: concurrent bootstraps collide there
         os.makedirs(data, mode=0o750)
+        os.makedirs(tmp, mode=0o750)
         if self.server_user:
             shutil.chown(data, self.server_user, self.server_user)
-        argv = self._command(data, options)
+            shutil.chown(tmp, self.server_user, self.server_user)
+        argv = self._command(data, options) + [f"--tmpdir={tmp}"]
         log.debug("bootstrap: %s", " ".join(argv))
         with open(logfile, "wb") as out:
             try:
@@ -84,13 +87,16 @@ class BootstrapCache:
             except (OSError, subprocess.TimeoutExpired) as exc:
                 raise ServerError(f"bootstrap failed: {exc}", tail_file(logfile, 20)) from exc
         if rc != 0:
+            text = tail_file(logfile, 200)
+            errors = [line for line in text.splitlines() if "ERROR" in line or "[Warning]" in line]
             raise ServerError(f"bootstrapping a datadir with {argv[0]} failed (exit {rc}); "
-                              f"log: {logfile}", tail_file(logfile, 20))
+                              f"log: {logfile}", "\n".join(errors[-10:]) or tail_file(logfile, 20))
         # kewpie's tests expect a `test` schema; a directory is a schema.
         test_db = os.path.join(data, "test")
         os.makedirs(test_db, mode=0o700, exist_ok=True)
         if self.server_user:
             shutil.chown(test_db, self.server_user, self.server_user)
+        shutil.rmtree(tmp, ignore_errors=True)
         with open(os.path.join(building, "READY"), "w") as fh:
             fh.write(" ".join(argv) + "\n")
         os.rename(building, target)
