@@ -26,9 +26,11 @@ the file, line and block when no ``perl`` is available.
 """
 from __future__ import annotations
 
+import operator
 import re
 import time as _time
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Callable
 
 from lib.randgen.builtins import Prng
@@ -336,22 +338,24 @@ class _Parser:
         return _if(branches, other)
 
     # expressions: lowest precedence first
+    def _left_assoc(self, operand: Callable[[], Fn], ops: dict[str, Callable[[Fn, Fn], Fn]]) -> Fn:
+        """One left-associative level: operand (op operand)*, ops combining the two sides."""
+        left = operand()
+        while True:
+            t = self.peek()
+            if t.kind in ("op", "word") and t.text in ops:
+                self.next()
+                left = ops[t.text](left, operand())
+            else:
+                return left
+
     def expr_low(self) -> Fn:
         """Lowest precedence: or, xor."""
-        left = self.expr_lowand()
-        while self.at("or") or self.at("xor"):
-            op = self.next().text
-            right = self.expr_lowand()
-            left = _or(left, right) if op == "or" else _xor(left, right)
-        return left
+        return self._left_assoc(self.expr_lowand, {"or": _or, "xor": _xor})
 
     def expr_lowand(self) -> Fn:
         """Low-precedence and."""
-        left = self.expr_lownot()
-        while self.at("and"):
-            self.next()
-            left = _and(left, self.expr_lownot())
-        return left
+        return self._left_assoc(self.expr_lownot, {"and": _and})
 
     def expr_lownot(self) -> Fn:
         """Low-precedence not."""
@@ -460,44 +464,19 @@ class _Parser:
 
     def oror(self) -> Fn:
         """|| and //."""
-        left = self.andand()
-        while self.at("||") or self.at("//"):
-            op = self.next().text
-            right = self.andand()
-            left = _or(left, right) if op == "||" else _defor(left, right)
-        return left
+        return self._left_assoc(self.andand, {"||": _or, "//": _defor})
 
     def andand(self) -> Fn:
         """&&."""
-        left = self.equality()
-        while self.at("&&"):
-            self.next()
-            left = _and(left, self.equality())
-        return left
+        return self._left_assoc(self.equality, {"&&": _and})
 
     def equality(self) -> Fn:
         """== != <=> eq ne cmp."""
-        left = self.relational()
-        while True:
-            t = self.peek()
-            if t.text in ("==", "!=", "<=>") and t.kind == "op" or \
-                    t.kind == "word" and t.text in ("eq", "ne", "cmp"):
-                self.next()
-                left = _binop(t.text, left, self.relational())
-            else:
-                return left
+        return self._left_assoc(self.relational, _binops("==", "!=", "<=>", "eq", "ne", "cmp"))
 
     def relational(self) -> Fn:
         """< > <= >= lt gt le ge."""
-        left = self.uniop()
-        while True:
-            t = self.peek()
-            if t.kind == "op" and t.text in ("<", ">", "<=", ">=") or \
-                    t.kind == "word" and t.text in ("lt", "gt", "le", "ge"):
-                self.next()
-                left = _binop(t.text, left, self.uniop())
-            else:
-                return left
+        return self._left_assoc(self.uniop, _binops("<", ">", "<=", ">=", "lt", "gt", "le", "ge"))
 
     def uniop(self) -> Fn:
         """Named unary operators without parentheses."""
@@ -514,25 +493,11 @@ class _Parser:
 
     def additive(self) -> Fn:
         """+ - ."""
-        left = self.multiplicative()
-        while True:
-            t = self.peek()
-            if t.kind == "op" and t.text in ("+", "-", "."):
-                self.next()
-                left = _binop(t.text, left, self.multiplicative())
-            else:
-                return left
+        return self._left_assoc(self.multiplicative, _binops("+", "-", "."))
 
     def multiplicative(self) -> Fn:
         """* / % x."""
-        left = self.unary()
-        while True:
-            t = self.peek()
-            if t.kind == "op" and t.text in ("*", "/", "%", "x"):
-                self.next()
-                left = _binop(t.text, left, self.unary())
-            else:
-                return left
+        return self._left_assoc(self.unary, _binops("*", "/", "%", "x"))
 
     def unary(self) -> Fn:
         """! - + \\ ++ --."""
@@ -901,6 +866,17 @@ def _num_op(op: str, x: int | float, y: int | float) -> int | float:
     raise PerlRuntimeError(f"unknown operator {op}")
 
 
+NUM_COMPARE = MappingProxyType({"==": operator.eq, "!=": operator.ne, "<": operator.lt,
+                                ">": operator.gt, "<=": operator.le, ">=": operator.ge})
+STR_COMPARE = MappingProxyType({"eq": operator.eq, "ne": operator.ne, "lt": operator.lt,
+                                "gt": operator.gt, "le": operator.le, "ge": operator.ge})
+
+
+def _binops(*ops: str) -> dict[str, Callable[[Fn, Fn], Fn]]:
+    """Combiners for binary operators evaluated by _binop."""
+    return {op: (lambda a, b, op=op: _binop(op, a, b)) for op in ops}
+
+
 def _binop(op: str, a: Fn, b: Fn) -> Fn:
     if op == ".":
         return lambda s: to_str(a(s)) + to_str(b(s))
@@ -908,32 +884,14 @@ def _binop(op: str, a: Fn, b: Fn) -> Fn:
         return lambda s: to_str(a(s)) * max(0, int(to_num(b(s))))
     if op in ("+", "-", "*", "/", "%"):
         return lambda s: _num_op(op, to_num(a(s)), to_num(b(s)))
-    if op == "==":
-        return lambda s: _bool(to_num(a(s)) == to_num(b(s)))
-    if op == "!=":
-        return lambda s: _bool(to_num(a(s)) != to_num(b(s)))
-    if op == "<":
-        return lambda s: _bool(to_num(a(s)) < to_num(b(s)))
-    if op == ">":
-        return lambda s: _bool(to_num(a(s)) > to_num(b(s)))
-    if op == "<=":
-        return lambda s: _bool(to_num(a(s)) <= to_num(b(s)))
-    if op == ">=":
-        return lambda s: _bool(to_num(a(s)) >= to_num(b(s)))
+    if op in NUM_COMPARE:
+        test = NUM_COMPARE[op]
+        return lambda s: _bool(test(to_num(a(s)), to_num(b(s))))
+    if op in STR_COMPARE:
+        test = STR_COMPARE[op]
+        return lambda s: _bool(test(to_str(a(s)), to_str(b(s))))
     if op == "<=>":
         return lambda s: _cmp(to_num(a(s)), to_num(b(s)))
-    if op == "eq":
-        return lambda s: _bool(to_str(a(s)) == to_str(b(s)))
-    if op == "ne":
-        return lambda s: _bool(to_str(a(s)) != to_str(b(s)))
-    if op == "lt":
-        return lambda s: _bool(to_str(a(s)) < to_str(b(s)))
-    if op == "gt":
-        return lambda s: _bool(to_str(a(s)) > to_str(b(s)))
-    if op == "le":
-        return lambda s: _bool(to_str(a(s)) <= to_str(b(s)))
-    if op == "ge":
-        return lambda s: _bool(to_str(a(s)) >= to_str(b(s)))
     if op == "cmp":
         return lambda s: _cmp(to_str(a(s)), to_str(b(s)))
     raise PerlUnsupported(f"operator {op!r} is not in the native subset")
