@@ -46,6 +46,7 @@ from lib.randgen.result import (EXIT_CODES, STATUS_ENVIRONMENT_ERROR, STATUS_GRA
 
 RANDGEN_HOME = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))), "randgen")
+LOST_CHECK_GRACE = 2.0  # seconds to let a killed server be seen as gone
 RECONNECT_TIMEOUT = 10.0     # seconds a thread tries to re-make a lost connection
 STOP_GRACE = 5.0             # seconds after the deadline before KILL QUERY
 MAX_SAMPLE = 300
@@ -457,8 +458,14 @@ class RandgenRun:
         return None
 
     def _lost(self, gen: Generator, st: ThreadStats, why: str) -> None:
-        if self.alive is not None and not self.alive() and "process is gone" not in why:
-            why = f"the server process is gone ({why})"
+        if self.alive is not None and "process is gone" not in why:
+            # A kill -9 is seen a moment later: the process may still be being reaped
+            # (another thread inside Popen.wait makes poll() report it running).
+            deadline = time.monotonic() + LOST_CHECK_GRACE
+            while self.alive() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            if not self.alive():
+                why = f"the server process is gone ({why})"
         self._fail(STATUS_SERVER_LOST, why)
 
     def _fail(self, status: str, reason: str) -> None:
