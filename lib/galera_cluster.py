@@ -192,50 +192,47 @@ class ClusterFormer:
         """Freeze the idle cluster, copy its datadirs with their position, thaw it."""
         start = time.monotonic()
         os.makedirs(self.snapshot_root, mode=0o755, exist_ok=True)
-        lock_fd = os.open(target + ".lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         building = f"{target}.building-{os.getpid()}"
-        try:
-            fcntl.flock(lock_fd, fcntl.LOCK_EX)
-            if os.path.isfile(os.path.join(target, "meta.json")):
-                return  # another bot made it meanwhile; never replace one in use
-            status = [n.wsrep_status() for n in nodes]
-            positions = {(s["wsrep_local_state_uuid"], s["wsrep_last_committed"]) for s in status}
-            if len(positions) != 1:
-                self.log.debug("cluster not idle (%s); no snapshot taken", positions)
-                return
-            uuid, seqno = positions.pop()
-            shutil.rmtree(building, ignore_errors=True)
-            os.makedirs(building, mode=0o755)
-            for node in nodes:
-                node.executor.send(signal.SIGSTOP)
+        with snapshot_lock(target, fcntl.LOCK_EX):
             try:
-                for i, node in enumerate(nodes):
-                    dest = os.path.join(building, f"n{i}")
-                    os.makedirs(dest)
-                    subprocess.run(["cp", "-a", node.datadir, os.path.join(dest, "data")],
-                                   check=True, capture_output=True)
-            finally:
+                if os.path.isfile(os.path.join(target, "meta.json")):
+                    return  # another bot made it meanwhile; never replace one in use
+                status = [n.wsrep_status() for n in nodes]
+                positions = {(s["wsrep_local_state_uuid"], s["wsrep_last_committed"]) for s in status}
+                if len(positions) != 1:
+                    self.log.debug("cluster not idle (%s); no snapshot taken", positions)
+                    return
+                uuid, seqno = positions.pop()
+                shutil.rmtree(building, ignore_errors=True)
+                os.makedirs(building, mode=0o755)
                 for node in nodes:
-                    node.executor.send(signal.SIGCONT)
-            state = GraState(uuid, int(seqno)).render()
-            for i in range(len(nodes)):
-                data = os.path.join(building, f"n{i}", "data")
-                with open(os.path.join(data, "grastate.dat"), "w") as fh:
-                    fh.write(state)
-                for name in ("ibtmp1", "mysqld.pid"):
-                    if os.path.exists(os.path.join(data, name)):
-                        os.unlink(os.path.join(data, name))
-            with open(os.path.join(building, "meta.json"), "w") as fh:
-                json.dump({"uuid": uuid, "seqno": int(seqno), "nodes": len(nodes)}, fh)
-            shutil.rmtree(target, ignore_errors=True)
-            os.rename(building, target)
-            self.log.debug("cluster snapshot %s taken in %.0f ms", target,
-                           (time.monotonic() - start) * 1000)
-        except (OSError, subprocess.CalledProcessError, QueryError) as exc:
-            self.log.warning(f"could not snapshot the cluster (next start will use SST): {exc}")
-            shutil.rmtree(building, ignore_errors=True)
-        finally:
-            os.close(lock_fd)
+                    node.executor.send(signal.SIGSTOP)
+                try:
+                    for i, node in enumerate(nodes):
+                        dest = os.path.join(building, f"n{i}")
+                        os.makedirs(dest)
+                        subprocess.run(["cp", "-a", node.datadir, os.path.join(dest, "data")],
+                                       check=True, capture_output=True)
+                finally:
+                    for node in nodes:
+                        node.executor.send(signal.SIGCONT)
+                state = GraState(uuid, int(seqno)).render()
+                for i in range(len(nodes)):
+                    data = os.path.join(building, f"n{i}", "data")
+                    with open(os.path.join(data, "grastate.dat"), "w") as fh:
+                        fh.write(state)
+                    for name in ("ibtmp1", "mysqld.pid"):
+                        if os.path.exists(os.path.join(data, name)):
+                            os.unlink(os.path.join(data, name))
+                with open(os.path.join(building, "meta.json"), "w") as fh:
+                    json.dump({"uuid": uuid, "seqno": int(seqno), "nodes": len(nodes)}, fh)
+                shutil.rmtree(target, ignore_errors=True)
+                os.rename(building, target)
+                self.log.debug("cluster snapshot %s taken in %.0f ms", target,
+                               (time.monotonic() - start) * 1000)
+            except (OSError, subprocess.CalledProcessError, QueryError) as exc:
+                self.log.warning(f"could not snapshot the cluster (next start will use SST): {exc}")
+                shutil.rmtree(building, ignore_errors=True)
 
     # ------------------------------------------------------------ warm
     def warm(self, nodes: list[GaleraServer], snap: str) -> None:

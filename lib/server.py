@@ -399,8 +399,7 @@ class Server:
         if not os.path.exists(self.socket_file):
             return False
         try:
-            conn = pymysql.connect(unix_socket=self.socket_file, user="root", password="",
-                                   connect_timeout=2, read_timeout=5)
+            conn = self.connect(connect_timeout=2, read_timeout=5)
         except pymysql.MySQLError:
             return False
         try:

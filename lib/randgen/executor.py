@@ -383,10 +383,7 @@ class RandgenRun:
                         break
                     outcome = self._execute(gen, st, cur, sql)
                     if outcome == "lost":
-                        try:
-                            conn.close()
-                        except pymysql.MySQLError:
-                            pass
+                        _close_quietly(conn)
                         conn = self._reconnect(gen, st)
                         if conn is None:
                             return
@@ -396,11 +393,7 @@ class RandgenRun:
                     self._fail(STATUS_GRAMMAR_ERROR, f"every sentence ran away: {gen.warnings[0]}")
                     break
         finally:
-            if conn is not None:
-                try:
-                    conn.close()
-                except pymysql.MySQLError:
-                    pass
+            _close_quietly(conn)
 
     def _execute(self, gen: Generator, st: ThreadStats, cur: Any, sql: str) -> str:
         tid = gen.thread_id
@@ -491,11 +484,7 @@ class RandgenRun:
             except (RandgenEnvironmentError, pymysql.MySQLError) as exc:
                 self.log.write(f"metadata refresh stopped: {exc}", "WARNING")
             finally:
-                if conn is not None:
-                    try:
-                        conn.close()
-                    except pymysql.MySQLError:
-                        pass
+                _close_quietly(conn)
         self._refresher = threading.Thread(target=_loop, daemon=True, name="randgen-metadata")
         self._refresher.start()
 
@@ -541,3 +530,13 @@ def _msg(exc: BaseException) -> str:
 
 def _profile(errors: dict[int, int]) -> str:
     return ", ".join(f"{c} x{n}" for c, n in sorted(errors.items())) or "none"
+
+
+def _close_quietly(conn: Any) -> None:
+    """Close a connection that may already be broken."""
+    if conn is None:
+        return
+    try:
+        conn.close()
+    except pymysql.MySQLError:
+        pass
