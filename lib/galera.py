@@ -208,6 +208,34 @@ class GaleraServer(Server):
             pass
         return f"{match.group(1)}:{match.group(2)}" if match else None
 
+    def saved_position(self) -> tuple[str, int] | None:
+        """(cluster uuid, seqno) the stopped node holds: from grastate.dat after a
+        clean stop, recovered from InnoDB after a crash; None without data."""
+        recovered = self.recover_position()
+        if recovered:
+            uuid, _, seqno = recovered.rpartition(":")
+            return uuid, int(seqno)
+        state = self.grastate()
+        if state is None or state.seqno < 0:
+            return None
+        return state.uuid, state.seqno
+
+    def prepare_bootstrap(self, uuid: str, seqno: int) -> None:
+        """Mark the stopped node as the one a new cluster starts from (at uuid:seqno)."""
+        path = os.path.join(self.datadir, "grastate.dat")
+        with open(path, "w") as fh:
+            fh.write(GraState(uuid, seqno, safe_to_bootstrap=1).render())
+        if self.settings.user:
+            shutil.chown(path, self.settings.user, self.settings.user)
+        self.forget_primary_view()
+
+    def forget_primary_view(self) -> None:
+        """Remove the saved primary component (gvwstate.dat) so the node joins normally."""
+        try:
+            os.unlink(os.path.join(self.datadir, "gvwstate.dat"))
+        except FileNotFoundError:
+            pass
+
     def wipe_datadir(self) -> None:
         """Empty the datadir (the node is stopped): its next start needs a full SST."""
         if self.is_alive():

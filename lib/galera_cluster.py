@@ -259,6 +259,46 @@ def snapshot_lock(snap: str, mode: int) -> Iterator[None]:
         os.close(fd)
 
 
+def has_quorum(alive: int, size: int) -> bool:
+    """Whether alive nodes of a cluster of size keep a primary component (a strict majority)."""
+    return alive * 2 > size
+
+
+def restart_cluster(nodes: list[GaleraServer], timeout: float = JOIN_TIMEOUT) -> GaleraServer:
+    """Bring back a cluster that lost its quorum or all its nodes; returns the bootstrap node.
+
+    The nodes still running are shut down; every node's position is read
+    (recovered from InnoDB after a crash); the most advanced node bootstraps a
+    new cluster from its data and the others join it by IST (or SST).  This
+    is the documented manual recovery, so no acknowledged commit that reached
+    any node's disk is lost.
+    """
+    log = get_logger()
+    for node in nodes:
+        if node.is_alive():
+            node.stop()
+    positions = {}
+    for node in nodes:
+        positions[node.name] = node.saved_position()
+    candidates = [n for n in nodes if positions[n.name] is not None]
+    if not candidates:
+        raise GaleraJoinError("no node of the cluster has data to bootstrap from",
+                              cluster_evidence(nodes))
+    first = max(candidates, key=lambda n: positions[n.name][1])  # type: ignore[index]
+    uuid, seqno = positions[first.name]  # type: ignore[misc]
+    log.info(f"restarting the cluster from {first.name} at {uuid}:{seqno} "
+             f"(positions: {', '.join(f'{k}={v[1] if v else None}' for k, v in positions.items())})")
+    for node in nodes:
+        node.forget_primary_view()
+    first.prepare_bootstrap(uuid, seqno)
+    first.start(new_cluster=True, timeout=timeout)
+    for node in nodes:
+        if node is not first:
+            node.start(wait=False)
+    wait_cluster(nodes, timeout)
+    return first
+
+
 def form_galera_set(manager: "ServerManager", servers: list[Server], reqs: "Requirements") -> None:
     """ServerKind hook: form the set's clusters (warm from snapshots when allowed)."""
     nodes = [s for s in servers if isinstance(s, GaleraServer)]

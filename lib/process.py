@@ -20,6 +20,8 @@ from typing import Callable
 
 import psutil
 
+from lib.launcher import Launcher
+
 TAG_WORKDIR = "KEWPIE_WORKDIR"
 TAG_RUN = "KEWPIE_RUN"
 TAG_NAME = "KEWPIE_NAME"
@@ -116,7 +118,8 @@ class ProcessExecutor:
 
     def __init__(self, argv: list[str], env: dict[str, str], log_path: str,
                  user: str | None = None, pass_fds: tuple[int, ...] = (),
-                 die_with_parent: bool = True, cwd: str | None = None) -> None:
+                 die_with_parent: bool = True, cwd: str | None = None,
+                 launcher: Launcher | None = None) -> None:
         self.argv = argv
         self.env = env
         self.log_path = log_path
@@ -124,6 +127,7 @@ class ProcessExecutor:
         self.pass_fds = pass_fds
         self.die_with_parent = die_with_parent
         self.cwd = cwd
+        self.launcher = launcher
         self.proc: subprocess.Popen | None = None
         self.started_at = 0.0
         self.create_time: float | None = None
@@ -135,18 +139,25 @@ class ProcessExecutor:
 
     def start(self) -> None:
         """Launch the child in its own session with output to log_path."""
-        with open(self.log_path, "ab") as out:
-            self.proc = subprocess.Popen(
-                self.argv, env=self.env, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
-                start_new_session=True, pass_fds=self.pass_fds, cwd=self.cwd,
-                user=self.user, group=self._group(),
-                extra_groups=[] if self.user else None,
-                preexec_fn=_server_preexec if self.die_with_parent else _allow_cores)
+        if self.launcher is not None and self.die_with_parent:
+            # the parent-death signal follows the forking thread: fork from a long-lived one
+            self.proc = self.launcher.call(self._launch)
+        else:
+            self.proc = self._launch()
         self.started_at = time.monotonic()
         try:
             self.create_time = psutil.Process(self.proc.pid).create_time()
         except psutil.Error:
             self.create_time = None
+
+    def _launch(self) -> subprocess.Popen:
+        with open(self.log_path, "ab") as out:
+            return subprocess.Popen(
+                self.argv, env=self.env, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
+                start_new_session=True, pass_fds=self.pass_fds, cwd=self.cwd,
+                user=self.user, group=self._group(),
+                extra_groups=[] if self.user else None,
+                preexec_fn=_server_preexec if self.die_with_parent else _allow_cores)
 
     def _group(self) -> str | None:
         return group_of(self.user) if self.user else None

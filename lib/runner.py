@@ -89,11 +89,21 @@ class TimedResult(unittest.TestResult):
         self.method_rows.append((name, self._status, int((time.monotonic() - self._t0) * 1000)))
 
 
-def _short_traceback(text: str, limit: int = 25) -> str:
+def _short_traceback(text: str, limit: int = 25, message_limit: int = 80) -> str:
+    """The traceback cut to limit lines; the exception's own message is kept whole
+    (up to message_limit lines): a checker's evidence is in it."""
     lines = text.rstrip().splitlines()
-    if len(lines) > limit:
-        lines = lines[:3] + ["  ..."] + lines[-(limit - 4):]
-    return "\n".join(lines)
+    last_frame = max((i for i, line in enumerate(lines) if line.startswith("  File ")),
+                     default=-1)
+    start = last_frame + 1
+    while 0 <= last_frame < start < len(lines) and lines[start].startswith("    "):
+        start += 1  # the frame's source line(s)
+    frames, message = lines[:start], lines[start:]
+    if len(frames) > limit:
+        frames = frames[:3] + ["  ..."] + frames[-(limit - 4):]
+    if len(message) > message_limit:
+        message = message[:message_limit] + [f"... ({len(message) - message_limit} more lines)"]
+    return "\n".join(frames + message)
 
 
 class Runner:

@@ -24,6 +24,7 @@ from lib.logsetup import get_logger
 from lib.logtail import tail_file
 from lib.options import Option, merge, parse_options, render_cnf
 from lib.ports import PortLease, port_is_free
+from lib.launcher import Launcher
 from lib.process import ProcessExecutor, TAG_NAME, pid_alive, stop_foreign, tagged_processes
 
 HOST = "127.0.0.1"
@@ -57,6 +58,7 @@ class ServerSettings:
     wsrep_provider: str = "/usr/lib/galera/libgalera_smm.so"
     wsrep_sst_method: str = "rsync"
     cluster_snapshots: bool = True
+    launcher: Launcher = field(default_factory=Launcher)
 
 
 class CompatLogger:
@@ -233,7 +235,7 @@ class Server:
         self.executor = ProcessExecutor(argv, env, self.stdout_log, user=self.settings.user,
                                         pass_fds=(self.lease.fd,) if self.lease.fd >= 0 else (),
                                         die_with_parent=self.settings.die_with_parent,
-                                        cwd=self.vardir)
+                                        cwd=self.vardir, launcher=self.settings.launcher)
         self.adopted_pid = None
         self.stop_requested = False
         self._drop_conn()

@@ -12,12 +12,14 @@ import unittest
 from typing import Any, Callable
 
 from lib import dbcompare, replication
+from lib.consistency.testing import ConsistencyChecks
 from lib.errors import QueryError
 from lib.server import Server
 
 
-class KewpieTestCase(unittest.TestCase):
-    """Base class giving ``self.servers`` and comparison helpers."""
+class KewpieTestCase(ConsistencyChecks, unittest.TestCase):
+    """Base class giving ``self.servers``, comparison helpers and consistency checks
+    (recorded workloads, faults, checkers: see :mod:`lib.consistency.testing`)."""
 
     servers: list[Server] = []
     server_manager: Any = None

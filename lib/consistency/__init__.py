@@ -1,0 +1,24 @@
+"""Consistency checks: recorded workloads, faults and checkers (see docs/consistency.md).
+
+Workloads record every operation as ok, fail or unknown; faults (kill,
+pause, restart, rejoin, isolate) run on a schedule meanwhile; checkers say
+valid, invalid or unknown with the operations, tables and rows as evidence.
+"""
+from lib.consistency.append import Append, check_append
+from lib.consistency.bank import Bank, check_bank
+from lib.consistency.faults import (Fault, FaultError, Isolate, Kill, Lag, Pause, Rejoin,
+                                    Restart, Schedule, Step, Tamper)
+from lib.consistency.history import FAIL, OK, UNKNOWN, History, Op, classify_error
+from lib.consistency.ptchecksum import check_pt_table_checksum
+from lib.consistency.registers import ReadYourWrites, check_stale_reads
+from lib.consistency.run import RunResult, WorkloadError, run_workloads
+from lib.consistency.tables import check_tables_equal, row_differences
+from lib.consistency.verdict import INVALID, UNKNOWN_VERDICT, VALID, Verdict, combine
+from lib.consistency.workload import Client, Rejected, Workload
+
+__all__ = ["Append", "Bank", "Client", "FAIL", "Fault", "FaultError", "History", "INVALID",
+           "Isolate", "Kill", "Lag", "OK", "Op", "Pause", "ReadYourWrites", "Rejected", "Rejoin",
+           "Restart", "RunResult", "Schedule", "Step", "Tamper", "UNKNOWN", "UNKNOWN_VERDICT", "VALID",
+           "Verdict", "Workload", "WorkloadError", "check_append", "check_bank",
+           "check_pt_table_checksum", "check_stale_reads", "check_tables_equal",
+           "classify_error", "combine", "row_differences", "run_workloads"]

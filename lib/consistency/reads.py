@@ -1,0 +1,19 @@
+"""Reading a server's final state: causally (wsrep_sync_wait) on Galera nodes."""
+from __future__ import annotations
+
+from typing import Any
+
+from lib.server import Server
+
+
+def read_rows(server: Server, sql: str, args: Any = None) -> list[tuple]:
+    """Rows of sql on server; a Galera node first applies all the cluster committed."""
+    if getattr(server, "server_type", "") == "galera":
+        from lib.galera_cluster import sync_wait_execute
+        return sync_wait_execute(server, sql, args)  # type: ignore[arg-type]
+    return server.execute(sql, args)
+
+
+def live(servers: list[Server]) -> list[Server]:
+    """The servers that are running."""
+    return [s for s in servers if s.is_alive()]

@@ -1,0 +1,141 @@
+"""Read-your-writes across nodes: write a register on one node, read it on another.
+
+Client i owns register i: it writes increasing values on its home node and
+then reads the register back on the next node.  A read is *stale* when it
+returns a value older than one whose write was acknowledged before the read
+began.  ``sync`` chooses how the reading node is asked to catch up first:
+
+* ``"none"``: plain reads (Galera applies other nodes' writes asynchronously
+  and a replica lags its primary, so stale reads are possible);
+* ``"wsrep"``: ``wsrep_sync_wait=1`` on the reading session (Galera's causal
+  reads: a stale read is a bug);
+* ``"gtid"``: the reader waits for the writer's ``@@last_gtid`` with
+  ``MASTER_GTID_WAIT`` (MariaDB replication).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from lib.consistency.history import OK, UNKNOWN, Counts, Op
+from lib.consistency.reads import live, read_rows
+from lib.consistency.verdict import INVALID, UNKNOWN_VERDICT, VALID, Verdict
+from lib.consistency.workload import Call, Client, Rejected, Workload
+from lib.server import Server
+
+SYNC_MODES = ("none", "wsrep", "gtid")
+GTID_WAIT_TIMEOUT = 10
+
+
+class ReadYourWrites(Workload):
+    """Registers ``ryw.registers(k, v)``; one writer per register."""
+
+    name = "ryw"
+
+    def __init__(self, nodes: list[Server], clients: int = 4, sync: str = "none",
+                 readers: list[Server] | None = None, schema: str = "ryw",
+                 **kwargs: Any) -> None:
+        if sync not in SYNC_MODES:
+            raise ValueError(f"read-your-writes: sync must be one of {', '.join(SYNC_MODES)}, "
+                             f"not {sync!r}")
+        super().__init__(nodes, clients, **kwargs)
+        self.sync = sync
+        self.readers = list(readers) if readers else None
+        self.schema = schema
+        self.table = f"`{schema}`.`registers`"
+        self._values: dict[str, int] = {}
+        self._gtids: dict[str, str] = {}
+        self.session_sql = ["SET SESSION wsrep_sync_wait = 0"] if _galera(nodes[0]) else []
+
+    def setup(self) -> None:
+        """One register per client, all 0."""
+        node = self.nodes[0]
+        node.execute(f"CREATE DATABASE IF NOT EXISTS `{self.schema}`")
+        node.execute(f"DROP TABLE IF EXISTS {self.table}")
+        node.execute(f"CREATE TABLE {self.table} (k INT NOT NULL PRIMARY KEY, v BIGINT NOT NULL) "
+                     f"ENGINE=InnoDB")
+        node.execute(f"INSERT INTO {self.table} VALUES " +
+                     ", ".join(f"({k}, 0)" for k in range(self.clients)))
+
+    def reader_for(self, client: Client) -> Server:
+        """The node a client reads from: the next node after its home (or its reader)."""
+        index = int(client.name[1:])
+        if self.readers:
+            return self.readers[index % len(self.readers)]
+        return self.nodes[(index + 1) % len(self.nodes)]
+
+    def step(self, client: Client) -> None:
+        """Write the next value on the home node, then read it back on the reader."""
+        k = int(client.name[1:])
+        v = self._values.get(client.name, 0) + 1
+        self._values[client.name] = v
+        client.invoke("write", {"k": k, "v": v}, lambda cur, call: self._write(cur, call, k, v,
+                                                                               client.name))
+        reader = self.reader_for(client)
+        session = None
+        if _galera(reader):
+            session = [f"SET SESSION wsrep_sync_wait = {1 if self.sync == 'wsrep' else 0}"]
+        client.invoke("read", {"k": k, "v": None},
+                      lambda cur, call: self._read(cur, call, k, client.name),
+                      node=reader, session_sql=session)
+
+    def _write(self, cur: Any, call: Call, k: int, v: int, who: str) -> None:
+        call.committing = True
+        cur.execute(f"UPDATE {self.table} SET v = %s WHERE k = %s", (v, k))
+        if self.sync == "gtid":
+            cur.execute("SELECT @@SESSION.last_gtid")
+            self._gtids[who] = cur.fetchone()[0]
+
+    def _read(self, cur: Any, _call: Call, k: int, who: str) -> dict[str, Any]:
+        if self.sync == "gtid" and self._gtids.get(who):
+            cur.execute("SELECT MASTER_GTID_WAIT(%s, %s)", (self._gtids[who], GTID_WAIT_TIMEOUT))
+            if cur.fetchone()[0] != 0:
+                raise Rejected(f"MASTER_GTID_WAIT({self._gtids[who]}) timed out")
+        cur.execute(f"SELECT v FROM {self.table} WHERE k = %s", (k,))
+        row = cur.fetchone()
+        return {"k": k, "v": None if row is None else int(row[0])}
+
+    def final_state(self) -> dict[str, dict[int, int]]:
+        """Register values per running node."""
+        return {n.name: {int(k): int(v) for k, v in read_rows(n, f"SELECT k, v FROM {self.table}")}
+                for n in live(self.all_servers + [r for r in self.readers or []
+                                                  if r not in self.all_servers])}
+
+    def check(self, final: dict[str, dict[int, int]]) -> Verdict:
+        """Stale reads (and impossible values) in the history."""
+        return check_stale_reads(self.history.client_ops(), self.sync, self.history.counts())
+
+
+def _galera(server: Server) -> bool:
+    return getattr(server, "server_type", "") == "galera"
+
+
+def check_stale_reads(ops: list[Op], sync: str = "none", counts: Counts | None = None) -> Verdict:
+    """Reads that missed a write acknowledged before they began; values never written."""
+    writes: dict[int, list[Op]] = {}
+    for op in ops:
+        if op.f == "write" and op.outcome in (OK, UNKNOWN):
+            writes.setdefault(op.value["k"], []).append(op)
+    reads = [op for op in ops if op.f == "read" and op.outcome == OK]
+    evidence = []
+    stale = impossible = 0
+    for read in reads:
+        k, seen = read.value["k"], read.value["v"]
+        done = [w for w in writes.get(k, []) if w.outcome == OK and w.end < read.start]
+        latest = max(done, key=lambda w: w.value["v"], default=None)
+        attempted = max((w.value["v"] for w in writes.get(k, [])), default=0)
+        if seen is None or seen > attempted:
+            impossible += 1
+            evidence.append(f"impossible read: register {k} = {seen}, never written: "
+                            f"{read.describe()}")
+        elif latest is not None and seen < latest.value["v"]:
+            stale += 1
+            lag = (read.start - latest.end) * 1000
+            evidence.append(f"stale read: register {k} = {seen} but {latest.value['v']} was "
+                            f"acknowledged {lag:.0f} ms before the read began: read "
+                            f"{read.describe()}; write {latest.describe()}")
+    summary = f"{stale} stale and {impossible} impossible of {len(reads)} reads (sync: {sync})"
+    if stale or impossible:
+        return Verdict("read-your-writes", INVALID, summary, evidence, counts)
+    if not reads:
+        return Verdict("read-your-writes", UNKNOWN_VERDICT, "no read succeeded", [], counts)
+    return Verdict("read-your-writes", VALID, summary, [], counts)

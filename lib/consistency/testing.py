@@ -1,0 +1,121 @@
+"""Test-case helpers for consistency checks (mixed into KewpieTestCase).
+
+::
+
+    class BankTest(KewpieTestCase):
+        def test_bank_survives_kills(self):
+            n0, n1, n2 = self.servers
+            run = self.run_workloads([Bank(self.servers), Append(self.servers)], duration=6,
+                                     faults=Schedule.cycle([self.kill(n1), self.kill(n2)]))
+            self.assertValid(run)
+"""
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any
+
+from lib.consistency.faults import Isolate, Kill, Lag, Pause, Rejoin, Restart, Schedule, Tamper
+from lib.consistency.ptchecksum import check_pt_table_checksum
+from lib.consistency.run import RunResult, run_workloads
+from lib.consistency.tables import check_tables_equal
+from lib.consistency.verdict import Verdict, combine
+from lib.consistency.workload import Workload
+from lib.logsetup import get_logger
+from lib.server import Server
+
+
+class ConsistencyChecks:
+    """Run recorded workloads under faults and assert on the checkers' verdicts."""
+
+    servers: list[Server]
+    server_manager: Any
+    test_executor: Any
+
+    # ------------------------------------------------------------ faults
+    def kill(self, *nodes: Server, spacing: float = 0.0) -> Kill:
+        """kill -9 nodes (spacing seconds apart); healed by a restart."""
+        return Kill(list(nodes), self.servers, spacing=spacing)
+
+    def pause(self, *nodes: Server) -> Pause:
+        """SIGSTOP nodes; healed by SIGCONT."""
+        return Pause(list(nodes), self.servers)
+
+    def restart(self, *nodes: Server) -> Restart:
+        """A clean shutdown of nodes; healed by a start."""
+        return Restart(list(nodes), self.servers)
+
+    def rejoin(self, *nodes: Server, sst: bool = False) -> Rejoin:
+        """Kill Galera nodes (wiping them with sst); they rejoin by IST or SST."""
+        return Rejoin(list(nodes), self.servers, sst=sst)
+
+    def isolate(self, *nodes: Server) -> Isolate:
+        """Partition Galera nodes from the rest of the cluster."""
+        return Isolate(list(nodes), self.servers)
+
+    def lag(self, *nodes: Server) -> Lag:
+        """Nodes stop applying but keep answering reads; healed by resuming."""
+        return Lag(list(nodes), self.servers)
+
+    def tamper(self, nodes: list[Server], *statements: str, replicated: bool = False) -> Tamper:
+        """Run statements on nodes behind replication's back (or replicated)."""
+        return Tamper(nodes, list(statements), self.servers, replicated=replicated)
+
+    # ------------------------------------------------------------ running
+    def settle(self) -> None:
+        """Wait until every replica and cluster node applied what was committed."""
+        self.server_manager.wait_for_replicas(120.0)
+
+    def history_dir(self) -> str:
+        """Where this test's histories are written (kept as evidence when it fails)."""
+        logdir = getattr(self.test_executor, "logdir", None) or "."
+        return os.path.join(logdir, "histories")
+
+    def run_workloads(self, workloads: list[Workload], duration: float = 5.0,
+                      faults: Schedule | None = None) -> RunResult:
+        """Run workloads for duration seconds under faults; the verdict of each."""
+        label = self.id().split(".", 1)[-1]  # type: ignore[attr-defined]
+        result = run_workloads(workloads, duration, faults, self.settle, self.history_dir(), label)
+        self.addCleanup(self._remove_histories_if_passed, result)  # type: ignore[attr-defined]
+        return result
+
+    def _remove_histories_if_passed(self, result: RunResult) -> None:
+        outcome = getattr(getattr(self, "_outcome", None), "result", None)
+        if outcome is None:
+            return
+        if any(t is self for t, _ in list(outcome.failures) + list(outcome.errors)):
+            return
+        for verdict in result.verdicts:
+            if verdict.history_file and os.path.exists(verdict.history_file):
+                os.unlink(verdict.history_file)
+
+    # ------------------------------------------------------------ checking
+    def check_tables(self, reference: Server, others: list[Server],
+                     schemas: list[str] | None = None) -> Verdict:
+        """Per-table checksums of others against reference; differing rows as evidence."""
+        self.settle()
+        return check_tables_equal(reference, others, schemas)
+
+    def pt_table_checksum(self, schemas: list[str], primary: Server | None = None,
+                          replicas: list[Server] | None = None) -> Verdict:
+        """pt-table-checksum of schemas on primary (default: server 0) and its replicas
+        (default: all of them)."""
+        primary = primary or self.servers[0]
+        if replicas is None:
+            replicas = [self.servers[r] for p, r in self.server_manager.current.pairs
+                        if self.servers[p] is primary]
+        self.settle()
+        return check_pt_table_checksum(primary, replicas, schemas)
+
+    def assertValid(self, *results: RunResult | Verdict) -> Verdict:  # noqa: N802 - unittest style
+        """Fail with the verdict report unless every verdict is valid; log it either way."""
+        verdicts = [v for r in results
+                    for v in (r.verdicts if isinstance(r, RunResult) else [r])]
+        verdict = combine("+".join(v.checker for v in verdicts), verdicts)
+        report = "\n".join(v.report() for v in verdicts)
+        log = get_logger()
+        for line in report.splitlines():  # a failure carries the report itself
+            log.log(logging.INFO if verdict.valid else logging.DEBUG, line)
+        if not verdict.valid:
+            self.fail(f"consistency check {verdict.status.upper()}:\n{report}")  # type: ignore[attr-defined]
+        return verdict

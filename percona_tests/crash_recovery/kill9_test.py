@@ -1,0 +1,15 @@
+"""kill -9 during write loads, restart, and every acknowledged write is there."""
+from lib.consistency import Append, Bank, Schedule
+from lib.testcase import KewpieTestCase
+
+
+class Kill9Test(KewpieTestCase):
+
+    def test_acknowledged_writes_survive_kill9(self):
+        server = self.servers[0]
+        run = self.run_workloads(
+            [Bank([server], clients=3), Append([server], clients=4)], duration=4,
+            faults=Schedule.cycle([self.kill(server)], every=0.8, hold=0.2, rounds=3))
+        self.assertValid(run)
+        self.assertTablesCheck(server, ["bank", "append"])
+        self.assertEqual(server.variable("innodb_flush_log_at_trx_commit"), "1")

@@ -1,0 +1,6 @@
+# A primary and two crash-safe replicas (GTID position in InnoDB, relay log
+# recovery): recorded workloads write on the primary while replicas restart.
+REPLICA = ['--relay-log-recovery=1', '--innodb-flush-log-at-trx-commit=1']
+server_requirements = [['--innodb-flush-log-at-trx-commit=1', '--sync-binlog=1'], REPLICA, REPLICA]
+server_requests = {'join_cluster': [(0, 1), (0, 2)]}
+servers = []
