@@ -175,6 +175,15 @@ class Harness:
         if self.server_user:
             check_reachable(bot_dir, self.server_user)
             shutil.chown(bot_dir, self.server_user, self.server_user)
+        disk_dir = self.workdir.prepare_disk_bot(bot)
+        disk_problem = ""
+        if disk_dir and self.server_user:
+            try:
+                check_reachable(disk_dir, self.server_user)
+                shutil.chown(disk_dir, self.server_user, self.server_user)
+            except UsageError as exc:  # only suites with storage = 'disk' need it
+                disk_problem = str(exc).replace(", or drop --no-shm", "")
+                disk_dir = None
         lock_dir = self.config.lock_dir or default_lock_dir()
         leaser = PortLeaser(lock_dir, self.config.base_port)
         sock_dir = os.path.join(lock_dir, "sock")
@@ -195,7 +204,8 @@ class Harness:
                                   cluster_snapshots=self.config.cluster_snapshots)
         cache = BootstrapCache(os.path.realpath(self.workdir.prepare_cache()), tree, self.server_user)
         manager = ServerManager(bot, bot_dir, tree, leaser, cache, settings, SERVER_KINDS,
-                                on_change=self.write_state)
+                                on_change=self.write_state, disk_dir=disk_dir,
+                                disk_problem=disk_problem)
         self.managers.append(manager)
         return manager
 

@@ -84,6 +84,7 @@ class Requirements:
     server_type: str
     servers: tuple[tuple[Option, ...], ...]
     pairs: tuple[tuple[int, int], ...] = ()
+    on_disk: bool = False  # vardirs on disk even when the workdir lives in /dev/shm
 
     @property
     def count(self) -> int:
@@ -121,9 +122,12 @@ class ServerManager:
     def __init__(self, bot_name: str, bot_dir: str, tree: CodeTree, leaser: PortLeaser,
                  cache: BootstrapCache, settings: ServerSettings,
                  kinds: Mapping[str, "ServerKind"],
-                 on_change: Callable[[], None] | None = None) -> None:
+                 on_change: Callable[[], None] | None = None,
+                 disk_dir: str | None = None, disk_problem: str = "") -> None:
         self.bot_name = bot_name
         self.bot_dir = bot_dir
+        self.disk_dir = disk_dir or bot_dir
+        self.disk_problem = disk_problem
         self.tree = tree
         self.leaser = leaser
         self.cache = cache
@@ -163,11 +167,15 @@ class ServerManager:
         if kind is None:
             raise UsageError(f"unknown server type {reqs.server_type!r}; "
                              f"known: {', '.join(sorted(self.kinds))}")
+        if reqs.on_disk and self.disk_problem:
+            raise UsageError(f"this suite keeps its servers on disk (storage = 'disk'), but "
+                             f"{self.disk_problem}")
         self.current = reqs
         self.force_reset = False
         servers = []
         for index, options in enumerate(reqs.servers):
-            vardir = os.path.join(self.bot_dir, f"var_s{index}")
+            base = self.disk_dir if reqs.on_disk else self.bot_dir
+            vardir = os.path.join(base, f"var_s{index}")
             if os.path.exists(vardir):
                 shutil.rmtree(vardir)
             servers.append(kind.server_class(f"s{index}", index, self.tree, vardir,

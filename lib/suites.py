@@ -22,6 +22,7 @@ from lib.server_manager import Requirements
 
 TEST_SUFFIX = "_test.py"
 KNOWN_REQUESTS = ("join_cluster",)
+STORAGE_CHOICES = ("default", "disk")
 
 
 @dataclass
@@ -33,6 +34,7 @@ class SuiteConfig:
     server_requirements: list[list[Option]] = field(default_factory=lambda: [[]])
     server_requests: dict[str, Any] = field(default_factory=dict)
     server_type: str | None = None
+    storage: str = "default"
 
 
 @dataclass
@@ -149,6 +151,11 @@ def load_suite_config(name: str, path: str) -> SuiteConfig:
     if server_type is not None and not isinstance(server_type, str):
         raise SuiteError(f"{where}: server_type must be a string such as 'mysql'")
     config.server_type = server_type
+    storage = ns.get("storage", "default")
+    if storage not in STORAGE_CHOICES:
+        raise SuiteError(f"{where}: storage must be one of {', '.join(map(repr, STORAGE_CHOICES))}"
+                         f" ('disk' keeps the vardirs off /dev/shm), got {storage!r}")
+    config.storage = storage
     return config
 
 
@@ -215,7 +222,7 @@ def requirements_for(suite: SuiteConfig, module: ModuleType, default_type: str,
     server_type = getattr(module, "server_type", None) or suite.server_type or default_type
     pairs = requests.get("join_cluster", [])
     return Requirements(server_type=server_type, servers=tuple(tuple(r) for r in reqs),
-                        pairs=tuple(pairs))
+                        pairs=tuple(pairs), on_disk=suite.storage == "disk")
 
 
 def select_tests(suite_names: list[str], test_names: list[str], suitepaths: list[str],
@@ -257,4 +264,5 @@ def suite_requirements(suite_name: str, suitepaths: list[str], default_type: str
     server_type = suite.server_type or default_type
     return Requirements(server_type=server_type,
                         servers=tuple(tuple(r) for r in suite.server_requirements),
-                        pairs=tuple(suite.server_requests.get("join_cluster", [])))
+                        pairs=tuple(suite.server_requests.get("join_cluster", [])),
+                        on_disk=suite.storage == "disk")

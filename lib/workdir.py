@@ -150,6 +150,16 @@ class Workdir:
         """A clean bot directory (previous run's vardirs removed)."""
         return self._link_or_dir(bot, wipe=True)
 
+    def prepare_disk_bot(self, bot: str) -> str | None:
+        """A clean on-disk directory for the bot's vardirs of suites with
+        ``storage = 'disk'`` (None when the workdir is on disk anyway)."""
+        if not self.use_shm:
+            return None
+        path = os.path.join(self.path, "disk", bot)
+        shutil.rmtree(path, ignore_errors=True)
+        os.makedirs(path, mode=0o755)
+        return path
+
     def prepare_cache(self) -> str:
         """The cache directory (kept between runs)."""
         self._link_or_dir("cache", wipe=False)

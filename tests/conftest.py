@@ -74,3 +74,23 @@ def _free_shm_after_test(tmp_path_factory: pytest.TempPathFactory):
             if not tagged(dirpath):
                 Workdir(dirpath).remove_shm()
             dirnames[:] = []
+
+
+@pytest.fixture
+def kewpie_reachable():
+    """Like ``kewpie``, with the workdir under a 0755 directory in /tmp: servers run as
+    mysql can enter it (pytest's own tmp dirs are 0700), as suites with
+    ``storage = 'disk'`` and --no-shm runs need."""
+    import shutil
+    import tempfile
+    from lib.workdir import Workdir
+    base = tempfile.mkdtemp(prefix="kewpie-it-", dir="/tmp")
+    os.chmod(base, 0o755)
+    workdir = os.path.join(base, "wd")
+    yield KewpieRunner(workdir)
+    leftovers = tagged(workdir)
+    for proc in leftovers:
+        proc.kill()
+    Workdir(workdir).remove_shm()
+    shutil.rmtree(base, ignore_errors=True)
+    assert not leftovers, f"servers left running: {[p.pid for p in leftovers]}"

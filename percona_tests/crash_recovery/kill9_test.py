@@ -1,4 +1,6 @@
 """kill -9 during write loads, restart, and every acknowledged write is there."""
+import os
+
 from lib.consistency import Append, Bank, Schedule
 from lib.testcase import KewpieTestCase
 
@@ -7,6 +9,8 @@ class Kill9Test(KewpieTestCase):
 
     def test_acknowledged_writes_survive_kill9(self):
         server = self.servers[0]
+        self.assertFalse(os.path.realpath(server.datadir).startswith("/dev/shm/"),
+                         "crash_recovery needs its datadir on disk (storage = 'disk')")
         run = self.run_workloads(
             [Bank([server], clients=3), Append([server], clients=4)], duration=4,
             faults=Schedule.cycle([self.kill(server)], every=0.8, hold=0.2, rounds=3))

@@ -16,12 +16,20 @@ def _rows(out):
     return dict(re.findall(r"INFO (\S+)\s+\[ (\w+) \]\s+\d+$", out, re.M))
 
 
+def test_disk_suite_in_an_unreachable_workdir_is_one_clear_error(kewpie):
+    proc = kewpie.run("--suite=crash_recovery")  # pytest's tmp dirs are 0700
+    assert proc.returncode == 2, proc.stdout[-3000:]
+    errors = [l for l in proc.stdout.splitlines() + proc.stderr.splitlines() if " ERROR " in l]
+    assert len(errors) == 1 and "storage = 'disk'" in errors[0] and "cannot enter" in errors[0]
+
+
 def _failure(workdir, name):
     with open(os.path.join(workdir, "failed", name, "failure.txt")) as fh:
         return fh.read()
 
 
-def test_consistency_suites_are_valid(kewpie):
+def test_consistency_suites_are_valid(kewpie_reachable):
+    kewpie = kewpie_reachable  # crash_recovery keeps its server on disk
     proc = kewpie.run("--suite=cluster_consistency,replication_consistency,crash_recovery",
                       timeout=900)
     assert proc.returncode == 0, proc.stdout[-6000:]
@@ -36,11 +44,13 @@ def test_consistency_suites_are_valid(kewpie):
     assert re.search(r"fault schedule: partition in [\d.]+s: isolated s1", proc.stdout)
 
 
-def test_detection_power(kewpie):
-    proc = kewpie.run(f"--suitepath={FIXTURE_SUITES}", "--suite=broken_replication,broken_cluster",
+def test_detection_power(kewpie_reachable):
+    kewpie = kewpie_reachable  # broken_durability keeps its server on disk
+    proc = kewpie.run(f"--suitepath={FIXTURE_SUITES}",
+                      "--suite=broken_replication,broken_cluster,broken_durability",
                       "--force", timeout=600)
     assert proc.returncode == 1, proc.stdout[-6000:]
-    assert _rows(proc.stdout) == {
+    assert _rows(proc.stdout) == {"broken_durability.unsafe_kill9_test": "fail",
         "broken_replication.drift_test": "fail", "broken_replication.lost_writes_test": "fail",
         "broken_replication.skip_errors_test": "fail", "broken_cluster.stale_read_test": "fail"}
 
@@ -68,6 +78,10 @@ def test_detection_power(kewpie):
     assert "read-your-writes: INVALID" in stale and OPS.search(stale)
     assert re.search(r"stale read: register \d+ = \d+ but \d+ was acknowledged .* read #\d+ r\d "
                      r"read .* on s1 .* ok; write #\d+ r\d write .* ok", stale)
+    unsafe = _failure(kewpie.workdir, "broken_durability.unsafe_kill9_test")
+    assert re.search(r"append: INVALID \(ops: \d+ ok, \d+ fail, \d+ unknown\): [1-9]\d* lost", unsafe)
+    assert re.search(r"lost on s0: acknowledged insert id=\d+ is missing: #\d+ a\d insert", unsafe)
+
     histories = os.path.join(kewpie.workdir, "failed", "broken_cluster.stale_read_test",
                              "tool_logs", "histories")
     assert any(n.endswith("-ryw.jsonl") for n in os.listdir(histories))

@@ -446,3 +446,19 @@ def test_test_module_syntax_error(tmp_path):
     make_suite(tmp_path, "s", tests=(), extra={"m_test.py": "x = 1\ndef (:\n"})
     with pytest.raises(SuiteError, match=r"m_test\.py:2: syntax error"):
         suites.select_tests(["s"], [], [str(tmp_path)], "mysql")
+
+
+def test_storage_disk_reaches_the_requirements(tmp_path):
+    suite = make_suite(tmp_path, "durable", config="storage = 'disk'\n")
+    cfg = suites.load_suite_config("durable", str(suite))
+    assert cfg.storage == "disk"
+    specs = suites.select_tests(["durable"], [], [str(tmp_path)], "mysql")
+    assert specs[0].requirements.on_disk
+    assert suites.suite_requirements("durable", [str(tmp_path)], "mysql").on_disk
+
+
+def test_storage_defaults_to_default_and_rejects_unknown_values(tmp_path):
+    assert suites.load_suite_config("p", str(make_suite(tmp_path, "p"))).storage == "default"
+    bad = make_suite(tmp_path, "bad", config="storage = 'ssd'\n")
+    with pytest.raises(SuiteError, match="storage must be one of 'default', 'disk'"):
+        suites.load_suite_config("bad", str(bad))
