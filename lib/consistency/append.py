@@ -32,11 +32,8 @@ class Append(Workload):
 
     def setup(self) -> None:
         """Create the (empty) table."""
-        node = self.nodes[0]
-        node.execute(f"CREATE DATABASE IF NOT EXISTS `{self.schema}`")
-        node.execute(f"DROP TABLE IF EXISTS {self.table}")
-        node.execute(f"CREATE TABLE {self.table} (id BIGINT NOT NULL PRIMARY KEY, "
-                     f"process VARCHAR(16) NOT NULL, node VARCHAR(64) NOT NULL) ENGINE=InnoDB")
+        self.create_table(self.schema, "rows", "id BIGINT NOT NULL PRIMARY KEY, "
+                          "process VARCHAR(16) NOT NULL, node VARCHAR(64) NOT NULL")
 
     def step(self, client: Client) -> None:
         """Insert the client's next key."""

@@ -34,11 +34,8 @@ class Bank(Workload):
 
     def setup(self) -> None:
         """Create the accounts with the total spread evenly (the remainder on account 0)."""
-        node = self.nodes[0]
-        node.execute(f"CREATE DATABASE IF NOT EXISTS `{self.schema}`")
-        node.execute(f"DROP TABLE IF EXISTS {self.table}")
-        node.execute(f"CREATE TABLE {self.table} (id INT NOT NULL PRIMARY KEY, "
-                     f"balance BIGINT NOT NULL) ENGINE=InnoDB")
+        node = self.create_table(self.schema, "accounts",
+                                 "id INT NOT NULL PRIMARY KEY, balance BIGINT NOT NULL")
         each = self.total // self.accounts
         rows = [(i, each + (self.total - each * self.accounts if i == 0 else 0))
                 for i in range(self.accounts)]

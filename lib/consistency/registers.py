@@ -48,11 +48,8 @@ class ReadYourWrites(Workload):
 
     def setup(self) -> None:
         """One register per client, all 0."""
-        node = self.nodes[0]
-        node.execute(f"CREATE DATABASE IF NOT EXISTS `{self.schema}`")
-        node.execute(f"DROP TABLE IF EXISTS {self.table}")
-        node.execute(f"CREATE TABLE {self.table} (k INT NOT NULL PRIMARY KEY, v BIGINT NOT NULL) "
-                     f"ENGINE=InnoDB")
+        node = self.create_table(self.schema, "registers",
+                                 "k INT NOT NULL PRIMARY KEY, v BIGINT NOT NULL")
         node.execute(f"INSERT INTO {self.table} VALUES " +
                      ", ".join(f"({k}, 0)" for k in range(self.clients)))
 

@@ -42,7 +42,7 @@ class Verdict:
         lines += [f"  {e}" for e in self.evidence[:shown]]
         if len(self.evidence) > shown:
             lines.append(f"  ... {len(self.evidence) - shown} more")
-        if self.history_file:
+        if self.history_file and not self.valid:  # a passing test's history is removed
             lines.append(f"  history: {self.history_file}")
         return "\n".join(lines)
 

@@ -17,7 +17,8 @@ from typing import Any, Callable
 
 import pymysql
 
-from lib.consistency.history import FAIL, OK, History, Op, classify_error, describe_error
+from lib.consistency.history import (FAIL, OK, History, Op, classify_error, describe_error,
+                                     error_code)
 from lib.consistency.verdict import Verdict
 from lib.server import Server
 
@@ -60,9 +61,13 @@ class Client:
         if conn is None:
             conn = node.connect(autocommit=True, connect_timeout=CONNECT_TIMEOUT,
                                 read_timeout=self.read_timeout, write_timeout=self.read_timeout)
-            with conn.cursor() as cur:
-                for sql in self.session_sql if session_sql is None else session_sql:
-                    cur.execute(sql)
+            try:
+                with conn.cursor() as cur:
+                    for sql in self.session_sql if session_sql is None else session_sql:
+                        cur.execute(sql)
+            except BaseException:
+                conn.close()
+                raise
             self._conns[key] = conn
         return conn
 
@@ -106,7 +111,7 @@ class Client:
             outcome = classify_error(exc, call.committing)
             op = self.history.add(self.name, node.name, f, value, outcome, start,
                                   error=describe_error(exc))
-            if isinstance(exc, pymysql.err.Error) and 0 < _code(exc) < 2000:
+            if 0 < error_code(exc) < 2000:  # the server answered: the connection is fine
                 self._rollback(conn, node)
             else:
                 self.drop(node)
@@ -118,11 +123,6 @@ class Client:
             conn.rollback()
         except (pymysql.MySQLError, OSError):
             self.drop(node)
-
-
-def _code(exc: BaseException) -> int:
-    args = getattr(exc, "args", ())
-    return args[0] if args and isinstance(args[0], int) else 0
 
 
 class Workload:
@@ -156,6 +156,14 @@ class Workload:
 
     def setup(self) -> None:
         """Create the workload's schema on the first node."""
+
+    def create_table(self, schema: str, table: str, columns: str) -> Server:
+        """(Re)create ``schema.table`` with columns on the first node; returns that node."""
+        node = self.nodes[0]
+        node.execute(f"CREATE DATABASE IF NOT EXISTS `{schema}`")
+        node.execute(f"DROP TABLE IF EXISTS `{schema}`.`{table}`")
+        node.execute(f"CREATE TABLE `{schema}`.`{table}` ({columns}) ENGINE=InnoDB")
+        return node
 
     def step(self, client: Client) -> None:
         """One operation (or a few) of one client."""
