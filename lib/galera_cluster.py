@@ -25,6 +25,7 @@ import shutil
 import signal
 import subprocess
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Iterator
 
 from lib.errors import QueryError, ServerError, ServerStartError
@@ -277,9 +278,8 @@ def restart_cluster(nodes: list[GaleraServer], timeout: float = JOIN_TIMEOUT) ->
     for node in nodes:
         if node.is_alive():
             node.stop()
-    positions = {}
-    for node in nodes:
-        positions[node.name] = node.saved_position()
+    with ThreadPoolExecutor(len(nodes)) as pool:  # --wsrep-recover runs InnoDB recovery
+        positions = dict(zip([n.name for n in nodes], pool.map(lambda n: n.saved_position(), nodes)))
     candidates = [n for n in nodes if positions[n.name] is not None]
     if not candidates:
         raise GaleraJoinError("no node of the cluster has data to bootstrap from",
