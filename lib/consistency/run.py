@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from lib.consistency.faults import Schedule
+from lib.consistency.history import History
 from lib.consistency.verdict import Verdict, combine
 from lib.consistency.workload import ClientThreads, Workload
 from lib.errors import KewpieError
@@ -46,6 +47,21 @@ class RunResult:
     def report(self) -> str:
         """Every workload's verdict report, one after the other."""
         return "\n".join(v.report() for v in self.verdicts)
+
+
+def fault_timeline(history: History | None, evidence_lines: int = 40) -> str:
+    """The faults as they happened, then the full text of the first error (its evidence)."""
+    if history is None:
+        return ""
+    events = history.events()
+    lines = ["--- fault schedule ---"]
+    lines += [f"+{e.start:.1f}s {e.f}: {(str(e.value).splitlines() or [''])[0]}" for e in events]
+    failed = next((e for e in events if e.f.endswith("-error")), None)
+    if failed is not None:
+        detail = str(failed.value).splitlines()[1:evidence_lines]
+        if detail:
+            lines += [f"--- {failed.f} evidence ---", *detail]
+    return "\n".join(lines)
 
 
 def run_workloads(workloads: list[Workload], duration: float, schedule: Schedule | None = None,
@@ -80,7 +96,8 @@ def run_workloads(workloads: list[Workload], duration: float, schedule: Schedule
         raise WorkloadError(f"{len(crashes)} client thread(s) crashed: {crashes[0]}")
     result = RunResult(fault_errors=list(schedule.errors) if schedule else [])
     if result.fault_errors:
-        raise WorkloadError("fault schedule failed: " + "; ".join(result.fault_errors))
+        raise WorkloadError("fault schedule failed: " + "; ".join(result.fault_errors) + "\n" +
+                            fault_timeline(workloads[0].history if workloads else None))
     if settle:
         settle()
     for workload in workloads:

@@ -753,3 +753,16 @@ def test_pt_table_checksum_timeout_is_unknown(tmp_path):
     verdict = check_pt_table_checksum(FakeServer(), [FakeServer("s1", 3308)], ["db"],
                                       tool=str(tool), timeout=0.3)
     assert verdict.status == UNKNOWN_VERDICT and "did not finish" in verdict.summary
+
+
+def test_fault_schedule_failure_explains_itself():
+    calls = []
+    sick = FakeFault("n2", calls, heal_errors=5)
+    workload = Ticks(NODES)
+    with pytest.raises(WorkloadError) as info:
+        run_workloads([workload], 0.05, Schedule([Step(sick, 0.01, 0.01)]))
+    text = str(info.value)
+    assert "fault schedule failed: healing fake n2: FaultError: n2 still sick" in text
+    assert "--- fault schedule ---" in text and "fake: broke n2" in text
+    assert "heal-fake-error: n2 still sick" in text
+    assert "--- heal-fake-error evidence ---\nsecond line" in text
