@@ -9,8 +9,9 @@ began.  ``sync`` chooses how the reading node is asked to catch up first:
   and a replica lags its primary, so stale reads are possible);
 * ``"wsrep"``: ``wsrep_sync_wait=1`` on the reading session (Galera's causal
   reads: a stale read is a bug);
-* ``"gtid"``: the reader waits for the writer's ``@@last_gtid`` with
-  ``MASTER_GTID_WAIT`` (MariaDB replication).
+* ``"gtid"``: the reader waits for the writer's GTID: MariaDB's
+  ``@@last_gtid`` with ``MASTER_GTID_WAIT``; on MySQL/Percona the writer's
+  ``@@gtid_executed`` with ``WAIT_FOR_EXECUTED_GTID_SET``.
 """
 from __future__ import annotations
 
@@ -55,7 +56,11 @@ class ReadYourWrites(Workload):
 
     def reader_for(self, client: Client) -> Server:
         """The node a client reads from: the next node after its home (or its reader)."""
-        index = int(client.name[1:])
+        return self.reader_for_name(client.name)
+
+    def reader_for_name(self, who: str) -> Server:
+        """The reader of the client called who."""
+        index = int(who[1:])
         if self.readers:
             return self.readers[index % len(self.readers)]
         return self.nodes[(index + 1) % len(self.nodes)]
@@ -79,12 +84,13 @@ class ReadYourWrites(Workload):
         call.committing = True
         cur.execute(f"UPDATE {self.table} SET v = %s WHERE k = %s", (v, k))
         if self.sync == "gtid":
-            cur.execute("SELECT @@SESSION.last_gtid")
+            cur.execute(gtid_after_write_sql(self.nodes[0]))
             self._gtids[who] = cur.fetchone()[0]
 
     def _read(self, cur: Any, _call: Call, k: int, who: str) -> dict[str, Any]:
         if self.sync == "gtid" and self._gtids.get(who):
-            cur.execute("SELECT MASTER_GTID_WAIT(%s, %s)", (self._gtids[who], GTID_WAIT_TIMEOUT))
+            cur.execute(gtid_wait_sql(self.reader_for_name(who)),
+                        (self._gtids[who], GTID_WAIT_TIMEOUT))
             if cur.fetchone()[0] != 0:
                 raise Rejected(f"MASTER_GTID_WAIT({self._gtids[who]}) timed out")
         cur.execute(f"SELECT v FROM {self.table} WHERE k = %s", (k,))
@@ -100,6 +106,21 @@ class ReadYourWrites(Workload):
     def check(self, final: dict[str, dict[int, int]]) -> Verdict:
         """Stale reads (and impossible values) in the history."""
         return check_stale_reads(self.history.client_ops(), self.sync, self.history.counts())
+
+
+def gtid_after_write_sql(server: Server) -> str:
+    """What the writer reads after its write: MariaDB's session ``last_gtid``; on
+    MySQL/Percona the executed set (it includes the write)."""
+    from lib.replication import is_mariadb
+    return "SELECT @@SESSION.last_gtid" if is_mariadb(server) else "SELECT @@GLOBAL.gtid_executed"
+
+
+def gtid_wait_sql(server: Server) -> str:
+    """How the reader waits for that position (0 means reached, as both functions return)."""
+    from lib.replication import is_mariadb
+    if is_mariadb(server):
+        return "SELECT MASTER_GTID_WAIT(%s, %s)"
+    return "SELECT WAIT_FOR_EXECUTED_GTID_SET(%s, %s)"
 
 
 def _galera(server: Server) -> bool:

@@ -766,3 +766,12 @@ def test_fault_schedule_failure_explains_itself():
     assert "--- fault schedule ---" in text and "fake: broke n2" in text
     assert "heal-fake-error: n2 still sick" in text
     assert "--- heal-fake-error evidence ---\nsecond line" in text
+
+
+def test_gtid_sync_sql_per_flavor():
+    from lib.consistency.registers import gtid_after_write_sql, gtid_wait_sql
+    mariadb = SimpleNamespace(tree=SimpleNamespace(version=SimpleNamespace(flavor="mariadb")))
+    mysql = SimpleNamespace(tree=SimpleNamespace(version=SimpleNamespace(flavor="mysql")))
+    assert "last_gtid" in gtid_after_write_sql(mariadb) and "MASTER_GTID_WAIT" in gtid_wait_sql(mariadb)
+    assert "gtid_executed" in gtid_after_write_sql(mysql)
+    assert "WAIT_FOR_EXECUTED_GTID_SET" in gtid_wait_sql(mysql)
