@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 SNAPSHOT_FORMAT = "2"  # bump when what a cold start creates changes
 WARM_START_TIMEOUT = 30.0
 JOIN_TIMEOUT = 180.0
+SYNC_READ_TIMEOUT = 300.0  # causal reads wait at most repl.causal_read_timeout (30 s) themselves
 
 
 class GaleraJoinError(ServerStartError):
@@ -317,7 +318,7 @@ def wait_galera_applied(manager: "ServerManager", timeout: float) -> None:
 def sync_wait_execute(node: GaleraServer, sql: str, args: object = None) -> list[tuple]:
     """Run a statement on node once it has applied everything the cluster committed
     before (``wsrep_sync_wait=15``: reads, updates, deletes, inserts)."""
-    conn = node.connect()
+    conn = node.connect(read_timeout=SYNC_READ_TIMEOUT)  # a hung node is an error, not a hang
     try:
         with conn.cursor() as cur:
             cur.execute("SET SESSION wsrep_sync_wait = 15")

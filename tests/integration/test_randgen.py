@@ -29,7 +29,7 @@ def test_randgen_suites_pass(kewpie):
 
 
 def test_cluster_randgen_passes(kewpie):
-    proc = kewpie.run("--suite=cluster_randgen", timeout=600)
+    proc = kewpie.run("--suite=cluster_randgen", "--test-timeout=240", timeout=600)
     assert proc.returncode == 0, proc.stdout[-5000:]
     assert "STATUS: PASS, 2/2 test cases" in proc.stdout
 
