@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Callable, Hashable
 
 from lib.errors import Interrupted
 from lib.logsetup import configure, get_logger
+from lib.logtail import tail_file
 from lib.process import die_with_parent
 from lib.report import Outcome
 from lib.scheduling import pick_next
@@ -63,6 +64,10 @@ def _worker(harness: "Harness", bot: str, conn: Connection, queue: list[TestSpec
             conn.send((index, outcome, current))
     except (Interrupted, EOFError):
         interrupted = True
+    except BaseException:
+        # The parent reports a dead bot with the tail of this log: say why here.
+        get_logger().error(f"bot {bot} failed: {traceback.format_exc(limit=12)}")
+        raise
     finally:
         harness.close(fast=interrupted, bot=bot)
         conn.close()
@@ -133,11 +138,14 @@ class BotPool:
             self._stop(conns, procs)
         return stopping and bool(pending)
 
-    @staticmethod
-    def _lost(bot: str, spec: TestSpec, proc: multiprocessing.Process) -> Outcome:
+    def _lost(self, bot: str, spec: TestSpec, proc: multiprocessing.Process) -> Outcome:
         proc.join(timeout=5)
+        log_file = self.harness.workdir.bot_log_file(bot)
+        tail = tail_file(log_file, 25)
+        why = f"\n--- {log_file} ends with ---\n{tail}" if tail else ""
         return Outcome(spec.full_name, "fail", 0, bot,
-                       f"bot {bot} died while running {spec.full_name} (exit code {proc.exitcode})")
+                       f"bot {bot} died while running {spec.full_name} "
+                       f"(exit code {proc.exitcode}){why}")
 
     def _stop(self, conns: dict[str, Connection], procs: dict[str, multiprocessing.Process]) -> None:
         for conn in conns.values():

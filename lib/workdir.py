@@ -134,7 +134,11 @@ class Workdir:
             if os.path.islink(link) and os.readlink(link) != target:
                 os.unlink(link)
             if not os.path.islink(link):
-                os.symlink(target, link)
+                try:
+                    os.symlink(target, link)
+                except FileExistsError:  # another bot linked the shared cache meanwhile
+                    if os.path.realpath(link) != os.path.realpath(target):
+                        raise
         else:
             if os.path.islink(link):
                 old = os.path.realpath(link)
@@ -157,7 +161,7 @@ class Workdir:
             return None
         path = os.path.join(self.path, "disk", bot)
         shutil.rmtree(path, ignore_errors=True)
-        os.makedirs(path, mode=0o755)
+        os.makedirs(path, mode=0o755, exist_ok=True)
         return path
 
     def prepare_cache(self) -> str:

@@ -16,7 +16,7 @@ def _rows(out):
 def test_parallel_run_with_junit_report(kewpie, tmp_path):
     report = tmp_path / "out.xml"
     proc = kewpie.run("--suite=main,replication_basic", "--parallel", "2", "--junit-xml", str(report))
-    assert proc.returncode == 0, proc.stdout[-4000:]
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-3000:]
     rows = _rows(proc.stdout)
     assert len(rows) == 7 and set(rows.values()) == {"pass"}
     assert re.search(r"bot1\s+\[ pass \]", proc.stdout), "both bots should have run tests"
