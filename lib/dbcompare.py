@@ -79,6 +79,7 @@ class Comparison:
     """The outcome of comparing servers: equal, or the differences."""
 
     differences: list[str] = field(default_factory=list)
+    changed: list[tuple[str, str]] = field(default_factory=list)  # (schema.table, other server)
 
     @property
     def equal(self) -> bool:
@@ -103,6 +104,7 @@ def compare_checksums(reference: Server, others: list[Server],
             elif table not in expected:
                 result.differences.append(f"{table}: only on {other.name}")
             elif expected[table] != got[table]:
+                result.changed.append((table, other.name))
                 result.differences.append(f"{table}: checksum {expected[table]} on "
                                           f"{reference.name} but {got[table]} on {other.name}")
     return result

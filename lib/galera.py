@@ -227,7 +227,6 @@ class GaleraServer(Server):
             fh.write(GraState(uuid, seqno, safe_to_bootstrap=1).render())
         if self.settings.user:
             shutil.chown(path, self.settings.user, self.settings.user)
-        self.forget_primary_view()
 
     def forget_primary_view(self) -> None:
         """Remove the saved primary component (gvwstate.dat) so the node joins normally."""

@@ -17,7 +17,7 @@ from lib.codetree import CodeTree, discover
 from lib.config import RunConfig
 from lib.errors import EXIT_OK, EXIT_TEST_FAILED, CodeTreeError, UsageError
 from lib.logsetup import get_logger
-from lib.ports import PortLeaser, default_lock_dir
+from lib.ports import PortLeaser, default_lock_dir, ensure_lock_dir
 from lib.process import TAG_BOT, TAG_RUN, TAG_WORKDIR, tagged_processes
 from lib.bots import BotPool
 from lib.evidence import EvidenceKeeper
@@ -167,6 +167,28 @@ class Harness:
         self.log.info(f"wsrep_provider: {provider}")
         self.log.info(f"wsrep_sst_method: {self.config.wsrep_sst_method}")
 
+    def _disk_dir(self, bot: str, lock_dir: str) -> tuple[str | None, str]:
+        """Where the bot's ``storage = 'disk'`` vardirs go, and why there is no such place.
+
+        In the workdir when the server user can enter it, else in the lock
+        directory (which everyone may traverse); only suites that ask for disk
+        storage fail when neither works.
+        """
+        problem = ""
+        for root in (None, os.path.join(ensure_lock_dir(lock_dir), "disk")):
+            path = self.workdir.prepare_disk_bot(bot, root)
+            if not path or not self.server_user:
+                return path, ""
+            try:
+                check_reachable(path, self.server_user)
+            except UsageError as exc:
+                problem = str(exc).replace(", or drop --no-shm", "")
+                shutil.rmtree(path, ignore_errors=True)
+                continue
+            shutil.chown(path, self.server_user, self.server_user)
+            return path, ""
+        return None, problem
+
     def make_manager(self, bot: str, tree: CodeTree | None = None) -> ServerManager:
         """A server manager for one bot (on the run's code tree unless another is given)."""
         tree = tree or self.tree
@@ -175,16 +197,8 @@ class Harness:
         if self.server_user:
             check_reachable(bot_dir, self.server_user)
             shutil.chown(bot_dir, self.server_user, self.server_user)
-        disk_dir = self.workdir.prepare_disk_bot(bot)
-        disk_problem = ""
-        if disk_dir and self.server_user:
-            try:
-                check_reachable(disk_dir, self.server_user)
-                shutil.chown(disk_dir, self.server_user, self.server_user)
-            except UsageError as exc:  # only suites with storage = 'disk' need it
-                disk_problem = str(exc).replace(", or drop --no-shm", "")
-                disk_dir = None
         lock_dir = self.config.lock_dir or default_lock_dir()
+        disk_dir, disk_problem = self._disk_dir(bot, lock_dir)
         leaser = PortLeaser(lock_dir, self.config.base_port)
         sock_dir = os.path.join(lock_dir, "sock")
         os.makedirs(sock_dir, mode=0o755, exist_ok=True)
@@ -353,8 +367,10 @@ class Harness:
                     self.log.info("Stopping all running servers...")
                 for manager in self.managers:
                     manager.shutdown(fast=fast)
-                    # Vardirs live in RAM (/dev/shm): free them; evidence of failures is on disk.
+                    # Vardirs live in RAM (/dev/shm): free them; evidence of failures is
+                    # in workdir/failed.  Disk vardirs (storage = 'disk') go as well.
                     self.workdir.empty_dir(manager.bot_dir)
+                    self.workdir.empty_dir(manager.disk_dir)
                 leftovers = (tagged_processes(TAG_BOT, f"{self.run_id}/{bot}") if bot
                              else tagged_processes(TAG_RUN, self.run_id))
                 for proc in leftovers:  # anything the servers left behind

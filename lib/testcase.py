@@ -130,11 +130,7 @@ class KewpieTestCase(ConsistencyChecks, unittest.TestCase):
         return session
 
     def _remove_backups_if_passed(self, session: Any) -> None:
-        result = getattr(getattr(self, "_outcome", None), "result", None)
-        if result is None:
-            return
-        failed = [t for t, _ in list(result.failures) + list(result.errors) if t is self]
-        if not failed:
+        if self._passed_so_far():
             session.remove()
 
     def snapshot(self, server: Server, schemas: list[str] | None = None) -> Any:

@@ -154,12 +154,15 @@ class Workdir:
         """A clean bot directory (previous run's vardirs removed)."""
         return self._link_or_dir(bot, wipe=True)
 
-    def prepare_disk_bot(self, bot: str) -> str | None:
+    def prepare_disk_bot(self, bot: str, root: str | None = None) -> str | None:
         """A clean on-disk directory for the bot's vardirs of suites with
-        ``storage = 'disk'`` (None when the workdir is on disk anyway)."""
+        ``storage = 'disk'`` (None when the workdir is on disk anyway): in the
+        workdir, or under root (the lock directory) in a folder named for
+        this workdir."""
         if not self.use_shm:
             return None
-        path = os.path.join(self.path, "disk", bot)
+        path = (os.path.join(self.path, "disk", bot) if root is None
+                else os.path.join(root, os.path.basename(self.shm_path), bot))
         shutil.rmtree(path, ignore_errors=True)
         os.makedirs(path, mode=0o755, exist_ok=True)
         return path

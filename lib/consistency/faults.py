@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lib.consistency.history import History
+from lib.consistency.reads import is_galera
 from lib.errors import KewpieError, QueryError
 from lib.logsetup import get_logger
 from lib.server import Server
@@ -47,7 +48,7 @@ def _names(nodes: list[Server]) -> str:
 
 
 def _galera(nodes: list[Server]) -> list[Any]:
-    return [n for n in nodes if getattr(n, "server_type", "") == "galera"]
+    return [n for n in nodes if is_galera(n)]
 
 
 def wait_group_healthy(group: list[Server], timeout: float = HEAL_TIMEOUT) -> None:
@@ -266,7 +267,7 @@ class Lag(Fault):
         """Stop the nodes applying."""
         self.active = True
         for node in self.nodes:
-            if getattr(node, "server_type", "") == "galera":
+            if is_galera(node):
                 conn = node.connect()
                 with conn.cursor() as cur:
                     cur.execute("FLUSH TABLES WITH READ LOCK")
@@ -283,7 +284,7 @@ class Lag(Fault):
             conn.close()
         self._locks = []
         for node in self.nodes:
-            if getattr(node, "server_type", "") != "galera":
+            if not is_galera(node):
                 node.execute("START SLAVE SQL_THREAD")
         self.active = False
         wait_group_healthy(self.group)
@@ -315,7 +316,7 @@ class Tamper(Fault):
                 with conn.cursor() as cur:
                     if not self.replicated:
                         cur.execute("SET SESSION sql_log_bin = 0")
-                        if getattr(node, "server_type", "") == "galera":
+                        if is_galera(node):
                             cur.execute("SET SESSION wsrep_on = OFF")
                     for sql in self.statements:
                         self.changed += cur.execute(sql)

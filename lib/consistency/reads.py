@@ -6,9 +6,14 @@ from typing import Any
 from lib.server import Server
 
 
+def is_galera(server: Server) -> bool:
+    """True for a Galera node."""
+    return getattr(server, "server_type", "") == "galera"
+
+
 def read_rows(server: Server, sql: str, args: Any = None) -> list[tuple]:
     """Rows of sql on server; a Galera node first applies all the cluster committed."""
-    if getattr(server, "server_type", "") == "galera":
+    if is_galera(server):
         from lib.galera_cluster import sync_wait_execute
         return sync_wait_execute(server, sql, args)  # type: ignore[arg-type]
     return server.execute(sql, args)

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from lib.consistency.history import OK, UNKNOWN, Counts, Op
-from lib.consistency.reads import live, read_rows
+from lib.consistency.reads import is_galera, live, read_rows
 from lib.consistency.verdict import INVALID, UNKNOWN_VERDICT, VALID, Verdict
 from lib.consistency.workload import Call, Client, Rejected, Workload
 from lib.server import Server
@@ -45,7 +45,7 @@ class ReadYourWrites(Workload):
         self.table = f"`{schema}`.`registers`"
         self._values: dict[str, int] = {}
         self._gtids: dict[str, str] = {}
-        self.session_sql = ["SET SESSION wsrep_sync_wait = 0"] if _galera(nodes[0]) else []
+        self.session_sql = ["SET SESSION wsrep_sync_wait = 0"] if is_galera(nodes[0]) else []
 
     def setup(self) -> None:
         """One register per client, all 0."""
@@ -54,12 +54,8 @@ class ReadYourWrites(Workload):
         node.execute(f"INSERT INTO {self.table} VALUES " +
                      ", ".join(f"({k}, 0)" for k in range(self.clients)))
 
-    def reader_for(self, client: Client) -> Server:
-        """The node a client reads from: the next node after its home (or its reader)."""
-        return self.reader_for_name(client.name)
-
-    def reader_for_name(self, who: str) -> Server:
-        """The reader of the client called who."""
+    def reader_for(self, who: str) -> Server:
+        """The node client who reads from: the next node after its home (or its reader)."""
         index = int(who[1:])
         if self.readers:
             return self.readers[index % len(self.readers)]
@@ -72,9 +68,9 @@ class ReadYourWrites(Workload):
         self._values[client.name] = v
         client.invoke("write", {"k": k, "v": v}, lambda cur, call: self._write(cur, call, k, v,
                                                                                client.name))
-        reader = self.reader_for(client)
+        reader = self.reader_for(client.name)
         session = None
-        if _galera(reader):
+        if is_galera(reader):
             session = [f"SET SESSION wsrep_sync_wait = {1 if self.sync == 'wsrep' else 0}"]
         client.invoke("read", {"k": k, "v": None},
                       lambda cur, call: self._read(cur, call, k, client.name),
@@ -89,7 +85,7 @@ class ReadYourWrites(Workload):
 
     def _read(self, cur: Any, _call: Call, k: int, who: str) -> dict[str, Any]:
         if self.sync == "gtid" and self._gtids.get(who):
-            cur.execute(gtid_wait_sql(self.reader_for_name(who)),
+            cur.execute(gtid_wait_sql(self.reader_for(who)),
                         (self._gtids[who], GTID_WAIT_TIMEOUT))
             if cur.fetchone()[0] != 0:
                 raise Rejected(f"MASTER_GTID_WAIT({self._gtids[who]}) timed out")
@@ -121,10 +117,6 @@ def gtid_wait_sql(server: Server) -> str:
     if is_mariadb(server):
         return "SELECT MASTER_GTID_WAIT(%s, %s)"
     return "SELECT WAIT_FOR_EXECUTED_GTID_SET(%s, %s)"
-
-
-def _galera(server: Server) -> bool:
-    return getattr(server, "server_type", "") == "galera"
 
 
 def check_stale_reads(ops: list[Op], sync: str = "none", counts: Counts | None = None) -> Verdict:

@@ -91,20 +91,10 @@ def check_tables_equal(reference: Server, others: list[Server],
         return Verdict(checker, VALID, f"{count} tables in {', '.join(schemas) or 'no schema'} "
                                        f"equal on {reference.name} and {names}")
     evidence = list(comparison.differences)
-    for other in others:
-        for line in comparison.differences:
-            table = _table_of(line, other)
-            if table:
-                evidence += row_differences(reference, other, *table)
+    by_name = {o.name: o for o in others}
+    for table, other in comparison.changed:
+        schema, _, name = table.partition(".")
+        evidence += row_differences(reference, by_name[other], schema, name)
     return Verdict(checker, INVALID, f"{len(comparison.differences)} table(s) differ between "
                                      f"{reference.name} and {names}", evidence)
-
-
-def _table_of(line: str, other: Server) -> tuple[str, str] | None:
-    """(schema, table) of a checksum difference line about other, if it is one."""
-    if not line.endswith(f" on {other.name}") or ": checksum " not in line:
-        return None
-    name = line.split(":", 1)[0]
-    schema, _, table = name.partition(".")
-    return schema.strip("`"), table.strip("`")
 

@@ -79,11 +79,15 @@ class ConsistencyChecks:
         self.addCleanup(self._remove_histories_if_passed, result)  # type: ignore[attr-defined]
         return result
 
-    def _remove_histories_if_passed(self, result: RunResult) -> None:
+    def _passed_so_far(self) -> bool | None:
+        """In a cleanup: has this test passed (None when unittest does not say)?"""
         outcome = getattr(getattr(self, "_outcome", None), "result", None)
         if outcome is None:
-            return
-        if any(t is self for t, _ in list(outcome.failures) + list(outcome.errors)):
+            return None
+        return not any(t is self for t, _ in list(outcome.failures) + list(outcome.errors))
+
+    def _remove_histories_if_passed(self, result: RunResult) -> None:
+        if not self._passed_so_far():
             return
         for verdict in result.verdicts:
             if verdict.history_file and os.path.exists(verdict.history_file):

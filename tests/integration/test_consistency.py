@@ -16,11 +16,10 @@ def _rows(out):
     return dict(re.findall(r"INFO (\S+)\s+\[ (\w+) \]\s+\d+$", out, re.M))
 
 
-def test_disk_suite_in_an_unreachable_workdir_is_one_clear_error(kewpie):
+def test_disk_suite_in_a_workdir_mysql_cannot_enter_uses_the_lock_dir(kewpie):
     proc = kewpie.run("--suite=crash_recovery")  # pytest's tmp dirs are 0700
-    assert proc.returncode == 2, proc.stdout[-3000:]
-    errors = [l for l in proc.stdout.splitlines() + proc.stderr.splitlines() if " ERROR " in l]
-    assert len(errors) == 1 and "storage = 'disk'" in errors[0] and "cannot enter" in errors[0]
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert "STATUS: PASS, 1/1" in proc.stdout  # and the test checked its datadir is on disk
 
 
 def _failure(workdir, name):
