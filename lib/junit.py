@@ -17,6 +17,7 @@ from junitparser import Failure, Skipped
 from junitparser.xunit2 import FlakyFailure, JUnitXml, TestCase, TestSuite
 
 from lib.report import Outcome
+from lib.teststatus import TestStatus
 
 MAX_TEXT = 20000
 
@@ -43,16 +44,16 @@ def build(outcomes: list[Outcome], name: str = "kewpie") -> JUnitXml:
             suite.hostname = host
             suites[suite_name] = suite
         case = TestCase(test_name, classname=suite_name, time=round(outcome.time_ms / 1000.0, 3))
-        if outcome.status in ("fail", "timeout"):
-            kind = "timeout" if outcome.status == "timeout" else "failure"
+        if outcome.failed:
+            kind = "timeout" if outcome.status == TestStatus.TIMEOUT else "failure"
             failure = Failure(_first_line(outcome.message) or kind, type_=kind)
             failure.text = _short(outcome.message)
             case.result = [failure]
             case.system_out = _short(outcome.message + (f"\nevidence: {outcome.evidence}"
                                                         if outcome.evidence else ""))
-        elif outcome.status == "skipped":
+        elif outcome.status == TestStatus.SKIPPED:
             case.result = [Skipped(_first_line(outcome.message) or "skipped")]
-        elif outcome.status == "flaky":
+        elif outcome.status == TestStatus.FLAKY:
             for earlier in outcome.earlier_failures:
                 flaky = FlakyFailure(_first_line(earlier) or "failed", type_="flaky")
                 flaky.system_out = _short(earlier)

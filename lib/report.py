@@ -4,7 +4,9 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-STATUSES = ("pass", "flaky", "fail", "skipped", "timeout")
+from lib.teststatus import TestStatus
+
+STATUSES = tuple(TestStatus)
 NAME_WIDTH = 55
 
 
@@ -13,7 +15,7 @@ class Outcome:
     """The result of one test run: status, time and, on failure, details."""
 
     name: str
-    status: str
+    status: TestStatus
     time_ms: int
     bot: str = "bot0"
     message: str = ""
@@ -21,6 +23,14 @@ class Outcome:
     attempts: int = 1
     earlier_failures: list[str] = field(default_factory=list)
     evidence: str = ""
+
+    def __post_init__(self) -> None:
+        self.status = TestStatus(self.status)
+
+    @property
+    def failed(self) -> bool:
+        """The test failed or timed out (see :attr:`TestStatus.failed`)."""
+        return TestStatus(self.status).failed
 
 
 class Reporter:
@@ -45,7 +55,7 @@ class Reporter:
         if self.verbose:
             for method, status, ms in outcome.methods:
                 self.log.info(f"    {method:<{NAME_WIDTH - 4}} [ {status} ] {ms:>12}")
-        if outcome.message and outcome.status != "pass":
+        if outcome.message and outcome.status != TestStatus.PASS:
             for line in outcome.message.rstrip().splitlines():
                 self.log.info(line)
         if outcome.evidence:
@@ -66,10 +76,10 @@ class Reporter:
                 share = 100.0 * counts[status] / executed
                 self.log.info(f"STATUS: {status.upper()}, {counts[status]}/{executed} test cases, "
                               f"{share:.2f} percent executed")
-        failed = [o.name for o in outcomes if o.status in ("fail", "timeout")]
+        failed = [o.name for o in outcomes if o.failed]
         if failed:
             self.log.info(f"FAILED TESTS: {' '.join(failed)}")
-        flaky = [o.name for o in outcomes if o.status == "flaky"]
+        flaky = [o.name for o in outcomes if o.status == TestStatus.FLAKY]
         if flaky:
             self.log.info(f"FLAKY TESTS (failed, then passed on a retry): {' '.join(flaky)}")
         if stopped_early:

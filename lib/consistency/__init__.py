@@ -13,12 +13,14 @@ from lib.consistency.ptchecksum import check_pt_table_checksum
 from lib.consistency.registers import ReadYourWrites, check_stale_reads
 from lib.consistency.run import RunResult, WorkloadError, run_workloads
 from lib.consistency.tables import check_tables_equal, row_differences
-from lib.consistency.verdict import INVALID, UNKNOWN_VERDICT, VALID, Verdict, combine
+from lib.consistency.verdict import (INVALID, UNKNOWN_VERDICT, VALID, Verdict, VerdictStatus,
+                                     combine)
 from lib.consistency.workload import Client, Rejected, Workload
 
-__all__ = ["Append", "Bank", "Client", "FAIL", "Fault", "FaultError", "History", "INVALID",
+__all__ = ("Append", "Bank", "Client", "FAIL", "Fault", "FaultError", "History", "INVALID",
            "Isolate", "Kill", "Lag", "OK", "Op", "Pause", "ReadYourWrites", "Rejected", "Rejoin",
-           "Restart", "RunResult", "Schedule", "Step", "Tamper", "UNKNOWN", "UNKNOWN_VERDICT", "VALID",
-           "Verdict", "Workload", "WorkloadError", "check_append", "check_bank",
+           "Restart", "RunResult", "Schedule", "Step", "Tamper", "UNKNOWN", "UNKNOWN_VERDICT",
+           "VALID",
+           "Verdict", "VerdictStatus", "Workload", "WorkloadError", "check_append", "check_bank",
            "check_pt_table_checksum", "check_stale_reads", "check_tables_equal",
-           "classify_error", "combine", "row_differences", "run_workloads"]
+           "classify_error", "combine", "row_differences", "run_workloads")

@@ -11,7 +11,7 @@ from typing import Any
 
 from lib.consistency.history import FAIL, OK, UNKNOWN, Counts, Op
 from lib.consistency.reads import live, read_rows
-from lib.consistency.verdict import INVALID, UNKNOWN_VERDICT, VALID, Verdict
+from lib.consistency.verdict import Verdict, VerdictStatus
 from lib.consistency.workload import Call, Client, Workload
 from lib.server import Server
 
@@ -88,16 +88,17 @@ def check_append(inserts: list[Op], final: dict[str, set[int]],
             where = nodes[0] if k in final[nodes[0]] else other
             evidence.append(f"diverged: id={k} is only on {where} ({nodes[0]} vs {other})")
     if not final:
-        return Verdict("append", UNKNOWN_VERDICT, "no server could be read after the run",
+        return Verdict("append", VerdictStatus.UNKNOWN, "no server could be read after the run",
                        evidence, counts)
     present_anywhere = set().union(*final.values())
     unknown_in = len(unknown & present_anywhere)
     summary = (f"{len(ok)} acknowledged inserts, {len(failed)} failed, {len(unknown)} unknown "
                f"({unknown_in} of them applied) on {len(final)} node(s)")
     if lost_total or phantom_total or diverged:
-        return Verdict("append", INVALID, f"{lost_total} lost, {phantom_total} phantom, "
-                                          f"{diverged} diverged; {summary}", evidence, counts)
-    if not ok:
-        return Verdict("append", UNKNOWN_VERDICT, f"no insert was acknowledged; {summary}",
+        return Verdict("append", VerdictStatus.INVALID,
+                       f"{lost_total} lost, {phantom_total} phantom, {diverged} diverged; {summary}",
                        evidence, counts)
-    return Verdict("append", VALID, summary, evidence, counts)
+    if not ok:
+        return Verdict("append", VerdictStatus.UNKNOWN, f"no insert was acknowledged; {summary}",
+                       evidence, counts)
+    return Verdict("append", VerdictStatus.VALID, summary, evidence, counts)

@@ -12,7 +12,7 @@ from typing import Any
 
 from lib.consistency.history import OK
 from lib.consistency.reads import live, read_rows
-from lib.consistency.verdict import INVALID, UNKNOWN_VERDICT, VALID, Verdict
+from lib.consistency.verdict import Verdict, VerdictStatus
 from lib.consistency.workload import Call, Client, Rejected, Workload
 from lib.server import Server
 
@@ -120,9 +120,10 @@ def check_bank(reads: list[Any], accounts: int, total: int,
     if evidence:
         summary = (f"{bad_reads} of {len(reads)} reads broke the invariant (total {total}, "
                    f"{accounts} accounts)" if bad_reads else "the final balances are wrong")
-        return Verdict("bank", INVALID, summary, evidence, counts)
+        return Verdict("bank", VerdictStatus.INVALID, summary, evidence, counts)
     if not reads or not final:
         what = "no read succeeded" if not reads else "no server could be read after the run"
-        return Verdict("bank", UNKNOWN_VERDICT, f"{what}: nothing to judge", [], counts)
-    return Verdict("bank", VALID, f"all {len(reads)} reads and {len(final)} final states hold "
-                                  f"the total {total}", [], counts)
+        return Verdict("bank", VerdictStatus.UNKNOWN, f"{what}: nothing to judge", [], counts)
+    return Verdict("bank", VerdictStatus.VALID,
+                   f"all {len(reads)} reads and {len(final)} final states hold the total {total}",
+                   [], counts)

@@ -19,7 +19,7 @@ from typing import Any
 
 from lib.consistency.history import OK, UNKNOWN, Counts, Op
 from lib.consistency.reads import is_galera, live, read_rows
-from lib.consistency.verdict import INVALID, UNKNOWN_VERDICT, VALID, Verdict
+from lib.consistency.verdict import Verdict, VerdictStatus
 from lib.consistency.workload import Call, Client, Rejected, Workload
 from lib.server import Server
 
@@ -145,7 +145,7 @@ def check_stale_reads(ops: list[Op], sync: str = "none", counts: Counts | None =
                             f"{read.describe()}; write {latest.describe()}")
     summary = f"{stale} stale and {impossible} impossible of {len(reads)} reads (sync: {sync})"
     if stale or impossible:
-        return Verdict("read-your-writes", INVALID, summary, evidence, counts)
+        return Verdict("read-your-writes", VerdictStatus.INVALID, summary, evidence, counts)
     if not reads:
-        return Verdict("read-your-writes", UNKNOWN_VERDICT, "no read succeeded", [], counts)
-    return Verdict("read-your-writes", VALID, summary, [], counts)
+        return Verdict("read-your-writes", VerdictStatus.UNKNOWN, "no read succeeded", [], counts)
+    return Verdict("read-your-writes", VerdictStatus.VALID, summary, [], counts)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from lib import dbcompare
 from lib.consistency.reads import read_rows
-from lib.consistency.verdict import INVALID, UNKNOWN_VERDICT, VALID, Verdict
+from lib.consistency.verdict import Verdict, VerdictStatus
 from lib.errors import QueryError
 from lib.server import Server
 
@@ -84,17 +84,19 @@ def check_tables_equal(reference: Server, others: list[Server],
         schemas = schemas if schemas is not None else dbcompare.user_schemas(reference)
         comparison = dbcompare.compare_checksums(reference, others, schemas)
     except QueryError as exc:
-        return Verdict(checker, UNKNOWN_VERDICT, f"cannot checksum the tables: {exc}")
+        return Verdict(checker, VerdictStatus.UNKNOWN, f"cannot checksum the tables: {exc}")
     names = ", ".join(o.name for o in others)
     if comparison.equal:
         count = len(dbcompare.table_checksums(reference, schemas))
-        return Verdict(checker, VALID, f"{count} tables in {', '.join(schemas) or 'no schema'} "
-                                       f"equal on {reference.name} and {names}")
+        return Verdict(checker, VerdictStatus.VALID,
+                       f"{count} tables in {', '.join(schemas) or 'no schema'} "
+                       f"equal on {reference.name} and {names}")
     evidence = list(comparison.differences)
     by_name = {o.name: o for o in others}
     for table, other in comparison.changed:
         schema, _, name = table.partition(".")
         evidence += row_differences(reference, by_name[other], schema, name)
-    return Verdict(checker, INVALID, f"{len(comparison.differences)} table(s) differ between "
-                                     f"{reference.name} and {names}", evidence)
+    return Verdict(checker, VerdictStatus.INVALID,
+                   f"{len(comparison.differences)} table(s) differ between "
+                   f"{reference.name} and {names}", evidence)
 

@@ -2,11 +2,32 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from lib.consistency.history import Counts
 
-VALID, INVALID, UNKNOWN_VERDICT = "valid", "invalid", "unknown"
 EVIDENCE_SHOWN = 15
+
+
+class VerdictStatus(StrEnum):
+    """A checker's conclusion; reports show it upper-cased (``append: INVALID``)."""
+
+    VALID = "valid"
+    INVALID = "invalid"
+    UNKNOWN = "unknown"
+
+    @property
+    def valid(self) -> bool:
+        """The invariant held (unknown is not valid)."""
+        return self is VerdictStatus.VALID
+
+    @property
+    def invalid(self) -> bool:
+        """The invariant was broken: there is evidence against it."""
+        return self is VerdictStatus.INVALID
+
+
+VALID, INVALID, UNKNOWN_VERDICT = VerdictStatus.VALID, VerdictStatus.INVALID, VerdictStatus.UNKNOWN
 
 
 @dataclass
@@ -19,21 +40,24 @@ class Verdict:
     """
 
     checker: str
-    status: str
+    status: VerdictStatus
     summary: str
     evidence: list[str] = field(default_factory=list)
     counts: Counts | None = None
     history_file: str = ""
 
+    def __post_init__(self) -> None:
+        self.status = VerdictStatus(self.status)
+
     @property
     def valid(self) -> bool:
         """True only for ``valid`` (unknown is not valid)."""
-        return self.status == VALID
+        return VerdictStatus(self.status).valid
 
     @property
     def invalid(self) -> bool:
         """True for ``invalid``."""
-        return self.status == INVALID
+        return VerdictStatus(self.status).invalid
 
     def report(self, shown: int = EVIDENCE_SHOWN) -> str:
         """A few lines for a test report: verdict, counts, the first pieces of evidence."""
@@ -53,11 +77,11 @@ def combine(checker: str, verdicts: list[Verdict]) -> Verdict:
     """One verdict for several: invalid if any is, else unknown if any is (or if there
     is none), else valid; the operation counts are summed."""
     if any(v.invalid for v in verdicts):
-        status = INVALID
+        status = VerdictStatus.INVALID
     elif verdicts and all(v.valid for v in verdicts):
-        status = VALID
+        status = VerdictStatus.VALID
     else:
-        status = UNKNOWN_VERDICT
+        status = VerdictStatus.UNKNOWN
     bad = [v for v in verdicts if not v.valid]
     summary = "; ".join(f"{v.checker}: {v.summary}" for v in (bad or verdicts)) or "nothing checked"
     evidence = [e for v in verdicts for e in v.evidence]
