@@ -1,6 +1,7 @@
 """kewpie's backup layer over mariabackup and Percona xtrabackup/innobackupex.
 
-- :mod:`lib.backup.tool` -- the tool interface (command lines) and :func:`select_tool`;
+- :mod:`lib.backup.tool` -- the tool interface (command lines);
+  :mod:`lib.backup.choose` -- :func:`select_tool`;
   :mod:`lib.backup.mariabackup`, :mod:`lib.backup.xtrabackup` -- the tools;
 - :mod:`lib.backup.execute` -- running a tool as the server user, logged and timed;
 - :mod:`lib.backup.take`, :mod:`lib.backup.prepare`, :mod:`lib.backup.restore` -- the steps;
@@ -13,17 +14,18 @@
 
 See docs/backup.md.
 """
+from lib.backup.choose import select_tool
 from lib.backup.errors import BackupError, BackupInfoError, BackupToolError, RestoreError
 from lib.backup.replica import replicate_from_backup
 from lib.backup.results import (BackupInfo, BackupResult, BinlogInfo, Checkpoints, GaleraInfo,
                                 PrepareResult, RestoreResult, StepResult, ToolReport)
 from lib.backup.session import ServerBackups
-from lib.backup.tool import BackupTool, select_tool
+from lib.backup.tool import BackupTool
 from lib.backup.validate import Snapshot, check_tables, compare_snapshot, take_snapshot
 
-__all__ = [
+__all__ = (
     "BackupError", "BackupInfoError", "BackupToolError", "RestoreError", "replicate_from_backup",
     "BackupInfo", "BackupResult", "BinlogInfo", "Checkpoints", "GaleraInfo", "PrepareResult",
     "RestoreResult", "StepResult", "ToolReport", "ServerBackups", "BackupTool", "select_tool",
     "Snapshot", "check_tables", "compare_snapshot", "take_snapshot",
-]
+)

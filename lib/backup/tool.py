@@ -9,7 +9,8 @@ nothing from ``/etc/mysql`` applies.
 
 Implementations: :class:`~lib.backup.mariabackup.MariaBackup` and
 :class:`~lib.backup.xtrabackup.XtraBackup` /
-:class:`~lib.backup.xtrabackup.InnoBackupEx`.  :func:`select_tool` picks one.
+:class:`~lib.backup.xtrabackup.InnoBackupEx`; :func:`lib.backup.choose.select_tool` picks
+one.  This module imports none of them (they import it).
 """
 from __future__ import annotations
 
@@ -184,33 +185,3 @@ def is_mariabackup(path: str) -> bool:
     """True when path names MariaDB's tool (mariabackup / mariadb-backup)."""
     base = os.path.basename(path)
     return base.startswith(("mariabackup", "mariadb-backup"))
-
-
-def select_tool(tree: CodeTree, xtrabackup_path: str = "") -> BackupTool:
-    """The backup tool for a code tree.
-
-    ``--xtrabackup-path`` wins (a mariabackup binary given there is treated as
-    mariabackup); else the tree's mariadb-backup/mariabackup; else its
-    xtrabackup (both found in the tree or on PATH).  CodeTreeError names what
-    was searched when there is none.
-    """
-    from lib.backup.mariabackup import MariaBackup
-    from lib.backup.xtrabackup import XtraBackup
-    if xtrabackup_path:
-        if not (os.path.isfile(xtrabackup_path) and os.access(xtrabackup_path, os.X_OK)):
-            raise CodeTreeError(f"--xtrabackup-path {xtrabackup_path}: no such executable")
-        if is_mariabackup(xtrabackup_path):
-            return MariaBackup(xtrabackup_path, find_extractor(xtrabackup_path,
-                                                               MariaBackup.extractor_names, tree))
-        return XtraBackup(xtrabackup_path, find_extractor(xtrabackup_path,
-                                                          XtraBackup.extractor_names))
-    if tree.tools.get("mariabackup"):
-        path = tree.tools["mariabackup"]
-        return MariaBackup(path, find_extractor(path, MariaBackup.extractor_names, tree))
-    if tree.tools.get("xtrabackup"):
-        path = tree.tools["xtrabackup"]
-        return XtraBackup(path, find_extractor(path, XtraBackup.extractor_names))
-    searched = tree.searched.get("mariabackup", []) + tree.searched.get("xtrabackup", [])
-    raise CodeTreeError(f"no backup tool (mariadb-backup, mariabackup or xtrabackup) for basedir "
-                        f"{tree.basedir}; pass --xtrabackup-path"
-                        + (f" (searched: {', '.join(searched[:12])}...)" if searched else ""))

@@ -4,7 +4,7 @@ import os
 import pytest
 
 from lib.backup.mariabackup import MariaBackup, MariaBackupInnobackupex
-from lib.backup.tool import select_tool
+from lib.backup.choose import select_tool
 from lib.backup.xtrabackup import InnoBackupEx, XtraBackup
 from lib.codetree import CodeTree
 from lib.errors import CodeTreeError
