@@ -31,10 +31,6 @@ TOOL_NAMES: dict[str, tuple[str, ...]] = {
     "mbstream": ("mbstream", "xbstream"),
 }
 
-GALERA_PROVIDER_CANDIDATES = ("lib/galera/libgalera_smm.so", "lib/galera-4/libgalera_smm.so",
-                              "lib64/galera/libgalera_smm.so", "lib/libgalera_smm.so",
-                              "lib/x86_64-linux-gnu/galera/libgalera_smm.so")
-SYSTEM_GALERA_PROVIDER = "/usr/lib/galera/libgalera_smm.so"
 
 VERSION_RE = re.compile(
     r"Ver\s+(?P<version>\d+\.\d+\.\d+)(?P<suffix>\S*)\s+for\s+(?P<os>\S+)\s+on\s+(?P<platform>\S+)"
@@ -96,7 +92,6 @@ class CodeTree:
     tools: dict[str, str] = field(default_factory=dict)
     searched: dict[str, list[str]] = field(default_factory=dict)
     version: ServerVersion | None = None
-    galera_provider: str | None = None
 
     @property
     def server(self) -> str:
@@ -160,8 +155,7 @@ def read_server_version(server: str) -> ServerVersion:
     return parse_version_output(out.stdout + out.stderr)
 
 
-def discover(basedir: str, galera_provider: str | None = None,
-             tool_overrides: dict[str, str] | None = None) -> CodeTree:
+def discover(basedir: str, tool_overrides: dict[str, str] | None = None) -> CodeTree:
     """Search basedir for every tool; raise CodeTreeError if there is no server."""
     basedir = os.path.abspath(os.path.expanduser(basedir))
     if not os.path.isdir(basedir):
@@ -188,15 +182,4 @@ def discover(basedir: str, galera_provider: str | None = None,
         raise CodeTreeError(f"no datadir initialiser (mariadb-install-db or mysql_install_db) "
                             f"under --basedir {basedir} (searched: "
                             f"{', '.join(_search_dirs(basedir)) or basedir})")
-    if galera_provider:
-        tree.galera_provider = galera_provider if os.path.isfile(galera_provider) else None
-    else:
-        for rel in GALERA_PROVIDER_CANDIDATES:
-            candidate = os.path.join(basedir, rel)
-            if os.path.isfile(candidate):
-                tree.galera_provider = candidate
-                break
-        else:
-            if os.path.isfile(SYSTEM_GALERA_PROVIDER):
-                tree.galera_provider = SYSTEM_GALERA_PROVIDER
     return tree

@@ -23,7 +23,7 @@ from lib.bootstrap import BootstrapCache
 from lib.codetree import CodeTree
 from lib.errors import QueryError, ServerError, UsageError
 from lib.logsetup import get_logger
-from lib.options import Option, bootstrap_subset, merge
+from lib.options import Option, bootstrap_subset
 from lib.ports import PortLease, PortLeaser
 from lib.replication import replication_options, start_replica, wait_for_replica
 from lib.server import Server, ServerSettings
@@ -210,10 +210,6 @@ class ServerManager:
         self.baseline = {s.name: state_fingerprint(s) for s in self.servers}
 
     # ------------------------------------------------------------ after a test
-    def dead_servers(self) -> list[Server]:
-        """Servers that are no longer running."""
-        return [s for s in self.servers if not s.is_alive()]
-
     def reset_reasons(self, test_passed: bool) -> list[str]:
         """Why the servers cannot be reused by the next test ([] = reusable)."""
         if not self.servers:
@@ -329,10 +325,3 @@ def stop_all(servers: list[Server], fast: bool = False) -> None:
     for thread in threads:
         thread.join()
 
-
-def merge_requirements(server_type: str, option_lists: list[list[Option]],
-                       pairs: list[tuple[int, int]]) -> Requirements:
-    """Build a Requirements value (options merged per server, order kept)."""
-    return Requirements(server_type=server_type,
-                        servers=tuple(tuple(merge(opts)) for opts in option_lists),
-                        pairs=tuple(tuple(p) for p in pairs))

@@ -295,22 +295,6 @@ def test_discover_non_directory_basedir_raises(tmp_path):
         discover(str(tmp_path / "missing"))
 
 
-def test_discover_galera_provider_inside_tree(tmp_path):
-    make_fake_mysqld(tmp_path / "bin" / "mysqld")
-    provider = tmp_path / "lib" / "galera-4" / "libgalera_smm.so"
-    provider.parent.mkdir(parents=True)
-    provider.write_bytes(b"")
-    assert discover(str(tmp_path)).galera_provider == str(provider)
-
-
-def test_discover_explicit_galera_provider(tmp_path):
-    make_fake_mysqld(tmp_path / "bin" / "mysqld")
-    provider = tmp_path / "my_provider.so"
-    provider.write_bytes(b"")
-    assert discover(str(tmp_path), galera_provider=str(provider)).galera_provider == str(provider)
-    assert discover(str(tmp_path), galera_provider=str(tmp_path / "nope.so")).galera_provider is None
-
-
 def test_find_tool_reports_candidates(tmp_path):
     (tmp_path / "bin").mkdir()
     path, searched = find_tool(str(tmp_path), ("a", "b"))
@@ -329,6 +313,3 @@ def test_discover_usr():
     assert tree.tool("install_db").startswith("/usr/")
     assert tree.version.flavor == "mariadb"
     assert tree.initializer() == "install-db"
-    if os.path.isfile("/usr/lib/galera/libgalera_smm.so"):
-        assert tree.galera_provider is not None
-        assert os.path.isfile(tree.galera_provider)

@@ -1,6 +1,5 @@
-"""Unit tests for the pure logic of lib/server_manager.py: fingerprint_changes and merge_requirements."""
-from lib.options import Option
-from lib.server_manager import Requirements, fingerprint_changes, merge_requirements
+"""Unit tests for the pure logic of lib/server_manager.py: fingerprint_changes."""
+from lib.server_manager import fingerprint_changes
 
 
 def fp(pid=100, counters=None, variables=None):
@@ -66,38 +65,3 @@ def test_fingerprints_not_mutated():
     fingerprint_changes(a, b)
     assert a == fp(counters={"Com_insert": "0"})
     assert b == fp(counters={"Com_insert": "1"})
-
-
-# ---------------------------------------------------------------- merge_requirements
-
-def test_merge_requirements_merges_each_server():
-    reqs = merge_requirements("mysql", [[Option("a", "1"), Option("b"), Option("a", "2")], []],
-                              [(0, 1)])
-    assert reqs.server_type == "mysql"
-    assert reqs.servers == ((Option("a", "2"), Option("b")), ())
-    assert reqs.pairs == ((0, 1),)
-    assert reqs.count == 2
-
-
-def test_merge_requirements_converts_lists_to_tuples():
-    reqs = merge_requirements("mysql", [[]], [[0, 1], [1, 2]])
-    assert reqs.pairs == ((0, 1), (1, 2))
-    assert isinstance(reqs.servers, tuple)
-    hash(reqs)
-
-
-def test_merge_requirements_equality_drives_reuse():
-    a = merge_requirements("mysql", [[Option("a", "1")], [Option("b")]], [(0, 1)])
-    b = merge_requirements("mysql", [[Option("a", "0"), Option("a", "1")], [Option("b")]], [(0, 1)])
-    assert a == b
-    assert a == Requirements("mysql", ((Option("a", "1"),), (Option("b"),)), ((0, 1),))
-    assert a != merge_requirements("mysql", [[Option("a", "1")], [Option("b")]], [])
-    assert a != merge_requirements("galera", [[Option("a", "1")], [Option("b")]], [(0, 1)])
-    assert a != merge_requirements("mysql", [[Option("a", "2")], [Option("b")]], [(0, 1)])
-
-
-def test_merge_requirements_no_servers():
-    reqs = merge_requirements("mysql", [], [])
-    assert reqs.count == 0
-    assert reqs.servers == ()
-    assert reqs.pairs == ()

@@ -462,3 +462,48 @@ def test_storage_defaults_to_default_and_rejects_unknown_values(tmp_path):
     bad = make_suite(tmp_path, "bad", config="storage = 'ssd'\n")
     with pytest.raises(SuiteError, match="storage must be one of 'default', 'disk'"):
         suites.load_suite_config("bad", str(bad))
+
+
+# ---------------------------------------------------------------- requirements_for
+# (moved from test_server_manager_logic.py's merge_requirements tests: the
+# Requirements a test gets are built here, and their equality drives reuse)
+
+def _requirements(server_type, option_lists, pairs):
+    import types
+    module = types.ModuleType("m")
+    module.server_requirements = option_lists
+    module.server_requests = {"join_cluster": pairs}
+    module.server_type = server_type
+    return suites.requirements_for(suites.SuiteConfig("s", "/s"), module, "mysql", "m.py")
+
+
+def test_requirements_for_merges_each_server():
+    reqs = _requirements("mysql", [["--a=1", "--b", "--a=2"], []], [(0, 1)])
+    assert reqs.server_type == "mysql"
+    assert reqs.servers == ((Option("a", "2"), Option("b")), ())
+    assert reqs.pairs == ((0, 1),)
+    assert reqs.count == 2
+
+
+def test_requirements_for_converts_lists_to_tuples():
+    reqs = _requirements("mysql", [[], [], []], [[0, 1], [1, 2]])
+    assert reqs.pairs == ((0, 1), (1, 2))
+    assert isinstance(reqs.servers, tuple) and all(isinstance(s, tuple) for s in reqs.servers)
+    hash(reqs)
+
+
+def test_requirements_equality_drives_reuse():
+    a = _requirements("mysql", [["--a=1"], ["--b"]], [(0, 1)])
+    b = _requirements("mysql", [["--a=0", "--a=1"], ["--b"]], [(0, 1)])
+    assert a == b
+    assert a == Requirements("mysql", ((Option("a", "1"),), (Option("b"),)), ((0, 1),))
+    assert a != _requirements("mysql", [["--a=1"], ["--b"]], [])
+    assert a != _requirements("galera", [["--a=1"], ["--b"]], [(0, 1)])
+    assert a != _requirements("mysql", [["--a=2"], ["--b"]], [(0, 1)])
+
+
+def test_requirements_for_suite_default_without_module_declarations():
+    import types
+    reqs = suites.requirements_for(suites.SuiteConfig("s", "/s"), types.ModuleType("m"),
+                                   "mysql", "m.py")
+    assert reqs.count == 1 and reqs.servers == ((),) and reqs.pairs == ()
