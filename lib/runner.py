@@ -1,55 +1,29 @@
-"""Runs selected tests on a bot's servers, one unittest module at a time."""
+"""Runs selected tests on a bot's servers, one unittest module at a time.
+
+Each run of a test module gets a :class:`~lib.testcontext.TestContext`,
+handed to its KewpieTestCase instances before they run; the kewpie 2012
+globals are derived from it by :mod:`lib.util.context`.
+"""
 from __future__ import annotations
 
-import os
 import signal
 import time
 import unittest
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from lib.errors import KewpieError, QueryError, ServerError, TestTimeoutError
-from lib.logsetup import get_logger
 from lib.evidence import EvidenceKeeper
+from lib.health import HealthState
+from lib.logsetup import get_logger
 from lib.report import Outcome
-from lib.server import CompatLogger, Server
+from lib.server import Server
 from lib.server_manager import ServerManager
 from lib.suites import TestSpec
 from lib.testcase import KewpieTestCase
-import lib.util.mysqlBaseTestCase as compat_base
-
-
-class SystemManager:
-    """kewpie 2012's ``test_executor.system_manager``: paths and the run config."""
-
-    def __init__(self, workdir: str, root: str, code_tree: Any, config: Any = None) -> None:
-        self.workdir = workdir
-        self.testdir = root
-        self.code_tree = code_tree
-        self.config = config
-        self.randgen_path = (getattr(config, "randgen_path", "") or os.path.join(root, "randgen"))
-        self.xtrabackup_path = getattr(config, "xtrabackup_path", "")
-        self.innobackupex_path = getattr(config, "innobackupex_path", "")
-
-
-class TestExecutor:
-    """kewpie 2012's ``test_executor`` global: the bot running the current test."""
-
-    def __init__(self, name: str, system_manager: SystemManager, server_manager: ServerManager,
-                 logdir: str, verbose: bool) -> None:
-        self.name = name
-        self.system_manager = system_manager
-        self.server_manager = server_manager
-        self.logdir = logdir
-        self.verbose = verbose
-        self.logging = CompatLogger(get_logger())
-        self.servers: list[Server] = []
-        self.current_testcase: TestSpec | None = None
-        self.working_environment = dict(os.environ)
-
-    @property
-    def master_server(self) -> Server | None:
-        """The first server of the current test."""
-        return self.servers[0] if self.servers else None
+from lib.testcontext import BotSetup, TestContext
+from lib.teststatus import TestStatus
+from lib.util.context import (SystemManager, TestExecutor, install_globals,  # noqa: F401 - re-exported
+                              setup_from_executor)
 
 
 class TimedResult(unittest.TestResult):
@@ -57,30 +31,30 @@ class TimedResult(unittest.TestResult):
 
     def __init__(self) -> None:
         super().__init__()
-        self.method_rows: list[tuple[str, str, int]] = []
+        self.method_rows: list[tuple[str, TestStatus, int]] = []
         self._t0 = 0.0
-        self._status = "pass"
+        self._status = TestStatus.PASS
 
     def startTest(self, test: unittest.TestCase) -> None:  # noqa: N802 - unittest API
         """Start the clock for one test method."""
         super().startTest(test)
         self._t0 = time.monotonic()
-        self._status = "pass"
+        self._status = TestStatus.PASS
 
     def addFailure(self, test: unittest.TestCase, err: Any) -> None:  # noqa: N802
         """Record an assertion failure."""
         super().addFailure(test, err)
-        self._status = "fail"
+        self._status = TestStatus.FAIL
 
     def addError(self, test: unittest.TestCase, err: Any) -> None:  # noqa: N802
         """Record an unexpected exception."""
         super().addError(test, err)
-        self._status = "fail"
+        self._status = TestStatus.FAIL
 
     def addSkip(self, test: unittest.TestCase, reason: str) -> None:  # noqa: N802
         """Record a skipped method."""
         super().addSkip(test, reason)
-        self._status = "skipped"
+        self._status = TestStatus.SKIPPED
 
     def stopTest(self, test: unittest.TestCase) -> None:  # noqa: N802
         """Stop the clock and keep the method's row."""
@@ -109,10 +83,12 @@ def _short_traceback(text: str, limit: int = 25, message_limit: int = 80) -> str
 class Runner:
     """Runs TestSpecs on one bot: servers, the test, crash checks, retries, evidence."""
 
-    def __init__(self, manager: ServerManager, executor: TestExecutor,
+    def __init__(self, manager: ServerManager, setup: BotSetup | TestExecutor,
                  test_timeout: float = 0.0, evidence: EvidenceKeeper | None = None) -> None:
+        """setup may still be a 2012 TestExecutor (lib/harness.py builds one); it is read
+        once, here, through :func:`lib.util.context.setup_from_executor`."""
         self.manager = manager
-        self.executor = executor
+        self.setup = setup if isinstance(setup, BotSetup) else setup_from_executor(setup)
         self.test_timeout = test_timeout
         self.evidence = evidence
         self.log = get_logger()
@@ -127,7 +103,7 @@ class Runner:
         outcome = self.run_one(spec)
         failures: list[str] = []
         total_ms = outcome.time_ms
-        while outcome.status in ("fail", "timeout") and len(failures) < retries and may_retry():
+        while outcome.failed and len(failures) < retries and may_retry():
             failures.append(self._attempt_text(outcome, len(failures) + 1))
             self.log.info(f"{spec.full_name} failed on attempt {len(failures)}; retrying on "
                           f"fresh servers")
@@ -136,8 +112,8 @@ class Runner:
             total_ms += outcome.time_ms
         outcome.time_ms = total_ms
         outcome.attempts = len(failures) + 1
-        if failures and outcome.status == "pass":
-            outcome.status = "flaky"
+        if failures and outcome.status == TestStatus.PASS:
+            outcome.status = TestStatus.FLAKY
             outcome.earlier_failures = failures
             outcome.message = (f"passed on attempt {outcome.attempts} after "
                                f"{len(failures)} failure(s):\n" + "\n".join(failures))
@@ -164,11 +140,11 @@ class Runner:
             if self.evidence is not None:
                 evidence = self.evidence.save(spec.full_name, message,
                                               self.manager.last_servers, None).path
-            return Outcome(spec.full_name, "fail", ms, self.manager.bot_name, message,
+            return Outcome(spec.full_name, TestStatus.FAIL, ms, self.manager.bot_name, message,
                            evidence=evidence)
-        self._inject(spec, servers)
         result = TimedResult()
         suite = unittest.TestLoader().loadTestsFromModule(spec.module)
+        self._hand_over(TestContext(spec, tuple(servers), self.manager, self.setup, result), suite)
         timed_out = False
 
         def on_alarm(_signum: int, _frame: Any) -> None:
@@ -194,12 +170,12 @@ class Runner:
                 signal.signal(signal.SIGALRM, previous or signal.SIG_DFL)
         ms = int((time.monotonic() - start) * 1000)
         status, message = self._judge(spec, result, servers, timed_out)
-        passed = status in ("pass", "skipped")
+        passed = status.ok
         evidence = ""
         if not passed:
             self.manager.teardown()  # quiet datadirs before they are copied
             if self.evidence is not None:
-                saved = self.evidence.save(spec.full_name, message, servers, self.executor.logdir)
+                saved = self.evidence.save(spec.full_name, message, servers, self.setup.log_dir)
                 evidence = saved.path
                 if saved.backtrace:
                     message += f"\n--- backtrace (top frames) ---\n{saved.backtrace}"
@@ -211,23 +187,17 @@ class Runner:
         return Outcome(spec.full_name, status, ms, self.manager.bot_name, message,
                        result.method_rows, evidence=evidence)
 
-    def _inject(self, spec: TestSpec, servers: list[Server]) -> None:
-        """Give the module its servers, the 2012 way and the modern way."""
-        self.executor.servers = servers
-        self.executor.current_testcase = spec
-        module = spec.module
-        module.servers = servers
-        module.test_executor = self.executor
-        module.server_manager = self.manager
-        compat_base.servers = servers
-        for value in vars(module).values():
-            if isinstance(value, type) and issubclass(value, KewpieTestCase):
-                value.servers = servers
-                value.server_manager = self.manager
-                value.test_executor = self.executor
+    @staticmethod
+    def _hand_over(context: TestContext, suite: unittest.TestSuite) -> None:
+        """Give each loaded test the context (once), and derive the 2012 globals from it."""
+        tests = list(_tests_of(suite))
+        for test in tests:
+            if isinstance(test, KewpieTestCase):
+                test.use_context(context)
+        install_globals(context, tests)
 
     def _judge(self, spec: TestSpec, result: TimedResult, servers: list[Server],
-               timed_out: bool) -> tuple[str, str]:
+               timed_out: bool) -> tuple[TestStatus, str]:
         parts: list[str] = []
         for test, text in result.failures + result.errors:
             parts.append(f"{test.id().split('.', 2)[-1]}:\n{_short_traceback(text)}")
@@ -235,29 +205,38 @@ class Runner:
         if not timed_out:
             for server in servers:
                 health = server.health()
-                if health.state in ("crashed", "hung"):
+                if HealthState(health.state).dead:
                     dead.append(server)
                     parts.append(f"{health.message}; error log {server.error_log} ends with:\n"
                                  f"{server.error_log_tail(20)}")
         if timed_out:
-            status = "timeout"
+            status = TestStatus.TIMEOUT
         elif result.failures or result.errors or dead:
-            status = "fail"
+            status = TestStatus.FAIL
         elif result.testsRun and len(result.skipped) == result.testsRun:
-            status = "skipped"
+            status = TestStatus.SKIPPED
             parts = [f"skipped: {reason}" for _, reason in result.skipped[:3]]
         elif result.testsRun == 0:
-            status = "skipped"
+            status = TestStatus.SKIPPED
             parts = [f"{spec.path} has no test methods"]
         else:
-            status = "pass"
-        if status in ("fail", "timeout"):
+            status = TestStatus.PASS
+        if status.failed:
             reports = [r for r in (s.status_report() for s in servers) if r]
             if reports:
                 parts.append("--- server status ---\n" + "\n".join(reports))
-        if status in ("fail", "timeout") and not dead:
+        if status.failed and not dead:
             for server in servers:
                 tail = server.error_log_tail(8)
                 if tail:
                     parts.append(f"--- {server.name} error log ({server.error_log}) tail ---\n{tail}")
         return status, "\n".join(parts)
+
+
+def _tests_of(suite: unittest.TestSuite) -> Iterator[unittest.TestCase]:
+    """The test cases of a (nested) suite, in order."""
+    for item in suite:
+        if isinstance(item, unittest.TestSuite):
+            yield from _tests_of(item)
+        else:
+            yield item

@@ -1,9 +1,10 @@
 """The modern way to write a kewpie test: subclass :class:`KewpieTestCase`.
 
-The harness sets ``servers`` (a list of :class:`~lib.server.Server`),
-``server_manager`` and ``test_executor`` on every subclass before the
-module's tests run.  Helpers dump, checksum and compare schemas, wait for
-replicas, and wait for arbitrary conditions with a timeout.
+The runner hands each test its :class:`~lib.testcontext.TestContext` once,
+before it runs: ``self.context`` (servers, manager, log dir, tool paths,
+seed); ``self.servers`` and ``self.server_manager`` are short for its
+fields.  Helpers dump, checksum and compare schemas, wait for replicas, and
+wait for arbitrary conditions with a timeout.
 """
 from __future__ import annotations
 
@@ -13,17 +14,41 @@ from typing import Any, Callable
 
 from lib import dbcompare, replication
 from lib.consistency.testing import ConsistencyChecks
-from lib.errors import QueryError
+from lib.errors import KewpieError, QueryError
 from lib.server import Server
+from lib.server_manager import ServerManager
+from lib.testcontext import TestContext
 
 
 class KewpieTestCase(ConsistencyChecks, unittest.TestCase):
     """Base class giving ``self.servers``, comparison helpers and consistency checks
     (recorded workloads, faults, checkers: see :mod:`lib.consistency.testing`)."""
 
-    servers: list[Server] = []
-    server_manager: Any = None
-    test_executor: Any = None
+    _context: TestContext | None = None
+    test_executor: Any = None  # kewpie 2012's, set by lib.util.context for old-style code
+
+    def use_context(self, context: TestContext) -> None:
+        """Called by the runner, once, before the test runs; a second call is an error."""
+        if self._context is not None and self._context is not context:
+            raise KewpieError(f"{self.id()} was already given a test context")
+        self._context = context
+
+    @property
+    def context(self) -> TestContext:
+        """This test's context; KewpieError when the test was not started by kewpie."""
+        if self._context is None:
+            raise KewpieError(f"{self.id()} has no test context: run it with ./kewpie.py")
+        return self._context
+
+    @property
+    def servers(self) -> list[Server]:
+        """The test's servers, in server_requirements order (a new list each time)."""
+        return list(self.context.servers)
+
+    @property
+    def server_manager(self) -> ServerManager:
+        """The bot's ServerManager (replication pairs, resets, waits)."""
+        return self.context.manager
 
     @staticmethod
     def options(*items: str) -> list[Any]:
@@ -51,7 +76,7 @@ class KewpieTestCase(ConsistencyChecks, unittest.TestCase):
 
     def wait_for_replicas(self, timeout: float = 60.0) -> None:
         """Block until every replica applied all its primary committed."""
-        self.server_manager.wait_for_replicas(timeout)
+        self.context.manager.wait_for_replicas(timeout)
 
     def wait_for_replica(self, primary: Server, replica: Server, timeout: float = 60.0) -> None:
         """Block until replica applied all primary committed."""
@@ -83,12 +108,13 @@ class KewpieTestCase(ConsistencyChecks, unittest.TestCase):
     def assertReplicasInSync(self, schemas: list[str] | None = None, timeout: float = 60.0) -> None:
         """Wait for replicas, then compare each replica's checksums with its primary."""
         self.wait_for_replicas(timeout)
-        for primary, replica in self.server_manager.current.pairs:
-            status = replication.replica_status(self.servers[replica])
+        servers = self.context.servers
+        for primary, replica in self.context.manager.current.pairs:
+            status = replication.replica_status(servers[replica])
             if status.get("Slave_SQL_Running") != "Yes" or status.get("Slave_IO_Running") != "Yes":
-                self.fail(f"replication on {self.servers[replica].name} is not healthy: "
+                self.fail(f"replication on {servers[replica].name} is not healthy: "
                           f"{replication.describe_status(status)}")
-            self.assertChecksumsEqual(self.servers[primary], [self.servers[replica]], schemas)
+            self.assertChecksumsEqual(servers[primary], [servers[replica]], schemas)
 
     def assertQueryError(self, code: int, server: Server, sql: str) -> QueryError:
         """Fail unless sql fails on server with the given MySQL error code."""
@@ -100,9 +126,11 @@ class KewpieTestCase(ConsistencyChecks, unittest.TestCase):
     # ------------------------------------------------------------ randgen
     def randgen(self, server: Server | None = None, grammar: str | None = None,
                 gendata: str | bool | None = None, queries: int = 1000, threads: int = 1,
-                duration: float = 3600.0, seed: int = 1, schema: str = "test",
+                duration: float = 3600.0, seed: int | None = None, schema: str = "test",
                 **options: Any) -> Any:
         """Run a randgen load on server (default: the first); a ``RandgenResult``.
+
+        seed defaults to the context's (1 unless the run sets another).
 
         Paths are relative to the randgen folder (the project's ``randgen/``,
         or a Perl checkout given with ``--randgen-path``); ``gendata=True`` is
@@ -110,8 +138,10 @@ class KewpieTestCase(ConsistencyChecks, unittest.TestCase):
         and docs/randgen.md; check it with ``result.ok`` / ``result.check()``.
         """
         from lib.util.randgen_methods import randgen_load
-        return randgen_load(self.test_executor, server or self.servers[0], grammar, gendata,
-                            queries, threads, duration, seed, schema, **options)
+        context = self.context
+        return randgen_load(context.log_dir, context.tools.randgen,
+                            server or context.servers[0], grammar, gendata, queries, threads,
+                            duration, context.seed if seed is None else seed, schema, **options)
 
     # ------------------------------------------------------------ backups
     def backups(self, server: Server) -> Any:
@@ -122,15 +152,14 @@ class KewpieTestCase(ConsistencyChecks, unittest.TestCase):
         passes and kept for a look when it fails.
         """
         from lib.backup import ServerBackups
-        system = getattr(self.test_executor, "system_manager", None)
         label = ".".join(type(self).__module__.split(".")[-2:])
         session = ServerBackups(server, label=label,
-                                xtrabackup_path=getattr(system, "xtrabackup_path", "") or "")
+                                xtrabackup_path=self.context.tools.xtrabackup)
         self.addCleanup(self._remove_backups_if_passed, session)
         return session
 
     def _remove_backups_if_passed(self, session: Any) -> None:
-        if self._passed_so_far():
+        if not self.context.has_failed(self):
             session.remove()
 
     def snapshot(self, server: Server, schemas: list[str] | None = None) -> Any:
@@ -163,7 +192,7 @@ class ClusterTestCase(KewpieTestCase):
 
     def nodes(self) -> list[Any]:
         """The Galera nodes of the test."""
-        return [s for s in self.servers if s.server_type == "galera"]
+        return [s for s in self.context.servers if s.server_type == "galera"]
 
     def wsrep_report(self) -> str:
         """One status line per node."""

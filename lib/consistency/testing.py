@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any
 
 from lib.consistency.faults import Isolate, Kill, Lag, Pause, Rejoin, Restart, Schedule, Tamper
 from lib.consistency.ptchecksum import check_pt_table_checksum
@@ -23,53 +22,55 @@ from lib.consistency.verdict import Verdict, combine
 from lib.consistency.workload import Workload
 from lib.logsetup import get_logger
 from lib.server import Server
+from lib.testcontext import TestContext
 
 
 class ConsistencyChecks:
-    """Run recorded workloads under faults and assert on the checkers' verdicts."""
+    """Run recorded workloads under faults and assert on the checkers' verdicts.
 
-    servers: list[Server]
-    server_manager: Any
-    test_executor: Any
+    Reads only ``self.context`` (a :class:`~lib.testcontext.TestContext`,
+    provided by KewpieTestCase).
+    """
+
+    context: TestContext
 
     # ------------------------------------------------------------ faults
     def kill(self, *nodes: Server, spacing: float = 0.0) -> Kill:
         """kill -9 nodes (spacing seconds apart); healed by a restart."""
-        return Kill(list(nodes), self.servers, spacing=spacing)
+        return Kill(list(nodes), list(self.context.servers), spacing=spacing)
 
     def pause(self, *nodes: Server) -> Pause:
         """SIGSTOP nodes; healed by SIGCONT."""
-        return Pause(list(nodes), self.servers)
+        return Pause(list(nodes), list(self.context.servers))
 
     def restart(self, *nodes: Server) -> Restart:
         """A clean shutdown of nodes; healed by a start."""
-        return Restart(list(nodes), self.servers)
+        return Restart(list(nodes), list(self.context.servers))
 
     def rejoin(self, *nodes: Server, sst: bool = False) -> Rejoin:
         """Kill Galera nodes (wiping them with sst); they rejoin by IST or SST."""
-        return Rejoin(list(nodes), self.servers, sst=sst)
+        return Rejoin(list(nodes), list(self.context.servers), sst=sst)
 
     def isolate(self, *nodes: Server) -> Isolate:
         """Partition Galera nodes from the rest of the cluster."""
-        return Isolate(list(nodes), self.servers)
+        return Isolate(list(nodes), list(self.context.servers))
 
     def lag(self, *nodes: Server) -> Lag:
         """Nodes stop applying but keep answering reads; healed by resuming."""
-        return Lag(list(nodes), self.servers)
+        return Lag(list(nodes), list(self.context.servers))
 
     def tamper(self, nodes: list[Server], *statements: str, replicated: bool = False) -> Tamper:
         """Run statements on nodes behind replication's back (or replicated)."""
-        return Tamper(nodes, list(statements), self.servers, replicated=replicated)
+        return Tamper(nodes, list(statements), list(self.context.servers), replicated=replicated)
 
     # ------------------------------------------------------------ running
     def settle(self) -> None:
         """Wait until every replica and cluster node applied what was committed."""
-        self.server_manager.wait_for_replicas(120.0)
+        self.context.manager.wait_for_replicas(120.0)
 
     def history_dir(self) -> str:
         """Where this test's histories are written (kept as evidence when it fails)."""
-        logdir = getattr(self.test_executor, "logdir", None) or "."
-        return os.path.join(logdir, "histories")
+        return os.path.join(self.context.log_dir, "histories")
 
     def run_workloads(self, workloads: list[Workload], duration: float = 5.0,
                       faults: Schedule | None = None) -> RunResult:
@@ -79,15 +80,8 @@ class ConsistencyChecks:
         self.addCleanup(self._remove_histories_if_passed, result)  # type: ignore[attr-defined]
         return result
 
-    def _passed_so_far(self) -> bool | None:
-        """In a cleanup: has this test passed (None when unittest does not say)?"""
-        outcome = getattr(getattr(self, "_outcome", None), "result", None)
-        if outcome is None:
-            return None
-        return not any(t is self for t, _ in list(outcome.failures) + list(outcome.errors))
-
     def _remove_histories_if_passed(self, result: RunResult) -> None:
-        if not self._passed_so_far():
+        if self.context.has_failed(self):
             return
         for verdict in result.verdicts:
             if verdict.history_file and os.path.exists(verdict.history_file):
@@ -104,10 +98,11 @@ class ConsistencyChecks:
                           replicas: list[Server] | None = None) -> Verdict:
         """pt-table-checksum of schemas on primary (default: server 0) and its replicas
         (default: all of them)."""
-        primary = primary or self.servers[0]
+        servers = self.context.servers
+        primary = primary or servers[0]
         if replicas is None:
-            replicas = [self.servers[r] for p, r in self.server_manager.current.pairs
-                        if self.servers[p] is primary]
+            replicas = [servers[r] for p, r in self.context.manager.current.pairs
+                        if servers[p] is primary]
         self.settle()
         return check_pt_table_checksum(primary, replicas, schemas)
 

@@ -1,7 +1,7 @@
 """kewpie 2012's base test class, for old tests ported with Python 3 fixes.
 
 ``from lib.util.mysqlBaseTestCase import mysqlBaseTestCase`` works as it did:
-``setUp`` gives ``self.servers`` (the harness sets this module's ``servers``
+``setUp`` gives ``self.servers`` (:mod:`lib.util.context` sets this module's ``servers``
 global, as well as the test module's), and the helpers are methods.
 """
 from __future__ import annotations

@@ -66,20 +66,19 @@ def execute_randgen(test_cmd: str, test_executor: Any, servers: Any,
     return result.exit_code, output
 
 
-def randgen_load(test_executor: Any, server: Any, grammar: str | None = None,
+def randgen_load(log_dir: str, home: str, server: Any, grammar: str | None = None,
                  gendata: str | bool | None = None, queries: int = 1000, threads: int = 1,
                  duration: float = 3600.0, seed: int = 1, schema: str = "test",
                  **options: Any) -> RandgenResult:
     """Run a grammar and/or gendata against server; the RandgenResult (see lib.randgen.result).
 
-    options are further RandgenOptions fields (``redefine``, ``engine``, ``rows``,
-    ``querytimeout``, ``sqltrace``, ``max_rows``...).  The log goes to
-    ``<logdir>/randgen-N.log``.
+    home is the randgen folder (``''`` for the project's); options are further
+    RandgenOptions fields (``redefine``, ``engine``, ``rows``, ``querytimeout``,
+    ``sqltrace``, ``max_rows``...).  The log goes to ``<log_dir>/randgen-N.log``.
     """
-    log_dir = _log_dir(test_executor, server)
     n = 1
     while os.path.exists(os.path.join(log_dir, f"randgen-{n}.log")):
         n += 1
     opts = make_options(grammar, gendata, queries, threads, duration, seed, **options)
-    return run_randgen(opts, server_connection(server, schema), randgen_home(test_executor),
+    return run_randgen(opts, server_connection(server, schema), home or RANDGEN_HOME,
                        os.path.join(log_dir, f"randgen-{n}.log"), _alive(server))

@@ -17,7 +17,7 @@ class SweepTest(KewpieTestCase):
                 server.restart(options)
             return server
 
-        out = os.path.join(self.test_executor.logdir, spec.name)
+        out = os.path.join(self.context.log_dir, spec.name)
         return run_sweep(spec, server_for, os.path.join(out, "logs"), {}), out
 
     def test_point_select_and_read_only_sweeps(self):
