@@ -13,13 +13,15 @@ import os
 import re
 import subprocess
 from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Mapping
 
 from lib.errors import CodeTreeError
 
 BIN_SUBDIRS = ("bin", "sbin", "libexec", "scripts", "sql", "client", "extra",
                "extra/mariabackup", "storage/innobase/xtrabackup/src", "")
 
-TOOL_NAMES: dict[str, tuple[str, ...]] = {
+TOOL_NAMES: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "server": ("mariadbd", "mysqld"),
     "install_db": ("mariadb-install-db", "mysql_install_db"),
     "client": ("mariadb", "mysql"),
@@ -29,7 +31,7 @@ TOOL_NAMES: dict[str, tuple[str, ...]] = {
     "xtrabackup": ("xtrabackup",),
     "innobackupex": ("innobackupex",),
     "mbstream": ("mbstream", "xbstream"),
-}
+})
 
 
 VERSION_RE = re.compile(

@@ -45,7 +45,7 @@ class ReadYourWrites(Workload):
         self.table = f"`{schema}`.`registers`"
         self._values: dict[str, int] = {}
         self._gtids: dict[str, str] = {}
-        self.session_sql = ["SET SESSION wsrep_sync_wait = 0"] if is_galera(nodes[0]) else []
+        self.session_sql = ("SET SESSION wsrep_sync_wait = 0",) if is_galera(nodes[0]) else ()
 
     def setup(self) -> None:
         """One register per client, all 0."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 import threading
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import pymysql
 
@@ -44,7 +44,7 @@ Action = Callable[[Any, Call], Any]
 class Client:
     """One client process: a name, a home node, lazily opened connections, a history."""
 
-    def __init__(self, name: str, node: Server, history: History, session_sql: list[str],
+    def __init__(self, name: str, node: Server, history: History, session_sql: Sequence[str],
                  rng: random.Random, read_timeout: float = READ_TIMEOUT) -> None:
         self.name = name
         self.node = node
@@ -135,7 +135,7 @@ class Workload:
     """
 
     name = "workload"
-    session_sql: list[str] = []
+    session_sql: tuple[str, ...] = ()  # SET statements each client runs first
 
     def __init__(self, nodes: list[Server], clients: int = 4, seed: int = 1,
                  read_timeout: float = READ_TIMEOUT,

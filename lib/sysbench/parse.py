@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from lib.errors import KewpieError
@@ -11,12 +12,12 @@ INTERVAL_RE = re.compile(
     r"^\[ *(?P<t>\d+)s \] thds: (?P<thds>\d+) tps: (?P<tps>[\d.]+) qps: (?P<qps>[\d.]+) "
     r"\(r/w/o: [\d./]+\) lat \(ms,(?P<pct>\d+)%\): (?P<lat>[\d.]+) err/s: (?P<err>[\d.]+) "
     r"reconn/s: (?P<reconn>[\d.]+)", re.M)
-FIELDS = {
+FIELDS = MappingProxyType({
     "transactions": re.compile(r"transactions:\s+(\d+)\s+\(([\d.]+) per sec\.\)"),
     "queries": re.compile(r"^\s+queries:\s+(\d+)\s+\(([\d.]+) per sec\.\)", re.M),
     "errors": re.compile(r"ignored errors:\s+(\d+)\s+\(([\d.]+) per sec\.\)"),
     "reconnects": re.compile(r"reconnects:\s+(\d+)\s+\(([\d.]+) per sec\.\)"),
-}
+})
 LATENCY_RE = re.compile(r"^\s+(min|avg|max|\d+th percentile|sum):\s+([\d.]+)", re.M)
 TOTAL_TIME_RE = re.compile(r"total time:\s+([\d.]+)s")
 

@@ -49,3 +49,269 @@ def test_no_sys_exit_below_cli(path):
         if isinstance(node, ast.Attribute) and node.attr == "exit" and \
                 isinstance(node.value, ast.Name) and node.value.id == "sys":
             pytest.fail(f"{path}:{node.lineno}: sys.exit below the command-line layer")
+
+
+# ---------------------------------------------------------------- import graph
+
+def _module_name(path):
+    rel = os.path.relpath(path, ROOT)[:-3].replace(os.sep, ".")
+    return rel[: -len(".__init__")] if rel.endswith(".__init__") else rel
+
+
+LIB_MODULES = {_module_name(p): p for p in _modules()}
+
+
+def _is_type_checking(node):
+    test = node.test
+    return ((isinstance(test, ast.Name) and test.id == "TYPE_CHECKING")
+            or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"))
+
+
+def _imported_lib_modules(tree):
+    """lib modules a module imports, at module level or inside functions (both run)."""
+    found = set()
+
+    def visit(node):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and _is_type_checking(child):
+                for other in child.orelse:
+                    visit_node(other)
+                continue
+            visit_node(child)
+
+    def visit_node(node):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name in LIB_MODULES)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for alias in node.names:
+                full = f"{node.module}.{alias.name}"
+                if full in LIB_MODULES:
+                    found.add(full)
+                elif node.module in LIB_MODULES:
+                    found.add(node.module)
+        visit(node)
+
+    visit(tree)
+    return found
+
+
+def _import_graph():
+    return {name: _imported_lib_modules(ast.parse(open(path).read(), path))
+            for name, path in LIB_MODULES.items()}
+
+
+def _cycles(graph):
+    """Strongly connected components of more than one module (Tarjan), as frozensets."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def connect(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                connect(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = set()
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.add(w)
+                if w == v:
+                    break
+            if len(component) > 1 or v in graph[v]:
+                found.append(frozenset(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            connect(v)
+    return found
+
+
+# Known cycles through files another branch is changing; each entry is to be
+# removed by issue 13's harness split.  Empty: none is known today.
+KNOWN_IMPORT_CYCLES = frozenset()
+
+
+def test_no_import_cycle_among_lib_modules():
+    """No lib module imports itself through others.
+
+    Edges are ``import lib.x`` and ``from lib.x import y`` (to ``lib.x.y`` when
+    that is a module, else to ``lib.x``), at module level *and* inside
+    functions: a deferred import is still a dependency, and hiding a cycle in
+    a function is what this rule is against.  Imports under ``if
+    TYPE_CHECKING:`` do not count (they never run).  Importing ``lib.x.y``
+    does not count as importing the package ``lib.x`` itself.
+    """
+    cycles = [c for c in _cycles(_import_graph()) if c not in KNOWN_IMPORT_CYCLES]
+    assert not cycles, "import cycles: " + "; ".join(" <-> ".join(sorted(c)) for c in cycles)
+
+
+def test_known_import_cycles_still_exist():
+    """The allow-list shrinks: an entry whose cycle is gone must be deleted."""
+    current = set(_cycles(_import_graph()))
+    assert not [c for c in KNOWN_IMPORT_CYCLES if c not in current]
+
+
+def test_import_graph_sees_function_level_imports():
+    tree = ast.parse("def f():\n    from lib.backup.tool import BackupTool\n"
+                     "if TYPE_CHECKING:\n    import lib.server\n")
+    assert _imported_lib_modules(tree) == {"lib.backup.tool"}
+    assert _cycles({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == [frozenset({"a", "b"})]
+
+
+# ---------------------------------------------------------------- module-level state
+
+MUTABLE_CALLS = frozenset({
+    "list", "dict", "set", "bytearray", "defaultdict", "OrderedDict", "deque", "Counter",
+    "ChainMap", "Lock", "RLock", "Event", "Condition", "Semaphore", "BoundedSemaphore", "local",
+    "Queue", "SimpleQueue", "LifoQueue", "PriorityQueue", "WeakValueDictionary",
+    "WeakKeyDictionary", "WeakSet", "SyncManager", "Manager",
+})
+MUTABLE_LITERALS = (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)
+
+# Module-level mutable state in files another branch is changing, as
+# "path:NAME"; each entry is to be removed by issue 13's harness split.
+KNOWN_MUTABLE_STATE = frozenset({
+    "lib/consistency/ptchecksum.py:FLAG_NAMES",  # a dict: make it a MappingProxyType
+})
+
+
+def _called_name(call):
+    func = call.func
+    return func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+
+
+def _mutable_value(value):
+    if isinstance(value, MUTABLE_LITERALS):
+        return True
+    return isinstance(value, ast.Call) and _called_name(value) in MUTABLE_CALLS
+
+
+def _shared_state(tree):
+    """(name, line) of every binding that makes mutable state shared by all users of a
+    module: see test_no_module_level_mutable_state."""
+    found = []
+
+    def body_of(node):
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            for child in getattr(node, field, []) or []:
+                yield child
+
+    def scan(statements, where):
+        for node in statements:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for inner in ast.walk(node):
+                    if isinstance(inner, ast.Global):
+                        found.extend((f"global {n}", inner.lineno) for n in inner.names)
+                continue
+            if isinstance(node, ast.ClassDef):
+                scan(node.body, f"{node.name}.")
+                continue
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                names = [t.id for t in targets if isinstance(t, ast.Name)]
+                if names and _mutable_value(node.value):
+                    found.extend((where + n, node.lineno) for n in names)
+            elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and not where:
+                found.append((node.target.id, node.lineno))
+            elif isinstance(node, (ast.If, ast.Try, ast.With, ast.For, ast.While)):
+                scan(list(body_of(node)), where)
+
+    scan(tree.body, "")
+    return found
+
+
+@pytest.mark.parametrize("path", list(_modules()), ids=lambda p: os.path.relpath(p, ROOT))
+def test_no_module_level_mutable_state(path):
+    """No module or class holds mutable state that every user shares.
+
+    Rejected, at module level and in class bodies (where a default is shared
+    by every instance): assignments of list, dict or set literals and
+    comprehensions, or of calls to the mutable constructors in MUTABLE_CALLS
+    (list(), dict(), defaultdict(), deque(), Lock(), threading.local()...),
+    and module-level augmented assignments; in functions, ``global``
+    statements (rebinding module state).  Constants must be immutable:
+    tuples, frozensets, ``types.MappingProxyType``, strings, numbers, enums;
+    typing aliases and other calls are allowed.  Dataclass fields use
+    ``field(default_factory=...)``.
+    """
+    rel = os.path.relpath(path, ROOT)
+    problems = [f"{name}:{line}" for name, line in _shared_state(ast.parse(open(path).read(), path))
+                if f"{rel}:{name}" not in KNOWN_MUTABLE_STATE]
+    assert not problems, f"{rel}: shared mutable state: {', '.join(problems)}"
+
+
+def test_mutable_state_rule_catches_the_forms():
+    tree = ast.parse("A = (1, 2)\nB = {}\nc = []\nD = frozenset()\ne = defaultdict(list)\n"
+                     "class K:\n    x: list = []\n    Y = ()\n"
+                     "def f():\n    global g\n"
+                     "T = MappingProxyType({'a': 1})\n")
+    assert [n for n, _ in _shared_state(tree)] == ["B", "c", "e", "K.x", "global g"]
+
+
+# ---------------------------------------------------------------- test-context globals
+
+COMPAT_PACKAGE = os.path.join(LIB, "util") + os.sep
+CONTEXT_GLOBALS = frozenset({"servers", "test_executor", "server_manager", "system_manager"})
+COMPAT_MODULE_HOLDING_SERVERS = "lib.util.mysqlBaseTestCase"
+
+
+def _context_global_reads(tree):
+    """(what, line) for each read of a kewpie 2012 test-context global in tree."""
+    found = []
+    imported_modules = {alias.asname or alias.name.split(".")[0]
+                        for node in ast.walk(tree) if isinstance(node, ast.Import)
+                        for alias in node.names}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and (
+                node.module == COMPAT_MODULE_HOLDING_SERVERS
+                or any(f"{node.module}.{a.name}" == COMPAT_MODULE_HOLDING_SERVERS
+                       for a in node.names)):
+            found.append((f"import of {COMPAT_MODULE_HOLDING_SERVERS}", node.lineno))
+        elif isinstance(node, ast.Import) and any(
+                a.name == COMPAT_MODULE_HOLDING_SERVERS for a in node.names):
+            found.append((f"import of {COMPAT_MODULE_HOLDING_SERVERS}", node.lineno))
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+            if node.attr in ("test_executor", "system_manager", "server_manager", "_outcome"):
+                found.append((f".{node.attr}", node.lineno))
+            elif (node.attr == "servers" and isinstance(node.value, ast.Name)
+                  and (node.value.id in imported_modules or node.value.id in ("module", "mod"))):
+                found.append((f"{node.value.id}.servers", node.lineno))
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and \
+                node.id == "test_executor":
+            found.append(("test_executor", node.lineno))
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+              and node.func.id in ("getattr", "hasattr", "setattr") and len(node.args) >= 2
+              and isinstance(node.args[1], ast.Constant)
+              and node.args[1].value in CONTEXT_GLOBALS | {"_outcome"}):
+            found.append((f"{node.func.id}(..., {node.args[1].value!r})", node.lineno))
+    return found
+
+
+@pytest.mark.parametrize("path", [p for p in _modules() if not p.startswith(COMPAT_PACKAGE)],
+                         ids=lambda p: os.path.relpath(p, ROOT))
+def test_no_test_context_global_read_outside_compat(path):
+    """Only lib/util/ (the kewpie 2012 compatibility package) touches the 2012 test globals.
+
+    Elsewhere in lib/: no ``.test_executor``, ``.system_manager`` or
+    ``.server_manager`` attribute reads, no ``test_executor`` name, no
+    ``<module>.servers``, no import of lib.util.mysqlBaseTestCase (which holds
+    the ``servers`` global), no ``getattr``/``hasattr``/``setattr`` by those
+    names, and no unittest private ``_outcome``.  Code reads the TestContext.
+    """
+    rel = os.path.relpath(path, ROOT)
+    reads = _context_global_reads(ast.parse(open(path).read(), path))
+    assert not reads, f"{rel}: " + ", ".join(f"{what} (line {line})" for what, line in reads)
+
+
+def test_context_global_rule_catches_the_forms():
+    tree = ast.parse("import lib.util.mysqlBaseTestCase as compat\n"
+                     "x = compat.servers\ny = self.test_executor.logdir\n"
+                     "z = getattr(self, '_outcome', None)\nmodule.servers = []\n")
+    assert sorted(w for w, _ in _context_global_reads(tree)) == sorted([
+        f"import of {COMPAT_MODULE_HOLDING_SERVERS}", "compat.servers", ".test_executor",
+        "getattr(..., '_outcome')"])
