@@ -131,3 +131,10 @@ def test_status_enums():
     assert VerdictStatus.INVALID.invalid and not VerdictStatus.UNKNOWN.valid
     with pytest.raises(ValueError):
         TestStatus("passed")
+
+
+def test_lifecycle_enums_match_the_strings_returned_today():
+    from lib.lifecycle import ReadyWait, StopResult
+    assert StopResult("killed").forced and StopResult("terminated").forced
+    assert not StopResult("gone").forced and not StopResult("shutdown").forced
+    assert ReadyWait("").ready and not ReadyWait("exited").ready and ReadyWait("timeout") == "timeout"
