@@ -229,7 +229,9 @@ def cache_root(workdir: str) -> str:
 
 
 def clear_caches(workdir: str, kinds: Sequence[str]) -> None:
-    """Delete the contents of the workdir's caches of those kinds (``bootstrap``, ``galera``)."""
+    """Delete the contents of the caches of those kinds (``bootstrap``, ``galera``).
+
+    The caches are shared by every workdir of the user: run benchmarks alone."""
     for kind in kinds:
         real = os.path.realpath(os.path.join(workdir, "cache", kind))
         if not os.path.isdir(real):
@@ -243,17 +245,12 @@ def clear_caches(workdir: str, kinds: Sequence[str]) -> None:
 
 
 def remove_workdir(path: str) -> None:
-    """Remove a bench workdir and the /dev/shm directories its links point to."""
+    """Remove a bench workdir and its own tree in /dev/shm (the user's shared
+    cache stays: clear_caches empties it for cold runs)."""
     if not os.path.isdir(path):
         return
-    for name in os.listdir(path):
-        entry = os.path.join(path, name)
-        if os.path.islink(entry):
-            shutil.rmtree(os.path.realpath(entry), ignore_errors=True)
-    shutil.rmtree(path, ignore_errors=True)
-    shm = Workdir(path).shm_path
-    if os.path.isdir(shm):
-        shutil.rmtree(shm, ignore_errors=True)
+    Workdir(path).remove_shm()
+    shutil.rmtree(path, ignore_errors=True)  # rmtree unlinks links, never follows them
 
 
 # ---------------------------------------------------------------- runs

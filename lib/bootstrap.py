@@ -1,10 +1,16 @@
 """Pristine datadirs: bootstrap once per code tree and bootstrap options, copy after.
 
-The cache lives in the workdir (``cache/bootstrap/<key>/data``).  The key
-hashes the server binary's identity (path, size, mtime, version), the
-initialiser used, the server user and the options that matter at bootstrap,
-so a new binary or a different page size gives a new template.  A file lock
-serialises two runs building the same template.
+The cache lives in ``/dev/shm/kewpie-<uid>/cache/bootstrap/<key>/data``,
+shared by every workdir of the user (``workdir/cache/bootstrap`` with
+--no-shm).  The key hashes the server binary's identity (path, size, mtime,
+version), the basedir, the initialiser used, the server user and the options
+that matter at bootstrap (lib/options.py BOOTSTRAP_OPTIONS: no path, port or
+anything else of a workdir), so a new binary or a different page size gives
+a new template, and two workdirs share one.  A file lock per key
+(``<key>.lock``) serialises runs building the same template (the build goes
+to ``<key>.building`` and is renamed when READY); copies hold it shared, and
+pruning takes it exclusively without waiting, so a template in use is never
+removed.
 """
 from __future__ import annotations
 
@@ -12,9 +18,11 @@ import fcntl
 import hashlib
 import os
 import shutil
+import stat
 import subprocess
 import time
 
+from lib import safedirs
 from lib.codetree import CodeTree
 from lib.errors import ServerError
 from lib.logsetup import get_logger
@@ -31,7 +39,7 @@ class BootstrapCache:
         self.cache_dir = cache_dir
         self.tree = tree
         self.server_user = server_user
-        os.makedirs(cache_dir, mode=0o755, exist_ok=True)
+        safedirs.make_dir(cache_dir, safedirs.TRAVERSE)  # the server user bootstraps inside
 
     def key(self, options: list[Option]) -> str:
         """The cache key for a set of bootstrap options."""
@@ -50,26 +58,30 @@ class BootstrapCache:
         if os.path.isfile(os.path.join(target, "READY")):
             os.utime(target)
             return data
-        lock_fd = os.open(os.path.join(self.cache_dir, f"{key}.lock"),
-                          os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        lock_fd = self._lock_file(key)
         try:
             fcntl.flock(lock_fd, fcntl.LOCK_EX)
             if os.path.isfile(os.path.join(target, "READY")):
                 return data
-            shutil.rmtree(target, ignore_errors=True)
+            safedirs.remove_tree(target, ignore_errors=True)
             self._build(target, options)
-            self._prune(keep=key)
         finally:
             os.close(lock_fd)
+        self._prune(keep=key)
         return data
+
+    def _lock_file(self, key: str) -> int:
+        """An open descriptor on the key's lock file (never through a link)."""
+        return os.open(os.path.join(self.cache_dir, f"{key}.lock"),
+                       os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
 
     def _build(self, target: str, options: list[Option]) -> None:
         log = get_logger()
         log.info("Taking clean db snapshot...")
         start = time.monotonic()
         building = target + ".building"
-        shutil.rmtree(building, ignore_errors=True)
-        os.makedirs(building, mode=0o755)
+        safedirs.remove_tree(building, ignore_errors=True)
+        os.mkdir(building, 0o755)
         data = os.path.join(building, "data")
         logfile = os.path.join(building, "bootstrap.log")
         tmp = os.path.join(building, "tmp")  # never /tmp: concurrent bootstraps collide there
@@ -120,19 +132,48 @@ class BootstrapCache:
         return argv + opt_args
 
     def _prune(self, keep: str) -> None:
+        """Keep the KEEP_TEMPLATES most recently used templates; drop failed builds.
+
+        A template (or build) whose key lock someone holds is in use and stays.
+        """
         entries = []
         for name in os.listdir(self.cache_dir):
-            path = os.path.join(self.cache_dir, name)
-            if os.path.isdir(path) and name != keep and not name.endswith(".building"):
-                entries.append((os.path.getmtime(path), path))
-        entries.sort(reverse=True)
-        for _, path in entries[KEEP_TEMPLATES - 1:]:
-            shutil.rmtree(path, ignore_errors=True)
+            key = name.removesuffix(".building")
+            st = os.lstat(os.path.join(self.cache_dir, name))
+            if stat.S_ISDIR(st.st_mode) and key != keep:
+                entries.append((name == key, st.st_mtime, key, name))
+        entries.sort(reverse=True)  # templates first, newest first; builds after
+        for is_template, _, key, name in entries[KEEP_TEMPLATES - 1:] + \
+                [e for e in entries[:KEEP_TEMPLATES - 1] if not e[0]]:
+            lock_fd = self._lock_file(key)
+            try:
+                fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                continue  # being built or copied right now
+            else:
+                safedirs.remove_tree(os.path.join(self.cache_dir, name), ignore_errors=True)
+            finally:
+                os.close(lock_fd)
 
     def copy_to(self, template: str, datadir: str) -> None:
-        """Copy a template into a (fresh) datadir, keeping ownership and modes."""
-        if os.path.exists(datadir):
-            shutil.rmtree(datadir)
-        rc = subprocess.run(["cp", "-a", template, datadir], capture_output=True, text=True)
+        """Copy a template into a (fresh) datadir, keeping ownership and modes.
+
+        A template of this cache is copied under its key's shared lock, so no
+        run of another workdir prunes it meanwhile.
+        """
+        safedirs.remove_tree(datadir)
+        key_dir = os.path.dirname(template)
+        lock_fd = -1
+        if os.path.dirname(key_dir) == self.cache_dir:
+            lock_fd = self._lock_file(os.path.basename(key_dir))
+            fcntl.flock(lock_fd, fcntl.LOCK_SH)
+        try:
+            if not os.path.isdir(template):
+                raise ServerError(f"the pristine datadir {template} is gone (pruned by another "
+                                  f"run?); run again")
+            rc = subprocess.run(["cp", "-a", template, datadir], capture_output=True, text=True)
+        finally:
+            if lock_fd >= 0:
+                os.close(lock_fd)
         if rc.returncode != 0:
             raise ServerError(f"copying the pristine datadir to {datadir} failed: {rc.stderr.strip()}")

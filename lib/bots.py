@@ -42,6 +42,7 @@ def _worker(harness: "Harness", bot: str, conn: Connection, queue: list[TestSpec
     die_with_parent()
     signal.signal(signal.SIGINT, _raise_interrupted)
     signal.signal(signal.SIGTERM, _raise_interrupted)
+    signal.signal(signal.SIGHUP, _raise_interrupted)
     configure(harness.config.verbose, logfile=harness.workdir.bot_log_file(bot), console=False)
     interrupted = False
     try:

@@ -2,21 +2,27 @@
 
 Exit statuses: 0 every test passed (or the mode succeeded); 1 a test failed
 or timed out; 2 bad usage or environment (unknown suite, malformed
-suite_config.py, missing binary, no free ports...); 130/143 interrupted by
-SIGINT/SIGTERM (servers stopped first).
+suite_config.py, missing binary, no free ports, an empty selection, a failure
+inside kewpie or its cleanup...); 129/130/143 interrupted by SIGHUP/SIGINT/
+SIGTERM (servers stopped first).
 """
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import signal
 import sys
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from lib.config import ROOT, RunConfig
-from lib.errors import EXIT_ENVIRONMENT, Interrupted, KewpieError, SuiteError
+from lib.errors import EXIT_ENVIRONMENT, EXIT_OK, Interrupted, KewpieError, SuiteError, UsageError
 from lib.logsetup import configure, get_logger
 from lib.ports import DEFAULT_BASE_PORT
+
+if TYPE_CHECKING:
+    from lib.harness import Harness
+    from lib.suites import TestSpec
 
 
 def _split(values: list[str] | None) -> list[str]:
@@ -32,8 +38,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="kewpie.py",
         description="Run Python unittest suites against MySQL-family servers that kewpie "
                     "starts, leases ports for and always cleans up.",
-        epilog="Exit status: 0 all passed; 1 a test failed; 2 bad usage or environment; "
-               "130/143 interrupted (servers stopped).")
+        epilog="Exit status: 0 all passed; 1 a test failed; 2 bad usage or environment "
+               "(or a failure inside kewpie, servers stopped); 129/130/143 interrupted by "
+               "SIGHUP/SIGINT/SIGTERM (servers stopped).")
     p.add_argument("tests", nargs="*", metavar="TEST",
                    help="tests to run, as 'test' or 'suite.test' (default: every test of the suites)")
     p.add_argument("--suite", action="append", metavar="SUITE[,SUITE...]",
@@ -128,6 +135,14 @@ def config_from_args(argv: Sequence[str] | None) -> RunConfig:
         raise KewpieError("--parallel must be at least 1")
     if args.retry < 0 or args.retry_failures_max < 0 or args.max_save_datadir < 0:
         raise KewpieError("--retry, --retry-failures-max and --max-save-datadir must be >= 0")
+    if not math.isfinite(args.test_timeout) or args.test_timeout < 0:
+        raise KewpieError(f"--test-timeout must be 0 (no limit) or a positive number of "
+                          f"seconds, not {args.test_timeout:g}")
+    if not math.isfinite(args.server_start_timeout) or args.server_start_timeout <= 0:
+        raise KewpieError(f"--server-start-timeout must be a positive number of seconds, "
+                          f"not {args.server_start_timeout:g}")
+    if not math.isfinite(args.tolerance) or not 0 <= args.tolerance < 1:
+        raise KewpieError(f"--tolerance must be a fraction in [0, 1), not {args.tolerance:g}")
     if args.mode == "sweep" and not args.sweep_file:
         raise KewpieError("--mode=sweep needs --sweep-file PATH")
     if args.shard:
@@ -162,12 +177,63 @@ def config_from_args(argv: Sequence[str] | None) -> RunConfig:
         baseline=args.baseline, tolerance=args.tolerance, results_db_dsn=args.results_db_dsn)
 
 
+HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
 def _raise_interrupted(signum: int, _frame: object) -> None:
     raise Interrupted(signum)
 
 
+def _require_tests(specs: "list[TestSpec]", config: RunConfig) -> None:
+    """An empty selection is a usage error: a job that runs nothing must not pass."""
+    if specs:
+        return
+    asked = ", ".join(config.suites or ["main"])
+    raise UsageError(f"no test selected (suites: {asked}"
+                     + (f"; tests: {' '.join(config.tests)}" if config.tests else "")
+                     + "): a suite needs at least one *_test.py")
+
+
+def _os_error_line(exc: OSError) -> str:
+    """One line for an OSError the harness met on the file system or network."""
+    where = f" {exc.filename}" if exc.filename else ""
+    hint = ""
+    if isinstance(exc, PermissionError):
+        hint = "; choose a --workdir (or --lock-dir) you may write, or run as the user who owns it"
+    return f"cannot use{where}: {exc.strerror or exc}{hint}"
+
+
+def _run(harness: "Harness", config: RunConfig) -> int:
+    """The chosen mode, over an opened harness; returns the exit status."""
+    if config.mode == "cleanup":
+        return harness.cleanup()
+    if config.list_only:
+        from lib.suites import select_tests
+        specs = select_tests(config.suites, config.tests, config.suitepaths,
+                             config.default_server_type)
+        _require_tests(specs, config)
+        for spec in harness.apply_shard(specs, quiet=True):
+            print(spec.full_name)
+        return EXIT_OK
+    harness.open_workdir()
+    configure(config.verbose, logfile=harness.workdir.log_file)
+    harness.discover_tree()
+    if config.mode == "sweep":
+        from lib.sysbench.mode import run_sweep_mode
+        return run_sweep_mode(harness)
+    specs = harness.select()
+    if config.start_and_exit:
+        return harness.start_and_exit(specs)
+    _require_tests(specs, config)  # an empty shard of a real selection is fine
+    return harness.run_tests(specs)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run kewpie; return the exit status."""
+    """Run kewpie; return the exit status.
+
+    Every harness-level failure, cleanup included, is one ERROR line and exit
+    2; servers are stopped whatever happened.
+    """
     from lib.harness import Harness
 
     os.umask(0o022)  # nothing kewpie writes may be world-writable
@@ -177,62 +243,51 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KewpieError as exc:
         log.error(str(exc))
         return EXIT_ENVIRONMENT
-    previous = {sig: signal.signal(sig, _raise_interrupted) for sig in (signal.SIGINT, signal.SIGTERM)}
+    previous = {sig: signal.signal(sig, _raise_interrupted) for sig in HANDLED_SIGNALS}
     harness: Harness | None = None
     status = EXIT_ENVIRONMENT
     interrupted = False
     try:
         harness = Harness(config)
-        if config.mode == "cleanup":
-            return harness.cleanup()
-        if config.list_only:
-            from lib.suites import select_tests
-            specs = select_tests(config.suites, config.tests, config.suitepaths,
-                                 config.default_server_type)
-            for spec in harness.apply_shard(specs, quiet=True):
-                print(spec.full_name)
-            return 0
-        harness.open_workdir()
-        configure(config.verbose, logfile=harness.workdir.log_file)
-        harness.discover_tree()
-        if config.mode == "sweep":
-            from lib.sysbench.mode import run_sweep_mode
-            status = run_sweep_mode(harness)
-            return status
-        specs = harness.select()
-        if config.start_and_exit:
-            status = harness.start_and_exit(specs)
-        else:
-            status = harness.run_tests(specs)
-        return status
+        status = _run(harness, config)
     except Interrupted as exc:
         interrupted = True
         get_logger().error(f"Interrupted by signal {exc.signum}: stopping all servers")
         status = 128 + exc.signum
-        return status
     except SuiteError as exc:
         get_logger().error(str(exc))
-        return EXIT_ENVIRONMENT
+        status = EXIT_ENVIRONMENT
     except KewpieError as exc:
         lines = str(exc).splitlines() or [type(exc).__name__]
         get_logger().error(lines[0])
         for line in lines[1:]:  # e.g. a server's error-log tail
             get_logger().info(line)
-        return exc.exit_code
+        status = exc.exit_code
+    except OSError as exc:
+        get_logger().error(_os_error_line(exc))
+        get_logger().debug("traceback", exc_info=True)
+        status = EXIT_ENVIRONMENT
     except Exception as exc:  # noqa: BLE001 - a bug in kewpie: say so, keep the evidence
         get_logger().error(f"kewpie internal error: {type(exc).__name__}: {exc}",
                            exc_info=config.verbose)
         get_logger().debug("traceback", exc_info=True)
-        return EXIT_ENVIRONMENT
+        status = EXIT_ENVIRONMENT
     finally:
         for sig in previous:  # a second Ctrl-C must not interrupt the cleanup
             signal.signal(sig, signal.SIG_IGN)
         try:
             if harness is not None:
                 harness.close(fast=interrupted)
+        except Exception as exc:  # noqa: BLE001 - cleanup failed, but servers were stopped
+            get_logger().error(f"cleanup failed: {type(exc).__name__}: {exc} "
+                               f"(servers were stopped; run --mode=cleanup if in doubt)")
+            get_logger().debug("traceback", exc_info=True)
+            if not interrupted:
+                status = EXIT_ENVIRONMENT
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
+    return status
 
 
 def console_main() -> None:

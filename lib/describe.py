@@ -2,7 +2,12 @@
 
 After ``--start-and-exit`` the workdir holds ``cluster.json`` and, in each
 vardir, ``use`` (the mariadb client, connected), ``stop`` and ``start``.
-They work without kewpie, in the spirit of dbdeployer's sandboxes.
+They work without kewpie, in the spirit of dbdeployer's sandboxes.  The option
+file they read holds the Galera SST password: it is not world-readable
+(``write_cnf``), so the scripts work for root and the server user.  ``start``
+gives the server the environment kewpie gives it (workdir tag, ``TMPDIR``
+inside the vardir), and ``cluster.json`` is private (mode 0600) as it lists
+the suites' options.
 """
 from __future__ import annotations
 
@@ -11,11 +16,12 @@ import os
 import shlex
 from typing import Any
 
-from lib.process import TAG_WORKDIR
-from lib.server import Server
+from lib.process import TAG_NAME, TAG_WORKDIR
+from lib.server import Server, write_private_file
 
 USE = """#!/bin/sh
 # Connect to {name} (started by kewpie) with the command-line client.
+export TMPDIR={tmpdir}
 exec {client} --defaults-file={cnf} "$@"
 """
 
@@ -43,7 +49,7 @@ extra=""
 runas=""
 [ "$(id -u)" = 0 ] && [ -n "{user}" ] && runas="runuser -u {user} --"
 cd {vardir}
-export {tag}={workdir}
+export {tag}={workdir} {name_tag}={vardir} TMPDIR={tmpdir}
 setsid $runas {server} --defaults-file={cnf} $extra >> {stdout_log} 2>&1 < /dev/null &
 i=0
 until {admin} --defaults-file={cnf} ping >/dev/null 2>&1; do
@@ -60,6 +66,7 @@ def write_scripts(server: Server, user: str | None) -> dict[str, str]:
     values = dict(tag=TAG_WORKDIR, workdir=q(server.settings.env.get(TAG_WORKDIR, "")),
                   name=server.name, cnf=q(server.cnf_path), pid_file=q(server.pid_file),
                   vardir=q(server.vardir), server=q(server.tree.server), user=user or "",
+                  name_tag=TAG_NAME, tmpdir=q(server.tmpdir),
                   stdout_log=q(server.stdout_log), error_log=server.error_log, port=server.port,
                   client=q(server.tree.tool("client")), admin=q(server.tree.tool("admin")),
                   galera_note=("Galera node: pass --new-cluster when no other node of its "
@@ -86,7 +93,5 @@ def write_description(path: str, servers: list[Server], run: dict[str, Any],
     kinds = {s.server_type for s in servers}
     data = {"type": kinds.pop() if len(kinds) == 1 else sorted(kinds), "run": run,
             "servers": nodes}
-    with open(path, "w") as fh:
-        json.dump(data, fh, indent=2, sort_keys=True)
-    os.chmod(path, 0o644)
+    write_private_file(path, json.dumps(data, indent=2, sort_keys=True))
     return path

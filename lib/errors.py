@@ -25,6 +25,11 @@ class SuiteError(KewpieError):
     """A suite's suite_config.py or a test module cannot be loaded."""
 
 
+class UnsafeOptionError(SuiteError):
+    """A server option would listen beyond loopback or on an unleased port, or
+    write outside the server's vardir (checked before any server starts)."""
+
+
 class CodeTreeError(KewpieError):
     """A required binary is missing from the code tree (--basedir)."""
 
@@ -65,8 +70,16 @@ class TestTimeoutError(Exception):
     """Raised inside a test when --test-timeout expires."""
 
 
+class CleanupError(KewpieError):
+    """Something failed while stopping servers or freeing files at the end of a run.
+
+    Raised only after every step of the cleanup was tried, so servers are
+    stopped even when one step failed.
+    """
+
+
 class Interrupted(KeyboardInterrupt):
-    """SIGINT or SIGTERM arrived: stop everything and leave."""
+    """SIGINT, SIGTERM or SIGHUP arrived: stop everything and leave."""
 
     def __init__(self, signum: int) -> None:
         super().__init__(f"interrupted by signal {signum}")

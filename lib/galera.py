@@ -3,7 +3,10 @@
 Ports of a node's lease: 0 client, 1 group communication
 (``gmcast.listen_addr``), 2 IST (``ist.recv_addr``), 3 SST
 (``wsrep_sst_receive_address``), all on 127.0.0.1.  The SST scripts keep their
-temporary files and log archive inside the node's vardir (``[sst]`` section).
+temporary files and log archive inside the node's vardir (``[sst]`` section,
+plus ``TMPDIR`` in the node's environment: the joiner's ``mktemp -d`` and
+``mariabackup --prepare`` read only that), and their socat binds 127.0.0.1
+(``[sst] sockopt``), as the rsync daemon does for a local address.
 """
 from __future__ import annotations
 
@@ -24,6 +27,10 @@ SST_USER = "kewpie_sst"
 SST_PASSWORD = "kewpie-sst-pw"
 SST_GRANTS = "RELOAD, PROCESS, LOCK TABLES, BINLOG MONITOR, REPLICA MONITOR"
 SST_METHODS = ("rsync", "mariabackup")
+# How long a mariabackup joiner's socat waits for the donor's first byte
+# (upstream: 300 s).  Its listener is the one helper that can outlive a
+# SIGKILLed kewpie (the later stage watches its mariadbd and exits with it).
+SST_INITIAL_TIMEOUT = 120
 # Faster membership rounds than Galera's 1 s defaults; the failure-detection
 # timeouts (evs.suspect_timeout, evs.inactive_timeout) stay at their defaults.
 PROVIDER_DEFAULTS = ("gcache.size=10M", "evs.join_retrans_period=PT0.1S",
@@ -62,6 +69,11 @@ def read_grastate(path: str) -> GraState | None:
         return GraState(fields["uuid"], int(fields["seqno"]), int(fields.get("safe_to_bootstrap", 0)))
     except (KeyError, ValueError):
         return None
+
+
+def sst_sockopt(host: str = HOST) -> str:
+    """socat address options for the mariabackup SST: bind to host (loopback)."""
+    return f"bind={host}"
 
 
 def merge_provider_options(ours: list[str], theirs: str | None) -> str:
@@ -140,9 +152,19 @@ class GaleraServer(Server):
         return [merged if o.name == "wsrep-provider-options" else o for o in opts]
 
     def extra_cnf_sections(self) -> dict[str, list[Option]]:
-        """The SST scripts' [sst] section: their temp files and logs stay in the vardir."""
+        """The SST scripts' [sst] section: their temp files and logs stay in the
+        vardir, socat listens (and connects from) 127.0.0.1 only, and a
+        joiner's socat orphaned before its donor connected gives up after
+        SST_INITIAL_TIMEOUT seconds.
+
+        wsrep_sst_mariabackup appends ``,<sockopt>`` to both
+        ``TCP-LISTEN:<port>,reuseaddr`` (joiner) and ``TCP:<host>:<port>``
+        (donor); without it the joiner's socat binds 0.0.0.0.
+        """
         return {"sst": [Option("tmpdir", self.sst_dir),
-                        Option("sst-log-archive-dir", self.sst_log_dir)]}
+                        Option("sst-log-archive-dir", self.sst_log_dir),
+                        Option("sockopt", sst_sockopt()),
+                        Option("sst-initial-timeout", str(SST_INITIAL_TIMEOUT))]}
 
     def make_dirs(self) -> None:
         """The vardir tree plus the SST directories."""
@@ -199,6 +221,7 @@ class GaleraServer(Server):
         try:
             subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL, timeout=120, user=self.settings.user,
+                           env=self.launch_env(),
                            group=group_of(self.settings.user) if self.settings.user else None, cwd=self.vardir)
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise ServerStartError(f"wsrep recovery of {self.name} failed: {exc}",

@@ -28,6 +28,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Iterator
 
+from lib import safedirs
 from lib.errors import QueryError, ServerError, ServerStartError
 from lib.galera import SST_GRANTS, SST_PASSWORD, SST_USER, GaleraServer, GraState
 from lib.logsetup import get_logger
@@ -120,6 +121,8 @@ class ClusterFormer:
         self.manager = manager
         self.use_snapshots = use_snapshots
         self.log = get_logger()
+        # Next to the bootstrap cache: in /dev/shm/kewpie-<uid>/cache/, shared by every
+        # workdir of the user (see snapshot_key and snapshot_lock on why that is safe).
         self.snapshot_root = os.path.join(os.path.dirname(manager.cache.cache_dir), "galera")
 
     # ------------------------------------------------------------ entry
@@ -150,7 +153,15 @@ class ClusterFormer:
                 self.snapshot(nodes, snap)
 
     def snapshot_key(self, nodes: list[GaleraServer], group: list[int], reqs: "Requirements") -> str:
-        """Same code tree, user, provider, topology and options give the same key."""
+        """Same code tree, user, provider, topology and options give the same key.
+
+        Nothing of a workdir goes in, and nothing of one is in a snapshot: the
+        datadirs hold no vardir path (kewpie gives datadir, tmpdir, sockets and
+        SST dirs in my.cnf) and no port (the cluster address and ports come
+        from my.cnf; a warm start re-forms the primary component from the
+        saved view's node UUIDs, and bots of one workdir already start one
+        snapshot on different ports and vardirs).  So workdirs share them.
+        """
         tree = self.manager.tree
         parts = [SNAPSHOT_FORMAT, tree.binary_fingerprint(), tree.basedir, self.manager.settings.user or "",
                  os.path.realpath(self.manager.settings.wsrep_provider), repr(group),
@@ -193,7 +204,7 @@ class ClusterFormer:
     def snapshot(self, nodes: list[GaleraServer], target: str) -> None:
         """Freeze the idle cluster, copy its datadirs with their position, thaw it."""
         start = time.monotonic()
-        os.makedirs(self.snapshot_root, mode=0o755, exist_ok=True)
+        safedirs.make_dir(self.snapshot_root, safedirs.TRAVERSE)
         building = f"{target}.building-{os.getpid()}"
         with snapshot_lock(target, fcntl.LOCK_EX):
             try:
@@ -252,8 +263,12 @@ class ClusterFormer:
 
 @contextlib.contextmanager
 def snapshot_lock(snap: str, mode: int) -> Iterator[None]:
-    """Hold the snapshot's lock file: shared to copy from it, exclusive to change it."""
-    fd = os.open(snap + ".lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    """Hold the snapshot's lock file: shared to copy from it, exclusive to change it.
+
+    The lock file sits next to the snapshot in the shared cache, so runs of
+    different workdirs exclude each other as bots of one workdir do.
+    """
+    fd = os.open(snap + ".lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
         fcntl.flock(fd, mode)
         yield

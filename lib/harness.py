@@ -15,9 +15,10 @@ from typing import Callable, Mapping
 from lib.bootstrap import BootstrapCache
 from lib.codetree import CodeTree, discover
 from lib.config import RunConfig
-from lib.errors import EXIT_OK, EXIT_TEST_FAILED, CodeTreeError, UsageError
+from lib.errors import EXIT_OK, EXIT_TEST_FAILED, CleanupError, CodeTreeError, UsageError
 from lib.logsetup import get_logger
 from lib.ports import PortLeaser, default_lock_dir, ensure_lock_dir
+from lib import safedirs
 from lib.process import TAG_BOT, TAG_RUN, TAG_WORKDIR, tagged_processes
 from lib.bots import BotPool
 from lib.evidence import EvidenceKeeper
@@ -93,6 +94,8 @@ class Harness:
         self.server_user = resolve_server_user(config.server_user)
         self.workdir = Workdir(config.workdir, config.use_shm, self.server_user)
         if self.workdir.use_shm and not self.workdir.shm_has_room():
+            self.workdir.reclaim(strict=False)  # trees of deleted workdirs may be what fills it
+        if self.workdir.use_shm and not self.workdir.shm_has_room():
             self.log.warning(f"/dev/shm has less than {MIN_SHM_FREE >> 30} GiB free: keeping "
                              f"vardirs on disk this run (as with --no-shm)")
             self.workdir.use_shm = False
@@ -151,6 +154,8 @@ class Harness:
                                  f"know (known: {', '.join(SERVER_KINDS)})")
         if any(spec.requirements.server_type == "galera" for spec in specs):
             self.check_galera()
+        from lib.option_safety import check_selection  # refuse unsafe server options now
+        check_selection(specs, self.tree, self.workdir.path, self.config)
         self.log.info(f"Found {len(specs)} test(s) for execution")
         return specs
 
@@ -183,7 +188,7 @@ class Harness:
                 check_reachable(path, self.server_user)
             except UsageError as exc:
                 problem = str(exc).replace(", or drop --no-shm", "")
-                shutil.rmtree(path, ignore_errors=True)
+                safedirs.remove_tree(path, ignore_errors=True)
                 continue
             shutil.chown(path, self.server_user, self.server_user)
             return path, ""
@@ -200,9 +205,11 @@ class Harness:
         lock_dir = self.config.lock_dir or default_lock_dir()
         disk_dir, disk_problem = self._disk_dir(bot, lock_dir)
         leaser = PortLeaser(lock_dir, self.config.base_port)
-        sock_dir = os.path.join(lock_dir, "sock")
-        os.makedirs(sock_dir, mode=0o755, exist_ok=True)
-        if self.server_user:
+        sock_dir = os.path.join(leaser.lock_dir, "sock")  # servers make their sockets here
+        server_uid = pwd.getpwnam(self.server_user).pw_uid if self.server_user else os.geteuid()
+        safedirs.make_dir(sock_dir, 0o755, owners=[server_uid],
+                          remedy=f"remove it (rm -rf {sock_dir}) or choose another --lock-dir")
+        if self.server_user and os.lstat(sock_dir).st_uid != server_uid:
             shutil.chown(sock_dir, self.server_user, self.server_user)
         env = dict(os.environ)
         env[TAG_WORKDIR] = self.workdir.path
@@ -356,32 +363,56 @@ class Harness:
         """Stop every server this run started (unless --start-and-exit kept them).
 
         A parallel bot passes its name: it then sweeps only what it started,
-        never the other bots' servers.
+        never the other bots' servers.  Every step is tried even when an
+        earlier one fails; the first failure is then raised as CleanupError.
         """
+        problems: list[str] = []
+
+        def attempt(what: str, step: Callable[[], None]) -> None:
+            """Run one cleanup step, remembering (not raising) its failure."""
+            try:
+                step()
+            except Exception as exc:  # noqa: BLE001 - the other steps must still run
+                self.log.debug(f"cleanup step failed: {what}", exc_info=True)
+                problems.append(f"{what}: {type(exc).__name__}: {exc}")
+
         try:
             if self.keep_servers:
                 for manager in self.managers:
-                    manager.release()
+                    attempt(f"release leases of {manager.bot_name}", manager.release)
             else:
                 if any(m.servers for m in self.managers):
                     self.log.info("Stopping all running servers...")
                 for manager in self.managers:
-                    manager.shutdown(fast=fast)
+                    attempt(f"stop servers of {manager.bot_name}",
+                            lambda m=manager: m.shutdown(fast=fast))  # type: ignore[misc]
+                for manager in self.managers:
                     # Vardirs live in RAM (/dev/shm): free them; evidence of failures is
                     # in workdir/failed.  Disk vardirs (storage = 'disk') go as well.
-                    self.workdir.empty_dir(manager.bot_dir)
-                    self.workdir.empty_dir(manager.disk_dir)
-                leftovers = (tagged_processes(TAG_BOT, f"{self.run_id}/{bot}") if bot
-                             else tagged_processes(TAG_RUN, self.run_id))
-                for proc in leftovers:  # anything the servers left behind
-                    try:
-                        self.log.warning(f"killing leftover process {proc.pid} ({proc.name()})")
-                        proc.kill()
-                    except psutil.Error:
-                        pass
+                    attempt(f"empty {manager.bot_dir}",
+                            lambda m=manager: self.workdir.empty_dir(m.bot_dir))  # type: ignore[misc]
+                    attempt(f"empty {manager.disk_dir}",
+                            lambda m=manager: self.workdir.empty_dir(m.disk_dir))  # type: ignore[misc]
+                attempt("kill leftover processes", lambda: self._kill_leftovers(bot))
                 for manager in self.managers:
-                    StateFile(self.workdir.state_file_for(manager.bot_name)).clear()
+                    attempt(f"clear the state file of {manager.bot_name}",
+                            lambda m=manager: StateFile(  # type: ignore[misc]
+                                self.workdir.state_file_for(m.bot_name)).clear())
         finally:
             if self._locked:
                 self.workdir.unlock()
                 self._locked = False
+        if problems:
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            raise CleanupError(problems[0] + more)
+
+    def _kill_leftovers(self, bot: str | None) -> None:
+        """SIGKILL anything the servers left behind (SST helpers, tools), by tag."""
+        leftovers = (tagged_processes(TAG_BOT, f"{self.run_id}/{bot}") if bot
+                     else tagged_processes(TAG_RUN, self.run_id))
+        for proc in leftovers:
+            try:
+                self.log.warning(f"killing leftover process {proc.pid} ({proc.name()})")
+                proc.kill()
+            except psutil.Error:
+                pass

@@ -9,7 +9,7 @@ later option overrides an earlier one with the same name.
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from lib.errors import SuiteError
 
@@ -23,20 +23,31 @@ BOOTSTRAP_OPTIONS = frozenset({
 })
 
 # Options the harness owns; a suite cannot move them out of the workdir or off
-# the loopback interface.
+# the loopback interface and its leased ports.  lib/option_safety.py matches
+# them as mysqld resolves names (prefixes, abbreviations); reject_owned only
+# catches the names written in full, before the code tree is known.
 HARNESS_OWNED = frozenset({
     "datadir", "port", "socket", "pid-file", "log-error", "tmpdir", "bind-address",
-    "basedir", "user",
+    "basedir", "user", "secure-file-priv", "wsrep-provider", "wsrep-sst-receive-address",
+    "admin-address", "admin-port", "mysqlx", "mysqlx-bind-address", "mysqlx-port",
+    "mysqlx-socket",
 })
+# Characters that would end a my.cnf line and start another option.
+LINE_BREAKS = frozenset("\n\r\0")
 
 
 @dataclass(frozen=True)
 class Option:
-    """One mysqld option: normalised name, optional value, and loose- prefix."""
+    """One mysqld option: normalised name, optional value, and loose- prefix.
+
+    ``text`` is the option as the suite wrote it, for error messages; it takes
+    no part in comparisons.
+    """
 
     name: str
     value: str | None = None
     loose: bool = False
+    text: str = field(default="", compare=False, repr=False)
 
     def render(self) -> str:
         """The my.cnf line for this option."""
@@ -75,7 +86,9 @@ def parse_option(text: str) -> Option:
         loose, name = True, name[len("loose-"):]
     if not name or not all(c.isalnum() or c in "-." for c in name):
         raise SuiteError(f"server option {text!r} has an invalid name")
-    return Option(name=name, value=value if sep else None, loose=loose)
+    if any(c in LINE_BREAKS for c in value):
+        raise SuiteError(f"server option {text!r}: a value cannot hold a line break")
+    return Option(name=name, value=value if sep else None, loose=loose, text=text.strip())
 
 
 def parse_options(items: list[str] | tuple[str, ...] | str) -> list[Option]:
@@ -110,12 +123,15 @@ def merge(*groups: list[Option]) -> list[Option]:
     return [latest[k] for k in order]
 
 
-def reject_owned(options: list[Option]) -> None:
-    """Raise SuiteError if a suite tries to set an option the harness owns."""
+def reject_owned(options: list[Option], where: str = "") -> None:
+    """Raise SuiteError if a suite sets an option the harness owns (name in full)."""
+    prefix = f"{where}: " if where else ""
     for opt in options:
         if opt.name in HARNESS_OWNED:
-            raise SuiteError(f"server option --{opt.name} is set by kewpie for every server "
-                             f"(it keeps servers in the workdir and on 127.0.0.1); remove it")
+            shown = opt.text or opt.as_arg()
+            raise SuiteError(f"{prefix}server option {shown!r}: --{opt.name} is set by kewpie "
+                             f"for every server (it keeps servers in the workdir, on 127.0.0.1 "
+                             f"and leased ports); remove it")
 
 
 def bootstrap_subset(options: list[Option]) -> list[Option]:

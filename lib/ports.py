@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from lib.errors import PortLeaseError
 from lib.logsetup import get_logger
+from lib.safedirs import UnsafeLockDirError, make_dir
 
 BLOCK_SIZE = 4
 DEFAULT_BASE_PORT = 9300
@@ -35,15 +36,17 @@ def default_lock_dir() -> str:
 
 
 def ensure_lock_dir(path: str) -> str:
-    """Create the lock directory (mode 0711) if needed and check it is safe."""
-    os.makedirs(path, mode=LOCK_DIR_MODE, exist_ok=True)
-    st = os.stat(path)
-    if st.st_uid != os.getuid():
-        raise PortLeaseError(f"lock directory {path} belongs to uid {st.st_uid}, not to you; "
-                             f"use --lock-dir to choose another")
-    if st.st_mode & 0o002:
-        os.chmod(path, LOCK_DIR_MODE)
-    return path
+    """Create the lock directory (mode 0711, ours) or check the existing one is safe.
+
+    An existing one must be a real directory (not a link) of ours that
+    neither group nor others may write (a planted lock file could be a link
+    root would write through); otherwise one error line says what to do.
+    """
+    path = os.path.abspath(path)
+    os.makedirs(os.path.dirname(path), mode=0o755, exist_ok=True)  # --lock-dir's parents
+    return make_dir(path, LOCK_DIR_MODE, error=UnsafeLockDirError,
+                    remedy="remove it (as its owner: rm -rf " + path + ") or use --lock-dir "
+                           "to choose another")
 
 
 def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
@@ -113,7 +116,7 @@ class PortLeaser:
 
     def _try_block(self, first: int) -> PortLease | None:
         path = os.path.join(self.lock_dir, f"port-{first}.lock")
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
@@ -144,7 +147,7 @@ class PortLeaser:
 def lease_is_held(lock_path: str) -> bool:
     """True when some process (a run or a server) holds the lease file's lock."""
     try:
-        fd = os.open(lock_path, os.O_RDWR | os.O_CLOEXEC)
+        fd = os.open(lock_path, os.O_RDWR | os.O_CLOEXEC | os.O_NOFOLLOW)
     except FileNotFoundError:
         return False
     try:

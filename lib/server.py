@@ -8,9 +8,11 @@ failure), ``stop`` (SHUTDOWN, then SIGTERM, then SIGKILL, bounded), ``kill``
 """
 from __future__ import annotations
 
+import grp
 import os
 import shutil
 import signal
+import tempfile
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -25,7 +27,8 @@ from lib.logtail import tail_file
 from lib.options import Option, merge, parse_options, render_cnf
 from lib.ports import PortLease, port_is_free
 from lib.launcher import Launcher
-from lib.process import ProcessExecutor, TAG_NAME, pid_alive, stop_foreign, tagged_processes
+from lib.process import (ProcessExecutor, TAG_NAME, group_of, pid_alive, stop_foreign,
+                         tagged_processes)
 
 HOST = "127.0.0.1"
 SOCKET_PATH_MAX = 100  # sun_path is 108 bytes; keep a margin
@@ -194,14 +197,24 @@ class Server:
                      self.harness_options, self.user_options)
 
     def write_cnf(self) -> None:
-        """Write ``my.cnf`` for this server (mode 0644, never world-writable)."""
+        """Write ``my.cnf`` for this server: it may hold passwords (Galera's SST
+        account), so it is 0640 root:<server group> when kewpie runs as root for
+        a server user (mariadbd and the tools run as that user read it through
+        the group), else 0600 owned by whoever runs kewpie."""
         client = [Option("host", HOST), Option("port", str(self.port)),
                   Option("socket", self.socket_file), Option("user", "root")]
         text = render_cnf({"mysqld": self.effective_options(), "client": client,
                            **self.extra_cnf_sections()})
-        with open(self.cnf_path, "w") as fh:
-            fh.write(text)
-        os.chmod(self.cnf_path, 0o644)
+        write_private_file(self.cnf_path, text, self.settings.user)
+
+    def launch_env(self) -> dict[str, str]:
+        """The environment of the server process and of everything it runs (SST
+        scripts, mariabackup, rsync, socat): the run's tags, this server's tag,
+        and ``TMPDIR`` inside the vardir so no tool falls back to /tmp."""
+        env = dict(self.settings.env)
+        env[TAG_NAME] = self.vardir
+        env["TMPDIR"] = self.tmpdir
+        return env
 
     def extra_cnf_sections(self) -> dict[str, list[Option]]:
         """More my.cnf sections (Galera's [sst]); none for a plain server."""
@@ -228,8 +241,7 @@ class Server:
         if os.path.exists(self.socket_file):
             os.unlink(self.socket_file)
         self.write_cnf()
-        env = dict(self.settings.env)
-        env[TAG_NAME] = self.vardir
+        env = self.launch_env()
         argv = [self.tree.server, f"--defaults-file={self.cnf_path}", *self.start_args(),
                 *extra_args]
         self.executor = ProcessExecutor(argv, env, self.stdout_log, user=self.settings.user,
@@ -334,6 +346,8 @@ class Server:
 
     def restart(self, options: list[str] | None = None, timeout: float | None = None) -> None:
         """Stop and start again; with options, replace the suite's options first."""
+        from lib.option_safety import check_restart_options  # before the server stops
+        check_restart_options(self, options)
         self.stop()
         if options is not None:
             self.user_options = parse_options(options)
@@ -535,6 +549,35 @@ class Server:
             rc = self.executor.returncode() if self.executor else None
             how = f" (exit status {rc})" if rc is not None else ""
             raise ServerDiedError(f"server {self.name} is not running{how}", self.error_log_tail())
+
+
+def write_private_file(path: str, text: str, user: str | None = None) -> None:
+    """Atomically write a file that may hold secrets, never readable by others.
+
+    With user and kewpie running as root: 0640 root:<user's group>; otherwise
+    0600 owned by the caller.  The file is created with its final mode and
+    owner before any byte is written, then renamed over path.
+    """
+    directory = os.path.dirname(path) or "."
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.")
+    try:
+        if user and os.geteuid() == 0:
+            os.fchown(fd, 0, grp.getgrnam(group_of(user)).gr_gid)
+            os.fchmod(fd, 0o640)
+        else:
+            os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            fd = -1
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        if fd >= 0:
+            os.close(fd)
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
 
 
 def wait_until(predicate: Callable[[], bool], timeout: float, interval: float = 0.05) -> bool:

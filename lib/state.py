@@ -31,9 +31,11 @@ class StateFile:
                 "servers": [s for s in servers if s.get("pid")]}
         with self._lock:
             tmp = f"{self.path}.tmp-{os.getpid()}-{threading.get_ident()}"
-            with open(tmp, "w") as fh:
+            # 0600 from the start: the recorded options may hold passwords (wsrep-sst-auth)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+            with os.fdopen(fd, "w") as fh:
                 json.dump(data, fh, indent=2, sort_keys=True)
-            os.chmod(tmp, 0o644)
+            os.chmod(tmp, 0o600)
             os.replace(tmp, self.path)
 
     def read(self) -> dict[str, Any]:

@@ -96,7 +96,7 @@ def validate_requirements(value: Any, where: str) -> list[list[Option]]:
             opts = parse_options(list(item))
         except SuiteError as exc:
             raise SuiteError(f"{where}: server_requirements[{i}]: {exc}") from None
-        reject_owned(opts)
+        reject_owned(opts, f"{where}: server_requirements[{i}]")
         result.append(merge(opts))
     return result
 

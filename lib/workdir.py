@@ -7,21 +7,59 @@ Layout::
       kewpie.lock             held (flock) by the run using this workdir
       servers.json            servers running now (for --mode=cleanup)
       kewpie.log              the last run's full log
-      bot0 -> /dev/shm/kewpie-<uid>-<hash>/bot0   (a real dir with --no-shm)
-      cache -> /dev/shm/kewpie-<uid>-<hash>/cache (pristine datadirs)
+      bot0 -> /dev/shm/kewpie-<uid>/wd-<hash>/bot0   (a real dir with --no-shm)
+      cache -> /dev/shm/kewpie-<uid>/cache           (pristine datadirs, shared)
+
+    /dev/shm/kewpie-<uid>/    0711, ours: the server user passes through
+      cache/                  0711, shared by every workdir of this user:
+        bootstrap/              pristine datadirs (lib/bootstrap.py)
+        galera/                 cluster snapshots (lib/galera_cluster.py)
+      wd-<hash>/              0711, one per workdir (hash of its path)
+        lock                    flock held while a run uses the tree
+        workdir                 the workdir's path: is the tree still wanted?
+        bot0/ bot1/ ...         vardirs (owned by the server user)
+
+Every directory there is made and checked with lib/safedirs.py, and the
+workdir's links are followed only when they point where kewpie expects.  At
+the start of each run, trees whose workdir is gone (and that no run or
+server uses) are removed, so RAM used by throwaway workdirs comes back.
+``KEWPIE_SHM_ROOT`` in the environment moves the whole tree off /dev/shm
+(kewpie's own tests use a private one).
 """
 from __future__ import annotations
 
 import fcntl
 import hashlib
 import os
+import re
 import shutil
+import stat
+import time
 
+from lib import safedirs
 from lib.errors import UsageError
+from lib.logsetup import get_logger
+from lib.process import TAG_WORKDIR, tagged_processes
 
 MARKER = ".kewpie-workdir"
 SHM_ROOT = "/dev/shm"
+SHM_ROOT_ENV = "KEWPIE_SHM_ROOT"
 MIN_SHM_FREE = 2 << 30  # below this, vardirs go to disk: a full tmpfs stalls the machine
+TREE_LOCK = "lock"
+TREE_WORKDIR = "workdir"
+TREE_NAME = re.compile(r"wd-[0-9a-f]{10}")
+BOT_NAME = re.compile(r"bot\d+")
+RECLAIM_GRACE = 60.0  # a tree younger than this without a recorded workdir is being made
+LOCK_WAIT = 10.0
+
+
+def shm_base() -> str:
+    """Where kewpie's RAM tree lives: $KEWPIE_SHM_ROOT, else /dev/shm."""
+    return os.environ.get(SHM_ROOT_ENV) or SHM_ROOT
+
+
+def _digest(path: str) -> str:
+    return hashlib.sha1(path.encode()).hexdigest()[:10]
 
 
 class Workdir:
@@ -29,11 +67,16 @@ class Workdir:
 
     def __init__(self, path: str, use_shm: bool = True, server_user: str | None = None) -> None:
         self.path = os.path.abspath(path)
-        self.use_shm = use_shm and os.path.isdir(SHM_ROOT) and os.access(SHM_ROOT, os.W_OK)
+        base = shm_base()
+        self.use_shm = use_shm and os.path.isdir(base) and os.access(base, os.W_OK)
         self.server_user = server_user
-        digest = hashlib.sha1(self.path.encode()).hexdigest()[:10]
-        self.shm_path = os.path.join(SHM_ROOT, f"kewpie-{os.getuid()}-{digest}")
+        self.tree_name = f"wd-{_digest(self.path)}"
+        self.shm_root = os.path.join(base, f"kewpie-{os.getuid()}")
+        self.shm_cache = os.path.join(self.shm_root, "cache")
+        self.shm_path = os.path.join(self.shm_root, self.tree_name)
+        self._legacy_shm = os.path.join(base, f"kewpie-{os.getuid()}-{_digest(self.path)}")
         self._lock_fd = -1
+        self._tree_fd = -1
 
     @property
     def state_file(self) -> str:
@@ -102,7 +145,11 @@ class Workdir:
         open(os.path.join(self.path, MARKER), "a").close()
 
     def lock(self) -> None:
-        """Take the workdir for this run; UsageError if another run has it."""
+        """Take the workdir for this run; UsageError if another run has it.
+
+        With /dev/shm, also take this workdir's tree there (checked), refuse
+        links that point elsewhere, and reclaim trees of deleted workdirs.
+        """
         fd = os.open(os.path.join(self.path, "kewpie.lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -114,41 +161,223 @@ class Workdir:
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
         self._lock_fd = fd
+        try:
+            if self.use_shm:
+                self.open_shm()
+                for name in sorted(os.listdir(self.path)):
+                    if name == "cache" or BOT_NAME.fullmatch(name):
+                        self._check_link(name)
+                self._drop_legacy_tree()
+                self.reclaim()
+            else:
+                self.reclaim(strict=False)  # RAM of deleted workdirs comes back with --no-shm too
+        except BaseException:
+            self.unlock()
+            raise
 
     def unlock(self) -> None:
-        """Release the workdir lock."""
-        if self._lock_fd >= 0:
-            os.close(self._lock_fd)
-            self._lock_fd = -1
+        """Release the workdir lock (and this workdir's tree in /dev/shm)."""
+        for attr in ("_tree_fd", "_lock_fd"):
+            fd = getattr(self, attr)
+            if fd >= 0:
+                os.close(fd)
+                setattr(self, attr, -1)
+
+    # ------------------------------------------------------------ /dev/shm tree
+    def _shm_remedy(self, path: str) -> str:
+        return f"remove it (as its owner: rm -rf {path}) or run with --no-shm"
+
+    def _make_shm_dir(self, path: str) -> str:
+        return safedirs.make_dir(path, safedirs.TRAVERSE, remedy=self._shm_remedy(path))
+
+    def open_shm(self) -> None:
+        """Make (or check) /dev/shm/kewpie-<uid>/ and this workdir's tree; hold its lock."""
+        if self._tree_fd >= 0:
+            return
+        self._make_shm_dir(self.shm_root)
+        lock_path = os.path.join(self.shm_path, TREE_LOCK)
+        deadline = time.monotonic() + LOCK_WAIT
+        while True:
+            self._make_shm_dir(self.shm_path)
+            try:
+                fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            except FileNotFoundError:  # a reclaim removed the tree just now
+                fd, same = -1, False
+            else:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    same = os.path.samestat(os.fstat(fd), os.lstat(lock_path))
+                except OSError:  # held (a reclaim looking at it), or removed meanwhile
+                    same = False
+            if same:
+                break
+            if fd >= 0:
+                os.close(fd)
+            if time.monotonic() >= deadline:
+                raise UsageError(f"{self.shm_path} is in use by another process; "
+                                 f"use another --workdir or --no-shm")
+            time.sleep(0.05)
+        self._tree_fd = fd
+        safedirs.write_private_file(os.path.join(self.shm_path, TREE_WORKDIR), self.path + "\n")
+
+    def _drop_legacy_tree(self) -> None:
+        """Remove this workdir's tree of the older layout (/dev/shm/kewpie-<uid>-<hash>) if ours."""
+        try:
+            safedirs.check_dir(self._legacy_shm)
+        except (UsageError, OSError):
+            return  # absent, or not ours: never used, never touched
+        if not tagged_processes(TAG_WORKDIR, self.path):
+            safedirs.remove_tree(self._legacy_shm, ignore_errors=True)
+
+    def reclaim(self, strict: bool = True) -> list[str]:
+        """Remove the /dev/shm trees of this user's deleted workdirs; return their paths.
+
+        An unsafe /dev/shm/kewpie-<uid> raises UsageError, or with strict=False
+        is left alone (the run does not use it).
+        """
+        try:
+            safedirs.check_dir(self.shm_root, remedy=self._shm_remedy(self.shm_root))
+            names = os.listdir(self.shm_root)
+        except FileNotFoundError:
+            return []
+        except (UsageError, OSError):
+            if strict:
+                raise
+            return []
+        removed = []
+        for name in sorted(names):
+            if TREE_NAME.fullmatch(name) and name != self.tree_name and self._reclaim_tree(name):
+                removed.append(os.path.join(self.shm_root, name))
+        if removed:
+            get_logger().info(f"Freed {len(removed)} /dev/shm tree(s) of deleted workdirs")
+        return removed
+
+    def _reclaim_tree(self, name: str) -> bool:
+        """Remove one tree if no run holds it, its workdir is gone and no server uses it."""
+        path = os.path.join(self.shm_root, name)
+        try:
+            st = safedirs.check_dir(path)
+        except (UsageError, OSError) as exc:
+            get_logger().debug("not reclaiming %s: %s", path, exc)
+            return False
+        try:
+            fd = os.open(os.path.join(path, TREE_LOCK), os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except FileNotFoundError:
+            fd = -1
+        except OSError:
+            return False
+        try:
+            if fd >= 0:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except OSError:
+                    return False  # a run uses it
+            recorded = (safedirs.read_small_file(os.path.join(path, TREE_WORKDIR)) or "").strip()
+            if not recorded and time.time() - st.st_mtime < RECLAIM_GRACE:
+                return False  # being made right now
+            if recorded and points_back(recorded, name):
+                return False
+            if recorded and tagged_processes(TAG_WORKDIR, recorded):
+                return False  # --start-and-exit servers still run from it
+            safedirs.remove_tree(path, ignore_errors=True)
+            get_logger().debug("reclaimed %s (workdir %s is gone)", path, recorded or "?")
+            return True
+        finally:
+            if fd >= 0:
+                os.close(fd)
+
+    def remove_shm(self) -> None:
+        """Delete this workdir's tree in /dev/shm (not the shared cache) unless another process uses it."""
+        if self._tree_fd < 0:
+            try:
+                safedirs.check_dir(self.shm_root)
+                fd = os.open(os.path.join(self.shm_path, TREE_LOCK),
+                             os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
+            except (UsageError, OSError):
+                return
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(fd)
+                return
+            safedirs.remove_tree(self.shm_path, ignore_errors=True)
+            os.close(fd)
+            return
+        safedirs.remove_tree(self.shm_path, ignore_errors=True)
+
+    # ------------------------------------------------------------ links
+    def _shm_target(self, name: str) -> str:
+        """Where workdir/<name> must point: the shared cache, or a bot in our tree."""
+        return self.shm_cache if name == "cache" else os.path.join(self.shm_path, name)
+
+    def _check_link(self, name: str) -> str:
+        """What workdir/<name> is: '' (nothing), 'link' (ours, to the right place) or 'dir'.
+
+        Our own link from the older layout (/dev/shm/kewpie-<uid>-<hash>/) is
+        removed; any other link is refused (UsageError), never followed.
+        """
+        link = os.path.join(self.path, name)
+        try:
+            st = os.lstat(link)
+        except FileNotFoundError:
+            return ""
+        if stat.S_ISDIR(st.st_mode):
+            return "dir"
+        expected = self._shm_target(name)
+        if stat.S_ISLNK(st.st_mode):
+            target = os.readlink(link)
+            ours = st.st_uid == os.geteuid()
+            if ours and target == expected:
+                return "link"
+            if ours and target == os.path.join(self._legacy_shm, name):
+                os.unlink(link)
+                return ""
+            raise UsageError(f"refusing to follow {link}: it is a link to {target} (owner "
+                             f"{safedirs.owner_name(st.st_uid)}), not to {expected}; remove it "
+                             f"(rm {link}) and run again")
+        raise UsageError(f"{link} is not a directory (owner {safedirs.owner_name(st.st_uid)}); "
+                         f"remove it and run again")
 
     def _link_or_dir(self, name: str, wipe: bool) -> str:
         link = os.path.join(self.path, name)
         if self.use_shm:
-            target = os.path.join(self.shm_path, name)
-            if os.path.isdir(link) and not os.path.islink(link):
-                shutil.rmtree(link)
-            if wipe and os.path.exists(target):
-                shutil.rmtree(target)
-            os.makedirs(self.shm_path, mode=0o755, exist_ok=True)
-            os.makedirs(target, mode=0o755, exist_ok=True)
-            if os.path.islink(link) and os.readlink(link) != target:
-                os.unlink(link)
-            if not os.path.islink(link):
+            self.open_shm()
+            target = self._shm_target(name)
+            kind = self._check_link(name)
+            if kind == "dir":  # left by a --no-shm run
+                safedirs.remove_tree(link)
+            if wipe:
+                safedirs.remove_tree(target)
+            self._make_shm_dir(target)
+            if kind != "link":
                 try:
                     os.symlink(target, link)
                 except FileExistsError:  # another bot linked the shared cache meanwhile
-                    if os.path.realpath(link) != os.path.realpath(target):
+                    if self._check_link(name) != "link":
                         raise
         else:
-            if os.path.islink(link):
-                old = os.path.realpath(link)
-                os.unlink(link)
-                if old.startswith(self.shm_path):
-                    shutil.rmtree(old, ignore_errors=True)
-            if wipe and os.path.exists(link):
-                shutil.rmtree(link)
+            try:
+                st = os.lstat(link)
+            except FileNotFoundError:
+                st = None
+            if st is not None and stat.S_ISLNK(st.st_mode):
+                os.unlink(link)  # the link only: its target is never followed
+                self._drop_shm_bot(name)
+            elif st is not None and wipe:
+                safedirs.remove_tree(link)
             os.makedirs(link, mode=0o755, exist_ok=True)
         return link
+
+    def _drop_shm_bot(self, name: str) -> None:
+        """Free our tree's copy of a bot the workdir no longer links to (--no-shm)."""
+        if name == "cache":
+            return
+        try:
+            safedirs.check_dir(self.shm_root)
+            safedirs.check_dir(self.shm_path)
+        except (UsageError, OSError):
+            return
+        safedirs.remove_tree(os.path.join(self.shm_path, name), ignore_errors=True)
 
     def prepare_bot(self, bot: str) -> str:
         """A clean bot directory (previous run's vardirs removed)."""
@@ -157,57 +386,56 @@ class Workdir:
     def prepare_disk_bot(self, bot: str, root: str | None = None) -> str | None:
         """A clean on-disk directory for the bot's vardirs of suites with
         ``storage = 'disk'`` (None when the workdir is on disk anyway): in the
-        workdir, or under root (the lock directory) in a folder named for
-        this workdir."""
+        workdir, or under root (the lock directory's ``disk``) in a folder
+        named for this workdir.  Directories are made or checked (safedirs)."""
         if not self.use_shm:
             return None
-        path = (os.path.join(self.path, "disk", bot) if root is None
-                else os.path.join(root, os.path.basename(self.shm_path), bot))
-        shutil.rmtree(path, ignore_errors=True)
-        os.makedirs(path, mode=0o755, exist_ok=True)
-        return path
+        if root is None:
+            parent = safedirs.make_dir(os.path.join(self.path, "disk"), safedirs.TRAVERSE)
+        else:
+            remedy = f"remove it (rm -rf {root}) or choose another --lock-dir"
+            safedirs.make_dir(root, safedirs.TRAVERSE, remedy=remedy)
+            parent = safedirs.make_dir(os.path.join(root, self.tree_name), safedirs.TRAVERSE,
+                                       remedy=remedy)
+        path = os.path.join(parent, bot)
+        safedirs.remove_tree(path)
+        return safedirs.make_dir(path, safedirs.TRAVERSE)
 
     def prepare_cache(self) -> str:
-        """The cache directory (kept between runs)."""
+        """The bootstrap cache directory (kept between runs; in /dev/shm, shared by workdirs)."""
         self._link_or_dir("cache", wipe=False)
-        os.makedirs(self.cache_dir, mode=0o755, exist_ok=True)
-        return self.cache_dir
+        if not self.use_shm:
+            os.makedirs(self.cache_dir, mode=0o755, exist_ok=True)
+            return self.cache_dir
+        return self._make_shm_dir(os.path.join(self.shm_cache, "bootstrap"))
 
     def shm_has_room(self) -> bool:
         """True when /dev/shm has at least MIN_SHM_FREE bytes free."""
         try:
-            return shutil.disk_usage(SHM_ROOT).free >= MIN_SHM_FREE
+            return shutil.disk_usage(shm_base()).free >= MIN_SHM_FREE
         except OSError:
             return False
 
     @staticmethod
-    def empty_dir(path: str) -> None:
-        """Remove what a directory holds (it stays); never follows links out of it."""
-        real = os.path.realpath(path)
-        if not os.path.isdir(real):
-            return
-        for name in os.listdir(real):
-            entry = os.path.join(real, name)
-            if os.path.isdir(entry) and not os.path.islink(entry):
-                shutil.rmtree(entry, ignore_errors=True)
-            else:
-                try:
-                    os.unlink(entry)
-                except OSError:
-                    pass
-
-    def remove_shm(self) -> None:
-        """Delete this workdir's directory in /dev/shm (caches included)."""
-        shutil.rmtree(self.shm_path, ignore_errors=True)
+    def empty_dir(path: str | None) -> None:
+        """Remove what a directory holds (it stays); a link is never followed, nor emptied."""
+        if path:
+            safedirs.empty_dir(path, ignore_errors=True)
 
     def wipe_bots(self) -> None:
         """Remove every bot directory and the description (cleanup mode)."""
         if os.path.exists(self.description_file):
             os.unlink(self.description_file)
         for name in os.listdir(self.path):
-            if name.startswith("bot"):
-                path = os.path.join(self.path, name)
-                real = os.path.realpath(path)
-                if os.path.islink(path):
-                    os.unlink(path)
-                shutil.rmtree(real, ignore_errors=True)
+            if BOT_NAME.fullmatch(name):
+                safedirs.remove_tree(os.path.join(self.path, name), ignore_errors=True)
+        if self._tree_fd >= 0:  # ours and checked: the bots' vardirs go with it
+            for name in os.listdir(self.shm_path):
+                if BOT_NAME.fullmatch(name):
+                    safedirs.remove_tree(os.path.join(self.shm_path, name), ignore_errors=True)
+
+
+def points_back(workdir: str, tree_name: str) -> bool:
+    """True when workdir still exists as a kewpie workdir whose tree is tree_name."""
+    return (f"wd-{_digest(workdir)}" == tree_name
+            and os.path.isfile(os.path.join(workdir, MARKER)))

@@ -12,6 +12,7 @@ exactly the replicas asked for.
 """
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import time
@@ -52,6 +53,15 @@ def write_dsn_table(primary: Server, replicas: list[Server]) -> None:
     for i, replica in enumerate(replicas, start=1):
         primary.execute(f"INSERT INTO `{CHECKSUM_SCHEMA}`.`{DSN_TABLE}` VALUES (%s, NULL, %s)",
                         (i, dsn(replica)))
+
+
+def tool_env(primary: Server) -> dict[str, str]:
+    """The tool's environment: TMPDIR in the primary's vardir, so nothing goes to /tmp."""
+    env = dict(os.environ)
+    tmpdir = getattr(primary, "tmpdir", None)
+    if tmpdir and os.path.isdir(tmpdir):
+        env["TMPDIR"] = tmpdir
+    return env
 
 
 def tool_error(text: str) -> str:
@@ -112,7 +122,8 @@ def check_pt_table_checksum(primary: Server, replicas: list[Server], schemas: li
     started = time.monotonic()
     try:
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
-                              stdin=subprocess.DEVNULL)
+                              stdin=subprocess.DEVNULL,
+                              env=tool_env(primary))
     except subprocess.TimeoutExpired:
         return Verdict("pt-table-checksum", UNKNOWN_VERDICT,
                        f"did not finish within {timeout:.0f}s", [f"command: {' '.join(argv)}"])

@@ -11,7 +11,9 @@ from typing import TYPE_CHECKING
 from lib.codetree import discover
 from lib.errors import EXIT_OK, EXIT_TEST_FAILED, UsageError
 from lib.logsetup import get_logger
+from lib.option_safety import check_server_options
 from lib.options import parse_options
+from lib.server_options_catalog import load_catalog
 from lib.server import Server
 from lib.server_manager import Requirements
 from lib.sysbench.outputs import table, write_all
@@ -46,8 +48,11 @@ def run_sweep_mode(harness: "Harness") -> int:
                 server.restart(options)
             return server
         tree = harness.tree if key == config.basedir else discover(key)
+        parsed = tuple(parse_options(options))
+        check_server_options(parsed, load_catalog(tree.server, harness.workdir.path),
+                             where=f"{config.sweep_file}: server options")
         manager = harness.make_manager(f"bot{len(managers)}", tree=tree)
-        server = manager.get_servers(Requirements("mysql", (tuple(parse_options(options)),)))[0]
+        server = manager.get_servers(Requirements("mysql", (parsed,)))[0]
         managers[key] = (manager, server)
         return server
 

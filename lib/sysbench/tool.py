@@ -76,7 +76,8 @@ class Sysbench:
         argv = [self.binary, *self.workload.common_args(server), *args]
         try:
             proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
-                                  stdin=subprocess.DEVNULL)
+                                  stdin=subprocess.DEVNULL,
+                                  env=dict(os.environ, TMPDIR=self.log_dir))  # not /tmp
         except subprocess.TimeoutExpired as exc:
             raise SysbenchError(f"sysbench {args[-1]} did not finish within {timeout:.0f}s") from exc
         text = proc.stdout + proc.stderr

@@ -3,7 +3,7 @@ import os
 import re
 
 from lib import cli, runner
-from tests.conftest import make_workdir, tagged
+from tests.conftest import KewpieRunner, make_workdir, tagged
 
 
 def test_exception_in_harness_stops_servers(tmp_path_factory, monkeypatch):
@@ -26,9 +26,11 @@ def test_start_timeout_reports_error_log_tail(kewpie):
     assert "--- error log tail ---" in proc.stdout
 
 
-def test_bootstrap_cached_between_runs(kewpie):
+def test_bootstrap_cached_between_runs_and_workdirs(kewpie, tmp_path_factory):
+    """The pristine datadir is built at most once per user, whatever the workdir."""
     first = kewpie.run("--suite=main", "basic")
     second = kewpie.run("--suite=main", "basic")
-    assert first.returncode == 0 and second.returncode == 0
-    assert "Taking clean db snapshot" in first.stdout
+    other = KewpieRunner(make_workdir(tmp_path_factory, "otherwd")).run("--suite=main", "basic")
+    assert first.returncode == 0 and second.returncode == 0 and other.returncode == 0
     assert "Taking clean db snapshot" not in second.stdout
+    assert "Taking clean db snapshot" not in other.stdout

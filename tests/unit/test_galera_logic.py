@@ -1,4 +1,8 @@
 """Pure Galera logic: cluster groups from join_cluster pairs, provider options, grastate.dat."""
+import grp
+import os
+import stat
+
 import pytest
 
 from lib.codetree import CodeTree, ServerVersion
@@ -6,6 +10,7 @@ from lib.galera import GaleraServer, GraState, merge_provider_options, read_gras
 from lib.galera_cluster import cluster_groups
 from lib.options import parse_options
 from lib.ports import PortLease
+from lib.process import group_of
 from lib.server import ServerSettings
 
 
@@ -78,3 +83,77 @@ def test_info_block_has_galera_ports(tmp_path):
     block = _node(tmp_path).info_block()
     assert block[:5] == ["NAME: s0", "MASTER_PORT: 47300", "GALERA_LISTEN_PORT: 47301",
                          "GALERA_RECV_PORT: 47302", "GALERA_SST_PORT: 47303"]
+
+
+# ---------------------------------------------------------------- security issue 12
+SST_SCRIPT = "/usr/bin/wsrep_sst_mariabackup"
+
+
+def test_sst_section_binds_socat_to_loopback(tmp_path):
+    node = _node(tmp_path)
+    node.make_dirs()
+    node.write_cnf()
+    text = open(node.cnf_path).read()
+    sst = text.split("[sst]", 1)[1].split("\n[", 1)[0]
+    assert "sockopt=bind=127.0.0.1" in sst.splitlines()
+    assert "sst-initial-timeout=120" in sst.splitlines()
+
+
+@pytest.mark.skipif(not os.path.exists(SST_SCRIPT), reason="mariadb-backup's SST script not installed")
+def test_installed_sst_script_appends_sockopt_to_its_listener():
+    """What [sst] sockopt relies on: the script reads it and appends it to TCP-LISTEN."""
+    script = open(SST_SCRIPT).read()
+    assert "sockopt=$(parse_cnf sst sockopt)" in script
+    assert 'sockopt=",$sockopt"' in script
+    assert "TCP-LISTEN:$SST_PORT,reuseaddr$sockopt" in script
+    assert "stimeout=$(parse_cnf sst 'sst-initial-timeout' 300)" in script
+
+
+def test_launch_env_keeps_temp_files_in_the_vardir(tmp_path):
+    node = _node(tmp_path)
+    node.settings.env.update({"TMPDIR": "/tmp", "KEWPIE_RUN": "r1"})
+    env = node.launch_env()
+    assert env["TMPDIR"] == node.tmpdir and env["TMPDIR"].startswith(node.vardir + os.sep)
+    assert env["KEWPIE_NAME"] == node.vardir and env["KEWPIE_RUN"] == "r1"
+    assert node.settings.env["TMPDIR"] == "/tmp"  # the run's env is not changed
+
+
+def test_cnf_with_sst_password_is_private(tmp_path):
+    node = _node(tmp_path)
+    node.make_dirs()
+    node.write_cnf()
+    st = os.stat(node.cnf_path)
+    assert "kewpie-sst-pw" in open(node.cnf_path).read()
+    assert stat.S_IMODE(st.st_mode) == 0o600 and st.st_uid == os.geteuid()
+    node.write_cnf()  # rewritten in place: still private, no temp file left
+    assert stat.S_IMODE(os.stat(node.cnf_path).st_mode) == 0o600
+    assert [n for n in os.listdir(node.vardir) if n.startswith(".my.cnf")] == []
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root")
+def test_cnf_is_root_and_server_group_readable_when_root(tmp_path):
+    try:
+        gid = grp.getgrnam(group_of("mysql")).gr_gid
+    except KeyError:
+        pytest.skip("no mysql user")
+    node = _node(tmp_path)
+    node.settings.user = "mysql"
+    node.make_dirs()
+    open(node.cnf_path, "w").close()
+    os.chmod(node.cnf_path, 0o644)  # an old world-readable file is replaced
+    node.write_cnf()
+    st = os.stat(node.cnf_path)
+    assert (stat.S_IMODE(st.st_mode), st.st_uid, st.st_gid) == (0o640, 0, gid)
+
+
+def test_scripts_export_tmpdir_and_cluster_json_is_private(tmp_path):
+    from lib.describe import write_description
+    node = _node(tmp_path)
+    node.tree.tools.update(client="/usr/bin/mariadb", admin="/usr/bin/mariadb-admin")
+    node.settings.env["KEWPIE_WORKDIR"] = str(tmp_path)
+    node.make_dirs()
+    path = write_description(str(tmp_path / "cluster.json"), [node], {"id": "r"}, None)
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    start = open(os.path.join(node.vardir, "start")).read()
+    assert f"TMPDIR={node.tmpdir}" in start and f"KEWPIE_NAME={node.vardir}" in start
+    assert f"TMPDIR={node.tmpdir}" in open(os.path.join(node.vardir, "use")).read()

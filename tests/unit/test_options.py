@@ -254,3 +254,23 @@ def test_render_cnf_is_read_back_by_my_print_defaults(tmp_path):
     out = subprocess.run(["my_print_defaults", f"--defaults-file={cnf}", "mysqld"],
                          capture_output=True, text=True, timeout=30, check=True).stdout
     assert out.splitlines() == [o.as_arg() for o in options]
+
+
+# ---------------------------------------------------------------- written text
+
+def test_parse_option_keeps_the_text_as_written_outside_comparisons():
+    opt = parse_option("  --Bind_Addr=0.0.0.0 ")
+    assert opt.text == "--Bind_Addr=0.0.0.0"
+    assert opt == Option("bind-addr", "0.0.0.0") and hash(opt) == hash(Option("bind-addr", "0.0.0.0"))
+
+
+def test_reject_owned_names_where_and_the_text_as_written():
+    with pytest.raises(SuiteError, match=r"^x/suite_config.py: server option '--Socket=/tmp/s'"):
+        reject_owned(parse_options("--Socket=/tmp/s"), "x/suite_config.py")
+
+
+@pytest.mark.parametrize("text", ["--secure-file-priv=", "--wsrep-provider=/x.so",
+                                  "--wsrep-sst-receive-address=127.0.0.1:4444"])
+def test_reject_owned_covers_new_owned_options(text):
+    with pytest.raises(SuiteError, match="set by kewpie"):
+        reject_owned(parse_options(text))

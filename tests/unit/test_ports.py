@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from lib.config import ROOT
-from lib.errors import PortLeaseError
+from lib.errors import UsageError, PortLeaseError
 from lib.ports import (
     BLOCK_SIZE, LOCK_DIR_MODE, PortLease, PortLeaser, align_up, ensure_lock_dir, lease_is_held,
     port_is_free,
@@ -237,14 +237,15 @@ def test_new_lock_dir_is_not_world_writable(lock_dir):
     assert mode & 0o700 == 0o700
 
 
-def test_world_writable_lock_dir_is_tightened(tmp_path):
+def test_world_writable_lock_dir_is_refused(tmp_path):
+    """Anyone may have planted links in a world-writable lock dir: refuse, never reuse."""
     path = tmp_path / "open"
     path.mkdir()
     os.chmod(path, 0o777)
-    assert ensure_lock_dir(str(path)) == str(path)
-    mode = stat.S_IMODE(os.stat(path).st_mode)
-    assert not mode & 0o002
-    assert mode == LOCK_DIR_MODE
+    with pytest.raises(UsageError) as info:
+        ensure_lock_dir(str(path))
+    assert str(path) in str(info.value)
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o777  # left as found
 
 
 def test_lock_files_are_private(lock_dir, base_port, leases):

@@ -46,14 +46,14 @@ def test_write_replaces_previous_content(tmp_path):
     assert data["servers"] == []
 
 
-def test_file_mode_is_0644_whatever_the_umask(tmp_path):
+def test_file_mode_is_0600_whatever_the_umask(tmp_path):
     path = tmp_path / "servers.json"
     old = os.umask(0o077)
     try:
         StateFile(str(path)).write({}, [])
     finally:
         os.umask(old)
-    assert stat.S_IMODE(os.stat(path).st_mode) == 0o644
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600  # options may hold passwords
 
 
 def test_write_is_valid_json_and_leaves_no_temp_files(tmp_path):
