@@ -57,16 +57,16 @@ from benchlib import (BenchError, Series, Target, attempt, bench_parser,  # noqa
 enter_venv(__file__)   # before anything the venv provides
 
 from lib.backup import ServerBackups  # noqa: E402
-from lib.bootstrap import BootstrapCache  # noqa: E402
-from lib.codetree import CodeTree, discover  # noqa: E402
+from lib.servers.bootstrap import BootstrapCache  # noqa: E402
+from lib.servers.codetree import CodeTree, discover  # noqa: E402
 from lib.errors import KewpieError  # noqa: E402
-from lib.logsetup import configure, get_logger  # noqa: E402
-from lib.logtail import tail_file  # noqa: E402
-from lib.options import bootstrap_subset, parse_options  # noqa: E402
-from lib.ports import PortLease, PortLeaser, default_lock_dir, ensure_lock_dir  # noqa: E402
-from lib.process import TAG_RUN, TAG_WORKDIR, group_of  # noqa: E402
-from lib.server import Server, ServerSettings  # noqa: E402
-from lib.workdir import Workdir  # noqa: E402
+from lib.platform.logsetup import configure, get_logger  # noqa: E402
+from lib.platform.logtail import tail_file  # noqa: E402
+from lib.servers.options import bootstrap_subset, parse_options  # noqa: E402
+from lib.platform.ports import PortLease, PortLeaser, default_lock_dir, ensure_lock_dir  # noqa: E402
+from lib.platform.process import TAG_RUN, TAG_WORKDIR, group_of  # noqa: E402
+from lib.servers.server import Server, ServerSettings  # noqa: E402
+from lib.platform.workdir import Workdir  # noqa: E402
 
 TARGET_RATIO = 1.10            # kewpie's time / the direct call's, per step and in total
 SERVER_OPTIONS = ["--innodb-buffer-pool-size=256M"]

@@ -7,7 +7,7 @@ targets, the report table, the common options and the end of ``main`` (print,
 JSON, exit status).
 
 This module loads under the system python too: it needs only the standard
-library and ``lib.logsetup``, ``lib.logtail`` and ``lib.workdir`` (which need
+library and ``lib.platform.logsetup``, ``lib.platform.logtail`` and ``lib.platform.workdir`` (which need
 nothing else).  So a script can import it first and call :func:`enter_venv`
 before it imports ``pymysql`` or anything else the venv provides::
 
@@ -40,9 +40,9 @@ VENV_PYTHON = os.path.join(VENV_DIR, "bin", "python")
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-from lib.logsetup import get_logger  # noqa: E402
-from lib.logtail import tail_file  # noqa: E402
-from lib.workdir import Workdir  # noqa: E402
+from lib.platform.logsetup import get_logger  # noqa: E402
+from lib.platform.logtail import tail_file  # noqa: E402
+from lib.platform.workdir import Workdir  # noqa: E402
 
 KEWPIE = os.path.join(ROOT, "kewpie.py")
 MARIADBD = "/usr/sbin/mariadbd"

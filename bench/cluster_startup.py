@@ -12,7 +12,7 @@ Measures, on this machine and in one run:
   ``cache/galera`` (each warm run is then checked: every node of
   ``cluster.json`` must say Synced, cluster size 3);
 - **hand-made reference**: the same cluster built by hand with no kewpie code
-  (except ``lib.ports.PortLeaser`` for the ports): ``mariadb-install-db`` for
+  (except ``lib.platform.ports.PortLeaser`` for the ports): ``mariadb-install-db`` for
   node 0, one my.cnf per node, node 0 started with ``--wsrep-new-cluster``,
   then nodes 1 and 2 one after another from empty datadirs (rsync SST), each
   awaited by polling its wsrep status every 20 ms.
@@ -67,10 +67,10 @@ enter_venv(__file__)   # before anything the venv provides
 import pymysql  # noqa: E402
 
 from lib.errors import PortLeaseError  # noqa: E402
-from lib.logsetup import configure, get_logger  # noqa: E402
-from lib.logtail import tail_file  # noqa: E402
-from lib.ports import PortLease, PortLeaser, default_lock_dir  # noqa: E402
-from lib.workdir import MARKER, Workdir  # noqa: E402
+from lib.platform.logsetup import configure, get_logger  # noqa: E402
+from lib.platform.logtail import tail_file  # noqa: E402
+from lib.platform.ports import PortLease, PortLeaser, default_lock_dir  # noqa: E402
+from lib.platform.workdir import MARKER, Workdir  # noqa: E402
 
 SUITE = "cluster_basic"
 GALERA_PROVIDER = "/usr/lib/galera/libgalera_smm.so"

@@ -28,7 +28,7 @@ from benchlib import (KEWPIE_RUN_TIMEOUT, BenchError, Config, Series, Target,  #
 
 enter_venv(__file__)
 
-from lib.logsetup import configure, get_logger  # noqa: E402
+from lib.platform.logsetup import configure, get_logger  # noqa: E402
 
 DEFAULT_SUITES = "main,replication_basic,cluster_basic,cluster_sst"
 TARGET_RATIO = 0.65

@@ -46,7 +46,7 @@ from benchlib import (ROOT, BenchError, Target, bench_workdir, enter_venv,  # no
 
 enter_venv(__file__)
 
-from lib.logsetup import configure, get_logger  # noqa: E402
+from lib.platform.logsetup import configure, get_logger  # noqa: E402
 from lib.randgen.api import make_options, run_randgen  # noqa: E402
 from lib.randgen.cmdline import resolve_paths  # noqa: E402
 from lib.randgen.connection import ConnectionSpec  # noqa: E402

@@ -46,7 +46,7 @@ enter_venv(__file__)
 
 import pymysql  # noqa: E402
 
-from lib.logsetup import configure, get_logger  # noqa: E402
+from lib.platform.logsetup import configure, get_logger  # noqa: E402
 from lib.randgen.api import run_randgen  # noqa: E402
 from lib.randgen.cmdline import RandgenOptions  # noqa: E402
 from lib.randgen.connection import ConnectionSpec  # noqa: E402

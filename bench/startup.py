@@ -46,9 +46,9 @@ enter_venv(__file__)   # before anything the venv provides
 
 import pymysql  # noqa: E402
 
-from lib.logsetup import configure, get_logger  # noqa: E402
-from lib.logtail import tail_file  # noqa: E402
-from lib.ports import PortLeaser, default_lock_dir  # noqa: E402
+from lib.platform.logsetup import configure, get_logger  # noqa: E402
+from lib.platform.logtail import tail_file  # noqa: E402
+from lib.platform.ports import PortLeaser, default_lock_dir  # noqa: E402
 
 SUITES_DIR = os.path.join(ROOT, "bench", "suites")
 PASS_MARK = "[ pass ]"

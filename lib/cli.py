@@ -15,14 +15,14 @@ import signal
 import sys
 from typing import TYPE_CHECKING, Sequence
 
-from lib.config import ROOT, RunConfig
+from lib.run.config import ROOT, RunConfig
 from lib.errors import EXIT_ENVIRONMENT, EXIT_OK, Interrupted, KewpieError, SuiteError, UsageError
-from lib.logsetup import configure, get_logger
-from lib.ports import DEFAULT_BASE_PORT
+from lib.platform.logsetup import configure, get_logger
+from lib.platform.ports import DEFAULT_BASE_PORT
 
 if TYPE_CHECKING:
-    from lib.harness import Harness
-    from lib.suites import TestSpec
+    from lib.run.harness import Harness
+    from lib.suites.loader import TestSpec
 
 
 def _split(values: list[str] | None) -> list[str]:
@@ -146,7 +146,7 @@ def config_from_args(argv: Sequence[str] | None) -> RunConfig:
     if args.mode == "sweep" and not args.sweep_file:
         raise KewpieError("--mode=sweep needs --sweep-file PATH")
     if args.shard:
-        from lib.scheduling import parse_shard
+        from lib.run.scheduling import parse_shard
         parse_shard(args.shard)
     if not 1024 <= args.base_port <= 64000:
         raise KewpieError("--base-port must be between 1024 and 64000")
@@ -208,7 +208,7 @@ def _run(harness: "Harness", config: RunConfig) -> int:
     if config.mode == "cleanup":
         return harness.cleanup()
     if config.list_only:
-        from lib.suites import select_tests
+        from lib.suites.loader import select_tests
         specs = select_tests(config.suites, config.tests, config.suitepaths,
                              config.default_server_type)
         _require_tests(specs, config)
@@ -234,7 +234,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     Every harness-level failure, cleanup included, is one ERROR line and exit
     2; servers are stopped whatever happened.
     """
-    from lib.harness import Harness
+    from lib.run.harness import Harness
 
     os.umask(0o022)  # nothing kewpie writes may be world-writable
     log = configure(verbose="--verbose" in (argv if argv is not None else sys.argv[1:]))

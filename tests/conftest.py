@@ -17,7 +17,7 @@ sys.path.insert(0, ROOT)
 
 def tagged(workdir: str) -> list[psutil.Process]:
     """Live processes started for this workdir (kewpie tags their environment)."""
-    from lib.process import TAG_WORKDIR, tagged_processes
+    from lib.platform.process import TAG_WORKDIR, tagged_processes
     return tagged_processes(TAG_WORKDIR, os.path.abspath(workdir))
 
 
@@ -67,7 +67,7 @@ def kewpie(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequ
 def _free_shm_after_test(tmp_path_factory: pytest.TempPathFactory):
     """Each test's kewpie workdirs keep caches in /dev/shm (RAM): remove them afterwards."""
     yield
-    from lib.workdir import Workdir
+    from lib.platform.workdir import Workdir
     base = str(tmp_path_factory.getbasetemp())
     for dirpath, dirnames, _ in os.walk(base):
         if os.path.basename(dirpath) == "wd" or ".kewpie-workdir" in os.listdir(dirpath):
@@ -83,7 +83,7 @@ def kewpie_reachable():
     ``storage = 'disk'`` and --no-shm runs need."""
     import shutil
     import tempfile
-    from lib.workdir import Workdir
+    from lib.platform.workdir import Workdir
     base = tempfile.mkdtemp(prefix="kewpie-it-", dir="/tmp")
     os.chmod(base, 0o755)
     workdir = os.path.join(base, "wd")

@@ -10,7 +10,7 @@ import os
 from lib.backup.mariabackup import MariaBackup
 from lib.backup.tool import BackupTool, find_extractor, is_mariabackup
 from lib.backup.xtrabackup import XtraBackup
-from lib.codetree import CodeTree
+from lib.servers.codetree import CodeTree
 from lib.errors import CodeTreeError
 
 

@@ -22,9 +22,9 @@ from typing import Callable, Mapping, Sequence
 
 from lib.backup.errors import BackupToolError
 from lib.backup.results import StepResult, ToolReport, parse_tool_log
-from lib.logsetup import get_logger
-from lib.logtail import tail_file
-from lib.process import group_of
+from lib.platform.logsetup import get_logger
+from lib.platform.logtail import tail_file
+from lib.platform.process import group_of
 
 DEFAULT_TIMEOUT = 1800.0   # seconds one tool run may take
 PR_SET_PDEATHSIG = 1

@@ -8,7 +8,7 @@ from lib.backup.errors import BackupInfoError
 from lib.backup.execute import DEFAULT_TIMEOUT, RunAs, run_step
 from lib.backup.results import BackupResult, PrepareResult, StepResult, read_backup_info
 from lib.backup.tool import BackupTool
-from lib.logsetup import get_logger
+from lib.platform.logsetup import get_logger
 
 
 def backup_dir(backup: BackupResult | str) -> str:

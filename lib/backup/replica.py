@@ -2,7 +2,7 @@
 
 MariaDB: ``SET GLOBAL gtid_slave_pos = '<GTID of the backup>'`` then
 ``CHANGE MASTER TO ... MASTER_USE_GTID=slave_pos`` (see
-:func:`lib.replication.start_replica`).  MySQL/Percona with GTIDs:
+:func:`lib.servers.replication.start_replica`).  MySQL/Percona with GTIDs:
 ``RESET MASTER; SET GLOBAL gtid_purged = '<set>'`` then auto-positioning.
 Without a GTID: ``MASTER_LOG_FILE``/``MASTER_LOG_POS``.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from lib import replication
+from lib.servers import replication
 from lib.backup.errors import BackupInfoError
 from lib.backup.results import BinlogInfo
 from lib.errors import QueryError, ReplicationError

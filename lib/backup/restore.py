@@ -17,7 +17,7 @@ from lib.backup.execute import DEFAULT_TIMEOUT, RunAs, run_step
 from lib.backup.results import RestoreResult, read_backup_info
 from lib.backup.storage import chown_tree, empty_datadir, owner_ids
 from lib.backup.tool import BackupTool, check_method
-from lib.logsetup import get_logger
+from lib.platform.logsetup import get_logger
 
 
 def check_prepared(target_dir: str) -> None:

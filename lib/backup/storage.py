@@ -46,7 +46,7 @@ def make_owned_dir(path: str, user: str | None, mode: int = 0o750) -> str:
 
 
 def _group(user: str) -> str:
-    from lib.process import group_of
+    from lib.platform.process import group_of
     return group_of(user)
 
 

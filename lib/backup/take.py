@@ -8,7 +8,7 @@ from lib.backup.execute import DEFAULT_TIMEOUT, RunAs, run_step
 from lib.backup.results import BackupResult, read_backup_info
 from lib.backup.storage import make_owned_dir
 from lib.backup.tool import BackupTool
-from lib.logsetup import get_logger
+from lib.platform.logsetup import get_logger
 
 
 def take_backup(tool: BackupTool, server: Any, target_dir: str, run_as: RunAs,

@@ -19,7 +19,7 @@ import shutil
 from dataclasses import dataclass
 from typing import Sequence
 
-from lib.codetree import CodeTree
+from lib.servers.codetree import CodeTree
 from lib.errors import CodeTreeError
 
 RESTORE_METHODS = ("copy-back", "move-back")

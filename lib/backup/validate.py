@@ -4,7 +4,7 @@ A :class:`Snapshot` keeps a deterministic dump (volatile lines removed) and
 the ``CHECKSUM TABLE`` of every table of chosen schemas, taken before the
 backup, because the original server is usually gone (wiped) by the time the
 restored one can be compared.  :func:`compare_snapshot` gives a
-:class:`~lib.dbcompare.Comparison`: the tables whose checksums differ and a
+:class:`~lib.checks.dbcompare.Comparison`: the tables whose checksums differ and a
 unified diff of the dumps.  ``AUTO_INCREMENT=N`` table options are left
 out of the dump comparison: InnoDB forgets auto-increment values it reserved
 but never used when a server restarts, which is not a backup difference.
@@ -15,8 +15,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from lib import dbcompare
-from lib.dbcompare import Comparison
+from lib.checks import dbcompare
+from lib.checks.dbcompare import Comparison
 
 
 AUTO_INCREMENT_RE = re.compile(r" AUTO_INCREMENT=\d+")

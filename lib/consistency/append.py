@@ -13,7 +13,7 @@ from lib.consistency.history import FAIL, OK, UNKNOWN, Counts, Op
 from lib.consistency.reads import live, read_rows
 from lib.consistency.verdict import Verdict, VerdictStatus
 from lib.consistency.workload import Call, Client, Workload
-from lib.server import Server
+from lib.servers.server import Server
 
 KEY_SPACE = 10_000_000
 

@@ -14,7 +14,7 @@ from lib.consistency.history import OK
 from lib.consistency.reads import live, read_rows
 from lib.consistency.verdict import Verdict, VerdictStatus
 from lib.consistency.workload import Call, Client, Rejected, Workload
-from lib.server import Server
+from lib.servers.server import Server
 
 
 class Bank(Workload):

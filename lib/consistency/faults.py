@@ -8,7 +8,7 @@ Galera cluster Synced at full size, restarted servers answering).
 * :class:`Kill`: kill -9 one node, several in quick succession, or all; heal
   restarts them (a Galera node recovers its position and rejoins by IST; a
   cluster left without a majority is restarted from its most advanced node,
-  see :func:`lib.galera_cluster.restart_cluster`).
+  see :func:`lib.servers.galera_cluster.restart_cluster`).
 * :class:`Pause`: SIGSTOP, healed by SIGCONT.
 * :class:`Restart`: a clean shutdown, healed by a start.
 * :class:`Rejoin`: kill a Galera node and (``sst=True``) wipe its datadir;
@@ -32,8 +32,8 @@ from typing import Any
 from lib.consistency.history import History
 from lib.consistency.reads import is_galera
 from lib.errors import KewpieError, QueryError
-from lib.logsetup import get_logger
-from lib.server import Server
+from lib.platform.logsetup import get_logger
+from lib.servers.server import Server
 
 HEAL_TIMEOUT = 180.0
 PARTITION_TIMEOUT = 30.0  # Galera notices a silent peer after evs.suspect_timeout (5 s)
@@ -53,7 +53,7 @@ def _galera(nodes: list[Server]) -> list[Any]:
 
 def wait_group_healthy(group: list[Server], timeout: float = HEAL_TIMEOUT) -> None:
     """Every server of group running and answering; a Galera group Synced at full size."""
-    from lib.galera_cluster import GaleraJoinError, wait_cluster
+    from lib.servers.galera_cluster import GaleraJoinError, wait_cluster
     down = [s for s in group if not s.is_alive()]
     if down:
         raise FaultError(f"{_names(down)} not running after healing")
@@ -74,9 +74,9 @@ def start_nodes(nodes: list[Server], group: list[Server], crashed: bool = True,
 
     When nodes crashed and the Galera nodes still running are no majority of group, the
     cluster has lost its quorum: it is restarted from its most advanced node
-    (:func:`lib.galera_cluster.restart_cluster`).
+    (:func:`lib.servers.galera_cluster.restart_cluster`).
     """
-    from lib.galera_cluster import has_quorum, restart_cluster
+    from lib.servers.galera_cluster import has_quorum, restart_cluster
     down = [n for n in nodes if not n.is_alive()]
     galera = _galera(group)
     if crashed and galera and not has_quorum(sum(n.is_alive() for n in galera), len(galera)):

@@ -20,7 +20,7 @@ import time
 from lib.consistency.tables import row_differences
 from lib.consistency.verdict import INVALID, UNKNOWN_VERDICT, VALID, Verdict
 from lib.errors import QueryError
-from lib.server import Server
+from lib.servers.server import Server
 
 TABLE_DIFF = 16
 FLAG_NAMES = {1: "ERROR", 2: "ALREADY_RUNNING", 4: "CAUGHT_SIGNAL", 8: "NO_SLAVES_FOUND",

@@ -25,7 +25,7 @@ from lib.consistency.history import History
 from lib.consistency.verdict import Verdict, combine
 from lib.consistency.workload import ClientThreads, Workload
 from lib.errors import KewpieError
-from lib.logsetup import get_logger
+from lib.platform.logsetup import get_logger
 
 
 class WorkloadError(KewpieError):

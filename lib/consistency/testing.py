@@ -20,15 +20,15 @@ from lib.consistency.run import RunResult, run_workloads
 from lib.consistency.tables import check_tables_equal
 from lib.consistency.verdict import Verdict, combine
 from lib.consistency.workload import Workload
-from lib.logsetup import get_logger
-from lib.server import Server
-from lib.testcontext import TestContext
+from lib.platform.logsetup import get_logger
+from lib.servers.server import Server
+from lib.suites.context import TestContext
 
 
 class ConsistencyChecks:
     """Run recorded workloads under faults and assert on the checkers' verdicts.
 
-    Reads only ``self.context`` (a :class:`~lib.testcontext.TestContext`,
+    Reads only ``self.context`` (a :class:`~lib.suites.context.TestContext`,
     provided by KewpieTestCase).
     """
 

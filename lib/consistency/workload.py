@@ -20,7 +20,7 @@ import pymysql
 from lib.consistency.history import (FAIL, OK, History, Op, classify_error, describe_error,
                                      error_code)
 from lib.consistency.verdict import Verdict
-from lib.server import Server
+from lib.servers.server import Server
 
 CONNECT_TIMEOUT = 2.0
 READ_TIMEOUT = 10.0

@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from typing import Any, Callable
 
-from lib.logsetup import get_logger
+from lib.platform.logsetup import get_logger
 from lib.randgen.cmdline import RandgenOptions, check_files, resolve_paths
 from lib.randgen.connection import ConnectionSpec
 from lib.randgen.errors import RandgenEnvironmentError

@@ -23,7 +23,7 @@ import sys
 from dataclasses import replace
 from typing import TYPE_CHECKING, Sequence, TextIO
 
-from lib.logsetup import configure
+from lib.platform.logsetup import configure
 from lib.randgen.cmdline import RandgenOptions, check_files, parse_options, resolve_paths
 from lib.randgen.errors import RandgenError
 from lib.randgen.result import EXIT_ENVIRONMENT

@@ -31,7 +31,7 @@ from typing import Any, Callable, TextIO
 
 import pymysql
 
-from lib.logsetup import get_logger
+from lib.platform.logsetup import get_logger
 from lib.randgen.builtins import Prng
 from lib.randgen.cmdline import RandgenOptions
 from lib.randgen.connection import LOST_CONNECTION_CODES, ConnectionSpec

@@ -8,21 +8,21 @@ import platform
 import time
 from typing import TYPE_CHECKING
 
-from lib.codetree import discover
+from lib.servers.codetree import discover
 from lib.errors import EXIT_OK, EXIT_TEST_FAILED, UsageError
-from lib.logsetup import get_logger
-from lib.option_safety import check_server_options
-from lib.options import parse_options
-from lib.server_options_catalog import load_catalog
-from lib.server import Server
-from lib.server_manager import Requirements
+from lib.platform.logsetup import get_logger
+from lib.servers.option_safety import check_server_options
+from lib.servers.options import parse_options
+from lib.servers.option_catalog import load_catalog
+from lib.servers.server import Server
+from lib.servers.requirements import Requirements
 from lib.sysbench.outputs import table, write_all
 from lib.sysbench.regression import compare
 from lib.sysbench.results import ResultsDB
 from lib.sysbench.sweep import SweepSpec, run_sweep
 
 if TYPE_CHECKING:
-    from lib.harness import Harness
+    from lib.run.harness import Harness
 
 
 def context_key(spec: SweepSpec, versions: list[str]) -> str:
@@ -52,7 +52,7 @@ def run_sweep_mode(harness: "Harness") -> int:
         check_server_options(parsed, load_catalog(tree.server, harness.workdir.path),
                              where=f"{config.sweep_file}: server options")
         manager = harness.make_manager(f"bot{len(managers)}", tree=tree)
-        server = manager.get_servers(Requirements("mysql", (parsed,)))[0]
+        server = manager.get_servers(Requirements.declared("mysql", [parsed]))[0]
         managers[key] = (manager, server)
         return server
 

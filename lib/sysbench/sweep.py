@@ -8,8 +8,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
 from lib.errors import QueryError, UsageError
-from lib.logsetup import get_logger
-from lib.server import Server
+from lib.platform.logsetup import get_logger
+from lib.servers.server import Server
 from lib.sysbench.parse import SysbenchResult
 from lib.sysbench.tool import Sysbench, Workload, check_workload
 

@@ -7,7 +7,7 @@ import subprocess
 from dataclasses import dataclass
 
 from lib.errors import CodeTreeError, KewpieError, UsageError
-from lib.server import Server
+from lib.servers.server import Server
 from lib.sysbench.parse import SysbenchResult, parse_output
 
 LUA_DIRS = ("/usr/share/sysbench", "/usr/local/share/sysbench")

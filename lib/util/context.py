@@ -1,4 +1,4 @@
-"""kewpie 2012's test globals, derived from the :class:`~lib.testcontext.TestContext`.
+"""kewpie 2012's test globals, derived from the :class:`~lib.suites.context.TestContext`.
 
 The only place that produces ``servers``, ``test_executor`` and
 ``server_manager`` (module globals of the test module,
@@ -12,15 +12,15 @@ import os
 import unittest
 from typing import TYPE_CHECKING, Any, Iterable
 
-from lib.logsetup import get_logger
-from lib.server import CompatLogger
-from lib.testcontext import BotSetup, TestContext, ToolPaths
+from lib.platform.logsetup import get_logger
+from lib.servers.server import CompatLogger
+from lib.suites.context import BotSetup, TestContext, ToolPaths
 import lib.util.mysqlBaseTestCase as compat_base
 
 if TYPE_CHECKING:
-    from lib.server import Server
-    from lib.server_manager import ServerManager
-    from lib.suites import TestSpec
+    from lib.servers.server import Server
+    from lib.servers.manager import ServerManager
+    from lib.suites.loader import TestSpec
 
 
 class SystemManager:

@@ -1,6 +1,6 @@
 """Read-your-writes across nodes: causal reads (wsrep_sync_wait) are never stale."""
 from lib.consistency import ReadYourWrites
-from lib.logsetup import get_logger
+from lib.platform.logsetup import get_logger
 from lib.testcase import ClusterTestCase
 
 

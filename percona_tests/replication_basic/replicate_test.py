@@ -26,7 +26,7 @@ class ReplicateTest(KewpieTestCase):
         self.assertDumpsEqual(primary, [r1, r2])
 
     def test_replicas_report_healthy(self):
-        from lib.replication import replica_status
+        from lib.servers.replication import replica_status
         for replica in self.servers[1:]:
             status = replica_status(replica)
             self.assertEqual(status["Slave_IO_Running"], "Yes")

@@ -1,6 +1,6 @@
 """Read-your-writes from the primary to its replicas."""
 from lib.consistency import ReadYourWrites
-from lib.logsetup import get_logger
+from lib.platform.logsetup import get_logger
 from lib.testcase import KewpieTestCase
 
 

@@ -1,5 +1,5 @@
 """Populate several schemas and engines, back up, stop, wipe, restore, start: equal."""
-from lib.sqldata import create_tables
+from lib.data.sqldata import create_tables
 from lib.testcase import KewpieTestCase
 
 SCHEMAS = ["shop", "archive", "test"]

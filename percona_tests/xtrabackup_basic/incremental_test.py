@@ -1,6 +1,6 @@
 """Full backup, writes, incremental 1, writes, incremental 2: the restore equals the state at 2."""
 from lib.backup import BackupInfoError
-from lib.sqldata import change_rows, create_tables
+from lib.data.sqldata import change_rows, create_tables
 from lib.testcase import KewpieTestCase
 
 SCHEMAS = ["inc"]

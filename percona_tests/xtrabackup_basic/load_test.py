@@ -1,6 +1,6 @@
 """Back up while a write load runs; the restored server passes CHECK TABLE and catches up.
 
-A SQL write load (lib.writeload; randgen loads once they exist) runs on
+A SQL write load (lib.data.writeload; randgen loads once they exist) runs on
 server 0 during the backup.  Server 1 is restored from that backup, must
 start and pass CHECK TABLE, and then, replicating from the backup's GTID
 position, must catch up to equal server 0.
@@ -9,7 +9,7 @@ import time
 
 from lib.backup import replicate_from_backup
 from lib.testcase import KewpieTestCase
-from lib.writeload import WriteLoad
+from lib.data.writeload import WriteLoad
 
 BINLOG = ['--log-bin=mysql-bin', '--binlog-format=ROW', '--log-slave-updates',
           '--relay-log=relay-bin']

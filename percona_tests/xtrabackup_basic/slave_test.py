@@ -6,8 +6,8 @@ restores server 0's backup into it and points it at server 0 with
 ``CHANGE MASTER TO ... MASTER_USE_GTID=slave_pos``.
 """
 from lib.backup import replicate_from_backup
-from lib.replication import replica_status
-from lib.sqldata import change_rows, create_tables
+from lib.servers.replication import replica_status
+from lib.data.sqldata import change_rows, create_tables
 from lib.testcase import KewpieTestCase
 
 BINLOG = ['--log-bin=mysql-bin', '--binlog-format=ROW', '--log-slave-updates',

@@ -5,7 +5,7 @@ here to 7 schemas x 20 tables (140 tables) and --parallel=8 to fit CI time.
 """
 import os
 
-from lib.sqldata import create_tables
+from lib.data.sqldata import create_tables
 from lib.testcase import KewpieTestCase
 
 server_requirements = [['--innodb-file-per-table']]

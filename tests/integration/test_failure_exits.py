@@ -11,7 +11,7 @@ import time
 import pytest
 
 from lib import cli
-from lib.state import StateFile
+from lib.servers.state import StateFile
 from tests.conftest import FIXTURE_SUITES, KEWPIE, make_workdir, tagged
 
 

@@ -2,7 +2,9 @@
 import os
 import re
 
-from lib import cli, runner
+from lib import cli
+
+from lib.run import runner
 from tests.conftest import KewpieRunner, make_workdir, tagged
 
 

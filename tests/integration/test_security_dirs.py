@@ -11,7 +11,7 @@ import tempfile
 
 import pytest
 
-from lib.workdir import SHM_ROOT_ENV, Workdir
+from lib.platform.workdir import SHM_ROOT_ENV, Workdir
 from tests.conftest import KewpieRunner, tagged
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"),

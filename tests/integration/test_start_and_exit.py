@@ -51,7 +51,7 @@ def test_start_and_exit_then_cleanup(kewpie):
 
 def test_port_held_by_foreign_process_is_skipped(kewpie):
     import socket
-    from lib.ports import align_up
+    from lib.platform.ports import align_up
     base = align_up(23100 + os.getpid() % 500 * 4)
     squatter = socket.socket()
     squatter.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -6,7 +6,7 @@ import pytest
 from lib.backup.mariabackup import MariaBackup, MariaBackupInnobackupex
 from lib.backup.choose import select_tool
 from lib.backup.xtrabackup import InnoBackupEx, XtraBackup
-from lib.codetree import CodeTree
+from lib.servers.codetree import CodeTree
 from lib.errors import CodeTreeError
 
 CNF = "/w/bot0/var_s0/my.cnf"

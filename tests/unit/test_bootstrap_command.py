@@ -1,12 +1,12 @@
-"""Unit tests for lib/bootstrap.py: the bootstrap command line and the template cache key."""
+"""Unit tests for lib/servers/bootstrap.py: the bootstrap command line and the template cache key."""
 import os
 
 import pytest
 
-from lib.bootstrap import BootstrapCache
-from lib.codetree import CodeTree, ServerVersion
+from lib.servers.bootstrap import BootstrapCache
+from lib.servers.codetree import CodeTree, ServerVersion
 from lib.errors import CodeTreeError
-from lib.options import Option
+from lib.servers.options import Option
 
 MYSQL8 = ServerVersion(version="8.0.36", suffix="", compile_os="Linux", platform="x86_64",
                        comment="MySQL Community Server - GPL")

@@ -5,9 +5,9 @@ import os
 import pytest
 
 from lib.cli import build_parser, config_from_args
-from lib.config import ROOT, RunConfig
+from lib.run.config import ROOT, RunConfig
 from lib.errors import KewpieError
-from lib.ports import DEFAULT_BASE_PORT
+from lib.platform.ports import DEFAULT_BASE_PORT
 
 
 def test_defaults():

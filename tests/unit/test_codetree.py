@@ -1,9 +1,9 @@
-"""Unit tests for lib/codetree.py: version parsing, flavors and binary discovery."""
+"""Unit tests for lib/servers/codetree.py: version parsing, flavors and binary discovery."""
 import os
 
 import pytest
 
-from lib.codetree import (
+from lib.servers.codetree import (
     CodeTree, ServerVersion, discover, find_tool, parse_version_output, uses_initialize_insecure,
 )
 from lib.errors import CodeTreeError

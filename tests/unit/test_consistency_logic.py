@@ -22,8 +22,8 @@ from lib.consistency.registers import check_stale_reads
 from lib.consistency.run import RunResult, WorkloadError, run_workloads
 from lib.consistency.verdict import INVALID, UNKNOWN_VERDICT, VALID, Verdict, combine
 from lib.consistency.workload import Client, Rejected, Workload
-from lib.launcher import Launcher
-from lib.process import ProcessExecutor
+from lib.platform.launcher import Launcher
+from lib.platform.process import ProcessExecutor
 
 
 def op(index, f, value, outcome=OK, start=0.0, end=0.0, process="c0", node="n1", error=""):

@@ -5,13 +5,13 @@ import stat
 
 import pytest
 
-from lib.codetree import CodeTree, ServerVersion
-from lib.galera import GaleraServer, GraState, merge_provider_options, read_grastate
-from lib.galera_cluster import cluster_groups
-from lib.options import parse_options
-from lib.ports import PortLease
-from lib.process import group_of
-from lib.server import ServerSettings
+from lib.servers.codetree import CodeTree, ServerVersion
+from lib.servers.galera import GaleraServer, GraState, merge_provider_options, read_grastate
+from lib.servers.galera_cluster import cluster_groups
+from lib.servers.options import parse_options
+from lib.platform.ports import PortLease
+from lib.platform.process import group_of
+from lib.servers.server import ServerSettings
 
 
 @pytest.mark.parametrize("count,pairs,expected", [
@@ -147,7 +147,7 @@ def test_cnf_is_root_and_server_group_readable_when_root(tmp_path):
 
 
 def test_scripts_export_tmpdir_and_cluster_json_is_private(tmp_path):
-    from lib.describe import write_description
+    from lib.servers.describe import write_description
     node = _node(tmp_path)
     node.tree.tools.update(client="/usr/bin/mariadb", admin="/usr/bin/mariadb-admin")
     node.settings.env["KEWPIE_WORKDIR"] = str(tmp_path)

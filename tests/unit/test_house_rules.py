@@ -158,7 +158,7 @@ def test_known_import_cycles_still_exist():
 
 def test_import_graph_sees_function_level_imports():
     tree = ast.parse("def f():\n    from lib.backup.tool import BackupTool\n"
-                     "if TYPE_CHECKING:\n    import lib.server\n")
+                     "if TYPE_CHECKING:\n    import lib.servers.server\n")
     assert _imported_lib_modules(tree) == {"lib.backup.tool"}
     assert _cycles({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == [frozenset({"a", "b"})]
 

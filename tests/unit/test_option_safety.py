@@ -10,11 +10,11 @@ import time
 import pytest
 
 from lib.errors import SuiteError, UnsafeOptionError
-from lib.option_names import resolve
-from lib.option_safety import check_server_options
-from lib.option_values import address_problem, path_problem, split_address
-from lib.options import parse_options
-from lib.server_options_catalog import OptionCatalog, cache_path, load_catalog, parse_help
+from lib.servers.option_names import resolve
+from lib.servers.option_safety import check_server_options
+from lib.servers.option_values import address_problem, path_problem, split_address
+from lib.servers.options import parse_options
+from lib.servers.option_catalog import OptionCatalog, cache_path, load_catalog, parse_help
 
 MARIADBD = shutil.which("mariadbd") or "/usr/sbin/mariadbd"
 HAVE_SERVER = os.access(MARIADBD, os.X_OK)
@@ -331,8 +331,8 @@ class _FakeServer:
 
 @needs_server
 def test_restart_with_unsafe_options_refused_before_the_server_stops(tmp_path):
-    from lib.option_safety import check_restart_options
-    from lib.server import Server
+    from lib.servers.option_safety import check_restart_options
+    from lib.servers.server import Server
     fake = _FakeServer(str(tmp_path / "var_s0"), str(tmp_path))
     with pytest.raises(UnsafeOptionError, match=r"^s0 restart: server option '--bind=0.0.0.0'"):
         Server.restart(fake, options=["--bind=0.0.0.0"])

@@ -1,11 +1,11 @@
-"""Unit tests for lib/options.py: parsing, merging, ownership checks and my.cnf rendering."""
+"""Unit tests for lib/servers/options.py: parsing, merging, ownership checks and my.cnf rendering."""
 import shutil
 import subprocess
 
 import pytest
 
 from lib.errors import SuiteError
-from lib.options import (
+from lib.servers.options import (
     BOOTSTRAP_OPTIONS, HARNESS_OWNED, Option, bootstrap_subset, merge, normalise_name,
     parse_option, parse_options, reject_owned, render_cnf,
 )

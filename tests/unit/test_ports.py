@@ -1,4 +1,4 @@
-"""Unit tests for lib/ports.py: port block leases via flock plus a bind probe."""
+"""Unit tests for lib/platform/ports.py: port block leases via flock plus a bind probe."""
 import os
 import random
 import signal
@@ -9,9 +9,9 @@ import sys
 
 import pytest
 
-from lib.config import ROOT
+from lib.run.config import ROOT
 from lib.errors import UsageError, PortLeaseError
-from lib.ports import (
+from lib.platform.ports import (
     BLOCK_SIZE, LOCK_DIR_MODE, PortLease, PortLeaser, align_up, ensure_lock_dir, lease_is_held,
     port_is_free,
 )
@@ -171,7 +171,7 @@ def test_lease_is_held_probe_does_not_take_the_lock(lock_dir, base_port, leases)
 CHILD = """
 import sys, time
 sys.path.insert(0, {root!r})
-from lib.ports import PortLeaser
+from lib.platform.ports import PortLeaser
 lease = PortLeaser({lock_dir!r}, base_port={base}).lease()
 print(lease.first, lease.lock_path, flush=True)
 time.sleep(120)

@@ -6,10 +6,10 @@ import pytest
 import xmlschema
 
 from lib.errors import UsageError
-from lib.junit import build
-from lib.report import Outcome
-from lib.scheduling import parse_shard, pick_next, shard
-from lib.timings import Timings
+from lib.run.junit import build
+from lib.run.report import Outcome
+from lib.run.scheduling import parse_shard, pick_next, shard
+from lib.run.timings import Timings
 
 SCHEMA = os.path.join(os.path.dirname(os.path.dirname(__file__)), "schemas", "jenkins-junit.xsd")
 NAMES = [f"suite{i % 3}.t{i:02d}_test" for i in range(23)]

@@ -1,4 +1,4 @@
-"""Unit tests for lib/report.py (rows and summary) and lib/logsetup.py (the kewpie log format)."""
+"""Unit tests for lib/run/report.py (rows and summary) and lib/platform/logsetup.py (the kewpie log format)."""
 import io
 import logging
 import re
@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from lib.logsetup import KewpieFormatter, configure, get_logger
-from lib.report import NAME_WIDTH, Outcome, Reporter
+from lib.platform.logsetup import KewpieFormatter, configure, get_logger
+from lib.run.report import NAME_WIDTH, Outcome, Reporter
 
 LINE_RE = re.compile(r"^(\d{8}-\d{6}) (INFO|DEBUG|WARNING|ERROR) (.*)$")
 

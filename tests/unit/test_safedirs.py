@@ -1,10 +1,10 @@
-"""Unit tests for lib/safedirs.py: make with mkdir, check on reuse, remove without following links."""
+"""Unit tests for lib/platform/safedirs.py: make with mkdir, check on reuse, remove without following links."""
 import os
 import stat
 
 import pytest
 
-from lib import safedirs
+from lib.platform import safedirs
 from lib.errors import PortLeaseError, UsageError
 
 NOBODY = 65534

@@ -1,5 +1,5 @@
-"""Unit tests for the pure logic of lib/server_manager.py: fingerprint_changes."""
-from lib.server_manager import fingerprint_changes
+"""Unit tests for the pure logic of lib/servers/manager.py: fingerprint_changes."""
+from lib.servers.manager import fingerprint_changes
 
 
 def fp(pid=100, counters=None, variables=None):

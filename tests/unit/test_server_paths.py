@@ -1,10 +1,10 @@
 """Server file layout: vardir tree, socket fallback for long paths, my.cnf contents."""
 import os
 
-from lib.codetree import CodeTree, ServerVersion
-from lib.options import parse_options
-from lib.ports import PortLease
-from lib.server import Server, ServerSettings
+from lib.servers.codetree import CodeTree, ServerVersion
+from lib.servers.options import parse_options
+from lib.platform.ports import PortLease
+from lib.servers.server import Server, ServerSettings
 
 
 def _server(vardir, tmp_path, options=()):

@@ -1,4 +1,4 @@
-"""Unit tests for lib/state.py (servers.json) and lib/workdir.py (workdir creation and locking)."""
+"""Unit tests for lib/servers/state.py (servers.json) and lib/platform/workdir.py (workdir creation and locking)."""
 import json
 import os
 import stat
@@ -6,8 +6,8 @@ import stat
 import pytest
 
 from lib.errors import UsageError
-from lib.state import StateFile
-from lib.workdir import MARKER, Workdir
+from lib.servers.state import StateFile
+from lib.platform.workdir import MARKER, Workdir
 
 
 # ---------------------------------------------------------------- StateFile

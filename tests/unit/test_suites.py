@@ -1,14 +1,14 @@
-"""Unit tests for lib/suites.py: requirement validation, suite_config loading and test selection."""
+"""Unit tests for lib/suites/loader.py: requirement validation, suite_config loading and test selection."""
 import os
 import sys
 import textwrap
 
 import pytest
 
-from lib import suites
+from lib.suites import loader as suites
 from lib.errors import SuiteError, UsageError
-from lib.options import Option
-from lib.server_manager import Requirements
+from lib.servers.options import Option
+from lib.servers.requirements import Requirements
 
 TRIVIAL_TEST = textwrap.dedent("""\
     import unittest

@@ -1,4 +1,4 @@
-"""Unit tests for the test context (lib/testcontext.py), its 2012 compat globals
+"""Unit tests for the test context (lib/suites/context.py), its 2012 compat globals
 (lib/util/context.py), the runner's hand-over, and the status enums."""
 import types
 import unittest
@@ -8,12 +8,12 @@ import pytest
 import lib.util.mysqlBaseTestCase as compat_base
 from lib.consistency.verdict import Verdict, VerdictStatus, combine
 from lib.errors import KewpieError
-from lib.health import HealthState
-from lib.report import Outcome
-from lib.runner import Runner, SystemManager, TestExecutor, TimedResult, _tests_of
-from lib.testcase import KewpieTestCase
-from lib.testcontext import BotSetup, TestContext, ToolPaths
-from lib.teststatus import TestStatus
+from lib.servers.health import HealthState
+from lib.run.report import Outcome
+from lib.run.runner import Runner, SystemManager, TestExecutor, TimedResult, _tests_of
+from lib.suites.testcase import KewpieTestCase
+from lib.suites.context import BotSetup, TestContext, ToolPaths
+from lib.suites.status import TestStatus
 from lib.util.context import setup_from_executor
 
 
@@ -34,7 +34,7 @@ def _module_with(source):
 
 
 SOURCE = """
-from lib.testcase import KewpieTestCase
+from lib.suites.testcase import KewpieTestCase
 from lib.util.mysqlBaseTestCase import mysqlBaseTestCase
 servers = []
 server_manager = None
@@ -89,7 +89,7 @@ def test_context_is_frozen_and_given_once():
 
 def test_has_failed_reads_the_result_the_runner_passed():
     module = _module_with("""
-from lib.testcase import KewpieTestCase
+from lib.suites.testcase import KewpieTestCase
 class T(KewpieTestCase):
     seen = []
     def test_fails(self):
@@ -134,7 +134,7 @@ def test_status_enums():
 
 
 def test_lifecycle_enums_match_the_strings_returned_today():
-    from lib.lifecycle import ReadyWait, StopResult
+    from lib.platform.lifecycle import ReadyWait, StopResult
     assert StopResult("killed").forced and StopResult("terminated").forced
     assert not StopResult("gone").forced and not StopResult("shutdown").forced
     assert ReadyWait("").ready and not ReadyWait("exited").ready and ReadyWait("timeout") == "timeout"

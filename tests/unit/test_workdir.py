@@ -1,4 +1,4 @@
-"""Unit tests for lib/workdir.py: the /dev/shm tree (safe, shared cache, reclaim) and the links to it."""
+"""Unit tests for lib/platform/workdir.py: the /dev/shm tree (safe, shared cache, reclaim) and the links to it."""
 import fcntl
 import os
 import stat
@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from lib import workdir as wd
+from lib.platform import workdir as wd
 from lib.errors import UsageError
 
 NOBODY = 65534

@@ -1,0 +1,1 @@
+"""Comparisons of servers' data (checksums, row diffs)."""

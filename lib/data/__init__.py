@@ -1,0 +1,1 @@
+"""Test data loaders written in SQL (tables, rows, a write load)."""

@@ -1,0 +1,1 @@
+"""Operating-system plumbing: processes, ports, workdir and directories, logging."""

@@ -1,0 +1,36 @@
+"""How a server process stopped, and why waiting for it to become ready ended.
+
+The values are the strings ``lib.platform.process`` and ``lib.servers.server`` return today
+(``Server.stop()``, ``stop_foreign()``, ``ProcessExecutor.wait_ready()``); those
+files switch to these enums after the harness split of issue 13.
+"""
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class StopResult(StrEnum):
+    """How a stop ended: already gone, a clean shutdown, SIGTERM, or SIGKILL."""
+
+    GONE = "gone"
+    SHUTDOWN = "shutdown"
+    TERMINATED = "terminated"
+    KILLED = "killed"
+
+    @property
+    def forced(self) -> bool:
+        """A signal had to end it (recovery runs at the next start)."""
+        return self in (StopResult.TERMINATED, StopResult.KILLED)
+
+
+class ReadyWait(StrEnum):
+    """Why waiting for readiness ended: ready (``""``), the process exited, or time ran out."""
+
+    READY = ""
+    EXITED = "exited"
+    TIMEOUT = "timeout"
+
+    @property
+    def ready(self) -> bool:
+        """The process answered its readiness check."""
+        return self is ReadyWait.READY

@@ -1,0 +1,57 @@
+"""kewpie-style logging: ``20120113-125552 INFO message``."""
+from __future__ import annotations
+
+import logging
+import sys
+import time
+from typing import TextIO
+
+LOGGER_NAME = "kewpie"
+
+
+class KewpieFormatter(logging.Formatter):
+    """Formats records as ``YYYYMMDD-HHMMSS LEVEL message``."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        """Render one record in kewpie's style."""
+        stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(record.created))
+        level = "WARNING" if record.levelno == logging.WARNING else record.levelname
+        text = record.getMessage()
+        if record.exc_info and record.levelno >= logging.DEBUG:
+            text = text + "\n" + self.formatException(record.exc_info)
+        return f"{stamp} {level} {text}"
+
+
+def get_logger() -> logging.Logger:
+    """Return the harness logger (configured by :func:`configure`)."""
+    return logging.getLogger(LOGGER_NAME)
+
+
+def configure(verbose: bool = False, stream: TextIO | None = None, logfile: str | None = None,
+              console: bool = True, progress_safe: bool = False) -> logging.Logger:
+    """Attach kewpie-style handlers to the harness logger and return it.
+
+    console=False logs only to logfile (parallel bots); progress_safe prints
+    through the live progress line.
+    """
+    logger = get_logger()
+    for handler in list(logger.handlers):
+        logger.removeHandler(handler)
+        handler.close()
+    if progress_safe:
+        from lib.run.progress import TqdmHandler
+        handler: logging.Handler = TqdmHandler(stream or sys.stdout)
+    else:
+        handler = logging.StreamHandler(stream or sys.stdout)
+    handler.setFormatter(KewpieFormatter())
+    handler.setLevel(logging.DEBUG if verbose else logging.INFO)
+    if console:
+        logger.addHandler(handler)
+    if logfile:
+        fh = logging.FileHandler(logfile, mode="w")
+        fh.setFormatter(KewpieFormatter())
+        fh.setLevel(logging.DEBUG)
+        logger.addHandler(fh)
+    logger.setLevel(logging.DEBUG)
+    logger.propagate = False
+    return logger

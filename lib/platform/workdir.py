@@ -1,0 +1,441 @@
+"""The workdir: bot directories (on /dev/shm by default), cache, state, lock.
+
+Layout::
+
+    workdir/                  real directory, holds the marker and state
+      .kewpie-workdir         marker: kewpie may wipe what it created here
+      kewpie.lock             held (flock) by the run using this workdir
+      servers.json            servers running now (for --mode=cleanup)
+      kewpie.log              the last run's full log
+      bot0 -> /dev/shm/kewpie-<uid>/wd-<hash>/bot0   (a real dir with --no-shm)
+      cache -> /dev/shm/kewpie-<uid>/cache           (pristine datadirs, shared)
+
+    /dev/shm/kewpie-<uid>/    0711, ours: the server user passes through
+      cache/                  0711, shared by every workdir of this user:
+        bootstrap/              pristine datadirs (lib/servers/bootstrap.py)
+        galera/                 cluster snapshots (lib/servers/galera_cluster.py)
+      wd-<hash>/              0711, one per workdir (hash of its path)
+        lock                    flock held while a run uses the tree
+        workdir                 the workdir's path: is the tree still wanted?
+        bot0/ bot1/ ...         vardirs (owned by the server user)
+
+Every directory there is made and checked with lib/platform/safedirs.py, and the
+workdir's links are followed only when they point where kewpie expects.  At
+the start of each run, trees whose workdir is gone (and that no run or
+server uses) are removed, so RAM used by throwaway workdirs comes back.
+``KEWPIE_SHM_ROOT`` in the environment moves the whole tree off /dev/shm
+(kewpie's own tests use a private one).
+"""
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import re
+import shutil
+import stat
+import time
+
+from lib.platform import safedirs
+from lib.errors import UsageError
+from lib.platform.logsetup import get_logger
+from lib.platform.process import TAG_WORKDIR, tagged_processes
+
+MARKER = ".kewpie-workdir"
+SHM_ROOT = "/dev/shm"
+SHM_ROOT_ENV = "KEWPIE_SHM_ROOT"
+MIN_SHM_FREE = 2 << 30  # below this, vardirs go to disk: a full tmpfs stalls the machine
+TREE_LOCK = "lock"
+TREE_WORKDIR = "workdir"
+TREE_NAME = re.compile(r"wd-[0-9a-f]{10}")
+BOT_NAME = re.compile(r"bot\d+")
+RECLAIM_GRACE = 60.0  # a tree younger than this without a recorded workdir is being made
+LOCK_WAIT = 10.0
+
+
+def shm_base() -> str:
+    """Where kewpie's RAM tree lives: $KEWPIE_SHM_ROOT, else /dev/shm."""
+    return os.environ.get(SHM_ROOT_ENV) or SHM_ROOT
+
+
+def _digest(path: str) -> str:
+    return hashlib.sha1(path.encode()).hexdigest()[:10]
+
+
+class Workdir:
+    """Paths and exclusive use of one workdir."""
+
+    def __init__(self, path: str, use_shm: bool = True, server_user: str | None = None) -> None:
+        self.path = os.path.abspath(path)
+        base = shm_base()
+        self.use_shm = use_shm and os.path.isdir(base) and os.access(base, os.W_OK)
+        self.server_user = server_user
+        self.tree_name = f"wd-{_digest(self.path)}"
+        self.shm_root = os.path.join(base, f"kewpie-{os.getuid()}")
+        self.shm_cache = os.path.join(self.shm_root, "cache")
+        self.shm_path = os.path.join(self.shm_root, self.tree_name)
+        self._legacy_shm = os.path.join(base, f"kewpie-{os.getuid()}-{_digest(self.path)}")
+        self._lock_fd = -1
+        self._tree_fd = -1
+
+    @property
+    def state_file(self) -> str:
+        """Where bot0's running servers are recorded."""
+        return self.state_file_for("bot0")
+
+    def state_file_for(self, bot: str) -> str:
+        """A bot's record of running servers (servers.json for bot0)."""
+        name = "servers.json" if bot == "bot0" else f"servers-{bot}.json"
+        return os.path.join(self.path, name)
+
+    def state_files(self) -> list[str]:
+        """Every bot's state file present in the workdir."""
+        try:
+            names = os.listdir(self.path)
+        except OSError:
+            return []
+        return sorted(os.path.join(self.path, n) for n in names
+                      if n.startswith("servers") and n.endswith(".json"))
+
+    def bot_log_file(self, bot: str) -> str:
+        """A parallel bot's own log (the parent writes kewpie.log)."""
+        return os.path.join(self.path, f"kewpie-{bot}.log")
+
+    @property
+    def failed_dir(self) -> str:
+        """Evidence of failed tests (workdir/failed/<suite.test>/)."""
+        return os.path.join(self.path, "failed")
+
+    @property
+    def timings_file(self) -> str:
+        """Durations of tests in earlier runs."""
+        return os.path.join(self.path, "timings.json")
+
+    @property
+    def description_file(self) -> str:
+        """The JSON description of servers left by --start-and-exit."""
+        return os.path.join(self.path, "cluster.json")
+
+    @property
+    def log_file(self) -> str:
+        """The run's full log."""
+        return os.path.join(self.path, "kewpie.log")
+
+    @property
+    def cache_dir(self) -> str:
+        """The pristine datadir cache."""
+        return os.path.join(self.path, "cache", "bootstrap")
+
+    def bot_dir(self, bot: str) -> str:
+        """A bot's directory (``workdir/bot0``)."""
+        return os.path.join(self.path, bot)
+
+    def create(self) -> None:
+        """Create the workdir (0755) or check an existing one is ours."""
+        if os.path.exists(self.path):
+            if not os.path.isdir(self.path):
+                raise UsageError(f"--workdir {self.path} exists and is not a directory")
+            if os.listdir(self.path) and not os.path.exists(os.path.join(self.path, MARKER)):
+                raise UsageError(f"--workdir {self.path} is a non-empty directory kewpie did not "
+                                 f"create; choose an empty or new directory")
+        os.makedirs(self.path, mode=0o755, exist_ok=True)
+        st = os.stat(self.path)
+        if st.st_mode & 0o002:
+            os.chmod(self.path, 0o755)
+        open(os.path.join(self.path, MARKER), "a").close()
+
+    def lock(self) -> None:
+        """Take the workdir for this run; UsageError if another run has it.
+
+        With /dev/shm, also take this workdir's tree there (checked), refuse
+        links that point elsewhere, and reclaim trees of deleted workdirs.
+        """
+        fd = os.open(os.path.join(self.path, "kewpie.lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            other = os.read(fd, 32).decode(errors="replace").strip() or "?"
+            os.close(fd)
+            raise UsageError(f"workdir {self.path} is in use by another kewpie run (pid {other}); "
+                             f"use another --workdir") from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        self._lock_fd = fd
+        try:
+            if self.use_shm:
+                self.open_shm()
+                for name in sorted(os.listdir(self.path)):
+                    if name == "cache" or BOT_NAME.fullmatch(name):
+                        self._check_link(name)
+                self._drop_legacy_tree()
+                self.reclaim()
+            else:
+                self.reclaim(strict=False)  # RAM of deleted workdirs comes back with --no-shm too
+        except BaseException:
+            self.unlock()
+            raise
+
+    def unlock(self) -> None:
+        """Release the workdir lock (and this workdir's tree in /dev/shm)."""
+        for attr in ("_tree_fd", "_lock_fd"):
+            fd = getattr(self, attr)
+            if fd >= 0:
+                os.close(fd)
+                setattr(self, attr, -1)
+
+    # ------------------------------------------------------------ /dev/shm tree
+    def _shm_remedy(self, path: str) -> str:
+        return f"remove it (as its owner: rm -rf {path}) or run with --no-shm"
+
+    def _make_shm_dir(self, path: str) -> str:
+        return safedirs.make_dir(path, safedirs.TRAVERSE, remedy=self._shm_remedy(path))
+
+    def open_shm(self) -> None:
+        """Make (or check) /dev/shm/kewpie-<uid>/ and this workdir's tree; hold its lock."""
+        if self._tree_fd >= 0:
+            return
+        self._make_shm_dir(self.shm_root)
+        lock_path = os.path.join(self.shm_path, TREE_LOCK)
+        deadline = time.monotonic() + LOCK_WAIT
+        while True:
+            self._make_shm_dir(self.shm_path)
+            try:
+                fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            except FileNotFoundError:  # a reclaim removed the tree just now
+                fd, same = -1, False
+            else:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    same = os.path.samestat(os.fstat(fd), os.lstat(lock_path))
+                except OSError:  # held (a reclaim looking at it), or removed meanwhile
+                    same = False
+            if same:
+                break
+            if fd >= 0:
+                os.close(fd)
+            if time.monotonic() >= deadline:
+                raise UsageError(f"{self.shm_path} is in use by another process; "
+                                 f"use another --workdir or --no-shm")
+            time.sleep(0.05)
+        self._tree_fd = fd
+        safedirs.write_private_file(os.path.join(self.shm_path, TREE_WORKDIR), self.path + "\n")
+
+    def _drop_legacy_tree(self) -> None:
+        """Remove this workdir's tree of the older layout (/dev/shm/kewpie-<uid>-<hash>) if ours."""
+        try:
+            safedirs.check_dir(self._legacy_shm)
+        except (UsageError, OSError):
+            return  # absent, or not ours: never used, never touched
+        if not tagged_processes(TAG_WORKDIR, self.path):
+            safedirs.remove_tree(self._legacy_shm, ignore_errors=True)
+
+    def reclaim(self, strict: bool = True) -> list[str]:
+        """Remove the /dev/shm trees of this user's deleted workdirs; return their paths.
+
+        An unsafe /dev/shm/kewpie-<uid> raises UsageError, or with strict=False
+        is left alone (the run does not use it).
+        """
+        try:
+            safedirs.check_dir(self.shm_root, remedy=self._shm_remedy(self.shm_root))
+            names = os.listdir(self.shm_root)
+        except FileNotFoundError:
+            return []
+        except (UsageError, OSError):
+            if strict:
+                raise
+            return []
+        removed = []
+        for name in sorted(names):
+            if TREE_NAME.fullmatch(name) and name != self.tree_name and self._reclaim_tree(name):
+                removed.append(os.path.join(self.shm_root, name))
+        if removed:
+            get_logger().info(f"Freed {len(removed)} /dev/shm tree(s) of deleted workdirs")
+        return removed
+
+    def _reclaim_tree(self, name: str) -> bool:
+        """Remove one tree if no run holds it, its workdir is gone and no server uses it."""
+        path = os.path.join(self.shm_root, name)
+        try:
+            st = safedirs.check_dir(path)
+        except (UsageError, OSError) as exc:
+            get_logger().debug("not reclaiming %s: %s", path, exc)
+            return False
+        try:
+            fd = os.open(os.path.join(path, TREE_LOCK), os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except FileNotFoundError:
+            fd = -1
+        except OSError:
+            return False
+        try:
+            if fd >= 0:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except OSError:
+                    return False  # a run uses it
+            recorded = (safedirs.read_small_file(os.path.join(path, TREE_WORKDIR)) or "").strip()
+            if not recorded and time.time() - st.st_mtime < RECLAIM_GRACE:
+                return False  # being made right now
+            if recorded and points_back(recorded, name):
+                return False
+            if recorded and tagged_processes(TAG_WORKDIR, recorded):
+                return False  # --start-and-exit servers still run from it
+            safedirs.remove_tree(path, ignore_errors=True)
+            get_logger().debug("reclaimed %s (workdir %s is gone)", path, recorded or "?")
+            return True
+        finally:
+            if fd >= 0:
+                os.close(fd)
+
+    def remove_shm(self) -> None:
+        """Delete this workdir's tree in /dev/shm (not the shared cache) unless another process uses it."""
+        if self._tree_fd < 0:
+            try:
+                safedirs.check_dir(self.shm_root)
+                fd = os.open(os.path.join(self.shm_path, TREE_LOCK),
+                             os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
+            except (UsageError, OSError):
+                return
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(fd)
+                return
+            safedirs.remove_tree(self.shm_path, ignore_errors=True)
+            os.close(fd)
+            return
+        safedirs.remove_tree(self.shm_path, ignore_errors=True)
+
+    # ------------------------------------------------------------ links
+    def _shm_target(self, name: str) -> str:
+        """Where workdir/<name> must point: the shared cache, or a bot in our tree."""
+        return self.shm_cache if name == "cache" else os.path.join(self.shm_path, name)
+
+    def _check_link(self, name: str) -> str:
+        """What workdir/<name> is: '' (nothing), 'link' (ours, to the right place) or 'dir'.
+
+        Our own link from the older layout (/dev/shm/kewpie-<uid>-<hash>/) is
+        removed; any other link is refused (UsageError), never followed.
+        """
+        link = os.path.join(self.path, name)
+        try:
+            st = os.lstat(link)
+        except FileNotFoundError:
+            return ""
+        if stat.S_ISDIR(st.st_mode):
+            return "dir"
+        expected = self._shm_target(name)
+        if stat.S_ISLNK(st.st_mode):
+            target = os.readlink(link)
+            ours = st.st_uid == os.geteuid()
+            if ours and target == expected:
+                return "link"
+            if ours and target == os.path.join(self._legacy_shm, name):
+                os.unlink(link)
+                return ""
+            raise UsageError(f"refusing to follow {link}: it is a link to {target} (owner "
+                             f"{safedirs.owner_name(st.st_uid)}), not to {expected}; remove it "
+                             f"(rm {link}) and run again")
+        raise UsageError(f"{link} is not a directory (owner {safedirs.owner_name(st.st_uid)}); "
+                         f"remove it and run again")
+
+    def _link_or_dir(self, name: str, wipe: bool) -> str:
+        link = os.path.join(self.path, name)
+        if self.use_shm:
+            self.open_shm()
+            target = self._shm_target(name)
+            kind = self._check_link(name)
+            if kind == "dir":  # left by a --no-shm run
+                safedirs.remove_tree(link)
+            if wipe:
+                safedirs.remove_tree(target)
+            self._make_shm_dir(target)
+            if kind != "link":
+                try:
+                    os.symlink(target, link)
+                except FileExistsError:  # another bot linked the shared cache meanwhile
+                    if self._check_link(name) != "link":
+                        raise
+        else:
+            try:
+                st = os.lstat(link)
+            except FileNotFoundError:
+                st = None
+            if st is not None and stat.S_ISLNK(st.st_mode):
+                os.unlink(link)  # the link only: its target is never followed
+                self._drop_shm_bot(name)
+            elif st is not None and wipe:
+                safedirs.remove_tree(link)
+            os.makedirs(link, mode=0o755, exist_ok=True)
+        return link
+
+    def _drop_shm_bot(self, name: str) -> None:
+        """Free our tree's copy of a bot the workdir no longer links to (--no-shm)."""
+        if name == "cache":
+            return
+        try:
+            safedirs.check_dir(self.shm_root)
+            safedirs.check_dir(self.shm_path)
+        except (UsageError, OSError):
+            return
+        safedirs.remove_tree(os.path.join(self.shm_path, name), ignore_errors=True)
+
+    def prepare_bot(self, bot: str) -> str:
+        """A clean bot directory (previous run's vardirs removed)."""
+        return self._link_or_dir(bot, wipe=True)
+
+    def prepare_disk_bot(self, bot: str, root: str | None = None) -> str | None:
+        """A clean on-disk directory for the bot's vardirs of suites with
+        ``storage = 'disk'`` (None when the workdir is on disk anyway): in the
+        workdir, or under root (the lock directory's ``disk``) in a folder
+        named for this workdir.  Directories are made or checked (safedirs)."""
+        if not self.use_shm:
+            return None
+        if root is None:
+            parent = safedirs.make_dir(os.path.join(self.path, "disk"), safedirs.TRAVERSE)
+        else:
+            remedy = f"remove it (rm -rf {root}) or choose another --lock-dir"
+            safedirs.make_dir(root, safedirs.TRAVERSE, remedy=remedy)
+            parent = safedirs.make_dir(os.path.join(root, self.tree_name), safedirs.TRAVERSE,
+                                       remedy=remedy)
+        path = os.path.join(parent, bot)
+        safedirs.remove_tree(path)
+        return safedirs.make_dir(path, safedirs.TRAVERSE)
+
+    def prepare_cache(self) -> str:
+        """The bootstrap cache directory (kept between runs; in /dev/shm, shared by workdirs)."""
+        self._link_or_dir("cache", wipe=False)
+        if not self.use_shm:
+            os.makedirs(self.cache_dir, mode=0o755, exist_ok=True)
+            return self.cache_dir
+        return self._make_shm_dir(os.path.join(self.shm_cache, "bootstrap"))
+
+    def shm_has_room(self) -> bool:
+        """True when /dev/shm has at least MIN_SHM_FREE bytes free."""
+        try:
+            return shutil.disk_usage(shm_base()).free >= MIN_SHM_FREE
+        except OSError:
+            return False
+
+    @staticmethod
+    def empty_dir(path: str | None) -> None:
+        """Remove what a directory holds (it stays); a link is never followed, nor emptied."""
+        if path:
+            safedirs.empty_dir(path, ignore_errors=True)
+
+    def wipe_bots(self) -> None:
+        """Remove every bot directory and the description (cleanup mode)."""
+        if os.path.exists(self.description_file):
+            os.unlink(self.description_file)
+        for name in os.listdir(self.path):
+            if BOT_NAME.fullmatch(name):
+                safedirs.remove_tree(os.path.join(self.path, name), ignore_errors=True)
+        if self._tree_fd >= 0:  # ours and checked: the bots' vardirs go with it
+            for name in os.listdir(self.shm_path):
+                if BOT_NAME.fullmatch(name):
+                    safedirs.remove_tree(os.path.join(self.shm_path, name), ignore_errors=True)
+
+
+def points_back(workdir: str, tree_name: str) -> bool:
+    """True when workdir still exists as a kewpie workdir whose tree is tree_name."""
+    return (f"wd-{_digest(workdir)}" == tree_name
+            and os.path.isfile(os.path.join(workdir, MARKER)))

@@ -1,0 +1,166 @@
+"""Parallel bots: one worker process per bot, the parent schedules and reports.
+
+Each worker is forked from the harness after the tests are loaded, builds its
+own ServerManager (``workdir/botN``, its own port leases and state file) and
+runs the tests it is handed, one at a time, with retries and evidence as in a
+single-bot run.  The parent picks the next test for a free bot: one needing
+the servers that bot already has, else one whose servers no other bot has,
+longest first by known timings (see lib/run/scheduling.py).  Workers die with the
+parent (parent-death signal), and their servers die with them.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import time
+import traceback
+from multiprocessing.connection import Connection, wait
+from typing import TYPE_CHECKING, Callable, Hashable
+
+from lib.errors import Interrupted
+from lib.platform.logsetup import configure, get_logger
+from lib.platform.logtail import tail_file
+from lib.platform.process import die_with_parent
+from lib.run.report import Outcome
+from lib.run.scheduling import pick_next
+from lib.suites.loader import TestSpec
+
+if TYPE_CHECKING:
+    from lib.run.harness import Harness
+
+STOP_GRACE = 12.0
+
+
+def _raise_interrupted(signum: int, _frame: object) -> None:
+    raise Interrupted(signum)
+
+
+def _worker(harness: "Harness", bot: str, conn: Connection, queue: list[TestSpec],
+            retries: int, retry_max: int) -> None:
+    """Worker process body: run the tests the parent sends until told to stop."""
+    die_with_parent()
+    signal.signal(signal.SIGINT, _raise_interrupted)
+    signal.signal(signal.SIGTERM, _raise_interrupted)
+    signal.signal(signal.SIGHUP, _raise_interrupted)
+    configure(harness.config.verbose, logfile=harness.workdir.bot_log_file(bot), console=False)
+    interrupted = False
+    try:
+        runner = harness.make_runner(bot)
+        while True:
+            message = conn.recv()
+            if message[0] == "stop":
+                break
+            _, index, failed_so_far = message
+            try:
+                outcome = runner.run_with_retries(queue[index], retries,
+                                                  lambda: failed_so_far < retry_max)
+            except Exception as exc:  # noqa: BLE001 - a harness bug must not kill the bot
+                get_logger().debug("harness error in %s", queue[index].full_name, exc_info=True)
+                runner.manager.teardown(fast=True)
+                outcome = Outcome(queue[index].full_name, "fail", 0, bot,
+                                  f"kewpie internal error: {type(exc).__name__}: {exc}\n"
+                                  f"{traceback.format_exc(limit=8)}")
+            current = runner.manager.current if runner.manager.servers else None
+            conn.send((index, outcome, current))
+    except (Interrupted, EOFError):
+        interrupted = True
+    except BaseException:
+        # The parent reports a dead bot with the tail of this log: say why here.
+        get_logger().error(f"bot {bot} failed: {traceback.format_exc(limit=12)}")
+        raise
+    finally:
+        harness.close(fast=interrupted, bot=bot)
+        conn.close()
+
+
+class BotPool:
+    """N bots in worker processes, fed from one queue."""
+
+    def __init__(self, harness: "Harness", count: int) -> None:
+        self.harness = harness
+        self.count = count
+        self.log = get_logger()
+
+    def run(self, queue: list[TestSpec], weight: Callable[[TestSpec], float],
+            on_outcome: Callable[[Outcome], None], stop_on_failure: bool, retries: int,
+            retry_max: int) -> bool:
+        """Run every test of queue; return True if stopped early after a failure."""
+        ctx = multiprocessing.get_context("fork")
+        conns: dict[str, Connection] = {}
+        procs: dict[str, multiprocessing.Process] = {}
+        for i in range(self.count):
+            bot = f"bot{i}"
+            parent_end, child_end = ctx.Pipe()
+            proc = ctx.Process(target=_worker, name=f"kewpie-{bot}",
+                               args=(self.harness, bot, child_end, queue, retries, retry_max))
+            proc.start()
+            child_end.close()
+            conns[bot], procs[bot] = parent_end, proc
+        pending = list(range(len(queue)))
+        busy: dict[str, int] = {}
+        affinity: dict[str, Hashable | None] = {bot: None for bot in conns}
+        failed = 0
+        stopping = False
+
+        def key(index: int) -> Hashable:
+            """Tests with equal requirements can share servers."""
+            return queue[index].requirements
+
+        try:
+            while True:
+                for bot in conns:
+                    if bot in busy or not pending or stopping:
+                        continue
+                    busy_keys = [key(i) for i in busy.values()]
+                    choice = pick_next(pending, affinity[bot], key, lambda i: weight(queue[i]),
+                                       busy_keys)
+                    index = pending.pop(choice)
+                    conns[bot].send(("run", index, failed))
+                    busy[bot] = index
+                if not busy:
+                    break
+                for conn in wait([conns[bot] for bot in busy]):
+                    bot = next(b for b, c in conns.items() if c is conn)
+                    index = busy.pop(bot)
+                    try:
+                        _, outcome, current = conn.recv()
+                    except (EOFError, OSError):
+                        outcome, current = self._lost(bot, queue[index], procs[bot]), None
+                        del conns[bot]
+                    affinity[bot] = current
+                    if outcome.status in ("fail", "timeout"):
+                        failed += 1
+                        stopping = stopping or stop_on_failure
+                    on_outcome(outcome)
+                if not conns:
+                    break
+        finally:
+            self._stop(conns, procs)
+        return stopping and bool(pending)
+
+    def _lost(self, bot: str, spec: TestSpec, proc: multiprocessing.Process) -> Outcome:
+        proc.join(timeout=5)
+        log_file = self.harness.workdir.bot_log_file(bot)
+        tail = tail_file(log_file, 25)
+        why = f"\n--- {log_file} ends with ---\n{tail}" if tail else ""
+        return Outcome(spec.full_name, "fail", 0, bot,
+                       f"bot {bot} died while running {spec.full_name} "
+                       f"(exit code {proc.exitcode}){why}")
+
+    def _stop(self, conns: dict[str, Connection], procs: dict[str, multiprocessing.Process]) -> None:
+        for conn in conns.values():
+            try:
+                conn.send(("stop",))
+            except (OSError, BrokenPipeError):
+                pass
+        deadline = time.monotonic() + STOP_GRACE
+        for bot, proc in procs.items():
+            proc.join(timeout=max(0.1, deadline - time.monotonic()))
+            if proc.is_alive():
+                os.kill(proc.pid, signal.SIGTERM)
+        for proc in procs.values():
+            proc.join(timeout=max(0.1, deadline - time.monotonic()))
+            if proc.is_alive():
+                proc.kill()
+                proc.join(timeout=5)

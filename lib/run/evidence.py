@@ -1,0 +1,128 @@
+"""Keep what a failed test leaves behind, under ``workdir/failed/<suite.test>/``.
+
+For each server: error log, option file, stdout log, SST logs and (for the
+first ``--max-save-datadir`` failures) the datadir; plus the failure text, the
+harness log so far and the tool logs of the bot.  A core file in a datadir is
+turned into ``backtrace.txt`` with gdb when gdb is installed, and its top
+frames are returned for the failure report.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+
+from lib.platform.logsetup import get_logger
+from lib.servers.server import Server
+
+CORE_RE = re.compile(r"^core(\.\d+)?$")
+TOP_FRAMES = 8
+
+
+@dataclass
+class Saved:
+    """Where a failure's evidence went, and the backtrace summary if a core was found."""
+
+    path: str
+    backtrace: str = ""
+
+
+class EvidenceKeeper:
+    """Saves evidence of failed tests (one instance per bot)."""
+
+    def __init__(self, root: str, max_datadirs: int, harness_log: str | None) -> None:
+        self.root = root
+        self.max_datadirs = max_datadirs
+        self.harness_log = harness_log
+        self.datadirs_saved = 0
+        self.log = get_logger()
+
+    def _target(self, name: str) -> str:
+        os.makedirs(self.root, mode=0o755, exist_ok=True)
+        path = os.path.join(self.root, name)
+        n = 2
+        while os.path.exists(path):
+            path = os.path.join(self.root, f"{name}-{n}")
+            n += 1
+        os.makedirs(path, mode=0o755)
+        return path
+
+    def save(self, name: str, message: str, servers: list[Server], tool_logdir: str | None) -> Saved:
+        """Copy the evidence of one failed attempt; never raises for missing files."""
+        target = self._target(name)
+        saved = Saved(target)
+        with open(os.path.join(target, "failure.txt"), "w") as fh:
+            fh.write(message + "\n")
+        if self.harness_log and os.path.exists(self.harness_log):
+            _copy(self.harness_log, os.path.join(target, "kewpie.log"))
+        if tool_logdir and os.path.isdir(tool_logdir) and os.listdir(tool_logdir):
+            _copytree(tool_logdir, os.path.join(target, "tool_logs"))
+        keep_data = self.datadirs_saved < self.max_datadirs
+        for server in servers:
+            dest = os.path.join(target, server.name)
+            os.makedirs(dest, exist_ok=True)
+            for path in (server.error_log, server.cnf_path, server.stdout_log,
+                         os.path.join(server.logdir, "wsrep-recover.log")):
+                if os.path.exists(path):
+                    _copy(path, os.path.join(dest, os.path.basename(path)))
+            sst_logs = getattr(server, "sst_log_dir", None)
+            if sst_logs and os.path.isdir(sst_logs) and os.listdir(sst_logs):
+                _copytree(sst_logs, os.path.join(dest, "sst_log"))
+            core = find_core(server.datadir)
+            if core:
+                trace = backtrace(server.tree.server, core, os.path.join(dest, "backtrace.txt"))
+                if trace:
+                    saved.backtrace += f"{server.name} core {core}:\n{trace}\n"
+            if keep_data and os.path.isdir(server.datadir):
+                _copytree(server.datadir, os.path.join(dest, "data"))
+        if keep_data:
+            self.datadirs_saved += 1
+        return saved
+
+
+def _copy(src: str, dst: str) -> None:
+    try:
+        shutil.copy2(src, dst)
+    except OSError as exc:
+        get_logger().debug("evidence: cannot copy %s: %s", src, exc)
+
+
+def _copytree(src: str, dst: str) -> None:
+    result = subprocess.run(["cp", "-a", src, dst], capture_output=True, text=True)
+    if result.returncode != 0:
+        get_logger().debug("evidence: cannot copy %s: %s", src, result.stderr.strip())
+
+
+def find_core(datadir: str) -> str | None:
+    """A core file left in a datadir by a crashed server, if any."""
+    try:
+        names = sorted(os.listdir(datadir))
+    except OSError:
+        return None
+    for name in names:
+        if CORE_RE.match(name):
+            return os.path.join(datadir, name)
+    return None
+
+
+def backtrace(binary: str, core: str, out_path: str) -> str:
+    """Write gdb's backtraces to out_path and return the crashing thread's top frames."""
+    gdb = shutil.which("gdb")
+    if not gdb:
+        return ""
+    argv = [gdb, "-batch", "-nx", "-ex", "bt 40", "-ex", "thread apply all bt 20", binary, core]
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"(gdb failed: {exc})"
+    with open(out_path, "w") as fh:
+        fh.write(proc.stdout + proc.stderr)
+    frames: list[str] = []
+    for line in proc.stdout.splitlines():
+        if line.startswith("#0") and frames:
+            break  # the crashing thread again, in 'thread apply all'
+        if line.startswith("#"):
+            frames.append(line)
+    return "\n".join(frames[:TOP_FRAMES])

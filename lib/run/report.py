@@ -1,0 +1,92 @@
+"""What the user reads: kewpie's header, one row per test, failures, summary."""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+from lib.suites.status import TestStatus
+
+STATUSES = tuple(TestStatus)
+NAME_WIDTH = 55
+
+
+@dataclass
+class Outcome:
+    """The result of one test run: status, time and, on failure, details."""
+
+    name: str
+    status: TestStatus
+    time_ms: int
+    bot: str = "bot0"
+    message: str = ""
+    methods: list[tuple[str, str, int]] = field(default_factory=list)
+    attempts: int = 1
+    earlier_failures: list[str] = field(default_factory=list)
+    evidence: str = ""
+
+    def __post_init__(self) -> None:
+        self.status = TestStatus(self.status)
+
+    @property
+    def failed(self) -> bool:
+        """The test failed or timed out (see :attr:`TestStatus.failed`)."""
+        return TestStatus(self.status).failed
+
+
+class Reporter:
+    """Writes rows and the summary through the harness logger."""
+
+    def __init__(self, log: logging.Logger, verbose: bool = False, show_bot: bool = False) -> None:
+        self.log = log
+        self.verbose = verbose
+        self.show_bot = show_bot
+
+    def table_header(self) -> None:
+        """The column titles before the first row."""
+        self.log.info("Test execution begins...")
+        bot = f"{'BOT':<5} " if self.show_bot else ""
+        self.log.info(f"{'TEST NAME':<{NAME_WIDTH}} {bot}[ RESULT ]    TIME (ms)")
+        self.log.info("=" * (NAME_WIDTH + 24))
+
+    def row(self, outcome: Outcome) -> None:
+        """One row per finished test, then its failure details."""
+        bot = f"{outcome.bot:<5} " if self.show_bot else ""
+        self.log.info(f"{outcome.name:<{NAME_WIDTH}} {bot}[ {outcome.status} ] {outcome.time_ms:>12}")
+        if self.verbose:
+            for method, status, ms in outcome.methods:
+                self.log.info(f"    {method:<{NAME_WIDTH - 4}} [ {status} ] {ms:>12}")
+        if outcome.message and outcome.status != TestStatus.PASS:
+            for line in outcome.message.rstrip().splitlines():
+                self.log.info(line)
+        if outcome.evidence:
+            self.log.info(f"evidence: {outcome.evidence}")
+
+    def summary(self, outcomes: list[Outcome], selected: int, total_seconds: float,
+                stopped_early: bool) -> None:
+        """Counts, percentages, total time and the slowest tests."""
+        executed = len(outcomes)
+        counts = {s: sum(1 for o in outcomes if o.status == s) for s in STATUSES}
+        self.log.info("=" * (NAME_WIDTH + 24))
+        self.log.info(f"Test execution complete in {total_seconds:.0f} seconds")
+        self.log.info("Summary report:")
+        pct = 100.0 * executed / selected if selected else 100.0
+        self.log.info(f"Executed {executed}/{selected} test cases, {pct:.2f} percent")
+        for status in STATUSES:
+            if counts[status]:
+                share = 100.0 * counts[status] / executed
+                self.log.info(f"STATUS: {status.upper()}, {counts[status]}/{executed} test cases, "
+                              f"{share:.2f} percent executed")
+        failed = [o.name for o in outcomes if o.failed]
+        if failed:
+            self.log.info(f"FAILED TESTS: {' '.join(failed)}")
+        flaky = [o.name for o in outcomes if o.status == TestStatus.FLAKY]
+        if flaky:
+            self.log.info(f"FLAKY TESTS (failed, then passed on a retry): {' '.join(flaky)}")
+        if stopped_early:
+            self.log.info(f"Stopped after the first failure ({selected - executed} test(s) not "
+                          f"run); use --force to run past failures")
+        spent = sum(o.time_ms for o in outcomes) / 1000.0
+        self.log.info(f"Spent {spent:.0f} / {total_seconds:.0f} seconds on: TEST(s)")
+        slow = sorted(outcomes, key=lambda o: o.time_ms, reverse=True)[:3]
+        if slow:
+            self.log.info("Slowest tests: " + ", ".join(f"{o.name} {o.time_ms} ms" for o in slow))

@@ -1,0 +1,242 @@
+"""Runs selected tests on a bot's servers, one unittest module at a time.
+
+Each run of a test module gets a :class:`~lib.suites.context.TestContext`,
+handed to its KewpieTestCase instances before they run; the kewpie 2012
+globals are derived from it by :mod:`lib.util.context`.
+"""
+from __future__ import annotations
+
+import signal
+import time
+import unittest
+from typing import Any, Callable, Iterator
+
+from lib.errors import KewpieError, QueryError, ServerError, TestTimeoutError
+from lib.run.evidence import EvidenceKeeper
+from lib.servers.health import HealthState
+from lib.platform.logsetup import get_logger
+from lib.run.report import Outcome
+from lib.servers.server import Server
+from lib.servers.manager import ServerManager
+from lib.suites.loader import TestSpec
+from lib.suites.testcase import KewpieTestCase
+from lib.suites.context import BotSetup, TestContext
+from lib.suites.status import TestStatus
+from lib.util.context import (SystemManager, TestExecutor, install_globals,  # noqa: F401 - re-exported
+                              setup_from_executor)
+
+
+class TimedResult(unittest.TestResult):
+    """A TestResult that also times each test method."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.method_rows: list[tuple[str, TestStatus, int]] = []
+        self._t0 = 0.0
+        self._status = TestStatus.PASS
+
+    def startTest(self, test: unittest.TestCase) -> None:  # noqa: N802 - unittest API
+        """Start the clock for one test method."""
+        super().startTest(test)
+        self._t0 = time.monotonic()
+        self._status = TestStatus.PASS
+
+    def addFailure(self, test: unittest.TestCase, err: Any) -> None:  # noqa: N802
+        """Record an assertion failure."""
+        super().addFailure(test, err)
+        self._status = TestStatus.FAIL
+
+    def addError(self, test: unittest.TestCase, err: Any) -> None:  # noqa: N802
+        """Record an unexpected exception."""
+        super().addError(test, err)
+        self._status = TestStatus.FAIL
+
+    def addSkip(self, test: unittest.TestCase, reason: str) -> None:  # noqa: N802
+        """Record a skipped method."""
+        super().addSkip(test, reason)
+        self._status = TestStatus.SKIPPED
+
+    def stopTest(self, test: unittest.TestCase) -> None:  # noqa: N802
+        """Stop the clock and keep the method's row."""
+        super().stopTest(test)
+        name = test.id().rsplit(".", 1)[-1] if hasattr(test, "id") else str(test)
+        self.method_rows.append((name, self._status, int((time.monotonic() - self._t0) * 1000)))
+
+
+def _short_traceback(text: str, limit: int = 25, message_limit: int = 80) -> str:
+    """The traceback cut to limit lines; the exception's own message is kept whole
+    (up to message_limit lines): a checker's evidence is in it."""
+    lines = text.rstrip().splitlines()
+    last_frame = max((i for i, line in enumerate(lines) if line.startswith("  File ")),
+                     default=-1)
+    start = last_frame + 1
+    while 0 <= last_frame < start < len(lines) and lines[start].startswith("    "):
+        start += 1  # the frame's source line(s)
+    frames, message = lines[:start], lines[start:]
+    if len(frames) > limit:
+        frames = frames[:3] + ["  ..."] + frames[-(limit - 4):]
+    if len(message) > message_limit:
+        message = message[:message_limit] + [f"... ({len(message) - message_limit} more lines)"]
+    return "\n".join(frames + message)
+
+
+class Runner:
+    """Runs TestSpecs on one bot: servers, the test, crash checks, retries, evidence."""
+
+    def __init__(self, manager: ServerManager, setup: BotSetup | TestExecutor,
+                 test_timeout: float = 0.0, evidence: EvidenceKeeper | None = None) -> None:
+        """setup may still be a 2012 TestExecutor (lib/run/harness.py builds one); it is read
+        once, here, through :func:`lib.util.context.setup_from_executor`."""
+        self.manager = manager
+        self.setup = setup if isinstance(setup, BotSetup) else setup_from_executor(setup)
+        self.test_timeout = test_timeout
+        self.evidence = evidence
+        self.log = get_logger()
+
+    def run_with_retries(self, spec: TestSpec, retries: int = 0,
+                         may_retry: Callable[[], bool] = lambda: True) -> Outcome:
+        """Run spec; rerun a failure on fresh servers up to retries times.
+
+        A test that fails and then passes is 'flaky' (never a plain pass); one
+        that fails every attempt says how many it had.
+        """
+        outcome = self.run_one(spec)
+        failures: list[str] = []
+        total_ms = outcome.time_ms
+        while outcome.failed and len(failures) < retries and may_retry():
+            failures.append(self._attempt_text(outcome, len(failures) + 1))
+            self.log.info(f"{spec.full_name} failed on attempt {len(failures)}; retrying on "
+                          f"fresh servers")
+            self.manager.request_reset()
+            outcome = self.run_one(spec)
+            total_ms += outcome.time_ms
+        outcome.time_ms = total_ms
+        outcome.attempts = len(failures) + 1
+        if failures and outcome.status == TestStatus.PASS:
+            outcome.status = TestStatus.FLAKY
+            outcome.earlier_failures = failures
+            outcome.message = (f"passed on attempt {outcome.attempts} after "
+                               f"{len(failures)} failure(s):\n" + "\n".join(failures))
+        elif failures:
+            outcome.message = (f"failed all {outcome.attempts} attempts; the last one:\n"
+                               + outcome.message)
+            outcome.earlier_failures = failures
+        return outcome
+
+    @staticmethod
+    def _attempt_text(outcome: Outcome, attempt: int) -> str:
+        where = f" (evidence: {outcome.evidence})" if outcome.evidence else ""
+        return f"attempt {attempt}: {outcome.status}{where}\n{outcome.message}"
+
+    def run_one(self, spec: TestSpec) -> Outcome:
+        """Get servers, run the module's tests, check the servers, apply the reuse rule."""
+        start = time.monotonic()
+        try:
+            servers = self.manager.get_servers(spec.requirements)
+        except (ServerError, QueryError) as exc:  # environment problems (no binary...) end the run
+            ms = int((time.monotonic() - start) * 1000)
+            message = f"servers for {spec.full_name} could not be started: {exc}"
+            evidence = ""
+            if self.evidence is not None:
+                evidence = self.evidence.save(spec.full_name, message,
+                                              self.manager.last_servers, None).path
+            return Outcome(spec.full_name, TestStatus.FAIL, ms, self.manager.bot_name, message,
+                           evidence=evidence)
+        result = TimedResult()
+        suite = unittest.TestLoader().loadTestsFromModule(spec.module)
+        self._hand_over(TestContext(spec, tuple(servers), self.manager, self.setup, result), suite)
+        timed_out = False
+
+        def on_alarm(_signum: int, _frame: Any) -> None:
+            """--test-timeout expired: stop the test and kill its servers."""
+            nonlocal timed_out
+            timed_out = True
+            result.stop()
+            for server in servers:
+                server.kill()
+            raise TestTimeoutError(f"test exceeded --test-timeout {self.test_timeout:.0f}s")
+
+        previous = None
+        if self.test_timeout > 0:
+            previous = signal.signal(signal.SIGALRM, on_alarm)
+            signal.setitimer(signal.ITIMER_REAL, self.test_timeout)
+        try:
+            suite.run(result)
+        except TestTimeoutError:
+            timed_out = True
+        finally:
+            if self.test_timeout > 0:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                signal.signal(signal.SIGALRM, previous or signal.SIG_DFL)
+        ms = int((time.monotonic() - start) * 1000)
+        status, message = self._judge(spec, result, servers, timed_out)
+        passed = status.ok
+        evidence = ""
+        if not passed:
+            self.manager.teardown()  # quiet datadirs before they are copied
+            if self.evidence is not None:
+                saved = self.evidence.save(spec.full_name, message, servers, self.setup.log_dir)
+                evidence = saved.path
+                if saved.backtrace:
+                    message += f"\n--- backtrace (top frames) ---\n{saved.backtrace}"
+        try:
+            self.manager.after_test(passed)
+        except (KewpieError, ServerError) as exc:
+            self.log.warning(f"resetting servers after {spec.full_name} failed: {exc}")
+            self.manager.teardown(fast=True)
+        return Outcome(spec.full_name, status, ms, self.manager.bot_name, message,
+                       result.method_rows, evidence=evidence)
+
+    @staticmethod
+    def _hand_over(context: TestContext, suite: unittest.TestSuite) -> None:
+        """Give each loaded test the context (once), and derive the 2012 globals from it."""
+        tests = list(_tests_of(suite))
+        for test in tests:
+            if isinstance(test, KewpieTestCase):
+                test.use_context(context)
+        install_globals(context, tests)
+
+    def _judge(self, spec: TestSpec, result: TimedResult, servers: list[Server],
+               timed_out: bool) -> tuple[TestStatus, str]:
+        parts: list[str] = []
+        for test, text in result.failures + result.errors:
+            parts.append(f"{test.id().split('.', 2)[-1]}:\n{_short_traceback(text)}")
+        dead = []
+        if not timed_out:
+            for server in servers:
+                health = server.health()
+                if HealthState(health.state).dead:
+                    dead.append(server)
+                    parts.append(f"{health.message}; error log {server.error_log} ends with:\n"
+                                 f"{server.error_log_tail(20)}")
+        if timed_out:
+            status = TestStatus.TIMEOUT
+        elif result.failures or result.errors or dead:
+            status = TestStatus.FAIL
+        elif result.testsRun and len(result.skipped) == result.testsRun:
+            status = TestStatus.SKIPPED
+            parts = [f"skipped: {reason}" for _, reason in result.skipped[:3]]
+        elif result.testsRun == 0:
+            status = TestStatus.SKIPPED
+            parts = [f"{spec.path} has no test methods"]
+        else:
+            status = TestStatus.PASS
+        if status.failed:
+            reports = [r for r in (s.status_report() for s in servers) if r]
+            if reports:
+                parts.append("--- server status ---\n" + "\n".join(reports))
+        if status.failed and not dead:
+            for server in servers:
+                tail = server.error_log_tail(8)
+                if tail:
+                    parts.append(f"--- {server.name} error log ({server.error_log}) tail ---\n{tail}")
+        return status, "\n".join(parts)
+
+
+def _tests_of(suite: unittest.TestSuite) -> Iterator[unittest.TestCase]:
+    """The test cases of a (nested) suite, in order."""
+    for item in suite:
+        if isinstance(item, unittest.TestSuite):
+            yield from _tests_of(item)
+        else:
+            yield item

@@ -1,0 +1,1 @@
+"""Servers: layout and my.cnf, lifecycle, SQL, Galera, replication, the manager."""

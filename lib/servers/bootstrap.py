@@ -1,0 +1,179 @@
+"""Pristine datadirs: bootstrap once per code tree and bootstrap options, copy after.
+
+The cache lives in ``/dev/shm/kewpie-<uid>/cache/bootstrap/<key>/data``,
+shared by every workdir of the user (``workdir/cache/bootstrap`` with
+--no-shm).  The key hashes the server binary's identity (path, size, mtime,
+version), the basedir, the initialiser used, the server user and the options
+that matter at bootstrap (lib/servers/options.py BOOTSTRAP_OPTIONS: no path, port or
+anything else of a workdir), so a new binary or a different page size gives
+a new template, and two workdirs share one.  A file lock per key
+(``<key>.lock``) serialises runs building the same template (the build goes
+to ``<key>.building`` and is renamed when READY); copies hold it shared, and
+pruning takes it exclusively without waiting, so a template in use is never
+removed.
+"""
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import shutil
+import stat
+import subprocess
+import time
+
+from lib.platform import safedirs
+from lib.servers.codetree import CodeTree
+from lib.errors import ServerError
+from lib.platform.logsetup import get_logger
+from lib.platform.logtail import tail_file
+from lib.servers.options import Option
+
+KEEP_TEMPLATES = 6
+
+
+class BootstrapCache:
+    """Builds and hands out pristine datadir templates."""
+
+    def __init__(self, cache_dir: str, tree: CodeTree, server_user: str | None) -> None:
+        self.cache_dir = cache_dir
+        self.tree = tree
+        self.server_user = server_user
+        safedirs.make_dir(cache_dir, safedirs.TRAVERSE)  # the server user bootstraps inside
+
+    def key(self, options: list[Option]) -> str:
+        """The cache key for a set of bootstrap options."""
+        opts = sorted(o.as_arg() for o in options)
+        installer = self.tree.tools.get("install_db", "")
+        text = "|".join([self.tree.binary_fingerprint(), self.tree.basedir, self.tree.initializer(),
+                         os.path.realpath(installer) if installer else "",
+                         self.server_user or "", *opts])
+        return hashlib.sha1(text.encode()).hexdigest()[:16]
+
+    def template(self, options: list[Option]) -> str:
+        """Path of a pristine datadir for these options (built if missing)."""
+        key = self.key(options)
+        target = os.path.join(self.cache_dir, key)
+        data = os.path.join(target, "data")
+        if os.path.isfile(os.path.join(target, "READY")):
+            os.utime(target)
+            return data
+        lock_fd = self._lock_file(key)
+        try:
+            fcntl.flock(lock_fd, fcntl.LOCK_EX)
+            if os.path.isfile(os.path.join(target, "READY")):
+                return data
+            safedirs.remove_tree(target, ignore_errors=True)
+            self._build(target, options)
+        finally:
+            os.close(lock_fd)
+        self._prune(keep=key)
+        return data
+
+    def _lock_file(self, key: str) -> int:
+        """An open descriptor on the key's lock file (never through a link)."""
+        return os.open(os.path.join(self.cache_dir, f"{key}.lock"),
+                       os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+
+    def _build(self, target: str, options: list[Option]) -> None:
+        log = get_logger()
+        log.info("Taking clean db snapshot...")
+        start = time.monotonic()
+        building = target + ".building"
+        safedirs.remove_tree(building, ignore_errors=True)
+        os.mkdir(building, 0o755)
+        data = os.path.join(building, "data")
+        logfile = os.path.join(building, "bootstrap.log")
+        tmp = os.path.join(building, "tmp")  # never /tmp: concurrent bootstraps collide there
+        os.makedirs(data, mode=0o750)
+        os.makedirs(tmp, mode=0o750)
+        if self.server_user:
+            shutil.chown(data, self.server_user, self.server_user)
+            shutil.chown(tmp, self.server_user, self.server_user)
+        argv = self._command(data, options) + [f"--tmpdir={tmp}"]
+        log.debug("bootstrap: %s", " ".join(argv))
+        with open(logfile, "wb") as out:
+            try:
+                rc = subprocess.run(argv, stdout=out, stderr=out, stdin=subprocess.DEVNULL,
+                                    timeout=300, cwd=building).returncode
+            except (OSError, subprocess.TimeoutExpired) as exc:
+                raise ServerError(f"bootstrap failed: {exc}", tail_file(logfile, 20)) from exc
+        if rc != 0:
+            text = tail_file(logfile, 200)
+            errors = [line for line in text.splitlines() if "ERROR" in line or "[Warning]" in line]
+            raise ServerError(f"bootstrapping a datadir with {argv[0]} failed (exit {rc}); "
+                              f"log: {logfile}", "\n".join(errors[-10:]) or tail_file(logfile, 20))
+        # kewpie's tests expect a `test` schema; a directory is a schema.
+        test_db = os.path.join(data, "test")
+        os.makedirs(test_db, mode=0o700, exist_ok=True)
+        if self.server_user:
+            shutil.chown(test_db, self.server_user, self.server_user)
+        shutil.rmtree(tmp, ignore_errors=True)
+        with open(os.path.join(building, "READY"), "w") as fh:
+            fh.write(" ".join(argv) + "\n")
+        os.rename(building, target)
+        log.debug("bootstrap took %.0f ms", (time.monotonic() - start) * 1000)
+
+    def _command(self, data: str, options: list[Option]) -> list[str]:
+        opt_args = [o.as_arg() for o in options]
+        if self.tree.initializer() == "initialize-insecure":
+            argv = [self.tree.server, "--no-defaults", "--initialize-insecure",
+                    f"--datadir={data}", f"--basedir={self.tree.basedir}"]
+            if self.server_user:
+                argv.append(f"--user={self.server_user}")
+            return argv + opt_args
+        install_db = self.tree.tool("install_db")
+        argv = [install_db, "--no-defaults", f"--datadir={data}", f"--basedir={self.tree.basedir}"]
+        if self.tree.version is None or self.tree.version.flavor == "mariadb":
+            argv += ["--auth-root-authentication-method=normal", "--skip-test-db", "--force",
+                     "--skip-name-resolve"]
+        if self.server_user:
+            argv.append(f"--user={self.server_user}")
+        return argv + opt_args
+
+    def _prune(self, keep: str) -> None:
+        """Keep the KEEP_TEMPLATES most recently used templates; drop failed builds.
+
+        A template (or build) whose key lock someone holds is in use and stays.
+        """
+        entries = []
+        for name in os.listdir(self.cache_dir):
+            key = name.removesuffix(".building")
+            st = os.lstat(os.path.join(self.cache_dir, name))
+            if stat.S_ISDIR(st.st_mode) and key != keep:
+                entries.append((name == key, st.st_mtime, key, name))
+        entries.sort(reverse=True)  # templates first, newest first; builds after
+        for is_template, _, key, name in entries[KEEP_TEMPLATES - 1:] + \
+                [e for e in entries[:KEEP_TEMPLATES - 1] if not e[0]]:
+            lock_fd = self._lock_file(key)
+            try:
+                fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                continue  # being built or copied right now
+            else:
+                safedirs.remove_tree(os.path.join(self.cache_dir, name), ignore_errors=True)
+            finally:
+                os.close(lock_fd)
+
+    def copy_to(self, template: str, datadir: str) -> None:
+        """Copy a template into a (fresh) datadir, keeping ownership and modes.
+
+        A template of this cache is copied under its key's shared lock, so no
+        run of another workdir prunes it meanwhile.
+        """
+        safedirs.remove_tree(datadir)
+        key_dir = os.path.dirname(template)
+        lock_fd = -1
+        if os.path.dirname(key_dir) == self.cache_dir:
+            lock_fd = self._lock_file(os.path.basename(key_dir))
+            fcntl.flock(lock_fd, fcntl.LOCK_SH)
+        try:
+            if not os.path.isdir(template):
+                raise ServerError(f"the pristine datadir {template} is gone (pruned by another "
+                                  f"run?); run again")
+            rc = subprocess.run(["cp", "-a", template, datadir], capture_output=True, text=True)
+        finally:
+            if lock_fd >= 0:
+                os.close(lock_fd)
+        if rc.returncode != 0:
+            raise ServerError(f"copying the pristine datadir to {datadir} failed: {rc.stderr.strip()}")

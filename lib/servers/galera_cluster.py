@@ -1,0 +1,344 @@
+"""Forming Galera clusters: cold by SST, warm from a snapshot of a formed cluster.
+
+Cold: node 0 of each cluster bootstraps a new cluster from the pristine
+datadir, the SST user is created, and the joiners start one after another
+from empty datadirs, each getting a full SST (rsync by default).  Right after
+that, while the cluster is idle, kewpie freezes every node (SIGSTOP), copies
+the datadirs into ``cache/galera/<key>/`` with a grastate.dat holding the
+cluster's real position, and lets the nodes go on (SIGCONT).
+
+Warm: later clusters of the same shape (same code tree, options, topology)
+start every node at once from its snapshot.  Galera's saved primary
+component (``gvwstate.dat``, ``pc.recovery``) lets the nodes re-form the
+cluster by themselves, and since all of them are at the same position none
+needs a state transfer.  If a warm start fails, kewpie drops the snapshot
+and forms the cluster cold.  See docs/galera.md.
+"""
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Iterator
+
+from lib.platform import safedirs
+from lib.errors import QueryError, ServerError, ServerStartError
+from lib.servers.galera import SST_GRANTS, SST_PASSWORD, SST_USER, GaleraServer, GraState
+from lib.platform.logsetup import get_logger
+from lib.servers.options import bootstrap_subset
+from lib.servers.server import Server
+
+if TYPE_CHECKING:
+    from lib.servers.manager import ServerManager
+    from lib.servers.requirements import Requirements
+
+SNAPSHOT_FORMAT = "2"  # bump when what a cold start creates changes
+WARM_START_TIMEOUT = 30.0
+JOIN_TIMEOUT = 180.0
+SYNC_READ_TIMEOUT = 300.0  # causal reads wait at most repl.causal_read_timeout (30 s) themselves
+
+
+class GaleraJoinError(ServerStartError):
+    """A node could not join its cluster: carries joiner, donor and SST log tails."""
+
+    evidence_title = "cluster evidence"
+
+
+def cluster_groups(count: int, pairs: tuple[tuple[int, int], ...]) -> list[list[int]]:
+    """Split node indexes into clusters: each group starts with its bootstrap node,
+    then the joiners in the order of the join_cluster pairs.  A node in no
+    pair is a cluster of its own."""
+    root = list(range(count))
+
+    def find(i: int) -> int:
+        """Union-find root of node i."""
+        while root[i] != i:
+            root[i] = root[root[i]]
+            i = root[i]
+        return i
+
+    for a, b in pairs:
+        root[find(b)] = find(a)
+    joiners = [b for _, b in pairs]
+    groups: dict[int, list[int]] = {}
+    for i in range(count):
+        groups.setdefault(find(i), [])
+    for r in groups:
+        members = [i for i in range(count) if find(i) == r]
+        boot = next(i for i in members if i not in joiners)
+        order = [boot] + [b for _, b in pairs if b in members]
+        groups[r] = order
+    return sorted(groups.values(), key=lambda g: g[0])
+
+
+def wait_cluster(nodes: list[GaleraServer], timeout: float) -> None:
+    """Wait until every node is Synced in a cluster of len(nodes); explain failures."""
+    deadline = time.monotonic() + timeout
+    size = len(nodes)
+    while True:
+        dead = [n for n in nodes if not n.is_alive()]
+        if dead:
+            raise GaleraJoinError(f"node {dead[0].name} exited while the cluster formed",
+                                  cluster_evidence(nodes))
+        if all(n.is_synced(size) for n in nodes):
+            return
+        if time.monotonic() >= deadline:
+            raise GaleraJoinError(f"cluster of {size} did not reach Synced within {timeout:.0f}s",
+                                  cluster_evidence(nodes))
+        time.sleep(0.02)
+
+
+def cluster_evidence(nodes: list[GaleraServer], joiner: GaleraServer | None = None,
+                     donor: GaleraServer | None = None) -> str:
+    """Status of every node, then joiner's and donor's error-log and SST log tails."""
+    parts = ["wsrep status:"] + [f"  {n.status_report()}" for n in nodes]
+    for role, node in (("joiner", joiner), ("donor", donor)):
+        if node is None:
+            continue
+        parts.append(f"--- {role} {node.name} error log ({node.error_log}) ---")
+        parts.append(node.error_log_tail(15))
+        sst = node.sst_log_tail()
+        if sst:
+            parts.append(f"--- {role} {node.name} SST log ---")
+            parts.append(sst)
+    if joiner is None and donor is None:
+        for node in nodes:
+            parts.append(f"--- {node.name} error log ({node.error_log}) ---")
+            parts.append(node.error_log_tail(8))
+    return "\n".join(parts)
+
+
+class ClusterFormer:
+    """Forms the Galera clusters of one server set."""
+
+    def __init__(self, manager: "ServerManager", use_snapshots: bool = True) -> None:
+        self.manager = manager
+        self.use_snapshots = use_snapshots
+        self.log = get_logger()
+        # Next to the bootstrap cache: in /dev/shm/kewpie-<uid>/cache/, shared by every
+        # workdir of the user (see snapshot_key and snapshot_lock on why that is safe).
+        self.snapshot_root = os.path.join(os.path.dirname(manager.cache.cache_dir), "galera")
+
+    # ------------------------------------------------------------ entry
+    def form(self, servers: list[GaleraServer], reqs: "Requirements") -> None:
+        """Start every cluster of the set and wait until all are Synced."""
+        for server in servers:
+            server.make_dirs()
+        for group in cluster_groups(len(servers), reqs.pairs):
+            nodes = [servers[i] for i in group]
+            peers = [n.gmcast_address for n in nodes]
+            for node in nodes:
+                node.cluster_peers = peers
+            key = self.snapshot_key(nodes, group, reqs)
+            snap = os.path.join(self.snapshot_root, key)
+            if self.use_snapshots and len(nodes) > 1 and os.path.isfile(os.path.join(snap, "meta.json")):
+                try:
+                    self.warm(nodes, snap)
+                    continue
+                except ServerError as exc:
+                    self.log.warning(f"warm start of cluster {'+'.join(n.name for n in nodes)} "
+                                     f"failed, forming it by SST instead: {str(exc).splitlines()[0]}")
+                    for node in nodes:
+                        node.kill()
+                    with snapshot_lock(snap, fcntl.LOCK_EX):
+                        shutil.rmtree(snap, ignore_errors=True)
+            self.cold(nodes)
+            if self.use_snapshots and len(nodes) > 1:
+                self.snapshot(nodes, snap)
+
+    def snapshot_key(self, nodes: list[GaleraServer], group: list[int], reqs: "Requirements") -> str:
+        """Same code tree, user, provider, topology and options give the same key.
+
+        Nothing of a workdir goes in, and nothing of one is in a snapshot: the
+        datadirs hold no vardir path (kewpie gives datadir, tmpdir, sockets and
+        SST dirs in my.cnf) and no port (the cluster address and ports come
+        from my.cnf; a warm start re-forms the primary component from the
+        saved view's node UUIDs, and bots of one workdir already start one
+        snapshot on different ports and vardirs).  So workdirs share them.
+        """
+        tree = self.manager.tree
+        parts = [SNAPSHOT_FORMAT, tree.binary_fingerprint(), tree.basedir, self.manager.settings.user or "",
+                 os.path.realpath(self.manager.settings.wsrep_provider), repr(group),
+                 repr([p for p in reqs.pairs if p[1] in group])]
+        for node in nodes:
+            parts.append("|".join(o.as_arg() for o in node.user_options))
+        return hashlib.sha1("\n".join(parts).encode()).hexdigest()[:16]
+
+    # ------------------------------------------------------------ cold
+    def cold(self, nodes: list[GaleraServer]) -> None:
+        """Bootstrap the first node, create the SST user, join the rest by SST."""
+        first = nodes[0]
+        template = self.manager.cache.template(bootstrap_subset(first.effective_options()))
+        self.manager.cache.copy_to(template, first.datadir)
+        first.start(new_cluster=True)
+        try:
+            for host in ("localhost", "127.0.0.1"):  # socket, and TCP as my.cnf's [client] says
+                first.execute(f"CREATE USER IF NOT EXISTS '{SST_USER}'@'{host}' "
+                              f"IDENTIFIED BY '{SST_PASSWORD}'")
+                first.execute(f"GRANT {SST_GRANTS} ON *.* TO '{SST_USER}'@'{host}'")
+        except QueryError as exc:
+            raise ServerStartError(f"cannot create the SST user on {first.name}: {exc}",
+                                   first.error_log_tail()) from exc
+        for i, joiner in enumerate(nodes[1:], start=2):
+            joiner.wipe_datadir()
+            self.join(joiner, nodes[:i], donor=first)
+
+    def join(self, joiner: GaleraServer, members: list[GaleraServer], donor: GaleraServer,
+             timeout: float = JOIN_TIMEOUT) -> None:
+        """Start joiner and wait until all members are Synced; explain a failure."""
+        try:
+            joiner.start(timeout=timeout)
+            wait_cluster(members, timeout)
+        except ServerStartError as exc:
+            raise GaleraJoinError(f"node {joiner.name} could not join the cluster through "
+                                  f"{donor.name}: {str(exc).splitlines()[0]}",
+                                  cluster_evidence(members, joiner, donor)) from None
+
+    # ------------------------------------------------------------ snapshot
+    def snapshot(self, nodes: list[GaleraServer], target: str) -> None:
+        """Freeze the idle cluster, copy its datadirs with their position, thaw it."""
+        start = time.monotonic()
+        safedirs.make_dir(self.snapshot_root, safedirs.TRAVERSE)
+        building = f"{target}.building-{os.getpid()}"
+        with snapshot_lock(target, fcntl.LOCK_EX):
+            try:
+                if os.path.isfile(os.path.join(target, "meta.json")):
+                    return  # another bot made it meanwhile; never replace one in use
+                status = [n.wsrep_status() for n in nodes]
+                positions = {(s["wsrep_local_state_uuid"], s["wsrep_last_committed"]) for s in status}
+                if len(positions) != 1:
+                    self.log.debug("cluster not idle (%s); no snapshot taken", positions)
+                    return
+                uuid, seqno = positions.pop()
+                shutil.rmtree(building, ignore_errors=True)
+                os.makedirs(building, mode=0o755)
+                for node in nodes:
+                    node.executor.send(signal.SIGSTOP)
+                try:
+                    for i, node in enumerate(nodes):
+                        dest = os.path.join(building, f"n{i}")
+                        os.makedirs(dest)
+                        subprocess.run(["cp", "-a", node.datadir, os.path.join(dest, "data")],
+                                       check=True, capture_output=True)
+                finally:
+                    for node in nodes:
+                        node.executor.send(signal.SIGCONT)
+                state = GraState(uuid, int(seqno)).render()
+                for i in range(len(nodes)):
+                    data = os.path.join(building, f"n{i}", "data")
+                    with open(os.path.join(data, "grastate.dat"), "w") as fh:
+                        fh.write(state)
+                    for name in ("ibtmp1", "mysqld.pid"):
+                        if os.path.exists(os.path.join(data, name)):
+                            os.unlink(os.path.join(data, name))
+                with open(os.path.join(building, "meta.json"), "w") as fh:
+                    json.dump({"uuid": uuid, "seqno": int(seqno), "nodes": len(nodes)}, fh)
+                shutil.rmtree(target, ignore_errors=True)
+                os.rename(building, target)
+                self.log.debug("cluster snapshot %s taken in %.0f ms", target,
+                               (time.monotonic() - start) * 1000)
+            except (OSError, subprocess.CalledProcessError, QueryError) as exc:
+                self.log.warning(f"could not snapshot the cluster (next start will use SST): {exc}")
+                shutil.rmtree(building, ignore_errors=True)
+
+    # ------------------------------------------------------------ warm
+    def warm(self, nodes: list[GaleraServer], snap: str) -> None:
+        """Start all nodes together from the snapshot; they re-form the cluster."""
+        with snapshot_lock(snap, fcntl.LOCK_SH):  # no bot deletes it while we copy
+            if not os.path.isfile(os.path.join(snap, "meta.json")):
+                raise ServerStartError(f"cluster snapshot {snap} disappeared")
+            for i, node in enumerate(nodes):
+                self.manager.cache.copy_to(os.path.join(snap, f"n{i}", "data"), node.datadir)
+        for node in nodes:
+            node.start(wait=False)
+        wait_cluster(nodes, WARM_START_TIMEOUT)
+
+
+
+@contextlib.contextmanager
+def snapshot_lock(snap: str, mode: int) -> Iterator[None]:
+    """Hold the snapshot's lock file: shared to copy from it, exclusive to change it.
+
+    The lock file sits next to the snapshot in the shared cache, so runs of
+    different workdirs exclude each other as bots of one workdir do.
+    """
+    fd = os.open(snap + ".lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, mode)
+        yield
+    finally:
+        os.close(fd)
+
+
+def has_quorum(alive: int, size: int) -> bool:
+    """Whether alive nodes of a cluster of size keep a primary component (a strict majority)."""
+    return alive * 2 > size
+
+
+def restart_cluster(nodes: list[GaleraServer], timeout: float = JOIN_TIMEOUT) -> GaleraServer:
+    """Bring back a cluster that lost its quorum or all its nodes; returns the bootstrap node.
+
+    The nodes still running are shut down; every node's position is read
+    (recovered from InnoDB after a crash); the most advanced node bootstraps a
+    new cluster from its data and the others join it by IST (or SST).  This
+    is the documented manual recovery, so no acknowledged commit that reached
+    any node's disk is lost.
+    """
+    log = get_logger()
+    for node in nodes:
+        if node.is_alive():
+            node.stop()
+    with ThreadPoolExecutor(len(nodes)) as pool:  # --wsrep-recover runs InnoDB recovery
+        positions = dict(zip([n.name for n in nodes], pool.map(lambda n: n.saved_position(), nodes)))
+    candidates = [n for n in nodes if positions[n.name] is not None]
+    if not candidates:
+        raise GaleraJoinError("no node of the cluster has data to bootstrap from",
+                              cluster_evidence(nodes))
+    first = max(candidates, key=lambda n: positions[n.name][1])  # type: ignore[index]
+    uuid, seqno = positions[first.name]  # type: ignore[misc]
+    log.info(f"restarting the cluster from {first.name} at {uuid}:{seqno} "
+             f"(positions: {', '.join(f'{k}={v[1] if v else None}' for k, v in positions.items())})")
+    for node in nodes:
+        node.forget_primary_view()
+    first.prepare_bootstrap(uuid, seqno)
+    first.start(new_cluster=True, timeout=timeout)
+    for node in nodes:
+        if node is not first:
+            node.start(wait=False)
+    wait_cluster(nodes, timeout)
+    return first
+
+
+def form_galera_set(manager: "ServerManager", servers: list[Server], reqs: "Requirements") -> None:
+    """ServerKind hook: form the set's clusters (warm from snapshots when allowed)."""
+    nodes = [s for s in servers if isinstance(s, GaleraServer)]
+    ClusterFormer(manager, manager.settings.cluster_snapshots).form(nodes, reqs)
+
+
+def wait_galera_applied(manager: "ServerManager", timeout: float) -> None:
+    """galera kind: every node Synced and caught up (a causal read with wsrep_sync_wait)."""
+    nodes = [s for s in manager.servers if isinstance(s, GaleraServer)]
+    for group in cluster_groups(len(nodes), manager.current.pairs if manager.current else ()):
+        wait_cluster([nodes[i] for i in group], timeout)
+    for node in nodes:
+        sync_wait_execute(node, "SELECT 1")
+
+
+def sync_wait_execute(node: GaleraServer, sql: str, args: object = None) -> list[tuple]:
+    """Run a statement on node once it has applied everything the cluster committed
+    before (``wsrep_sync_wait=15``: reads, updates, deletes, inserts)."""
+    conn = node.connect(read_timeout=SYNC_READ_TIMEOUT)  # a hung node is an error, not a hang
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SET SESSION wsrep_sync_wait = 15")
+            cur.execute(sql, args)
+            return list(cur.fetchall())
+    finally:
+        conn.close()

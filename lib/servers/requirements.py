@@ -1,0 +1,39 @@
+"""What a test asks for: a server type, one option list per server, join_cluster pairs.
+
+A value type shared by the suite loader (which builds it from suite_config.py
+and test modules), the server manager (which starts what it describes), the
+option check and the sweep mode. Built in one place: :meth:`Requirements.declared`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+from lib.servers.options import Option
+
+
+@dataclass(frozen=True)
+class Requirements:
+    """A set of servers to start together.
+
+    For mysql servers a pair (a, b) makes b a replica of a; for galera servers
+    it makes b join a's cluster.  ``on_disk`` keeps the vardirs on disk even
+    when the workdir lives in /dev/shm (suites with ``storage = 'disk'``).
+    """
+
+    server_type: str
+    servers: tuple[tuple[Option, ...], ...]
+    pairs: tuple[tuple[int, int], ...] = ()
+    on_disk: bool = False
+
+    @classmethod
+    def declared(cls, server_type: str, option_lists: Iterable[Sequence[Option]],
+                 join_cluster: Iterable[Sequence[int]] = (), on_disk: bool = False) -> "Requirements":
+        """Requirements from declarations as suites write them (lists become tuples)."""
+        return cls(server_type=server_type, servers=tuple(tuple(o) for o in option_lists),
+                   pairs=tuple((int(a), int(b)) for a, b in join_cluster), on_disk=on_disk)
+
+    @property
+    def count(self) -> int:
+        """Number of servers."""
+        return len(self.servers)

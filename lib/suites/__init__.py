@@ -1,0 +1,1 @@
+"""Finding and loading suites, the test context and KewpieTestCase."""

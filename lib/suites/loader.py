@@ -1,0 +1,275 @@
+"""Find suites, read their suite_config.py, load their *_test.py modules.
+
+A suite is a directory ``<suitepath>/<suite>/`` holding ``suite_config.py``
+(``server_requirements``, optional ``server_requests`` and ``server_type``)
+and test modules named ``*_test.py``.  A test module may override the
+suite's ``server_requirements``/``server_requests`` with its own globals, as
+kewpie's did.
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import traceback
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+from lib.errors import SuiteError, UsageError
+from lib.servers.options import Option, merge, parse_options, reject_owned
+from lib.servers.requirements import Requirements
+
+TEST_SUFFIX = "_test.py"
+KNOWN_REQUESTS = ("join_cluster",)
+STORAGE_CHOICES = ("default", "disk")
+
+
+@dataclass
+class SuiteConfig:
+    """A suite's declared requirements."""
+
+    name: str
+    path: str
+    server_requirements: list[list[Option]] = field(default_factory=lambda: [[]])
+    server_requests: dict[str, Any] = field(default_factory=dict)
+    server_type: str | None = None
+    storage: str = "default"
+
+
+@dataclass
+class TestSpec:
+    """One selected test: a module of unittest cases plus its requirements."""
+
+    suite: SuiteConfig
+    name: str
+    path: str
+    module: ModuleType
+    requirements: Requirements
+
+    @property
+    def full_name(self) -> str:
+        """``suite.test`` as shown in rows and accepted on the command line."""
+        return f"{self.suite.name}.{self.name}"
+
+
+def _short(path: str) -> str:
+    try:
+        rel = os.path.relpath(path)
+        return rel if not rel.startswith("..") else path
+    except ValueError:
+        return path
+
+
+def _exec_file(path: str) -> dict[str, Any]:
+    """Execute a config file in a fresh namespace; SuiteError on any failure."""
+    try:
+        with open(path) as fh:
+            source = fh.read()
+        code = compile(source, path, "exec")
+    except SyntaxError as exc:
+        raise SuiteError(f"{_short(path)}:{exc.lineno}: syntax error: {exc.msg}") from None
+    except OSError as exc:
+        raise SuiteError(f"cannot read {_short(path)}: {exc.strerror}") from None
+    namespace: dict[str, Any] = {"__file__": path, "__name__": "suite_config"}
+    try:
+        exec(code, namespace)  # noqa: S102 - suite configs are trusted project files
+    except Exception as exc:  # noqa: BLE001
+        frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == path]
+        line = frames[-1].lineno if frames else "?"
+        raise SuiteError(f"{_short(path)}:{line}: {type(exc).__name__}: {exc}") from None
+    return namespace
+
+
+def validate_requirements(value: Any, where: str) -> list[list[Option]]:
+    """server_requirements must be a non-empty list with one option list per server."""
+    if not isinstance(value, (list, tuple)) or not value:
+        raise SuiteError(f"{where}: server_requirements must be a non-empty list with one "
+                         f"option list per server, e.g. [[], ['--innodb-file-per-table']]")
+    result = []
+    for i, item in enumerate(value):
+        if isinstance(item, str):
+            item = [item]
+        if not isinstance(item, (list, tuple)):
+            raise SuiteError(f"{where}: server_requirements[{i}] must be a list of option strings")
+        try:
+            opts = parse_options(list(item))
+        except SuiteError as exc:
+            raise SuiteError(f"{where}: server_requirements[{i}]: {exc}") from None
+        reject_owned(opts, f"{where}: server_requirements[{i}]")
+        result.append(merge(opts))
+    return result
+
+
+def validate_requests(value: Any, count: int, where: str) -> dict[str, Any]:
+    """server_requests: {'join_cluster': [(0, 1), ...]} with valid server indexes."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise SuiteError(f"{where}: server_requests must be a dict such as "
+                         f"{{'join_cluster': [(0, 1), (0, 2)]}}")
+    result: dict[str, Any] = {}
+    for key, pairs in value.items():
+        if key not in KNOWN_REQUESTS:
+            raise SuiteError(f"{where}: unknown server_requests key {key!r} "
+                             f"(known: {', '.join(KNOWN_REQUESTS)})")
+        if pairs is None:
+            pairs = []
+        if not isinstance(pairs, (list, tuple)):
+            raise SuiteError(f"{where}: {key} must be a list of (source, joiner) index pairs, "
+                             f"got {pairs!r}")
+        checked = []
+        for pair in pairs:
+            if (not isinstance(pair, (list, tuple)) or len(pair) != 2
+                    or not all(isinstance(x, int) and not isinstance(x, bool) for x in pair)):
+                raise SuiteError(f"{where}: {key} entries must be (source, joiner) index pairs, "
+                                 f"got {pair!r}")
+            a, b = pair
+            if not (0 <= a < count and 0 <= b < count) or a == b:
+                raise SuiteError(f"{where}: {key} pair {pair!r} does not name two of the "
+                                 f"{count} servers in server_requirements")
+            checked.append((a, b))
+        joiners = [b for _, b in checked]
+        if len(set(joiners)) != len(joiners):
+            raise SuiteError(f"{where}: a server appears twice as a joiner in {key}")
+        result[key] = checked
+    return result
+
+
+def load_suite_config(name: str, path: str) -> SuiteConfig:
+    """Read and validate ``suite_config.py`` (defaults: one server, no requests)."""
+    cfg_path = os.path.join(path, "suite_config.py")
+    config = SuiteConfig(name=name, path=path)
+    if not os.path.exists(cfg_path):
+        return config
+    ns = _exec_file(cfg_path)
+    where = _short(cfg_path)
+    config.server_requirements = validate_requirements(ns.get("server_requirements", [[]]), where)
+    config.server_requests = validate_requests(ns.get("server_requests"),
+                                               len(config.server_requirements), where)
+    server_type = ns.get("server_type") or ns.get("default_server_type")
+    if server_type is not None and not isinstance(server_type, str):
+        raise SuiteError(f"{where}: server_type must be a string such as 'mysql'")
+    config.server_type = server_type
+    storage = ns.get("storage", "default")
+    if storage not in STORAGE_CHOICES:
+        raise SuiteError(f"{where}: storage must be one of {', '.join(map(repr, STORAGE_CHOICES))}"
+                         f" ('disk' keeps the vardirs off /dev/shm), got {storage!r}")
+    config.storage = storage
+    return config
+
+
+def find_suite(name: str, suitepaths: list[str]) -> str:
+    """The directory of a suite; UsageError naming the paths searched if unknown."""
+    for base in suitepaths:
+        path = os.path.join(base, name)
+        if os.path.isdir(path):
+            return path
+    known = sorted(available_suites(suitepaths))
+    raise UsageError(f"unknown suite {name!r}: no directory {name} under "
+                     f"{', '.join(suitepaths)} (known suites: {', '.join(known) or 'none'})")
+
+
+def available_suites(suitepaths: list[str]) -> list[str]:
+    """Names of every suite under the suite paths."""
+    names = set()
+    for base in suitepaths:
+        if os.path.isdir(base):
+            for entry in os.listdir(base):
+                full = os.path.join(base, entry)
+                if os.path.isdir(full) and not entry.startswith((".", "_")):
+                    names.add(entry)
+    return sorted(names)
+
+
+def test_files(suite_path: str) -> list[str]:
+    """The suite's test modules, sorted by name."""
+    return sorted(f for f in os.listdir(suite_path) if f.endswith(TEST_SUFFIX))
+
+
+def load_test_module(suite: SuiteConfig, filename: str) -> ModuleType:
+    """Import a test module under a private name; SuiteError with file:line if broken."""
+    path = os.path.join(suite.path, filename)
+    modname = f"kewpie_suites.{suite.name}.{filename[:-3]}"
+    spec = importlib.util.spec_from_file_location(modname, path)
+    if spec is None or spec.loader is None:
+        raise SuiteError(f"cannot load {_short(path)}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[modname] = module
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as exc:
+        del sys.modules[modname]
+        raise SuiteError(f"{_short(path)}:{exc.lineno}: syntax error: {exc.msg}") from None
+    except Exception as exc:  # noqa: BLE001
+        del sys.modules[modname]
+        tb = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == path]
+        line = tb[-1].lineno if tb else "?"
+        raise SuiteError(f"{_short(path)}:{line}: {type(exc).__name__}: {exc}") from None
+    return module
+
+
+def requirements_for(suite: SuiteConfig, module: ModuleType, default_type: str,
+                     where: str) -> Requirements:
+    """Combine suite and module declarations into Requirements."""
+    reqs = suite.server_requirements
+    requests = suite.server_requests
+    if "server_requirements" in vars(module) and module.server_requirements:
+        reqs = validate_requirements(module.server_requirements, where)
+        requests = validate_requests(getattr(module, "server_requests", None), len(reqs), where)
+    elif getattr(module, "server_requests", None):
+        requests = validate_requests(module.server_requests, len(reqs), where)
+    server_type = getattr(module, "server_type", None) or suite.server_type or default_type
+    pairs = requests.get("join_cluster", [])
+    return Requirements.declared(server_type, reqs, pairs, on_disk=suite.storage == "disk")
+
+
+def select_tests(suite_names: list[str], test_names: list[str], suitepaths: list[str],
+                 default_type: str) -> list[TestSpec]:
+    """Load the chosen suites and pick the named tests (all when none named)."""
+    wanted_suites = list(dict.fromkeys(suite_names))
+    for name in test_names:
+        if "." in name and name.split(".", 1)[0] not in wanted_suites and not suite_names:
+            wanted_suites.append(name.split(".", 1)[0])
+    if not wanted_suites:
+        wanted_suites = ["main"]
+    specs: list[TestSpec] = []
+    for suite_name in wanted_suites:
+        path = find_suite(suite_name, suitepaths)
+        suite = load_suite_config(suite_name, path)
+        for filename in test_files(path):
+            module = load_test_module(suite, filename)
+            reqs = requirements_for(suite, module, default_type, _short(os.path.join(path, filename)))
+            specs.append(TestSpec(suite=suite, name=filename[:-3], path=os.path.join(path, filename),
+                                  module=module, requirements=reqs))
+    if not test_names:
+        return specs
+    chosen: list[TestSpec] = []
+    for name in test_names:
+        suite_part, _, test_part = name.rpartition(".")
+        matches = [s for s in specs
+                   if (not suite_part or s.suite.name == suite_part)
+                   and test_part in (s.name, s.name[:-len("_test")])]
+        if not matches:
+            raise UsageError(f"unknown test {name!r} in suite(s) {', '.join(wanted_suites)}; "
+                             f"use --list to see the tests")
+        chosen.extend(m for m in matches if m not in chosen)
+    return chosen
+
+
+def declared_in(spec: TestSpec) -> str:
+    """The file that declared a test's servers (its module, or its suite_config.py),
+    relative to the current directory when below it."""
+    path = spec.path if vars(spec.module).get("server_requirements") else \
+        os.path.join(spec.suite.path, "suite_config.py")
+    rel = os.path.relpath(path)
+    return path if rel.startswith("..") else rel
+
+
+def suite_requirements(suite_name: str, suitepaths: list[str], default_type: str) -> Requirements:
+    """The servers a suite's suite_config.py declares (for --start-and-exit without tests)."""
+    suite = load_suite_config(suite_name, find_suite(suite_name, suitepaths))
+    server_type = suite.server_type or default_type
+    return Requirements.declared(server_type, suite.server_requirements,
+                                 suite.server_requests.get("join_cluster", []),
+                                 on_disk=suite.storage == "disk")

@@ -1,0 +1,246 @@
+"""The modern way to write a kewpie test: subclass :class:`KewpieTestCase`.
+
+The runner hands each test its :class:`~lib.suites.context.TestContext` once,
+before it runs: ``self.context`` (servers, manager, log dir, tool paths,
+seed); ``self.servers`` and ``self.server_manager`` are short for its
+fields.  Helpers dump, checksum and compare schemas, wait for replicas, and
+wait for arbitrary conditions with a timeout.
+"""
+from __future__ import annotations
+
+import time
+import unittest
+from typing import Any, Callable
+
+from lib.checks import dbcompare
+
+from lib.servers import replication
+from lib.consistency.testing import ConsistencyChecks
+from lib.errors import KewpieError, QueryError
+from lib.servers.server import Server
+from lib.servers.manager import ServerManager
+from lib.suites.context import TestContext
+
+
+class KewpieTestCase(ConsistencyChecks, unittest.TestCase):
+    """Base class giving ``self.servers``, comparison helpers and consistency checks
+    (recorded workloads, faults, checkers: see :mod:`lib.consistency.testing`)."""
+
+    _context: TestContext | None = None
+    test_executor: Any = None  # kewpie 2012's, set by lib.util.context for old-style code
+
+    def use_context(self, context: TestContext) -> None:
+        """Called by the runner, once, before the test runs; a second call is an error."""
+        if self._context is not None and self._context is not context:
+            raise KewpieError(f"{self.id()} was already given a test context")
+        self._context = context
+
+    @property
+    def context(self) -> TestContext:
+        """This test's context; KewpieError when the test was not started by kewpie."""
+        if self._context is None:
+            raise KewpieError(f"{self.id()} has no test context: run it with ./kewpie.py")
+        return self._context
+
+    @property
+    def servers(self) -> list[Server]:
+        """The test's servers, in server_requirements order (a new list each time)."""
+        return list(self.context.servers)
+
+    @property
+    def server_manager(self) -> ServerManager:
+        """The bot's ServerManager (replication pairs, resets, waits)."""
+        return self.context.manager
+
+    @staticmethod
+    def options(*items: str) -> list[Any]:
+        """Parse option strings (``'--name=value'``) into Option objects."""
+        from lib.servers.options import parse_options
+        return parse_options(list(items))
+
+    # ------------------------------------------------------------ waiting
+    def wait_for(self, predicate: Callable[[], Any], timeout: float = 30.0,
+                 interval: float = 0.1, msg: str = "condition") -> Any:
+        """Poll predicate until it returns a true value; fail the test on timeout."""
+        deadline = time.monotonic() + timeout
+        last_error: Exception | None = None
+        while True:
+            try:
+                value = predicate()
+                if value:
+                    return value
+            except QueryError as exc:
+                last_error = exc
+            if time.monotonic() >= deadline:
+                extra = f" (last error: {last_error})" if last_error else ""
+                self.fail(f"timed out after {timeout:.1f}s waiting for {msg}{extra}")
+            time.sleep(interval)
+
+    def wait_for_replicas(self, timeout: float = 60.0) -> None:
+        """Block until every replica applied all its primary committed."""
+        self.context.manager.wait_for_replicas(timeout)
+
+    def wait_for_replica(self, primary: Server, replica: Server, timeout: float = 60.0) -> None:
+        """Block until replica applied all primary committed."""
+        replication.wait_for_replica(primary, replica, timeout)
+
+    # ------------------------------------------------------------ comparing
+    def dump(self, server: Server, schemas: list[str] | None = None) -> str:
+        """A deterministic dump of schemas (all user schemas by default)."""
+        return dbcompare.dump_schemas(server, schemas)
+
+    def checksums(self, server: Server, schemas: list[str] | None = None) -> dict[str, Any]:
+        """CHECKSUM TABLE of every table in schemas."""
+        return dbcompare.table_checksums(server, schemas)
+
+    def assertChecksumsEqual(self, reference: Server, others: list[Server],
+                             schemas: list[str] | None = None) -> None:
+        """Fail with the differing tables unless every table's checksum matches."""
+        result = dbcompare.compare_checksums(reference, others, schemas)
+        if not result.equal:
+            self.fail("tables differ:\n" + str(result))
+
+    def assertDumpsEqual(self, reference: Server, others: list[Server],
+                         schemas: list[str] | None = None) -> None:
+        """Fail with a unified diff unless the dumps are identical."""
+        result = dbcompare.compare_dumps(reference, others, schemas)
+        if not result.equal:
+            self.fail("dumps differ:\n" + str(result))
+
+    def assertReplicasInSync(self, schemas: list[str] | None = None, timeout: float = 60.0) -> None:
+        """Wait for replicas, then compare each replica's checksums with its primary."""
+        self.wait_for_replicas(timeout)
+        servers = self.context.servers
+        for primary, replica in self.context.manager.current.pairs:
+            status = replication.replica_status(servers[replica])
+            if status.get("Slave_SQL_Running") != "Yes" or status.get("Slave_IO_Running") != "Yes":
+                self.fail(f"replication on {servers[replica].name} is not healthy: "
+                          f"{replication.describe_status(status)}")
+            self.assertChecksumsEqual(servers[primary], [servers[replica]], schemas)
+
+    def assertQueryError(self, code: int, server: Server, sql: str) -> QueryError:
+        """Fail unless sql fails on server with the given MySQL error code."""
+        with self.assertRaises(QueryError) as ctx:
+            server.execute(sql)
+        self.assertEqual(ctx.exception.code, code, f"expected error {code}, got {ctx.exception}")
+        return ctx.exception
+
+    # ------------------------------------------------------------ randgen
+    def randgen(self, server: Server | None = None, grammar: str | None = None,
+                gendata: str | bool | None = None, queries: int = 1000, threads: int = 1,
+                duration: float = 3600.0, seed: int | None = None, schema: str = "test",
+                **options: Any) -> Any:
+        """Run a randgen load on server (default: the first); a ``RandgenResult``.
+
+        seed defaults to the context's (1 unless the run sets another).
+
+        Paths are relative to the randgen folder (the project's ``randgen/``,
+        or a Perl checkout given with ``--randgen-path``); ``gendata=True`` is
+        the simple data set.  See :func:`lib.util.randgen_methods.randgen_load`
+        and docs/randgen.md; check it with ``result.ok`` / ``result.check()``.
+        """
+        from lib.util.randgen_methods import randgen_load
+        context = self.context
+        return randgen_load(context.log_dir, context.tools.randgen,
+                            server or context.servers[0], grammar, gendata, queries, threads,
+                            duration, context.seed if seed is None else seed, schema, **options)
+
+    # ------------------------------------------------------------ backups
+    def backups(self, server: Server) -> Any:
+        """A :class:`lib.backup.ServerBackups` for server, in ``<bot>/backups/<test module>/``.
+
+        The tool is ``--xtrabackup-path`` if given, else the code tree's
+        mariabackup (or xtrabackup).  The directory is removed when the test
+        passes and kept for a look when it fails.
+        """
+        from lib.backup import ServerBackups
+        label = ".".join(type(self).__module__.split(".")[-2:])
+        session = ServerBackups(server, label=label,
+                                xtrabackup_path=self.context.tools.xtrabackup)
+        self.addCleanup(self._remove_backups_if_passed, session)
+        return session
+
+    def _remove_backups_if_passed(self, session: Any) -> None:
+        if not self.context.has_failed(self):
+            session.remove()
+
+    def snapshot(self, server: Server, schemas: list[str] | None = None) -> Any:
+        """A :class:`lib.backup.Snapshot` (dump and checksums) of schemas on server."""
+        from lib.backup import take_snapshot
+        return take_snapshot(server, schemas)
+
+    def assertMatchesSnapshot(self, snapshot: Any, server: Server, dumps: bool = True) -> None:
+        """Fail with the differing tables and a dump diff unless server matches snapshot."""
+        from lib.backup import compare_snapshot
+        result = compare_snapshot(snapshot, server, dumps)
+        if not result.equal:
+            self.fail(f"{server.name} does not match the snapshot of {snapshot.server_name}:\n"
+                      f"{result}")
+
+    def assertTablesCheck(self, server: Server, schemas: list[str] | None = None) -> None:
+        """Fail with the problems CHECK TABLE reports on schemas' tables."""
+        from lib.backup import check_tables
+        problems = check_tables(server, schemas)
+        if problems:
+            self.fail(f"CHECK TABLE on {server.name}:\n" + "\n".join(problems))
+
+
+class ClusterTestCase(KewpieTestCase):
+    """KewpieTestCase plus Galera helpers: sync, causal reads, kill and rejoin.
+
+    A failing assertion made through these helpers reports every node's wsrep
+    status; the harness adds it to any failure of a Galera test as well.
+    """
+
+    def nodes(self) -> list[Any]:
+        """The Galera nodes of the test."""
+        return [s for s in self.context.servers if s.server_type == "galera"]
+
+    def wsrep_report(self) -> str:
+        """One status line per node."""
+        return "\n".join(n.status_report() for n in self.nodes())
+
+    def wait_synced(self, nodes: list[Any] | None = None, timeout: float = 120.0) -> None:
+        """Wait until nodes (default: all) are Synced in a cluster of their number."""
+        from lib.servers.galera_cluster import GaleraJoinError, wait_cluster
+        try:
+            wait_cluster(nodes or self.nodes(), timeout)
+        except GaleraJoinError as exc:
+            self.fail(str(exc))
+
+    def sync_execute(self, node: Any, sql: str, args: Any = None) -> list[tuple]:
+        """Run sql on node after it applied everything committed so far (wsrep_sync_wait).
+
+        Galera applies other nodes' writes asynchronously: a statement on one
+        node right after a write on another may not see it without this.
+        """
+        from lib.servers.galera_cluster import sync_wait_execute
+        return sync_wait_execute(node, sql, args)
+
+    sync_read = sync_execute
+
+    def kill_node(self, node: Any) -> None:
+        """kill -9 a node and wait until the others see it gone."""
+        node.kill()
+        others = [n for n in self.nodes() if n is not node and n.is_alive()]
+        self.wait_for(lambda: all(n.is_synced(len(others)) for n in others), timeout=60,
+                      msg=f"the cluster to notice {node.name} is gone\n{self.wsrep_report()}")
+
+    def restart_node(self, node: Any, timeout: float = 180.0) -> None:
+        """Start a stopped or killed node and wait until the whole cluster is Synced.
+
+        A node with its data rejoins by IST (its position is recovered after a
+        crash); a node whose datadir was wiped gets a full SST.
+        """
+        node.start(timeout=timeout)
+        self.wait_synced(timeout=timeout)
+
+    def assertClusterConsistent(self, schemas: list[str] | None = None) -> None:
+        """All nodes Synced, caught up, and with equal checksums of schemas."""
+        self.wait_synced()
+        for node in self.nodes():
+            self.sync_read(node, "SELECT 1")
+        nodes = self.nodes()
+        result = dbcompare.compare_checksums(nodes[0], nodes[1:], schemas)
+        if not result.equal:
+            self.fail(f"nodes differ:\n{result}\n{self.wsrep_report()}")
