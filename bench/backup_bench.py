@@ -4,7 +4,8 @@
 Measures, on this machine and in one run, for a dataset of a few hundred MB
 (``--tables`` InnoDB tables of ``--rows`` sysbench-like rows, made with
 ``INSERT ... SELECT`` from a sequence table on a server started through
-kewpie's own classes: CodeTree, BootstrapCache, PortLeaser, Server):
+kewpie's own classes: the harness's RunEnvironment builds the bot's manager,
+whose port leaser, settings and bootstrap cache make the two Servers):
 
 - **backup**, **prepare** and **copy-back** through kewpie's backup layer
   (``lib.backup.ServerBackups``: backup of server s0, prepare, restore into
@@ -57,16 +58,16 @@ from benchlib import (BenchError, Series, Target, attempt, bench_parser,  # noqa
 enter_venv(__file__)   # before anything the venv provides
 
 from lib.backup import ServerBackups  # noqa: E402
-from lib.servers.bootstrap import BootstrapCache  # noqa: E402
 from lib.servers.codetree import CodeTree, discover  # noqa: E402
 from lib.errors import KewpieError  # noqa: E402
 from lib.platform.logsetup import configure, get_logger  # noqa: E402
 from lib.platform.logtail import tail_file  # noqa: E402
 from lib.servers.options import bootstrap_subset, parse_options  # noqa: E402
-from lib.platform.ports import PortLease, PortLeaser, default_lock_dir, ensure_lock_dir  # noqa: E402
-from lib.platform.process import TAG_RUN, TAG_WORKDIR, group_of  # noqa: E402
+from lib.platform.ports import PortLease  # noqa: E402
+from lib.platform.process import group_of  # noqa: E402
+from lib.run.config import RunConfig  # noqa: E402
+from lib.run.environment import RunEnvironment  # noqa: E402
 from lib.servers.server import Server, ServerSettings  # noqa: E402
-from lib.platform.workdir import Workdir  # noqa: E402
 
 TARGET_RATIO = 1.10            # kewpie's time / the direct call's, per step and in total
 SERVER_OPTIONS = ["--innodb-buffer-pool-size=256M"]
@@ -104,31 +105,23 @@ def make_server(name: str, index: int, tree: CodeTree, bot_dir: str, lease: Port
     return server
 
 
-def set_up(workdir_path: str, use_shm: bool, base_port: int,
-           leases: list[PortLease], workdir: Workdir) -> Rig:
-    """Discover the tree, bootstrap, start s0 (s1 stays stopped); return the rig."""
+def set_up(env: RunEnvironment, leases: list[PortLease]) -> Rig:
+    """Discover the tree, bootstrap, start s0 (s1 stays stopped); return the rig.
+
+    The bot's directory, socket directory, settings, port leaser and bootstrap
+    cache come from kewpie's one manager factory (``env.make_manager``).
+    """
     log = get_logger()
-    user = default_server_user()
-    workdir.create()
-    workdir.lock()
-    tree = discover("/usr")
+    user = env.server_user
+    env.open_workdir(fresh=False)
+    tree = env.tree = discover(env.config.basedir)
     if "mariabackup" not in tree.tools:
         raise BenchError("no mariadb-backup/mariabackup found under /usr")
-    bot_dir = os.path.realpath(workdir.prepare_bot("bot0"))
-    lock_dir = ensure_lock_dir(default_lock_dir())
-    sock_dir = os.path.join(lock_dir, "sock")
-    os.makedirs(sock_dir, mode=0o755, exist_ok=True)
-    if user:
-        shutil.chown(bot_dir, user, group_of(user))
-        shutil.chown(sock_dir, user, group_of(user))
-    env = dict(os.environ, **{TAG_WORKDIR: workdir.path, TAG_RUN: f"backup-bench-{os.getpid()}"})
-    settings = ServerSettings(user=user, env=env, die_with_parent=True,
-                              socket_fallback_dir=sock_dir)
-    leaser = PortLeaser(lock_dir, base_port)
-    leases += [leaser.lease(), leaser.lease()]
-    source = make_server("s0", 0, tree, bot_dir, leases[0], settings)
-    target = make_server("s1", 1, tree, bot_dir, leases[1], settings)
-    cache = BootstrapCache(os.path.realpath(workdir.prepare_cache()), tree, user)
+    manager = env.make_manager("bot0")
+    leases += [manager.leaser.lease(), manager.leaser.lease()]
+    source = make_server("s0", 0, tree, manager.bot_dir, leases[0], manager.settings)
+    target = make_server("s1", 1, tree, manager.bot_dir, leases[1], manager.settings)
+    cache = manager.cache
     cache.copy_to(cache.template(bootstrap_subset(source.effective_options())), source.datadir)
     source.start()
     target.write_cnf()
@@ -137,7 +130,7 @@ def set_up(workdir_path: str, use_shm: bool, base_port: int,
         shutil.chown(target.datadir, user, group_of(user))
     backups = ServerBackups(source, label="bench")
     log.info(f"bench: s0 on port {source.port} ({source.vardir}), tool {backups.tool.path}, "
-             f"workdir {workdir_path} ({'/dev/shm' if use_shm else 'disk'})")
+             f"workdir {env.workdir.path} ({'/dev/shm' if env.workdir.use_shm else 'disk'})")
     return Rig(source, target, backups, backups.tool.path)
 
 
@@ -330,10 +323,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     leases: list[PortLease] = []
     rig: Rig | None = None
     with bench_workdir(args.workdir, "kewpie-bench-backup-") as path, measuring() as outcome:
-        workdir = Workdir(path, use_shm=args.shm, server_user=default_server_user())
+        default_server_user()  # the bench's own error when root has no 'mysql' user
+        env = RunEnvironment(RunConfig(workdir=path, use_shm=args.shm, base_port=args.base_port))
         try:
             info = machine_info()
-            rig = set_up(path, args.shm, args.base_port, leases, workdir)
+            rig = set_up(env, leases)
             load_s = load_dataset(rig.source, args.tables, args.rows)
             rig.source.stop()
             size = du_mb(rig.source.datadir)
@@ -375,7 +369,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     server.stop()
             for lease in leases:
                 lease.release()
-            workdir.unlock()
+            env.close()
     if outcome.status is not None:
         return outcome.status
 

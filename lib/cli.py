@@ -13,16 +13,11 @@ import math
 import os
 import signal
 import sys
-from typing import TYPE_CHECKING, Sequence
+from typing import Sequence
 
-from lib.run.config import ROOT, RunConfig
-from lib.errors import EXIT_ENVIRONMENT, EXIT_OK, Interrupted, KewpieError, SuiteError, UsageError
+from lib.run.config import RunConfig, default
+from lib.errors import EXIT_ENVIRONMENT, Interrupted, KewpieError, SuiteError
 from lib.platform.logsetup import configure, get_logger
-from lib.platform.ports import DEFAULT_BASE_PORT
-
-if TYPE_CHECKING:
-    from lib.run.harness import Harness
-    from lib.suites.loader import TestSpec
 
 
 def _split(values: list[str] | None) -> list[str]:
@@ -33,7 +28,8 @@ def _split(values: list[str] | None) -> list[str]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argparse parser; ``--help`` documents every option."""
+    """The argparse parser; ``--help`` documents every option.  Defaults are RunConfig's
+    (:func:`lib.run.config.default`), so they are written down once."""
     p = argparse.ArgumentParser(
         prog="kewpie.py",
         description="Run Python unittest suites against MySQL-family servers that kewpie "
@@ -47,82 +43,87 @@ def build_parser() -> argparse.ArgumentParser:
                    help="suite(s) to run; comma list, repeatable (default: main)")
     p.add_argument("--suitepath", action="append", metavar="DIR",
                    help="extra directories holding suites (searched before percona_tests/)")
-    p.add_argument("--basedir", default="/usr",
-                   help="code tree to test: an install prefix, tarball or build dir (default: /usr)")
-    p.add_argument("--default-server-type", default="mysql", choices=["mysql", "galera"],
+    p.add_argument("--basedir", default=default("basedir"),
+                   help="code tree to test: an install prefix, tarball or build dir "
+                        "(default: %(default)s)")
+    p.add_argument("--default-server-type", default=default("default_server_type"),
+                   choices=["mysql", "galera"],
                    help="server type for suites that do not name one (default: mysql; with "
                         "galera and no --suite, the suite is cluster_basic)")
-    p.add_argument("--wsrep-provider-path", default="/usr/lib/galera/libgalera_smm.so",
+    p.add_argument("--wsrep-provider-path", default=default("wsrep_provider_path"),
                    metavar="PATH", help="Galera provider library (default: %(default)s)")
-    p.add_argument("--wsrep-sst-method", default="rsync", choices=["rsync", "mariabackup"],
-                   help="how Galera joiners get a full state transfer (default: rsync)")
+    p.add_argument("--wsrep-sst-method", default=default("wsrep_sst_method"),
+                   choices=["rsync", "mariabackup"],
+                   help="how Galera joiners get a full state transfer (default: %(default)s)")
     p.add_argument("--no-cluster-snapshot", action="store_true",
                    help="always form Galera clusters by SST (no warm start from a snapshot)")
-    p.add_argument("--parallel", type=int, default=1, metavar="N",
-                   help="run N bots at once, each with its own servers (default: 1)")
-    p.add_argument("--junit-xml", default="", metavar="PATH",
+    p.add_argument("--parallel", type=int, default=default("parallel"), metavar="N",
+                   help="run N bots at once, each with its own servers (default: %(default)s)")
+    p.add_argument("--junit-xml", default=default("junit_xml"), metavar="PATH",
                    help="write a JUnit XML report for Jenkins' junit step")
-    p.add_argument("--shard", default="", metavar="K/N",
+    p.add_argument("--shard", default=default("shard"), metavar="K/N",
                    help="run only the K-th of N disjoint slices of the selected tests")
-    p.add_argument("--timings-file", default="", metavar="PATH",
+    p.add_argument("--timings-file", default=default("timings_file"), metavar="PATH",
                    help="test durations to balance --shard slices (every shard must get the "
                         "same file; without one, shards are balanced by count)")
-    p.add_argument("--retry", type=int, default=0, metavar="N",
+    p.add_argument("--retry", type=int, default=default("retry"), metavar="N",
                    help="rerun a failed test up to N times on fresh servers; a test that then "
                         "passes is reported as flaky")
-    p.add_argument("--retry-failures-max", type=int, default=10, metavar="N",
-                   help="stop retrying once N tests have failed (default: 10)")
-    p.add_argument("--max-save-datadir", type=int, default=3, metavar="N",
-                   help="keep the datadirs of at most N failed tests in workdir/failed "
-                        "(logs are always kept; default: 3)")
-    p.add_argument("--xtrabackup-path", default="", metavar="PATH",
+    p.add_argument("--retry-failures-max", type=int, default=default("retry_failures_max"),
+                   metavar="N", help="stop retrying once N tests have failed (default: %(default)s)")
+    p.add_argument("--max-save-datadir", type=int, default=default("max_save_datadir"),
+                   metavar="N", help="keep the datadirs of at most N failed tests in "
+                                     "workdir/failed (logs are always kept; default: %(default)s)")
+    p.add_argument("--xtrabackup-path", default=default("xtrabackup_path"), metavar="PATH",
                    help="Percona xtrabackup binary (default: mariadb-backup from the code tree, "
                         "else xtrabackup on PATH)")
-    p.add_argument("--innobackupex-path", default="", metavar="PATH",
+    p.add_argument("--innobackupex-path", default=default("innobackupex_path"), metavar="PATH",
                    help="Percona innobackupex script, for kewpie 2012 backup tests")
-    p.add_argument("--randgen-path", default="", metavar="DIR",
+    p.add_argument("--randgen-path", default=default("randgen_path"), metavar="DIR",
                    help="a Perl randgen checkout (gentest.pl) to use instead of kewpie's "
                         "built-in randgen engine")
-    p.add_argument("--workdir", default=os.path.join(ROOT, "workdir"),
+    p.add_argument("--workdir", default=default("workdir"),
                    help="where servers' vardirs, logs and state live (default: ./workdir)")
     p.add_argument("--no-shm", action="store_true",
                    help="keep vardirs on disk instead of linking them to /dev/shm")
     p.add_argument("--start-and-exit", action="store_true",
                    help="start the first selected test's servers, print them, exit, leave them running")
-    p.add_argument("--mode", default="native", choices=["native", "cleanup", "sweep"],
+    p.add_argument("--mode", default=default("mode"), choices=["native", "cleanup", "sweep"],
                    help="native: run tests; cleanup: stop servers left in --workdir; "
                         "sweep: run a sysbench sweep file (docs/sysbench.md)")
-    p.add_argument("--sweep-file", default="", metavar="PATH",
+    p.add_argument("--sweep-file", default=default("sweep_file"), metavar="PATH",
                    help="with --mode=sweep: the JSON sweep to run")
-    p.add_argument("--label", default="", metavar="NAME",
+    p.add_argument("--label", default=default("sweep_label"), metavar="NAME",
                    help="with --mode=sweep: store the sweep under this label (default: its name)")
-    p.add_argument("--sweep-out", default="", metavar="DIR",
+    p.add_argument("--sweep-out", default=default("sweep_out"), metavar="DIR",
                    help="with --mode=sweep: where the table, CSV, JSON and PNGs go "
                         "(default: workdir/sweeps/<name>-<time>)")
-    p.add_argument("--baseline", default="", metavar="LABEL|last",
+    p.add_argument("--baseline", default=default("baseline"), metavar="LABEL|last",
                    help="with --mode=sweep: compare with a stored sweep (a label, or 'last' "
                         "with the same context); exit 1 on a regression")
-    p.add_argument("--tolerance", type=float, default=0.10, metavar="FRACTION",
-                   help="allowed throughput drop beyond the repeats' noise (default: 0.10)")
-    p.add_argument("--results-db-dsn", default="", metavar="DSN",
+    p.add_argument("--tolerance", type=float, default=default("tolerance"), metavar="FRACTION",
+                   help="allowed throughput drop beyond the repeats' noise (default: %(default)s)")
+    p.add_argument("--results-db-dsn", default=default("results_db_dsn"), metavar="DSN",
                    help="store sweep results in a MySQL-family server "
                         "(mysql://user:pass@host:port/db) instead of workdir/results.sqlite")
     p.add_argument("--force", action="store_true",
                    help="run every test even after a failure (default: stop at the first)")
-    p.add_argument("--repeat", type=int, default=1, metavar="N", help="run each test N times")
-    p.add_argument("--test-timeout", type=float, default=0.0, metavar="S",
+    p.add_argument("--repeat", type=int, default=default("repeat"), metavar="N",
+                   help="run each test N times")
+    p.add_argument("--test-timeout", type=float, default=default("test_timeout"), metavar="S",
                    help="fail a test that runs longer than S seconds, killing its servers (0: none)")
     p.add_argument("--list", action="store_true",
                    help="print the selected tests, one suite.test per line, and exit")
     p.add_argument("--verbose", action="store_true", help="debug logging and per-method rows")
-    p.add_argument("--base-port", type=int, default=DEFAULT_BASE_PORT, metavar="PORT",
-                   help=f"where the search for free port blocks starts (default: {DEFAULT_BASE_PORT})")
-    p.add_argument("--lock-dir", default="", metavar="DIR",
+    p.add_argument("--base-port", type=int, default=default("base_port"), metavar="PORT",
+                   help="where the search for free port blocks starts (default: %(default)s)")
+    p.add_argument("--lock-dir", default=default("lock_dir"), metavar="DIR",
                    help="shared directory of port lease locks (default: /tmp/kewpie-locks-<uid>)")
-    p.add_argument("--server-user", default=None, metavar="USER",
+    p.add_argument("--server-user", default=default("server_user"), metavar="USER",
                    help="OS user servers run as (default: mysql when run as root, else yourself)")
-    p.add_argument("--server-start-timeout", type=float, default=60.0, metavar="S",
-                   help="seconds a server may take to answer SQL after launch (default: 60)")
+    p.add_argument("--server-start-timeout", type=float, default=default("start_timeout"),
+                   metavar="S", help="seconds a server may take to answer SQL after launch "
+                                     "(default: %(default)g)")
     return p
 
 
@@ -151,7 +152,7 @@ def config_from_args(argv: Sequence[str] | None) -> RunConfig:
     if not 1024 <= args.base_port <= 64000:
         raise KewpieError("--base-port must be between 1024 and 64000")
     suitepaths = [os.path.abspath(p) for p in _split(args.suitepath)]
-    suitepaths.append(os.path.join(ROOT, "percona_tests"))
+    suitepaths.extend(RunConfig().suitepaths)  # kewpie's own suites, searched last
     suites = _split(args.suite)
     if not suites and not args.tests and args.default_server_type == "galera":
         suites = ["cluster_basic"]
@@ -184,16 +185,6 @@ def _raise_interrupted(signum: int, _frame: object) -> None:
     raise Interrupted(signum)
 
 
-def _require_tests(specs: "list[TestSpec]", config: RunConfig) -> None:
-    """An empty selection is a usage error: a job that runs nothing must not pass."""
-    if specs:
-        return
-    asked = ", ".join(config.suites or ["main"])
-    raise UsageError(f"no test selected (suites: {asked}"
-                     + (f"; tests: {' '.join(config.tests)}" if config.tests else "")
-                     + "): a suite needs at least one *_test.py")
-
-
 def _os_error_line(exc: OSError) -> str:
     """One line for an OSError the harness met on the file system or network."""
     where = f" {exc.filename}" if exc.filename else ""
@@ -203,38 +194,14 @@ def _os_error_line(exc: OSError) -> str:
     return f"cannot use{where}: {exc.strerror or exc}{hint}"
 
 
-def _run(harness: "Harness", config: RunConfig) -> int:
-    """The chosen mode, over an opened harness; returns the exit status."""
-    if config.mode == "cleanup":
-        return harness.cleanup()
-    if config.list_only:
-        from lib.suites.loader import select_tests
-        specs = select_tests(config.suites, config.tests, config.suitepaths,
-                             config.default_server_type)
-        _require_tests(specs, config)
-        for spec in harness.apply_shard(specs, quiet=True):
-            print(spec.full_name)
-        return EXIT_OK
-    harness.open_workdir()
-    configure(config.verbose, logfile=harness.workdir.log_file)
-    harness.discover_tree()
-    if config.mode == "sweep":
-        from lib.sysbench.mode import run_sweep_mode
-        return run_sweep_mode(harness)
-    specs = harness.select()
-    if config.start_and_exit:
-        return harness.start_and_exit(specs)
-    _require_tests(specs, config)  # an empty shard of a real selection is fine
-    return harness.run_tests(specs)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run kewpie; return the exit status.
 
     Every harness-level failure, cleanup included, is one ERROR line and exit
     2; servers are stopped whatever happened.
     """
-    from lib.run.harness import Harness
+    from lib.run.environment import RunEnvironment
+    from lib.run.modes import run_mode
 
     os.umask(0o022)  # nothing kewpie writes may be world-writable
     log = configure(verbose="--verbose" in (argv if argv is not None else sys.argv[1:]))
@@ -244,12 +211,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         log.error(str(exc))
         return EXIT_ENVIRONMENT
     previous = {sig: signal.signal(sig, _raise_interrupted) for sig in HANDLED_SIGNALS}
-    harness: Harness | None = None
+    env: RunEnvironment | None = None
     status = EXIT_ENVIRONMENT
     interrupted = False
     try:
-        harness = Harness(config)
-        status = _run(harness, config)
+        env = RunEnvironment(config)
+        status = run_mode(env)
     except Interrupted as exc:
         interrupted = True
         get_logger().error(f"Interrupted by signal {exc.signum}: stopping all servers")
@@ -276,8 +243,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         for sig in previous:  # a second Ctrl-C must not interrupt the cleanup
             signal.signal(sig, signal.SIG_IGN)
         try:
-            if harness is not None:
-                harness.close(fast=interrupted)
+            if env is not None:
+                env.close(fast=interrupted)
         except Exception as exc:  # noqa: BLE001 - cleanup failed, but servers were stopped
             get_logger().error(f"cleanup failed: {type(exc).__name__}: {exc} "
                                f"(servers were stopped; run --mode=cleanup if in doubt)")

@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 import difflib
-import subprocess
 from dataclasses import dataclass, field
 
 from lib.errors import KewpieError
 from lib.servers.server import Server
+from lib.platform.tools import run_tool
 
 SYSTEM_SCHEMAS = ("mysql", "information_schema", "performance_schema", "sys")
 VOLATILE_DUMP_PREFIXES = ("-- Dump completed", "-- MariaDB dump", "-- MySQL dump",
@@ -31,7 +31,9 @@ def dump_schemas(server: Server, schemas: list[str] | None = None, path: str | N
             "--triggers", "--skip-extended-insert", "--databases", *schemas]
     if not schemas:
         return ""
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+    proc = run_tool(argv, timeout=600)
+    if proc.timed_out:
+        raise DumpError(f"{argv[0]} did not finish on {server.name} within 600 s")
     if proc.returncode != 0:
         raise DumpError(f"{argv[0]} failed on {server.name} (exit {proc.returncode}): "
                         f"{proc.stderr.strip()[:500]}")

@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import time
 
 from lib.consistency.tables import row_differences
 from lib.consistency.verdict import INVALID, UNKNOWN_VERDICT, VALID, Verdict
 from lib.errors import QueryError
+from lib.platform.tools import run_tool
 from lib.servers.server import Server
 
 TABLE_DIFF = 16
@@ -119,15 +118,14 @@ def check_pt_table_checksum(primary: Server, replicas: list[Server], schemas: li
     except QueryError as exc:
         return Verdict("pt-table-checksum", UNKNOWN_VERDICT, f"cannot list the replicas: {exc}")
     argv = pt_table_checksum_command(tool, primary, schemas)
-    started = time.monotonic()
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
-                              stdin=subprocess.DEVNULL,
-                              env=tool_env(primary))
-    except subprocess.TimeoutExpired:
+        proc = run_tool(argv, timeout=timeout, env=tool_env(primary))
+    except OSError as exc:
+        return Verdict("pt-table-checksum", UNKNOWN_VERDICT, f"cannot run {argv[0]}: {exc}")
+    if proc.timed_out:
         return Verdict("pt-table-checksum", UNKNOWN_VERDICT,
                        f"did not finish within {timeout:.0f}s", [f"command: {' '.join(argv)}"])
-    took = time.monotonic() - started
+    took = proc.seconds
     command = " ".join(argv)
     if proc.returncode == 255 or (proc.returncode & ~(TABLE_DIFF | 32 | 64)):
         return Verdict("pt-table-checksum", UNKNOWN_VERDICT,

@@ -6,6 +6,8 @@ import sys
 import time
 from typing import TextIO
 
+from tqdm import tqdm
+
 LOGGER_NAME = "kewpie"
 
 
@@ -27,6 +29,17 @@ def get_logger() -> logging.Logger:
     return logging.getLogger(LOGGER_NAME)
 
 
+class TqdmHandler(logging.StreamHandler):
+    """A log handler that prints above the progress bar instead of through it."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        """Write one formatted record with tqdm.write."""
+        try:
+            tqdm.write(self.format(record), file=self.stream)
+        except Exception:  # noqa: BLE001 - logging must not raise
+            self.handleError(record)
+
+
 def configure(verbose: bool = False, stream: TextIO | None = None, logfile: str | None = None,
               console: bool = True, progress_safe: bool = False) -> logging.Logger:
     """Attach kewpie-style handlers to the harness logger and return it.
@@ -39,7 +52,6 @@ def configure(verbose: bool = False, stream: TextIO | None = None, logfile: str 
         logger.removeHandler(handler)
         handler.close()
     if progress_safe:
-        from lib.run.progress import TqdmHandler
         handler: logging.Handler = TqdmHandler(stream or sys.stdout)
     else:
         handler = logging.StreamHandler(stream or sys.stdout)

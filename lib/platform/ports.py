@@ -102,6 +102,12 @@ class PortLease:
             finally:
                 self.fd = -1
 
+    def __enter__(self) -> "PortLease":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
 
 class PortLeaser:
     """Hands out port blocks from a shared lock directory."""

@@ -1,10 +1,14 @@
-"""A small process executor in the mirakuru style.
+"""Starting, watching and stopping child processes: the one place that forks.
 
-Children run in their own session (process group), carry tag variables in
-their environment so a sweep can find every one of them, can be tied to the
-harness's life (they get SIGKILL if the harness dies), and are stopped with
-bounded waits.  Our own children are reaped with ``wait()``; a process we did
-not start (found in a state file) counts as exited once it is a zombie.
+Every child kewpie starts -- a server (:class:`ProcessExecutor`) or a one-shot
+tool (``lib.platform.tools.run_tool``) -- is launched by :func:`spawn`: in its
+own session (process group), optionally as another user, tied to the
+harness's life (the parent-death signal SIGKILLs it if the harness dies), with
+the tag variables (``TAG_*``) its caller put in its environment so a sweep can
+find it.  Every stop follows :func:`stop_policy`: SIGTERM to the group, a
+bounded wait, then SIGKILL.  Our own children are reaped with ``wait()``; a
+process we did not start (found in a state file) counts as exited once it is
+a zombie.
 """
 from __future__ import annotations
 
@@ -17,17 +21,19 @@ import select
 import signal
 import subprocess
 import time
-from typing import Callable
+from typing import IO, Callable, Mapping, Sequence
 
 import psutil
 
 from lib.platform.launcher import Launcher
+from lib.platform.lifecycle import ReadyWait, StopResult
 
 TAG_WORKDIR = "KEWPIE_WORKDIR"
 TAG_RUN = "KEWPIE_RUN"
 TAG_NAME = "KEWPIE_NAME"
 TAG_BOT = "KEWPIE_BOT"
 PR_SET_PDEATHSIG = 1
+KILL_TIMEOUT = 10.0   # seconds to wait for a SIGKILLed group's leader to be reaped
 
 
 def group_of(user: str) -> str:
@@ -36,15 +42,28 @@ def group_of(user: str) -> str:
 
 
 def die_with_parent() -> None:
-    """Ask the kernel to SIGKILL this process when its parent dies."""
+    """Ask the kernel to SIGKILL this process when its parent (thread) dies."""
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
-def _server_preexec() -> None:
-    """preexec hook for servers: die with the harness, and allow core dumps."""
-    die_with_parent()
-    _allow_cores()
+def _child_setup(with_parent: bool, core_dumps: bool) -> Callable[[], None] | None:
+    """The preexec hook: parent-death signal and/or core dumps (None if neither).
+
+    prctl is looked up here, in the parent: the hook runs between fork and
+    exec, where loading anything could deadlock on a lock another thread held.
+    """
+    if not with_parent and not core_dumps:
+        return None
+    prctl = ctypes.CDLL(None, use_errno=True).prctl if with_parent else None
+
+    def setup() -> None:
+        """In the child, before exec."""
+        if prctl is not None:
+            prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if core_dumps:
+            _allow_cores()
+    return setup
 
 
 def _allow_cores() -> None:
@@ -53,6 +72,73 @@ def _allow_cores() -> None:
         resource.setrlimit(resource.RLIMIT_CORE, (hard, hard))
     except (ValueError, OSError):
         pass
+
+
+def _switch_user(user: str | None) -> dict[str, object]:
+    """Popen arguments that run the child as user (none if it is us already)."""
+    if not user or (os.geteuid() != 0 and pwd.getpwuid(os.geteuid()).pw_name == user):
+        return {}
+    return {"user": user, "group": group_of(user), "extra_groups": []}
+
+
+def tool_env(env: Mapping[str, str] | None, tmpdir: str | None) -> dict[str, str]:
+    """A child's environment: env (default: ours, with its tags) and TMPDIR if given."""
+    out = dict(env if env is not None else os.environ)
+    if tmpdir:
+        out["TMPDIR"] = tmpdir
+    return out
+
+
+def spawn(argv: Sequence[str], *, env: Mapping[str, str] | None = None,
+          user: str | None = None, cwd: str | None = None,
+          stdin: int | IO | None = subprocess.DEVNULL, stdout: int | IO | None = None,
+          stderr: int | IO | None = None, pass_fds: Sequence[int] = (),
+          with_parent: bool = True, core_dumps: bool = False,
+          text: bool = False) -> subprocess.Popen:
+    """Start argv in its own session: the only Popen in kewpie's process layer.
+
+    with_parent sets the parent-death signal (the child is SIGKILLed when the
+    *thread* that forked it exits -- see lib.platform.launcher); core_dumps
+    raises the core-size limit to its hard limit (servers).  A user other
+    than ours needs root; the child then gets that user's primary group and
+    no supplementary groups.
+    """
+    return subprocess.Popen(  # type: ignore[call-overload]
+        list(argv), env=dict(env) if env is not None else None, cwd=cwd,
+        stdin=stdin, stdout=stdout, stderr=stderr, pass_fds=tuple(pass_fds),
+        start_new_session=True, preexec_fn=_child_setup(with_parent, core_dumps),
+        text=text, errors="replace" if text else None, **_switch_user(user))
+
+
+def wait_exit(proc: subprocess.Popen, timeout: float | None) -> bool:
+    """Wait for our child to exit and reap it; True if it did within timeout.
+
+    Blocks on a pidfd (woken the moment the child exits) rather than
+    Popen.wait's sleep loop, which adds up to 50 ms to every wait.
+    """
+    if proc.poll() is not None:
+        return True
+    if timeout is None:
+        proc.wait()
+        return True
+    try:
+        fd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):  # no pidfd, or already reaped elsewhere
+        fd = -1
+    if fd >= 0:
+        try:
+            poller = select.poll()
+            poller.register(fd, select.POLLIN)
+            if not poller.poll(max(0, int(timeout * 1000))):
+                return False
+        finally:
+            os.close(fd)
+        timeout = 5.0  # exited: reaping is immediate
+    try:
+        proc.wait(timeout=timeout)
+        return True
+    except subprocess.TimeoutExpired:
+        return False
 
 
 def pid_alive(pid: int, create_time: float | None = None) -> bool:
@@ -101,21 +187,62 @@ def tagged_processes(tag: str, value: str) -> list[psutil.Process]:
     return found
 
 
+def stop_policy(alive: Callable[[], bool], send: Callable[[int], None],
+                wait_gone: Callable[[float], bool], term_timeout: float,
+                kill_timeout: float = KILL_TIMEOUT) -> StopResult:
+    """The one way kewpie stops a process: SIGTERM, a bounded wait, then SIGKILL.
+
+    send delivers a signal to the process group; wait_gone(timeout) is True
+    once the process has exited (reaped if ours, a zombie if not).  A
+    stopped (SIGSTOP) process gets SIGCONT with the SIGTERM so it can act on it.
+    """
+    if not alive():
+        return StopResult.GONE
+    send(signal.SIGTERM)
+    send(signal.SIGCONT)
+    if wait_gone(term_timeout):
+        return StopResult.TERMINATED
+    send(signal.SIGKILL)
+    wait_gone(kill_timeout)
+    return StopResult.KILLED
+
+
+def stop_child(proc: subprocess.Popen, term_timeout: float,
+               kill_timeout: float = KILL_TIMEOUT) -> StopResult:
+    """:func:`stop_policy` for a child we started in its own session (reaps it).
+
+    The signals go to the child's process group, and whatever is left of the
+    group once the child has ended (a grandchild ignoring SIGTERM) gets
+    SIGKILL: the whole group ends.
+    """
+    def send(sig: int) -> None:
+        """Signal the child's group (it outlives the child while members remain)."""
+        try:
+            os.killpg(proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+    result = stop_policy(lambda: proc.poll() is None, send,
+                         lambda timeout: wait_exit(proc, timeout), term_timeout, kill_timeout)
+    if result is not StopResult.GONE:
+        send(signal.SIGKILL)
+    return result
+
+
 def stop_foreign(pid: int, create_time: float | None, term_timeout: float = 10.0,
-                 kill_timeout: float = 5.0) -> str:
-    """Stop a process we did not start: SIGTERM, then SIGKILL. Returns how it ended."""
-    if not pid_alive(pid, create_time):
-        return "gone"
-    signal_pid(pid, signal.SIGTERM)
-    if wait_pid_gone(pid, term_timeout, create_time):
-        return "terminated"
-    signal_pid(pid, signal.SIGKILL)
-    wait_pid_gone(pid, kill_timeout, create_time)
-    return "killed"
+                 kill_timeout: float = 5.0) -> StopResult:
+    """:func:`stop_policy` for a process we did not start (found in a state file)."""
+    return stop_policy(lambda: pid_alive(pid, create_time), lambda sig: signal_pid(pid, sig),
+                       lambda timeout: wait_pid_gone(pid, timeout, create_time),
+                       term_timeout, kill_timeout)
 
 
 class ProcessExecutor:
-    """Start, watch and stop one child process."""
+    """One long-running child (a server): start, readiness wait, signals, stop.
+
+    The child's output is appended to log_path.  With die_with_parent and a
+    launcher, the fork happens on the launcher's long-lived thread so the
+    parent-death signal fires only when the harness dies.
+    """
 
     def __init__(self, argv: list[str], env: dict[str, str], log_path: str,
                  user: str | None = None, pass_fds: tuple[int, ...] = (),
@@ -153,15 +280,9 @@ class ProcessExecutor:
 
     def _launch(self) -> subprocess.Popen:
         with open(self.log_path, "ab") as out:
-            return subprocess.Popen(
-                self.argv, env=self.env, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
-                start_new_session=True, pass_fds=self.pass_fds, cwd=self.cwd,
-                user=self.user, group=self._group(),
-                extra_groups=[] if self.user else None,
-                preexec_fn=_server_preexec if self.die_with_parent else _allow_cores)
-
-    def _group(self) -> str | None:
-        return group_of(self.user) if self.user else None
+            return spawn(self.argv, env=self.env, user=self.user, cwd=self.cwd,
+                         stdout=out, stderr=out, pass_fds=self.pass_fds,
+                         with_parent=self.die_with_parent, core_dumps=True)
 
     def running(self) -> bool:
         """True while the child has not exited (reaps it if it has)."""
@@ -172,72 +293,38 @@ class ProcessExecutor:
         return self.proc.poll() if self.proc else None
 
     def wait_ready(self, check: Callable[[], bool], timeout: float,
-                   interval: float = 0.02) -> tuple[bool, str]:
+                   interval: float = 0.02) -> tuple[bool, ReadyWait]:
         """Poll check() until it is true; fail fast if the child exits.
 
-        Returns (ready, reason) where reason is '' on success, 'exited' or
-        'timeout'.
+        Returns (ready, reason): ReadyWait.READY (``""``), EXITED or TIMEOUT.
         """
         deadline = time.monotonic() + timeout
         while True:
             if not self.running():
-                return False, "exited"
+                return False, ReadyWait.EXITED
             if check():
-                return True, ""
+                return True, ReadyWait.READY
             if time.monotonic() >= deadline:
-                return False, "timeout"
+                return False, ReadyWait.TIMEOUT
             time.sleep(interval)
 
     def wait(self, timeout: float) -> bool:
-        """Wait for the child to exit; True if it did within timeout.
-
-        Blocks on a pidfd (woken the moment the child exits) rather than
-        Popen.wait's sleep loop, which adds up to 50 ms to every stop.
-        """
-        if self.proc is None or self.proc.poll() is not None:
-            return True
-        try:
-            fd = os.pidfd_open(self.proc.pid)
-        except (AttributeError, OSError):  # no pidfd, or already reaped elsewhere
-            fd = -1
-        if fd >= 0:
-            try:
-                poller = select.poll()
-                poller.register(fd, select.POLLIN)
-                if not poller.poll(max(0, int(timeout * 1000))):
-                    return False
-            finally:
-                os.close(fd)
-            timeout = 5.0  # exited: reaping is immediate
-        try:
-            self.proc.wait(timeout=timeout)
-            return True
-        except subprocess.TimeoutExpired:
-            return False
+        """Wait for the child to exit (and reap it); True if it did within timeout."""
+        return self.proc is None or wait_exit(self.proc, timeout)
 
     def send(self, sig: int) -> None:
-        """Send a signal to the child's process group."""
+        """Send a signal to the child's process group (nothing once it has exited)."""
         if self.proc is not None and self.proc.poll() is None:
             signal_pid(self.proc.pid, sig)
 
-    def terminate(self, timeout: float) -> bool:
-        """SIGTERM and wait up to timeout; True if it exited."""
-        self.send(signal.SIGTERM)
-        return self.wait(timeout)
-
-    def kill(self, timeout: float = 10.0) -> None:
-        """SIGKILL the process group and reap the child."""
-        self.send(signal.SIGCONT)
+    def kill(self, timeout: float = KILL_TIMEOUT) -> None:
+        """SIGKILL the process group and reap the child (the policy's last step)."""
         if self.proc is not None and self.proc.poll() is None:
             signal_pid(self.proc.pid, signal.SIGKILL)
         self.wait(timeout)
 
-    def stop(self, term_timeout: float = 10.0) -> str:
-        """SIGTERM, then SIGKILL after term_timeout. Returns how it ended."""
-        if not self.running():
-            return "gone"
-        self.send(signal.SIGCONT)
-        if self.terminate(term_timeout):
-            return "terminated"
-        self.kill()
-        return "killed"
+    def stop(self, term_timeout: float = 10.0, kill_timeout: float = KILL_TIMEOUT) -> StopResult:
+        """:func:`stop_policy`: SIGTERM, wait up to term_timeout, then SIGKILL."""
+        if self.proc is None:
+            return StopResult.GONE
+        return stop_child(self.proc, term_timeout, kill_timeout)

@@ -21,13 +21,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from lib.randgen.builtins import Prng, field_type_kind, field_type_value
 from lib.randgen.errors import GendataError
 from lib.randgen.metadata import Column, Metadata, Table
+from lib.platform.tools import run_tool
 
 DEFAULT_ROWS = (0, 1, 2, 10, 100)
 INSERT_BATCH = 50
@@ -193,8 +193,9 @@ def _read_with_perl(path: str, why: str) -> dict[str, Any]:
     script = ("no strict; our ($tables, $fields, $data, $schemas); my $r = do $ARGV[0]; "
               "die \"$@\" if $@; use JSON::PP; print JSON::PP->new->canonical->allow_nonref->encode("
               "{tables => $tables, fields => $fields, data => $data, schemas => $schemas});")
-    proc = subprocess.run([perl, "-e", script, os.path.abspath(path)], capture_output=True,
-                          text=True, timeout=60)
+    proc = run_tool([perl, "-e", script, os.path.abspath(path)], timeout=60)
+    if proc.timed_out:
+        raise GendataError(f"{path}: perl did not evaluate it within 60 s")
     if proc.returncode != 0:
         raise GendataError(f"{path}: perl could not evaluate it: {proc.stderr.strip()[:300]}")
     return json.loads(proc.stdout)

@@ -23,6 +23,8 @@ import shutil
 import subprocess
 from typing import TYPE_CHECKING, Any
 
+from lib.platform.process import spawn, stop_child, wait_exit
+from lib.platform.tools import run_tool
 from lib.randgen.errors import PerlBlockError, RandgenEnvironmentError
 from lib.randgen.grammar import Token
 from lib.randgen.metadata import Metadata
@@ -41,9 +43,8 @@ def find_perl() -> str | None:
     if perl is None:
         return None
     try:
-        ok = subprocess.run([perl, "-MJSON::PP", "-e", "1"], capture_output=True,
-                            timeout=10).returncode == 0
-    except (OSError, subprocess.TimeoutExpired):
+        ok = run_tool([perl, "-MJSON::PP", "-e", "1"], timeout=10).ok
+    except OSError:
         return None
     return perl if ok else None
 
@@ -58,9 +59,10 @@ class PerlCoprocess:
         self._meta_version = metadata.version
         self._sentence = 0
         try:
-            self.proc = subprocess.Popen([perl, SCRIPT], stdin=subprocess.PIPE,
-                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                         text=True, bufsize=1)
+            # no parent-death signal: it would fire when the creating thread ends; the
+            # coprocess exits at EOF on its stdin, which it gets when kewpie dies
+            self.proc = spawn([perl, SCRIPT], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True, with_parent=False)
         except OSError as exc:
             raise RandgenEnvironmentError(f"cannot start the Perl coprocess ({perl}): {exc}") from exc
         self._request({"op": "init", "seed": seed % 2147483647, "thread_id": thread_id,
@@ -110,7 +112,7 @@ class PerlCoprocess:
             assert self.proc.stdin is not None
             self.proc.stdin.write('{"op": "quit"}\n')
             self.proc.stdin.close()
-            self.proc.wait(timeout=5)
-        except (OSError, subprocess.TimeoutExpired):
-            self.proc.kill()
-            self.proc.wait()
+        except OSError:
+            pass
+        if not wait_exit(self.proc, 5.0):
+            stop_child(self.proc, 1.0)

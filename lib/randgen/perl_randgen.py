@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import time
 from types import MappingProxyType
 from typing import Mapping
 
+from lib.platform.tools import run_tool
 from lib.randgen.cmdline import RandgenOptions
 from lib.randgen.connection import ConnectionSpec
 from lib.randgen.executor import RunLog
@@ -127,12 +127,15 @@ class PerlRandgen:
         argv = self.command(opts, conn)
         env = dict(os.environ, RQG_HOME=self.path, PERLIO=":unix")
         log.write(f"Perl randgen: {' '.join(argv)} (in {self.path})")
-        lines: list[str] = []
-        t0 = time.monotonic()
+
+        def on_line(line: str) -> None:
+            """Log each line as it comes; note when statements start."""
+            if res.first_statement_at is None and ("Starting" in line or "Query" in line):
+                res.first_statement_at = time.time()
+            log.write(line)
+
         try:
-            proc = subprocess.Popen(argv, cwd=self.path, env=env, stdout=subprocess.PIPE,
-                                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True,
-                                    errors="replace", bufsize=1)
+            ran = run_tool(argv, cwd=self.path, env=env, timeout=timeout, on_line=on_line)
         except OSError as exc:
             res.status, res.reason = STATUS_ENVIRONMENT_ERROR, f"cannot run {argv[0]}: {exc}"
             res.exit_code = 110
@@ -140,20 +143,13 @@ class PerlRandgen:
             log.close()
             res.output = log.text()
             return res
-        assert proc.stdout is not None
-        deadline = None if timeout is None else time.monotonic() + timeout
-        for line in proc.stdout:
-            line = line.rstrip("\n")
-            lines.append(line)
-            if res.first_statement_at is None and ("Starting" in line or "Query" in line):
-                res.first_statement_at = time.time()
-            log.write(line)
-            if deadline is not None and time.monotonic() > deadline:
-                proc.kill()
-                break
-        code = proc.wait()
-        res.duration = time.monotonic() - t0
-        res.status, res.reason = map_exit_code(code, "\n".join(lines))
+        code = ran.returncode
+        res.duration = ran.seconds
+        if ran.timed_out:
+            res.status, res.reason = STATUS_TOOL_ERROR, (f"gentest.pl did not finish within "
+                                                         f"{timeout:g}s and was stopped")
+        else:
+            res.status, res.reason = map_exit_code(code, "\n".join(ran.lines))
         res.exit_code = 110 if code == 0 and res.status != STATUS_OK else code
         log.write(f"gentest.pl exit {code}: status {res.status}" +
                   (f" ({res.reason})" if res.reason else ""))

@@ -1,12 +1,13 @@
 """Parallel bots: one worker process per bot, the parent schedules and reports.
 
-Each worker is forked from the harness after the tests are loaded, builds its
-own ServerManager (``workdir/botN``, its own port leases and state file) and
-runs the tests it is handed, one at a time, with retries and evidence as in a
-single-bot run.  The parent picks the next test for a free bot: one needing
+Each worker is forked after the tests are loaded, builds its own runner
+through the factory the pool was given (its own ServerManager in
+``workdir/botN``, its own port leases and state file), and runs the tests it
+is handed, one at a time, with retries and evidence as in a single-bot run.  The parent picks the next test for a free bot: one needing
 the servers that bot already has, else one whose servers no other bot has,
 longest first by known timings (see lib/run/scheduling.py).  Workers die with the
-parent (parent-death signal), and their servers die with them.
+parent (parent-death signal), and their servers die with them; a worker that
+ends closes what it started through the ``close_bot`` callable it was given.
 """
 from __future__ import annotations
 
@@ -16,18 +17,17 @@ import signal
 import time
 import traceback
 from multiprocessing.connection import Connection, wait
-from typing import TYPE_CHECKING, Callable, Hashable
+from typing import Callable, Hashable
 
 from lib.errors import Interrupted
 from lib.platform.logsetup import configure, get_logger
 from lib.platform.logtail import tail_file
 from lib.platform.process import die_with_parent
 from lib.run.report import Outcome
+from lib.run.runner import Runner
 from lib.run.scheduling import pick_next
 from lib.suites.loader import TestSpec
-
-if TYPE_CHECKING:
-    from lib.run.harness import Harness
+from lib.suites.status import TestStatus
 
 STOP_GRACE = 12.0
 
@@ -36,17 +36,17 @@ def _raise_interrupted(signum: int, _frame: object) -> None:
     raise Interrupted(signum)
 
 
-def _worker(harness: "Harness", bot: str, conn: Connection, queue: list[TestSpec],
+def _worker(pool: "BotPool", bot: str, conn: Connection, queue: list[TestSpec],
             retries: int, retry_max: int) -> None:
     """Worker process body: run the tests the parent sends until told to stop."""
     die_with_parent()
     signal.signal(signal.SIGINT, _raise_interrupted)
     signal.signal(signal.SIGTERM, _raise_interrupted)
     signal.signal(signal.SIGHUP, _raise_interrupted)
-    configure(harness.config.verbose, logfile=harness.workdir.bot_log_file(bot), console=False)
+    configure(pool.verbose, logfile=pool.log_path(bot), console=False)
     interrupted = False
     try:
-        runner = harness.make_runner(bot)
+        runner = pool.make_runner(bot)
         while True:
             message = conn.recv()
             if message[0] == "stop":
@@ -58,7 +58,7 @@ def _worker(harness: "Harness", bot: str, conn: Connection, queue: list[TestSpec
             except Exception as exc:  # noqa: BLE001 - a harness bug must not kill the bot
                 get_logger().debug("harness error in %s", queue[index].full_name, exc_info=True)
                 runner.manager.teardown(fast=True)
-                outcome = Outcome(queue[index].full_name, "fail", 0, bot,
+                outcome = Outcome(queue[index].full_name, TestStatus.FAIL, 0, bot,
                                   f"kewpie internal error: {type(exc).__name__}: {exc}\n"
                                   f"{traceback.format_exc(limit=8)}")
             current = runner.manager.current if runner.manager.servers else None
@@ -70,16 +70,26 @@ def _worker(harness: "Harness", bot: str, conn: Connection, queue: list[TestSpec
         get_logger().error(f"bot {bot} failed: {traceback.format_exc(limit=12)}")
         raise
     finally:
-        harness.close(fast=interrupted, bot=bot)
+        pool.close_bot(bot, interrupted)
         conn.close()
 
 
 class BotPool:
-    """N bots in worker processes, fed from one queue."""
+    """N bots in worker processes, fed from one queue.
 
-    def __init__(self, harness: "Harness", count: int) -> None:
-        self.harness = harness
+    A worker gets its Runner from ``make_runner(bot)``, logs to ``log_path(bot)``
+    (whose tail the parent reports if the worker dies) and, when it ends, calls
+    ``close_bot(bot, fast)`` to stop what that bot started (fast: interrupted).
+    """
+
+    def __init__(self, count: int, make_runner: Callable[[str], Runner],
+                 close_bot: Callable[[str, bool], None], log_path: Callable[[str], str],
+                 verbose: bool = False) -> None:
         self.count = count
+        self.make_runner = make_runner
+        self.close_bot = close_bot
+        self.log_path = log_path
+        self.verbose = verbose
         self.log = get_logger()
 
     def run(self, queue: list[TestSpec], weight: Callable[[TestSpec], float],
@@ -93,7 +103,7 @@ class BotPool:
             bot = f"bot{i}"
             parent_end, child_end = ctx.Pipe()
             proc = ctx.Process(target=_worker, name=f"kewpie-{bot}",
-                               args=(self.harness, bot, child_end, queue, retries, retry_max))
+                               args=(self, bot, child_end, queue, retries, retry_max))
             proc.start()
             child_end.close()
             conns[bot], procs[bot] = parent_end, proc
@@ -129,7 +139,7 @@ class BotPool:
                         outcome, current = self._lost(bot, queue[index], procs[bot]), None
                         del conns[bot]
                     affinity[bot] = current
-                    if outcome.status in ("fail", "timeout"):
+                    if outcome.failed:
                         failed += 1
                         stopping = stopping or stop_on_failure
                     on_outcome(outcome)
@@ -141,10 +151,10 @@ class BotPool:
 
     def _lost(self, bot: str, spec: TestSpec, proc: multiprocessing.Process) -> Outcome:
         proc.join(timeout=5)
-        log_file = self.harness.workdir.bot_log_file(bot)
+        log_file = self.log_path(bot)
         tail = tail_file(log_file, 25)
         why = f"\n--- {log_file} ends with ---\n{tail}" if tail else ""
-        return Outcome(spec.full_name, "fail", 0, bot,
+        return Outcome(spec.full_name, TestStatus.FAIL, 0, bot,
                        f"bot {bot} died while running {spec.full_name} "
                        f"(exit code {proc.exitcode}){why}")
 

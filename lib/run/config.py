@@ -1,10 +1,15 @@
-"""The one run-config object every part of the harness reads."""
+"""The one run-config object every part of the harness reads, and the one place its
+defaults live (the command line's defaults are read from here)."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
+from typing import Any
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from lib.platform.ports import DEFAULT_BASE_PORT
+from lib.servers.server import ServerSettings
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the checkout
 
 
 @dataclass
@@ -25,11 +30,11 @@ class RunConfig:
     test_timeout: float = 0.0
     list_only: bool = False
     verbose: bool = False
-    base_port: int = 9300
+    base_port: int = DEFAULT_BASE_PORT
     lock_dir: str = ""
     server_user: str | None = None
-    start_timeout: float = 60.0
-    shutdown_timeout: float = 10.0
+    start_timeout: float = ServerSettings.start_timeout  # servers' own defaults
+    shutdown_timeout: float = ServerSettings.shutdown_timeout
     wsrep_provider_path: str = "/usr/lib/galera/libgalera_smm.so"
     wsrep_sst_method: str = "rsync"
     cluster_snapshots: bool = True
@@ -50,3 +55,11 @@ class RunConfig:
     tolerance: float = 0.10
     results_db_dsn: str = ""
     root: str = ROOT
+
+
+def default(name: str) -> Any:
+    """RunConfig's default for field name (KeyError for a field without a plain default)."""
+    for f in fields(RunConfig):
+        if f.name == name and f.default is not MISSING:
+            return f.default
+    raise KeyError(f"RunConfig has no plain default for {name!r}")

@@ -11,11 +11,11 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 from dataclasses import dataclass
 
 from lib.platform.logsetup import get_logger
 from lib.servers.server import Server
+from lib.platform.tools import run_tool
 
 CORE_RE = re.compile(r"^core(\.\d+)?$")
 TOP_FRAMES = 8
@@ -90,7 +90,7 @@ def _copy(src: str, dst: str) -> None:
 
 
 def _copytree(src: str, dst: str) -> None:
-    result = subprocess.run(["cp", "-a", src, dst], capture_output=True, text=True)
+    result = run_tool(["cp", "-a", src, dst])
     if result.returncode != 0:
         get_logger().debug("evidence: cannot copy %s: %s", src, result.stderr.strip())
 
@@ -114,9 +114,11 @@ def backtrace(binary: str, core: str, out_path: str) -> str:
         return ""
     argv = [gdb, "-batch", "-nx", "-ex", "bt 40", "-ex", "thread apply all bt 20", binary, core]
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=120)
-    except (OSError, subprocess.TimeoutExpired) as exc:
+        proc = run_tool(argv, timeout=120)
+    except OSError as exc:
         return f"(gdb failed: {exc})"
+    if proc.timed_out:
+        return "(gdb failed: no answer within 120 s)"
     with open(out_path, "w") as fh:
         fh.write(proc.stdout + proc.stderr)
     frames: list[str] = []

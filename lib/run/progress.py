@@ -1,7 +1,6 @@
 """A live progress line on a terminal (tqdm); plain rows only in CI or a pipe."""
 from __future__ import annotations
 
-import logging
 import os
 import sys
 from typing import TextIO
@@ -13,17 +12,6 @@ def wanted(stream: TextIO | None = None) -> bool:
     """True on an interactive terminal outside CI."""
     stream = stream or sys.stdout
     return stream.isatty() and not os.environ.get("CI")
-
-
-class TqdmHandler(logging.StreamHandler):
-    """A log handler that prints above the progress bar instead of through it."""
-
-    def emit(self, record: logging.LogRecord) -> None:
-        """Write one formatted record with tqdm.write."""
-        try:
-            tqdm.write(self.format(record), file=self.stream)
-        except Exception:  # noqa: BLE001 - logging must not raise
-            self.handleError(record)
 
 
 class Progress:

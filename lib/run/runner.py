@@ -6,16 +6,16 @@ globals are derived from it by :mod:`lib.util.context`.
 """
 from __future__ import annotations
 
-import signal
 import time
 import unittest
 from typing import Any, Callable, Iterator
 
-from lib.errors import KewpieError, QueryError, ServerError, TestTimeoutError
+from lib.errors import KewpieError, QueryError, ServerError
 from lib.run.evidence import EvidenceKeeper
 from lib.servers.health import HealthState
 from lib.platform.logsetup import get_logger
 from lib.run.report import Outcome
+from lib.run.watchdog import TestWatchdog
 from lib.servers.server import Server
 from lib.servers.manager import ServerManager
 from lib.suites.loader import TestSpec
@@ -85,8 +85,10 @@ class Runner:
 
     def __init__(self, manager: ServerManager, setup: BotSetup | TestExecutor,
                  test_timeout: float = 0.0, evidence: EvidenceKeeper | None = None) -> None:
-        """setup may still be a 2012 TestExecutor (lib/run/harness.py builds one); it is read
-        once, here, through :func:`lib.util.context.setup_from_executor`."""
+        """setup is normally a :class:`BotSetup` (:func:`lib.run.native.make_runner` builds
+        it from the config); a 2012 TestExecutor is still accepted and read once, here,
+        through :func:`lib.util.context.setup_from_executor`.  test_timeout 0: no limit
+        (see :mod:`lib.run.watchdog`)."""
         self.manager = manager
         self.setup = setup if isinstance(setup, BotSetup) else setup_from_executor(setup)
         self.test_timeout = test_timeout
@@ -145,29 +147,19 @@ class Runner:
         result = TimedResult()
         suite = unittest.TestLoader().loadTestsFromModule(spec.module)
         self._hand_over(TestContext(spec, tuple(servers), self.manager, self.setup, result), suite)
-        timed_out = False
 
-        def on_alarm(_signum: int, _frame: Any) -> None:
-            """--test-timeout expired: stop the test and kill its servers."""
-            nonlocal timed_out
-            timed_out = True
+        def on_timeout() -> None:
+            """--test-timeout expired (watchdog thread): no further method, servers killed."""
             result.stop()
             for server in servers:
-                server.kill()
-            raise TestTimeoutError(f"test exceeded --test-timeout {self.test_timeout:.0f}s")
+                try:
+                    server.kill()
+                except Exception:  # noqa: BLE001 - the other servers must still die
+                    self.log.debug(f"killing {server.name} on timeout failed", exc_info=True)
 
-        previous = None
-        if self.test_timeout > 0:
-            previous = signal.signal(signal.SIGALRM, on_alarm)
-            signal.setitimer(signal.ITIMER_REAL, self.test_timeout)
-        try:
-            suite.run(result)
-        except TestTimeoutError:
-            timed_out = True
-        finally:
-            if self.test_timeout > 0:
-                signal.setitimer(signal.ITIMER_REAL, 0)
-                signal.signal(signal.SIGALRM, previous or signal.SIG_DFL)
+        watchdog = TestWatchdog(self.test_timeout, on_timeout)
+        watchdog.run(lambda: suite.run(result))
+        timed_out = watchdog.timed_out
         ms = int((time.monotonic() - start) * 1000)
         status, message = self._judge(spec, result, servers, timed_out)
         passed = status.ok
@@ -211,6 +203,8 @@ class Runner:
                                  f"{server.error_log_tail(20)}")
         if timed_out:
             status = TestStatus.TIMEOUT
+            parts.insert(0, f"test exceeded --test-timeout {self.test_timeout:g}s: "
+                            f"its servers were killed")
         elif result.failures or result.errors or dead:
             status = TestStatus.FAIL
         elif result.testsRun and len(result.skipped) == result.testsRun:

@@ -19,7 +19,6 @@ import hashlib
 import os
 import shutil
 import stat
-import subprocess
 import time
 
 from lib.platform import safedirs
@@ -27,6 +26,7 @@ from lib.servers.codetree import CodeTree
 from lib.errors import ServerError
 from lib.platform.logsetup import get_logger
 from lib.platform.logtail import tail_file
+from lib.platform.tools import run_tool
 from lib.servers.options import Option
 
 KEEP_TEMPLATES = 6
@@ -92,12 +92,14 @@ class BootstrapCache:
             shutil.chown(tmp, self.server_user, self.server_user)
         argv = self._command(data, options) + [f"--tmpdir={tmp}"]
         log.debug("bootstrap: %s", " ".join(argv))
-        with open(logfile, "wb") as out:
-            try:
-                rc = subprocess.run(argv, stdout=out, stderr=out, stdin=subprocess.DEVNULL,
-                                    timeout=300, cwd=building).returncode
-            except (OSError, subprocess.TimeoutExpired) as exc:
-                raise ServerError(f"bootstrap failed: {exc}", tail_file(logfile, 20)) from exc
+        try:
+            ran = run_tool(argv, log_path=logfile, timeout=300, cwd=building)
+        except OSError as exc:
+            raise ServerError(f"bootstrap failed: {exc}", tail_file(logfile, 20)) from exc
+        if ran.timed_out:
+            raise ServerError(f"bootstrap failed: {argv[0]} did not finish within 300s and was "
+                              f"stopped; log: {logfile}", tail_file(logfile, 20))
+        rc = ran.returncode
         if rc != 0:
             text = tail_file(logfile, 200)
             errors = [line for line in text.splitlines() if "ERROR" in line or "[Warning]" in line]
@@ -171,9 +173,10 @@ class BootstrapCache:
             if not os.path.isdir(template):
                 raise ServerError(f"the pristine datadir {template} is gone (pruned by another "
                                   f"run?); run again")
-            rc = subprocess.run(["cp", "-a", template, datadir], capture_output=True, text=True)
+            copied = run_tool(["cp", "-a", template, datadir])
         finally:
             if lock_fd >= 0:
                 os.close(lock_fd)
-        if rc.returncode != 0:
-            raise ServerError(f"copying the pristine datadir to {datadir} failed: {rc.stderr.strip()}")
+        if not copied.ok:
+            raise ServerError(f"copying the pristine datadir to {datadir} failed: "
+                              f"{copied.stderr.strip()}")

@@ -11,12 +11,12 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import subprocess
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping
 
 from lib.errors import CodeTreeError
+from lib.platform.tools import run_tool
 
 BIN_SUBDIRS = ("bin", "sbin", "libexec", "scripts", "sql", "client", "extra",
                "extra/mariabackup", "storage/innobase/xtrabackup/src", "")
@@ -150,11 +150,12 @@ def find_tool(basedir: str, names: tuple[str, ...], extra_dirs: tuple[str, ...] 
 def read_server_version(server: str) -> ServerVersion:
     """Run ``server --version`` and parse it."""
     try:
-        out = subprocess.run([server, "--no-defaults", "--version"], capture_output=True,
-                             text=True, timeout=30)
+        out = run_tool([server, "--no-defaults", "--version"], timeout=30)
     except OSError as exc:
         raise CodeTreeError(f"cannot run {server} --version: {exc}") from exc
-    return parse_version_output(out.stdout + out.stderr)
+    if out.timed_out:
+        raise CodeTreeError(f"{server} --version did not answer within 30s")
+    return parse_version_output(out.output)
 
 
 def discover(basedir: str, tool_overrides: dict[str, str] | None = None) -> CodeTree:

@@ -13,15 +13,15 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 from dataclasses import dataclass
 from typing import Any
 
 from lib.errors import QueryError, ServerStartError
 from lib.platform.logtail import tail_file
 from lib.servers.options import Option
-from lib.platform.process import group_of
-from lib.servers.server import HOST, Server
+from lib.platform.tools import run_tool
+from lib.servers.layout import HOST
+from lib.servers.server import Server
 
 SST_USER = "kewpie_sst"
 SST_PASSWORD = "kewpie-sst-pw"
@@ -168,11 +168,7 @@ class GaleraServer(Server):
 
     def make_dirs(self) -> None:
         """The vardir tree plus the SST directories."""
-        super().make_dirs()
-        for d in (self.sst_dir, self.sst_log_dir):
-            os.makedirs(d, mode=0o750, exist_ok=True)
-            if self.settings.user:
-                shutil.chown(d, self.settings.user, self.settings.user)
+        self.layout.make_dirs(self.settings.user, extra=(self.sst_dir, self.sst_log_dir))
 
     def start_args(self) -> list[str]:
         """``--wsrep-new-cluster`` for a bootstrap, a recovered start position after a crash."""
@@ -219,13 +215,14 @@ class GaleraServer(Server):
         argv = [self.tree.server, f"--defaults-file={self.cnf_path}", "--wsrep-recover",
                 f"--log-error={log}"]
         try:
-            subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL, timeout=120, user=self.settings.user,
-                           env=self.launch_env(),
-                           group=group_of(self.settings.user) if self.settings.user else None, cwd=self.vardir)
-        except (OSError, subprocess.TimeoutExpired) as exc:
+            ran = run_tool(argv, timeout=120, user=self.settings.user, env=self.launch_env(),
+                           cwd=self.vardir)
+        except OSError as exc:
             raise ServerStartError(f"wsrep recovery of {self.name} failed: {exc}",
                                    tail_file(log)) from exc
+        if ran.timed_out:
+            raise ServerStartError(f"wsrep recovery of {self.name} failed: it did not finish "
+                                   f"within 120s", tail_file(log))
         match = None
         for match in RECOVERED_RE.finditer(tail_file(log, 200)):
             pass

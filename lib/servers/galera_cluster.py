@@ -22,8 +22,6 @@ import hashlib
 import json
 import os
 import shutil
-import signal
-import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Iterator
@@ -32,6 +30,7 @@ from lib.platform import safedirs
 from lib.errors import QueryError, ServerError, ServerStartError
 from lib.servers.galera import SST_GRANTS, SST_PASSWORD, SST_USER, GaleraServer, GraState
 from lib.platform.logsetup import get_logger
+from lib.platform.tools import run_tool
 from lib.servers.options import bootstrap_subset
 from lib.servers.server import Server
 
@@ -220,16 +219,17 @@ class ClusterFormer:
                 shutil.rmtree(building, ignore_errors=True)
                 os.makedirs(building, mode=0o755)
                 for node in nodes:
-                    node.executor.send(signal.SIGSTOP)
+                    node.pause()  # frozen while their datadirs are copied
                 try:
                     for i, node in enumerate(nodes):
                         dest = os.path.join(building, f"n{i}")
                         os.makedirs(dest)
-                        subprocess.run(["cp", "-a", node.datadir, os.path.join(dest, "data")],
-                                       check=True, capture_output=True)
+                        copied = run_tool(["cp", "-a", node.datadir, os.path.join(dest, "data")])
+                        if not copied.ok:
+                            raise OSError(f"cp -a {node.datadir}: {copied.stderr.strip()}")
                 finally:
                     for node in nodes:
-                        node.executor.send(signal.SIGCONT)
+                        node.resume()
                 state = GraState(uuid, int(seqno)).render()
                 for i in range(len(nodes)):
                     data = os.path.join(building, f"n{i}", "data")
@@ -244,7 +244,7 @@ class ClusterFormer:
                 os.rename(building, target)
                 self.log.debug("cluster snapshot %s taken in %.0f ms", target,
                                (time.monotonic() - start) * 1000)
-            except (OSError, subprocess.CalledProcessError, QueryError) as exc:
+            except (OSError, QueryError) as exc:
                 self.log.warning(f"could not snapshot the cluster (next start will use SST): {exc}")
                 shutil.rmtree(building, ignore_errors=True)
 

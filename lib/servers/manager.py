@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import threading
 import time
 from dataclasses import dataclass
@@ -288,16 +287,10 @@ def stop_all(servers: list[Server], fast: bool = False) -> None:
     running = [s for s in servers if s.is_alive()]
     if fast:
         for server in running:
-            server.stop_requested = True
-            if not server.clean_stop_when_discarded:
-                server.kill()
-            elif server.executor is not None:
-                server.executor.send(signal.SIGTERM)
+            server.signal_stop()
         deadline = time.monotonic() + 5.0
         for server in running:
-            if server.executor is not None:
-                server.executor.wait(max(0.0, deadline - time.monotonic()))
-            if server.is_alive():
+            if not server.wait_exit(max(0.0, deadline - time.monotonic())):
                 server.kill()
             server.notify_changed()
         return

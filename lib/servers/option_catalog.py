@@ -12,11 +12,11 @@ import hashlib
 import json
 import os
 import re
-import subprocess
 import tempfile
 from dataclasses import dataclass
 
 from lib.errors import CodeTreeError
+from lib.platform.tools import run_tool
 
 HELP_TIMEOUT = 60.0
 CACHE_PREFIX = "server-options-"
@@ -54,11 +54,12 @@ def cache_key(server: str) -> str:
 def ask_server(server: str) -> frozenset[str]:
     """Run the server's ``--no-defaults --verbose --help`` and parse the option names."""
     try:
-        proc = subprocess.run([server, "--no-defaults", "--verbose", "--help"],
-                              capture_output=True, text=True, timeout=HELP_TIMEOUT,
-                              stdin=subprocess.DEVNULL, errors="replace")
-    except (OSError, subprocess.TimeoutExpired) as exc:
+        proc = run_tool([server, "--no-defaults", "--verbose", "--help"], timeout=HELP_TIMEOUT)
+    except OSError as exc:
         raise CodeTreeError(f"cannot list the options of {server}: {exc}") from None
+    if proc.timed_out:
+        raise CodeTreeError(f"cannot list the options of {server}: no answer within "
+                            f"{HELP_TIMEOUT} s")
     names = parse_help(proc.stdout)
     if proc.returncode != 0 or len(names) < 50:
         last = (proc.stderr.strip().splitlines() or ["no output"])[-1]

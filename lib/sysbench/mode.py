@@ -22,7 +22,7 @@ from lib.sysbench.results import ResultsDB
 from lib.sysbench.sweep import SweepSpec, run_sweep
 
 if TYPE_CHECKING:
-    from lib.run.harness import Harness
+    from lib.run.environment import RunEnvironment
 
 
 def context_key(spec: SweepSpec, versions: list[str]) -> str:
@@ -32,9 +32,10 @@ def context_key(spec: SweepSpec, versions: list[str]) -> str:
     return hashlib.sha1(json.dumps(parts, default=str).encode()).hexdigest()[:16]
 
 
-def run_sweep_mode(harness: "Harness") -> int:
-    """Run config.sweep_file, store it, write outputs, compare with config.baseline."""
-    config = harness.config
+def run_sweep_mode(env: "RunEnvironment") -> int:
+    """Run config.sweep_file on servers from env's manager factory (one bot per code
+    tree), store it, write outputs, compare with config.baseline."""
+    config = env.config
     log = get_logger()
     spec = SweepSpec.from_file(config.sweep_file)
     managers: dict[str, tuple] = {}
@@ -47,26 +48,26 @@ def run_sweep_mode(harness: "Harness") -> int:
             if server.server_options != [o.as_arg() for o in parse_options(options)]:
                 server.restart(options)
             return server
-        tree = harness.tree if key == config.basedir else discover(key)
+        tree = env.tree if key == config.basedir else discover(key)
         parsed = tuple(parse_options(options))
-        check_server_options(parsed, load_catalog(tree.server, harness.workdir.path),
+        check_server_options(parsed, load_catalog(tree.server, env.workdir.path),
                              where=f"{config.sweep_file}: server options")
-        manager = harness.make_manager(f"bot{len(managers)}", tree=tree)
+        manager = env.make_manager(f"bot{len(managers)}", tree=tree)
         server = manager.get_servers(Requirements.declared("mysql", [parsed]))[0]
         managers[key] = (manager, server)
         return server
 
     out_dir = config.sweep_out or os.path.join(
-        harness.workdir.path, "sweeps", f"{spec.name}-{time.strftime('%Y%m%d-%H%M%S')}")
+        env.workdir.path, "sweeps", f"{spec.name}-{time.strftime('%Y%m%d-%H%M%S')}")
     context = {"machine": {"host": platform.node(), "nproc": os.cpu_count(),
                            "kernel": platform.release()},
-               "time": time.strftime("%Y-%m-%dT%H:%M:%S"), "shm": harness.workdir.use_shm}
+               "time": time.strftime("%Y-%m-%dT%H:%M:%S"), "shm": env.workdir.use_shm}
     sweep = run_sweep(spec, server_for, os.path.join(out_dir, "logs"), context)
     versions = sorted({r.version for r in sweep.runs})
     sweep.context.update({"versions": versions, "key": context_key(spec, versions),
-                          "flavor": harness.tree.version.flavor if harness.tree and harness.tree.version else "",
+                          "flavor": env.tree.version.flavor if env.tree and env.tree.version else "",
                           "options": spec.server_options})
-    db = ResultsDB(sqlite_path=os.path.join(harness.workdir.path, "results.sqlite"),
+    db = ResultsDB(sqlite_path=os.path.join(env.workdir.path, "results.sqlite"),
                    dsn=config.results_db_dsn or None)
     label = config.sweep_label or spec.name
     sweep_id = db.save(sweep, label)

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from dataclasses import dataclass
 
 from lib.errors import CodeTreeError, KewpieError, UsageError
+from lib.platform.tools import run_tool
 from lib.servers.server import Server
 from lib.sysbench.parse import SysbenchResult, parse_output
 
@@ -75,12 +75,12 @@ class Sysbench:
     def _call(self, server: Server, args: list[str], log_name: str, timeout: float) -> str:
         argv = [self.binary, *self.workload.common_args(server), *args]
         try:
-            proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
-                                  stdin=subprocess.DEVNULL,
-                                  env=dict(os.environ, TMPDIR=self.log_dir))  # not /tmp
-        except subprocess.TimeoutExpired as exc:
-            raise SysbenchError(f"sysbench {args[-1]} did not finish within {timeout:.0f}s") from exc
-        text = proc.stdout + proc.stderr
+            proc = run_tool(argv, timeout=timeout, tmpdir=self.log_dir)  # not /tmp
+        except OSError as exc:
+            raise SysbenchError(f"cannot run {argv[0]}: {exc}") from exc
+        if proc.timed_out:
+            raise SysbenchError(f"sysbench {args[-1]} did not finish within {timeout:.0f}s")
+        text = proc.output
         with open(os.path.join(self.log_dir, log_name), "w") as fh:
             fh.write(" ".join(argv) + "\n" + text)
         if proc.returncode != 0 or "FATAL" in text:

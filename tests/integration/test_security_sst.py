@@ -100,7 +100,11 @@ def kewpie_under(strace: subprocess.Popen, timeout: float = 30) -> psutil.Proces
     """The kewpie process strace runs."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        for child in psutil.Process(strace.pid).children():
+        try:
+            children = psutil.Process(strace.pid).children()
+        except psutil.Error:  # strace has not forked yet, or already ended
+            children = []
+        for child in children:
             try:
                 if any(a.endswith("kewpie.py") for a in child.cmdline()):
                     return child

@@ -81,9 +81,14 @@ def test_run_step_extractor_failure(tmp_path):
 
 
 def test_run_as_sets_tmpdir_and_env(tmp_path):
-    kwargs = RunAs(env={"A": "1"}, tmpdir="/w/tmp", cwd="/w").popen_kwargs()
-    assert kwargs["env"] == {"A": "1", "TMPDIR": "/w/tmp"} and kwargs["cwd"] == "/w"
-    assert "user" not in RunAs().popen_kwargs() or os.geteuid() == 0
+    assert RunAs(env={"A": "1"}, tmpdir="/w/tmp", cwd="/w").environment() == \
+        {"A": "1", "TMPDIR": "/w/tmp"}
+    assert RunAs().environment() == dict(os.environ)
+    tool = script(tmp_path / "tool", 'echo "$TMPDIR $A $(pwd)"; echo "completed OK!" >&2\n')
+    result = run_step("backup", [tool], str(tmp_path / "b.log"),
+                      RunAs(env={"A": "1", "PATH": os.environ["PATH"]}, tmpdir="/w/tmp",
+                            cwd=str(tmp_path)))
+    assert f"/w/tmp 1 {tmp_path}" in open(result.log_path).read()
 
 
 # ---------------------------------------------------------------- incremental chains

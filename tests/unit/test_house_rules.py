@@ -315,3 +315,48 @@ def test_context_global_rule_catches_the_forms():
     assert sorted(w for w, _ in _context_global_reads(tree)) == sorted([
         f"import of {COMPAT_MODULE_HOLDING_SERVERS}", "compat.servers", ".test_executor",
         "getattr(..., '_outcome')"])
+
+
+# ---------------------------------------------------------------- layers
+# Data flows one way (docs/architecture.md): the command line drives the run,
+# the run loads suites and drives servers and tools, tools work over servers,
+# and everything may use the platform and lib.errors.  A package may import
+# from its own layer or any layer to its right, never to its left.
+LAYERS = (
+    ("lib.cli",),
+    ("lib.run", "lib.sysbench.mode"),
+    ("lib.suites", "lib.testcase", "lib.util", "lib.consistency.testing"),
+    ("lib.consistency", "lib.backup", "lib.randgen", "lib.sysbench", "lib.checks", "lib.data"),
+    ("lib.servers",),
+    ("lib.platform", "lib.errors"),
+)
+
+
+def _layer_of(module):
+    best = None
+    for index, prefixes in enumerate(LAYERS):
+        for prefix in prefixes:
+            if module == prefix or module.startswith(prefix + "."):
+                if best is None or len(prefix) > best[1]:
+                    best = (index, len(prefix))
+    return None if best is None else best[0]
+
+
+def test_imports_flow_one_way():
+    """No module imports from a layer above its own (TYPE_CHECKING imports aside)."""
+    problems = []
+    for module, targets in _import_graph().items():
+        mine = _layer_of(module)
+        if mine is None:
+            continue
+        for target in targets:
+            theirs = _layer_of(target)
+            if theirs is not None and theirs < mine:
+                problems.append(f"{module} -> {target}")
+    assert not problems, "imports against the flow: " + "; ".join(sorted(problems))
+
+
+def test_every_lib_module_has_a_layer():
+    """A new package must be placed in LAYERS (and in docs/architecture.md)."""
+    unplaced = sorted(m for m in LIB_MODULES if m != "lib" and _layer_of(m) is None)
+    assert not unplaced, f"modules in no layer: {unplaced}"

@@ -1,0 +1,221 @@
+"""The run's environment: config, run id, server user, workdir, code tree, and the one
+factory of server managers; ``close()`` stops everything they started."""
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+import uuid
+from types import MappingProxyType
+from typing import Callable, Mapping
+
+import psutil
+
+from lib.errors import CleanupError, UsageError
+from lib.platform import safedirs
+from lib.platform.logsetup import get_logger
+from lib.platform.ports import PortLeaser, default_lock_dir, ensure_lock_dir
+from lib.platform.process import TAG_BOT, TAG_RUN, TAG_WORKDIR, tagged_processes
+from lib.platform.workdir import MIN_SHM_FREE, Workdir
+from lib.run.config import RunConfig
+from lib.run.setup import check_reachable, log_header, resolve_server_user
+from lib.servers.bootstrap import BootstrapCache
+from lib.servers.codetree import CodeTree, discover
+from lib.servers.galera import GaleraServer
+from lib.servers.galera_cluster import form_galera_set, wait_galera_applied
+from lib.servers.manager import ServerKind, ServerManager, start_replicating_set, wait_replicas_applied
+from lib.servers.server import Server, ServerSettings
+from lib.servers.state import StateFile, stop_recorded
+
+SERVER_KINDS: Mapping[str, ServerKind] = MappingProxyType({
+    "mysql": ServerKind(Server, start_replicating_set, wait_replicas_applied),
+    "galera": ServerKind(GaleraServer, form_galera_set, wait_galera_applied),
+})
+
+
+class RunEnvironment:
+    """What every mode runs over.
+
+    Built from the config alone (nothing is created yet): the server user is
+    resolved and the workdir chosen, falling back to disk vardirs when
+    /dev/shm is short of space.  Managers made by :meth:`make_manager` are
+    remembered, and :meth:`close` stops their servers unless
+    ``keep_servers`` was set (--start-and-exit).
+    """
+
+    def __init__(self, config: RunConfig) -> None:
+        self.config = config
+        self.log = get_logger()
+        self.run_id = uuid.uuid4().hex[:12]
+        self.server_user = resolve_server_user(config.server_user)
+        self.workdir = Workdir(config.workdir, config.use_shm, self.server_user)
+        if self.workdir.use_shm and not self.workdir.shm_has_room():
+            self.workdir.reclaim(strict=False)  # trees of deleted workdirs may be what fills it
+        if self.workdir.use_shm and not self.workdir.shm_has_room():
+            self.log.warning(f"/dev/shm has less than {MIN_SHM_FREE >> 30} GiB free: keeping "
+                             f"vardirs on disk this run (as with --no-shm)")
+            self.workdir.use_shm = False
+        self.managers: list[ServerManager] = []
+        self.tree: CodeTree | None = None
+        self.keep_servers = False
+        self._locked = False
+
+    # ------------------------------------------------------------------ workdir
+    def open_workdir(self, fresh: bool = True) -> None:
+        """Create and lock the workdir; with fresh, stop the servers an earlier run left
+        in it and drop its failure evidence."""
+        self.workdir.create()
+        self.lock()
+        if fresh:
+            stop_recorded(self.state_files(), self.workdir.path)
+            shutil.rmtree(self.workdir.failed_dir, ignore_errors=True)
+
+    def lock(self) -> None:
+        """Take the workdir's lock (released by :meth:`close`)."""
+        self.workdir.lock()
+        self._locked = True
+
+    def state_files(self) -> list[StateFile]:
+        """Every bot's record of running servers in this workdir."""
+        return [StateFile(path) for path in self.workdir.state_files()]
+
+    def discover_tree(self) -> CodeTree:
+        """Find the code tree's binaries and log kewpie's header."""
+        self.tree = discover(self.config.basedir)
+        log_header(self.log, self.config, self.workdir, self.tree, self.server_user)
+        return self.tree
+
+    # ------------------------------------------------------------------ managers
+    def _disk_dir(self, bot: str, lock_dir: str) -> tuple[str | None, str]:
+        """Where the bot's ``storage = 'disk'`` vardirs go, and why there is no such place.
+
+        In the workdir when the server user can enter it, else in the lock
+        directory (which everyone may traverse); only suites that ask for disk
+        storage fail when neither works.
+        """
+        problem = ""
+        for root in (None, os.path.join(ensure_lock_dir(lock_dir), "disk")):
+            path = self.workdir.prepare_disk_bot(bot, root)
+            if not path or not self.server_user:
+                return path, ""
+            try:
+                check_reachable(path, self.server_user)
+            except UsageError as exc:
+                problem = str(exc).replace(", or drop --no-shm", "")
+                safedirs.remove_tree(path, ignore_errors=True)
+                continue
+            shutil.chown(path, self.server_user, self.server_user)
+            return path, ""
+        return None, problem
+
+    def server_env(self, bot: str) -> dict[str, str]:
+        """The environment servers of bot start with: kewpie's, plus the tags that let
+        cleanup find them (workdir, run, bot)."""
+        env = dict(os.environ)
+        env[TAG_WORKDIR] = self.workdir.path
+        env[TAG_RUN] = self.run_id
+        env[TAG_BOT] = f"{self.run_id}/{bot}"
+        return env
+
+    def make_manager(self, bot: str, tree: CodeTree | None = None) -> ServerManager:
+        """The one factory of server managers: bot's directories, port leaser, socket
+        directory, settings and bootstrap cache (on the run's code tree unless another
+        is given).  The manager is stopped by :meth:`close`."""
+        tree = tree or self.tree
+        assert tree is not None
+        bot_dir = os.path.realpath(self.workdir.prepare_bot(bot))
+        if self.server_user:
+            check_reachable(bot_dir, self.server_user)
+            shutil.chown(bot_dir, self.server_user, self.server_user)
+        lock_dir = self.config.lock_dir or default_lock_dir()
+        disk_dir, disk_problem = self._disk_dir(bot, lock_dir)
+        leaser = PortLeaser(lock_dir, self.config.base_port)
+        sock_dir = os.path.join(leaser.lock_dir, "sock")  # servers make their sockets here
+        server_uid = pwd.getpwnam(self.server_user).pw_uid if self.server_user else os.geteuid()
+        safedirs.make_dir(sock_dir, 0o755, owners=[server_uid],
+                          remedy=f"remove it (rm -rf {sock_dir}) or choose another --lock-dir")
+        if self.server_user and os.lstat(sock_dir).st_uid != server_uid:
+            shutil.chown(sock_dir, self.server_user, self.server_user)
+        config = self.config
+        settings = ServerSettings(user=self.server_user, env=self.server_env(bot),
+                                  die_with_parent=not config.start_and_exit,
+                                  start_timeout=config.start_timeout,
+                                  shutdown_timeout=config.shutdown_timeout,
+                                  socket_fallback_dir=sock_dir,
+                                  wsrep_provider=config.wsrep_provider_path,
+                                  wsrep_sst_method=config.wsrep_sst_method,
+                                  cluster_snapshots=config.cluster_snapshots)
+        cache = BootstrapCache(os.path.realpath(self.workdir.prepare_cache()), tree, self.server_user)
+        manager = ServerManager(bot, bot_dir, tree, leaser, cache, settings, SERVER_KINDS,
+                                on_change=self.write_state, disk_dir=disk_dir,
+                                disk_problem=disk_problem)
+        self.managers.append(manager)
+        return manager
+
+    def write_state(self) -> None:
+        """Record each bot's live servers in the workdir (for --mode=cleanup)."""
+        run = {"pid": os.getpid(), "run_id": self.run_id, "workdir": self.workdir.path,
+               "start_and_exit": self.config.start_and_exit,
+               "basedir": self.tree.basedir if self.tree else self.config.basedir}
+        for manager in self.managers:
+            StateFile(self.workdir.state_file_for(manager.bot_name)).write(
+                run, [s.describe() for s in manager.servers])
+
+    # ------------------------------------------------------------------ end
+    def close(self, fast: bool = False, bot: str | None = None) -> None:
+        """Stop every server this run started (unless --start-and-exit kept them).
+
+        A parallel bot passes its name: it then sweeps only what it started,
+        never the other bots' servers.  Every step is tried even when an
+        earlier one fails; the first failure is then raised as CleanupError.
+        """
+        problems: list[str] = []
+
+        def attempt(what: str, step: Callable[[], None]) -> None:
+            """Run one cleanup step, remembering (not raising) its failure."""
+            try:
+                step()
+            except Exception as exc:  # noqa: BLE001 - the other steps must still run
+                self.log.debug(f"cleanup step failed: {what}", exc_info=True)
+                problems.append(f"{what}: {type(exc).__name__}: {exc}")
+
+        try:
+            if self.keep_servers:
+                for manager in self.managers:
+                    attempt(f"release leases of {manager.bot_name}", manager.release)
+            else:
+                if any(m.servers for m in self.managers):
+                    self.log.info("Stopping all running servers...")
+                for manager in self.managers:
+                    attempt(f"stop servers of {manager.bot_name}",
+                            lambda m=manager: m.shutdown(fast=fast))  # type: ignore[misc]
+                for manager in self.managers:
+                    # Vardirs live in RAM (/dev/shm): free them; evidence of failures is
+                    # in workdir/failed.  Disk vardirs (storage = 'disk') go as well.
+                    attempt(f"empty {manager.bot_dir}",
+                            lambda m=manager: self.workdir.empty_dir(m.bot_dir))  # type: ignore[misc]
+                    attempt(f"empty {manager.disk_dir}",
+                            lambda m=manager: self.workdir.empty_dir(m.disk_dir))  # type: ignore[misc]
+                attempt("kill leftover processes", lambda: self._kill_leftovers(bot))
+                for manager in self.managers:
+                    attempt(f"clear the state file of {manager.bot_name}",
+                            lambda m=manager: StateFile(  # type: ignore[misc]
+                                self.workdir.state_file_for(m.bot_name)).clear())
+        finally:
+            if self._locked:
+                self.workdir.unlock()
+                self._locked = False
+        if problems:
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            raise CleanupError(problems[0] + more)
+
+    def _kill_leftovers(self, bot: str | None) -> None:
+        """SIGKILL anything the servers left behind (SST helpers, tools), by tag."""
+        leftovers = (tagged_processes(TAG_BOT, f"{self.run_id}/{bot}") if bot
+                     else tagged_processes(TAG_RUN, self.run_id))
+        for proc in leftovers:
+            try:
+                self.log.warning(f"killing leftover process {proc.pid} ({proc.name()})")
+                proc.kill()
+            except psutil.Error:
+                pass

@@ -1,0 +1,43 @@
+"""Picks and runs the mode a run asked for over its environment: cleanup, --list,
+sweep, --start-and-exit or the native test run."""
+from __future__ import annotations
+
+from lib.errors import EXIT_OK
+from lib.platform.logsetup import configure
+from lib.run.cleanup import cleanup
+from lib.run.environment import RunEnvironment
+from lib.run.native import run_tests
+from lib.run.selection import apply_shard, require_tests, select
+from lib.run.start_and_exit import start_and_exit
+from lib.suites.loader import select_tests
+
+
+def list_tests(env: RunEnvironment) -> int:
+    """--list: print this shard's selected tests, one suite.test a line (nothing starts)."""
+    config = env.config
+    specs = select_tests(config.suites, config.tests, config.suitepaths,
+                         config.default_server_type)
+    require_tests(specs, config)
+    for spec in apply_shard(config, specs):
+        print(spec.full_name)
+    return EXIT_OK
+
+
+def run_mode(env: RunEnvironment) -> int:
+    """The chosen mode over env; returns the exit status (the caller closes env)."""
+    config = env.config
+    if config.mode == "cleanup":
+        return cleanup(env)
+    if config.list_only:
+        return list_tests(env)
+    env.open_workdir(fresh=config.mode == "native")
+    configure(config.verbose, logfile=env.workdir.log_file)
+    env.discover_tree()
+    if config.mode == "sweep":
+        from lib.sysbench.mode import run_sweep_mode
+        return run_sweep_mode(env)
+    specs = select(env)
+    if config.start_and_exit:
+        return start_and_exit(env, specs)
+    require_tests(specs, config)  # an empty shard of a real selection is fine
+    return run_tests(env, specs)

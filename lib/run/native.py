@@ -1,0 +1,104 @@
+"""--mode=native: the selected tests, sharded, on one bot in-process or N forked bots,
+with retries, timings, the report table, JUnit and the exit status."""
+from __future__ import annotations
+
+import os
+import time
+from typing import Callable
+
+from lib.errors import EXIT_OK, EXIT_TEST_FAILED
+from lib.platform.logsetup import configure
+from lib.run.bots import BotPool
+from lib.run.environment import RunEnvironment
+from lib.run.evidence import EvidenceKeeper
+from lib.run.junit import write as write_junit
+from lib.run.progress import Progress, wanted as progress_wanted
+from lib.run.report import Outcome, Reporter
+from lib.run.runner import Runner
+from lib.run.selection import apply_shard
+from lib.run.timings import Timings
+from lib.suites.context import BotSetup
+from lib.suites.loader import TestSpec
+
+
+def make_runner(env: RunEnvironment, bot: str) -> Runner:
+    """A bot's runner: its server manager (from the environment's one factory), its
+    BotSetup from the config, and its evidence keeper."""
+    config = env.config
+    manager = env.make_manager(bot)
+    logdir = os.path.join(manager.bot_dir, "log")
+    os.makedirs(logdir, exist_ok=True)
+    setup = BotSetup.from_config(bot, logdir, env.workdir.path, config, env.tree)
+    evidence = EvidenceKeeper(env.workdir.failed_dir, config.max_save_datadir,
+                              bot_log_path(env, bot))
+    return Runner(manager, setup, config.test_timeout, evidence)
+
+
+def bot_log_path(env: RunEnvironment, bot: str) -> str:
+    """Where bot's log goes: the run's kewpie.log for a lone in-process bot, else the
+    bot's own file."""
+    if bot == "bot0" and env.config.parallel <= 1:
+        return env.workdir.log_file
+    return env.workdir.bot_log_file(bot)
+
+
+def run_tests(env: RunEnvironment, specs: list[TestSpec]) -> int:
+    """Run the tests (sharded, on N bots, with retries); return the exit status."""
+    config, log = env.config, env.log
+    timings = Timings(env.workdir.timings_file)
+    specs = apply_shard(config, specs, log)
+    queue = [spec for spec in specs for _ in range(max(1, config.repeat))]
+    bots = max(1, min(config.parallel, len(queue) or 1))
+    log.info(f"Creating {bots} bot(s)")
+    reporter = Reporter(log, config.verbose, show_bot=bots > 1)
+    live = progress_wanted()
+    if live:
+        configure(config.verbose, logfile=env.workdir.log_file, progress_safe=True)
+    progress = Progress(len(queue), live)
+    outcomes: list[Outcome] = []
+
+    def finished(outcome: Outcome) -> None:
+        """Record, report and count one finished test."""
+        outcomes.append(outcome)
+        timings.record(outcome.name, outcome.time_ms / max(1, outcome.attempts))
+        reporter.row(outcome)
+        progress.advance(outcome.failed)
+
+    started = time.monotonic()
+    reporter.table_header()
+    try:
+        if bots == 1:
+            stopped_early = _run_in_process(env, queue, finished)
+        else:
+            pool = BotPool(bots, make_runner=lambda bot: make_runner(env, bot),
+                           close_bot=lambda bot, fast: env.close(fast=fast, bot=bot),
+                           log_path=env.workdir.bot_log_file, verbose=config.verbose)
+            stopped_early = pool.run(queue, lambda s: timings.weight(s.full_name), finished,
+                                     stop_on_failure=not config.force, retries=config.retry,
+                                     retry_max=config.retry_failures_max)
+    finally:
+        progress.close()
+        timings.save()
+        if config.junit_xml and outcomes:
+            write_junit(outcomes, config.junit_xml)
+            log.info(f"JUnit report: {config.junit_xml}")
+    reporter.summary(outcomes, len(queue), time.monotonic() - started, stopped_early)
+    failed = any(o.failed for o in outcomes)
+    return EXIT_TEST_FAILED if failed or stopped_early else EXIT_OK
+
+
+def _run_in_process(env: RunEnvironment, queue: list[TestSpec],
+                    finished: Callable[[Outcome], None]) -> bool:
+    """One bot in this process; True if stopped early after a failure."""
+    config = env.config
+    runner = make_runner(env, "bot0")
+    failed = 0
+    for done, spec in enumerate(queue, start=1):
+        outcome = runner.run_with_retries(spec, config.retry,
+                                          lambda: failed < config.retry_failures_max)
+        finished(outcome)
+        if outcome.failed:
+            failed += 1
+            if not config.force:
+                return done < len(queue)
+    return False

@@ -1,0 +1,65 @@
+"""Which tests a run runs: suites loaded and checked before any server starts, then
+this run's --shard slice."""
+from __future__ import annotations
+
+import logging
+import os
+
+from lib.errors import UsageError
+from lib.run.config import RunConfig
+from lib.run.environment import SERVER_KINDS, RunEnvironment
+from lib.run.scheduling import parse_shard, shard
+from lib.run.setup import check_galera
+from lib.run.timings import Timings
+from lib.servers.option_safety import check_requirements
+from lib.suites.loader import TestSpec, declared_in, find_suite, select_tests, suite_requirements
+
+
+def select(env: RunEnvironment) -> list[TestSpec]:
+    """Load suites and pick tests; refuse unknown server types, missing Galera pieces and
+    unsafe server options (UsageError/SuiteError/CodeTreeError) before any server starts."""
+    config, log = env.config, env.log
+    log.info("Processing test suites...")
+    specs = select_tests(config.suites, config.tests, config.suitepaths, config.default_server_type)
+    for spec in specs:
+        if spec.requirements.server_type not in SERVER_KINDS:
+            raise UsageError(f"{spec.full_name} needs server type "
+                             f"{spec.requirements.server_type!r}, which kewpie does not "
+                             f"know (known: {', '.join(SERVER_KINDS)})")
+    assert env.tree is not None
+    if any(spec.requirements.server_type == "galera" for spec in specs):
+        check_galera(config, env.tree, log)
+    declared = [(declared_in(spec), spec.requirements) for spec in specs]
+    if not specs and config.start_and_exit:  # the first suite's servers would start
+        suite = (config.suites or ["main"])[0]
+        declared.append((os.path.join(find_suite(suite, config.suitepaths), "suite_config.py"),
+                         suite_requirements(suite, config.suitepaths,
+                                            config.default_server_type)))
+    check_requirements(declared, env.tree.server, env.workdir.path)  # before any start
+    log.info(f"Found {len(specs)} test(s) for execution")
+    return specs
+
+
+def apply_shard(config: RunConfig, specs: list[TestSpec],
+                log: logging.Logger | None = None) -> list[TestSpec]:
+    """This run's slice of specs under --shard K/N (all of them without it), weighted by
+    --timings-file when given; logs the slice's size when log is given."""
+    if not config.shard:
+        return specs
+    k, n = parse_shard(config.shard)
+    weights = Timings(config.timings_file) if config.timings_file else None
+    chosen = shard(specs, k, n, lambda s: s.full_name,
+                   (lambda s: weights.weight(s.full_name)) if weights else (lambda s: 1.0))
+    if log is not None:
+        log.info(f"Shard {k}/{n}: {len(chosen)} of {len(specs)} test(s)")
+    return chosen
+
+
+def require_tests(specs: list[TestSpec], config: RunConfig) -> None:
+    """UsageError for an empty selection: a job that runs nothing must not pass."""
+    if specs:
+        return
+    asked = ", ".join(config.suites or ["main"])
+    raise UsageError(f"no test selected (suites: {asked}"
+                     + (f"; tests: {' '.join(config.tests)}" if config.tests else "")
+                     + "): a suite needs at least one *_test.py")

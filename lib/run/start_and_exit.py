@@ -1,0 +1,38 @@
+"""--start-and-exit: start the first selected test's servers, describe them, leave them
+running (the environment keeps them at close)."""
+from __future__ import annotations
+
+import os
+
+from lib.errors import EXIT_OK
+from lib.run.environment import RunEnvironment
+from lib.servers.describe import write_description
+from lib.suites.loader import TestSpec, suite_requirements
+
+
+def start_and_exit(env: RunEnvironment, specs: list[TestSpec]) -> int:
+    """Start the servers of specs[0] (of the first suite when specs is empty), log their
+    info blocks and the description file, and mark them kept; returns EXIT_OK."""
+    config, log = env.config, env.log
+    if specs:
+        reqs = specs[0].requirements
+    else:
+        suite = (config.suites or ["main"])[0]
+        reqs = suite_requirements(suite, config.suitepaths, config.default_server_type)
+    log.info("Creating 1 bot(s)")
+    manager = env.make_manager("bot0")
+    servers = manager.get_servers(reqs)
+    for server in servers:
+        log.info("bot0 server:")
+        for line in server.info_block():
+            log.info(line)
+    env.write_state()
+    run = {"workdir": env.workdir.path, "basedir": env.tree.basedir if env.tree else "",
+           "pid_of_kewpie": os.getpid()}
+    described = write_description(env.workdir.description_file, servers, run, env.server_user)
+    log.info(f"Servers are described in {described}; each vardir has use, start "
+             f"and stop scripts")
+    log.info("User specified --start-and-exit.  kewpie.py exiting and leaving servers "
+             "running...")
+    env.keep_servers = True
+    return EXIT_OK

@@ -1,0 +1,42 @@
+"""A server's error log read as evidence: its tail, and what it gained since a mark.
+
+Tests mark the log before an action (``size()``) and read what the action
+wrote (``since(mark)``); failure reports quote the tail.  A missing log reads
+as empty, never as an error.
+"""
+from __future__ import annotations
+
+import os
+
+from lib.platform.logtail import tail_file
+
+
+class ErrorLog:
+    """The error log at path."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def size(self) -> int:
+        """The log's current size in bytes (a mark for since(); 0 when missing)."""
+        try:
+            return os.path.getsize(self.path)
+        except OSError:
+            return 0
+
+    def since(self, mark: int) -> str:
+        """What the log gained since size() returned mark."""
+        try:
+            with open(self.path, "rb") as fh:
+                fh.seek(mark)
+                return fh.read().decode(errors="replace")
+        except OSError:
+            return ""
+
+    def tail(self, lines: int = 30) -> str:
+        """The last lines of the log ('' when missing or empty)."""
+        return tail_file(self.path, lines)
+
+    def tail_or_note(self, lines: int = 30) -> str:
+        """The tail, or a note that the log is empty (so a report never shows nothing)."""
+        return self.tail(lines) or f"(the error log {self.path} is empty)"

@@ -1,0 +1,135 @@
+"""SQL access to one server as root: new connections, and one kept for ``execute``.
+
+The kept connection is checked (``ping``) before each use and dropped on a
+lost-connection error, so a restarted server gets a fresh one.  Errors become
+:class:`~lib.errors.QueryError` carrying the code, the statement and the
+server's name; a statement against a server that is not running raises
+:class:`~lib.errors.ServerDiedError` with the error log's tail.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Callable
+
+import pymysql
+
+from lib.errors import QueryError, ServerDiedError
+from lib.servers.layout import HOST
+
+LOST_CONNECTION_CODES = (2002, 2003, 2006, 2013)
+
+
+def error_code(exc: pymysql.MySQLError) -> int:
+    """The MySQL error number of exc (0 when it carries none)."""
+    return exc.args[0] if exc.args and isinstance(exc.args[0], int) else 0
+
+
+class SqlClient:
+    """Root's SQL access to the server listening on socket_file and port."""
+
+    def __init__(self, name: str, socket_file: str, port: int,
+                 alive: Callable[[], bool], log_tail: Callable[[], str]) -> None:
+        self.name = name
+        self.socket_file = socket_file
+        self.port = port
+        self._alive = alive
+        self._log_tail = log_tail
+        self._conn: pymysql.connections.Connection | None = None
+
+    def connect(self, db: str | None = None, autocommit: bool = True,
+                **kwargs: Any) -> pymysql.Connection:
+        """A new connection through the unix socket (kwargs override, e.g. read_timeout)."""
+        params: dict[str, Any] = dict(unix_socket=self.socket_file, user="root", password="",
+                                      database=db, autocommit=autocommit, connect_timeout=10)
+        params.update(kwargs)
+        return pymysql.connect(**params)
+
+    def connect_tcp(self, db: str | None = None, **kwargs: Any) -> pymysql.Connection:
+        """A new connection over TCP to 127.0.0.1:port."""
+        return self.connect(db=db, unix_socket=None, host=HOST, port=self.port, **kwargs)
+
+    def ping(self) -> bool:
+        """True when the server answers ``SELECT 1`` on a new connection right now."""
+        if not os.path.exists(self.socket_file):
+            return False
+        try:
+            conn = self.connect(connect_timeout=2, read_timeout=5)
+        except pymysql.MySQLError:
+            return False
+        try:
+            with conn.cursor() as cur:
+                cur.execute("SELECT 1")
+                return cur.fetchone() == (1,)
+        except pymysql.MySQLError:
+            return False
+        finally:
+            conn.close()
+
+    def shutdown(self, timeout: float) -> bool:
+        """Send ``SHUTDOWN``; False when the server does not take SQL (e.g. a joiner
+        waiting for its state transfer)."""
+        try:
+            conn = self.connect(connect_timeout=2, read_timeout=timeout)
+            with conn.cursor() as cur:
+                cur.execute("SHUTDOWN")
+            conn.close()
+            return True
+        except pymysql.MySQLError:
+            return False
+
+    def close(self) -> None:
+        """Drop the kept connection (a stop or a start invalidates it)."""
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            except Exception:  # noqa: BLE001 - closing a dead connection
+                pass
+            self._conn = None
+
+    def _connection(self) -> pymysql.Connection:
+        if self._conn is not None:
+            try:
+                self._conn.ping(reconnect=False)
+                return self._conn
+            except pymysql.MySQLError:
+                self.close()
+        if not self._alive():
+            raise ServerDiedError(f"server {self.name} is not running", self._log_tail())
+        self._conn = self.connect()
+        return self._conn
+
+    def execute(self, sql: str, args: Any = None, db: str | None = None) -> list[tuple]:
+        """Run one statement (autocommit) on the kept connection and return its rows."""
+        try:
+            conn = self._connection()
+            if db:
+                conn.select_db(db)
+            with conn.cursor() as cur:
+                cur.execute(sql, args)
+                return list(cur.fetchall()) if cur.description else []
+        except pymysql.MySQLError as exc:
+            code = error_code(exc)
+            message = exc.args[1] if len(exc.args) > 1 else str(exc)
+            if code in LOST_CONNECTION_CODES:
+                self.close()
+            raise QueryError(code, message, sql, self.name) from exc
+
+    def query_dicts(self, sql: str, args: Any = None) -> list[dict[str, Any]]:
+        """Run a statement and return its rows as dicts keyed by column name."""
+        conn = self._connection()
+        try:
+            with conn.cursor(pymysql.cursors.DictCursor) as cur:
+                cur.execute(sql, args)
+                return list(cur.fetchall()) if cur.description else []
+        except pymysql.MySQLError as exc:
+            raise QueryError(error_code(exc), str(exc.args[-1]), sql, self.name) from exc
+
+    def variable(self, name: str) -> str | None:
+        """A global variable's value (None when the server has no such variable)."""
+        rows = self.execute("SHOW GLOBAL VARIABLES LIKE %s", (name,))
+        return rows[0][1] if rows else None
+
+    def status_var(self, name: str) -> str | None:
+        """A global status value (None when the server has no such counter)."""
+        rows = self.execute("SHOW GLOBAL STATUS LIKE %s", (name,))
+        return rows[0][1] if rows else None
