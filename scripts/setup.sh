@@ -11,7 +11,7 @@ cd "$here"
 log() { printf '%s INFO setup: %s\n' "$(date +%Y%m%d-%H%M%S)" "$*"; }
 
 DEB_PACKAGES=(mariadb-server mariadb-client mariadb-backup galera-4 sysbench
-              percona-toolkit libdbd-mysql-perl rsync socat python3-venv procps strace)
+              percona-toolkit libdbd-mysql-perl rsync socat python3-venv procps strace mariadb-test)
 
 missing=()
 for p in "${DEB_PACKAGES[@]}"; do
