@@ -198,9 +198,11 @@ def server_parts(server: Queryable) -> tuple[Part, ...]:
 class StateProbe:
     """The fingerprint query of one server (built once per set: its privilege tables)."""
 
-    def __init__(self, server: Queryable) -> None:
+    def __init__(self, server: Queryable, parts: tuple[Part, ...] | None = None) -> None:
+        """parts: those of an earlier server started from the same pristine datadir
+        (saves a query); None: ask this server (:func:`server_parts`)."""
         self.server = server
-        self.parts: tuple[Part, ...] = server_parts(server)
+        self.parts: tuple[Part, ...] = parts or server_parts(server)
         self.by_name: Mapping[str, Part] = MappingProxyType({p.name: p for p in self.parts})
         selects = ", ".join(f"{p.hash_sql()} AS `{p.name}`" for p in self.parts)
         self.sql = f"SELECT {TEST_OBJECTS_SQL} AS test_objects, {selects}"

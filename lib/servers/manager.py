@@ -24,13 +24,12 @@ from typing import Any, Callable, Mapping
 from lib.servers.bootstrap import BootstrapCache
 from lib.servers.codetree import CodeTree
 from lib.errors import UsageError
-from lib.platform import safedirs
 from lib.platform.logsetup import get_logger
 from lib.servers.options import bootstrap_subset
 from lib.platform.ports import PortLease, PortLeaser
 from lib.servers.replication import replication_options, start_replica, wait_for_replica
 from lib.servers.requirements import Requirements
-from lib.servers.reuse import Baseline, set_reasons
+from lib.servers.reuse import Baseline, BaselineTaker, set_reasons
 from lib.servers.server import Server, ServerSettings
 from lib.servers.spare import SpareDatadirs
 
@@ -89,6 +88,7 @@ class ServerManager:
         self.current: Requirements | None = None
         self.leases: list[PortLease] = []
         self.baseline: Baseline | None = None
+        self.baselines = BaselineTaker()
         self.spares = SpareDatadirs(cache)
         self.force_reset = False
         self.restarts = 0
@@ -130,7 +130,7 @@ class ServerManager:
             base = self.disk_dir if reqs.on_disk else self.bot_dir
             vardir = os.path.join(base, f"var_s{index}")
             if os.path.lexists(vardir):
-                safedirs.remove_tree(vardir)
+                self.spares.remove_later(vardir)
             servers.append(kind.server_class(f"s{index}", index, self.tree, vardir,
                                              self._lease(index), list(options), self.settings,
                                              on_change=self._notify))
@@ -145,8 +145,9 @@ class ServerManager:
             raise
         self.log.debug("%s: servers ready in %.0f ms", self.bot_name,
                        (time.monotonic() - started) * 1000)
-        if kind.spare_datadirs:
-            self.spares.prepare([(self._template(s), s.vardir) for s in servers])
+        # in the background: the next spares (this kind's), and removing old vardirs
+        self.spares.prepare([(self._template(s), s.vardir) for s in servers]
+                            if kind.spare_datadirs else [])
         self._notify()
 
     def _template(self, server: Server) -> str:
@@ -170,7 +171,8 @@ class ServerManager:
     def take_baseline(self) -> None:
         """Fingerprint each server as handed to the test (with row details under
         --verbose, so a reset can say which tables, users or variables differ)."""
-        self.baseline = Baseline.take(self.servers, self.log.isEnabledFor(logging.DEBUG))
+        self.baseline = self.baselines.take(self.current, self.servers,
+                                            self.log.isEnabledFor(logging.DEBUG))
 
     # ------------------------------------------------------------ after a test
     def reset_reasons(self, test_passed: bool) -> list[str]:
@@ -199,7 +201,10 @@ class ServerManager:
             self.resets += 1
             self.log.debug("%s: fresh servers for the next test: %s", self.bot_name,
                            "; ".join(reasons))
+            started = time.monotonic()
             self.teardown(discard=test_passed)
+            self.log.debug("%s: servers discarded in %.0f ms", self.bot_name,
+                           (time.monotonic() - started) * 1000)
         return reasons
 
     def reset_servers(self, _bot_name: str | None = None) -> None:

@@ -14,13 +14,13 @@ from __future__ import annotations
 import dataclasses
 import time
 from dataclasses import dataclass
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Hashable, Mapping, Sequence
 
 import pymysql
 
 from lib.errors import KewpieError, QueryError
-from lib.servers.fingerprint import (SETTLING_PARTS, TEST_SCHEMA, Fingerprint, StateProbe,
-                                     changed_parts, describe_changes)
+from lib.servers.fingerprint import (SETTLING_PARTS, TEST_SCHEMA, Fingerprint, Part,
+                                     StateProbe, changed_parts, describe_changes)
 from lib.servers.server import Server
 
 SETTLE_SECONDS = 0.5  # a connection closed by the test may be listed for a moment
@@ -35,11 +35,31 @@ class Baseline:
     probes: Mapping[str, StateProbe]
     prints: Mapping[str, Fingerprint]
 
-    @classmethod
-    def take(cls, servers: Sequence[Server], with_details: bool) -> "Baseline":
-        """Build each server's probe and fingerprint it (with row details for --verbose)."""
-        probes = {s.name: StateProbe(s) for s in servers}
-        return cls(probes, {s.name: probes[s.name].take(s.pid, with_details) for s in servers})
+
+class BaselineTaker:
+    """Takes baselines, remembering per (requirements, server) what a fresh server of
+    those requirements has in common with the next: its parts (which privilege
+    tables it has) and, for --verbose, its rows, so a reset costs one query per
+    server and details are read once per requirements rather than per reset."""
+
+    def __init__(self) -> None:
+        self._parts: dict[tuple[Hashable, str], tuple[Part, ...]] = {}
+        self._details: dict[tuple[Hashable, str], Mapping[str, Mapping[str, str]]] = {}
+
+    def take(self, key: Hashable, servers: Sequence[Server], with_details: bool) -> Baseline:
+        """Fingerprint each server of a set started for requirements key."""
+        probes, prints = {}, {}
+        for server in servers:
+            known = (key, server.name)
+            probe = StateProbe(server, self._parts.get(known))
+            self._parts[known] = probe.parts
+            print_ = probe.take(server.pid)
+            if with_details:
+                if known not in self._details:
+                    self._details[known] = probe.details(probe.by_name)
+                print_ = dataclasses.replace(print_, details=self._details[known])
+            probes[server.name], prints[server.name] = probe, print_
+        return Baseline(probes, prints)
 
 
 def settled_fingerprint(server: Server, probe: StateProbe, before: Fingerprint,

@@ -31,21 +31,35 @@ class SpareDatadirs:
         self.cache = cache
         self._thread: threading.Thread | None = None
         self._made: dict[str, str] = {}  # spare path -> template it copies (the thread's output)
+        self._doomed: list[str] = []  # old vardirs renamed away, removed by the thread
         self.log = get_logger()
+
+    def remove_later(self, vardir: str) -> None:
+        """Rename an old vardir out of the way now; the next :meth:`prepare` thread
+        removes it (a tree of ~45 MB: ~10 ms saved on the reset's critical path)."""
+        self.wait()
+        doomed = f"{vardir.rstrip(os.sep)}.old{len(self._doomed)}"
+        if os.path.lexists(doomed):
+            safedirs.remove_tree(doomed)
+        os.rename(vardir, doomed)
+        self._doomed.append(doomed)
 
     def prepare(self, wanted: list[tuple[str, str]]) -> None:
         """Start copying each (template, vardir) pair's template into the vardir's spare,
-        unless a spare of that template is already there."""
+        unless a spare of that template is already there; remove old vardirs too."""
         self.wait()
         todo = [(template, spare_path(vardir)) for template, vardir in wanted
                 if self._made.get(spare_path(vardir)) != template]
-        if not todo:
+        doomed, self._doomed = self._doomed, []
+        if not todo and not doomed:
             return
-        self._thread = threading.Thread(target=self._copy, args=(todo,), daemon=True,
+        self._thread = threading.Thread(target=self._copy, args=(todo, doomed), daemon=True,
                                         name="kewpie-spare-datadirs")
         self._thread.start()
 
-    def _copy(self, todo: list[tuple[str, str]]) -> None:
+    def _copy(self, todo: list[tuple[str, str]], doomed: list[str]) -> None:
+        for path in doomed:
+            safedirs.remove_tree(path, ignore_errors=True)
         for template, spare in todo:
             self._made.pop(spare, None)
             try:
@@ -76,8 +90,9 @@ class SpareDatadirs:
         return True
 
     def discard(self) -> None:
-        """Wait for the thread and remove every spare (end of run)."""
+        """Wait for the thread and remove every spare and old vardir (end of run)."""
         self.wait()
-        for spare in list(self._made):
-            safedirs.remove_tree(spare, ignore_errors=True)
+        for path in [*self._made, *self._doomed]:
+            safedirs.remove_tree(path, ignore_errors=True)
         self._made.clear()
+        self._doomed.clear()
