@@ -28,7 +28,7 @@ from lib.servers.server import Server, ServerSettings
 from lib.servers.state import StateFile, stop_recorded
 
 SERVER_KINDS: Mapping[str, ServerKind] = MappingProxyType({
-    "mysql": ServerKind(Server, start_replicating_set, wait_replicas_applied),
+    "mysql": ServerKind(Server, start_replicating_set, wait_replicas_applied, spare_datadirs=True),
     "galera": ServerKind(GaleraServer, form_galera_set, wait_galera_applied),
 })
 

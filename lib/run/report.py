@@ -23,6 +23,8 @@ class Outcome:
     attempts: int = 1
     earlier_failures: list[str] = field(default_factory=list)
     evidence: str = ""
+    resets: int = 0  # times its servers were discarded afterwards (retries add theirs)
+    reset_reason: str = ""  # why, after the last attempt ('' = the servers were kept)
 
     def __post_init__(self) -> None:
         self.status = TestStatus(self.status)
@@ -60,6 +62,8 @@ class Reporter:
                 self.log.info(line)
         if outcome.evidence:
             self.log.info(f"evidence: {outcome.evidence}")
+        if self.verbose and outcome.reset_reason:
+            self.log.info(f"    servers reset: {outcome.reset_reason}")
 
     def summary(self, outcomes: list[Outcome], selected: int, total_seconds: float,
                 stopped_early: bool) -> None:
@@ -71,6 +75,9 @@ class Reporter:
         self.log.info("Summary report:")
         pct = 100.0 * executed / selected if selected else 100.0
         self.log.info(f"Executed {executed}/{selected} test cases, {pct:.2f} percent")
+        resets = sum(o.resets for o in outcomes)
+        self.log.info(f"Servers reset {resets} time{'' if resets == 1 else 's'} "
+                      f"(kept after {executed - min(executed, resets)} of {executed} tests)")
         for status in STATUSES:
             if counts[status]:
                 share = 100.0 * counts[status] / executed

@@ -104,7 +104,7 @@ class Runner:
         """
         outcome = self.run_one(spec)
         failures: list[str] = []
-        total_ms = outcome.time_ms
+        total_ms, resets = outcome.time_ms, outcome.resets
         while outcome.failed and len(failures) < retries and may_retry():
             failures.append(self._attempt_text(outcome, len(failures) + 1))
             self.log.info(f"{spec.full_name} failed on attempt {len(failures)}; retrying on "
@@ -112,7 +112,9 @@ class Runner:
             self.manager.request_reset()
             outcome = self.run_one(spec)
             total_ms += outcome.time_ms
+            resets += outcome.resets
         outcome.time_ms = total_ms
+        outcome.resets = resets
         outcome.attempts = len(failures) + 1
         if failures and outcome.status == TestStatus.PASS:
             outcome.status = TestStatus.FLAKY
@@ -172,12 +174,14 @@ class Runner:
                 if saved.backtrace:
                     message += f"\n--- backtrace (top frames) ---\n{saved.backtrace}"
         try:
-            self.manager.after_test(passed)
+            reasons = self.manager.after_test(passed)
         except (KewpieError, ServerError) as exc:
             self.log.warning(f"resetting servers after {spec.full_name} failed: {exc}")
             self.manager.teardown(fast=True)
+            reasons = [f"applying the reuse rule failed: {exc}"]
         return Outcome(spec.full_name, status, ms, self.manager.bot_name, message,
-                       result.method_rows, evidence=evidence)
+                       result.method_rows, evidence=evidence, resets=1 if reasons else 0,
+                       reset_reason="; ".join(reasons))
 
     @staticmethod
     def _hand_over(context: TestContext, suite: unittest.TestSuite) -> None:

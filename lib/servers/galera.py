@@ -93,6 +93,7 @@ class GaleraServer(Server):
 
     server_type = "galera"
     clean_stop_when_discarded = False
+    unreplicated_session = ("SET SESSION sql_log_bin = 0", "SET SESSION wsrep_on = OFF")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -1,18 +1,21 @@
 """Starts, reuses and resets the servers a test needs, for one bot.
 
-Reuse rule (see docs/servers.md): a test gets the servers of the previous
-test when (1) the requirements (server type, option lists, requests) are the
-same, (2) the previous test passed, (3) every server is still running, was
-not restarted during the test and answers SQL, and (4) no server's state
-changed: its write counters (``Com_insert``, ``Com_create_table``... and
-``Innodb_rows_inserted/updated/deleted``) and its global variables are what
-they were when the harness handed it over.  Otherwise the whole set is
-stopped and started again from fresh copies of the pristine datadir.
+Reuse rule (see docs/servers.md and :mod:`lib.servers.reuse`): a test gets
+the servers of the previous test when (1) the requirements (server type,
+option lists, requests) are the same, (2) the previous test passed, (3)
+every server still runs with the same pid and answers SQL, replicas and
+nodes have applied everything, and (4) each server's fingerprint (what the
+next test would see: schemas, tables, routines, users and grants, plugins,
+global variables, open transactions, sessions, replication status) equals
+the one taken when the set started; the ``test`` schema is emptied instead.
+Otherwise the set is killed (its datadirs are discarded) and the next test
+gets fresh servers, each from a spare copy of the pristine datadir made in
+the background while the previous test ran (:mod:`lib.servers.spare`).
 """
 from __future__ import annotations
 
+import logging
 import os
-import shutil
 import threading
 import time
 from dataclasses import dataclass
@@ -20,27 +23,15 @@ from typing import Any, Callable, Mapping
 
 from lib.servers.bootstrap import BootstrapCache
 from lib.servers.codetree import CodeTree
-from lib.errors import QueryError, ServerError, UsageError
+from lib.errors import UsageError
 from lib.platform.logsetup import get_logger
 from lib.servers.options import bootstrap_subset
 from lib.platform.ports import PortLease, PortLeaser
 from lib.servers.replication import replication_options, start_replica, wait_for_replica
 from lib.servers.requirements import Requirements
+from lib.servers.reuse import Baseline, BaselineTaker, set_reasons
 from lib.servers.server import Server, ServerSettings
-
-WRITE_COUNTER_PREFIXES = (
-    "Com_insert", "Com_update", "Com_delete", "Com_replace", "Com_load", "Com_create",
-    "Com_drop", "Com_alter", "Com_rename", "Com_truncate", "Com_grant", "Com_revoke",
-    "Com_change_master", "Com_start_", "Com_stop_", "Com_slave_", "Com_reset", "Com_purge",
-    "Com_install", "Com_uninstall", "Com_call_procedure", "Com_stmt_execute", "Com_xa_commit",
-    "Com_lock_tables", "Com_flush", "Com_release_savepoint", "Com_backup",
-    "Innodb_rows_inserted", "Innodb_rows_updated", "Innodb_rows_deleted",
-)
-VOLATILE_VARIABLES = frozenset({
-    "gtid_binlog_pos", "gtid_binlog_state", "gtid_current_pos", "gtid_slave_pos",
-    "gtid_executed", "gtid_purged", "timestamp", "wsrep_start_position",
-})
-
+from lib.servers.spare import SpareDatadirs
 
 @dataclass(frozen=True)
 class ServerKind:
@@ -49,6 +40,7 @@ class ServerKind:
     server_class: type[Server]
     start_set: Callable[["ServerManager", list[Server], "Requirements"], None]
     wait_applied: Callable[["ServerManager", float], None]
+    spare_datadirs: bool = False  # copy the next pristine datadirs while a test runs
 
 
 def start_replicating_set(manager: "ServerManager", servers: list[Server], reqs: "Requirements") -> None:
@@ -73,30 +65,6 @@ def wait_replicas_applied(manager: "ServerManager", timeout: float) -> None:
         wait_for_replica(manager.servers[primary], manager.servers[replica], timeout)
 
 
-def state_fingerprint(server: Server) -> dict[str, Any]:
-    """What the reuse rule compares: pid, write counters and global variables."""
-    counters = {}
-    for name, value in server.execute("SHOW GLOBAL STATUS"):
-        if name.startswith(WRITE_COUNTER_PREFIXES):
-            counters[name] = value
-    variables = {name: value for name, value in server.execute("SHOW GLOBAL VARIABLES")
-                 if name not in VOLATILE_VARIABLES}
-    return {"pid": server.pid, "counters": counters, "variables": variables}
-
-
-def fingerprint_changes(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
-    """Human-readable differences between two fingerprints ([] = unchanged)."""
-    if before.get("pid") != after.get("pid"):
-        return ["restarted"]
-    changes = []
-    for section in ("counters", "variables"):
-        old, new = before.get(section, {}), after.get(section, {})
-        for key in sorted(set(old) | set(new)):
-            if old.get(key) != new.get(key):
-                changes.append(f"{key} {old.get(key)!s:.20}->{new.get(key)!s:.20}")
-    return changes
-
-
 class ServerManager:
     """The servers of one bot (``workdir/bot0``)."""
 
@@ -119,9 +87,12 @@ class ServerManager:
         self.last_servers: list[Server] = []  # the latest set, kept for evidence after a failed start
         self.current: Requirements | None = None
         self.leases: list[PortLease] = []
-        self.baseline: dict[str, dict[str, Any]] = {}
+        self.baseline: Baseline | None = None
+        self.baselines = BaselineTaker()
+        self.spares = SpareDatadirs(cache)
         self.force_reset = False
         self.restarts = 0
+        self.resets = 0
         self.log = get_logger()
 
     # ------------------------------------------------------------ leasing
@@ -154,11 +125,12 @@ class ServerManager:
         self.current = reqs
         self.force_reset = False
         servers = []
+        started = time.monotonic()
         for index, options in enumerate(reqs.servers):
             base = self.disk_dir if reqs.on_disk else self.bot_dir
             vardir = os.path.join(base, f"var_s{index}")
-            if os.path.exists(vardir):
-                shutil.rmtree(vardir)
+            if os.path.lexists(vardir):
+                self.spares.remove_later(vardir)
             servers.append(kind.server_class(f"s{index}", index, self.tree, vardir,
                                              self._lease(index), list(options), self.settings,
                                              on_change=self._notify))
@@ -171,13 +143,23 @@ class ServerManager:
         except BaseException:
             self.teardown()
             raise
+        self.log.debug("%s: servers ready in %.0f ms", self.bot_name,
+                       (time.monotonic() - started) * 1000)
+        # in the background: the next spares (this kind's), and removing old vardirs
+        self.spares.prepare([(self._template(s), s.vardir) for s in servers]
+                            if kind.spare_datadirs else [])
         self._notify()
+
+    def _template(self, server: Server) -> str:
+        """The pristine datadir (bootstrap cache template) for server's options."""
+        return self.cache.template(bootstrap_subset(server.effective_options()))
 
     def copy_pristine(self, server: Server) -> None:
         """Create server's vardir and give it a fresh copy of the pristine datadir."""
         server.make_dirs()
-        template = self.cache.template(bootstrap_subset(server.effective_options()))
-        self.cache.copy_to(template, server.datadir)
+        template = self._template(server)
+        if not self.spares.take(template, server.vardir, server.datadir):
+            self.cache.copy_to(template, server.datadir)
 
     def wait_for_replicas(self, timeout: float = 60.0) -> None:
         """Block until every replica (or cluster node) has applied what was committed."""
@@ -187,45 +169,42 @@ class ServerManager:
         kind.wait_applied(self, timeout)
 
     def take_baseline(self) -> None:
-        """Remember each server's state as handed to the test."""
-        self.baseline = {s.name: state_fingerprint(s) for s in self.servers}
+        """Fingerprint each server as handed to the test (with row details under
+        --verbose, so a reset can say which tables, users or variables differ)."""
+        self.baseline = self.baselines.take(self.current, self.servers,
+                                            self.log.isEnabledFor(logging.DEBUG))
 
     # ------------------------------------------------------------ after a test
     def reset_reasons(self, test_passed: bool) -> list[str]:
-        """Why the servers cannot be reused by the next test ([] = reusable)."""
-        if not self.servers:
-            return []
+        """Why the servers cannot be reused by the next test ([] = reusable; the
+        ``test`` schema has then been emptied)."""
         if self.force_reset:
             return ["the test asked for a reset"]
         if not test_passed:
             return ["the test did not pass"]
-        reasons = []
-        for server in self.servers:
-            if not server.is_alive():
-                reasons.append(f"{server.name} is not running")
-                continue
-            try:
-                changes = fingerprint_changes(self.baseline.get(server.name, {}),
-                                              state_fingerprint(server))
-            except (QueryError, ServerError) as exc:
-                reasons.append(f"{server.name} does not answer: {exc}")
-                continue
-            problem = server.reuse_problem()
-            if problem:
-                reasons.append(problem)
-                continue
-            if changes:
-                shown = ", ".join(changes[:4]) + (" ..." if len(changes) > 4 else "")
-                reasons.append(f"{server.name} changed ({shown})")
-        return reasons
+        if not self.servers:
+            return []
+        if self.baseline is None:
+            return ["no baseline fingerprint"]
+        return set_reasons(self.servers, self.baseline, self.wait_for_replicas,
+                           self.log.isEnabledFor(logging.DEBUG))
 
     def after_test(self, test_passed: bool) -> list[str]:
-        """Apply the reuse rule; tear the set down when it cannot be reused."""
-        reasons = self.reset_reasons(test_passed)
+        """Apply the reuse rule; discard the set when it cannot be reused.
+
+        A passing test's servers are killed (their datadirs are thrown away);
+        a failing test's were already stopped cleanly by the runner for the
+        evidence.  Returns the reasons ([] = the servers are kept)."""
+        had_servers = bool(self.servers) or not test_passed
+        reasons = self.reset_reasons(test_passed) if had_servers else []
         if reasons:
+            self.resets += 1
             self.log.debug("%s: fresh servers for the next test: %s", self.bot_name,
                            "; ".join(reasons))
-            self.teardown()
+            started = time.monotonic()
+            self.teardown(discard=test_passed)
+            self.log.debug("%s: servers discarded in %.0f ms", self.bot_name,
+                           (time.monotonic() - started) * 1000)
         return reasons
 
     def reset_servers(self, _bot_name: str | None = None) -> None:
@@ -237,9 +216,10 @@ class ServerManager:
         self.force_reset = True
 
     # ------------------------------------------------------------ stopping
-    def teardown(self, fast: bool = False) -> None:
-        """Stop every server of the current set (leases are kept for reuse)."""
-        stop_all(self.servers, fast=fast)
+    def teardown(self, fast: bool = False, discard: bool = False) -> None:
+        """Stop every server of the current set (leases are kept for reuse); discard:
+        kill -9, the datadirs are thrown away and no evidence is wanted."""
+        stop_all(self.servers, fast=fast, kill=discard)
         self.servers = []
         self.current = None
         self.baseline = {}
@@ -256,6 +236,7 @@ class ServerManager:
         try:
             self.teardown(fast=fast)
         finally:
+            self.spares.discard()
             self.release()
 
     # ------------------------------------------------------------ kewpie 2012 API
@@ -277,14 +258,20 @@ class ServerManager:
             server.start()
 
 
-def stop_all(servers: list[Server], fast: bool = False) -> None:
+def stop_all(servers: list[Server], fast: bool = False, kill: bool = False) -> None:
     """Stop servers in parallel with bounded waits.
+
+    kill: kill -9 each (its datadir is thrown away and no evidence is wanted).
 
     Normal: each server is discarded (a clean SHUTDOWN-SIGTERM-SIGKILL stop for a
     plain server, kill -9 for a Galera node whose datadir is thrown away).
     fast (on interrupt): SIGTERM to all at once, 5 s shared bound, then SIGKILL.
     """
     running = [s for s in servers if s.is_alive()]
+    if kill:
+        for server in running:
+            server.kill()
+        return
     if fast:
         for server in running:
             server.signal_stop()

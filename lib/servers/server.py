@@ -64,6 +64,9 @@ class Server(Kewpie2012Names):
 
     server_type = "mysql"
     clean_stop_when_discarded = True  # Galera nodes are killed instead (see discard)
+    # Session settings under which a statement changes this server only (the reuse
+    # rule empties `test` so): no binlog event, so no GTID position moves.
+    unreplicated_session: tuple[str, ...] = ("SET SESSION sql_log_bin = 0",)
 
     vardir = LayoutPath()
     datadir = LayoutPath()

@@ -1,0 +1,98 @@
+"""Pristine datadir copies made ahead of need, so a reset renames instead of copying.
+
+Right after a set starts, a background thread copies each server's template
+(:class:`~lib.servers.bootstrap.BootstrapCache`) into ``<vardir>.spare`` while
+the test runs.  When the set is reset, :meth:`SpareDatadirs.take` waits for
+that thread (normally long done) and renames the spare into the new
+vardir's ``data`` (same filesystem: one ``rename``).  A spare made for
+another template (the next test has other bootstrap options) is not used.
+"""
+from __future__ import annotations
+
+import os
+import threading
+
+from lib.platform import safedirs
+from lib.platform.logsetup import get_logger
+from lib.servers.bootstrap import BootstrapCache
+
+SPARE_SUFFIX = ".spare"
+
+
+def spare_path(vardir: str) -> str:
+    """Where the spare datadir of the server living in vardir is kept."""
+    return vardir.rstrip(os.sep) + SPARE_SUFFIX
+
+
+class SpareDatadirs:
+    """The spare datadirs of one bot: made in one background thread, used once each."""
+
+    def __init__(self, cache: BootstrapCache) -> None:
+        self.cache = cache
+        self._thread: threading.Thread | None = None
+        self._made: dict[str, str] = {}  # spare path -> template it copies (the thread's output)
+        self._doomed: list[str] = []  # old vardirs renamed away, removed by the thread
+        self.log = get_logger()
+
+    def remove_later(self, vardir: str) -> None:
+        """Rename an old vardir out of the way now; the next :meth:`prepare` thread
+        removes it (a tree of ~45 MB: ~10 ms saved on the reset's critical path)."""
+        self.wait()
+        doomed = f"{vardir.rstrip(os.sep)}.old{len(self._doomed)}"
+        if os.path.lexists(doomed):
+            safedirs.remove_tree(doomed)
+        os.rename(vardir, doomed)
+        self._doomed.append(doomed)
+
+    def prepare(self, wanted: list[tuple[str, str]]) -> None:
+        """Start copying each (template, vardir) pair's template into the vardir's spare,
+        unless a spare of that template is already there; remove old vardirs too."""
+        self.wait()
+        todo = [(template, spare_path(vardir)) for template, vardir in wanted
+                if self._made.get(spare_path(vardir)) != template]
+        doomed, self._doomed = self._doomed, []
+        if not todo and not doomed:
+            return
+        self._thread = threading.Thread(target=self._copy, args=(todo, doomed), daemon=True,
+                                        name="kewpie-spare-datadirs")
+        self._thread.start()
+
+    def _copy(self, todo: list[tuple[str, str]], doomed: list[str]) -> None:
+        for path in doomed:
+            safedirs.remove_tree(path, ignore_errors=True)
+        for template, spare in todo:
+            self._made.pop(spare, None)
+            try:
+                self.cache.copy_to(template, spare)
+            except Exception:  # noqa: BLE001 - a spare is an optimisation: copy at reset instead
+                self.log.debug("preparing spare datadir %s failed", spare, exc_info=True)
+                safedirs.remove_tree(spare, ignore_errors=True)
+                continue
+            self._made[spare] = template
+
+    def wait(self) -> None:
+        """Block until the copying thread (if any) has finished."""
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+
+    def take(self, template: str, vardir: str, datadir: str) -> bool:
+        """Move the spare of vardir into datadir if it copies template; False if there is
+        none (the caller copies the template itself)."""
+        self.wait()
+        spare = spare_path(vardir)
+        if self._made.get(spare) != template or not os.path.isdir(spare):
+            return False
+        del self._made[spare]
+        if os.path.lexists(datadir):
+            safedirs.remove_tree(datadir)
+        os.rename(spare, datadir)
+        return True
+
+    def discard(self) -> None:
+        """Wait for the thread and remove every spare and old vardir (end of run)."""
+        self.wait()
+        for path in [*self._made, *self._doomed]:
+            safedirs.remove_tree(path, ignore_errors=True)
+        self._made.clear()
+        self._doomed.clear()
