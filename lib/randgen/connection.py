@@ -45,6 +45,7 @@ class ConnectionSpec:
                                       connect_timeout=connect_timeout)
         if self.unix_socket:
             params["unix_socket"] = self.unix_socket
+            params["ssl_disabled"] = True  # no TLS over a socket: saves an SSL context per connection
         else:
             params["host"], params["port"] = self.host, self.port
         params.update(extra)

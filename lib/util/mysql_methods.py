@@ -20,7 +20,8 @@ from lib.checks.dbcompare import VOLATILE_DUMP_PREFIXES
 
 def _connect(server: Any, schema: str | None, password: str | None = None) -> pymysql.Connection:
     params: dict[str, Any] = dict(host="127.0.0.1", port=server.master_port, user="root",
-                                  password=password or "", database=schema, connect_timeout=10)
+                                  password=password or "", database=schema, connect_timeout=10,
+                                  ssl_disabled=True)  # a local test server: no TLS
     init = getattr(server, "client_init_command", None)
     if init:
         params["init_command"] = init
