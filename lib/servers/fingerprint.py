@@ -115,8 +115,9 @@ def base_parts(sys_tables: tuple[str, ...] = ()) -> tuple[Part, ...]:
              ("EVENT_SCHEMA", "EVENT_NAME", "DEFINER", "MD5(EVENT_DEFINITION)", "EVENT_TYPE",
               "EXECUTE_AT", "INTERVAL_VALUE", "INTERVAL_FIELD", "SQL_MODE", "STARTS", "ENDS",
               "STATUS", "ON_COMPLETION")),
-        Part("triggers",
-             f"FROM information_schema.TRIGGERS WHERE EVENT_OBJECT_SCHEMA NOT IN {_NOT_IGNORED}",
+        Part("triggers",  # only base tables have triggers: sys's views are not opened
+             "FROM information_schema.TRIGGERS "
+             + schema_filter("EVENT_OBJECT_SCHEMA", "EVENT_OBJECT_TABLE", sys_tables),
              ("TRIGGER_SCHEMA", "TRIGGER_NAME", "EVENT_OBJECT_TABLE", "EVENT_MANIPULATION",
               "ACTION_TIMING", "MD5(ACTION_STATEMENT)", "SQL_MODE", "DEFINER")),
         Part("views", f"FROM information_schema.VIEWS WHERE TABLE_SCHEMA NOT IN {_NOT_IGNORED}",

@@ -194,3 +194,19 @@ def test_server_and_lease_are_context_managers(tmp_path):
     with lease:
         assert lease.held
     assert not lease.held
+
+
+def test_socket_connections_skip_tls_unless_asked(monkeypatch):
+    """Over the unix socket no SSL context is built (~35 ms each); ssl* arguments and
+    TCP keep PyMySQL's own behaviour."""
+    import pymysql
+
+    from lib.servers.sql import SqlClient
+    seen = []
+    monkeypatch.setattr(pymysql, "connect", lambda **params: seen.append(params))
+    client = SqlClient("s0", "/tmp/x.sock", 3306, lambda: True, lambda: "")
+    client.connect()
+    client.connect(ssl_ca="/ca.pem")
+    client.connect_tcp()
+    assert seen[0]["ssl_disabled"] is True
+    assert "ssl_disabled" not in seen[1] and "ssl_disabled" not in seen[2]
