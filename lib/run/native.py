@@ -94,6 +94,8 @@ def _run_in_process(env: RunEnvironment, queue: list[TestSpec],
     runner = make_runner(env, "bot0")
     failed = 0
     for done, spec in enumerate(queue, start=1):
+        # the last test's servers serve no one after it (a retry starts fresh ones anyway)
+        runner.manager.reuse_expected = done < len(queue)
         outcome = runner.run_with_retries(spec, config.retry,
                                           lambda: failed < config.retry_failures_max)
         finished(outcome)

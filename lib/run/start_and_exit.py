@@ -21,6 +21,7 @@ def start_and_exit(env: RunEnvironment, specs: list[TestSpec]) -> int:
         reqs = suite_requirements(suite, config.suitepaths, config.default_server_type)
     log.info("Creating 1 bot(s)")
     manager = env.make_manager("bot0")
+    manager.reuse_expected = False  # nobody runs a test on them after us
     servers = manager.get_servers(reqs)
     for server in servers:
         log.info("bot0 server:")

@@ -91,6 +91,9 @@ class ServerManager:
         self.baselines = BaselineTaker()
         self.spares = SpareDatadirs(cache)
         self.force_reset = False
+        # False when no later test can reuse this bot's servers (the run's last test,
+        # --start-and-exit, a sweep): no baseline fingerprint, no spare datadirs.
+        self.reuse_expected = True
         self.restarts = 0
         self.resets = 0
         self.log = get_logger()
@@ -139,7 +142,8 @@ class ServerManager:
         self.restarts += 1
         try:
             kind.start_set(self, servers, reqs)
-            self.take_baseline()
+            if self.reuse_expected:
+                self.take_baseline()
         except BaseException:
             self.teardown()
             raise
@@ -147,7 +151,7 @@ class ServerManager:
                        (time.monotonic() - started) * 1000)
         # in the background: the next spares (this kind's), and removing old vardirs
         self.spares.prepare([(self._template(s), s.vardir) for s in servers]
-                            if kind.spare_datadirs else [])
+                            if kind.spare_datadirs and self.reuse_expected else [])
         self._notify()
 
     def _template(self, server: Server) -> str:
@@ -195,6 +199,9 @@ class ServerManager:
         A passing test's servers are killed (their datadirs are thrown away);
         a failing test's were already stopped cleanly by the runner for the
         evidence.  Returns the reasons ([] = the servers are kept)."""
+        if test_passed and not self.reuse_expected and not self.force_reset:
+            self.teardown(discard=True)  # no later test: not a reset, just the end of the set
+            return []
         had_servers = bool(self.servers) or not test_passed
         reasons = self.reset_reasons(test_passed) if had_servers else []
         if reasons:
