@@ -150,8 +150,11 @@ class ServerManager:
         self.log.debug("%s: servers ready in %.0f ms", self.bot_name,
                        (time.monotonic() - started) * 1000)
         # in the background: the next spares (this kind's), and removing old vardirs
+        # Spares only once this bot has reset a set: a bot whose tests clean up never
+        # needs one, and the copy would compete with its tests for the CPU.
         self.spares.prepare([(self._template(s), s.vardir) for s in servers]
-                            if kind.spare_datadirs and self.reuse_expected else [])
+                            if kind.spare_datadirs and self.reuse_expected and self.resets
+                            else [])
         self._notify()
 
     def _template(self, server: Server) -> str:
