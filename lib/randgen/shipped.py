@@ -29,7 +29,10 @@ def _entry(name: str, errors: set[int], description: str) -> ShippedGrammar:
 
 
 SHIPPED: Mapping[str, ShippedGrammar] = MappingProxyType({
-    "transactions": _entry("transactions", {1213, 1205, 1305, 1062},
+    # 1467 is InnoDB's answer when waiting for a table's AUTO-INC lock ends in a deadlock
+    # or lock wait timeout (INSERT IGNORE ... VALUES (0, ...) under concurrent inserts):
+    # the same class as 1213/1205, seen in about 1 of 3 runs on warm (reused) servers.
+    "transactions": _entry("transactions", {1213, 1205, 1305, 1062, 1467},
                            "transactions with DML, savepoints, COMMIT/ROLLBACK on four tables"),
     "zero_sum": _entry("zero_sum", {1213, 1205, 1305},
                        "zero-sum transfers between accounts: the total stays 40000"),
