@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from types import MappingProxyType
 
 from lib.consistency.tables import row_differences
 from lib.consistency.verdict import INVALID, UNKNOWN_VERDICT, VALID, Verdict
@@ -22,8 +23,9 @@ from lib.platform.tools import run_tool
 from lib.servers.server import Server
 
 TABLE_DIFF = 16
-FLAG_NAMES = {1: "ERROR", 2: "ALREADY_RUNNING", 4: "CAUGHT_SIGNAL", 8: "NO_SLAVES_FOUND",
-              16: "TABLE_DIFF", 32: "SKIP_CHUNK", 64: "SKIP_TABLE", 128: "REPLICATION_STOPPED"}
+FLAG_NAMES = MappingProxyType({1: "ERROR", 2: "ALREADY_RUNNING", 4: "CAUGHT_SIGNAL",
+                               8: "NO_SLAVES_FOUND", 16: "TABLE_DIFF", 32: "SKIP_CHUNK",
+                               64: "SKIP_TABLE", 128: "REPLICATION_STOPPED"})
 CHECKSUM_SCHEMA = "percona"
 
 

@@ -1,8 +1,7 @@
 """How a server process stopped, and why waiting for it to become ready ended.
 
-The values are the strings ``lib.platform.process`` and ``lib.servers.server`` return today
-(``Server.stop()``, ``stop_foreign()``, ``ProcessExecutor.wait_ready()``); those
-files switch to these enums after the harness split of issue 13.
+``Server.stop()``, ``stop_foreign()`` and ``ProcessExecutor.wait_ready()`` return them;
+being StrEnums they still compare equal to the plain strings older callers test for.
 """
 from __future__ import annotations
 

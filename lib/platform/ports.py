@@ -148,18 +148,3 @@ class PortLeaser:
                 return lease
         raise PortLeaseError(f"no free block of {self.block_size} ports between "
                              f"{self.base_port} and {self.max_port}; try another --base-port")
-
-
-def lease_is_held(lock_path: str) -> bool:
-    """True when some process (a run or a server) holds the lease file's lock."""
-    try:
-        fd = os.open(lock_path, os.O_RDWR | os.O_CLOEXEC | os.O_NOFOLLOW)
-    except FileNotFoundError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return True
-    finally:
-        os.close(fd)
-    return False

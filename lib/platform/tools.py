@@ -12,7 +12,6 @@ to a log file with no Python in the data path.
 """
 from __future__ import annotations
 
-import os
 import subprocess
 import threading
 import time

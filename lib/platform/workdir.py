@@ -78,11 +78,6 @@ class Workdir:
         self._lock_fd = -1
         self._tree_fd = -1
 
-    @property
-    def state_file(self) -> str:
-        """Where bot0's running servers are recorded."""
-        return self.state_file_for("bot0")
-
     def state_file_for(self, bot: str) -> str:
         """A bot's record of running servers (servers.json for bot0)."""
         name = "servers.json" if bot == "bot0" else f"servers-{bot}.json"

@@ -22,8 +22,7 @@ from lib.suites.loader import TestSpec
 from lib.suites.testcase import KewpieTestCase
 from lib.suites.context import BotSetup, TestContext
 from lib.suites.status import TestStatus
-from lib.util.context import (SystemManager, TestExecutor, install_globals,  # noqa: F401 - re-exported
-                              setup_from_executor)
+from lib.util.context import install_globals
 
 
 class TimedResult(unittest.TestResult):
@@ -83,14 +82,12 @@ def _short_traceback(text: str, limit: int = 25, message_limit: int = 80) -> str
 class Runner:
     """Runs TestSpecs on one bot: servers, the test, crash checks, retries, evidence."""
 
-    def __init__(self, manager: ServerManager, setup: BotSetup | TestExecutor,
+    def __init__(self, manager: ServerManager, setup: BotSetup,
                  test_timeout: float = 0.0, evidence: EvidenceKeeper | None = None) -> None:
-        """setup is normally a :class:`BotSetup` (:func:`lib.run.native.make_runner` builds
-        it from the config); a 2012 TestExecutor is still accepted and read once, here,
-        through :func:`lib.util.context.setup_from_executor`.  test_timeout 0: no limit
-        (see :mod:`lib.run.watchdog`)."""
+        """setup: the bot's :class:`BotSetup` (:func:`lib.run.native.make_runner` builds
+        it from the config).  test_timeout 0: no limit (see :mod:`lib.run.watchdog`)."""
         self.manager = manager
-        self.setup = setup if isinstance(setup, BotSetup) else setup_from_executor(setup)
+        self.setup = setup
         self.test_timeout = test_timeout
         self.evidence = evidence
         self.log = get_logger()

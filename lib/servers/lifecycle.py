@@ -9,7 +9,6 @@ that fails fast when the child exits and gives up after a timeout.
 """
 from __future__ import annotations
 
-import time
 from contextlib import AbstractContextManager
 from typing import Callable, NoReturn, Protocol, runtime_checkable
 
@@ -122,14 +121,3 @@ def start_process(steps: StartSteps, timeout: float, wait: bool = True,
     if wait:
         await_ready(steps, child, timeout)
     return child
-
-
-def wait_until(predicate: Callable[[], bool], timeout: float, interval: float = 0.05) -> bool:
-    """Poll predicate until it is true or timeout passes; return its last value."""
-    deadline = time.monotonic() + timeout
-    while True:
-        if predicate():
-            return True
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(interval)

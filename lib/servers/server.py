@@ -31,14 +31,14 @@ from lib.servers.codetree import CodeTree
 from lib.servers.compat import CompatLogger, Kewpie2012Names
 from lib.servers.health import Health, HealthState, unanswered_health
 from lib.servers.layout import HOST, SOCKET_PATH_MAX, LayoutPath, ServerLayout, write_private_file
-from lib.servers.lifecycle import await_ready, start_process, wait_until
+from lib.servers.lifecycle import await_ready, start_process
 from lib.servers.logs import ErrorLog
 from lib.servers.options import Option, merge, parse_options
 from lib.servers.sql import SqlClient
 
 # Names other modules import from here (they moved to the parts above).
 __all__ = ("HOST", "SOCKET_PATH_MAX", "CompatLogger", "Health", "Server", "ServerSettings",
-           "wait_until", "write_private_file")
+           "write_private_file")
 
 
 @dataclass

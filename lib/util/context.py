@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from lib.platform.logsetup import get_logger
 from lib.servers.server import CompatLogger
-from lib.suites.context import BotSetup, TestContext, ToolPaths
+from lib.suites.context import TestContext
 import lib.util.mysqlBaseTestCase as compat_base
 
 if TYPE_CHECKING:
@@ -57,16 +57,6 @@ class TestExecutor:
     def master_server(self) -> Server | None:
         """The first server of the current test."""
         return self.servers[0] if self.servers else None
-
-
-def setup_from_executor(executor: TestExecutor) -> BotSetup:
-    """The BotSetup a 2012-style TestExecutor describes (for callers that still build one)."""
-    system = executor.system_manager
-    tools = ToolPaths(randgen=system.randgen_path or os.path.join(system.testdir, "randgen"),
-                      xtrabackup=system.xtrabackup_path or "",
-                      innobackupex=system.innobackupex_path or "")
-    return BotSetup(executor.name, executor.logdir, system.workdir, system.testdir, tools,
-                    executor.verbose, code_tree=system.code_tree, config=system.config)
 
 
 def executor_for(context: TestContext, servers: list[Server]) -> TestExecutor:

@@ -173,11 +173,8 @@ MUTABLE_CALLS = frozenset({
 })
 MUTABLE_LITERALS = (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)
 
-# Module-level mutable state in files another branch is changing, as
-# "path:NAME"; each entry is to be removed by issue 13's harness split.
-KNOWN_MUTABLE_STATE = frozenset({
-    "lib/consistency/ptchecksum.py:FLAG_NAMES",  # a dict: make it a MappingProxyType
-})
+# Known exceptions, as "path:NAME" (none left: add one only with a reason).
+KNOWN_MUTABLE_STATE: frozenset = frozenset()
 
 
 def _called_name(call):

@@ -1,4 +1,5 @@
 """Unit tests for lib/platform/ports.py: port block leases via flock plus a bind probe."""
+import fcntl
 import os
 import random
 import signal
@@ -12,9 +13,23 @@ import pytest
 from lib.run.config import ROOT
 from lib.errors import UsageError, PortLeaseError
 from lib.platform.ports import (
-    BLOCK_SIZE, LOCK_DIR_MODE, PortLease, PortLeaser, align_up, ensure_lock_dir, lease_is_held,
-    port_is_free,
+    BLOCK_SIZE, PortLease, PortLeaser, align_up, ensure_lock_dir, port_is_free,
 )
+
+
+def lease_is_held(lock_path: str) -> bool:
+    """True when some process (a run or a server) holds the lease file's lock."""
+    try:
+        fd = os.open(lock_path, os.O_RDWR | os.O_CLOEXEC | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+    return False
 
 LOW, HIGH = 47000, 49000  # below the usual ephemeral range on most hosts; checked by port_is_free
 

@@ -134,7 +134,7 @@ def test_paths_are_absolute(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     wd = Workdir("wd", use_shm=False)
     assert wd.path == str(tmp_path / "wd")
-    assert wd.state_file == str(tmp_path / "wd" / "servers.json")
+    assert wd.state_file_for("bot0") == str(tmp_path / "wd" / "servers.json")
     assert wd.bot_dir("bot0") == str(tmp_path / "wd" / "bot0")
     assert not wd.use_shm
 

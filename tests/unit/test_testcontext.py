@@ -10,11 +10,10 @@ from lib.consistency.verdict import Verdict, VerdictStatus, combine
 from lib.errors import KewpieError
 from lib.servers.health import HealthState
 from lib.run.report import Outcome
-from lib.run.runner import Runner, SystemManager, TestExecutor, TimedResult, _tests_of
+from lib.run.runner import Runner, TimedResult, _tests_of
 from lib.suites.testcase import KewpieTestCase
 from lib.suites.context import BotSetup, TestContext, ToolPaths
 from lib.suites.status import TestStatus
-from lib.util.context import setup_from_executor
 
 
 class FakeManager:
@@ -107,13 +106,11 @@ class T(KewpieTestCase):
     assert [row[1] for row in result.method_rows] == [TestStatus.FAIL, TestStatus.PASS]
 
 
-def test_setup_from_2012_executor():
+def test_setup_from_config():
     config = types.SimpleNamespace(root="/root", randgen_path="", xtrabackup_path="/x",
                                    innobackupex_path="/i", verbose=True)
-    system = SystemManager("/wd", "/root", None, config)
-    setup = setup_from_executor(TestExecutor("bot1", system, None, "/log", True))
-    assert setup == BotSetup("bot1", "/log", "/wd", "/root", ToolPaths("/root/randgen", "/x", "/i"),
-                             True, config=config)
+    setup = BotSetup("bot1", "/log", "/wd", "/root", ToolPaths("/root/randgen", "/x", "/i"),
+                     True, config=config)
     assert BotSetup.from_config("bot1", "/log", "/wd", config, None) == setup
 
 
