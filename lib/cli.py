@@ -124,7 +124,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--server-start-timeout", type=float, default=default("start_timeout"),
                    metavar="S", help="seconds a server may take to answer SQL after launch "
                                      "(default: %(default)g)")
+    p.add_argument("--randgen-seed", default=str(default("randgen_seed")), metavar="N|time",
+                   help="seed of randgen loads (kewpie 2012's system_manager.randgen_seed and "
+                        "KewpieTestCase.randgen); 'time' picks one from the clock "
+                        "(default: %(default)s)")
+    p.add_argument("--opt-matrix", default=default("opt_matrix"), metavar="K=V[,K=V...]",
+                   help="options for kewpie 2012 tests that read "
+                        "test_executor.matrix_manager.option_matrix")
     return p
+
+
+def _randgen_seed(text: str) -> int:
+    """--randgen-seed: a number, or 'time' (the clock, the same for every bot)."""
+    if text == "time":
+        import time
+        return int(time.time())
+    try:
+        return int(text)
+    except ValueError:
+        raise KewpieError(f"--randgen-seed must be a number or 'time', not {text!r}") from None
 
 
 def config_from_args(argv: Sequence[str] | None) -> RunConfig:
@@ -151,6 +169,9 @@ def config_from_args(argv: Sequence[str] | None) -> RunConfig:
         parse_shard(args.shard)
     if not 1024 <= args.base_port <= 64000:
         raise KewpieError("--base-port must be between 1024 and 64000")
+    randgen_seed = _randgen_seed(args.randgen_seed)
+    from lib.util.matrix_manager import parse_opt_matrix
+    parse_opt_matrix(args.opt_matrix)  # a malformed matrix stops the run here (exit 2)
     suitepaths = [os.path.abspath(p) for p in _split(args.suitepath)]
     suitepaths.extend(RunConfig().suitepaths)  # kewpie's own suites, searched last
     suites = _split(args.suite)
@@ -175,7 +196,8 @@ def config_from_args(argv: Sequence[str] | None) -> RunConfig:
         max_save_datadir=args.max_save_datadir,
         sweep_file=os.path.abspath(args.sweep_file) if args.sweep_file else "",
         sweep_label=args.label, sweep_out=os.path.abspath(args.sweep_out) if args.sweep_out else "",
-        baseline=args.baseline, tolerance=args.tolerance, results_db_dsn=args.results_db_dsn)
+        baseline=args.baseline, tolerance=args.tolerance, results_db_dsn=args.results_db_dsn,
+        randgen_seed=randgen_seed, opt_matrix=args.opt_matrix)
 
 
 HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)

@@ -102,6 +102,8 @@ def parse_command(command: str | Sequence[str]) -> RandgenOptions:
     parse_options(argv, opts)
     if opts.tool == "gendata-simple":
         opts.gendata_simple = True
+    if opts.tool == "gentest" and not opts.grammar and (opts.gendata or opts.gendata_simple):
+        opts.tool = "gendata"  # gentest.pl --gendata=X without --grammar: the data only
     return opts
 
 
@@ -227,4 +229,7 @@ def check_files(opts: RandgenOptions, base_dir: str) -> None:
             ([("gendata file", opts.gendata)] if opts.gendata else []):
         if path and not os.path.isfile(path):
             raise RandgenEnvironmentError(f"{label} not found: {path} (relative paths are "
-                                          f"resolved against the randgen folder {base_dir})")
+                                          f"resolved against the randgen folder {base_dir}; "
+                                          f"kewpie does not bundle the stock grammars such as "
+                                          f"conf/percona/: pass --randgen-path=<a randgen "
+                                          f"checkout>)")

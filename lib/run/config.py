@@ -54,6 +54,8 @@ class RunConfig:
     baseline: str = ""
     tolerance: float = 0.10
     results_db_dsn: str = ""
+    randgen_seed: int = 1  # --randgen-seed: kewpie 2012's system_manager.randgen_seed, self.randgen's
+    opt_matrix: str = ""  # --opt-matrix k=v,...: kewpie 2012's matrix_manager.option_matrix
     root: str = ROOT
 
 

@@ -10,7 +10,7 @@ import time
 import unittest
 from typing import Any, Callable, Iterator
 
-from lib.errors import KewpieError, QueryError, ServerError
+from lib.errors import KewpieError, QueryError, ServerError, SuiteError
 from lib.run.evidence import EvidenceKeeper
 from lib.servers.health import HealthState
 from lib.platform.logsetup import get_logger
@@ -22,7 +22,7 @@ from lib.suites.loader import TestSpec
 from lib.suites.testcase import KewpieTestCase
 from lib.suites.context import BotSetup, TestContext
 from lib.suites.status import TestStatus
-from lib.util.context import install_globals
+from lib.util.context import install_globals, skip_reason
 
 
 class TimedResult(unittest.TestResult):
@@ -130,8 +130,23 @@ class Runner:
         return f"attempt {attempt}: {outcome.status}{where}\n{outcome.message}"
 
     def run_one(self, spec: TestSpec) -> Outcome:
-        """Get servers, run the module's tests, check the servers, apply the reuse rule."""
+        """Get servers, run the module's tests, check the servers, apply the reuse rule.
+
+        A module that did not import fails here with its one error line, and a
+        2012 module whose ``skip_checks`` says so is skipped, both before any
+        server starts.
+        """
         start = time.monotonic()
+        if spec.broken:
+            return Outcome(spec.full_name, TestStatus.FAIL, 0, self.manager.bot_name,
+                           spec.load_error)
+        try:
+            reason = skip_reason(spec, self.setup)
+        except SuiteError as exc:
+            return Outcome(spec.full_name, TestStatus.FAIL, 0, self.manager.bot_name, str(exc))
+        if reason is not None:
+            return Outcome(spec.full_name, TestStatus.SKIPPED, 0, self.manager.bot_name,
+                           f"skipped: {reason}")
         try:
             servers = self.manager.get_servers(spec.requirements)
         except (ServerError, QueryError) as exc:  # environment problems (no binary...) end the run

@@ -123,6 +123,8 @@ class BootstrapCache:
                     f"--datadir={data}", f"--basedir={self.tree.basedir}"]
             if self.server_user:
                 argv.append(f"--user={self.server_user}")
+            elif os.geteuid() == 0:
+                argv.append("--user=root")
             return argv + opt_args
         install_db = self.tree.tool("install_db")
         argv = [install_db, "--no-defaults", f"--datadir={data}", f"--basedir={self.tree.basedir}"]
@@ -131,6 +133,8 @@ class BootstrapCache:
                      "--skip-name-resolve"]
         if self.server_user:
             argv.append(f"--user={self.server_user}")
+        elif os.geteuid() == 0:
+            argv.append("--user=root")  # servers run as root (--server-user=root)
         return argv + opt_args
 
     def _prune(self, keep: str) -> None:

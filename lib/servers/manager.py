@@ -134,9 +134,11 @@ class ServerManager:
             vardir = os.path.join(base, f"var_s{index}")
             if os.path.lexists(vardir):
                 self.spares.remove_later(vardir)
-            servers.append(kind.server_class(f"s{index}", index, self.tree, vardir,
-                                             self._lease(index), list(options), self.settings,
-                                             on_change=self._notify))
+            server = kind.server_class(f"s{index}", index, self.tree, vardir,
+                                       self._lease(index), list(options), self.settings,
+                                       on_change=self._notify)
+            server.restore_pristine = lambda s=server: self.copy_pristine(s)  # 2012 restore_snapshot
+            servers.append(server)
         self.servers = servers
         self.last_servers = servers
         self.restarts += 1
@@ -250,22 +252,35 @@ class ServerManager:
             self.release()
 
     # ------------------------------------------------------------ kewpie 2012 API
-    def stop_server(self, server: Server) -> None:
-        """Stop one server."""
+    def stop_server(self, server: Server) -> int:
+        """Stop one server; 0 (kewpie 2012's retcode)."""
         server.stop()
+        return 0
 
-    def start_server(self, server: Server) -> None:
-        """Start one server and wait until it answers."""
-        server.start()
+    def start_server(self, server: Server, requester: Any = None, working_environ: Any = None,
+                     expect_fail: bool = False) -> int:
+        """Start one server and wait until it answers; 0, or 1 for a failed start that
+        was expected (kewpie 2012's signature; requester and working_environ unused)."""
+        del requester, working_environ
+        return server.start(expect_fail=expect_fail)
 
     def restart_server(self, server: Server, options: list[str] | None = None) -> None:
         """Restart one server, optionally with new options."""
         server.restart(options)
 
-    def start_servers(self, *_args: Any) -> None:
-        """Start every stopped server of the current set."""
+    def start_servers(self, requester: Any = None, working_environ: Any = None,
+                      expect_fail: bool = False) -> int:
+        """Start every stopped server of the current set; 0, or 1 if an expected failure
+        happened (kewpie 2012's signature)."""
+        del requester, working_environ
+        return max([server.start(expect_fail=expect_fail) for server in self.servers] or [0])
+
+    def stop_servers(self, requester: Any = None) -> int:
+        """Stop every server of the current set (kewpie 2012); 0."""
+        del requester
         for server in self.servers:
-            server.start()
+            server.stop()
+        return 0
 
 
 def stop_all(servers: list[Server], fast: bool = False, kill: bool = False) -> None:

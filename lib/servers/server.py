@@ -112,10 +112,14 @@ class Server(Kewpie2012Names):
 
     # ------------------------------------------------------------ config file
     def base_options(self) -> list[Option]:
-        """The options kewpie sets for every server (the suite's come after)."""
+        """The options kewpie sets for every server (the suite's come after); ``user=root``
+        when it runs as root itself (``--server-user=root``: mysqld refuses root otherwise)."""
         version = self.tree.version
-        return self.layout.base_options(self.port, self.index + 1,
+        opts = self.layout.base_options(self.port, self.index + 1,
                                         mariadb=not version or version.flavor == "mariadb")
+        if self.settings.user is None and os.geteuid() == 0:
+            opts.append(Option("user", "root"))
+        return opts
 
     def effective_options(self) -> list[Option]:
         """Base options, then settings' extras, then the harness's per-role ones, then the suite's."""
@@ -151,11 +155,24 @@ class Server(Kewpie2012Names):
 
     # ------------------------------------------------- start (template hooks)
     def start(self, timeout: float | None = None, wait: bool = True,
-              extra_args: list[str] | tuple[str, ...] = ()) -> None:
-        """Launch the server unless running; with wait, block until ready (see ready())."""
+              extra_args: list[str] | tuple[str, ...] = (), expect_fail: bool = False,
+              working_environ: Any = None) -> int:
+        """Launch the server unless running; with wait, block until ready (see ready()).
+
+        Returns 0 (kewpie 2012's retcode).  A failed start raises ServerStartError,
+        unless expect_fail (kewpie 2012: a test expecting the start to fail) is set:
+        then it returns 1.  working_environ is accepted for the 2012 signature.
+        """
+        del working_environ
         if self.is_alive():
-            return
-        start_process(self, timeout or self.settings.start_timeout, wait, tuple(extra_args))
+            return 0
+        try:
+            start_process(self, timeout or self.settings.start_timeout, wait, tuple(extra_args))
+        except ServerStartError:
+            if expect_fail:
+                return 1
+            raise
+        return 0
 
     def pre_start_check(self) -> None:
         """Refuse to start when a foreign process listens on our port."""
@@ -346,8 +363,10 @@ class Server(Kewpie2012Names):
         """A new PyMySQL connection as root over TCP to 127.0.0.1:port."""
         return self.sql.connect_tcp(db, **kwargs)
 
-    def ping(self) -> bool:
-        """True when the server answers ``SELECT 1`` right now."""
+    def ping(self, quiet: bool = True) -> bool:
+        """True when the server answers ``SELECT 1`` right now (quiet: kewpie 2012's
+        argument; the check never logs)."""
+        del quiet
         return self.sql.ping()
 
     def execute(self, sql: str, args: Any = None, db: str | None = None) -> list[tuple]:

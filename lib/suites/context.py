@@ -59,6 +59,7 @@ class BotSetup:
                           xtrabackup=getattr(config, "xtrabackup_path", "") or "",
                           innobackupex=getattr(config, "innobackupex_path", "") or "")
         return cls(bot, log_dir, workdir, config.root, tools, bool(getattr(config, "verbose", False)),
+                   seed=int(getattr(config, "randgen_seed", 1) or 1),  # --randgen-seed
                    code_tree=code_tree, config=config)
 
 

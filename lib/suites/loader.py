@@ -19,6 +19,7 @@ from typing import Any
 from lib.errors import SuiteError, UsageError
 from lib.servers.options import Option, merge, parse_options, reject_owned
 from lib.servers.requirements import Requirements
+from lib.util.server_defaults import kewpie2012_options
 
 TEST_SUFFIX = "_test.py"
 KNOWN_REQUESTS = ("join_cluster",)
@@ -46,6 +47,13 @@ class TestSpec:
     path: str
     module: ModuleType
     requirements: Requirements
+    load_error: str = ""
+
+    @property
+    def broken(self) -> bool:
+        """True when the module could not be imported (``load_error`` says why, in one
+        line): the test fails on its own, the others run."""
+        return bool(self.load_error)
 
     @property
     def full_name(self) -> str:
@@ -221,40 +229,70 @@ def requirements_for(suite: SuiteConfig, module: ModuleType, default_type: str,
         requests = validate_requests(module.server_requests, len(reqs), where)
     server_type = getattr(module, "server_type", None) or suite.server_type or default_type
     pairs = requests.get("join_cluster", [])
+    legacy = kewpie2012_options(module)  # kewpie 2012's server defaults, for its tests
+    if legacy:
+        reqs = [merge(legacy, opts) for opts in reqs]
     return Requirements.declared(server_type, reqs, pairs, on_disk=suite.storage == "disk")
+
+
+def _matches(test_names: list[str], suite: str, filename: str) -> bool:
+    """Whether a test file is asked for by one of the names (all when none given)."""
+    if not test_names:
+        return True
+    stem = filename[:-3]
+    for name in test_names:
+        suite_part, _, test_part = name.rpartition(".")
+        if (not suite_part or suite_part == suite) and test_part in (stem, stem[:-len("_test")]):
+            return True
+    return False
+
+
+def _spec_for(suite: SuiteConfig, filename: str, default_type: str) -> TestSpec:
+    """Import one test module; a module that does not import becomes a broken spec
+    (its suite's requirements, the error line) instead of stopping the run."""
+    path = os.path.join(suite.path, filename)
+    try:
+        module = load_test_module(suite, filename)
+    except SuiteError as exc:
+        module = ModuleType(f"kewpie_suites.{suite.name}.{filename[:-3]}")
+        module.__file__ = path
+        reqs = requirements_for(suite, module, default_type, _short(path))
+        return TestSpec(suite=suite, name=filename[:-3], path=path, module=module,
+                        requirements=reqs, load_error=str(exc))
+    reqs = requirements_for(suite, module, default_type, _short(path))
+    return TestSpec(suite=suite, name=filename[:-3], path=path, module=module, requirements=reqs)
 
 
 def select_tests(suite_names: list[str], test_names: list[str], suitepaths: list[str],
                  default_type: str) -> list[TestSpec]:
-    """Load the chosen suites and pick the named tests (all when none named)."""
+    """Load the chosen suites and pick the named tests (all when none named).
+
+    Only the chosen modules are imported.  One that fails to import (a syntax
+    error, an exception at import) is returned with ``load_error`` set: its
+    test fails with that line while the others run.
+    """
     wanted_suites = list(dict.fromkeys(suite_names))
     for name in test_names:
         if "." in name and name.split(".", 1)[0] not in wanted_suites and not suite_names:
             wanted_suites.append(name.split(".", 1)[0])
     if not wanted_suites:
         wanted_suites = ["main"]
-    specs: list[TestSpec] = []
+    candidates: list[tuple[SuiteConfig, str]] = []
     for suite_name in wanted_suites:
         path = find_suite(suite_name, suitepaths)
         suite = load_suite_config(suite_name, path)
-        for filename in test_files(path):
-            module = load_test_module(suite, filename)
-            reqs = requirements_for(suite, module, default_type, _short(os.path.join(path, filename)))
-            specs.append(TestSpec(suite=suite, name=filename[:-3], path=os.path.join(path, filename),
-                                  module=module, requirements=reqs))
-    if not test_names:
-        return specs
-    chosen: list[TestSpec] = []
-    for name in test_names:
-        suite_part, _, test_part = name.rpartition(".")
-        matches = [s for s in specs
-                   if (not suite_part or s.suite.name == suite_part)
-                   and test_part in (s.name, s.name[:-len("_test")])]
-        if not matches:
-            raise UsageError(f"unknown test {name!r} in suite(s) {', '.join(wanted_suites)}; "
-                             f"use --list to see the tests")
-        chosen.extend(m for m in matches if m not in chosen)
-    return chosen
+        candidates.extend((suite, f) for f in test_files(path))
+    if test_names:
+        for name in test_names:
+            if not any(_matches([name], s.name, f) for s, f in candidates):
+                raise UsageError(f"unknown test {name!r} in suite(s) {', '.join(wanted_suites)}; "
+                                 f"use --list to see the tests")
+        ordered: list[tuple[SuiteConfig, str]] = []
+        for name in test_names:  # in the order asked for
+            ordered.extend(c for c in candidates if _matches([name], c[0].name, c[1])
+                           and c not in ordered)
+        candidates = ordered
+    return [_spec_for(suite, filename, default_type) for suite, filename in candidates]
 
 
 def declared_in(spec: TestSpec) -> str:

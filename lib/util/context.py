@@ -9,13 +9,19 @@ the context instead (tests/unit/test_house_rules.py checks it).
 from __future__ import annotations
 
 import os
+import shutil
 import unittest
 from typing import TYPE_CHECKING, Any, Iterable
 
+from lib.errors import SuiteError
 from lib.platform.logsetup import get_logger
 from lib.servers.server import CompatLogger
 from lib.suites.context import TestContext
 import lib.util.mysqlBaseTestCase as compat_base
+from lib.util.code_manager import CodeManager
+from lib.util.matrix_manager import matrixManager, parse_opt_matrix
+from lib.util.randgen_methods import randgenManager
+from lib.util.xb_manager import xtrabackupManager
 
 if TYPE_CHECKING:
     from lib.servers.server import Server
@@ -23,8 +29,44 @@ if TYPE_CHECKING:
     from lib.suites.loader import TestSpec
 
 
+FRONT_END = os.path.join("scripts", "innobackupex")  # kewpie's innobackupex, under the checkout
+
+
+def _tree_tool(code_tree: Any, *names: str) -> str:
+    tools = getattr(code_tree, "tools", None) or {}
+    for name in names:
+        if tools.get(name):
+            return tools[name]
+    return ""
+
+
+def default_xtrabackup_path(code_tree: Any) -> str:
+    """The backup binary 2012 tests get without --xtrabackup-path: the code tree's
+    mariabackup or xtrabackup, else one on PATH ('' when there is none)."""
+    return (_tree_tool(code_tree, "mariabackup", "xtrabackup")
+            or next((p for p in map(shutil.which, ("mariadb-backup", "mariabackup", "xtrabackup"))
+                     if p), ""))
+
+
+def default_innobackupex_path(code_tree: Any, root: str) -> str:
+    """The innobackupex 2012 tests get without --innobackupex-path: kewpie's front end
+    over ``mariadb-backup --innobackupex`` when mariabackup is the backup tool (see
+    :mod:`lib.util.innobackupex`), else the code tree's or PATH's innobackupex."""
+    found = _tree_tool(code_tree, "innobackupex") or shutil.which("innobackupex") or ""
+    version = getattr(code_tree, "version", None)
+    mariadb = version is None or version.flavor == "mariadb"
+    if (mariadb or not found) and os.path.basename(default_xtrabackup_path(code_tree)).startswith(
+            ("mariadb-backup", "mariabackup")):
+        return os.path.join(root, FRONT_END)
+    return found
+
+
 class SystemManager:
-    """kewpie 2012's ``test_executor.system_manager``: paths and the run config."""
+    """kewpie 2012's ``test_executor.system_manager``: paths, the code tree and the run config.
+
+    ``xtrabackup_path`` and ``innobackupex_path`` are the ones given on the
+    command line, else the defaults above; ``randgen_seed`` is ``--randgen-seed``.
+    """
 
     def __init__(self, workdir: str, root: str, code_tree: Any, config: Any = None) -> None:
         self.workdir = workdir
@@ -32,8 +74,15 @@ class SystemManager:
         self.code_tree = code_tree
         self.config = config
         self.randgen_path = (getattr(config, "randgen_path", "") or os.path.join(root, "randgen"))
-        self.xtrabackup_path = getattr(config, "xtrabackup_path", "")
-        self.innobackupex_path = getattr(config, "innobackupex_path", "")
+        self.xtrabackup_path = (getattr(config, "xtrabackup_path", "")
+                                or default_xtrabackup_path(code_tree))
+        self.innobackupex_path = (getattr(config, "innobackupex_path", "")
+                                  or default_innobackupex_path(code_tree, root))
+        self.randgen_seed = int(getattr(config, "randgen_seed", 1) or 1)
+        self.code_manager = CodeManager(code_tree, getattr(config, "default_server_type",
+                                                           "mysql") or "mysql")
+        self.logging = CompatLogger(get_logger())
+        self.cmd_prefix = ""
 
 
 class TestExecutor:
@@ -52,6 +101,10 @@ class TestExecutor:
         self.servers: list[Server] = []
         self.current_testcase: TestSpec | None = None
         self.working_environment = dict(os.environ)
+        self.matrix_manager = matrixManager(parse_opt_matrix(
+            getattr(system_manager.config, "opt_matrix", "") or ""))
+        self.xtrabackup_manager = xtrabackupManager(server_manager, system_manager)
+        self.randgen_manager = randgenManager(self)
 
     @property
     def master_server(self) -> Server | None:
@@ -59,13 +112,21 @@ class TestExecutor:
         return self.servers[0] if self.servers else None
 
 
+def system_manager_for(setup: Any) -> SystemManager:
+    """kewpie 2012's ``system_manager`` for a bot's setup (its tools and seed)."""
+    system = SystemManager(setup.workdir, setup.root, setup.code_tree, setup.config)
+    system.randgen_path = setup.tools.randgen
+    system.xtrabackup_path = setup.tools.xtrabackup or default_xtrabackup_path(setup.code_tree)
+    system.innobackupex_path = (setup.tools.innobackupex
+                                or default_innobackupex_path(setup.code_tree, setup.root))
+    system.randgen_seed = setup.seed
+    return system
+
+
 def executor_for(context: TestContext, servers: list[Server]) -> TestExecutor:
     """A 2012 ``test_executor`` for context, whose ``servers`` is the given list."""
     setup = context.setup
-    system = SystemManager(setup.workdir, setup.root, setup.code_tree, setup.config)
-    system.randgen_path = setup.tools.randgen
-    system.xtrabackup_path = setup.tools.xtrabackup
-    system.innobackupex_path = setup.tools.innobackupex
+    system = system_manager_for(setup)
     executor = TestExecutor(setup.bot, system, context.manager, setup.log_dir, setup.verbose)
     executor.servers = servers
     executor.current_testcase = context.spec
@@ -85,3 +146,22 @@ def install_globals(context: TestContext, tests: Iterable[unittest.TestCase]) ->
     compat_base.servers = servers
     for test in tests:
         test.test_executor = executor  # type: ignore[attr-defined]
+
+
+def skip_reason(spec: TestSpec, setup: Any) -> str | None:
+    """What a 2012 module's ``skip_checks(system_manager)`` says before its servers start:
+    the reason to skip it, or None to run it.  ``skip_checks`` returns
+    ``(skip, reason)``; an exception in it is raised as a SuiteError naming the module."""
+    check = vars(spec.module).get("skip_checks")
+    if not callable(check):
+        return None
+    system = system_manager_for(setup)
+    try:
+        answer = check(system)
+    except Exception as exc:  # noqa: BLE001 - the test's own code: report it as its failure
+        raise SuiteError(f"{spec.path}: skip_checks raised {type(exc).__name__}: {exc}") from None
+    if isinstance(answer, tuple) and answer:
+        skip, reason = answer[0], (answer[1] if len(answer) > 1 else "")
+    else:
+        skip, reason = answer, ""
+    return (str(reason) or "skip_checks said so") if skip else None

@@ -6,8 +6,10 @@ global, as well as the test module's), and the helpers are methods.
 """
 from __future__ import annotations
 
+import subprocess
+import time
 import unittest
-from typing import Any
+from typing import Any, Sequence
 
 from lib.util import mysql_methods
 
@@ -102,3 +104,33 @@ class mysqlBaseTestCase(unittest.TestCase):  # noqa: N801 - the 2012 name
         from lib.util import backup_methods
         return backup_methods.innobackupex_restore(innobackupex_path, xtrabackup_path, output_path,
                                                    backup_path, cnf_file, use_mem, extra_opts)
+
+    def get_randgen_process(self, cmd_sequence: Sequence[str] | str, test_executor: Any,
+                            server: Any, schema: str = "test", randgen_outfile: str | None = None,
+                            shell_flag: bool = False) -> subprocess.Popen:
+        """See :func:`lib.util.randgen_methods.get_randgen_process`."""
+        from lib.util import randgen_methods
+        return randgen_methods.get_randgen_process(cmd_sequence, test_executor, server, schema,
+                                                   randgen_outfile, shell_flag)
+
+    def find_backup_path(self, output: str) -> str | None:
+        """The directory named on innobackupex's "Backup created in directory" line."""
+        backup_path = None
+        flag = "Backup created in directory"
+        for line in output.split("\n"):
+            if flag in line:
+                backup_path = line.split(flag)[1].strip().replace("'", "")
+        return backup_path
+
+    def wait_slaves_ready(self, master_server: Any, slave_servers: list[Any],
+                          cycles: int = 30) -> None:
+        """Poll (every 0.5 s, cycles times) until every slave's replication threads run;
+        an Exception when some never do (as in 2012)."""
+        waiting = list(slave_servers)
+        while waiting and cycles:
+            waiting = [s for s in waiting if not s.slave_ready()]
+            cycles -= 1
+            if waiting:
+                time.sleep(0.5)
+        if waiting:
+            raise Exception("Max cycles reached when waiting for slave servers to start")

@@ -19,13 +19,27 @@ from lib.checks.dbcompare import VOLATILE_DUMP_PREFIXES
 
 
 def _connect(server: Any, schema: str | None, password: str | None = None) -> pymysql.Connection:
-    params: dict[str, Any] = dict(host="127.0.0.1", port=server.master_port, user="root",
-                                  password=password or "", database=schema, connect_timeout=10,
-                                  ssl_disabled=True)  # a local test server: no TLS
+    """A connection with kewpie 2012's semantics: as ``root@localhost`` (the server's
+    socket; 2012's 127.0.0.1 resolved to localhost) and in the server's default
+    character set (MySQLdb sent none), running the server's ``client_init_command``."""
+    params: dict[str, Any] = dict(user="root", password=password or "", database=schema,
+                                  connect_timeout=10, ssl_disabled=True)  # a local test server
+    socket_file = getattr(server, "socket_file", None)
+    if socket_file and os.path.exists(socket_file):
+        params["unix_socket"] = socket_file
+    else:
+        params.update(host="127.0.0.1", port=server.master_port)
     init = getattr(server, "client_init_command", None)
     if init:
         params["init_command"] = init
-    return pymysql.connect(**params)
+    conn = pymysql.connect(**params)
+    default = getattr(conn, "server_charset", None)
+    if default and default != conn.charset:
+        try:
+            conn.set_character_set(default)
+        except (pymysql.MySQLError, KeyError, LookupError):
+            pass  # a charset Python cannot decode: keep the client's
+    return conn
 
 
 def execute_query(query: str, server: Any, server_host: str = "127.0.0.1",

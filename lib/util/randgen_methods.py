@@ -12,13 +12,18 @@ codes otherwise), output None on success unless the run is verbose.
 from __future__ import annotations
 
 import os
-from typing import Any
+import shlex
+import subprocess
+import sys
+from typing import Any, Sequence
 
+from lib.platform.process import spawn
 from lib.randgen.api import make_options, run_randgen
-from lib.randgen.cmdline import parse_command
+from lib.randgen.cmdline import TOOLS, parse_command
 from lib.randgen.connection import ConnectionSpec
 from lib.randgen.errors import RandgenEnvironmentError
 from lib.randgen.executor import RANDGEN_HOME
+from lib.randgen.perl_randgen import is_perl_randgen
 from lib.randgen.result import EXIT_CODES, STATUS_ENVIRONMENT_ERROR, RandgenResult
 
 
@@ -82,3 +87,76 @@ def randgen_load(log_dir: str, home: str, server: Any, grammar: str | None = Non
     opts = make_options(grammar, gendata, queries, threads, duration, seed, **options)
     return run_randgen(opts, server_connection(server, schema), home or RANDGEN_HOME,
                        os.path.join(log_dir, f"randgen-{n}.log"), _alive(server))
+
+
+PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def randgen_dsn(server: Any, schema: str = "test") -> str:
+    """kewpie 2012's ``--dsn=dbi:mysql:host=127.0.0.1:port=N:user=root:password=:database=S``."""
+    return (f"--dsn=dbi:mysql:host=127.0.0.1:port={int(server.master_port)}:user=root:"
+            f"password=:database={schema}")
+
+
+def randgen_argv(cmd_sequence: Sequence[str], home: str, dsn: str) -> list[str]:
+    """The command get_randgen_process runs: the Perl tool as written (in a Perl
+    checkout), else ``python -m lib.randgen`` with the same options (built-in engine)."""
+    argv = list(cmd_sequence)
+    if is_perl_randgen(home):
+        return argv + [dsn]
+    extra: list[str] = []
+    if argv and not argv[0].startswith("-"):
+        tool = os.path.basename(argv[0])
+        if tool not in TOOLS:
+            raise RandgenEnvironmentError(f"unknown randgen tool {argv[0]!r} (expected "
+                                          f"gentest.pl, gendata.pl or gendata-old.pl)")
+        if TOOLS[tool] == "gendata-simple":
+            extra.append("--gendata")
+        argv = argv[1:]
+    return [sys.executable, "-m", "lib.randgen", "--randgen-path", home, *extra, *argv, dsn]
+
+
+def get_randgen_process(cmd_sequence: Sequence[str] | str, test_executor: Any, server: Any,
+                        schema: str = "test", randgen_outfile: str | None = None,
+                        shell_flag: bool = False) -> subprocess.Popen:
+    """Start a randgen run against server and return its process without waiting
+    (kewpie 2012): the caller polls, signals or waits.  Output goes to
+    randgen_outfile (default ``<logdir>/randgen.out``); the run's seed, grammar and
+    options are the command's.  shell_flag is accepted for the 2012 signature (the
+    command is never run through a shell)."""
+    del shell_flag
+    home = randgen_home(test_executor)
+    sequence = shlex.split(cmd_sequence) if isinstance(cmd_sequence, str) else list(cmd_sequence)
+    argv = randgen_argv(sequence, home, randgen_dsn(server, schema))
+    outfile = randgen_outfile or os.path.join(_log_dir(test_executor, server), "randgen.out")
+    env = dict(getattr(test_executor, "working_environment", None) or os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (PROJECT_ROOT, env.get("PYTHONPATH")) if p)
+    with open(outfile, "w") as out:
+        return spawn(argv, env=env, cwd=home, stdout=out, stderr=subprocess.STDOUT)
+
+
+class randgenManager:  # noqa: N801 - the 2012 name
+    """kewpie 2012's ``test_executor.randgen_manager``: the randgen folder and seed of
+    the run, with helpers that run a command line against a server."""
+
+    def __init__(self, test_executor: Any) -> None:
+        self.test_executor = test_executor
+        system = test_executor.system_manager
+        self.randgen_path = system.randgen_path
+        self.seed = system.randgen_seed
+
+    def execute_randgen(self, test_cmd: str, server: Any,
+                        schema: str = "test") -> tuple[int, str | None]:
+        """See :func:`execute_randgen`."""
+        return execute_randgen(test_cmd, self.test_executor, [server], schema)
+
+    def create_test_bed(self, server: Any, spec_file: str = "conf/percona/percona.zz",
+                        schema: str = "test") -> tuple[int, str | None]:
+        """Load a gendata specification into server (``./gendata.pl --spec=FILE``)."""
+        return self.execute_randgen(f"./gendata.pl --spec={spec_file} --seed={self.seed}",
+                                    server, schema)
+
+    def get_randgen_process(self, cmd_sequence: Sequence[str] | str, server: Any,
+                            schema: str = "test") -> subprocess.Popen:
+        """See :func:`get_randgen_process`."""
+        return get_randgen_process(cmd_sequence, self.test_executor, server, schema)

@@ -1,0 +1,58 @@
+"""kewpie 2012's ``system_manager.code_manager`` and its ``test_tree``, over a CodeTree.
+
+Old ``skip_checks(system_manager)`` functions read
+``system_manager.code_manager.test_tree.innodb_version``, ``xtradb_version``,
+``server_version``, ``type`` and ``system_manager.code_manager.test_type``.
+They are derived from the code tree without starting a server: MariaDB
+10.11 reports the server version as ``@@innodb_version`` and has no XtraDB
+(``xtradb_version`` is None); a Percona Server tree has XtraDB, reported as
+its version.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any
+
+
+class TestTree:
+    """kewpie 2012's ``code_manager.test_tree``: one code tree's identity and tools."""
+
+    __test__ = False  # not a pytest test class despite the name
+
+    def __init__(self, code_tree: Any, test_type: str) -> None:
+        self.code_tree = code_tree
+        self.type = test_type
+        self.basedir = getattr(code_tree, "basedir", "") or ""
+        version = getattr(code_tree, "version", None)
+        self.server_version = f"{version.version}{version.suffix}" if version else ""
+        self.version = self.server_version
+        flavor = version.flavor if version else ""
+        self.flavor = flavor
+        self.innodb_version: str | None = version.version if version else None
+        self.xtradb_version: str | None = self.server_version if flavor == "percona" else None
+        tools = getattr(code_tree, "tools", {}) or {}
+        self.mysql_server = tools.get("server", "")
+        self.mysqldump = tools.get("dump", "")
+        self.mysqladmin = tools.get("admin", "")
+        self.mysql_client = tools.get("client", "")
+        self.mysqlimport = self._beside("mysqlimport", "mariadb-import")
+        self.mysqlslap = self._beside("mysqlslap", "mariadb-slap")
+        self.xtrabackup = tools.get("mariabackup") or tools.get("xtrabackup") or ""
+
+    def _beside(self, *names: str) -> str:
+        """A client tool next to the client binary, or ''."""
+        here = os.path.dirname(self.mysql_client) if self.mysql_client else ""
+        for name in names:
+            path = os.path.join(here, name)
+            if here and os.access(path, os.X_OK):
+                return path
+        return ""
+
+
+class CodeManager:
+    """kewpie 2012's ``system_manager.code_manager``: the run's code tree(s) by type."""
+
+    def __init__(self, code_tree: Any, test_type: str) -> None:
+        self.test_type = test_type
+        self.test_tree = TestTree(code_tree, test_type)
+        self.code_trees = {test_type: [self.test_tree]}
