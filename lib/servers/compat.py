@@ -107,9 +107,15 @@ class Kewpie2012Names:
             return 1, f"Error {exc.code}: {exc.message}"
 
     def get_innodb_version(self) -> str | None:
-        """``@@innodb_version`` of the running server, or None (no InnoDB, or not running)."""
+        """``@@innodb_version`` of the running server; MariaDB 10.10+ dropped the variable
+        (its InnoDB is the server's own), so there the server's version number; None
+        when the server does not answer."""
         retcode, rows = self._query("SELECT @@innodb_version")
-        return rows[0][0] if retcode == 0 and rows and rows[0][0] else None
+        if retcode == 0:
+            return rows[0][0] if rows and rows[0][0] else None
+        if str(rows).startswith("Error 1193:") and self.tree.version is not None:
+            return self.tree.version.version
+        return None
 
     def get_xtradb_version(self) -> str | None:
         """The XtraDB release (``-rel`` in ``@@innodb_version``, Percona Server), else None:

@@ -3,10 +3,11 @@
 Old ``skip_checks(system_manager)`` functions read
 ``system_manager.code_manager.test_tree.innodb_version``, ``xtradb_version``,
 ``server_version``, ``type`` and ``system_manager.code_manager.test_type``.
-They are derived from the code tree without starting a server: MariaDB
-10.11 reports the server version as ``@@innodb_version`` and has no XtraDB
-(``xtradb_version`` is None); a Percona Server tree has XtraDB, reported as
-its version.
+They are derived from the code tree without starting a server:
+``innodb_version`` is the server's version number (MariaDB's InnoDB is the
+server's own; 10.10+ even dropped ``@@innodb_version``), and
+``xtradb_version`` is None except on a Percona Server tree (XtraDB, reported
+as the server version).
 """
 from __future__ import annotations
 
