@@ -130,8 +130,10 @@ class RunEnvironment:
         lock_dir = self.config.lock_dir or default_lock_dir()
         disk_dir, disk_problem = self._disk_dir(bot, lock_dir)
         leaser = PortLeaser(lock_dir, self.config.base_port)
-        sock_dir = os.path.join(leaser.lock_dir, "sock")  # servers make their sockets here
         server_uid = pwd.getpwnam(self.server_user).pw_uid if self.server_user else os.geteuid()
+        # servers make their sockets here; servers run as root (--server-user=root) get
+        # their own, as the usual one belongs to mysql
+        sock_dir = os.path.join(leaser.lock_dir, "sock-root" if server_uid == 0 else "sock")
         safedirs.make_dir(sock_dir, 0o755, owners=[server_uid],
                           remedy=f"remove it (rm -rf {sock_dir}) or choose another --lock-dir")
         if self.server_user and os.lstat(sock_dir).st_uid != server_uid:
