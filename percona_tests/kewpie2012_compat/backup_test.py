@@ -64,9 +64,7 @@ class basicTest(mysqlBaseTestCase):
             innobackupex, xtrabackup, backup_path)
         retcode, output = self.execute_cmd(cmd, output_path, exec_path, True)
         self.assertEqual(retcode, 0, output)
-        retcode, output = self.innobackupex_prepare(innobackupex, xtrabackup, output_path,
-                                                    backup_path, use_mem='64M')
-        self.assertEqual(retcode, 0, output)
+        self.assertIn('kewpie innobackupex: --redo-only: dropped', output)
 
         master_server.stop()
         shutil.rmtree(master_server.datadir)
@@ -116,6 +114,19 @@ class basicTest(mysqlBaseTestCase):
                                            os.devnull, None)
         self.assertEqual(retcode, 0)
         self.assertTrue(os.path.exists(os.path.join(untarred, 'ibdata1')))
+        # prepare and restore the streamed backup with the helpers
+        retcode, output = self.innobackupex_prepare(innobackupex, xtrabackup, output_path,
+                                                    untarred, use_mem='64M')
+        self.assertEqual(retcode, 0, output)
+        master_server.stop()
+        shutil.rmtree(master_server.datadir)
+        os.mkdir(master_server.datadir)
+        retcode, output = self.innobackupex_restore(innobackupex, xtrabackup, output_path,
+                                                    untarred, master_server.cnf_file)
+        self.assertEqual(retcode, 0, output)
+        self.assertEqual(master_server.start(), 0)
+        retcode, result = self.execute_query("SELECT COUNT(*), SUM(a) FROM t1", master_server)
+        self.assertEqual((retcode, result), (0, ((500, 125250),)))
 
     def test_zz_restore_snapshot(self):
         master_server = servers[0]
