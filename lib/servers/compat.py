@@ -27,6 +27,14 @@ class CompatLogger:
         """Debug output from a test."""
         self._logger.debug(msg)
 
+    def verbose(self, msg: str) -> None:
+        """kewpie 2012's verbose level: debug here."""
+        self._logger.debug(msg)
+
+    def debug_class(self, obj: Any) -> None:
+        """kewpie 2012 dumped an object's attributes at debug level."""
+        self._logger.debug(f"{type(obj).__name__}: {vars(obj) if hasattr(obj, '__dict__') else obj}")
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self._logger, name)
 

@@ -17,7 +17,7 @@ import subprocess
 import sys
 from typing import Any, Sequence
 
-from lib.platform.process import spawn
+from lib.platform.process import TAG_BOT, TAG_RUN, TAG_WORKDIR, spawn
 from lib.randgen.api import make_options, run_randgen
 from lib.randgen.cmdline import TOOLS, parse_command
 from lib.randgen.connection import ConnectionSpec
@@ -130,6 +130,10 @@ def get_randgen_process(cmd_sequence: Sequence[str] | str, test_executor: Any, s
     argv = randgen_argv(sequence, home, randgen_dsn(server, schema))
     outfile = randgen_outfile or os.path.join(_log_dir(test_executor, server), "randgen.out")
     env = dict(getattr(test_executor, "working_environment", None) or os.environ)
+    settings_env = getattr(getattr(server, "settings", None), "env", None) or {}
+    for tag in (TAG_WORKDIR, TAG_RUN, TAG_BOT):  # so the end of the run finds a leftover load
+        if tag in settings_env:
+            env[tag] = settings_env[tag]
     env["PYTHONPATH"] = os.pathsep.join(p for p in (PROJECT_ROOT, env.get("PYTHONPATH")) if p)
     with open(outfile, "w") as out:
         return spawn(argv, env=env, cwd=home, stdout=out, stderr=subprocess.STDOUT)
