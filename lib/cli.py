@@ -226,6 +226,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from lib.run.modes import run_mode
 
     os.umask(0o022)  # nothing kewpie writes may be world-writable
+    os.environ.setdefault("KEWPIE_PYTHON", sys.executable)  # for scripts/innobackupex
     log = configure(verbose="--verbose" in (argv if argv is not None else sys.argv[1:]))
     try:
         config = config_from_args(argv)
