@@ -61,6 +61,7 @@ class basicTest(mysqlBaseTestCase):
     def test_replication_methods(self):
         master_server = servers[0]
         slave_server = servers[1]
+        master_server.wait_sync_with_slaves([slave_server], timeout=60)  # earlier tearDowns
         retcode, result = slave_server.slave_stop()
         self.assertEqual(retcode, 0, result)
         self.assertFalse(slave_server.slave_ready())
