@@ -102,8 +102,6 @@ def parse_command(command: str | Sequence[str]) -> RandgenOptions:
     parse_options(argv, opts)
     if opts.tool == "gendata-simple":
         opts.gendata_simple = True
-    if opts.tool == "gentest" and not opts.grammar and (opts.gendata or opts.gendata_simple):
-        opts.tool = "gendata"  # gentest.pl --gendata=X without --grammar: the data only
     return opts
 
 

@@ -19,7 +19,7 @@ from typing import Any, Sequence
 
 from lib.platform.process import TAG_BOT, TAG_RUN, TAG_WORKDIR, spawn
 from lib.randgen.api import make_options, run_randgen
-from lib.randgen.cmdline import TOOLS, parse_command
+from lib.randgen.cmdline import TOOLS, RandgenOptions, parse_command
 from lib.randgen.connection import ConnectionSpec
 from lib.randgen.errors import RandgenEnvironmentError
 from lib.randgen.executor import RANDGEN_HOME
@@ -48,13 +48,25 @@ def _alive(server: Any) -> Any:
     return check if callable(check) else None
 
 
+def command_options(test_cmd: str, home: str) -> RandgenOptions:
+    """The options of a 2012 randgen command line.  ``gentest.pl --gendata=X`` without
+    ``--grammar`` (the 2012 backup suites' test beds) loads the data and stops on the
+    built-in engine, as the Perl tool's gendata step did; a Perl checkout gets the
+    command as written."""
+    options = parse_command(test_cmd)
+    if (options.tool == "gentest" and not options.grammar and not is_perl_randgen(home)
+            and (options.gendata or options.gendata_simple)):
+        options.tool = "gendata"
+    return options
+
+
 def execute_randgen(test_cmd: str, test_executor: Any, servers: Any,
                     schema: str = "test") -> tuple[int, str | None]:
     """Run a gentest.pl/gendata.pl command line against servers[0]; ``(retcode, output)``."""
     server = servers[0] if isinstance(servers, (list, tuple)) else servers
     log_path = os.path.join(_log_dir(test_executor, server), "randgen.out")
     try:
-        options = parse_command(test_cmd)
+        options = command_options(test_cmd, randgen_home(test_executor))
     except RandgenEnvironmentError as exc:
         with open(log_path, "w") as fh:
             fh.write(f"{STATUS_ENVIRONMENT_ERROR}: {exc}\n")

@@ -7,14 +7,13 @@ import pytest
 
 from lib.cli import config_from_args
 from lib.errors import KewpieError, SuiteError, UsageError
-from lib.randgen.cmdline import parse_command
 from lib.servers.codetree import CodeTree, ServerVersion
 from lib.util import innobackupex
 from lib.util.code_manager import CodeManager
 from lib.util.context import default_innobackupex_path, skip_reason
 from lib.util.matrix_manager import matrixManager, parse_opt_matrix
 from lib.util.mysqlBaseTestCase import mysqlBaseTestCase
-from lib.util.randgen_methods import randgen_argv
+from lib.util.randgen_methods import command_options, randgen_argv
 from lib.util.server_defaults import is_kewpie2012_module, kewpie2012_options
 from lib.util.sysbench_methods import modern_sysbench_argv, process_sysbench_output
 
@@ -154,11 +153,13 @@ def test_2012_modules_get_2012_server_defaults():
 
 # ---------------------------------------------------------------- randgen and sysbench
 
-def test_gentest_with_gendata_and_no_grammar_runs_the_gendata():
-    opts = parse_command("./gentest.pl --gendata=conf/percona/percona.zz --seed=3")
+def test_gentest_with_gendata_and_no_grammar_runs_the_gendata(tmp_path):
+    opts = command_options("./gentest.pl --gendata=conf/percona/percona.zz --seed=3", str(tmp_path))
     assert (opts.tool, opts.gendata, opts.seed) == ("gendata", "conf/percona/percona.zz", 3)
-    assert parse_command("./gentest.pl --gendata --queries=1").tool == "gendata"
-    assert parse_command("./gentest.pl --gendata --grammar=x.yy").tool == "gentest"
+    assert command_options("./gentest.pl --gendata --queries=1", str(tmp_path)).tool == "gendata"
+    assert command_options("./gentest.pl --gendata --grammar=x.yy", str(tmp_path)).tool == "gentest"
+    (tmp_path / "gentest.pl").write_text("")  # a Perl checkout: the command as written
+    assert command_options("./gentest.pl --gendata=x.zz", str(tmp_path)).tool == "gentest"
 
 
 def test_randgen_argv_for_the_built_in_engine(tmp_path):
