@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import BinaryIO, Mapping, Sequence, TextIO
 
+from lib.backup.storage import chown_tree
 from lib.platform.tools import run_pipeline, run_tool
 
 MARIABACKUP_NAMES = ("mariadb-backup", "mariabackup")
@@ -202,13 +203,11 @@ def datadir_of(cnf_file: str | None) -> str | None:
     return None
 
 
-def give_to_parent_owner(path: str) -> None:
-    """chown path and everything below it to the owner of its parent directory."""
+def give_to_parent_owner(path: str) -> int:
+    """chown path and everything below it to the owner of its parent directory;
+    how many entries changed."""
     st = os.stat(os.path.dirname(os.path.abspath(path)))
-    for root, dirs, files in os.walk(path):
-        for name in dirs + files:
-            os.lchown(os.path.join(root, name), st.st_uid, st.st_gid)
-    os.lchown(path, st.st_uid, st.st_gid)
+    return chown_tree(path, st.st_uid, st.st_gid)
 
 
 def _scratch_parent(plan: Plan) -> str:
