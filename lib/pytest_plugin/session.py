@@ -185,7 +185,9 @@ class KewpieSession:
                         name=test or suite, path=path, module=module or ModuleType(suite),
                         requirements=reqs)
         context = TestContext(spec, tuple(servers), self.manager, self.setup, new_result())
-        return TestRun(context, KewpieServers(context), scope_unit)
+        # KewpieTestCase names a test's backup directory after its class's module: the test's
+        helper_class = type("KewpieServers", (KewpieServers,), {"__module__": name})
+        return TestRun(context, helper_class(context), scope_unit)
 
     def judge(self, run: TestRun, failed: bool) -> tuple[bool, str]:
         """After a test's call: (a server crashed or hung, what to add to its report) —
