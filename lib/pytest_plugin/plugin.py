@@ -61,6 +61,7 @@ STATE = pytest.StashKey[PluginState]()
 DECLARED = pytest.StashKey["Declared"]()
 RUN = pytest.StashKey["TestRun"]()
 NEXT = pytest.StashKey["pytest.Item | None"]()
+NODEID = pytest.StashKey[str]()  # as collected (pytest-xdist's loadgroup appends @group)
 
 
 # ---------------------------------------------------------------- options
@@ -218,10 +219,12 @@ def _module_values(item: pytest.Item) -> dict[str, Any] | None:
     return values
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
                                   items: list[pytest.Item]) -> None:
     """Read each kewpie test's marker into Requirements now: a bad one is a usage error
-    before anything starts."""
+    before anything starts.  Tests sharing servers for a scope wider than a function
+    are one ``xdist_group`` (``--dist loadgroup`` keeps them on one worker)."""
     state = config.stash[STATE]
     default_scope = _setting(config, "scope") or "function"
     for item in items:
@@ -243,16 +246,29 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         except SuiteError as exc:
             raise pytest.UsageError(str(exc)) from None
         item.stash[DECLARED] = declared
+        item.stash[NODEID] = item.nodeid
         state.declared.append((item.nodeid, declared.requirements))
+        if declared.scope != "function" and hasattr(config, "workerinput"):  # an xdist worker
+            item.add_marker(pytest.mark.xdist_group(
+                f"kewpie-{declared.scope}:{_scope_unit(item, declared.scope)}"))
 
 
 # ---------------------------------------------------------------- the session
-def _open_session(request: pytest.FixtureRequest) -> "KewpieSession":
-    """The process's KewpieSession, opened at the first test that needs servers; bad
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session: pytest.Session) -> None:
+    """Before the first test, when any test of this process needs servers: open the
+    workdir and check every test's servers (as kewpie does before any server starts)."""
+    if session.config.option.collectonly:
+        return
+    if any(item.stash.get(DECLARED, None) is not None for item in session.items):
+        _open_session(session.config)
+
+
+def _open_session(config: pytest.Config) -> "KewpieSession":
+    """The process's KewpieSession, opened before the first test that needs servers; bad
     input or environment ends the whole run with exit status 2, nothing left running."""
     from lib.errors import KewpieError
     from lib.pytest_plugin.session import KewpieSession, bot_name
-    config = request.config
     state = config.stash[STATE]
     if state.session is not None and state.session.is_open:
         return state.session
@@ -285,13 +301,13 @@ def _scope_unit(item: pytest.Item, scope: str) -> str:
     if scope == "class":
         parent = item.getparent(pytest.Class)
         return parent.nodeid if parent is not None else str(item.path)
-    return item.nodeid
+    return item.stash.get(NODEID, item.nodeid)
 
 
 def _continues(item: pytest.Item, run: "TestRun") -> bool:
     """True when the next test is of the same unit and asks for the same servers."""
     nextitem = item.stash.get(NEXT, None)
-    if nextitem is None or run.scope_unit == item.nodeid:
+    if nextitem is None or run.scope_unit == item.stash.get(NODEID, item.nodeid):
         return False
     declared = nextitem.stash.get(DECLARED, None)
     return (declared is not None
@@ -308,14 +324,14 @@ def _kewpie_run(request: pytest.FixtureRequest) -> Iterator["KewpieServers"]:
     if declared is None:
         pytest.fail(f"{item.nodeid}: kewpie did not see this test's fixtures at collection")
     state = request.config.stash[STATE]
-    session = _open_session(request)
+    session = _open_session(request.config)
     if session.kept:
         pytest.skip(f"kewpie keeps the servers of the failed test {session.kept_test} "
                     f"(--kewpie-keep-failed): no further test runs")
     from lib.errors import KewpieError
     try:
-        run = session.begin(item.nodeid, str(item.path), getattr(item, "module", None), declared,
-                            _scope_unit(item, declared.scope))
+        run = session.begin(item.stash.get(NODEID, item.nodeid), str(item.path),
+                            getattr(item, "module", None), declared, _scope_unit(item, declared.scope))
     except ServersNotStarted as exc:
         _publish(request.config, session)
         pytest.fail(str(exc), pytrace=False)
@@ -330,7 +346,7 @@ def _kewpie_run(request: pytest.FixtureRequest) -> Iterator["KewpieServers"]:
             session.end(run, _continues(item, run))
             _publish(request.config, session)
             if session.kept:
-                request.session.shouldstop = (f"kewpie keeps the servers of the failed test "
+                request.session.shouldfail = (f"kewpie keeps the servers of the failed test "
                                               f"{session.kept_test} (--kewpie-keep-failed)")
 
 
@@ -378,7 +394,7 @@ def _kewpie_unittest(request: pytest.FixtureRequest) -> None:
 @pytest.fixture(scope="session")
 def kewpie_session(request: pytest.FixtureRequest) -> "KewpieSession":
     """This process's bot: ``.env`` (the RunEnvironment), ``.manager``, ``.config``."""
-    return _open_session(request)
+    return _open_session(request.config)
 
 
 # ---------------------------------------------------------------- reports
@@ -441,7 +457,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     controller then sweeps what killed workers may have left."""
     from lib.errors import KewpieError
     state = session.config.stash[STATE]
-    interrupted = state.interrupted or exitstatus == pytest.ExitCode.INTERRUPTED
+    interrupted = state.interrupted  # Ctrl-C, SIGTERM, pytest.exit (not -x or maxfail)
     kewpie_session = state.session
     if kewpie_session is not None:
         from lib.pytest_plugin.session import ignoring_sigint
