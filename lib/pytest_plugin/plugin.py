@@ -473,8 +473,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         stopped: list[int] = []
         ignoring_sigint(lambda: stopped.append(sweep_after_workers(config, state.xdist_session)))
         if stopped and stopped[0]:
-            state.problems.append(f"kewpie stopped {stopped[0]} server(s) that pytest-xdist "
-                                  f"workers left in {config.workdir}")
+            state.problems.append(f"kewpie cleaned up after pytest-xdist workers that ended "
+                                  f"without stopping their servers ({stopped[0]} recorded in "
+                                  f"{config.workdir})")
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
