@@ -237,7 +237,9 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         try:
             if unittest_style:
                 values = (_declared_values(item) if item.get_closest_marker("kewpie")
-                          else _module_values(item) or {})
+                          else _module_values(item))
+                if values is None:
+                    continue  # declares no servers: not a test kewpie runs
                 shape = SINGLE
             else:
                 values = _declared_values(item)
