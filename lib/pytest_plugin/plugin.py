@@ -13,11 +13,13 @@ marker (or an indirect parameter) says which servers, as suite_config.py does.
 """
 from __future__ import annotations
 
-import os
-import sys
 from typing import TYPE_CHECKING, Any, Iterator
 
 import pytest
+
+from lib.pytest_plugin.collection import (FIXTURES, declared_values, is_kewpie_testcase,
+                                          module_values, scope_unit, uses_ours)
+from lib.pytest_plugin.options import SCOPE_CHOICES, add_options, run_config, setting
 
 if TYPE_CHECKING:
     from lib.pytest_plugin.helper import KewpieServers
@@ -25,8 +27,6 @@ if TYPE_CHECKING:
     from lib.pytest_plugin.session import KewpieSession, TestRun
     from lib.servers.server import Server
 
-FIXTURES = ("kewpie", "kewpie_server", "kewpie_replication", "kewpie_cluster", "_kewpie_run")
-SCOPE_CHOICES = ("function", "class", "module", "package", "session")
 MARKER_HELP = ("kewpie(server_requirements=[[...], ...], server_requests={'join_cluster': [...]}, "
                "server_type='mysql'|'galera', storage='disk', replicas=N, nodes=N, options=[...], "
                "scope='function'|'class'|'module'|'package'|'session'): the servers a test "
@@ -64,88 +64,18 @@ NEXT = pytest.StashKey["pytest.Item | None"]()
 NODEID = pytest.StashKey[str]()  # as collected (pytest-xdist's loadgroup appends @group)
 
 
-# ---------------------------------------------------------------- options
-def pytest_addoption(parser: pytest.Parser) -> None:
-    """kewpie's options (each also an ini setting ``kewpie_<name>``)."""
-    group = parser.getgroup("kewpie", "kewpie's MySQL-family servers (docs/pytest.md)")
-
-    def add(name: str, help_text: str, **kwargs: Any) -> None:
-        """One --kewpie-<name> option and its kewpie_<name> ini setting."""
-        group.addoption(f"--kewpie-{name}", dest=f"kewpie_{name.replace('-', '_')}",
-                        help=help_text, **kwargs)
-        parser.addini(f"kewpie_{name.replace('-', '_')}", help_text,
-                      type="bool" if kwargs.get("action") == "store_true" else "string")
-
-    add("workdir", "kewpie's workdir: vardirs, logs, failed/ evidence (default: <rootdir>/workdir)",
-        metavar="DIR")
-    add("basedir", "code tree to test (default: /usr)", metavar="DIR")
-    add("base-port", "where the search for free port blocks starts (default: 9300)",
-        metavar="PORT")
-    add("keep-failed", "stop at the first failing test and leave its servers running after "
-        "pytest ends (stop them with ./kewpie.py --mode=cleanup --workdir=...)",
-        action="store_true", default=None)
-    add("scope", "how long tests with equal requirements share servers without the reuse "
-        "rule in between: function (default), class, module, package, session",
-        choices=SCOPE_CHOICES)
-    add("no-shm", "keep vardirs on disk instead of /dev/shm", action="store_true", default=None)
-    add("lock-dir", "directory of port lease locks (default: /tmp/kewpie-locks-<uid>)",
-        metavar="DIR")
-    add("wsrep-sst-method", "how Galera joiners get a full state transfer: rsync (default) or "
-        "mariabackup", choices=("rsync", "mariabackup"))
-    add("max-save-datadir", "keep the datadirs of at most N failed tests in workdir/failed "
-        "(default: 3)", metavar="N")
-    add("verbose", "debug lines in kewpie's log (workdir/kewpie.log) and reset reasons",
-        action="store_true", default=None)
-
-
-def _setting(config: pytest.Config, name: str) -> Any:
-    """An option's value: the command line's, else the ini file's (None: not given)."""
-    value = config.getoption(f"kewpie_{name}", None)
-    if value is None or value == "":
-        value = config.getini(f"kewpie_{name}")
-        if value in ("", [], False):
-            return None
-        if name in ("workdir", "basedir", "lock_dir") and isinstance(value, str):
-            return os.path.join(str(config.rootpath), value)
-    return value
-
-
-def run_config(config: pytest.Config) -> Any:
-    """The RunConfig of this pytest run's options (RunConfig's own defaults otherwise)."""
-    from lib.run.config import RunConfig, default
-    workdir = _setting(config, "workdir") or os.path.join(str(config.rootpath), "workdir")
-
-    def number(name: str, field: str) -> int:
-        """An integer setting, or RunConfig's default; UsageError when not a number."""
-        value = _setting(config, name)
-        if value is None:
-            return int(default(field))
-        try:
-            return int(value)
-        except ValueError:
-            raise pytest.UsageError(f"--kewpie-{name.replace('_', '-')} must be a number, "
-                                    f"not {value!r}") from None
-
-    base_port = number("base_port", "base_port")
-    if not 1024 <= base_port <= 64000:
-        raise pytest.UsageError("--kewpie-base-port must be between 1024 and 64000")
-    return RunConfig(workdir=os.path.abspath(workdir),
-                     basedir=_setting(config, "basedir") or default("basedir"),
-                     base_port=base_port,
-                     use_shm=not _setting(config, "no_shm"),
-                     lock_dir=_setting(config, "lock_dir") or "",
-                     wsrep_sst_method=_setting(config, "wsrep_sst_method") or default("wsrep_sst_method"),
-                     max_save_datadir=number("max_save_datadir", "max_save_datadir"),
-                     verbose=bool(_setting(config, "verbose")))
-
-
 # ---------------------------------------------------------------- configure
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """kewpie's options (each also an ini setting ``kewpie_<name>``): see options.py."""
+    add_options(parser)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Register the marker; nothing of kewpie is imported yet."""
     config.addinivalue_line("markers", MARKER_HELP)
     config.stash[STATE] = PluginState()
     config.pluginmanager.register(config.stash[STATE], "kewpie-state")
-    scope = _setting(config, "scope")
+    scope = setting(config, "scope")
     if scope is not None and scope not in SCOPE_CHOICES:
         raise pytest.UsageError(f"kewpie_scope must be one of {', '.join(SCOPE_CHOICES)}")
 
@@ -157,68 +87,6 @@ def pytest_configure_node(node: Any) -> None:
     state.xdist_session = node.workerinput.get("testrunuid", "")
 
 
-def _uses_ours(item: pytest.Item, name: str) -> bool:
-    """True when item's fixture name resolves to this plugin's (a conftest may shadow it)."""
-    info = getattr(item, "_fixtureinfo", None)
-    defs = info.name2fixturedefs.get(name) if info is not None else None
-    return bool(defs) and getattr(defs[-1].func, "__module__", "") == __name__
-
-
-def _is_kewpie_testcase(item: pytest.Item) -> bool:
-    """A KewpieTestCase (unittest style) collected by pytest."""
-    cls = getattr(item, "cls", None)
-    module = sys.modules.get("lib.suites.testcase")
-    return cls is not None and module is not None and issubclass(cls, module.KewpieTestCase)
-
-
-def _declared_values(item: pytest.Item) -> dict[str, Any]:
-    """The marker's keyword arguments, then an indirect parameter of a kewpie fixture."""
-    values: dict[str, Any] = {}
-    marker = item.get_closest_marker("kewpie")
-    if marker is not None:
-        if marker.args:
-            raise pytest.UsageError(f"{item.nodeid}: the kewpie marker takes keyword "
-                                    f"arguments only, e.g. kewpie(server_requirements=[[]])")
-        values.update(marker.kwargs)
-    callspec = getattr(item, "callspec", None)
-    for name in FIXTURES:
-        param = callspec.params.get(name) if callspec is not None else None
-        if param is None:
-            continue
-        if not isinstance(param, dict):
-            raise pytest.UsageError(f"{item.nodeid}: a parameter of {name} must be a dict of "
-                                    f"kewpie marker arguments, got {param!r}")
-        values.update(param)
-    return values
-
-
-def _module_values(item: pytest.Item) -> dict[str, Any] | None:
-    """For a KewpieTestCase module without a marker: its suite_config.py and module
-    globals, as kewpie reads them (None when it declares nothing)."""
-    from lib.suites.loader import load_suite_config
-    module = getattr(item, "module", None)
-    path = str(item.path)
-    suite_dir = os.path.dirname(path)
-    has_config = os.path.exists(os.path.join(suite_dir, "suite_config.py"))
-    if not has_config and not getattr(module, "server_requirements", None):
-        return None
-    suite = load_suite_config(os.path.basename(suite_dir), suite_dir)
-    values: dict[str, Any] = {
-        "server_requirements": [[str(o) for o in opts] for opts in suite.server_requirements],
-        "server_requests": suite.server_requests, "storage": suite.storage}
-    if suite.server_type:
-        values["server_type"] = suite.server_type
-    if module is not None and getattr(module, "server_requirements", None):
-        values["server_requirements"] = module.server_requirements
-        values["server_requests"] = getattr(module, "server_requests", None)
-    elif module is not None and getattr(module, "server_requests", None):
-        values["server_requests"] = module.server_requests
-    if module is not None and getattr(module, "server_type", None):
-        values["server_type"] = module.server_type
-    values["scope"] = "module"  # a kewpie test module's methods share its servers
-    return values
-
-
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
                                   items: list[pytest.Item]) -> None:
@@ -226,23 +94,23 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     before anything starts.  Tests sharing servers for a scope wider than a function
     are one ``xdist_group`` (``--dist loadgroup`` keeps them on one worker)."""
     state = config.stash[STATE]
-    default_scope = _setting(config, "scope") or "function"
+    default_scope = setting(config, "scope") or "function"
     for item in items:
-        names = [n for n in getattr(item, "fixturenames", ()) if n in FIXTURES and _uses_ours(item, n)]
-        unittest_style = not names and _is_kewpie_testcase(item)
+        names = [n for n in getattr(item, "fixturenames", ()) if n in FIXTURES and uses_ours(item, n, __name__)]
+        unittest_style = not names and is_kewpie_testcase(item)
         if not names and not unittest_style:
             continue
         from lib.errors import SuiteError
         from lib.pytest_plugin.marker import SINGLE, declare, shape_of
         try:
             if unittest_style:
-                values = (_declared_values(item) if item.get_closest_marker("kewpie")
-                          else _module_values(item))
+                values = (declared_values(item) if item.get_closest_marker("kewpie")
+                          else module_values(item))
                 if values is None:
                     continue  # declares no servers: not a test kewpie runs
                 shape = SINGLE
             else:
-                values = _declared_values(item)
+                values = declared_values(item)
                 shape = shape_of(names, item.nodeid) or SINGLE
             declared = declare(shape, values, default_scope, item.nodeid)
         except SuiteError as exc:
@@ -252,7 +120,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         state.declared.append((item.nodeid, declared.requirements))
         if declared.scope != "function" and hasattr(config, "workerinput"):  # an xdist worker
             item.add_marker(pytest.mark.xdist_group(
-                f"kewpie-{declared.scope}:{_scope_unit(item, declared.scope)}"))
+                f"kewpie-{declared.scope}:{scope_unit(item, declared.scope, item.stash.get(NODEID, item.nodeid))}"))
 
 
 # ---------------------------------------------------------------- the session
@@ -279,7 +147,7 @@ def _open_session(config: pytest.Config) -> "KewpieSession":
     workerinput = getattr(config, "workerinput", None)
     session = KewpieSession(run_config(config), bot_name(workerinput and workerinput["workerid"]),
                             workerinput["testrunuid"] if workerinput else None,
-                            keep_failed=bool(_setting(config, "keep_failed")))
+                            keep_failed=bool(setting(config, "keep_failed")))
     session.declared = list(state.declared)
     state.session = session
     try:
@@ -292,20 +160,6 @@ def _open_session(config: pytest.Config) -> "KewpieSession":
     return session
 
 
-def _scope_unit(item: pytest.Item, scope: str) -> str:
-    """The unit of item within which tests share servers without the reuse rule."""
-    if scope == "session":
-        return ""
-    if scope == "package":
-        return str(item.path.parent)
-    if scope == "module":
-        return str(item.path)
-    if scope == "class":
-        parent = item.getparent(pytest.Class)
-        return parent.nodeid if parent is not None else str(item.path)
-    return item.stash.get(NODEID, item.nodeid)
-
-
 def _continues(item: pytest.Item, run: "TestRun") -> bool:
     """True when the next test is of the same unit and asks for the same servers."""
     nextitem = item.stash.get(NEXT, None)
@@ -314,7 +168,7 @@ def _continues(item: pytest.Item, run: "TestRun") -> bool:
     declared = nextitem.stash.get(DECLARED, None)
     return (declared is not None
             and declared.requirements == run.context.spec.requirements
-            and _scope_unit(nextitem, declared.scope) == run.scope_unit)
+            and scope_unit(nextitem, declared.scope, nextitem.stash.get(NODEID, nextitem.nodeid)) == run.scope_unit)
 
 
 @pytest.fixture
@@ -333,7 +187,7 @@ def _kewpie_run(request: pytest.FixtureRequest) -> Iterator["KewpieServers"]:
     from lib.errors import KewpieError
     try:
         run = session.begin(item.stash.get(NODEID, item.nodeid), str(item.path),
-                            getattr(item, "module", None), declared, _scope_unit(item, declared.scope))
+                            getattr(item, "module", None), declared, scope_unit(item, declared.scope, item.stash.get(NODEID, item.nodeid)))
     except ServersNotStarted as exc:
         _publish(request.config, session)
         pytest.fail(str(exc), pytrace=False)
@@ -469,7 +323,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             state.problems.append(f"kewpie cleanup: {exc} (servers were stopped; "
                                   f"./kewpie.py --mode=cleanup --workdir=... if in doubt)")
         _publish(session.config, kewpie_session)
-    if state.xdist_session and (interrupted or not _setting(session.config, "keep_failed")):
+    if state.xdist_session and (interrupted or not setting(session.config, "keep_failed")):
         from lib.pytest_plugin.session import ignoring_sigint, sweep_after_workers
         config = run_config(session.config)
         stopped: list[int] = []
