@@ -156,9 +156,14 @@ class Workdir:
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
         self._lock_fd = fd
+        self._take_tree(shared=False)
+
+    def _take_tree(self, shared: bool) -> None:
+        """After the workdir lock: this workdir's /dev/shm tree (checked), its links, and
+        the reclaim of trees of deleted workdirs; the lock is released on failure."""
         try:
             if self.use_shm:
-                self.open_shm()
+                self.open_shm(shared)
                 for name in sorted(os.listdir(self.path)):
                     if name == "cache" or BOT_NAME.fullmatch(name):
                         self._check_link(name)
@@ -169,6 +174,52 @@ class Workdir:
         except BaseException:
             self.unlock()
             raise
+
+    def join(self, session: str, wait: float = LOCK_WAIT) -> bool:
+        """Take the workdir together with the other processes of one session (the
+        workers of a pytest-xdist run, one bot each); UsageError if another run has it.
+
+        The first process of the session takes the lock exclusively, records the
+        session in it and returns True: it must do the run's fresh start, then call
+        :meth:`share`.  The others wait for that, share the lock and return False.
+        A kewpie run (:meth:`lock`) and another session are kept out, as they keep
+        this session out.
+        """
+        fd = os.open(os.path.join(self.path, "kewpie.lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        tag = f"{os.getpid()} session {session}\n"
+        deadline = time.monotonic() + wait
+        first = False
+        try:
+            while True:
+                mode = _try_flock(fd, fcntl.LOCK_EX) or _try_flock(fd, fcntl.LOCK_SH)
+                held_by = os.pread(fd, 200, 0).decode(errors="replace").split()
+                ours = held_by[1:] == ["session", session]
+                if mode == fcntl.LOCK_EX and not ours:  # free: the session's first process
+                    os.ftruncate(fd, 0)
+                    os.pwrite(fd, tag.encode(), 0)
+                    first = True
+                    break
+                if mode and ours:
+                    if mode == fcntl.LOCK_EX:  # the siblings that had it have ended
+                        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                    break
+                if mode:  # shared with the processes of another session
+                    fcntl.flock(fd, fcntl.LOCK_UN)
+                if time.monotonic() >= deadline:
+                    other = " ".join(held_by) or "?"
+                    raise UsageError(f"workdir {self.path} is in use by another kewpie run "
+                                     f"(pid {other}); use another --workdir")
+                time.sleep(0.05)
+        except BaseException:
+            os.close(fd)
+            raise
+        self._lock_fd = fd
+        self._take_tree(shared=True)
+        return first
+
+    def share(self) -> None:
+        """After the fresh start of :meth:`join`'s first process: let its siblings in."""
+        fcntl.flock(self._lock_fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
 
     def unlock(self) -> None:
         """Release the workdir lock (and this workdir's tree in /dev/shm)."""
@@ -185,8 +236,9 @@ class Workdir:
     def _make_shm_dir(self, path: str) -> str:
         return safedirs.make_dir(path, safedirs.TRAVERSE, remedy=self._shm_remedy(path))
 
-    def open_shm(self) -> None:
-        """Make (or check) /dev/shm/kewpie-<uid>/ and this workdir's tree; hold its lock."""
+    def open_shm(self, shared: bool = False) -> None:
+        """Make (or check) /dev/shm/kewpie-<uid>/ and this workdir's tree; hold its lock
+        (shared: together with the other processes of a session, see :meth:`join`)."""
         if self._tree_fd >= 0:
             return
         self._make_shm_dir(self.shm_root)
@@ -200,7 +252,7 @@ class Workdir:
                 fd, same = -1, False
             else:
                 try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
                     same = os.path.samestat(os.fstat(fd), os.lstat(lock_path))
                 except OSError:  # held (a reclaim looking at it), or removed meanwhile
                     same = False
@@ -428,6 +480,15 @@ class Workdir:
             for name in os.listdir(self.shm_path):
                 if BOT_NAME.fullmatch(name):
                     safedirs.remove_tree(os.path.join(self.shm_path, name), ignore_errors=True)
+
+
+def _try_flock(fd: int, mode: int) -> int:
+    """mode when the non-blocking flock succeeded, else 0."""
+    try:
+        fcntl.flock(fd, mode | fcntl.LOCK_NB)
+    except OSError:
+        return 0
+    return mode
 
 
 def points_back(workdir: str, tree_name: str) -> bool:

@@ -70,6 +70,18 @@ class RunEnvironment:
             stop_recorded(self.state_files(), self.workdir.path)
             shutil.rmtree(self.workdir.failed_dir, ignore_errors=True)
 
+    def join_workdir(self, session: str) -> None:
+        """Open the workdir together with the other processes of one session (pytest-xdist
+        workers, one bot each): the first stops the servers an earlier run left and drops
+        its failure evidence, the others wait for that and share the workdir."""
+        self.workdir.create()
+        first = self.workdir.join(session)
+        self._locked = True
+        if first:
+            stop_recorded(self.state_files(), self.workdir.path)
+            shutil.rmtree(self.workdir.failed_dir, ignore_errors=True)
+            self.workdir.share()
+
     def lock(self) -> None:
         """Take the workdir's lock (released by :meth:`close`)."""
         self.workdir.lock()

@@ -321,6 +321,7 @@ def test_context_global_rule_catches_the_forms():
 # from its own layer or any layer to its right, never to its left.
 LAYERS = (
     ("lib.cli",),
+    ("lib.pytest_plugin",),
     ("lib.run", "lib.sysbench.mode"),
     ("lib.suites", "lib.testcase", "lib.util", "lib.consistency.testing"),
     ("lib.consistency", "lib.backup", "lib.randgen", "lib.sysbench", "lib.checks", "lib.data"),
