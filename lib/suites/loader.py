@@ -23,6 +23,7 @@ from lib.servers.requirements import Requirements
 TEST_SUFFIX = "_test.py"
 KNOWN_REQUESTS = ("join_cluster",)
 STORAGE_CHOICES = ("default", "disk")
+NETWORK_CHOICES = ("loopback", "namespaces")
 
 
 @dataclass
@@ -35,6 +36,7 @@ class SuiteConfig:
     server_requests: dict[str, Any] = field(default_factory=dict)
     server_type: str | None = None
     storage: str = "default"
+    network: str = "loopback"
 
 
 @dataclass
@@ -156,6 +158,12 @@ def load_suite_config(name: str, path: str) -> SuiteConfig:
         raise SuiteError(f"{where}: storage must be one of {', '.join(map(repr, STORAGE_CHOICES))}"
                          f" ('disk' keeps the vardirs off /dev/shm), got {storage!r}")
     config.storage = storage
+    network = ns.get("network", "loopback")
+    if network not in NETWORK_CHOICES:
+        raise SuiteError(f"{where}: network must be one of {', '.join(map(repr, NETWORK_CHOICES))}"
+                         f" ('namespaces' puts each server in its own network namespace), "
+                         f"got {network!r}")
+    config.network = network
     return config
 
 
@@ -221,7 +229,8 @@ def requirements_for(suite: SuiteConfig, module: ModuleType, default_type: str,
         requests = validate_requests(module.server_requests, len(reqs), where)
     server_type = getattr(module, "server_type", None) or suite.server_type or default_type
     pairs = requests.get("join_cluster", [])
-    return Requirements.declared(server_type, reqs, pairs, on_disk=suite.storage == "disk")
+    return Requirements.declared(server_type, reqs, pairs, on_disk=suite.storage == "disk",
+                                 network=suite.network)
 
 
 def select_tests(suite_names: list[str], test_names: list[str], suitepaths: list[str],
@@ -272,4 +281,4 @@ def suite_requirements(suite_name: str, suitepaths: list[str], default_type: str
     server_type = suite.server_type or default_type
     return Requirements.declared(server_type, suite.server_requirements,
                                  suite.server_requests.get("join_cluster", []),
-                                 on_disk=suite.storage == "disk")
+                                 on_disk=suite.storage == "disk", network=suite.network)
