@@ -15,6 +15,7 @@ import logging
 import os
 
 from lib.consistency.faults import Isolate, Kill, Lag, Pause, Rejoin, Restart, Schedule, Tamper
+from lib.consistency.netfaults import Flaky, Latency, Loss, Partition
 from lib.consistency.ptchecksum import check_pt_table_checksum
 from lib.consistency.run import RunResult, run_workloads
 from lib.consistency.tables import check_tables_equal
@@ -62,6 +63,40 @@ class ConsistencyChecks:
     def tamper(self, nodes: list[Server], *statements: str, replicated: bool = False) -> Tamper:
         """Run statements on nodes behind replication's back (or replicated)."""
         return Tamper(nodes, list(statements), list(self.context.servers), replicated=replicated)
+
+    # ------------------------------------------------------------ network faults
+    # (servers in network namespaces: network = 'namespaces' in suite_config.py)
+    def partition(self, *groups: list[Server]) -> Partition:
+        """Cut the network between groups (a server in no group is alone)."""
+        return Partition.between([list(g) for g in groups], list(self.context.servers))
+
+    def partition_halves(self) -> Partition:
+        """The first half of the servers (a minority) against the rest."""
+        return Partition.halves(list(self.context.servers))
+
+    def isolate_one(self, node: Server) -> Partition:
+        """node alone, the others together."""
+        return Partition.isolate_one(node, list(self.context.servers))
+
+    def majority_ring(self) -> Partition:
+        """Each server hears a majority, no two the same one (3 nodes: a bridge)."""
+        return Partition.majority_ring(list(self.context.servers))
+
+    def one_way(self, senders: list[Server], receivers: list[Server]) -> Partition:
+        """receivers stop hearing senders (the other direction works)."""
+        return Partition.one_way(senders, receivers, list(self.context.servers))
+
+    def loss(self, percent: int, *nodes: Server) -> Loss:
+        """Drop percent % of what nodes (default: all) send."""
+        return Loss(list(nodes or self.context.servers), list(self.context.servers), percent)
+
+    def latency(self, ms: int, *nodes: Server, jitter: int = 0) -> Latency:
+        """Delay what nodes (default: all) send by ms (tc netem)."""
+        return Latency(list(nodes or self.context.servers), list(self.context.servers), ms, jitter)
+
+    def flaky(self, partition: Partition, period: float = 0.5) -> Flaky:
+        """partition switched on and off every period seconds while held."""
+        return Flaky(partition, period)
 
     # ------------------------------------------------------------ running
     def settle(self) -> None:
