@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import os
 
+from lib.consistency.elle import anomaly_kinds
 from lib.consistency.faults import Isolate, Kill, Lag, Pause, Rejoin, Restart, Schedule, Tamper
 from lib.consistency.netfaults import Flaky, Latency, Loss, Partition
 from lib.consistency.ptchecksum import check_pt_table_checksum
@@ -140,6 +141,22 @@ class ConsistencyChecks:
                         if servers[p] is primary]
         self.settle()
         return check_pt_table_checksum(primary, replicas, schemas)
+
+    def assertIsolation(self, run: RunResult, label: str,  # noqa: N802 - unittest style
+                        allowed: frozenset[str] = frozenset({"G-single", "G2-item"})) -> set[str]:
+        """Log the list-append verdict of run as a finding (anomaly kinds and the first
+        cycles); fail unless every anomaly found is in allowed.  Returns the kinds found."""
+        verdict = run.verdict
+        found = anomaly_kinds(verdict)
+        found |= {k for k in ("lost", "diverged") if any(e.startswith(k) for e in verdict.evidence)}
+        log = get_logger()
+        log.info(f"isolation {label}: {verdict.status.upper()} ({verdict.counts}); anomalies: "
+                 f"{', '.join(sorted(found)) or 'none'}; {verdict.summary}")
+        for line in verdict.evidence[:12]:
+            log.info(f"  {line}")
+        if verdict.status == "unknown" or found - allowed:
+            self.assertValid(run)
+        return found
 
     def assertValid(self, *results: RunResult | Verdict) -> Verdict:  # noqa: N802 - unittest style
         """Fail with the verdict report unless every verdict is valid; log it either way."""

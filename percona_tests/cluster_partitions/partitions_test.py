@@ -1,4 +1,4 @@
-"""Network partitions between Galera nodes in their own namespaces, under Bank and Append."""
+"""A majority and a minority: Galera nodes in their own namespaces cut apart under Bank and Append."""
 from lib.consistency import Append, Bank, Schedule, Step
 from lib.consistency.netfaults import check_minority_refused
 from lib.testcase import ClusterTestCase
@@ -17,16 +17,3 @@ class PartitionsTest(ClusterTestCase):
         refused = [check_minority_refused(w.history, p) for w in (bank, append)
                    for p in (first, second)]
         self.assertValid(run, *refused, self.check_tables(n0, [n1, n2], ["bank", "append"]))
-
-    def test_one_way_ring_flaky_and_loss(self):
-        """s0 deaf to s1 and s2; the bridge (s0 and s2 cut, s1 hears both); links
-        flapping every 0.4 s; 30% loss on every node."""
-        n0, n1, n2 = self.servers
-        faults = Schedule([Step(self.one_way([n1, n2], [n0]), after=0.5, hold=1.5),
-                           Step(self.majority_ring(), after=0.5, hold=1.5),
-                           Step(self.flaky(self.partition_halves(), period=0.4), after=0.5,
-                                hold=2),
-                           Step(self.loss(30), after=0.5, hold=1.5)])
-        run = self.run_workloads([Bank(self.servers, clients=3), Append(self.servers, clients=3)],
-                                 duration=3, faults=faults)
-        self.assertValid(run, self.check_tables(n0, [n1, n2], ["bank", "append"]))
