@@ -14,10 +14,10 @@ class IsolationTest(ClusterTestCase):
 
     def test_default_isolation(self):
         """wsrep_sync_wait=0, REPEATABLE READ; no fault."""
-        run = self.run_workloads([ListAppend(self.servers, clients=6)], duration=3)
+        run = self.run_workloads([ListAppend(self.servers, clients=6)], duration=2)
         self.assertIsolation(run, "default (REPEATABLE READ, wsrep_sync_wait=0)")
 
     def test_causal_reads(self):
         """wsrep_sync_wait=1 (reads wait for the cluster); no fault."""
-        run = self.run_workloads([ListAppend(self.servers, clients=6, sync_wait=1)], duration=3)
+        run = self.run_workloads([ListAppend(self.servers, clients=6, sync_wait=1)], duration=2)
         self.assertIsolation(run, "wsrep_sync_wait=1")

@@ -11,9 +11,9 @@ class PartitionsTest(ClusterTestCase):
         n0, n1, n2 = self.servers
         first, second = self.partition_halves(), self.isolate_one(n2)
         bank, append = Bank(self.servers, clients=3), Append(self.servers, clients=3)
-        run = self.run_workloads([bank, append], duration=3,
-                                 faults=Schedule([Step(first, after=0.5, hold=1.5),
-                                                  Step(second, after=0.5, hold=1.5)]))
+        run = self.run_workloads([bank, append], duration=2,
+                                 faults=Schedule([Step(first, after=0.3, hold=1),
+                                                  Step(second, after=0.3, hold=1)]))
         refused = [check_minority_refused(w.history, p) for w in (bank, append)
                    for p in (first, second)]
         self.assertValid(run, *refused, self.check_tables(n0, [n1, n2], ["bank", "append"]))

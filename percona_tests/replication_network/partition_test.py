@@ -7,13 +7,13 @@ from lib.testcase import KewpieTestCase
 class PartitionTest(KewpieTestCase):
 
     def test_replicas_partitioned_catch_up(self):
-        """{primary} | {r1, r2} for 2 s under Bank and Append: nothing lost, tables equal."""
+        """{primary} | {r1, r2} for 1.5 s under Bank and Append: nothing lost, tables equal."""
         primary, r1, r2 = self.servers
         replicas = [r1, r2]
         run = self.run_workloads(
             [Bank([primary], clients=3, observers=replicas),
-             Append([primary], clients=3, observers=replicas)], duration=3,
-            faults=Schedule([Step(self.partition([primary], replicas), after=0.5, hold=2)]))
+             Append([primary], clients=3, observers=replicas)], duration=2,
+            faults=Schedule([Step(self.partition([primary], replicas), after=0.3, hold=1.5)]))
         self.assertValid(run, self.check_tables(primary, replicas, ["bank", "append"]))
         self.assertReplicasInSync(["bank", "append"])
 
@@ -22,6 +22,6 @@ class PartitionTest(KewpieTestCase):
         is cut off for 1.5 s: a read waits (or times out: fail), it is never stale."""
         primary, r1, r2 = self.servers
         run = self.run_workloads(
-            [ReadYourWrites([primary], clients=2, readers=[r1, r2], sync="gtid")], duration=3,
-            faults=Schedule([Step(self.isolate_one(r1), after=0.5, hold=1.5)]))
+            [ReadYourWrites([primary], clients=2, readers=[r1, r2], sync="gtid")], duration=2,
+            faults=Schedule([Step(self.isolate_one(r1), after=0.3, hold=1.5)]))
         self.assertValid(run)
