@@ -271,11 +271,12 @@ def classify(kinds: list[str]) -> str:
 
 
 def describe_cycle(graph: Graph, cycle: list[int], by_index: dict[int, Op]) -> list[str]:
-    """``T#12 -ww-> T#15 -rw-> T#12`` and each edge's reason and transaction."""
+    """``T#12 -ww-> T#15 -rw-> T#12 (on s0, s1)`` and each edge's reason and transaction."""
     kinds = _cycle_kinds(graph, cycle)
     names = [f"T#{i}" for i in cycle]
     head = " ".join(f"{n} -{k}->" for n, k in zip(names, kinds)) + f" {names[0]}"
-    lines = [head]
+    nodes = sorted({by_index[i].node for i in cycle})
+    lines = [head + f" (on {', '.join(nodes)})"]
     for (a, b), k in zip(zip(cycle, cycle[1:] + cycle[:1]), kinds):
         lines.append(f"  T#{a} -{k}-> T#{b} ({graph.edges[a][b][k]}): {by_index[a].describe()}")
     return lines
