@@ -109,8 +109,11 @@ class ListAppend(Workload):
         """Isolation anomalies in the history; lost appends and diverged nodes after it."""
         ops = self.history.client_ops("txn")
         counts = self.history.counts()
-        return combine("list-append", [check_list_append(ops, counts),
-                                       check_final_lists(ops, final, counts)])
+        isolation = check_list_append(ops, counts)
+        lists = check_final_lists(ops, final, counts)
+        verdict = combine("list-append", [isolation, lists])
+        verdict.summary = f"{isolation.summary}; final lists: {lists.summary}"
+        return verdict
 
 
 def check_final_lists(ops: list[Op], final: dict[str, dict[int, list[int]]],

@@ -146,7 +146,7 @@ class ConsistencyChecks:
                         allowed: frozenset[str] = frozenset({"G-single", "G2-item"})) -> set[str]:
         """Log the list-append verdict of run as a finding (anomaly kinds and the first
         cycles); fail unless every anomaly found is in allowed.  Returns the kinds found."""
-        verdict = run.verdict
+        verdict = run.verdicts[0] if len(run.verdicts) == 1 else run.verdict
         found = anomaly_kinds(verdict)
         found |= {k for k in ("lost", "diverged") if any(e.startswith(k) for e in verdict.evidence)}
         log = get_logger()

@@ -147,3 +147,15 @@ def test_swapped_reads_in_a_serial_history_are_caught():
     verdict = check_list_append(ops + [stale])
     assert verdict.invalid, verdict.report()
     assert anomaly_kinds(verdict) & {"G-single", "G2-item"}
+
+
+def test_final_lists_lost_and_diverged():
+    from lib.consistency.listappend import check_final_lists, parse_list
+    assert parse_list("3,7,12") == [3, 7, 12] and parse_list(None) == [] and parse_list("") == []
+    ops = [T(1, ("append", 1, 5), ("append", 2, 6)), T(2, ("append", 1, 7), outcome=FAIL)]
+    good = check_final_lists(ops, {"s0": {1: [5], 2: [6]}, "s1": {1: [5], 2: [6]}})
+    assert good.valid, good.report()
+    bad = check_final_lists(ops, {"s0": {1: [5], 2: [6]}, "s1": {1: [5]}})
+    assert bad.invalid
+    assert any(e.startswith("lost on s1: acknowledged append 6 to key 2") for e in bad.evidence)
+    assert "diverged: key 2 is [6] on s0 but [] on s1" in bad.evidence
