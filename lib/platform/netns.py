@@ -105,8 +105,9 @@ def netem_reason() -> str:
         in_ns(probe, ["tc", "qdisc", "add", "dev", "lo", "root", "netem", "delay", "1ms"])
         return ""
     except NetworkError as exc:
+        said = str(exc).rsplit(": ", 1)[-1].strip()
         return ("this kernel has no netem queueing discipline (CONFIG_NET_SCH_NETEM), so tc "
-                f"cannot delay packets: {str(exc).splitlines()[0][-120:]}")
+                f"cannot delay packets (tc: {said})")
     finally:
         run_ip(["netns", "delete", probe], check=False)
 

@@ -26,3 +26,9 @@ class FaultsTest(ClusterTestCase):
         run = self.run_workloads([ListAppend(self.servers, clients=6, isolation="SERIALIZABLE")],
                                  duration=3)
         self.assertIsolation(run, "SERIALIZABLE")
+
+    def test_one_node_only(self):
+        """Every client on s0 (no certification between nodes involved): what InnoDB's
+        REPEATABLE READ alone allows on a Galera node."""
+        run = self.run_workloads([ListAppend(self.servers[:1], clients=6)], duration=3)
+        self.assertIsolation(run, "one node, REPEATABLE READ")
