@@ -211,8 +211,9 @@ class RunEnvironment:
                             lambda m=manager: self.workdir.empty_dir(m.disk_dir))  # type: ignore[misc]
                 attempt("kill leftover processes", lambda: self._kill_leftovers(bot))
                 for manager in self.managers:
-                    attempt(f"remove the network namespaces of {manager.bot_name}",
-                            manager.host_network.destroy)
+                    if bot is None or manager.bot_name == bot:
+                        attempt(f"remove the network namespaces of {manager.bot_name}",
+                                manager.host_network.destroy)
                 for manager in self.managers:
                     attempt(f"clear the state file of {manager.bot_name}",
                             lambda m=manager: StateFile(  # type: ignore[misc]
