@@ -96,3 +96,7 @@ class QueryError(Exception):
         self.message = message
         self.sql = sql
         self.server = server
+
+
+class NetworkError(KewpieError):
+    """A network namespace, link or rule could not be made, changed or removed."""

@@ -8,6 +8,9 @@ from lib.consistency.append import Append, check_append
 from lib.consistency.bank import Bank, check_bank
 from lib.consistency.faults import (Fault, FaultError, Isolate, Kill, Lag, Pause, Rejoin,
                                     Restart, Schedule, Step, Tamper)
+from lib.consistency.elle import check_list_append
+from lib.consistency.listappend import ListAppend
+from lib.consistency.netfaults import Flaky, Latency, Loss, Partition
 from lib.consistency.history import FAIL, OK, UNKNOWN, History, Op, classify_error
 from lib.consistency.ptchecksum import check_pt_table_checksum
 from lib.consistency.registers import ReadYourWrites, check_stale_reads
@@ -17,7 +20,7 @@ from lib.consistency.verdict import (INVALID, UNKNOWN_VERDICT, VALID, Verdict, V
                                      combine)
 from lib.consistency.workload import Client, Rejected, Workload
 
-__all__ = ("Append", "Bank", "Client", "FAIL", "Fault", "FaultError", "History", "INVALID",
+__all__ = ("ListAppend", "check_list_append", "Flaky", "Latency", "Loss", "Partition", "Append", "Bank", "Client", "FAIL", "Fault", "FaultError", "History", "INVALID",
            "Isolate", "Kill", "Lag", "OK", "Op", "Pause", "ReadYourWrites", "Rejected", "Rejoin",
            "Restart", "RunResult", "Schedule", "Step", "Tamper", "UNKNOWN", "UNKNOWN_VERDICT",
            "VALID",

@@ -14,7 +14,9 @@ from __future__ import annotations
 import logging
 import os
 
+from lib.consistency.elle import anomaly_kinds
 from lib.consistency.faults import Isolate, Kill, Lag, Pause, Rejoin, Restart, Schedule, Tamper
+from lib.consistency.netfaults import Flaky, Latency, Loss, Partition
 from lib.consistency.ptchecksum import check_pt_table_checksum
 from lib.consistency.run import RunResult, run_workloads
 from lib.consistency.tables import check_tables_equal
@@ -63,6 +65,40 @@ class ConsistencyChecks:
         """Run statements on nodes behind replication's back (or replicated)."""
         return Tamper(nodes, list(statements), list(self.context.servers), replicated=replicated)
 
+    # ------------------------------------------------------------ network faults
+    # (servers in network namespaces: network = 'namespaces' in suite_config.py)
+    def partition(self, *groups: list[Server]) -> Partition:
+        """Cut the network between groups (a server in no group is alone)."""
+        return Partition.between([list(g) for g in groups], list(self.context.servers))
+
+    def partition_halves(self) -> Partition:
+        """The first half of the servers (a minority) against the rest."""
+        return Partition.halves(list(self.context.servers))
+
+    def isolate_one(self, node: Server) -> Partition:
+        """node alone, the others together."""
+        return Partition.isolate_one(node, list(self.context.servers))
+
+    def majority_ring(self) -> Partition:
+        """Each server hears a majority, no two the same one (3 nodes: a bridge)."""
+        return Partition.majority_ring(list(self.context.servers))
+
+    def one_way(self, senders: list[Server], receivers: list[Server]) -> Partition:
+        """receivers stop hearing senders (the other direction works)."""
+        return Partition.one_way(senders, receivers, list(self.context.servers))
+
+    def loss(self, percent: int, *nodes: Server) -> Loss:
+        """Drop percent % of what nodes (default: all) send."""
+        return Loss(list(nodes or self.context.servers), list(self.context.servers), percent)
+
+    def latency(self, ms: int, *nodes: Server, jitter: int = 0) -> Latency:
+        """Delay what nodes (default: all) send by ms (tc netem)."""
+        return Latency(list(nodes or self.context.servers), list(self.context.servers), ms, jitter)
+
+    def flaky(self, partition: Partition, period: float = 0.5) -> Flaky:
+        """partition switched on and off every period seconds while held."""
+        return Flaky(partition, period)
+
     # ------------------------------------------------------------ running
     def settle(self) -> None:
         """Wait until every replica and cluster node applied what was committed."""
@@ -105,6 +141,22 @@ class ConsistencyChecks:
                         if servers[p] is primary]
         self.settle()
         return check_pt_table_checksum(primary, replicas, schemas)
+
+    def assertIsolation(self, run: RunResult, label: str,  # noqa: N802 - unittest style
+                        allowed: frozenset[str] = frozenset({"G-single", "G2-item"})) -> set[str]:
+        """Log the list-append verdict of run as a finding (anomaly kinds and the first
+        cycles); fail unless every anomaly found is in allowed.  Returns the kinds found."""
+        verdict = run.verdicts[0] if len(run.verdicts) == 1 else run.verdict
+        found = anomaly_kinds(verdict)
+        found |= {k for k in ("lost", "diverged") if any(e.startswith(k) for e in verdict.evidence)}
+        log = get_logger()
+        log.info(f"isolation {label}: {verdict.status.upper()} ({verdict.counts}); anomalies: "
+                 f"{', '.join(sorted(found)) or 'none'}; {verdict.summary}")
+        for line in verdict.evidence[:12]:
+            log.info(f"  {line}")
+        if verdict.status == "unknown" or found - allowed:
+            self.assertValid(run)
+        return found
 
     def assertValid(self, *results: RunResult | Verdict) -> Verdict:  # noqa: N802 - unittest style
         """Fail with the verdict report unless every verdict is valid; log it either way."""

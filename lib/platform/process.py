@@ -94,15 +94,22 @@ def spawn(argv: Sequence[str], *, env: Mapping[str, str] | None = None,
           stdin: int | IO | None = subprocess.DEVNULL, stdout: int | IO | None = None,
           stderr: int | IO | None = None, pass_fds: Sequence[int] = (),
           with_parent: bool = True, core_dumps: bool = False,
-          text: bool = False) -> subprocess.Popen:
+          text: bool = False, netns: str | None = None) -> subprocess.Popen:
     """Start argv in its own session: the only Popen in kewpie's process layer.
 
     with_parent sets the parent-death signal (the child is SIGKILLed when the
     *thread* that forked it exits -- see lib.platform.launcher); core_dumps
     raises the core-size limit to its hard limit (servers).  A user other
     than ours needs root; the child then gets that user's primary group and
-    no supplementary groups.
+    no supplementary groups.  netns: the child is born in that network namespace
+    (see lib.platform.netns.entered).
     """
+    if netns:
+        from lib.platform.nsenter import entered
+        with entered(netns):
+            return spawn(argv, env=env, user=user, cwd=cwd, stdin=stdin, stdout=stdout,
+                         stderr=stderr, pass_fds=pass_fds, with_parent=with_parent,
+                         core_dumps=core_dumps, text=text)
     return subprocess.Popen(  # type: ignore[call-overload]
         list(argv), env=dict(env) if env is not None else None, cwd=cwd,
         stdin=stdin, stdout=stdout, stderr=stderr, pass_fds=tuple(pass_fds),
@@ -247,8 +254,9 @@ class ProcessExecutor:
     def __init__(self, argv: list[str], env: dict[str, str], log_path: str,
                  user: str | None = None, pass_fds: tuple[int, ...] = (),
                  die_with_parent: bool = True, cwd: str | None = None,
-                 launcher: Launcher | None = None) -> None:
+                 launcher: Launcher | None = None, netns: str | None = None) -> None:
         self.argv = argv
+        self.netns = netns
         self.env = env
         self.log_path = log_path
         self.user = user
@@ -282,7 +290,7 @@ class ProcessExecutor:
         with open(self.log_path, "ab") as out:
             return spawn(self.argv, env=self.env, user=self.user, cwd=self.cwd,
                          stdout=out, stderr=out, pass_fds=self.pass_fds,
-                         with_parent=self.die_with_parent, core_dumps=True)
+                         with_parent=self.die_with_parent, core_dumps=True, netns=self.netns)
 
     def running(self) -> bool:
         """True while the child has not exited (reaps it if it has)."""

@@ -19,6 +19,7 @@ def cleanup(env: RunEnvironment) -> int:
     env.lock()
     stopped = stop_recorded(env.state_files(), workdir.path)
     log.info("Stopping all running servers...")
+    env.sweep_network()
     workdir.wipe_bots()
     log.info(f"Stopped {stopped} server process(es) of {workdir.path}")
     return EXIT_OK

@@ -12,7 +12,7 @@ from typing import Callable, Mapping
 import psutil
 
 from lib.errors import CleanupError, UsageError
-from lib.platform import safedirs
+from lib.platform import netns, safedirs
 from lib.platform.logsetup import get_logger
 from lib.platform.ports import PortLeaser, default_lock_dir, ensure_lock_dir
 from lib.platform.process import TAG_BOT, TAG_RUN, TAG_WORKDIR, tagged_processes
@@ -68,6 +68,7 @@ class RunEnvironment:
         self.lock()
         if fresh:
             stop_recorded(self.state_files(), self.workdir.path)
+            self.sweep_network()
             shutil.rmtree(self.workdir.failed_dir, ignore_errors=True)
 
     def join_workdir(self, session: str) -> None:
@@ -79,8 +80,19 @@ class RunEnvironment:
         self._locked = True
         if first:
             stop_recorded(self.state_files(), self.workdir.path)
+            self.sweep_network()
             shutil.rmtree(self.workdir.failed_dir, ignore_errors=True)
             self.workdir.share()
+
+    def sweep_network(self) -> list[str]:
+        """Remove the network namespaces earlier runs of this workdir left (after their
+        servers are stopped)."""
+        return netns.sweep(self.workdir.path, self.network_record)
+
+    @property
+    def network_record(self) -> str:
+        """``workdir/netns.json``: the namespaces made and not yet removed."""
+        return os.path.join(self.workdir.path, "netns.json")
 
     def lock(self) -> None:
         """Take the workdir's lock (released by :meth:`close`)."""
@@ -162,7 +174,9 @@ class RunEnvironment:
         cache = BootstrapCache(os.path.realpath(self.workdir.prepare_cache()), tree, self.server_user)
         manager = ServerManager(bot, bot_dir, tree, leaser, cache, settings, SERVER_KINDS,
                                 on_change=self.write_state, disk_dir=disk_dir,
-                                disk_problem=disk_problem)
+                                disk_problem=disk_problem,
+                                network_prefix=netns.prefix_for(self.workdir.path),
+                                network_record=self.network_record)
         self.managers.append(manager)
         return manager
 
@@ -211,6 +225,10 @@ class RunEnvironment:
                     attempt(f"empty {manager.disk_dir}",
                             lambda m=manager: self.workdir.empty_dir(m.disk_dir))  # type: ignore[misc]
                 attempt("kill leftover processes", lambda: self._kill_leftovers(bot))
+                for manager in self.managers:
+                    if bot is None or manager.bot_name == bot:
+                        attempt(f"remove the network namespaces of {manager.bot_name}",
+                                manager.host_network.destroy)
                 for manager in self.managers:
                     attempt(f"clear the state file of {manager.bot_name}",
                             lambda m=manager: StateFile(  # type: ignore[misc]

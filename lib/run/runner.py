@@ -14,6 +14,7 @@ from lib.errors import KewpieError, QueryError, ServerError, SuiteError
 from lib.run.evidence import EvidenceKeeper
 from lib.servers.health import HealthState
 from lib.platform.logsetup import get_logger
+from lib.platform.netns import unavailable_reason
 from lib.run.report import Outcome
 from lib.run.watchdog import TestWatchdog
 from lib.servers.server import Server
@@ -91,6 +92,7 @@ class Runner:
         self.test_timeout = test_timeout
         self.evidence = evidence
         self.log = get_logger()
+        self.netns_problem: str | None = None  # why namespaces cannot be made (None: not asked)
 
     def run_with_retries(self, spec: TestSpec, retries: int = 0,
                          may_retry: Callable[[], bool] = lambda: True) -> Outcome:
@@ -147,6 +149,12 @@ class Runner:
         if reason is not None:
             return Outcome(spec.full_name, TestStatus.SKIPPED, 0, self.manager.bot_name,
                            f"skipped: {reason}")
+        if spec.requirements.namespaced:
+            if self.netns_problem is None:
+                self.netns_problem = unavailable_reason()
+            if self.netns_problem:
+                return Outcome(spec.full_name, TestStatus.SKIPPED, 0, self.manager.bot_name,
+                               f"skipped: network = 'namespaces' but {self.netns_problem}")
         try:
             servers = self.manager.get_servers(spec.requirements)
         except (ServerError, QueryError) as exc:  # environment problems (no binary...) end the run

@@ -6,7 +6,8 @@ They work without kewpie, in the spirit of dbdeployer's sandboxes.  The option
 file they read holds the Galera SST password: it is not world-readable
 (``write_cnf``), so the scripts work for root and the server user.  ``start``
 gives the server the environment kewpie gives it (workdir tag, ``TMPDIR``
-inside the vardir), and ``cluster.json`` is private (mode 0600) as it lists
+inside the vardir; ``use`` and ``start`` enter its network namespace when it
+has one), and ``cluster.json`` is private (mode 0600) as it lists
 the suites' options.
 """
 from __future__ import annotations
@@ -22,7 +23,7 @@ from lib.servers.server import Server, write_private_file
 USE = """#!/bin/sh
 # Connect to {name} (started by kewpie) with the command-line client.
 export TMPDIR={tmpdir}
-exec {client} --defaults-file={cnf} "$@"
+exec {netns_exec}{client} --defaults-file={cnf} "$@"
 """
 
 STOP = """#!/bin/sh
@@ -50,9 +51,9 @@ runas=""
 [ "$(id -u)" = 0 ] && [ -n "{user}" ] && runas="runuser -u {user} --"
 cd {vardir}
 export {tag}={workdir} {name_tag}={vardir} TMPDIR={tmpdir}
-setsid $runas {server} --defaults-file={cnf} $extra >> {stdout_log} 2>&1 < /dev/null &
+setsid {netns_exec}$runas {server} --defaults-file={cnf} $extra >> {stdout_log} 2>&1 < /dev/null &
 i=0
-until {admin} --defaults-file={cnf} ping >/dev/null 2>&1; do
+until {netns_exec}{admin} --defaults-file={cnf} ping >/dev/null 2>&1; do
   sleep 0.1; i=$((i + 1))
   [ $i -ge 1200 ] && {{ echo "{name} did not start; see {error_log}"; exit 1; }}
 done
@@ -69,6 +70,7 @@ def write_scripts(server: Server, user: str | None) -> dict[str, str]:
                   name_tag=TAG_NAME, tmpdir=q(server.tmpdir),
                   stdout_log=q(server.stdout_log), error_log=server.error_log, port=server.port,
                   client=q(server.tree.tool("client")), admin=q(server.tree.tool("admin")),
+                  netns_exec=(f"ip netns exec {q(server.net.namespace)} " if server.net else ""),
                   galera_note=("Galera node: pass --new-cluster when no other node of its "
                                "cluster runs." if server.server_type == "galera"
                                else "Plain server."))

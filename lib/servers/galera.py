@@ -122,7 +122,7 @@ class GaleraServer(Server):
     @property
     def gmcast_address(self) -> str:
         """``127.0.0.1:<gmcast port>`` for other nodes' cluster address."""
-        return f"{HOST}:{self.gmcast_port}"
+        return f"{self.host}:{self.gmcast_port}"
 
     # ------------------------------------------------------------ config
     def base_options(self) -> list[Option]:
@@ -130,18 +130,18 @@ class GaleraServer(Server):
         user_provider = next((o.value for o in self.user_options
                               if o.name == "wsrep-provider-options"), None)
         provider_opts = merge_provider_options(
-            [f"gmcast.listen_addr=tcp://{HOST}:{self.gmcast_port}",
-             f"ist.recv_addr={HOST}:{self.ist_port}", *PROVIDER_DEFAULTS], user_provider)
+            [f"gmcast.listen_addr=tcp://{self.host}:{self.gmcast_port}",
+             f"ist.recv_addr={self.host}:{self.ist_port}", *PROVIDER_DEFAULTS], user_provider)
         peers = ",".join(self.cluster_peers or [self.gmcast_address])
         return super().base_options() + [
             Option("binlog-format", "ROW"), Option("innodb-autoinc-lock-mode", "2"),
             Option("wsrep-on", "ON"), Option("wsrep-provider", self.settings.wsrep_provider),
             Option("wsrep-cluster-name", "kewpie"),
             Option("wsrep-cluster-address", f"gcomm://{peers}"),
-            Option("wsrep-node-address", HOST), Option("wsrep-node-name", self.name),
+            Option("wsrep-node-address", self.host), Option("wsrep-node-name", self.name),
             Option("wsrep-node-incoming-address", f"{HOST}:{self.port}"),
             Option("wsrep-provider-options", provider_opts),
-            Option("wsrep-sst-receive-address", f"{HOST}:{self.sst_port}"),
+            Option("wsrep-sst-receive-address", f"{self.host}:{self.sst_port}"),
             Option("wsrep-sst-method", self.settings.wsrep_sst_method),
             Option("wsrep-sst-auth", f"{SST_USER}:{SST_PASSWORD}"),
         ]
@@ -164,7 +164,7 @@ class GaleraServer(Server):
         """
         return {"sst": [Option("tmpdir", self.sst_dir),
                         Option("sst-log-archive-dir", self.sst_log_dir),
-                        Option("sockopt", sst_sockopt()),
+                        Option("sockopt", sst_sockopt(self.host)),
                         Option("sst-initial-timeout", str(SST_INITIAL_TIMEOUT))]}
 
     def make_dirs(self) -> None:

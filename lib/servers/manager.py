@@ -26,6 +26,8 @@ from lib.servers.codetree import CodeTree
 from lib.errors import UsageError
 from lib.platform.logsetup import get_logger
 from lib.servers.options import bootstrap_subset
+from lib.platform.netns import HostNetwork, Record
+from lib.platform.netrules import NetworkControl
 from lib.platform.ports import PortLease, PortLeaser
 from lib.servers.replication import replication_options, start_replica, wait_for_replica
 from lib.servers.requirements import Requirements
@@ -72,8 +74,12 @@ class ServerManager:
                  cache: BootstrapCache, settings: ServerSettings,
                  kinds: Mapping[str, "ServerKind"],
                  on_change: Callable[[], None] | None = None,
-                 disk_dir: str | None = None, disk_problem: str = "") -> None:
+                 disk_dir: str | None = None, disk_problem: str = "",
+                 network_prefix: str = "", network_record: str | None = None) -> None:
         self.bot_name = bot_name
+        # network = 'namespaces': this bot's namespaces (made per set, removed with it)
+        self.host_network = HostNetwork(f"{network_prefix or 'kw'}-{bot_name}",
+                                        Record(network_record))
         self.bot_dir = bot_dir
         self.disk_dir = disk_dir or bot_dir
         self.disk_problem = disk_problem
@@ -143,6 +149,11 @@ class ServerManager:
         self.last_servers = servers
         self.restarts += 1
         try:
+            if reqs.namespaced:
+                hosts = self.host_network.create(len(servers))
+                control = NetworkControl(hosts)
+                for server, host in zip(servers, hosts):
+                    server.place_on(host, control)
             kind.start_set(self, servers, reqs)
             if self.reuse_expected:
                 self.take_baseline()
@@ -232,6 +243,8 @@ class ServerManager:
         """Stop every server of the current set (leases are kept for reuse); discard:
         kill -9, the datadirs are thrown away and no evidence is wanted."""
         stop_all(self.servers, fast=fast, kill=discard)
+        if any(s.net for s in self.servers) or self.host_network.hosts:
+            self.host_network.destroy()
         self.servers = []
         self.current = None
         self.baseline = {}

@@ -23,15 +23,39 @@ def is_mariadb(server: Server) -> bool:
     return server.tree.version is None or server.tree.version.flavor == "mariadb"
 
 
+REPL_USER = "kewpie_repl"
+REPL_PASSWORD = "kewpie-repl-pw"
+
+
+def replication_account(primary: Server) -> tuple[str, str]:
+    """The account a replica logs in with: root over loopback; across network
+    namespaces a replication-only account with a password, for the namespaces'
+    subnet only (created on the primary, unreplicated)."""
+    if primary.net is None:
+        return "root", ""
+    subnet = primary.net.address.rsplit(".", 1)[0] + ".%"
+    conn = primary.connect()
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SET SESSION sql_log_bin = 0")
+            cur.execute(f"CREATE USER IF NOT EXISTS '{REPL_USER}'@'{subnet}' "
+                        f"IDENTIFIED BY '{REPL_PASSWORD}'")
+            cur.execute(f"GRANT REPLICATION SLAVE ON *.* TO '{REPL_USER}'@'{subnet}'")
+    finally:
+        conn.close()
+    return REPL_USER, REPL_PASSWORD
+
+
 def start_replica(primary: Server, replica: Server, timeout: float = 30.0) -> None:
     """Point replica at primary with GTID auto-positioning and wait until both threads run."""
+    user, password = replication_account(primary)
     if is_mariadb(replica):
         change = (f"CHANGE MASTER TO MASTER_HOST='{primary.host}', MASTER_PORT={primary.port}, "
-                  f"MASTER_USER='root', MASTER_PASSWORD='', MASTER_USE_GTID=slave_pos, "
-                  f"MASTER_CONNECT_RETRY=1")
+                  f"MASTER_USER='{user}', MASTER_PASSWORD='{password}', "
+                  f"MASTER_USE_GTID=slave_pos, MASTER_CONNECT_RETRY=1")
     else:
         change = (f"CHANGE MASTER TO MASTER_HOST='{primary.host}', MASTER_PORT={primary.port}, "
-                  f"MASTER_USER='root', MASTER_PASSWORD='', MASTER_AUTO_POSITION=1, "
+                  f"MASTER_USER='{user}', MASTER_PASSWORD='{password}', MASTER_AUTO_POSITION=1, "
                   f"MASTER_CONNECT_RETRY=1")
     try:
         replica.execute("STOP SLAVE")

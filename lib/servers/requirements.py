@@ -19,19 +19,29 @@ class Requirements:
     For mysql servers a pair (a, b) makes b a replica of a; for galera servers
     it makes b join a's cluster.  ``on_disk`` keeps the vardirs on disk even
     when the workdir lives in /dev/shm (suites with ``storage = 'disk'``).
+    ``network`` is ``'loopback'`` or ``'namespaces'`` (each server in its own
+    network namespace, see lib.platform.netns).
     """
 
     server_type: str
     servers: tuple[tuple[Option, ...], ...]
     pairs: tuple[tuple[int, int], ...] = ()
     on_disk: bool = False
+    network: str = "loopback"
 
     @classmethod
     def declared(cls, server_type: str, option_lists: Iterable[Sequence[Option]],
-                 join_cluster: Iterable[Sequence[int]] = (), on_disk: bool = False) -> "Requirements":
+                 join_cluster: Iterable[Sequence[int]] = (), on_disk: bool = False,
+                 network: str = "loopback") -> "Requirements":
         """Requirements from declarations as suites write them (lists become tuples)."""
         return cls(server_type=server_type, servers=tuple(tuple(o) for o in option_lists),
-                   pairs=tuple((int(a), int(b)) for a, b in join_cluster), on_disk=on_disk)
+                   pairs=tuple((int(a), int(b)) for a, b in join_cluster), on_disk=on_disk,
+                   network=network)
+
+    @property
+    def namespaced(self) -> bool:
+        """Each server in its own network namespace."""
+        return self.network == "namespaces"
 
     @property
     def count(self) -> int:

@@ -25,6 +25,8 @@ from lib.errors import ServerDiedError, ServerStartError
 from lib.platform.launcher import Launcher
 from lib.platform.lifecycle import ReadyWait, StopResult
 from lib.platform.logsetup import get_logger
+from lib.platform.netns import NetHost
+from lib.platform.netrules import NetworkControl
 from lib.platform.ports import PortLease, port_is_free
 from lib.platform.process import ProcessExecutor, TAG_NAME, tagged_processes
 from lib.servers.codetree import CodeTree
@@ -91,6 +93,10 @@ class Server(Kewpie2012Names):
         self.settings = settings
         self.on_change = on_change
         self.host = HOST
+        # With network = 'namespaces': the server's namespace and address, and the
+        # set's network fault control (lib.platform.netns, lib.platform.netrules).
+        self.net: NetHost | None = None
+        self.network: NetworkControl | None = None
         self.layout = ServerLayout.under(vardir, settings.socket_fallback_dir, lease.first)
         self.errlog = ErrorLog(self.layout.error_log)
         self.sql = SqlClient(name, self.layout.socket_file, self.port, self.is_alive,
@@ -117,9 +123,18 @@ class Server(Kewpie2012Names):
         version = self.tree.version
         opts = self.layout.base_options(self.port, self.index + 1,
                                         mariadb=not version or version.flavor == "mariadb")
+        if self.net is not None:  # also on its namespace's address, for replicas
+            opts = [Option("bind-address", f"{HOST},{self.net.address}")
+                    if o.name == "bind-address" else o for o in opts]
         if self.settings.user is None and os.geteuid() == 0:
             opts.append(Option("user", "root"))
         return opts
+
+    def place_on(self, host: NetHost, network: NetworkControl) -> None:
+        """Run this server in host's network namespace (peers reach it at its address)."""
+        self.net = host
+        self.network = network
+        self.host = host.address
 
     def effective_options(self) -> list[Option]:
         """Base options, then settings' extras, then the harness's per-role ones, then the suite's."""
@@ -191,7 +206,8 @@ class Server(Kewpie2012Names):
                                         user=self.settings.user,
                                         pass_fds=(self.lease.fd,) if self.lease.fd >= 0 else (),
                                         die_with_parent=self.settings.die_with_parent,
-                                        cwd=self.vardir, launcher=self.settings.launcher)
+                                        cwd=self.vardir, launcher=self.settings.launcher,
+                                        netns=self.net.namespace if self.net else None)
         self.stop_requested = False
         self.sql.close()
         self.executor.start()
@@ -405,6 +421,7 @@ class Server(Kewpie2012Names):
         return {
             "name": self.name, "type": self.server_type, "pid": self.pid,
             "create_time": create_time, "host": HOST, "port": self.port,
+            **({"netns": self.net.namespace, "address": self.net.address} if self.net else {}),
             "ports": self.lease.ports, "socket": self.socket_file, "vardir": self.vardir,
             "datadir": self.datadir, "cnf": self.cnf_path, "error_log": self.error_log,
             "pid_file": self.pid_file, "lease": self.lease.lock_path,

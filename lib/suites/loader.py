@@ -24,6 +24,7 @@ from lib.util.server_defaults import kewpie2012_options
 TEST_SUFFIX = "_test.py"
 KNOWN_REQUESTS = ("join_cluster",)
 STORAGE_CHOICES = ("default", "disk")
+NETWORK_CHOICES = ("loopback", "namespaces")
 
 
 @dataclass
@@ -36,6 +37,7 @@ class SuiteConfig:
     server_requests: dict[str, Any] = field(default_factory=dict)
     server_type: str | None = None
     storage: str = "default"
+    network: str = "loopback"
 
 
 @dataclass
@@ -164,6 +166,12 @@ def load_suite_config(name: str, path: str) -> SuiteConfig:
         raise SuiteError(f"{where}: storage must be one of {', '.join(map(repr, STORAGE_CHOICES))}"
                          f" ('disk' keeps the vardirs off /dev/shm), got {storage!r}")
     config.storage = storage
+    network = ns.get("network", "loopback")
+    if network not in NETWORK_CHOICES:
+        raise SuiteError(f"{where}: network must be one of {', '.join(map(repr, NETWORK_CHOICES))}"
+                         f" ('namespaces' puts each server in its own network namespace), "
+                         f"got {network!r}")
+    config.network = network
     return config
 
 
@@ -232,7 +240,8 @@ def requirements_for(suite: SuiteConfig, module: ModuleType, default_type: str,
     legacy = kewpie2012_options(module)  # kewpie 2012's server defaults, for its tests
     if legacy:
         reqs = [merge(legacy, opts) for opts in reqs]
-    return Requirements.declared(server_type, reqs, pairs, on_disk=suite.storage == "disk")
+    return Requirements.declared(server_type, reqs, pairs, on_disk=suite.storage == "disk",
+                                 network=suite.network)
 
 
 def _matches(test_names: list[str], suite: str, filename: str) -> bool:
@@ -310,4 +319,4 @@ def suite_requirements(suite_name: str, suitepaths: list[str], default_type: str
     server_type = suite.server_type or default_type
     return Requirements.declared(server_type, suite.server_requirements,
                                  suite.server_requests.get("join_cluster", []),
-                                 on_disk=suite.storage == "disk")
+                                 on_disk=suite.storage == "disk", network=suite.network)

@@ -1,0 +1,234 @@
+"""Servers as hosts: one network namespace per server, joined by a bridge kewpie owns.
+
+A suite with ``network = 'namespaces'`` gets, per bot, a *hub* namespace
+holding a bridge (``br0``) and one namespace per server, linked to the
+bridge by a veth pair (``eth0`` in the server's namespace, ``s<i>`` in the
+hub).  Nothing of it is in the machine's own namespace: the host's
+``ip link`` shows no new interface, the bridge has no uplink, the
+namespaces have no route but their /24, so nothing outside kewpie's
+namespaces can reach a server's address.  The harness still talks SQL over
+each server's unix socket (a socket file works across network namespaces).
+
+Names start with a prefix derived from the workdir (``kw<sha1[:8]>-``), so
+:func:`sweep` removes what a SIGKILLed run left, and never what another
+workdir made.  Every name made is also recorded in ``workdir/netns.json``.
+
+Processes enter a namespace with :func:`entered` (``setns`` on the forking
+thread: the child inherits the namespace, the thread goes back), so a server
+keeps the parent-death signal and tags :func:`lib.platform.process.spawn`
+gives it.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import threading
+from dataclasses import dataclass
+from typing import Sequence
+
+from lib.errors import NetworkError
+from lib.platform.logsetup import get_logger
+from lib.platform.nsenter import NETNS_DIR, entered
+
+SUBNET = "10.77.0"          # private /24; every hub is its own island, so runs may share it
+FIRST_HOST = 11             # s0 is 10.77.0.11
+BRIDGE = "br0"
+NODE_IF = "eth0"
+TIMEOUT = 20.0
+
+
+def prefix_for(workdir: str) -> str:
+    """``kw<8 hex>``: the name prefix of everything a workdir's runs make."""
+    return "kw" + hashlib.sha1(os.path.realpath(workdir).encode()).hexdigest()[:8]
+
+
+def address_of(index: int) -> str:
+    """The address of server index inside its namespace."""
+    return f"{SUBNET}.{FIRST_HOST + index}"
+
+
+def run_ip(args: Sequence[str], input: str | None = None, check: bool = True) -> str:
+    """Run ``ip`` (or, with args starting ``netns exec``, a command in a namespace)."""
+    from lib.platform.tools import run_tool
+    try:
+        result = run_tool(["ip", *args], timeout=TIMEOUT, input=input)
+    except OSError as exc:
+        raise NetworkError(f"cannot run ip: {exc} (install iproute2: scripts/setup.sh)") from None
+    if check and not result.ok:
+        raise NetworkError(f"ip {' '.join(args)} failed ({result.returncode}): "
+                           f"{result.output.strip()[:300]}")
+    return result.stdout
+
+
+def in_ns(name: str, argv: Sequence[str], input: str | None = None, check: bool = True) -> str:
+    """Run argv inside namespace name (``ip netns exec``)."""
+    return run_ip(["netns", "exec", name, *argv], input=input, check=check)
+
+
+def list_namespaces() -> list[str]:
+    """Names of every named network namespace of the machine."""
+    out = run_ip(["netns", "list"], check=False)
+    return [line.split()[0] for line in out.splitlines() if line.strip()]
+
+
+def unavailable_reason() -> str:
+    """Why this machine cannot make kewpie's namespaces ('' when it can)."""
+    if os.geteuid() != 0:
+        return "network namespaces need root (kewpie runs as uid %d)" % os.geteuid()
+    for tool, package in (("ip", "iproute2"), ("nft", "nftables")):
+        if shutil.which(tool) is None:
+            return f"no `{tool}` command: install {package} (scripts/setup.sh does)"
+    probe = f"kwprobe-{os.getpid()}-{threading.get_ident() % 10000}"
+    try:
+        run_ip(["netns", "add", probe])
+    except NetworkError as exc:
+        return f"cannot create a network namespace: {exc}"
+    try:
+        in_ns(probe, ["nft", "add", "table", "inet", "kewpie"])
+    except NetworkError as exc:
+        return f"nftables does not work in a namespace: {exc}"
+    finally:
+        run_ip(["netns", "delete", probe], check=False)
+    return ""
+
+
+def netem_reason() -> str:
+    """Why latency cannot be added here ('' when tc netem works)."""
+    probe = f"kwprobe-{os.getpid()}-netem"
+    try:
+        run_ip(["netns", "add", probe])
+    except NetworkError as exc:
+        return f"cannot create a network namespace: {exc}"
+    try:
+        in_ns(probe, ["tc", "qdisc", "add", "dev", "lo", "root", "netem", "delay", "1ms"])
+        return ""
+    except NetworkError as exc:
+        said = str(exc).rsplit(": ", 1)[-1].strip()
+        return ("this kernel has no netem queueing discipline (CONFIG_NET_SCH_NETEM), so tc "
+                f"cannot delay packets (tc: {said})")
+    finally:
+        run_ip(["netns", "delete", probe], check=False)
+
+
+@dataclass(frozen=True)
+class NetHost:
+    """One server's place on the network: its namespace and address."""
+
+    namespace: str
+    address: str
+    index: int
+
+
+class Record:
+    """``workdir/netns.json``: the namespaces a workdir's runs made and not yet removed."""
+
+    def __init__(self, path: str | None) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+
+    def _read(self) -> list[str]:
+        if not self.path:
+            return []
+        try:
+            with open(self.path) as fh:
+                return list(json.load(fh).get("namespaces", []))
+        except (OSError, ValueError, AttributeError):
+            return []
+
+    def names(self) -> list[str]:
+        """Recorded names."""
+        with self._lock:
+            return self._read()
+
+    def update(self, add: Sequence[str] = (), remove: Sequence[str] = ()) -> None:
+        """Add and remove names (written atomically, mode 0600)."""
+        if not self.path:
+            return
+        with self._lock:
+            names = [n for n in self._read() if n not in remove]
+            names += [n for n in add if n not in names]
+            tmp = f"{self.path}.tmp-{os.getpid()}-{threading.get_ident()}"
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+            with os.fdopen(fd, "w") as fh:
+                json.dump({"namespaces": names}, fh, indent=2)
+            os.replace(tmp, self.path)
+
+
+class HostNetwork:
+    """One bot's hub and server namespaces (``<prefix>-hub``, ``<prefix>-s<i>``)."""
+
+    def __init__(self, prefix: str, record: Record | None = None) -> None:
+        self.prefix = prefix
+        self.record = record or Record(None)
+        self.hub = f"{prefix}-hub"
+        self.hosts: list[NetHost] = []
+
+    def namespace_of(self, index: int) -> str:
+        """Server index's namespace name."""
+        return f"{self.prefix}-s{index}"
+
+    def create(self, count: int) -> list[NetHost]:
+        """Make the hub, its bridge and count server namespaces linked to it."""
+        log = get_logger()
+        self.destroy()  # leftovers of an earlier set of this bot
+        names = [self.hub] + [self.namespace_of(i) for i in range(count)]
+        self.record.update(add=names)
+        try:
+            run_ip(["netns", "add", self.hub])
+            hub_batch = [f"link add {BRIDGE} type bridge", f"link set {BRIDGE} up",
+                         "link set lo up"]
+            run_ip(["-n", self.hub, "-batch", "-"], input="\n".join(hub_batch) + "\n")
+            hosts = []
+            for i in range(count):
+                ns, addr = self.namespace_of(i), address_of(i)
+                run_ip(["netns", "add", ns])
+                run_ip(["-n", self.hub, "link", "add", f"s{i}", "type", "veth", "peer", "name",
+                        NODE_IF, "netns", ns])
+                run_ip(["-n", self.hub, "link", "set", f"s{i}", "master", BRIDGE, "up"])
+                run_ip(["-n", ns, "-batch", "-"], input=(
+                    f"link set lo up\naddr add {addr}/24 dev {NODE_IF}\n"
+                    f"link set {NODE_IF} up\n"))
+                hosts.append(NetHost(ns, addr, i))
+            self.hosts = hosts
+        except BaseException:
+            self.destroy()
+            raise
+        log.debug(f"network namespaces {', '.join(names)} ready ({SUBNET}.0/24 on {self.hub})")
+        return list(self.hosts)
+
+    def destroy(self) -> list[str]:
+        """Remove the hub and every server namespace of this prefix (links go with them)."""
+        gone = remove_namespaces(self.prefix + "-")
+        self.record.update(remove=gone + [self.hub] + [h.namespace for h in self.hosts])
+        self.hosts = []
+        return gone
+
+
+def remove_namespaces(prefix: str) -> list[str]:
+    """Delete every namespace whose name starts with prefix; returns the names deleted."""
+    if shutil.which("ip") is None:
+        return []
+    doomed = sorted(n for n in list_namespaces() if n.startswith(prefix))
+    problems = []
+    for name in doomed:
+        try:
+            run_ip(["netns", "delete", name])
+        except NetworkError as exc:
+            problems.append(str(exc))
+    if problems:
+        raise NetworkError(f"could not remove {len(problems)} namespace(s): {problems[0]}")
+    return doomed
+
+
+def sweep(workdir: str, record_path: str | None) -> list[str]:
+    """Remove every namespace a run of workdir left behind (by prefix and record)."""
+    if not os.path.isdir(NETNS_DIR) or shutil.which("ip") is None:
+        return []
+    record = Record(record_path)
+    gone = remove_namespaces(prefix_for(workdir) + "-")
+    record.update(remove=gone + record.names())
+    if gone:
+        get_logger().info(f"removed network namespaces left by an earlier run: {', '.join(gone)}")
+    return gone
