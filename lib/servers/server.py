@@ -56,6 +56,8 @@ class ServerSettings:
     wsrep_sst_method: str = "rsync"
     cluster_snapshots: bool = True
     launcher: Launcher = field(default_factory=Launcher)
+    wrapper: Any = None  # lib.servers.wrappers.ServerWrapper: valgrind, rr, gdb... (None: bare)
+    final_options: list[Option] = field(default_factory=list)  # --mysqld: after the suite's
 
 
 class Server(Kewpie2012Names):
@@ -120,7 +122,7 @@ class Server(Kewpie2012Names):
     def effective_options(self) -> list[Option]:
         """Base options, then settings' extras, then the harness's per-role ones, then the suite's."""
         return merge(self.base_options(), self.settings.extra_defaults,
-                     self.harness_options, self.user_options)
+                     self.harness_options, self.user_options, self.settings.final_options)
 
     def extra_cnf_sections(self) -> dict[str, list[Option]]:
         """More my.cnf sections (Galera's [sst]); none for a plain server."""
@@ -170,6 +172,8 @@ class Server(Kewpie2012Names):
         self.write_cnf()
         argv = [self.tree.server, f"--defaults-file={self.cnf_path}", *self.start_args(),
                 *extra_args]
+        if self.settings.wrapper is not None:  # valgrind, rr, gdb... (lib.servers.wrappers)
+            argv = self.settings.wrapper.wrap(self, argv)
         self.executor = ProcessExecutor(argv, self.launch_env(), self.stdout_log,
                                         user=self.settings.user,
                                         pass_fds=(self.lease.fd,) if self.lease.fd >= 0 else (),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import sys
 import traceback
 from dataclasses import dataclass, field
@@ -19,6 +20,8 @@ from typing import Any
 from lib.errors import SuiteError, UsageError
 from lib.servers.options import Option, merge, parse_options, reject_owned
 from lib.servers.requirements import Requirements
+from lib.suites.combinations import Combination, parse_combinations
+from lib.suites.disabled import read_disabled
 
 TEST_SUFFIX = "_test.py"
 KNOWN_REQUESTS = ("join_cluster",)
@@ -35,6 +38,9 @@ class SuiteConfig:
     server_requests: dict[str, Any] = field(default_factory=dict)
     server_type: str | None = None
     storage: str = "default"
+    combinations: tuple[Combination, ...] = ()
+    disabled: dict[str, str] = field(default_factory=dict)  # test module name -> reason
+    suppressions: tuple[str, ...] = ()  # error-log regexes that do not fail a test
 
 
 @dataclass
@@ -46,11 +52,14 @@ class TestSpec:
     path: str
     module: ModuleType
     requirements: Requirements
+    combination: str = ""  # the suite's combination this run uses ('' = none)
+    disabled: str = ""  # why disabled.txt disables it ('' = enabled)
 
     @property
     def full_name(self) -> str:
-        """``suite.test`` as shown in rows and accepted on the command line."""
-        return f"{self.suite.name}.{self.name}"
+        """``suite.test`` (``suite.test 'combination'``) as shown in rows and JUnit."""
+        base = f"{self.suite.name}.{self.name}"
+        return f"{base} '{self.combination}'" if self.combination else base
 
 
 def _short(path: str) -> str:
@@ -156,7 +165,26 @@ def load_suite_config(name: str, path: str) -> SuiteConfig:
         raise SuiteError(f"{where}: storage must be one of {', '.join(map(repr, STORAGE_CHOICES))}"
                          f" ('disk' keeps the vardirs off /dev/shm), got {storage!r}")
     config.storage = storage
+    config.combinations = parse_combinations(ns.get("combinations"),
+                                             len(config.server_requirements), where)
+    config.suppressions = validate_suppressions(ns.get("suppressions", ()), where)
+    config.disabled = read_disabled(path)
     return config
+
+
+def validate_suppressions(value: Any, where: str) -> tuple[str, ...]:
+    """A suite's ``suppressions``: regular expressions matched against error-log lines."""
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, (list, tuple)):
+        raise SuiteError(f"{where}: suppressions must be a list of regular expressions")
+    for item in value:
+        try:
+            re.compile(item)
+        except (re.error, TypeError) as exc:
+            raise SuiteError(f"{where}: suppression {item!r} is not a regular expression: "
+                             f"{exc}") from None
+    return tuple(value)
 
 
 def find_suite(name: str, suitepaths: list[str]) -> str:
@@ -240,8 +268,13 @@ def select_tests(suite_names: list[str], test_names: list[str], suitepaths: list
         for filename in test_files(path):
             module = load_test_module(suite, filename)
             reqs = requirements_for(suite, module, default_type, _short(os.path.join(path, filename)))
-            specs.append(TestSpec(suite=suite, name=filename[:-3], path=os.path.join(path, filename),
-                                  module=module, requirements=reqs))
+            disabled = suite.disabled.get(filename[:-3], "")
+            for combination in suite.combinations or (None,):
+                specs.append(TestSpec(
+                    suite=suite, name=filename[:-3], path=os.path.join(path, filename),
+                    module=module, disabled=disabled,
+                    combination=combination.name if combination else "",
+                    requirements=with_combination(reqs, combination)))
     if not test_names:
         return specs
     chosen: list[TestSpec] = []
@@ -255,6 +288,14 @@ def select_tests(suite_names: list[str], test_names: list[str], suitepaths: list
                              f"use --list to see the tests")
         chosen.extend(m for m in matches if m not in chosen)
     return chosen
+
+
+def with_combination(reqs: Requirements, combination: Combination | None) -> Requirements:
+    """reqs with a combination's options merged into every server's list."""
+    if combination is None:
+        return reqs
+    servers = combination.apply([list(opts) for opts in reqs.servers])
+    return Requirements.declared(reqs.server_type, servers, reqs.pairs, on_disk=reqs.on_disk)
 
 
 def declared_in(spec: TestSpec) -> str:

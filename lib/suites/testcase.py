@@ -58,6 +58,13 @@ class KewpieTestCase(ConsistencyChecks, unittest.TestCase):
         from lib.servers.options import parse_options
         return parse_options(list(items))
 
+    def suppress_warning(self, regex: str) -> None:
+        """Error-log lines matching regex (searched) do not fail this test: for a
+        warning or error the test provokes on purpose (see docs/debugging.md)."""
+        import re
+        re.compile(regex)
+        self.context.suppressions.append(regex)
+
     # ------------------------------------------------------------ waiting
     def wait_for(self, predicate: Callable[[], Any], timeout: float = 30.0,
                  interval: float = 0.1, msg: str = "condition") -> Any:
