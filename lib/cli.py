@@ -149,8 +149,9 @@ def _add_debugging_options(p: argparse.ArgumentParser) -> None:
                         "backtrace of every thread is in the server's stdout.log (evidence); "
                         "timeouts x2")
     d.add_argument("--manual-gdb", action="store_true",
-                   help="start each server under gdbserver on 127.0.0.1, print the exact gdb "
-                        "command to attach, and wait (up to an hour) for you to continue it")
+                   help="start each server under gdbserver (over a unix socket in its vardir, "
+                        "never the network), print the exact gdb command to run in another "
+                        "terminal, and wait (up to an hour) for you to attach and continue")
     d.add_argument("--server-wrapper", default=default("server_wrapper"), metavar="'CMD {args}'",
                    help="run every server through CMD; {args} is the server's command line "
                         "(appended when absent), {vardir} and {name} are the server's, e.g. "

@@ -12,6 +12,8 @@ log() { printf '%s INFO setup: %s\n' "$(date +%Y%m%d-%H%M%S)" "$*"; }
 
 DEB_PACKAGES=(mariadb-server mariadb-client mariadb-backup galera-4 sysbench
               percona-toolkit libdbd-mysql-perl rsync socat python3-venv procps strace mariadb-test)
+# debuggers and wrappers for --valgrind, --rr, --gdb, --manual-gdb, --libeatmydata (docs/debugging.md)
+DEB_PACKAGES+=(valgrind rr gdb gdbserver eatmydata)
 
 missing=()
 for p in "${DEB_PACKAGES[@]}"; do

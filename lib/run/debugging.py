@@ -26,9 +26,6 @@ def check_debugging(env: RunEnvironment, specs: list[TestSpec]) -> None:
             raise UsageError(f"--rr: this machine cannot record with rr: {reason}")
     if config.gendata and not os.path.isfile(config.gendata):
         raise UsageError(f"--gendata {config.gendata}: no such file")
-    if config.manual_gdb and any(s.requirements.server_type != "mysql" for s in specs):
-        raise UsageError("--manual-gdb works with plain (mysql) servers only: a Galera node "
-                         "uses every port of its block")
 
 
 def report_kept(env: RunEnvironment, servers: list[Server], test: str) -> None:

@@ -230,6 +230,13 @@ class Runner:
         else:
             for server in servers:
                 self.log_marks.skip_to_end(server)
+        wrapper = self.manager.settings.wrapper
+        if status.failed and wrapper is not None and wrapper.kind == "gdb":
+            for server in servers:
+                if "received signal" in server.stdout_tail():
+                    problems.append(f"--gdb: {server.name} stopped on a signal; gdb's report "
+                                    f"with every thread's backtrace: {server.stdout_log} "
+                                    f"(evidence: {server.name}/stdout.log)")
         problems = [p for p in problems if p]
         if not problems:
             return status, message

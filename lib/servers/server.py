@@ -112,6 +112,21 @@ class Server(Kewpie2012Names):
         """The server process id while running, else None."""
         return self.executor.pid if self.executor is not None and self.executor.running() else None
 
+    @property
+    def server_pid(self) -> int | None:
+        """The mariadbd process itself: under a wrapper that is its parent (gdb, rr,
+        gdbserver, strace...) it is read from the pid file; else :attr:`pid`.  Signal
+        this one to make the server (not its debugger) crash or freeze."""
+        pid = self.pid
+        wrapper = self.settings.wrapper
+        if pid is None or wrapper is None or wrapper.server_is_process:
+            return pid
+        try:
+            with open(self.pid_file) as fh:
+                return int(fh.read().strip())
+        except (OSError, ValueError):
+            return pid
+
     # ------------------------------------------------------------ config file
     def base_options(self) -> list[Option]:
         """The options kewpie sets for every server (the suite's come after)."""
@@ -378,6 +393,11 @@ class Server(Kewpie2012Names):
     def error_log_since(self, mark: int) -> str:
         """What the error log gained since error_log_size() returned mark."""
         return self.errlog.since(mark)
+
+    def stdout_tail(self, lines: int = 400) -> str:
+        """The last lines of the server's stdout/stderr (a wrapper's output, e.g. gdb's)."""
+        from lib.platform.logtail import tail_file
+        return tail_file(self.stdout_log, lines)
 
     def error_log_tail(self, lines: int = 30) -> str:
         """The last lines of the error log."""

@@ -68,6 +68,12 @@ class ServerWrapper:
         return MANUAL_GDB_START if self.kind == "manual-gdb" else None
 
     @property
+    def server_is_process(self) -> bool:
+        """The watched process is mariadbd itself (valgrind and eatmydata exec into it);
+        under gdb, rr, gdbserver or a custom wrapper it is the server's parent."""
+        return self.kind in ("", "valgrind")
+
+    @property
     def stop_after_test(self) -> bool:
         """Servers must stop cleanly after each test (valgrind reports leaks at exit)."""
         return self.kind == "valgrind"
@@ -105,17 +111,22 @@ class ServerWrapper:
                 "--args", *argv]
 
     def _wrap_manual_gdb(self, server: "Server", argv: list[str]) -> list[str]:
-        if server.server_type != "mysql":
-            raise UsageError("--manual-gdb works with plain (mysql) servers: a Galera node "
-                             "uses every port of its block")
-        port = server.lease.port(3)  # unused by a plain server
-        binary = argv[0]
+        # gdbserver itself always listens on every interface, so it talks over stdio
+        # instead, behind socat on a unix socket in the vardir (root and the server
+        # user may connect): nothing listens beyond this machine, no port is needed.
+        sock = os.path.join(server.rundir, "gdb.sock")
+        script = os.path.join(server.rundir, "manual-gdb.sh")
+        with open(script, "w") as fh:
+            fh.write("#!/bin/sh\n# written by kewpie --manual-gdb: the server under gdbserver "
+                     "(stdio)\nexec " + shlex.join([self.programs["gdbserver"], "-", *argv]) + "\n")
+        os.chmod(script, 0o755)
         log = get_logger()
-        log.info(f"--manual-gdb: {server.name} waits under gdbserver on 127.0.0.1:{port}. "
-                 f"In another terminal run:")
-        log.info(f"  gdb -q -ex 'target remote 127.0.0.1:{port}' -ex continue {binary}")
-        log.info(f"  (up to {MANUAL_GDB_START:g}s; Ctrl-C here stops everything)")
-        return [self.programs["gdbserver"], "--once", f"127.0.0.1:{port}", *argv]
+        log.info(f"--manual-gdb: {server.name} starts when gdb connects. In another terminal run:")
+        log.info(f"  gdb -q -ex 'target remote | socat - UNIX-CONNECT:{sock}' -ex continue "
+                 f"{argv[0]}")
+        log.info(f"  (kewpie waits up to {MANUAL_GDB_START:g}s; Ctrl-C here stops everything)")
+        return [self.programs["socat"], f"UNIX-LISTEN:{sock},unlink-early,mode=0700",
+                f"EXEC:{script}"]
 
     def _wrap_custom(self, server: "Server", argv: list[str]) -> list[str]:
         values = {"vardir": server.vardir, "name": server.name}
@@ -158,6 +169,8 @@ def make_wrapper(config: Any, supp_files: tuple[str, ...] = ()) -> ServerWrapper
     if kind in package:
         program = "gdbserver" if kind == "manual-gdb" else kind
         programs[program] = _need(program, package[kind])
+    if kind == "manual-gdb":
+        programs["socat"] = _need("socat", "socat")
     if config.libeatmydata:
         programs["eatmydata"] = _need("eatmydata", "eatmydata")
     if kind == "custom":

@@ -265,14 +265,17 @@ def select_tests(suite_names: list[str], test_names: list[str], suitepaths: list
     for suite_name in wanted_suites:
         path = find_suite(suite_name, suitepaths)
         suite = load_suite_config(suite_name, path)
+        loaded = []
         for filename in test_files(path):
             module = load_test_module(suite, filename)
-            reqs = requirements_for(suite, module, default_type, _short(os.path.join(path, filename)))
-            disabled = suite.disabled.get(filename[:-3], "")
-            for combination in suite.combinations or (None,):
+            loaded.append((filename, module, requirements_for(
+                suite, module, default_type, _short(os.path.join(path, filename)))))
+        # combination by combination: tests of one combination can share servers
+        for combination in suite.combinations or (None,):
+            for filename, module, reqs in loaded:
                 specs.append(TestSpec(
                     suite=suite, name=filename[:-3], path=os.path.join(path, filename),
-                    module=module, disabled=disabled,
+                    module=module, disabled=suite.disabled.get(filename[:-3], ""),
                     combination=combination.name if combination else "",
                     requirements=with_combination(reqs, combination)))
     if not test_names:

@@ -67,6 +67,7 @@ def executor_for(context: TestContext, servers: list[Server]) -> TestExecutor:
     system.xtrabackup_path = setup.tools.xtrabackup
     system.innobackupex_path = setup.tools.innobackupex
     executor = TestExecutor(setup.bot, system, context.manager, setup.log_dir, setup.verbose)
+    executor.logging = CompatLogger(get_logger(), bool(getattr(setup.config, "test_debug", False)))
     executor.servers = servers
     executor.current_testcase = context.spec
     return executor
