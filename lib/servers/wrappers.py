@@ -199,7 +199,7 @@ def rr_cannot_record(scratch_dir: str) -> str:
         result = run_tool([_need("rr", "rr"), "record", "--output-trace-dir", trace, "/bin/true"],
                           timeout=60, tmpdir=scratch_dir)
     finally:
-        shutil.rmtree(trace, ignore_errors=True)
+        shutil.rmtree(scratch_dir, ignore_errors=True)
     if result.returncode == 0:
         return ""
     lines = [line.strip() for line in (result.stderr + result.stdout).splitlines() if line.strip()]
