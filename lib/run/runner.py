@@ -190,6 +190,7 @@ class Runner:
             self.kept = list(servers)  # left running; lib.run.debugging reports them
         elif not passed:
             self.manager.teardown()  # quiet datadirs before they are copied
+        if not passed:
             if self.evidence is not None:
                 saved = self.evidence.save(spec.full_name, message, servers, self.setup.log_dir)
                 evidence = saved.path

@@ -43,6 +43,8 @@ def test_keep_failed_leaves_a_reachable_server_and_cleanup_stops_it(kewpie):
     assert "--keep-failed: debugging.fails_test failed; its servers are left running" in proc.stdout
     port = int(re.search(r"INFO MASTER_PORT: (\d+)", proc.stdout).group(1))
     assert os.path.exists(os.path.join(kewpie.workdir, "cluster.json"))
+    assert os.path.exists(os.path.join(kewpie.workdir, "failed", "debugging.fails_test",
+                                       "s0", "error.log"))  # the evidence too
     assert len(tagged(kewpie.workdir)) == 1
     conn = pymysql.connect(host="127.0.0.1", port=port, user="root", ssl_disabled=True)
     try:
