@@ -41,6 +41,7 @@ class EvidenceKeeper:
 
     def _target(self, name: str) -> str:
         os.makedirs(self.root, mode=0o755, exist_ok=True)
+        name = re.sub(r"[^\w.+-]+", "-", name).strip("-")  # suite.test 'row' -> suite.test-row
         path = os.path.join(self.root, name)
         n = 2
         while os.path.exists(path):
