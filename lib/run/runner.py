@@ -176,16 +176,18 @@ class Runner:
         if not pre_problem:
             watchdog.run(lambda: suite.run(result))
         timed_out = watchdog.timed_out
-        wrapper = self.manager.settings.wrapper
-        if wrapper is not None and wrapper.stop_after_test and not timed_out:
-            stop_all(servers)  # valgrind reports (leaks) when the server exits
-            self.manager.request_reset()
         ms = int((time.monotonic() - start) * 1000)
         status, message = self._judge(spec, result, servers, timed_out)
+        keep_failed = getattr(config, "keep_failed", False) and not self.kept
+        wrapper = self.manager.settings.wrapper
+        if (wrapper is not None and wrapper.stop_after_test and not timed_out
+                and not (keep_failed and status.failed)):
+            stop_all(servers)  # valgrind reports (leaks) when the server exits
+            self.manager.request_reset()
         status, message = self._post_checks(spec, context, servers, status, message, pre_problem)
         passed = status.ok
         evidence = ""
-        keep = not passed and getattr(config, "keep_failed", False) and not self.kept
+        keep = not passed and keep_failed and any(s.is_alive() for s in servers)
         if keep:
             self.kept = list(servers)  # left running; lib.run.debugging reports them
         elif not passed:
