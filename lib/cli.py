@@ -131,6 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--opt-matrix", default=default("opt_matrix"), metavar="K=V[,K=V...]",
                    help="options for kewpie 2012 tests that read "
                         "test_executor.matrix_manager.option_matrix")
+    _add_debugging_options(p)
     return p
 
 
@@ -143,6 +144,96 @@ def _randgen_seed(text: str) -> int:
         return int(text)
     except ValueError:
         raise KewpieError(f"--randgen-seed must be a number or 'time', not {text!r}") from None
+
+
+
+def _add_debugging_options(p: argparse.ArgumentParser) -> None:
+    """Debuggers and wrappers, failed servers, warnings, selection, combinations and
+    kewpie 2012's options (docs/debugging.md)."""
+    d = p.add_argument_group("debugging (docs/debugging.md)")
+    d.add_argument("--valgrind", action="store_true",
+                   help="run every server under valgrind memcheck (kewpie's suppressions, the "
+                        "code tree's mysql-test/valgrind.supp and suites' valgrind.supp); "
+                        "servers are stopped cleanly after each test and a server whose "
+                        "valgrind log reports errors or definite leaks fails the test; "
+                        "timeouts x10")
+    d.add_argument("--valgrind-option", action="append", default=[], metavar="OPT",
+                   help="extra valgrind option (repeatable), e.g. --valgrind-option=--track-origins=yes")
+    d.add_argument("--rr", action="store_true",
+                   help="record every server with rr (traces kept in a failed test's "
+                        "evidence: rr replay DIR); says in one line when this machine cannot "
+                        "record (no perf counters); timeouts x5")
+    d.add_argument("--gdb", action="store_true",
+                   help="run every server under gdb in batch mode: on a crash or abort the "
+                        "backtrace of every thread is in the server's stdout.log (evidence); "
+                        "timeouts x2")
+    d.add_argument("--manual-gdb", action="store_true",
+                   help="start each server under gdbserver (over a unix socket in its vardir, "
+                        "never the network), print the exact gdb command to run in another "
+                        "terminal, and wait (up to an hour) for you to attach and continue")
+    d.add_argument("--server-wrapper", default=default("server_wrapper"), metavar="'CMD {args}'",
+                   help="run every server through CMD; {args} is the server's command line "
+                        "(appended when absent), {vardir} and {name} are the server's, e.g. "
+                        "'strace -f -o {vardir}/log/strace.txt {args}'; timeouts x3")
+    d.add_argument("--libeatmydata", action="store_true",
+                   help="run servers through Debian's eatmydata (fsync becomes a no-op: fast, "
+                        "not crash-safe)")
+    d.add_argument("--keep-failed", action="store_true",
+                   help="stop at the first failed test and leave its servers running after "
+                        "the run (printed as with --start-and-exit); --mode=cleanup stops them")
+    d.add_argument("--no-check-warnings", dest="check_warnings", action="store_false",
+                   help="do not fail tests whose servers logged [ERROR] or [Warning] lines "
+                        "(minus suppressions)")
+    d.add_argument("--do-test", action="append", default=[], metavar="REGEX",
+                   help="run only tests whose 'suite.test' matches REGEX (a plain prefix also "
+                        "works); repeatable")
+    d.add_argument("--skip-test", action="append", default=[], metavar="REGEX",
+                   help="leave out tests whose 'suite.test' matches REGEX; repeatable")
+    d.add_argument("--enable-disabled", action="store_true",
+                   help="also run tests listed in a suite's disabled.txt")
+    d.add_argument("--start-from", default=default("start_from"), metavar="TEST",
+                   help="skip the selected tests before TEST ('suite.test' or 'test')")
+    d.add_argument("--combination", action="append", default=[], metavar="NAME",
+                   help="run only these combinations of suites that declare combinations; "
+                        "repeatable")
+    d.add_argument("--test-debug", action="store_true",
+                   help="kewpie 2012: show the tests' own debug messages (test_executor.debug)")
+    d.add_argument("--gendata", default=default("gendata"), metavar="FILE.zz",
+                   help="kewpie 2012: load this randgen gendata file into the servers "
+                        "(schema test) before each test")
+    d.add_argument("--start-dirty", action="store_true",
+                   help="kewpie 2012: keep workdir/failed (earlier runs' evidence) at the start")
+    d.add_argument("--mysqld", action="append", default=[], metavar="OPTION",
+                   help="extra option for every server, after the suite's (repeatable), "
+                        "e.g. --mysqld=--innodb-flush-log-at-trx-commit=2")
+
+
+def _debugging_config(args: argparse.Namespace, config: RunConfig) -> RunConfig:
+    """Copy the debugging options into config; UsageError for combinations that
+    cannot work."""
+    wrappers = [n for n, on in (("--valgrind", args.valgrind), ("--rr", args.rr),
+                                ("--gdb", args.gdb), ("--manual-gdb", args.manual_gdb),
+                                ("--server-wrapper", bool(args.server_wrapper))) if on]
+    if len(wrappers) > 1:
+        raise KewpieError(f"choose one of {', '.join(wrappers)}: a server runs under one "
+                          f"debugger or wrapper (--libeatmydata combines with any)")
+    if args.keep_failed and args.parallel > 1:
+        raise KewpieError("--keep-failed needs --parallel 1 (one failed set is kept)")
+    if args.manual_gdb and args.parallel > 1:
+        raise KewpieError("--manual-gdb needs --parallel 1 (you attach to one server at a time)")
+    config.valgrind, config.valgrind_options = args.valgrind, list(args.valgrind_option)
+    config.rr, config.gdb, config.manual_gdb = args.rr, args.gdb, args.manual_gdb
+    config.server_wrapper, config.libeatmydata = args.server_wrapper, args.libeatmydata
+    config.keep_failed, config.check_warnings = args.keep_failed, args.check_warnings
+    config.do_test, config.skip_test = list(args.do_test), list(args.skip_test)
+    config.enable_disabled, config.start_from = args.enable_disabled, args.start_from
+    config.combinations = _split(args.combination)
+    config.test_debug, config.start_dirty = args.test_debug, args.start_dirty
+    config.gendata = os.path.abspath(args.gendata) if args.gendata else ""
+    config.mysqld_options = list(args.mysqld)
+    from lib.run.filters import check_patterns
+    check_patterns(config)
+    return config
 
 
 def config_from_args(argv: Sequence[str] | None) -> RunConfig:
@@ -177,7 +268,7 @@ def config_from_args(argv: Sequence[str] | None) -> RunConfig:
     suites = _split(args.suite)
     if not suites and not args.tests and args.default_server_type == "galera":
         suites = ["cluster_basic"]
-    return RunConfig(
+    return _debugging_config(args, RunConfig(
         suites=suites, tests=list(args.tests), suitepaths=suitepaths,
         basedir=args.basedir, default_server_type=args.default_server_type,
         workdir=os.path.abspath(args.workdir), use_shm=not args.no_shm,
@@ -197,7 +288,7 @@ def config_from_args(argv: Sequence[str] | None) -> RunConfig:
         sweep_file=os.path.abspath(args.sweep_file) if args.sweep_file else "",
         sweep_label=args.label, sweep_out=os.path.abspath(args.sweep_out) if args.sweep_out else "",
         baseline=args.baseline, tolerance=args.tolerance, results_db_dsn=args.results_db_dsn,
-        randgen_seed=randgen_seed, opt_matrix=args.opt_matrix)
+        randgen_seed=randgen_seed, opt_matrix=args.opt_matrix))
 
 
 HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)

@@ -13,6 +13,8 @@ log() { printf '%s INFO setup: %s\n' "$(date +%Y%m%d-%H%M%S)" "$*"; }
 DEB_PACKAGES=(mariadb-server mariadb-client mariadb-backup galera-4 sysbench
               percona-toolkit libdbd-mysql-perl rsync socat python3-venv procps strace mariadb-test)
 DEB_PACKAGES+=(iproute2 nftables)  # network = 'namespaces': ip netns, veth, bridge, nft, tc
+# debuggers and wrappers for --valgrind, --rr, --gdb, --manual-gdb, --libeatmydata (docs/debugging.md)
+DEB_PACKAGES+=(valgrind rr gdb gdbserver eatmydata)
 
 missing=()
 for p in "${DEB_PACKAGES[@]}"; do

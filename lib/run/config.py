@@ -57,6 +57,25 @@ class RunConfig:
     randgen_seed: int = 1  # --randgen-seed: kewpie 2012's system_manager.randgen_seed, self.randgen's
     opt_matrix: str = ""  # --opt-matrix k=v,...: kewpie 2012's matrix_manager.option_matrix
     root: str = ROOT
+    # issue 17: debugging, selection, combinations, kewpie 2012's options
+    valgrind: bool = False
+    valgrind_options: list[str] = field(default_factory=list)
+    rr: bool = False
+    gdb: bool = False
+    manual_gdb: bool = False
+    server_wrapper: str = ""
+    libeatmydata: bool = False
+    keep_failed: bool = False
+    check_warnings: bool = True
+    do_test: list[str] = field(default_factory=list)
+    skip_test: list[str] = field(default_factory=list)
+    enable_disabled: bool = False
+    start_from: str = ""
+    combinations: list[str] = field(default_factory=list)
+    test_debug: bool = False
+    gendata: str = ""
+    start_dirty: bool = False
+    mysqld_options: list[str] = field(default_factory=list)
 
 
 def default(name: str) -> Any:

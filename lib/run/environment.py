@@ -26,6 +26,8 @@ from lib.servers.galera_cluster import form_galera_set, wait_galera_applied
 from lib.servers.manager import ServerKind, ServerManager, start_replicating_set, wait_replicas_applied
 from lib.servers.server import Server, ServerSettings
 from lib.servers.state import StateFile, stop_recorded
+from lib.servers.options import parse_options
+from lib.servers.wrappers import make_wrapper, valgrind_suppressions
 
 SERVER_KINDS: Mapping[str, ServerKind] = MappingProxyType({
     "mysql": ServerKind(Server, start_replicating_set, wait_replicas_applied, spare_datadirs=True),
@@ -59,6 +61,7 @@ class RunEnvironment:
         self.tree: CodeTree | None = None
         self.keep_servers = False
         self._locked = False
+        self.valgrind_supp_files: list[str] = []  # suites' valgrind.supp (set by selection)
 
     # ------------------------------------------------------------------ workdir
     def open_workdir(self, fresh: bool = True) -> None:
@@ -69,7 +72,8 @@ class RunEnvironment:
         if fresh:
             stop_recorded(self.state_files(), self.workdir.path)
             self.sweep_network()
-            shutil.rmtree(self.workdir.failed_dir, ignore_errors=True)
+            if not self.config.start_dirty:  # --start-dirty keeps earlier runs' evidence
+                shutil.rmtree(self.workdir.failed_dir, ignore_errors=True)
 
     def join_workdir(self, session: str) -> None:
         """Open the workdir together with the other processes of one session (pytest-xdist
@@ -163,10 +167,14 @@ class RunEnvironment:
         if self.server_user and os.lstat(sock_dir).st_uid != server_uid:
             shutil.chown(sock_dir, self.server_user, self.server_user)
         config = self.config
+        wrapper = make_wrapper(config, valgrind_suppressions(tree.server, self.valgrind_supp_files))
+        factor = wrapper.timeout_factor if wrapper else 1.0
         settings = ServerSettings(user=self.server_user, env=self.server_env(bot),
-                                  die_with_parent=not config.start_and_exit,
-                                  start_timeout=config.start_timeout,
-                                  shutdown_timeout=config.shutdown_timeout,
+                                  die_with_parent=not (config.start_and_exit or config.keep_failed),
+                                  start_timeout=(wrapper and wrapper.start_timeout)
+                                  or config.start_timeout * factor,
+                                  shutdown_timeout=config.shutdown_timeout * factor,
+                                  wrapper=wrapper, final_options=parse_options(config.mysqld_options),
                                   socket_fallback_dir=sock_dir,
                                   wsrep_provider=config.wsrep_provider_path,
                                   wsrep_sst_method=config.wsrep_sst_method,

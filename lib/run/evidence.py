@@ -41,6 +41,7 @@ class EvidenceKeeper:
 
     def _target(self, name: str) -> str:
         os.makedirs(self.root, mode=0o755, exist_ok=True)
+        name = re.sub(r"[^\w.+-]+", "-", name).strip("-")  # suite.test 'row' -> suite.test-row
         path = os.path.join(self.root, name)
         n = 2
         while os.path.exists(path):
@@ -67,6 +68,7 @@ class EvidenceKeeper:
                          os.path.join(server.logdir, "wsrep-recover.log")):
                 if os.path.exists(path):
                     _copy(path, os.path.join(dest, os.path.basename(path)))
+            _copy_wrapper_logs(server.logdir, dest)  # valgrind logs, rr traces, strace...
             sst_logs = getattr(server, "sst_log_dir", None)
             if sst_logs and os.path.isdir(sst_logs) and os.listdir(sst_logs):
                 _copytree(sst_logs, os.path.join(dest, "sst_log"))
@@ -93,6 +95,23 @@ def _copytree(src: str, dst: str) -> None:
     result = run_tool(["cp", "-a", src, dst])
     if result.returncode != 0:
         get_logger().debug("evidence: cannot copy %s: %s", src, result.stderr.strip())
+
+
+def _copy_wrapper_logs(logdir: str, dest: str) -> None:
+    """Copy what a server wrapper wrote into the log directory (everything but the
+    files the evidence already has)."""
+    try:
+        names = sorted(os.listdir(logdir))
+    except OSError:
+        return
+    for name in names:
+        src, dst = os.path.join(logdir, name), os.path.join(dest, name)
+        if os.path.exists(dst) or name in ("error.log", "stdout.log", "wsrep-recover.log"):
+            continue
+        if os.path.isdir(src):
+            _copytree(src, dst)
+        else:
+            _copy(src, dst)
 
 
 def find_core(datadir: str) -> str | None:

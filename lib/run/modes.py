@@ -6,6 +6,7 @@ from lib.errors import EXIT_OK
 from lib.platform.logsetup import configure
 from lib.run.cleanup import cleanup
 from lib.run.environment import RunEnvironment
+from lib.run.filters import narrow
 from lib.run.native import run_tests
 from lib.run.selection import apply_shard, require_tests, select
 from lib.run.start_and_exit import start_and_exit
@@ -15,11 +16,11 @@ from lib.suites.loader import select_tests
 def list_tests(env: RunEnvironment) -> int:
     """--list: print this shard's selected tests, one suite.test a line (nothing starts)."""
     config = env.config
-    specs = select_tests(config.suites, config.tests, config.suitepaths,
-                         config.default_server_type)
+    specs = narrow(config, select_tests(config.suites, config.tests, config.suitepaths,
+                                        config.default_server_type))
     require_tests(specs, config)
     for spec in apply_shard(config, specs):
-        print(spec.full_name)
+        print(spec.full_name + (f"  # disabled: {spec.disabled}" if spec.disabled else ""))
     return EXIT_OK
 
 

@@ -9,6 +9,7 @@ from typing import Callable
 from lib.errors import EXIT_OK, EXIT_TEST_FAILED
 from lib.platform.logsetup import configure
 from lib.run.bots import BotPool
+from lib.run.debugging import report_kept
 from lib.run.environment import RunEnvironment
 from lib.run.evidence import EvidenceKeeper
 from lib.run.junit import write as write_junit
@@ -31,7 +32,9 @@ def make_runner(env: RunEnvironment, bot: str) -> Runner:
     setup = BotSetup.from_config(bot, logdir, env.workdir.path, config, env.tree)
     evidence = EvidenceKeeper(env.workdir.failed_dir, config.max_save_datadir,
                               bot_log_path(env, bot))
-    return Runner(manager, setup, config.test_timeout, evidence)
+    wrapper = manager.settings.wrapper  # valgrind, rr, gdb... make tests slower too
+    return Runner(manager, setup, config.test_timeout * (wrapper.timeout_factor if wrapper else 1),
+                  evidence)
 
 
 def bot_log_path(env: RunEnvironment, bot: str) -> str:
@@ -99,6 +102,9 @@ def _run_in_process(env: RunEnvironment, queue: list[TestSpec],
         outcome = runner.run_with_retries(spec, config.retry,
                                           lambda: failed < config.retry_failures_max)
         finished(outcome)
+        if runner.kept:  # --keep-failed: the run ends with the failed test's servers up
+            report_kept(env, runner.kept, outcome.name)
+            return done < len(queue)
         if outcome.failed:
             failed += 1
             if not config.force:

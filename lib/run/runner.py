@@ -24,6 +24,9 @@ from lib.suites.testcase import KewpieTestCase
 from lib.suites.context import BotSetup, TestContext
 from lib.suites.status import TestStatus
 from lib.util.context import install_globals, skip_reason
+from lib.checks.errorlog import LogMarks
+from lib.run.postchecks import load_gendata, valgrind_problem, warnings_problem
+from lib.servers.manager import stop_all
 
 
 class TimedResult(unittest.TestResult):
@@ -93,6 +96,9 @@ class Runner:
         self.evidence = evidence
         self.log = get_logger()
         self.netns_problem: str | None = None  # why namespaces cannot be made (None: not asked)
+        self.log_marks = LogMarks()  # how far each server's error log was checked
+        self.valgrind_seen: set[str] = set()
+        self.kept: list[Server] = []  # --keep-failed: the failed test's servers, left running
 
     def run_with_retries(self, spec: TestSpec, retries: int = 0,
                          may_retry: Callable[[], bool] = lambda: True) -> Outcome:
@@ -104,7 +110,7 @@ class Runner:
         outcome = self.run_one(spec)
         failures: list[str] = []
         total_ms, resets = outcome.time_ms, outcome.resets
-        while outcome.failed and len(failures) < retries and may_retry():
+        while outcome.failed and len(failures) < retries and may_retry() and not self.kept:
             failures.append(self._attempt_text(outcome, len(failures) + 1))
             self.log.info(f"{spec.full_name} failed on attempt {len(failures)}; retrying on "
                           f"fresh servers")
@@ -138,6 +144,9 @@ class Runner:
         2012 module whose ``skip_checks`` says so is skipped, both before any
         server starts.
         """
+        if spec.disabled:  # disabled.txt (--enable-disabled clears it): reported, never run
+            return Outcome(spec.full_name, TestStatus.SKIPPED, 0, self.manager.bot_name,
+                           f"disabled: {spec.disabled}")
         start = time.monotonic()
         if spec.broken:
             return Outcome(spec.full_name, TestStatus.FAIL, 0, self.manager.bot_name,
@@ -166,9 +175,16 @@ class Runner:
                                               self.manager.last_servers, None).path
             return Outcome(spec.full_name, TestStatus.FAIL, ms, self.manager.bot_name, message,
                            evidence=evidence)
+        config = self.setup.config
+        self.log_marks.forget_others(servers)
         result = TimedResult()
         suite = unittest.TestLoader().loadTestsFromModule(spec.module)
-        self._hand_over(TestContext(spec, tuple(servers), self.manager, self.setup, result), suite)
+        context = TestContext(spec, tuple(servers), self.manager, self.setup, result)
+        self._hand_over(context, suite)
+        pre_problem = ""
+        if getattr(config, "gendata", ""):
+            pre_problem = load_gendata(self.setup, servers, spec.requirements.pairs,
+                                       spec.requirements.server_type)
 
         def on_timeout() -> None:
             """--test-timeout expired (watchdog thread): no further method, servers killed."""
@@ -180,19 +196,34 @@ class Runner:
                     self.log.debug(f"killing {server.name} on timeout failed", exc_info=True)
 
         watchdog = TestWatchdog(self.test_timeout, on_timeout)
-        watchdog.run(lambda: suite.run(result))
+        if not pre_problem:
+            watchdog.run(lambda: suite.run(result))
         timed_out = watchdog.timed_out
         ms = int((time.monotonic() - start) * 1000)
         status, message = self._judge(spec, result, servers, timed_out)
+        keep_failed = getattr(config, "keep_failed", False) and not self.kept
+        wrapper = self.manager.settings.wrapper
+        if (wrapper is not None and wrapper.stop_after_test and not timed_out
+                and not (keep_failed and status.failed)):
+            stop_all(servers)  # valgrind reports (leaks) when the server exits
+            self.manager.request_reset()
+        status, message = self._post_checks(spec, context, servers, status, message, pre_problem)
         passed = status.ok
         evidence = ""
-        if not passed:
+        keep = not passed and keep_failed and any(s.is_alive() for s in servers)
+        if keep:
+            self.kept = list(servers)  # left running; lib.run.debugging reports them
+        elif not passed:
             self.manager.teardown()  # quiet datadirs before they are copied
+        if not passed:
             if self.evidence is not None:
                 saved = self.evidence.save(spec.full_name, message, servers, self.setup.log_dir)
                 evidence = saved.path
                 if saved.backtrace:
                     message += f"\n--- backtrace (top frames) ---\n{saved.backtrace}"
+        if keep:
+            return Outcome(spec.full_name, status, ms, self.manager.bot_name, message,
+                           result.method_rows, evidence=evidence)
         try:
             reasons = self.manager.after_test(passed)
         except (KewpieError, ServerError) as exc:
@@ -211,6 +242,34 @@ class Runner:
             if isinstance(test, KewpieTestCase):
                 test.use_context(context)
         install_globals(context, tests)
+
+    def _post_checks(self, spec: TestSpec, context: TestContext, servers: list[Server],
+                     status: TestStatus, message: str, pre_problem: str) -> tuple[TestStatus, str]:
+        """--gendata's failure, valgrind's reports and the error-log warnings check:
+        each fails a passing test, and adds its text to a failing one."""
+        config = self.setup.config
+        problems = [pre_problem] if pre_problem else []
+        problems.append(valgrind_problem(servers, self.valgrind_seen))
+        if getattr(config, "check_warnings", True):
+            problems.append(warnings_problem(self.log_marks, servers,
+                                             [*spec.suite.suppressions, *context.suppressions]))
+        else:
+            for server in servers:
+                self.log_marks.skip_to_end(server)
+        wrapper = self.manager.settings.wrapper
+        if status.failed and wrapper is not None and wrapper.kind == "gdb":
+            for server in servers:
+                if "received signal" in server.stdout_tail():
+                    problems.append(f"--gdb: {server.name} stopped on a signal; gdb's report "
+                                    f"with every thread's backtrace: {server.stdout_log} "
+                                    f"(evidence: {server.name}/stdout.log)")
+        problems = [p for p in problems if p]
+        if not problems:
+            return status, message
+        if not status.failed:
+            status = TestStatus.FAIL
+            message = ""
+        return status, "\n".join(p for p in [message, *problems] if p)
 
     def _judge(self, spec: TestSpec, result: TimedResult, servers: list[Server],
                timed_out: bool) -> tuple[TestStatus, str]:

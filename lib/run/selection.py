@@ -8,10 +8,14 @@ import os
 from lib.errors import UsageError
 from lib.run.config import RunConfig
 from lib.run.environment import SERVER_KINDS, RunEnvironment
+from lib.run.filters import narrow
+from lib.run.debugging import check_debugging
 from lib.run.scheduling import parse_shard, shard
 from lib.run.setup import check_galera
 from lib.run.timings import Timings
 from lib.servers.option_safety import check_requirements
+from lib.servers.options import parse_options, reject_owned
+from lib.servers.requirements import Requirements
 from lib.suites.loader import TestSpec, declared_in, find_suite, select_tests, suite_requirements
 
 
@@ -21,6 +25,7 @@ def select(env: RunEnvironment) -> list[TestSpec]:
     config, log = env.config, env.log
     log.info("Processing test suites...")
     specs = select_tests(config.suites, config.tests, config.suitepaths, config.default_server_type)
+    specs = narrow(config, specs)  # --do-test, --skip-test, --combination, --start-from, disabled
     for spec in specs:
         if spec.requirements.server_type not in SERVER_KINDS:
             raise UsageError(f"{spec.full_name} needs server type "
@@ -35,9 +40,20 @@ def select(env: RunEnvironment) -> list[TestSpec]:
         declared.append((os.path.join(find_suite(suite, config.suitepaths), "suite_config.py"),
                          suite_requirements(suite, config.suitepaths,
                                             config.default_server_type)))
+    if config.mysqld_options:  # --mysqld: options for every server, checked the same way
+        declared.append(("--mysqld", mysqld_requirements(config)))
     check_requirements(declared, env.tree.server, env.workdir.path)  # before any start
+    check_debugging(env, specs)  # --rr can record, wrappers installed, --gendata exists
     log.info(f"Found {len(specs)} test(s) for execution")
     return specs
+
+
+def mysqld_requirements(config: RunConfig) -> Requirements:
+    """--mysqld options as one server's requirements (for the unsafe-option check);
+    SuiteError for an option kewpie sets itself."""
+    options = parse_options(config.mysqld_options)
+    reject_owned(options, "--mysqld")
+    return Requirements.declared("mysql", [options])
 
 
 def apply_shard(config: RunConfig, specs: list[TestSpec],

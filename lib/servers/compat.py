@@ -20,12 +20,17 @@ if TYPE_CHECKING:
 class CompatLogger:
     """kewpie 2012's logging object (``test_debug``, ``info``...) over our logger."""
 
-    def __init__(self, logger: Any) -> None:
+    def __init__(self, logger: Any, show_test_debug: bool = False) -> None:
         self._logger = logger
+        self._show_test_debug = show_test_debug  # --test-debug
 
     def test_debug(self, msg: str) -> None:
-        """Debug output from a test."""
-        self._logger.debug(msg)
+        """Debug output from a test: shown (INFO, 'TEST_DEBUG') with --test-debug, else
+        only in kewpie.log."""
+        if self._show_test_debug:
+            self._logger.info(f"TEST_DEBUG {msg}")
+        else:
+            self._logger.debug(msg)
 
     def verbose(self, msg: str) -> None:
         """kewpie 2012's verbose level: debug here."""

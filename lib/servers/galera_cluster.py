@@ -166,8 +166,9 @@ class ClusterFormer:
         parts = [SNAPSHOT_FORMAT, tree.binary_fingerprint(), tree.basedir, self.manager.settings.user or "",
                  os.path.realpath(self.manager.settings.wsrep_provider), repr(group),
                  repr([p for p in reqs.pairs if p[1] in group])]
-        for node in nodes:
-            parts.append("|".join(o.as_arg() for o in node.user_options))
+        for node in nodes:  # the SST method only matters to later joins, not to the datadirs
+            parts.append("|".join(o.as_arg() for o in node.user_options
+                                  if o.name != "wsrep-sst-method"))
         return hashlib.sha1("\n".join(parts).encode()).hexdigest()[:16]
 
     # ------------------------------------------------------------ cold

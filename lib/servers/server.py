@@ -58,6 +58,8 @@ class ServerSettings:
     wsrep_sst_method: str = "rsync"
     cluster_snapshots: bool = True
     launcher: Launcher = field(default_factory=Launcher)
+    wrapper: Any = None  # lib.servers.wrappers.ServerWrapper: valgrind, rr, gdb... (None: bare)
+    final_options: list[Option] = field(default_factory=list)  # --mysqld: after the suite's
 
 
 class Server(Kewpie2012Names):
@@ -116,6 +118,21 @@ class Server(Kewpie2012Names):
         """The server process id while running, else None."""
         return self.executor.pid if self.executor is not None and self.executor.running() else None
 
+    @property
+    def server_pid(self) -> int | None:
+        """The mariadbd process itself: under a wrapper that is its parent (gdb, rr,
+        gdbserver, strace...) it is read from the pid file; else :attr:`pid`.  Signal
+        this one to make the server (not its debugger) crash or freeze."""
+        pid = self.pid
+        wrapper = self.settings.wrapper
+        if pid is None or wrapper is None or wrapper.server_is_process:
+            return pid
+        try:
+            with open(self.pid_file) as fh:
+                return int(fh.read().strip())
+        except (OSError, ValueError):
+            return pid
+
     # ------------------------------------------------------------ config file
     def base_options(self) -> list[Option]:
         """The options kewpie sets for every server (the suite's come after); ``user=root``
@@ -139,7 +156,7 @@ class Server(Kewpie2012Names):
     def effective_options(self) -> list[Option]:
         """Base options, then settings' extras, then the harness's per-role ones, then the suite's."""
         return merge(self.base_options(), self.settings.extra_defaults,
-                     self.harness_options, self.user_options)
+                     self.harness_options, self.user_options, self.settings.final_options)
 
     def extra_cnf_sections(self) -> dict[str, list[Option]]:
         """More my.cnf sections (Galera's [sst]); none for a plain server."""
@@ -202,6 +219,8 @@ class Server(Kewpie2012Names):
         self.write_cnf()
         argv = [self.tree.server, f"--defaults-file={self.cnf_path}", *self.start_args(),
                 *extra_args]
+        if self.settings.wrapper is not None:  # valgrind, rr, gdb... (lib.servers.wrappers)
+            argv = self.settings.wrapper.wrap(self, argv)
         self.executor = ProcessExecutor(argv, self.launch_env(), self.stdout_log,
                                         user=self.settings.user,
                                         pass_fds=(self.lease.fd,) if self.lease.fd >= 0 else (),
@@ -409,6 +428,11 @@ class Server(Kewpie2012Names):
     def error_log_since(self, mark: int) -> str:
         """What the error log gained since error_log_size() returned mark."""
         return self.errlog.since(mark)
+
+    def stdout_tail(self, lines: int = 400) -> str:
+        """The last lines of the server's stdout/stderr (a wrapper's output, e.g. gdb's)."""
+        from lib.platform.logtail import tail_file
+        return tail_file(self.stdout_log, lines)
 
     def error_log_tail(self, lines: int = 30) -> str:
         """The last lines of the error log."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import unittest
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -75,6 +75,7 @@ class TestContext:
     manager: ServerManager
     setup: BotSetup
     result: unittest.TestResult
+    suppressions: list[str] = field(default_factory=list)  # this test's error-log regexes
 
     @property
     def name(self) -> str:

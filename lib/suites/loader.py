@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import sys
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import ModuleType
 from typing import Any
 
@@ -20,6 +21,8 @@ from lib.errors import SuiteError, UsageError
 from lib.servers.options import Option, merge, parse_options, reject_owned
 from lib.servers.requirements import Requirements
 from lib.util.server_defaults import kewpie2012_options
+from lib.suites.combinations import Combination, parse_combinations
+from lib.suites.disabled import read_disabled
 
 TEST_SUFFIX = "_test.py"
 KNOWN_REQUESTS = ("join_cluster",)
@@ -38,6 +41,9 @@ class SuiteConfig:
     server_type: str | None = None
     storage: str = "default"
     network: str = "loopback"
+    combinations: tuple[Combination, ...] = ()
+    disabled: dict[str, str] = field(default_factory=dict)  # test module name -> reason
+    suppressions: tuple[str, ...] = ()  # error-log regexes that do not fail a test
 
 
 @dataclass
@@ -50,6 +56,8 @@ class TestSpec:
     module: ModuleType
     requirements: Requirements
     load_error: str = ""
+    combination: str = ""  # the suite's combination this run uses ('' = none)
+    disabled: str = ""  # why disabled.txt disables it ('' = enabled)
 
     @property
     def broken(self) -> bool:
@@ -59,8 +67,9 @@ class TestSpec:
 
     @property
     def full_name(self) -> str:
-        """``suite.test`` as shown in rows and accepted on the command line."""
-        return f"{self.suite.name}.{self.name}"
+        """``suite.test`` (``suite.test 'combination'``) as shown in rows and JUnit."""
+        base = f"{self.suite.name}.{self.name}"
+        return f"{base} '{self.combination}'" if self.combination else base
 
 
 def _short(path: str) -> str:
@@ -172,7 +181,26 @@ def load_suite_config(name: str, path: str) -> SuiteConfig:
                          f" ('namespaces' puts each server in its own network namespace), "
                          f"got {network!r}")
     config.network = network
+    config.combinations = parse_combinations(ns.get("combinations"),
+                                             len(config.server_requirements), where)
+    config.suppressions = validate_suppressions(ns.get("suppressions", ()), where)
+    config.disabled = read_disabled(path)
     return config
+
+
+def validate_suppressions(value: Any, where: str) -> tuple[str, ...]:
+    """A suite's ``suppressions``: regular expressions matched against error-log lines."""
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, (list, tuple)):
+        raise SuiteError(f"{where}: suppressions must be a list of regular expressions")
+    for item in value:
+        try:
+            re.compile(item)
+        except (re.error, TypeError) as exc:
+            raise SuiteError(f"{where}: suppression {item!r} is not a regular expression: "
+                             f"{exc}") from None
+    return tuple(value)
 
 
 def find_suite(name: str, suitepaths: list[str]) -> str:
@@ -301,7 +329,27 @@ def select_tests(suite_names: list[str], test_names: list[str], suitepaths: list
             ordered.extend(c for c in candidates if _matches([name], c[0].name, c[1])
                            and c not in ordered)
         candidates = ordered
-    return [_spec_for(suite, filename, default_type) for suite, filename in candidates]
+    loaded = [_spec_for(suite, filename, default_type) for suite, filename in candidates]
+    specs: list[TestSpec] = []
+    for suite in dict.fromkeys(spec.suite.name for spec in loaded):
+        mine = [spec for spec in loaded if spec.suite.name == suite]
+        # combination by combination: tests of one combination can share servers
+        for combination in mine[0].suite.combinations or (None,):
+            for spec in mine:
+                specs.append(replace(
+                    spec, disabled=spec.suite.disabled.get(spec.name, ""),
+                    combination=combination.name if combination else "",
+                    requirements=with_combination(spec.requirements, combination)))
+    return specs
+
+
+def with_combination(reqs: Requirements, combination: Combination | None) -> Requirements:
+    """reqs with a combination's options merged into every server's list."""
+    if combination is None:
+        return reqs
+    servers = combination.apply([list(opts) for opts in reqs.servers])
+    return Requirements.declared(reqs.server_type, servers, reqs.pairs, on_disk=reqs.on_disk,
+                                 network=reqs.network)
 
 
 def declared_in(spec: TestSpec) -> str:

@@ -58,6 +58,22 @@ class KewpieTestCase(ConsistencyChecks, unittest.TestCase):
         from lib.servers.options import parse_options
         return parse_options(list(items))
 
+    def debug_message(self, msg: str) -> None:
+        """A debug message from the test (kewpie 2012's ``logging.test_debug``; not named
+        test_* so unittest does not collect it): shown with --test-debug (``TEST_DEBUG ...``),
+        else only in kewpie.log."""
+        from lib.platform.logsetup import get_logger
+        from lib.servers.compat import CompatLogger
+        CompatLogger(get_logger(), bool(getattr(self.context.setup.config, "test_debug",
+                                                False))).test_debug(msg)
+
+    def suppress_warning(self, regex: str) -> None:
+        """Error-log lines matching regex (searched) do not fail this test: for a
+        warning or error the test provokes on purpose (see docs/debugging.md)."""
+        import re
+        re.compile(regex)
+        self.context.suppressions.append(regex)
+
     # ------------------------------------------------------------ waiting
     def wait_for(self, predicate: Callable[[], Any], timeout: float = 30.0,
                  interval: float = 0.1, msg: str = "condition") -> Any:

@@ -128,6 +128,7 @@ def executor_for(context: TestContext, servers: list[Server]) -> TestExecutor:
     setup = context.setup
     system = system_manager_for(setup)
     executor = TestExecutor(setup.bot, system, context.manager, setup.log_dir, setup.verbose)
+    executor.logging = CompatLogger(get_logger(), bool(getattr(setup.config, "test_debug", False)))
     executor.servers = servers
     executor.current_testcase = context.spec
     return executor

@@ -11,7 +11,7 @@ from tests.conftest import FIXTURE_SUITES, tagged
 def test_cluster_suites_pass(kewpie):
     proc = kewpie.run("--suite=cluster_basic,cluster_sst", timeout=900)
     assert proc.returncode == 0, proc.stdout[-5000:]
-    assert "STATUS: PASS, 7/7 test cases" in proc.stdout
+    assert "STATUS: PASS, 8/8 test cases" in proc.stdout
     assert "wsrep_provider: /usr/lib/galera/libgalera_smm.so" in proc.stdout
 
 

@@ -1,0 +1,65 @@
+"""What the runner checks around each test besides its own assertions: the
+error-log warnings check, valgrind's reports, and ``--gendata`` loads before it.
+
+Each check returns the failure text ('' when fine); the runner turns a
+non-empty one into a failed test.
+"""
+from __future__ import annotations
+
+import os
+import re
+from typing import Any, Iterable
+
+from lib.checks import errorlog, valgrind
+from lib.servers.server import Server
+
+
+def warnings_problem(marks: errorlog.LogMarks, servers: Iterable[Server],
+                     suppressions: Iterable[str]) -> str:
+    """The [ERROR]/[Warning] lines servers logged since their last check, minus the
+    global, suite and test suppressions ('' when none)."""
+    try:
+        patterns = errorlog.compile_suppressions(list(suppressions))
+    except re.error as exc:
+        return f"error log warnings: a suppression is not a regular expression: {exc}"
+    found: dict[str, tuple[str, list[str]]] = {}
+    for server in servers:
+        lines = errorlog.unsuppressed(marks.new_text(server), patterns)
+        if lines:
+            found[server.name] = (server.error_log, lines)
+    return errorlog.report(found) if found else ""
+
+
+def valgrind_problem(servers: Iterable[Server], seen: set[str]) -> str:
+    """Reports of valgrind logs that finished since the last check and count errors
+    ('' when none); seen collects the logs already judged."""
+    parts = []
+    for server in servers:
+        for path in valgrind.valgrind_logs(server.logdir):
+            if path in seen:
+                continue
+            count = valgrind.errors_in(path)
+            if count is None:
+                continue  # still running, or killed -9 before it could report
+            seen.add(path)
+            if count:
+                parts.append(f"valgrind: {server.name} reported {count} error(s) "
+                             f"({os.path.basename(path)}, kept in the evidence):\n"
+                             f"{valgrind.report(path)}")
+    return "\n".join(parts)
+
+
+def load_gendata(setup: Any, servers: list[Server], pairs: Iterable[tuple[int, int]],
+                 server_type: str) -> str:
+    """--gendata: load the file into schema test of every server that is no replica
+    (the first node of a cluster); the failure text, '' when loaded."""
+    from lib.util.randgen_methods import randgen_load
+    replicas = {b for _, b in pairs}
+    targets = servers[:1] if server_type == "galera" else \
+        [s for i, s in enumerate(servers) if i not in replicas]
+    for server in targets:
+        result = randgen_load(setup.log_dir, setup.tools.randgen, server, None,
+                              setup.config.gendata, 1000, 1, 3600.0, setup.seed, "test")
+        if not result.ok:
+            return f"--gendata {setup.config.gendata} failed on {server.name}:\n{result.summary()}"
+    return ""
