@@ -43,9 +43,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="suite(s) to run; comma list, repeatable (default: main)")
     p.add_argument("--suitepath", action="append", metavar="DIR",
                    help="extra directories holding suites (searched before percona_tests/)")
-    p.add_argument("--basedir", default=default("basedir"),
-                   help="code tree to test: an install prefix, tarball or build dir "
-                        "(default: %(default)s)")
+    p.add_argument("--basedir", action="append", metavar="DIR",
+                   help="code tree to test: an install prefix, tarball, build dir or unpacked "
+                        "packages (default: %s); repeat it for more trees (the first is the "
+                        "one under test; suites pick 'old'/'new' by version)" % default("basedir"))
     p.add_argument("--default-server-type", default=default("default_server_type"),
                    choices=["mysql", "galera"],
                    help="server type for suites that do not name one (default: mysql; with "
@@ -158,7 +159,7 @@ def config_from_args(argv: Sequence[str] | None) -> RunConfig:
         suites = ["cluster_basic"]
     return RunConfig(
         suites=suites, tests=list(args.tests), suitepaths=suitepaths,
-        basedir=args.basedir, default_server_type=args.default_server_type,
+        basedir=(args.basedir or [default("basedir")])[0], default_server_type=args.default_server_type,
         workdir=os.path.abspath(args.workdir), use_shm=not args.no_shm,
         start_and_exit=args.start_and_exit, mode=args.mode, force=args.force,
         repeat=args.repeat, test_timeout=args.test_timeout, list_only=args.list,
@@ -175,7 +176,8 @@ def config_from_args(argv: Sequence[str] | None) -> RunConfig:
         max_save_datadir=args.max_save_datadir,
         sweep_file=os.path.abspath(args.sweep_file) if args.sweep_file else "",
         sweep_label=args.label, sweep_out=os.path.abspath(args.sweep_out) if args.sweep_out else "",
-        baseline=args.baseline, tolerance=args.tolerance, results_db_dsn=args.results_db_dsn)
+        baseline=args.baseline, tolerance=args.tolerance, results_db_dsn=args.results_db_dsn,
+        extra_basedirs=list((args.basedir or [])[1:]))
 
 
 HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)

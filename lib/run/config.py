@@ -55,6 +55,8 @@ class RunConfig:
     tolerance: float = 0.10
     results_db_dsn: str = ""
     root: str = ROOT
+    extra_basedirs: list[str] = field(default_factory=list)  # --basedir given again
+    trees_dir: str = os.path.join(ROOT, "trees")  # scripts/get-tree's trees (one --basedir)
 
 
 def default(name: str) -> Any:

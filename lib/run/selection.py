@@ -12,6 +12,7 @@ from lib.run.scheduling import parse_shard, shard
 from lib.run.setup import check_galera
 from lib.run.timings import Timings
 from lib.servers.option_safety import check_requirements
+from lib.servers.requirements import Requirements
 from lib.suites.loader import TestSpec, declared_in, find_suite, select_tests, suite_requirements
 
 
@@ -36,8 +37,19 @@ def select(env: RunEnvironment) -> list[TestSpec]:
                          suite_requirements(suite, config.suitepaths,
                                             config.default_server_type)))
     check_requirements(declared, env.tree.server, env.workdir.path)  # before any start
+    check_trees(env, [spec.requirements for spec in specs])
     log.info(f"Found {len(specs)} test(s) for execution")
     return specs
+
+
+def check_trees(env: RunEnvironment, requirements: list[Requirements]) -> None:
+    """Every code tree the tests name ('old', 'new', a version) exists, and the run says
+    which versions they are (CodeTreeError, one line, before any server starts)."""
+    labels = list(dict.fromkeys(label for reqs in requirements for label in reqs.basedirs))
+    resolved = [(label, env.trees.resolve(label)) for label in labels]
+    if resolved:
+        env.log.info("code trees of the selected tests: " + ", ".join(
+            f"{label or 'default'} = {tree.label} ({tree.basedir})" for label, tree in resolved))
 
 
 def apply_shard(config: RunConfig, specs: list[TestSpec],

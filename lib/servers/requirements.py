@@ -19,19 +19,28 @@ class Requirements:
     For mysql servers a pair (a, b) makes b a replica of a; for galera servers
     it makes b join a's cluster.  ``on_disk`` keeps the vardirs on disk even
     when the workdir lives in /dev/shm (suites with ``storage = 'disk'``).
+    ``basedirs`` names each server's code tree (``'old'``, ``'new'``, a version, a
+    path: :mod:`lib.servers.trees`); empty: every server runs the tree under test.
     """
 
     server_type: str
     servers: tuple[tuple[Option, ...], ...]
     pairs: tuple[tuple[int, int], ...] = ()
     on_disk: bool = False
+    basedirs: tuple[str, ...] = ()
 
     @classmethod
     def declared(cls, server_type: str, option_lists: Iterable[Sequence[Option]],
-                 join_cluster: Iterable[Sequence[int]] = (), on_disk: bool = False) -> "Requirements":
+                 join_cluster: Iterable[Sequence[int]] = (), on_disk: bool = False,
+                 basedirs: Iterable[str] = ()) -> "Requirements":
         """Requirements from declarations as suites write them (lists become tuples)."""
         return cls(server_type=server_type, servers=tuple(tuple(o) for o in option_lists),
-                   pairs=tuple((int(a), int(b)) for a, b in join_cluster), on_disk=on_disk)
+                   pairs=tuple((int(a), int(b)) for a, b in join_cluster), on_disk=on_disk,
+                   basedirs=tuple(basedirs))
+
+    def basedir_of(self, index: int) -> str:
+        """The code-tree label of server index ('' = the tree under test)."""
+        return self.basedirs[index] if index < len(self.basedirs) else ""
 
     @property
     def count(self) -> int:

@@ -35,6 +35,7 @@ class SuiteConfig:
     server_requests: dict[str, Any] = field(default_factory=dict)
     server_type: str | None = None
     storage: str = "default"
+    server_basedirs: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -156,7 +157,24 @@ def load_suite_config(name: str, path: str) -> SuiteConfig:
         raise SuiteError(f"{where}: storage must be one of {', '.join(map(repr, STORAGE_CHOICES))}"
                          f" ('disk' keeps the vardirs off /dev/shm), got {storage!r}")
     config.storage = storage
+    config.server_basedirs = validate_basedirs(ns.get("server_basedirs"),
+                                               len(config.server_requirements), where)
     return config
+
+
+def validate_basedirs(value: Any, count: int, where: str) -> list[str]:
+    """server_basedirs: one code-tree label per server (``['old', 'new']``), or one
+    label for all; [] when not given (every server runs the tree under test)."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value] * count
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value) \
+            or len(value) != count:
+        raise SuiteError(f"{where}: server_basedirs must be a list of {count} code-tree "
+                         f"labels ('old', 'new', 'default', a version or a path), one per "
+                         f"server of server_requirements")
+    return list(value)
 
 
 def find_suite(name: str, suitepaths: list[str]) -> str:
@@ -221,7 +239,13 @@ def requirements_for(suite: SuiteConfig, module: ModuleType, default_type: str,
         requests = validate_requests(module.server_requests, len(reqs), where)
     server_type = getattr(module, "server_type", None) or suite.server_type or default_type
     pairs = requests.get("join_cluster", [])
-    return Requirements.declared(server_type, reqs, pairs, on_disk=suite.storage == "disk")
+    basedirs = suite.server_basedirs
+    if getattr(module, "server_basedirs", None) is not None:
+        basedirs = validate_basedirs(module.server_basedirs, len(reqs), where)
+    elif len(basedirs) != len(reqs):
+        basedirs = []  # the module declared other servers: they run the tree under test
+    return Requirements.declared(server_type, reqs, pairs, on_disk=suite.storage == "disk",
+                                 basedirs=basedirs)
 
 
 def select_tests(suite_names: list[str], test_names: list[str], suitepaths: list[str],
@@ -272,4 +296,4 @@ def suite_requirements(suite_name: str, suitepaths: list[str], default_type: str
     server_type = suite.server_type or default_type
     return Requirements.declared(server_type, suite.server_requirements,
                                  suite.server_requests.get("join_cluster", []),
-                                 on_disk=suite.storage == "disk")
+                                 on_disk=suite.storage == "disk", basedirs=suite.server_basedirs)
