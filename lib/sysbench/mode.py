@@ -8,7 +8,6 @@ import platform
 import time
 from typing import TYPE_CHECKING
 
-from lib.servers.codetree import discover
 from lib.errors import EXIT_OK, EXIT_TEST_FAILED, UsageError
 from lib.platform.logsetup import get_logger
 from lib.servers.option_safety import check_server_options
@@ -48,7 +47,7 @@ def run_sweep_mode(env: "RunEnvironment") -> int:
             if server.server_options != [o.as_arg() for o in parse_options(options)]:
                 server.restart(options)
             return server
-        tree = env.tree if key == config.basedir else discover(key)
+        tree = env.tree if key == config.basedir else env.trees.resolve(key)  # 'old', a path
         parsed = tuple(parse_options(options))
         check_server_options(parsed, load_catalog(tree.server, env.workdir.path),
                              where=f"{config.sweep_file}: server options")
