@@ -157,9 +157,10 @@ def config_from_args(argv: Sequence[str] | None) -> RunConfig:
     suites = _split(args.suite)
     if not suites and not args.tests and args.default_server_type == "galera":
         suites = ["cluster_basic"]
+    basedirs = list(args.basedir or [default("basedir")])  # the first is the tree under test
     return RunConfig(
         suites=suites, tests=list(args.tests), suitepaths=suitepaths,
-        basedir=(args.basedir or [default("basedir")])[0], default_server_type=args.default_server_type,
+        basedir=basedirs[0], extra_basedirs=basedirs[1:], default_server_type=args.default_server_type,
         workdir=os.path.abspath(args.workdir), use_shm=not args.no_shm,
         start_and_exit=args.start_and_exit, mode=args.mode, force=args.force,
         repeat=args.repeat, test_timeout=args.test_timeout, list_only=args.list,
@@ -176,8 +177,7 @@ def config_from_args(argv: Sequence[str] | None) -> RunConfig:
         max_save_datadir=args.max_save_datadir,
         sweep_file=os.path.abspath(args.sweep_file) if args.sweep_file else "",
         sweep_label=args.label, sweep_out=os.path.abspath(args.sweep_out) if args.sweep_out else "",
-        baseline=args.baseline, tolerance=args.tolerance, results_db_dsn=args.results_db_dsn,
-        extra_basedirs=list((args.basedir or [])[1:]))
+        baseline=args.baseline, tolerance=args.tolerance, results_db_dsn=args.results_db_dsn)
 
 
 HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
