@@ -1,5 +1,7 @@
 """Several code trees at once: an unpacked second tree (scripts/get-tree), a mixed-version
 replication pair and an upgrade, one Galera rolling-upgrade step, and bad trees."""
+import csv
+import json
 import os
 import subprocess
 
@@ -76,3 +78,19 @@ def test_bad_or_missing_second_tree_is_one_error(kewpie, tmp_path, second, expec
               if " ERROR " in line]
     assert len(errors) == 1 and expected in errors[0], errors
     assert "Test execution begins" not in proc.stdout
+
+
+def test_version_against_version_sweep(kewpie, old_tree, tmp_path):
+    spec = tmp_path / "vv.json"
+    spec.write_text(json.dumps({"name": "vv", "workload": "oltp_point_select", "tables": 1,
+                                "table_size": 500, "duration": 1, "warmup": 0, "repeats": 1,
+                                "threads": [1, 2], "basedirs": ["old", "new"]}))
+    out = tmp_path / "out"
+    proc = kewpie.run("--mode=sweep", f"--sweep-file={spec}", f"--sweep-out={out}")
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    header = [l for l in proc.stdout.splitlines() if "threads" in l and "MariaDB" in l]
+    assert header and f"{OLD_VERSION}-MariaDB" in header[0] and "10.11.19-MariaDB" in header[0]
+    with open(out / "results.csv") as fh:
+        versions = {row["version"] for row in csv.DictReader(fh)}
+    assert {v.split("-")[0] for v in versions} == {OLD_VERSION, "10.11.19"}
+    assert os.path.getsize(out / "tps_vs_threads.png") > 0
