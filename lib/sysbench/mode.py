@@ -16,6 +16,7 @@ from lib.servers.option_catalog import load_catalog
 from lib.servers.server import Server
 from lib.servers.requirements import Requirements
 from lib.sysbench.outputs import table, write_all
+from lib.sysbench.interleave import run_interleaved
 from lib.sysbench.regression import compare
 from lib.sysbench.results import ResultsDB
 from lib.sysbench.sweep import SweepSpec, run_sweep
@@ -61,7 +62,8 @@ def run_sweep_mode(env: "RunEnvironment") -> int:
     context = {"machine": {"host": platform.node(), "nproc": os.cpu_count(),
                            "kernel": platform.release()},
                "time": time.strftime("%Y-%m-%dT%H:%M:%S"), "shm": env.workdir.use_shm}
-    sweep = run_sweep(spec, server_for, os.path.join(out_dir, "logs"), context)
+    runner = run_interleaved if len(spec.basedirs) > 1 and spec.variable is None else run_sweep
+    sweep = runner(spec, server_for, os.path.join(out_dir, "logs"), context)
     versions = sorted({r.version for r in sweep.runs})
     sweep.context.update({"versions": versions, "key": context_key(spec, versions),
                           "flavor": env.tree.version.flavor if env.tree and env.tree.version else "",

@@ -3,6 +3,7 @@ replication pair and an upgrade, one Galera rolling-upgrade step, and bad trees.
 import csv
 import json
 import os
+import re
 import subprocess
 
 import pytest
@@ -88,8 +89,10 @@ def test_version_against_version_sweep(kewpie, old_tree, tmp_path):
     out = tmp_path / "out"
     proc = kewpie.run("--mode=sweep", f"--sweep-file={spec}", f"--sweep-out={out}")
     assert proc.returncode == 0, proc.stdout[-3000:]
-    header = [l for l in proc.stdout.splitlines() if "threads" in l and "MariaDB" in l]
+    header = [l for l in proc.stdout.splitlines() if re.search(r"INFO +threads ", l)]
     assert header and f"{OLD_VERSION}-MariaDB" in header[0] and "10.11.19-MariaDB" in header[0]
+    turns = re.findall(r"sweep vv: (\S+) threads=(\d) repeat 1", proc.stdout)
+    assert len(turns) == 4 and turns[0][0] != turns[1][0]  # the trees take turns
     with open(out / "results.csv") as fh:
         versions = {row["version"] for row in csv.DictReader(fh)}
     assert {v.split("-")[0] for v in versions} == {OLD_VERSION, "10.11.19"}

@@ -110,3 +110,10 @@ def test_state_transfer_read_from_the_joiner_log():
     assert state_transfer("WSREP: Proceeding with SST.........\nrsync SST completed on joiner") \
         == "SST"
     assert state_transfer("WSREP: Shifting JOINED -> SYNCED") == "none"
+
+
+def test_trees_take_turns_in_a_version_sweep():
+    from lib.sysbench.interleave import turn_order
+    assert turn_order(["old", "new"], 1) == ["old", "new"]
+    assert turn_order(["old", "new"], 2) == ["new", "old"]
+    assert turn_order(["a", "b", "c"], 3) == ["a", "b", "c"]
