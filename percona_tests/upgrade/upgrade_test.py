@@ -45,6 +45,10 @@ class UpgradeTest(KewpieTestCase):
         server = self.servers[0]
         old_tree = server.tree
         old = server.running_version()
+        for variable in ("basedir", "plugin_dir", "lc_messages_dir", "character_sets_dir"):
+            if old_tree.relocated:  # the unpacked tree's own share files, errmsg and plugins
+                self.assertTrue(server.variable(variable).startswith(old_tree.basedir),
+                                f"{variable} = {server.variable(variable)}")
         self.load_on_old_tree(server)
         counts = row_counts(server, SCHEMAS)
         snapshot = self.snapshot(server, SCHEMAS)
