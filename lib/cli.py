@@ -43,9 +43,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="suite(s) to run; comma list, repeatable (default: main)")
     p.add_argument("--suitepath", action="append", metavar="DIR",
                    help="extra directories holding suites (searched before percona_tests/)")
-    p.add_argument("--basedir", default=default("basedir"),
-                   help="code tree to test: an install prefix, tarball or build dir "
-                        "(default: %(default)s)")
+    p.add_argument("--basedir", action="append", metavar="DIR",
+                   help="code tree to test: an install prefix, tarball, build dir or unpacked "
+                        "packages (default: %s); repeat it for more trees (the first is the "
+                        "one under test; suites pick 'old'/'new' by version)" % default("basedir"))
     p.add_argument("--default-server-type", default=default("default_server_type"),
                    choices=["mysql", "galera"],
                    help="server type for suites that do not name one (default: mysql; with "
@@ -268,9 +269,10 @@ def config_from_args(argv: Sequence[str] | None) -> RunConfig:
     suites = _split(args.suite)
     if not suites and not args.tests and args.default_server_type == "galera":
         suites = ["cluster_basic"]
+    basedirs = list(args.basedir or [default("basedir")])  # the first is the tree under test
     return _debugging_config(args, RunConfig(
         suites=suites, tests=list(args.tests), suitepaths=suitepaths,
-        basedir=args.basedir, default_server_type=args.default_server_type,
+        basedir=basedirs[0], extra_basedirs=basedirs[1:], default_server_type=args.default_server_type,
         workdir=os.path.abspath(args.workdir), use_shm=not args.no_shm,
         start_and_exit=args.start_and_exit, mode=args.mode, force=args.force,
         repeat=args.repeat, test_timeout=args.test_timeout, list_only=args.list,

@@ -61,3 +61,30 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] \
   .venv/bin/pip install -q --disable-pip-version-check -e '.[test]'
   touch "$stamp"
 fi
+
+# A second MariaDB code tree beside the installed one, for the suites that run several
+# (upgrade, replication_mixed, galera_rolling_upgrade) and version-against-version sweeps:
+# the other build bookworm serves (10.11.18 beside the security update 10.11.19), unpacked
+# into trees/<version>/ (git-ignored) by scripts/get-tree.  KEWPIE_SECOND_TREE=VERSION
+# picks another one; KEWPIE_SECOND_TREE=none skips it.
+other_mariadb_version() {
+  local installed
+  installed="$(dpkg-query -W -f='${Version}' mariadb-server-core 2>/dev/null | sed 's/^[0-9]*://; s/-.*//')"
+  apt-cache madison mariadb-server-core 2>/dev/null | awk -F' *[|] *' '{print $2}' \
+    | sed 's/^[0-9]*://; s/-.*//' | grep -vx "$installed" | sort -V | head -1
+}
+second="${KEWPIE_SECOND_TREE:-}"
+if [ -z "$second" ]; then
+  second="$(other_mariadb_version)"
+  if [ -z "$second" ] && [ "$(id -u)" -eq 0 ]; then
+    apt-get update -qq >/dev/null 2>&1 || true
+    second="$(other_mariadb_version)"
+  fi
+fi
+if [ "$second" = none ]; then
+  :
+elif [ -n "$second" ]; then
+  scripts/get-tree "$second"
+else
+  log "WARNING: apt offers no other MariaDB build than the installed one: no second code tree (suites upgrade, replication_mixed, galera_rolling_upgrade need one: scripts/get-tree VERSION)"
+fi

@@ -76,6 +76,8 @@ class RunConfig:
     gendata: str = ""
     start_dirty: bool = False
     mysqld_options: list[str] = field(default_factory=list)
+    extra_basedirs: list[str] = field(default_factory=list)  # --basedir given again
+    trees_dir: str = os.path.join(ROOT, "trees")  # scripts/get-tree's trees (one --basedir)
 
 
 def default(name: str) -> Any:

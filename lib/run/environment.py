@@ -20,7 +20,7 @@ from lib.platform.workdir import MIN_SHM_FREE, Workdir
 from lib.run.config import RunConfig
 from lib.run.setup import check_reachable, log_header, resolve_server_user
 from lib.servers.bootstrap import BootstrapCache
-from lib.servers.codetree import CodeTree, discover
+from lib.servers.codetree import CodeTree
 from lib.servers.galera import GaleraServer
 from lib.servers.galera_cluster import form_galera_set, wait_galera_applied
 from lib.servers.manager import ServerKind, ServerManager, start_replicating_set, wait_replicas_applied
@@ -28,6 +28,7 @@ from lib.servers.server import Server, ServerSettings
 from lib.servers.state import StateFile, stop_recorded
 from lib.servers.options import parse_options
 from lib.servers.wrappers import make_wrapper, valgrind_suppressions
+from lib.servers.trees import TreeSet
 
 SERVER_KINDS: Mapping[str, ServerKind] = MappingProxyType({
     "mysql": ServerKind(Server, start_replicating_set, wait_replicas_applied, spare_datadirs=True),
@@ -59,6 +60,7 @@ class RunEnvironment:
             self.workdir.use_shm = False
         self.managers: list[ServerManager] = []
         self.tree: CodeTree | None = None
+        self.trees = TreeSet([config.basedir, *config.extra_basedirs], config.trees_dir)
         self.keep_servers = False
         self._locked = False
         self.valgrind_supp_files: list[str] = []  # suites' valgrind.supp (set by selection)
@@ -109,8 +111,12 @@ class RunEnvironment:
 
     def discover_tree(self) -> CodeTree:
         """Find the code tree's binaries and log kewpie's header."""
-        self.tree = discover(self.config.basedir)
+        self.tree = self.trees.first
+        for extra in self.config.extra_basedirs:  # a bad second tree: one line, before anything
+            self.trees.tree(extra)
         log_header(self.log, self.config, self.workdir, self.tree, self.server_user)
+        if self.config.extra_basedirs:
+            self.log.info(f"code trees: {self.trees.describe()}")
         return self.tree
 
     # ------------------------------------------------------------------ managers
@@ -178,7 +184,8 @@ class RunEnvironment:
                                   socket_fallback_dir=sock_dir,
                                   wsrep_provider=config.wsrep_provider_path,
                                   wsrep_sst_method=config.wsrep_sst_method,
-                                  cluster_snapshots=config.cluster_snapshots)
+                                  cluster_snapshots=config.cluster_snapshots,
+                                  trees=self.trees)
         cache = BootstrapCache(os.path.realpath(self.workdir.prepare_cache()), tree, self.server_user)
         manager = ServerManager(bot, bot_dir, tree, leaser, cache, settings, SERVER_KINDS,
                                 on_change=self.write_state, disk_dir=disk_dir,

@@ -44,6 +44,7 @@ def select(env: RunEnvironment) -> list[TestSpec]:
         declared.append(("--mysqld", mysqld_requirements(config)))
     check_requirements(declared, env.tree.server, env.workdir.path)  # before any start
     check_debugging(env, specs)  # --rr can record, wrappers installed, --gendata exists
+    check_trees(env, [spec.requirements for spec in specs])
     log.info(f"Found {len(specs)} test(s) for execution")
     return specs
 
@@ -54,6 +55,14 @@ def mysqld_requirements(config: RunConfig) -> Requirements:
     options = parse_options(config.mysqld_options)
     reject_owned(options, "--mysqld")
     return Requirements.declared("mysql", [options])
+def check_trees(env: RunEnvironment, requirements: list[Requirements]) -> None:
+    """Every code tree the tests name ('old', 'new', a version) exists, and the run says
+    which versions they are (CodeTreeError, one line, before any server starts)."""
+    labels = list(dict.fromkeys(label for reqs in requirements for label in reqs.basedirs))
+    resolved = [(label, env.trees.resolve(label)) for label in labels]
+    if resolved:
+        env.log.info("code trees of the selected tests: " + ", ".join(
+            f"{label or 'default'} = {tree.label} ({tree.basedir})" for label, tree in resolved))
 
 
 def apply_shard(config: RunConfig, specs: list[TestSpec],

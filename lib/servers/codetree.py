@@ -31,7 +31,16 @@ TOOL_NAMES: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "xtrabackup": ("xtrabackup",),
     "innobackupex": ("innobackupex",),
     "mbstream": ("mbstream", "xbstream"),
+    "upgrade": ("mariadb-upgrade", "mysql_upgrade"),
 })
+
+# A tree unpacked from distribution packages (``dpkg-deb -x``, ``rpm2cpio``) has the
+# install prefix below it: ``<dir>/usr/sbin/mariadbd``.
+PACKAGE_PREFIXES = ("usr", "usr/local")
+# Where an install prefix keeps the server plugins and the language files (errmsg.sys).
+PLUGIN_SUBDIRS = ("lib/mysql/plugin", "lib64/mysql/plugin", "lib/plugin", "lib/mariadb/plugin")
+MESSAGES_SUBDIRS = ("share/mysql", "share/mariadb", "share")
+SYSTEM_PREFIXES = ("/usr", "/usr/local")
 
 
 VERSION_RE = re.compile(
@@ -94,6 +103,42 @@ class CodeTree:
     tools: dict[str, str] = field(default_factory=dict)
     searched: dict[str, list[str]] = field(default_factory=dict)
     version: ServerVersion | None = None
+    given: str = ""  # the directory as named (an unpacked package tree: above basedir)
+
+    @property
+    def label(self) -> str:
+        """The server version (``10.11.18``), or the basedir when unknown."""
+        return self.version.version if self.version else self.basedir
+
+    @property
+    def relocated(self) -> bool:
+        """True for a tree outside the system prefix (its server must be told where its
+        share files and plugins are: see :meth:`server_path_options`)."""
+        return os.path.realpath(self.basedir) not in SYSTEM_PREFIXES
+
+    def server_path_options(self) -> list[tuple[str, str]]:
+        """``basedir``, ``plugin-dir`` and ``lc-messages-dir`` of a relocated tree (the
+        server then takes its errmsg files, charsets and plugins from the tree, and puts
+        ``<basedir>/bin`` first in the PATH of the wsrep SST scripts); [] for /usr."""
+        if not self.relocated:
+            return []
+        opts = [("basedir", self.basedir)]
+        plugin = _first_dir(self.basedir, PLUGIN_SUBDIRS)
+        if plugin:
+            opts.append(("plugin-dir", plugin))
+        for sub in MESSAGES_SUBDIRS:
+            path = os.path.join(self.basedir, sub)
+            if os.path.isfile(os.path.join(path, "english", "errmsg.sys")):
+                opts.append(("lc-messages-dir", path))
+                break
+        return opts
+
+    def bin_dirs(self) -> list[str]:
+        """The tree's directories of programs (first in PATH for what its server runs)."""
+        if not self.relocated:
+            return []
+        dirs = (os.path.join(self.basedir, sub) for sub in ("bin", "sbin", "scripts"))
+        return [d for d in dirs if os.path.isdir(d)]
 
     @property
     def server(self) -> str:
@@ -130,6 +175,27 @@ class CodeTree:
         return "install-db"
 
 
+def _first_dir(basedir: str, subdirs: tuple[str, ...]) -> str:
+    """The first of basedir's subdirs that exists ('' when none)."""
+    for sub in subdirs:
+        path = os.path.join(basedir, sub)
+        if os.path.isdir(path):
+            return path
+    return ""
+
+
+def install_prefix(directory: str) -> str:
+    """directory itself, or the install prefix inside an unpacked package tree
+    (``trees/10.11.18`` holds ``usr/sbin/mariadbd``: the prefix is ``trees/10.11.18/usr``)."""
+    if find_tool(directory, TOOL_NAMES["server"])[0]:
+        return directory
+    for sub in PACKAGE_PREFIXES:
+        prefix = os.path.join(directory, sub)
+        if os.path.isdir(prefix) and find_tool(prefix, TOOL_NAMES["server"])[0]:
+            return prefix
+    return directory
+
+
 def _search_dirs(basedir: str) -> list[str]:
     dirs = [os.path.join(basedir, sub) if sub else basedir for sub in BIN_SUBDIRS]
     return [d for d in dirs if os.path.isdir(d)]
@@ -160,10 +226,11 @@ def read_server_version(server: str) -> ServerVersion:
 
 def discover(basedir: str, tool_overrides: dict[str, str] | None = None) -> CodeTree:
     """Search basedir for every tool; raise CodeTreeError if there is no server."""
-    basedir = os.path.abspath(os.path.expanduser(basedir))
-    if not os.path.isdir(basedir):
-        raise CodeTreeError(f"--basedir {basedir} is not a directory")
-    tree = CodeTree(basedir=basedir)
+    given = os.path.abspath(os.path.expanduser(basedir))
+    if not os.path.isdir(given):
+        raise CodeTreeError(f"--basedir {given} is not a directory")
+    basedir = install_prefix(given)
+    tree = CodeTree(basedir=basedir, given=given)
     path_dirs = tuple(p for p in os.environ.get("PATH", "").split(os.pathsep) if p)
     for key, names in TOOL_NAMES.items():
         # The server and initializer must come from the code tree itself; the

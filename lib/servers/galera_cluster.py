@@ -162,21 +162,24 @@ class ClusterFormer:
         saved view's node UUIDs, and bots of one workdir already start one
         snapshot on different ports and vardirs).  So workdirs share them.
         """
-        tree = self.manager.tree
+        tree = nodes[0].tree
         parts = [SNAPSHOT_FORMAT, tree.binary_fingerprint(), tree.basedir, self.manager.settings.user or "",
                  os.path.realpath(self.manager.settings.wsrep_provider), repr(group),
                  repr([p for p in reqs.pairs if p[1] in group])]
         for node in nodes:  # the SST method only matters to later joins, not to the datadirs
             parts.append("|".join(o.as_arg() for o in node.user_options
                                   if o.name != "wsrep-sst-method"))
+            if node.tree is not tree:  # a mixed-version cluster
+                parts.append(f"tree {node.tree.binary_fingerprint()} {node.tree.basedir}")
         return hashlib.sha1("\n".join(parts).encode()).hexdigest()[:16]
 
     # ------------------------------------------------------------ cold
     def cold(self, nodes: list[GaleraServer]) -> None:
         """Bootstrap the first node, create the SST user, join the rest by SST."""
         first = nodes[0]
-        template = self.manager.cache.template(bootstrap_subset(first.effective_options()))
-        self.manager.cache.copy_to(template, first.datadir)
+        cache = self.manager.cache_for(first.tree)
+        template = cache.template(bootstrap_subset(first.effective_options()))
+        cache.copy_to(template, first.datadir)
         first.start(new_cluster=True)
         try:
             for host in ("localhost", "127.0.0.1"):  # socket, and TCP as my.cnf's [client] says

@@ -96,6 +96,7 @@ class ServerManager:
         self.baseline: Baseline | None = None
         self.baselines = BaselineTaker()
         self.spares = SpareDatadirs(cache)
+        self.caches: dict[str, BootstrapCache] = {tree.basedir: cache}  # one per code tree
         self.force_reset = False
         # False when no later test can reuse this bot's servers (the run's last test,
         # --start-and-exit, a sweep): no baseline fingerprint, no spare datadirs.
@@ -135,12 +136,16 @@ class ServerManager:
         self.force_reset = False
         servers = []
         started = time.monotonic()
+        trees = [self.tree_for(reqs.basedir_of(i)) for i in range(reqs.count)]
+        if any(t is not self.tree for t in trees):
+            self.log.info("code trees: " + ", ".join(f"s{i} {t.label} ({t.basedir})"
+                                                     for i, t in enumerate(trees)))
         for index, options in enumerate(reqs.servers):
             base = self.disk_dir if reqs.on_disk else self.bot_dir
             vardir = os.path.join(base, f"var_s{index}")
             if os.path.lexists(vardir):
                 self.spares.remove_later(vardir)
-            server = kind.server_class(f"s{index}", index, self.tree, vardir,
+            server = kind.server_class(f"s{index}", index, trees[index], vardir,
                                        self._lease(index), list(options), self.settings,
                                        on_change=self._notify)
             server.restore_pristine = lambda s=server: self.copy_pristine(s)  # 2012 restore_snapshot
@@ -170,9 +175,24 @@ class ServerManager:
                             else [])
         self._notify()
 
+    def tree_for(self, label: str) -> CodeTree:
+        """The code tree a requirement's label names ('' = this manager's tree)."""
+        if not label or self.settings.trees is None:
+            return self.tree
+        tree = self.settings.trees.resolve(label)
+        return self.tree if tree.basedir == self.tree.basedir else tree
+
+    def cache_for(self, tree: CodeTree) -> BootstrapCache:
+        """The bootstrap cache of a code tree (templates of every tree share one directory;
+        their keys differ by the server binary)."""
+        if tree.basedir not in self.caches:
+            self.caches[tree.basedir] = BootstrapCache(self.cache.cache_dir, tree,
+                                                       self.cache.server_user)
+        return self.caches[tree.basedir]
+
     def _template(self, server: Server) -> str:
         """The pristine datadir (bootstrap cache template) for server's options."""
-        return self.cache.template(bootstrap_subset(server.effective_options()))
+        return self.cache_for(server.tree).template(bootstrap_subset(server.effective_options()))
 
     def copy_pristine(self, server: Server) -> None:
         """Create server's vardir and give it a fresh copy of the pristine datadir."""

@@ -21,6 +21,8 @@ class Requirements:
     when the workdir lives in /dev/shm (suites with ``storage = 'disk'``).
     ``network`` is ``'loopback'`` or ``'namespaces'`` (each server in its own
     network namespace, see lib.platform.netns).
+    ``basedirs`` names each server's code tree (``'old'``, ``'new'``, a version, a
+    path: :mod:`lib.servers.trees`); empty: every server runs the tree under test.
     """
 
     server_type: str
@@ -28,20 +30,25 @@ class Requirements:
     pairs: tuple[tuple[int, int], ...] = ()
     on_disk: bool = False
     network: str = "loopback"
+    basedirs: tuple[str, ...] = ()
 
     @classmethod
     def declared(cls, server_type: str, option_lists: Iterable[Sequence[Option]],
                  join_cluster: Iterable[Sequence[int]] = (), on_disk: bool = False,
-                 network: str = "loopback") -> "Requirements":
+                 network: str = "loopback", basedirs: Iterable[str] = ()) -> "Requirements":
         """Requirements from declarations as suites write them (lists become tuples)."""
         return cls(server_type=server_type, servers=tuple(tuple(o) for o in option_lists),
                    pairs=tuple((int(a), int(b)) for a, b in join_cluster), on_disk=on_disk,
-                   network=network)
+                   network=network, basedirs=tuple(basedirs))
 
     @property
     def namespaced(self) -> bool:
         """Each server in its own network namespace."""
         return self.network == "namespaces"
+
+    def basedir_of(self, index: int) -> str:
+        """The code-tree label of server index ('' = the tree under test)."""
+        return self.basedirs[index] if index < len(self.basedirs) else ""
 
     @property
     def count(self) -> int:

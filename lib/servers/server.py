@@ -37,6 +37,7 @@ from lib.servers.lifecycle import await_ready, start_process
 from lib.servers.logs import ErrorLog
 from lib.servers.options import Option, merge, parse_options
 from lib.servers.sql import SqlClient
+from lib.servers.trees import TreeSet
 
 # Names other modules import from here (they moved to the parts above).
 __all__ = ("HOST", "SOCKET_PATH_MAX", "CompatLogger", "Health", "Server", "ServerSettings",
@@ -60,6 +61,7 @@ class ServerSettings:
     launcher: Launcher = field(default_factory=Launcher)
     wrapper: Any = None  # lib.servers.wrappers.ServerWrapper: valgrind, rr, gdb... (None: bare)
     final_options: list[Option] = field(default_factory=list)  # --mysqld: after the suite's
+    trees: TreeSet | None = None  # the run's code trees (restart(basedir=...) resolves here)
 
 
 class Server(Kewpie2012Names):
@@ -145,6 +147,7 @@ class Server(Kewpie2012Names):
                     if o.name == "bind-address" else o for o in opts]
         if self.settings.user is None and os.geteuid() == 0:
             opts.append(Option("user", "root"))
+        opts += [Option(name, value) for name, value in self.tree.server_path_options()]
         return opts
 
     def place_on(self, host: NetHost, network: NetworkControl) -> None:
@@ -179,6 +182,8 @@ class Server(Kewpie2012Names):
         env = dict(self.settings.env)
         env[TAG_NAME] = self.vardir
         env["TMPDIR"] = self.tmpdir
+        if self.tree.bin_dirs():  # a relocated tree's SST scripts and tools come first
+            env["PATH"] = os.pathsep.join([*self.tree.bin_dirs(), env.get("PATH", "")])
         return env
 
     def start_args(self) -> list[str]:
@@ -335,14 +340,46 @@ class Server(Kewpie2012Names):
         finally:
             self.resume()
 
-    def restart(self, options: list[str] | None = None, timeout: float | None = None) -> None:
-        """Stop and start again; with options, replace the suite's options first."""
+    def restart(self, options: list[str] | None = None, timeout: float | None = None,
+                basedir: "str | CodeTree | None" = None) -> None:
+        """Stop and start again; with options, replace the suite's options first; with
+        basedir (a tree label such as 'new', a version, a path, or a CodeTree), start
+        on that code tree, keeping the datadir (an upgrade or a downgrade)."""
         from lib.servers.option_safety import check_restart_options  # before the server stops
         check_restart_options(self, options)
+        tree = self.resolve_tree(basedir) if basedir is not None else None
         self.stop()
         if options is not None:
             self.user_options = parse_options(options)
+        if tree is not None:
+            self.use_tree(tree)
         self.start(timeout=timeout)
+
+    def resolve_tree(self, basedir: "str | CodeTree") -> CodeTree:
+        """The code tree basedir names (through the run's trees; a CodeTree as is)."""
+        if isinstance(basedir, CodeTree):
+            return basedir
+        trees = self.settings.trees or TreeSet([self.tree.given or self.tree.basedir])
+        return trees.resolve(basedir)
+
+    def use_tree(self, tree: CodeTree) -> None:
+        """Run on tree from the next start on (the server must be stopped)."""
+        if self.is_alive():
+            raise ServerStartError(f"stop {self.name} before switching it to {tree.basedir}")
+        if tree is not self.tree:
+            self.log.info(f"{self.name}: code tree {self.tree.label} -> {tree.label} "
+                          f"({tree.basedir})")
+        self.tree = tree
+
+    def upgrade(self, force: bool = False, timeout: float = 300.0) -> str:
+        """Run the code tree's mariadb-upgrade (mysql_upgrade) against this running
+        server; its output (ServerError with it when it fails)."""
+        from lib.servers.upgrade import run_upgrade
+        return run_upgrade(self, force=force, timeout=timeout)
+
+    def running_version(self) -> str:
+        """The running server's ``SELECT VERSION()``."""
+        return str(self.execute("SELECT VERSION()")[0][0])
 
     def __enter__(self) -> "Server":
         self.start()

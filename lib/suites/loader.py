@@ -44,6 +44,7 @@ class SuiteConfig:
     combinations: tuple[Combination, ...] = ()
     disabled: dict[str, str] = field(default_factory=dict)  # test module name -> reason
     suppressions: tuple[str, ...] = ()  # error-log regexes that do not fail a test
+    server_basedirs: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -185,6 +186,8 @@ def load_suite_config(name: str, path: str) -> SuiteConfig:
                                              len(config.server_requirements), where)
     config.suppressions = validate_suppressions(ns.get("suppressions", ()), where)
     config.disabled = read_disabled(path)
+    config.server_basedirs = validate_basedirs(ns.get("server_basedirs"),
+                                               len(config.server_requirements), where)
     return config
 
 
@@ -201,6 +204,21 @@ def validate_suppressions(value: Any, where: str) -> tuple[str, ...]:
             raise SuiteError(f"{where}: suppression {item!r} is not a regular expression: "
                              f"{exc}") from None
     return tuple(value)
+
+
+def validate_basedirs(value: Any, count: int, where: str) -> list[str]:
+    """server_basedirs: one code-tree label per server (``['old', 'new']``), or one
+    label for all; [] when not given (every server runs the tree under test)."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value] * count
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value) \
+            or len(value) != count:
+        raise SuiteError(f"{where}: server_basedirs must be a list of {count} code-tree "
+                         f"labels ('old', 'new', 'default', a version or a path), one per "
+                         f"server of server_requirements")
+    return list(value)
 
 
 def find_suite(name: str, suitepaths: list[str]) -> str:
@@ -268,8 +286,13 @@ def requirements_for(suite: SuiteConfig, module: ModuleType, default_type: str,
     legacy = kewpie2012_options(module)  # kewpie 2012's server defaults, for its tests
     if legacy:
         reqs = [merge(legacy, opts) for opts in reqs]
+    basedirs = suite.server_basedirs
+    if getattr(module, "server_basedirs", None) is not None:
+        basedirs = validate_basedirs(module.server_basedirs, len(reqs), where)
+    elif len(basedirs) != len(reqs):
+        basedirs = []  # the module declared other servers: they run the tree under test
     return Requirements.declared(server_type, reqs, pairs, on_disk=suite.storage == "disk",
-                                 network=suite.network)
+                                 network=suite.network, basedirs=basedirs)
 
 
 def _matches(test_names: list[str], suite: str, filename: str) -> bool:
@@ -348,8 +371,7 @@ def with_combination(reqs: Requirements, combination: Combination | None) -> Req
     if combination is None:
         return reqs
     servers = combination.apply([list(opts) for opts in reqs.servers])
-    return Requirements.declared(reqs.server_type, servers, reqs.pairs, on_disk=reqs.on_disk,
-                                 network=reqs.network)
+    return replace(reqs, servers=tuple(tuple(opts) for opts in servers))
 
 
 def declared_in(spec: TestSpec) -> str:
@@ -367,4 +389,5 @@ def suite_requirements(suite_name: str, suitepaths: list[str], default_type: str
     server_type = suite.server_type or default_type
     return Requirements.declared(server_type, suite.server_requirements,
                                  suite.server_requests.get("join_cluster", []),
-                                 on_disk=suite.storage == "disk", network=suite.network)
+                                 on_disk=suite.storage == "disk", network=suite.network,
+                                 basedirs=suite.server_basedirs)

@@ -8,7 +8,6 @@ import platform
 import time
 from typing import TYPE_CHECKING
 
-from lib.servers.codetree import discover
 from lib.errors import EXIT_OK, EXIT_TEST_FAILED, UsageError
 from lib.platform.logsetup import get_logger
 from lib.servers.option_safety import check_server_options
@@ -17,6 +16,7 @@ from lib.servers.option_catalog import load_catalog
 from lib.servers.server import Server
 from lib.servers.requirements import Requirements
 from lib.sysbench.outputs import table, write_all
+from lib.sysbench.interleave import run_interleaved
 from lib.sysbench.regression import compare
 from lib.sysbench.results import ResultsDB
 from lib.sysbench.sweep import SweepSpec, run_sweep
@@ -48,7 +48,7 @@ def run_sweep_mode(env: "RunEnvironment") -> int:
             if server.server_options != [o.as_arg() for o in parse_options(options)]:
                 server.restart(options)
             return server
-        tree = env.tree if key == config.basedir else discover(key)
+        tree = env.tree if key == config.basedir else env.trees.resolve(key)  # 'old', a path
         parsed = tuple(parse_options(options))
         check_server_options(parsed, load_catalog(tree.server, env.workdir.path),
                              where=f"{config.sweep_file}: server options")
@@ -62,7 +62,8 @@ def run_sweep_mode(env: "RunEnvironment") -> int:
     context = {"machine": {"host": platform.node(), "nproc": os.cpu_count(),
                            "kernel": platform.release()},
                "time": time.strftime("%Y-%m-%dT%H:%M:%S"), "shm": env.workdir.use_shm}
-    sweep = run_sweep(spec, server_for, os.path.join(out_dir, "logs"), context)
+    runner = run_interleaved if len(spec.basedirs) > 1 and spec.variable is None else run_sweep
+    sweep = runner(spec, server_for, os.path.join(out_dir, "logs"), context)
     versions = sorted({r.version for r in sweep.runs})
     sweep.context.update({"versions": versions, "key": context_key(spec, versions),
                           "flavor": env.tree.version.flavor if env.tree and env.tree.version else "",

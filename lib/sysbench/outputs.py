@@ -16,6 +16,7 @@ def table(sweep: SweepResult) -> str:
     threads = sorted({t for _, _, t in combos})
     name = sweep.spec.variable or "default"
     heads = [f"{val}" if len({v for v, _ in columns}) == 1 else f"{v} {val}" for v, val in columns]
+    heads = [h.removesuffix(" None") for h in heads]  # versions against versions, no variable
     width = max([12, *(len(h) + 2 for h in heads)])
     lines = [f"{sweep.spec.workload}: median tps, {sweep.spec.repeats} repeat(s) of "
              f"{sweep.spec.duration:g}s ({name} across)",
