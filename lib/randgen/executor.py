@@ -41,7 +41,8 @@ from lib.randgen.generator import (BlockFactory, GenContext, Generator, NativeBl
                                    compile_blocks, derive_seed, pid_for_thread)
 from lib.randgen.grammar import Grammar
 from lib.randgen.metadata import MetadataCache, load_metadata
-from lib.randgen.result import (EXIT_CODES, STATUS_ENVIRONMENT_ERROR, STATUS_GRAMMAR_ERROR,
+from lib.randgen.result import (EXIT_CODES, STATUS_ENVIRONMENT_ERROR, STATUS_FAILURE,
+                                STATUS_GRAMMAR_ERROR,
                                 STATUS_OK, STATUS_SERVER_LOST, RandgenResult, ThreadStats)
 
 RANDGEN_HOME = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
@@ -98,9 +99,19 @@ class RandgenRun:
 
     def __init__(self, options: RandgenOptions, conn: ConnectionSpec, log_path: str | None = None,
                  alive: Callable[[], bool] | None = None, base_dir: str = RANDGEN_HOME,
-                 echo: bool = False) -> None:
+                 echo: bool = False, server: Any = None,
+                 compare: list[ConnectionSpec] | None = None) -> None:
         self.opts = options
         self.conn = conn
+        self.server = server          # a kewpie server (reporters: error log, restarts)
+        self.compare = list(compare or [])
+        self.validators: list[str] = []
+        self.reporters: list[str] = []
+        self._exit_override: int | None = None
+        self._diff_lock = threading.Lock()
+        self._generators: list[Generator] = []
+        self._deadlock: Any = None
+        self._log_mark = 0
         self.alive = alive
         self.base_dir = base_dir
         self.log = RunLog(log_path, echo)
@@ -116,6 +127,7 @@ class RandgenRun:
         self._cache: MetadataCache | None = None
         self._refresh_wanted = threading.Event()
         self._refresher: threading.Thread | None = None
+        self._version = ""
 
     # ------------------------------------------------------------ public
     def run(self) -> RandgenResult:
@@ -131,13 +143,22 @@ class RandgenRun:
         admin = None
         generators: list[Generator] = []
         try:
+            self._plugins()
             grammar = self._load_grammar() if opts.tool == "gentest" else None
             admin = self.conn.connect(database="")
             self._use_schema(admin)
             if (opts.gendata or opts.gendata_simple) and not opts.start_dirty:
                 self._gendata(admin)
+                for other in self.compare:
+                    other_admin = other.connect(database="")
+                    try:
+                        self._use_schema(other_admin, other)
+                        self._gendata(other_admin, other)
+                    finally:
+                        _close_quietly(other_admin)
             if grammar is not None:
                 generators = self._load(grammar, admin)
+                self._generators = generators
         except GrammarError as exc:
             self._fail(STATUS_GRAMMAR_ERROR, str(exc))
         except (RandgenEnvironmentError, GendataError) as exc:
@@ -146,6 +167,10 @@ class RandgenRun:
                        f"the server process is gone: {exc}" if gone else str(exc))
         except _ServerLost as exc:
             self._fail(STATUS_SERVER_LOST, str(exc))
+        except (pymysql.MySQLError, OSError) as exc:
+            self._fail(STATUS_ENVIRONMENT_ERROR, f"setting up the run failed: {_msg(exc)}")
+        except Exception as exc:  # an engine bug must not end the run without a reason
+            self._fail(STATUS_GRAMMAR_ERROR, engine_fault([opts.grammar or opts.gendata or ""], exc))
         try:
             if res.status == STATUS_OK and generators:
                 self._run_threads(generators)
@@ -162,13 +187,90 @@ class RandgenRun:
                 admin.close()
             except pymysql.MySQLError:
                 pass
-        res.exit_code = EXIT_CODES[res.status]
+        self._after_run()
+        res.exit_code = self._exit_override if res.status == STATUS_FAILURE and \
+            self._exit_override else EXIT_CODES[res.status]
         if self._cache is not None:
             res.metadata_refreshes = self._cache.refreshes
         self._report()
         self.log.close()
         res.output = self.log.text()
         return res
+
+    # ------------------------------------------------------------ validators, reporters
+    def _plugins(self) -> None:
+        from lib.randgen import reporters, validators
+        from lib.randgen.connection import parse_dsn
+        opts = self.opts
+        self.validators, unknown_v = validators.normalise_names(opts.validators)
+        self.reporters, unknown_r = reporters.normalise_names(opts.reporters)
+        for name in unknown_v + unknown_r:
+            self.log.write(f"validator/reporter not in the built-in engine, ignored: {name}",
+                           "WARNING")
+            self.result.notes.append(f"not in the built-in engine, ignored: {name}")
+        for dsn in opts.compare_dsns:
+            other = parse_dsn(dsn)
+            self.compare.append(other if other.database else
+                                other.with_database(self.conn.database or "test"))
+        if "ResultsetComparator" in self.validators and not self.compare:
+            raise RandgenEnvironmentError("ResultsetComparator needs a second server to compare "
+                                          "with (--dsn2=..., or compare=[server] in a test)")
+        if self.compare and "ResultsetComparator" not in self.validators:
+            self.validators.insert(0, "ResultsetComparator")  # randgen compares when given 2 DSNs
+        needs_server = [r for r in self.reporters if r in ("Shutdown", "Recovery")]
+        if needs_server and self.server is None:
+            self.log.write(f"reporters {', '.join(needs_server)} need a kewpie server (not just a "
+                           f"DSN): skipped", "WARNING")
+            self.reporters = [r for r in self.reporters if r not in needs_server]
+        if self.server is not None:
+            try:
+                self._log_mark = self.server.error_log_size()
+            except (OSError, AttributeError):
+                self._log_mark = 0
+        if "Deadlock" in self.reporters:
+            self._deadlock = reporters.DeadlockWatch(self.conn, opts.deadlock_timeout, opts.threads)
+        if self.validators or self.reporters:
+            self.log.write(f"validators: {', '.join(self.validators) or '-'}"
+                           + (f" (transformers: {', '.join(opts.transformers) or 'all'})"
+                              if "Transformer" in self.validators else "")
+                           + f"; reporters: {', '.join(self.reporters) or '-'}"
+                           + (f"; comparing with {', '.join(c.describe() for c in self.compare)}"
+                              if self.compare else ""))
+
+    def _record_difference(self, diff: Any, stop: bool) -> None:
+        res = self.result
+        with self._diff_lock:
+            res.difference_count += 1
+            if len(res.differences) < 50:
+                res.differences.append(diff.to_json())
+            if res.difference_count <= 20:
+                self.log.write(diff.summary(), "ERROR")
+        if stop:
+            self._fail(STATUS_FAILURE, f"{diff.validator}: the servers diverged on a statement "
+                                       f"that changes data: {diff.query[:300]}")
+
+    def _after_run(self) -> None:
+        from lib.randgen import reporters
+        res = self.result
+        if res.status == STATUS_OK and res.difference_count:
+            first = res.differences[0]
+            self._fail(STATUS_FAILURE, f"{res.difference_count} validator difference(s); first: "
+                                       f"{first['validator']} on {first['query'][:300]}")
+        if res.status == STATUS_SERVER_LOST and self.server is not None and \
+                {"Backtrace", "ErrorLog"} & set(self.reporters):
+            report = reporters.crash_report(self.server, self._log_mark)
+            res.reports.append(report)
+            self.log.write(report, "ERROR")
+        for name in ("Shutdown", "Recovery"):
+            if name in self.reporters and res.status == STATUS_OK and self.server is not None:
+                passed, report = reporters.restart_and_check(
+                    self.server, self.conn, name == "Recovery",
+                    lambda line: self.log.write(line))
+                res.reports.append(report)
+                self.log.write(report, "INFO" if passed else "ERROR")
+                if not passed:
+                    self._exit_override = reporters.EXIT_RECOVERY_FAILURE
+                    self._fail(STATUS_FAILURE, report.splitlines()[0])
 
     # ------------------------------------------------------------ setup
     def _load_grammar(self) -> Grammar:
@@ -181,8 +283,8 @@ class RandgenRun:
             self.result.warnings.append(w)
         return grammar
 
-    def _use_schema(self, admin: Any) -> None:
-        db = self.conn.database
+    def _use_schema(self, admin: Any, conn: ConnectionSpec | None = None) -> None:
+        db = (conn or self.conn).database
         if not db:
             return
         try:
@@ -191,7 +293,7 @@ class RandgenRun:
         except pymysql.MySQLError as exc:
             raise RandgenEnvironmentError(f"cannot use schema {db!r}: {exc}") from exc
 
-    def _gendata(self, admin: Any) -> None:
+    def _gendata(self, admin: Any, target: ConnectionSpec | None = None) -> None:
         from lib.randgen.gendata import GendataOptions, GendataPlan, read_spec
         from lib.randgen.gendata_simple import SimpleGendata
         opts = self.opts
@@ -205,7 +307,8 @@ class RandgenRun:
                 views=opts.views, notnull=opts.notnull,
                 short_column_names=opts.short_column_names, strict_fields=opts.strict_fields,
                 varchar_length=opts.varchar_length, max_rows=opts.max_rows), self.conn.database)
-            self.log.write(f"gendata: {opts.gendata}: {len(plan.tables)} table(s) x "
+            self.log.write(f"gendata{' on ' + target.describe() if target else ''}: "
+                           f"{opts.gendata}: {len(plan.tables)} table(s) x "
                            f"{len(plan.schemas)} schema(s), {len(plan.fields)} field(s)")
         else:
             plan = SimpleGendata(opts.rows, opts.engine or "", opts.views, opts.notnull,
@@ -229,7 +332,9 @@ class RandgenRun:
                     if res.gendata_errors[code] == 1:
                         self.log.write(f"gendata: error {code} ({_msg(exc)}) in: {sql[:MAX_SAMPLE]}",
                                        "WARNING")
-        self._use_schema(admin)
+        self._use_schema(admin, target)
+        if target is not None:
+            return
         res.gendata_seconds = time.monotonic() - t0
         self.log.write(f"gendata: {res.gendata_statements} statements in "
                        f"{res.gendata_seconds:.2f}s, errors: "
@@ -243,10 +348,11 @@ class RandgenRun:
         self._cache = MetadataCache(md, opts.metadata_refresh)
         user, tmpdir = "root@localhost", "/tmp"
         with admin.cursor() as cur:
-            cur.execute("SELECT CURRENT_USER(), @@secure_file_priv, @@tmpdir")
+            cur.execute("SELECT CURRENT_USER(), @@secure_file_priv, @@tmpdir, VERSION()")
             row = cur.fetchone()
             if row:
                 user, tmpdir = row[0], (row[1] or row[2] or "/tmp").rstrip("/") or "/"
+                self._version = str(row[3] or "")
         ctx = GenContext(self._cache, opts.threads, self.base_dir, tmpdir, user, opts.varchar_length)
         factory = self._block_factory(grammar)
         self.result.threads = opts.threads
@@ -267,7 +373,7 @@ class RandgenRun:
         if mode == "native":
             raise PerlBlockError(f"outside the native Perl subset ({why})", first.path,
                                  first.line, first.text)
-        from lib.randgen.perl_coprocess import PerlCoprocess, find_perl
+        from lib.randgen.perl_coprocess import PerlCoprocess, find_perl, perl_dsn
         perl = find_perl()
         if perl is None:
             raise PerlBlockError(f"outside the native Perl subset ({why}) and no perl (with "
@@ -279,8 +385,10 @@ class RandgenRun:
         assert cache is not None
         seed = self.opts.seed
         vlen = self.opts.varchar_length
+        dsn, version = perl_dsn(self.conn), self._version
         return lambda tid, prng: PerlCoprocess(perl, derive_seed(seed, "perl", tid), tid,
-                                               pid_for_thread(tid), cache.current, vlen)
+                                               pid_for_thread(tid), cache.current, vlen,
+                                               dsn=dsn, version=version)
 
     # ------------------------------------------------------------ threads
     def _run_threads(self, generators: list[Generator]) -> None:
@@ -331,10 +439,25 @@ class RandgenRun:
                     self._killed.add((conn_id, started))
                     self._kill_query(conn_id, f"thread {tid}: statement running "
                                               f"{now - started:.1f}s")
+            if self._deadlock is not None and not self._stop.is_set():
+                found = self._deadlock.check(
+                    lambda: {g.connection_id for g in self._generators})
+                if found is not None:
+                    self._deadlocked(*found)
             if kill_at is not None and now > kill_at + 30:
                 self.log.write("threads still busy 30s after KILL QUERY; giving up on them",
                                "WARNING")
                 break
+
+    def _deadlocked(self, evidence: str, stuck: list[int]) -> None:
+        from lib.randgen.reporters import EXIT_DEADLOCKED
+        self.result.reports.append(evidence)
+        self.log.write(evidence, "ERROR")
+        self._exit_override = EXIT_DEADLOCKED
+        self._fail(STATUS_FAILURE, evidence.splitlines()[0])
+        for conn_id in stuck:  # let the run end; the evidence is taken
+            self._killed.add((conn_id, -1.0))
+            self._kill_query(conn_id, "Deadlock reporter: stuck statement")
 
     def _kill_query(self, conn_id: int, why: str) -> None:
         self.log.write(f"KILL QUERY {conn_id} ({why})", "WARNING")
@@ -362,9 +485,26 @@ class RandgenRun:
         opts = self.opts
         init = gen.grammar.has_init(gen.thread_id)
         cur = conn.cursor()
+        others: list[Any] = []
+        checker = None
+        if self.validators:
+            from lib.randgen.validators import Validators
+            try:
+                others = [c.connect() for c in self.compare]
+            except RandgenEnvironmentError as exc:
+                self._fail(STATUS_ENVIRONMENT_ERROR, f"thread {gen.thread_id} cannot connect to "
+                                                     f"a server to compare with: {exc}")
+                _close_quietly(conn)
+                return
+            checker = Validators(self.validators, opts.transformers,
+                                 [(c.describe(), o.cursor()) for c, o in zip(self.compare, others)],
+                                 gen.thread_id, self._record_difference)
         try:
             while not self._stop.is_set():
                 if st.sentences >= opts.queries or time.monotonic() >= self._deadline:
+                    break
+                if not init and not gen.grammar.runs_thread(gen.thread_id):
+                    self._idle_thread(gen)
                     break
                 try:
                     statements = gen.next_statements()
@@ -374,6 +514,9 @@ class RandgenRun:
                 except RandgenError as exc:
                     self._fail(STATUS_ENVIRONMENT_ERROR, str(exc))
                     break
+                except Exception as exc:  # an engine bug must not end the run without a reason
+                    self._fail(STATUS_GRAMMAR_ERROR, engine_fault(gen.grammar.files, exc))
+                    break
                 if init:
                     init = False
                 else:
@@ -381,7 +524,7 @@ class RandgenRun:
                 for sql in statements:
                     if self._stop.is_set():
                         break
-                    outcome = self._execute(gen, st, cur, sql)
+                    outcome = self._execute(gen, st, cur, sql, checker)
                     if outcome == "lost":
                         _close_quietly(conn)
                         conn = self._reconnect(gen, st)
@@ -394,8 +537,19 @@ class RandgenRun:
                     break
         finally:
             _close_quietly(conn)
+            for other in others:
+                _close_quietly(other)
 
-    def _execute(self, gen: Generator, st: ThreadStats, cur: Any, sql: str) -> str:
+    def _idle_thread(self, gen: Generator) -> None:
+        note = (f"thread {gen.thread_id} has no rule to run (no thread{gen.thread_id} and no "
+                f"query rule in the grammar): it stays idle")
+        self.log.write(note, "WARNING")
+        with self._fatal_lock:
+            if note not in self.result.warnings:
+                self.result.warnings.append(note)
+
+    def _execute(self, gen: Generator, st: ThreadStats, cur: Any, sql: str,
+                 checker: Any = None) -> str:
         tid = gen.thread_id
         started = time.monotonic()
         self._current[tid] = (started, gen.connection_id)
@@ -403,6 +557,8 @@ class RandgenRun:
             self._first_statement.set()
             self.result.first_statement_at = time.time()
         st.statements += 1
+        if checker is not None:
+            return self._execute_checked(gen, st, cur, sql, checker)
         try:
             cur.execute(sql)
             if cur.description:
@@ -429,6 +585,35 @@ class RandgenRun:
             return "error"
         finally:
             self._current[tid] = None
+
+    def _execute_checked(self, gen: Generator, st: ThreadStats, cur: Any, sql: str,
+                         checker: Any) -> str:
+        """Run a statement keeping its result, then let the validators judge it."""
+        from lib.randgen.validators import run_statement
+        tid = gen.thread_id
+        try:
+            first = run_statement(cur, sql, self.conn.describe())
+        finally:
+            self._current[tid] = None
+        if self.opts.sqltrace:
+            err = f"/* error {first.error}: {first.message} */ " if first.error else ""
+            self.log.write(f"[{tid}] {err}{sql};", keep=False)
+        if first.error:
+            code = first.error
+            st.errors[code] = st.errors.get(code, 0) + 1
+            if code not in self.result.error_samples:
+                self.result.error_samples[code] = f"{first.message} [sql: {sql[:MAX_SAMPLE]}]"
+            if code in LOST_CONNECTION_CODES or code == 2014:
+                return "lost"
+        else:
+            st.ok += 1
+            if self._cache is not None and _DDL_RE.match(sql):
+                self._refresh_wanted.set()
+        try:
+            checker.check(cur, sql, first)
+        except pymysql.MySQLError as exc:
+            self.log.write(f"[{tid}] a validator's statement failed: {_msg(exc)}", "WARNING")
+        return "error" if first.error else "ok"
 
     def _reconnect(self, gen: Generator, st: ThreadStats) -> Any:
         deadline = time.monotonic() + RECONNECT_TIMEOUT
@@ -521,6 +706,16 @@ class RandgenRun:
                        f"errors: {res.error_profile()}")
         self.log.write(f"status: {res.status}" + (f" ({res.reason})" if res.reason else "")
                        + f", exit code {res.exit_code}")
+
+
+def engine_fault(files: list[str], exc: BaseException) -> str:
+    """``file: ...`` for an unexpected exception of the engine (with where it was raised)."""
+    import traceback
+    frames = traceback.extract_tb(exc.__traceback__)
+    at = f" at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno}" if frames else ""
+    where = ", ".join(f for f in files if f) or "<grammar>"
+    return (f"{where}: the randgen engine failed ({type(exc).__name__}: {exc}{at}); "
+            f"please report it with this grammar")
 
 
 def _msg(exc: BaseException) -> str:
