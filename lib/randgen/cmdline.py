@@ -38,7 +38,7 @@ VALUE_OPTIONS = frozenset({
     "grammar", "redefine", "queries", "threads", "duration", "seed", "dsn", "engine", "rows",
     "varchar-length", "spec", "querytimeout", "max-rows", "perl-blocks", "schema",
     "metadata-refresh", "validators", "validator", "reporters", "reporter", "transformers",
-    "transformer", "dsn1", "dsn2", "dsn3", "deadlock-timeout",
+    "transformer", "dsn1", "dsn2", "dsn3", "deadlock-timeout", "processes",
 })
 OPTIONAL_VALUE_OPTIONS = frozenset({"gendata", "views", "sqltrace"})
 FLAG_OPTIONS = frozenset({"notnull", "short_column_names", "strict_fields", "debug", "start-dirty",
@@ -82,6 +82,7 @@ class RandgenOptions:
     reporters: list[str] = field(default_factory=list)     # Deadlock, Backtrace, Shutdown...
     compare_dsns: list[str] = field(default_factory=list)  # --dsn2, --dsn3: servers to compare
     deadlock_timeout: float = 600.0       # Deadlock reporter: seconds a statement may run
+    processes: int = 0                    # kewpie: worker processes (0: one per CPU, <= threads)
     ignored: list[str] = field(default_factory=list)
     args: list[str] = field(default_factory=list)
 
@@ -201,6 +202,8 @@ def _set_value(opts: RandgenOptions, key: str, value: str) -> None:
         opts.dsn = opts.dsn or value
     elif key in ("dsn2", "dsn3"):
         opts.compare_dsns.append(value)
+    elif key == "processes":
+        opts.processes = max(0, _int(key, value))
     elif key == "deadlock-timeout":
         try:
             opts.deadlock_timeout = float(value)

@@ -100,8 +100,12 @@ class RandgenRun:
     def __init__(self, options: RandgenOptions, conn: ConnectionSpec, log_path: str | None = None,
                  alive: Callable[[], bool] | None = None, base_dir: str = RANDGEN_HOME,
                  echo: bool = False, server: Any = None,
-                 compare: list[ConnectionSpec] | None = None) -> None:
+                 compare: list[ConnectionSpec] | None = None,
+                 thread_ids: list[int] | None = None, deadline_wall: float | None = None) -> None:
         self.opts = options
+        self.thread_ids = thread_ids      # a worker process: only these threads
+        self.deadline_wall = deadline_wall
+        self._workers: list[Any] = []
         self.conn = conn
         self.server = server          # a kewpie server (reporters: error log, restarts)
         self.compare = list(compare or [])
@@ -358,7 +362,34 @@ class RandgenRun:
         self.result.threads = opts.threads
         self.log.write(f"metadata: {md.table_count()} table(s) in {len(md.schemas())} schema(s); "
                        f"default schema {md.default_schema}")
-        return [Generator(grammar, t, opts.seed, ctx, factory) for t in range(1, opts.threads + 1)]
+        return [Generator(grammar, t, opts.seed, ctx, factory) for t in self._local_threads()]
+
+    def _local_threads(self) -> list[int]:
+        """The threads this process runs (the others go to worker processes)."""
+        if self.thread_ids is not None:
+            return list(self.thread_ids)
+        from lib.randgen.workers import process_count, thread_groups
+        return thread_groups(self.opts.threads,
+                             process_count(self.opts.threads, self.opts.processes))[0]
+
+    def stop(self) -> None:
+        """Stop the run's threads (a worker told to stop by its main process)."""
+        self._stop.set()
+
+    def _start_workers(self) -> None:
+        from lib.randgen.workers import Worker, process_count, thread_groups
+        opts = self.opts
+        groups = thread_groups(opts.threads, process_count(opts.threads, opts.processes))[1:]
+        if not groups:
+            return
+        deadline = time.time() + opts.duration
+        for n, ids in enumerate(groups, start=1):
+            log = f"{self.log.path}.worker{n}" if self.log.path else None
+            self._workers.append(Worker(opts, self.conn, self.compare, self.base_dir, ids,
+                                        deadline, log, []))
+        self.log.write(f"threads {', '.join(str(g) for g in groups)} run in "
+                       f"{len(groups)} worker process(es)"
+                       + (f"; their logs: {self.log.path}.workerN" if self.log.path else ""))
 
     def _block_factory(self, grammar: Grammar) -> BlockFactory | None:
         blocks = grammar.perl_blocks()
@@ -397,18 +428,24 @@ class RandgenRun:
         res.per_thread = stats
         t0 = time.monotonic()
         self._deadline = t0 + self.opts.duration
+        if self.deadline_wall is not None:
+            self._deadline = t0 + max(0.0, self.deadline_wall - time.time())
         if self._cache is not None:
             self._start_refresher()
+        if self.thread_ids is None and self.opts.threads > len(generators):
+            self._start_workers()
         threads = [threading.Thread(target=self._worker, args=(g, st), daemon=True,
                                     name=f"randgen-{g.thread_id}")
                    for g, st in zip(generators, stats)]
         for t in threads:
             t.start()
         self._watch(threads)
+        self._collect_workers()
         res.duration = time.monotonic() - t0
         for g, st in zip(generators, stats):
             st.runaways = g.runaways
             res.warnings.extend(w for w in g.warnings if w not in res.warnings)
+        stats = res.per_thread = sorted(res.per_thread, key=lambda st: st.thread_id)
         res.sentences = sum(s.sentences for s in stats)
         res.statements = sum(s.statements for s in stats)
         res.ok_statements = sum(s.ok for s in stats)
@@ -418,10 +455,26 @@ class RandgenRun:
             for code, n in s.errors.items():
                 res.errors[code] = res.errors.get(code, 0) + n
 
+    def _collect_workers(self) -> None:
+        from lib.randgen.workers import merge
+        for worker in self._workers:
+            why = merge(self.result, worker.finish(STOP_GRACE + 40), worker.thread_ids)
+            if why:
+                status = why.split(":", 1)[0]
+                self._fail(status if status in EXIT_CODES else STATUS_ENVIRONMENT_ERROR,
+                           f"threads {worker.thread_ids}: {why}")
+
     def _watch(self, threads: list[threading.Thread]) -> None:
         timeout = self.opts.querytimeout
         kill_at: float | None = None
-        while any(t.is_alive() for t in threads):
+        stopped_workers = False
+        while any(t.is_alive() for t in threads) or any(w.alive() for w in self._workers):
+            if self._stop.is_set() and not stopped_workers:
+                stopped_workers = True
+                for w in self._workers:
+                    w.stop()
+            if not any(t.is_alive() for t in threads):
+                time.sleep(0.05)
             for t in threads:
                 t.join(timeout=0.05)
             now = time.monotonic()
@@ -441,7 +494,7 @@ class RandgenRun:
                                               f"{now - started:.1f}s")
             if self._deadlock is not None and not self._stop.is_set():
                 found = self._deadlock.check(
-                    lambda: {g.connection_id for g in self._generators})
+                    lambda: None if self._workers else {g.connection_id for g in self._generators})
                 if found is not None:
                     self._deadlocked(*found)
             if kill_at is not None and now > kill_at + 30:

@@ -81,8 +81,12 @@ class DeadlockWatch:
         self.interval = interval
         self._next = 0.0
 
-    def check(self, own_ids: Callable[[], set[int]]) -> tuple[str, list[int]] | None:
-        """None, or (evidence, stuck connection ids) when the server looks deadlocked."""
+    def check(self, own_ids: Callable[[], set[int] | None]) -> tuple[str, list[int]] | None:
+        """None, or (evidence, stuck connection ids) when the server looks deadlocked.
+
+        own_ids gives the run's connection ids (None: any connection of the
+        run's user and schema, when worker processes hold some of them).
+        """
         now = time.monotonic()
         if now < self._next:
             return None
@@ -98,9 +102,10 @@ class DeadlockWatch:
                 plist = list(cur.fetchall())
                 names = [d[0] for d in cur.description]
                 ids = own_ids()
+                db = self.conn.database
                 stalled = [r for r in plist
-                           if r[0] in ids and r[7] and str(r[4]) == "Query" and
-                           float(r[5] or 0) >= self.timeout]
+                           if (r[0] in ids if ids is not None else str(r[3]) == db) and r[7]
+                           and str(r[4]) == "Query" and float(r[5] or 0) >= self.timeout]
                 if len(stalled) < self.need:
                     return None
                 evidence = [f"Deadlock: {len(stalled)} statement(s) of the run running for "
