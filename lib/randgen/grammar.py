@@ -172,7 +172,9 @@ class Grammar:
             rule.finish()
         if not any(START_RULE_RE.match(n) and not n.endswith("_init") for n in rules):
             where = ", ".join(self.files) or "<string>"
-            raise GrammarError(f"grammar has no 'query' (or 'threadN') rule: {where}")
+            raise GrammarError(f"grammar has no 'query' (or 'threadN') rule: {where} (a file "
+                               f"that only redefines rules goes with --redefine after its "
+                               f"base grammar)")
 
     # ------------------------------------------------------------ building
     @classmethod

@@ -4,7 +4,7 @@ A Python process runs one statement at a time however many threads it has
 (the GIL), so the client side of a run with many threads is capped at one
 core.  With ``--processes=N`` (default: as many as there are CPUs, at most
 one per thread; ``1`` keeps everything in one process), :class:`RandgenRun`
-keeps the threads of group 0 and starts ``python -m lib.randgen.workers``
+keeps the threads of group 0 and starts ``python -m lib.randgen.worker_main``
 for each other group.  Thread ``t`` belongs to group ``(t - 1) % N``.
 
 A worker reads one JSON line on stdin (the options, the connection, the
@@ -56,7 +56,7 @@ class Worker:
                 "reporters": own_reporters}
         env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
         self.thread_ids = thread_ids
-        self.proc = spawn([sys.executable, "-m", "lib.randgen.workers"], env=env, cwd=ROOT,
+        self.proc = spawn([sys.executable, "-m", "lib.randgen.worker_main"], env=env, cwd=ROOT,
                           stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                           stderr=subprocess.DEVNULL, text=True, with_parent=False)
         assert self.proc.stdin is not None
@@ -121,31 +121,3 @@ def merge(into: RandgenResult, reply: dict[str, Any] | None, thread_ids: list[in
     if reply.get("status") not in ("ok", None):
         return f"{reply['status']}: {reply.get('reason', '')}"
     return ""
-
-
-def _serve() -> int:
-    """The worker process: read the spec, run the threads, print the result."""
-    from lib.randgen.executor import RandgenRun
-    spec = json.loads(sys.stdin.readline())
-    opts = RandgenOptions(**spec["options"])
-    opts = opts.with_changes(start_dirty=True, reporters=list(spec["reporters"]))
-    conn = ConnectionSpec(**spec["conn"])
-    compare = [ConnectionSpec(**c) for c in spec["compare"]]
-    run = RandgenRun(opts, conn, spec["log"], None, spec["base_dir"], compare=compare,
-                     thread_ids=spec["thread_ids"], deadline_wall=spec["deadline"])
-
-    def _watch_stdin() -> None:
-        for line in sys.stdin:
-            if line.strip() == "stop":
-                break
-        run.stop()
-
-    threading.Thread(target=_watch_stdin, daemon=True).start()
-    result = run.run()
-    sys.stdout.write(json.dumps(result.to_json()) + "\n")
-    sys.stdout.flush()
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(_serve())

@@ -275,3 +275,29 @@ def test_passthrough_resolves_kewpie_grammars_and_checks_files(tmp_path):
     args = options_to_args(RandgenOptions(grammar="g.yy", validators=["Transformer"],
                                           compare_dsns=["dbi:mysql:host=b"]))
     assert "--validators=Transformer" in args and "--dsn2=dbi:mysql:host=b" in args
+
+
+# ---------------------------------------------------------------- worker processes
+def test_threads_split_over_processes():
+    from lib.randgen.workers import process_count, thread_groups
+    assert thread_groups(5, 2) == [[1, 3, 5], [2, 4]]
+    assert thread_groups(1, 1) == [[1]]
+    assert process_count(1) == 1 and process_count(8, 3) == 3 and process_count(2, 9) == 2
+
+
+def test_worker_results_merge():
+    from lib.randgen.result import RandgenResult
+    from lib.randgen.workers import merge
+    res = RandgenResult()
+    reply = {"status": "ok", "per_thread": [{"thread_id": 2, "sentences": 5, "statements": 9,
+                                             "ok": 8, "errors": {"1213": 1}, "reconnects": 0,
+                                             "runaways": 0}],
+             "error_samples": {"1213": "Deadlock"}, "warnings": ["w"], "difference_count": 1,
+             "differences": [{"validator": "Transformer/Distinct"}], "reports": [],
+             "first_statement_at": 5.0}
+    assert merge(res, reply, [2]) == ""
+    assert res.per_thread[0].errors == {1213: 1} and res.error_samples == {1213: "Deadlock"}
+    assert res.difference_count == 1 and res.first_statement_at == 5.0
+    assert "without a result" in merge(res, None, [4])
+    assert merge(res, {"status": "grammar_error", "reason": "x.yy:3: bad"}, [2]) == \
+        "grammar_error: x.yy:3: bad"
