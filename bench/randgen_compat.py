@@ -37,6 +37,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Sequence
@@ -319,12 +320,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     rows: list[Row] = []
     info: dict[str, str] = {}
+    base_dir = ""
     with bench_workdir(args.workdir, "kewpie-randgen-compat-") as workdir, measuring() as outcome:
         info = machine_info()
         plans = []
         redefines = {p for p in grammars if _redefine_only(p, conf)}
         bases = [p for p in grammars if p not in redefines]
-        minimal = os.path.join(workdir, "kewpie-minimal-base.yy")
+        base_dir = tempfile.mkdtemp(prefix="kewpie-compat-base-")  # the workdir stays empty
+        minimal = os.path.join(base_dir, "kewpie-minimal-base.yy")
         with open(minimal, "w") as fh:
             fh.write(MINIMAL_BASE)
         for path in grammars:
@@ -359,6 +362,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         continue
                     log.info(f"running {row.grammar} (gendata {row.gendata})")
                     run_on_server(row, opts, conn, server, log_dir, baseline)
+    if base_dir:
+        shutil.rmtree(base_dir, ignore_errors=True)
     if outcome.status is not None:
         return outcome.status
     print(render(rows, info, args), flush=True)

@@ -233,6 +233,12 @@ sub execute {
     my $data = $sth->{NUM_OF_FIELDS} ? $sth->fetchall_arrayref() : [];
     return KwResult->new(status => 0, data => $data, rows => $rows, query => $query);
 }
+sub serverVariable {
+    my ($s, $name) = @_;
+    return undef unless $s->{dsn} && defined $name && $name =~ /^\w+$/;
+    my $row = eval { $s->dbh()->selectrow_arrayref("SELECT \@\@$name") };
+    return $row ? $row->[0] : undef;
+}
 sub AUTOLOAD {
     my $name = $AUTOLOAD; $name =~ s/.*:://;
     return if $name eq 'DESTROY';
