@@ -230,10 +230,15 @@ def run_on_server(row: Row, opts: RandgenOptions, conn: ConnectionSpec, server: 
         row.ran = False
         row.why = row.why or f"engine: {type(exc).__name__}: {exc}"
     try:
-        if baseline is not None and global_state(conn) != baseline:
-            row.notes.append("changed global state: server restarted")
+        state = global_state(conn) if baseline is not None else None
+        if baseline is not None and state != baseline:
+            changed = sorted(k for k in set(state or {}) | set(baseline)
+                             if (state or {}).get(k) != baseline.get(k))
+            row.notes.append(f"changed {', '.join(changed[:3])}: server restarted")
             stop_server(server)
             restart_server(server)
+            baseline.clear()  # the state a restart gives is the clean state from now on
+            baseline.update(global_state(conn))
     except (RandgenError, pymysql.MySQLError, OSError, subprocess.SubprocessError):
         stop_server(server)
         restart_server(server)
