@@ -225,9 +225,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     log.info(f"Perl randgen: {perl_path}, {threads} thread(s)")
                     figures[f"perl_e2e{threads}"] = measure_perl(grammar, conn, perl_path,
                                                                  args.runs, work, threads)
-            elif perl_path:
+            if perl_path and not is_perl_randgen(perl_path):
                 perl_note = f"skipped: RANDGEN_PATH={perl_path} has no gentest.pl"
-            else:
+            elif not perl_path:
                 perl_note = "skipped: RANDGEN_PATH is not set (no Perl randgen checkout)"
     if outcome.status is not None:
         return outcome.status
