@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """randgen compatibility check: how many stock grammars the built-in engine runs.
 
-For every ``.yy`` under the given folder (``../shared/randgen-conf``: 62
-stock grammars), one row:
+For every ``.yy`` under the given folder (``../shared/randgen-conf``, or a
+Perl randgen checkout's ``conf/``), one row:
 
 - **parsed**: the grammar reads (rules, includes, Perl blocks placed);
 - **generated**: 1000 sentences generated without a server, from the table
@@ -17,10 +17,22 @@ stock grammars), one row:
   servers and data);
 - **why not**: the reason for the first step that failed.
 
+A redefine-only file (rules but no ``query``/``threadN`` rule of its own:
+an overlay for ``--redefine``) runs over its base grammar, as the Perl
+tool's combinations files pair them (:mod:`lib.randgen.combinations`: a
+``.cc`` file naming it, else the grammar of its folder defining most of its
+rules, else ``query: SELECT 1``); its row says which.
+
+Grammars are isolated from each other: any failure of one (an engine
+exception included) is its row, never the end of the check; before each
+run every user schema is dropped (files a grammar left in a schema folder,
+e.g. ``SELECT ... INTO OUTFILE``, are removed first); after a run that
+changed global variables or accounts the server is restarted.
+
 The gendata of a grammar is the ``.zz`` of the same name in its folder, else
 the folder's ``.zz`` sharing the longest name prefix, else the folder's
 ``<folder>.zz``, else randgen's simple data set.  The last line is
-``total: N of M ran (P%)`` (target: at least 90%).  Exit status 0 when the
+``total: N of M ran (P%)`` (target: at least 97%).  Exit status 0 when the
 check ran (whatever the total), 2 when it could not (no server...).
 
 Usage::
