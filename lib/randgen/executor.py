@@ -203,9 +203,11 @@ class RandgenRun:
 
     # ------------------------------------------------------------ validators, reporters
     def _plugins(self) -> None:
+        opts = self.opts
+        if not (opts.validators or opts.reporters or opts.compare_dsns or self.compare):
+            return  # nothing to import: keeps the launch cost of plain runs
         from lib.randgen import reporters, validators
         from lib.randgen.connection import parse_dsn
-        opts = self.opts
         self.validators, unknown_v = validators.normalise_names(opts.validators)
         self.reporters, unknown_r = reporters.normalise_names(opts.reporters)
         for name in unknown_v + unknown_r:
@@ -254,8 +256,10 @@ class RandgenRun:
                                        f"that changes data: {diff.query[:300]}")
 
     def _after_run(self) -> None:
-        from lib.randgen import reporters
         res = self.result
+        if not (self.validators or self.reporters):
+            return
+        from lib.randgen import reporters
         if res.status == STATUS_OK and res.difference_count:
             first = res.differences[0]
             self._fail(STATUS_FAILURE, f"{res.difference_count} validator difference(s); first: "
@@ -368,6 +372,8 @@ class RandgenRun:
         """The threads this process runs (the others go to worker processes)."""
         if self.thread_ids is not None:
             return list(self.thread_ids)
+        if self.opts.threads <= 1 or self.opts.processes == 1:
+            return list(range(1, self.opts.threads + 1))
         from lib.randgen.workers import process_count, thread_groups
         return thread_groups(self.opts.threads,
                              process_count(self.opts.threads, self.opts.processes))[0]
