@@ -9,6 +9,7 @@ engine runs, with relative grammar and gendata paths resolved against
 """
 from __future__ import annotations
 
+import os
 import time
 from typing import Any, Callable
 
@@ -17,7 +18,6 @@ from lib.randgen.cmdline import RandgenOptions, check_files, resolve_paths
 from lib.randgen.connection import ConnectionSpec
 from lib.randgen.errors import RandgenEnvironmentError
 from lib.randgen.executor import RANDGEN_HOME, RandgenRun, RunLog
-from lib.randgen.perl_randgen import PerlRandgen, is_perl_randgen, resolve_for_perl
 from lib.randgen.result import EXIT_CODES, STATUS_ENVIRONMENT_ERROR, RandgenResult
 
 
@@ -55,7 +55,8 @@ def run_randgen(options: RandgenOptions, conn: ConnectionSpec, randgen_path: str
     if options.schema:
         conn = conn.with_database(options.schema)
         compare = [c.with_database(options.schema) for c in compare or []]
-    if is_perl_randgen(base):
+    if os.path.isfile(os.path.join(base, "gentest.pl")):  # a Perl randgen checkout
+        from lib.randgen.perl_randgen import PerlRandgen, resolve_for_perl
         try:
             perl_opts = resolve_for_perl(options, base, RANDGEN_HOME)
             result = PerlRandgen(base).run(perl_opts, conn, log_path, compare=compare)

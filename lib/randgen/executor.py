@@ -206,79 +206,18 @@ class RandgenRun:
         opts = self.opts
         if not (opts.validators or opts.reporters or opts.compare_dsns or self.compare):
             return  # nothing to import: keeps the launch cost of plain runs
-        from lib.randgen import reporters, validators
-        from lib.randgen.connection import parse_dsn
-        self.validators, unknown_v = validators.normalise_names(opts.validators)
-        self.reporters, unknown_r = reporters.normalise_names(opts.reporters)
-        for name in unknown_v + unknown_r:
-            self.log.write(f"validator/reporter not in the built-in engine, ignored: {name}",
-                           "WARNING")
-            self.result.notes.append(f"not in the built-in engine, ignored: {name}")
-        for dsn in opts.compare_dsns:
-            other = parse_dsn(dsn)
-            self.compare.append(other if other.database else
-                                other.with_database(self.conn.database or "test"))
-        if "ResultsetComparator" in self.validators and not self.compare:
-            raise RandgenEnvironmentError("ResultsetComparator needs a second server to compare "
-                                          "with (--dsn2=..., or compare=[server] in a test)")
-        if self.compare and "ResultsetComparator" not in self.validators:
-            self.validators.insert(0, "ResultsetComparator")  # randgen compares when given 2 DSNs
-        needs_server = [r for r in self.reporters if r in ("Shutdown", "Recovery")]
-        if needs_server and self.server is None:
-            self.log.write(f"reporters {', '.join(needs_server)} need a kewpie server (not just a "
-                           f"DSN): skipped", "WARNING")
-            self.reporters = [r for r in self.reporters if r not in needs_server]
-        if self.server is not None:
-            try:
-                self._log_mark = self.server.error_log_size()
-            except (OSError, AttributeError):
-                self._log_mark = 0
-        if "Deadlock" in self.reporters:
-            self._deadlock = reporters.DeadlockWatch(self.conn, opts.deadlock_timeout, opts.threads)
-        if self.validators or self.reporters:
-            self.log.write(f"validators: {', '.join(self.validators) or '-'}"
-                           + (f" (transformers: {', '.join(opts.transformers) or 'all'})"
-                              if "Transformer" in self.validators else "")
-                           + f"; reporters: {', '.join(self.reporters) or '-'}"
-                           + (f"; comparing with {', '.join(c.describe() for c in self.compare)}"
-                              if self.compare else ""))
+        from lib.randgen import run_checks
+        run_checks.plugins(self)
 
     def _record_difference(self, diff: Any, stop: bool) -> None:
-        res = self.result
-        with self._diff_lock:
-            res.difference_count += 1
-            if len(res.differences) < 50:
-                res.differences.append(diff.to_json())
-            if res.difference_count <= 20:
-                self.log.write(diff.summary(), "ERROR")
-        if stop:
-            self._fail(STATUS_FAILURE, f"{diff.validator}: the servers diverged on a statement "
-                                       f"that changes data: {diff.query[:300]}")
+        from lib.randgen import run_checks
+        run_checks.record_difference(self, diff, stop)
 
     def _after_run(self) -> None:
-        res = self.result
         if not (self.validators or self.reporters):
             return
-        from lib.randgen import reporters
-        if res.status == STATUS_OK and res.difference_count:
-            first = res.differences[0]
-            self._fail(STATUS_FAILURE, f"{res.difference_count} validator difference(s); first: "
-                                       f"{first['validator']} on {first['query'][:300]}")
-        if res.status == STATUS_SERVER_LOST and self.server is not None and \
-                {"Backtrace", "ErrorLog"} & set(self.reporters):
-            report = reporters.crash_report(self.server, self._log_mark)
-            res.reports.append(report)
-            self.log.write(report, "ERROR")
-        for name in ("Shutdown", "Recovery"):
-            if name in self.reporters and res.status == STATUS_OK and self.server is not None:
-                passed, report = reporters.restart_and_check(
-                    self.server, self.conn, name == "Recovery",
-                    lambda line: self.log.write(line))
-                res.reports.append(report)
-                self.log.write(report, "INFO" if passed else "ERROR")
-                if not passed:
-                    self._exit_override = reporters.EXIT_RECOVERY_FAILURE
-                    self._fail(STATUS_FAILURE, report.splitlines()[0])
+        from lib.randgen import run_checks
+        run_checks.after_run(self)
 
     # ------------------------------------------------------------ setup
     def _load_grammar(self) -> Grammar:
@@ -350,10 +289,12 @@ class RandgenRun:
 
     def _load(self, grammar: Grammar, admin: Any) -> list[Generator]:
         opts = self.opts
+        coprocess = bool(grammar.perl_blocks()) and (opts.perl_blocks == "perl" or
+                                                      bool(compile_blocks(grammar)[1]))
         md = load_metadata(admin, self.conn.database or "test",
                            grammar.uses("_collation", "_collation_name", "_charset",
-                                        "_charset_name"))
-        self._cache = MetadataCache(md, opts.metadata_refresh)
+                                        "_charset_name"), with_rows=coprocess)
+        self._cache = MetadataCache(md, opts.metadata_refresh, with_rows=coprocess)
         user, tmpdir = "root@localhost", "/tmp"
         with admin.cursor() as cur:
             cur.execute("SELECT CURRENT_USER(), @@secure_file_priv, @@tmpdir, VERSION()")
@@ -462,6 +403,8 @@ class RandgenRun:
                 res.errors[code] = res.errors.get(code, 0) + n
 
     def _collect_workers(self) -> None:
+        if not self._workers:
+            return
         from lib.randgen.workers import merge
         for worker in self._workers:
             why = merge(self.result, worker.finish(STOP_GRACE + 40), worker.thread_ids)
@@ -508,15 +451,13 @@ class RandgenRun:
                                "WARNING")
                 break
 
+    @staticmethod
+    def _is_ddl(sql: str) -> bool:
+        return bool(_DDL_RE.match(sql))
+
     def _deadlocked(self, evidence: str, stuck: list[int]) -> None:
-        from lib.randgen.reporters import EXIT_DEADLOCKED
-        self.result.reports.append(evidence)
-        self.log.write(evidence, "ERROR")
-        self._exit_override = EXIT_DEADLOCKED
-        self._fail(STATUS_FAILURE, evidence.splitlines()[0])
-        for conn_id in stuck:  # let the run end; the evidence is taken
-            self._killed.add((conn_id, -1.0))
-            self._kill_query(conn_id, "Deadlock reporter: stuck statement")
+        from lib.randgen import run_checks
+        run_checks.deadlocked(self, evidence, stuck)
 
     def _kill_query(self, conn_id: int, why: str) -> None:
         self.log.write(f"KILL QUERY {conn_id} ({why})", "WARNING")
@@ -647,32 +588,8 @@ class RandgenRun:
 
     def _execute_checked(self, gen: Generator, st: ThreadStats, cur: Any, sql: str,
                          checker: Any) -> str:
-        """Run a statement keeping its result, then let the validators judge it."""
-        from lib.randgen.validators import run_statement
-        tid = gen.thread_id
-        try:
-            first = run_statement(cur, sql, self.conn.describe())
-        finally:
-            self._current[tid] = None
-        if self.opts.sqltrace:
-            err = f"/* error {first.error}: {first.message} */ " if first.error else ""
-            self.log.write(f"[{tid}] {err}{sql};", keep=False)
-        if first.error:
-            code = first.error
-            st.errors[code] = st.errors.get(code, 0) + 1
-            if code not in self.result.error_samples:
-                self.result.error_samples[code] = f"{first.message} [sql: {sql[:MAX_SAMPLE]}]"
-            if code in LOST_CONNECTION_CODES or code == 2014:
-                return "lost"
-        else:
-            st.ok += 1
-            if self._cache is not None and _DDL_RE.match(sql):
-                self._refresh_wanted.set()
-        try:
-            checker.check(cur, sql, first)
-        except pymysql.MySQLError as exc:
-            self.log.write(f"[{tid}] a validator's statement failed: {_msg(exc)}", "WARNING")
-        return "error" if first.error else "ok"
+        from lib.randgen import run_checks
+        return run_checks.execute_checked(self, gen, st, cur, sql, checker)
 
     def _reconnect(self, gen: Generator, st: ThreadStats) -> Any:
         deadline = time.monotonic() + RECONNECT_TIMEOUT

@@ -179,14 +179,19 @@ class Metadata:
 
 
 def load_metadata(conn: Any, default_schema: str, with_collations: bool = False,
-                  version: int = 0) -> Metadata:
-    """Read tables, views and columns of every user schema from information_schema."""
+                  version: int = 0, with_rows: bool = False) -> Metadata:
+    """Read tables, views and columns of every user schema from information_schema.
+
+    with_rows also reads TABLE_ROWS (randgen's big/small tables, for the Perl
+    coprocess): the server then opens every table, which costs time.
+    """
     excluded = ", ".join(f"'{s}'" for s in SYSTEM_SCHEMAS)
     with conn.cursor() as cur:
         cur.execute(f"SELECT SCHEMA_NAME FROM information_schema.SCHEMATA "
                     f"WHERE SCHEMA_NAME NOT IN ({excluded})")
         schemas = [r[0] for r in cur.fetchall()]
-        cur.execute(f"SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE, TABLE_ROWS "
+        rows_col = "TABLE_ROWS" if with_rows else "0"
+        cur.execute(f"SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE, {rows_col} "
                     f"FROM information_schema.TABLES WHERE TABLE_SCHEMA NOT IN ({excluded})")
         kinds = {(s, t): (typ, int(n or 0)) for s, t, typ, n in cur.fetchall()}
         cur.execute(f"SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, DATA_TYPE, COLUMN_KEY, "
@@ -232,8 +237,10 @@ class MetadataCache:
     seconds unless forced); readers just take ``current``.
     """
 
-    def __init__(self, metadata: Metadata, min_interval: float = 0.5) -> None:
+    def __init__(self, metadata: Metadata, min_interval: float = 0.5,
+                 with_rows: bool = False) -> None:
         self.current = metadata
+        self.with_rows = with_rows
         self.min_interval = min_interval
         self._lock = threading.Lock()
         self._last = float("-inf")
@@ -252,7 +259,7 @@ class MetadataCache:
         try:
             old = self.current
             self.current = load_metadata(conn, old.default_schema, bool(old.collations),
-                                         old.version + 1)
+                                         old.version + 1, self.with_rows)
             self._last = time.monotonic()
             self.refreshes += 1
             return True
