@@ -34,6 +34,13 @@ def kewpie_server(workdir: str, base_port: int) -> Iterator[dict[str, Any]]:
                        cwd=ROOT, timeout=KEWPIE_RUN_TIMEOUT, stdin=subprocess.DEVNULL)
 
 
+def stop_server(server: dict[str, Any], timeout: float = 60.0) -> None:
+    """Stop the server with its vardir's stop script (nothing when it is not running)."""
+    stop = server.get("scripts", {}).get("stop")
+    if stop:
+        subprocess.run([stop], capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL)
+
+
 def restart_server(server: dict[str, Any], timeout: float = 60.0) -> bool:
     """Start a server that died again with its vardir's start script; True when it answers."""
     import pymysql

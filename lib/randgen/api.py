@@ -9,6 +9,7 @@ engine runs, with relative grammar and gendata paths resolved against
 """
 from __future__ import annotations
 
+import os
 import time
 from typing import Any, Callable
 
@@ -17,7 +18,6 @@ from lib.randgen.cmdline import RandgenOptions, check_files, resolve_paths
 from lib.randgen.connection import ConnectionSpec
 from lib.randgen.errors import RandgenEnvironmentError
 from lib.randgen.executor import RANDGEN_HOME, RandgenRun, RunLog
-from lib.randgen.perl_randgen import PerlRandgen, is_perl_randgen
 from lib.randgen.result import EXIT_CODES, STATUS_ENVIRONMENT_ERROR, RandgenResult
 
 
@@ -43,18 +43,30 @@ def make_options(grammar: str | None = None, gendata: str | bool | None = None,
 
 def run_randgen(options: RandgenOptions, conn: ConnectionSpec, randgen_path: str | None = None,
                 log_path: str | None = None, alive: Callable[[], bool] | None = None,
-                echo: bool = False) -> RandgenResult:
-    """Run a grammar (and/or gendata) against a server; never raises for run problems."""
+                echo: bool = False, server: Any = None,
+                compare: list[ConnectionSpec] | None = None) -> RandgenResult:
+    """Run a grammar (and/or gendata) against a server; never raises for run problems.
+
+    server is the kewpie server behind conn, when there is one (the Shutdown,
+    Recovery, Backtrace and ErrorLog reporters use it); compare are the
+    servers ResultsetComparator compares with.
+    """
     base = randgen_path or RANDGEN_HOME
     if options.schema:
         conn = conn.with_database(options.schema)
-    if is_perl_randgen(base):
-        result = PerlRandgen(base).run(options, conn, log_path)
+        compare = [c.with_database(options.schema) for c in compare or []]
+    if os.path.isfile(os.path.join(base, "gentest.pl")):  # a Perl randgen checkout
+        from lib.randgen.perl_randgen import PerlRandgen, resolve_for_perl
+        try:
+            perl_opts = resolve_for_perl(options, base, RANDGEN_HOME)
+            result = PerlRandgen(base).run(perl_opts, conn, log_path, compare=compare)
+        except RandgenEnvironmentError as exc:
+            result = environment_failure(str(exc), options, log_path)
     else:
         try:
             opts = resolve_paths(options, base)
             check_files(opts, base)
-            result = RandgenRun(opts, conn, log_path, alive, base, echo).run()
+            result = RandgenRun(opts, conn, log_path, alive, base, echo, server, compare).run()
         except RandgenEnvironmentError as exc:
             result = environment_failure(str(exc), options, log_path)
     get_logger().debug("randgen: " + result.summary().replace("\n", "; "))

@@ -208,6 +208,18 @@ class Prng:
         """A word from a dictionary (english, states, places)."""
         return self.arrayElement(DICTIONARIES.get(name, ()))
 
+    def fieldType(self, spec: Any) -> str | None:  # noqa: N802 - randgen's name
+        """A raw value for a field type (``int``, ``varchar(10)``, ``date``...); None when unknown."""
+        try:
+            return field_type_value(self, str(spec or ""))
+        except ValueError:
+            return None
+
+    def isFieldType(self, spec: Any) -> bool:  # noqa: N802 - randgen's name
+        """True when spec names a field type randgen generates values for."""
+        text = str(spec or "")
+        return field_type_kind(text[1:] if text.startswith("_") else text) is not None
+
     def english(self) -> str:
         """A word from the english dictionary."""
         return str(self.fromDictionary("english"))

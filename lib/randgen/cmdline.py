@@ -25,7 +25,6 @@ DEFAULT_DURATION = 3600.0
 
 # options gentest.pl knows that tune only the Perl tool: accepted, noted, ignored
 IGNORED_OPTIONS = frozenset({
-    "validators", "validator", "reporters", "reporter", "transformers", "transformer",
     "report-xml-tt", "report-xml-tt-type", "report-xml-tt-dest", "xml-output", "testname",
     "logfile", "logconf", "report-tt-logdir", "filter", "valgrind", "valgrind-xml", "mask",
     "mask-level", "metadata", "no-metadata", "no-err-filter", "freeze_time", "debug-server",
@@ -33,12 +32,13 @@ IGNORED_OPTIONS = frozenset({
     "generator", "skip-recursive-rules", "partitions", "config", "restart-timeout",
     "vardir", "mtr-build-thread", "gendata-advanced", "gendata_advanced", "servers",
     "multi-master", "compatibility", "vcols", "engine1", "engine2", "engine3", "views1",
-    "views2", "views3", "dsn1", "dsn2", "dsn3",
+    "views2", "views3",
 })
 VALUE_OPTIONS = frozenset({
     "grammar", "redefine", "queries", "threads", "duration", "seed", "dsn", "engine", "rows",
     "varchar-length", "spec", "querytimeout", "max-rows", "perl-blocks", "schema",
-    "metadata-refresh",
+    "metadata-refresh", "validators", "validator", "reporters", "reporter", "transformers",
+    "transformer", "dsn1", "dsn2", "dsn3", "deadlock-timeout", "processes",
 })
 OPTIONAL_VALUE_OPTIONS = frozenset({"gendata", "views", "sqltrace"})
 FLAG_OPTIONS = frozenset({"notnull", "short_column_names", "strict_fields", "debug", "start-dirty",
@@ -77,6 +77,12 @@ class RandgenOptions:
     max_rows: int | None = None           # kewpie: cap gendata rows per table
     perl_blocks: str = "auto"             # kewpie: auto, native or perl
     metadata_refresh: float = 0.5         # kewpie: min seconds between refreshes after DDL
+    validators: list[str] = field(default_factory=list)    # ResultsetComparator, Transformer
+    transformers: list[str] = field(default_factory=list)  # Distinct, ExecuteAsView...
+    reporters: list[str] = field(default_factory=list)     # Deadlock, Backtrace, Shutdown...
+    compare_dsns: list[str] = field(default_factory=list)  # --dsn2, --dsn3: servers to compare
+    deadlock_timeout: float = 600.0       # Deadlock reporter: seconds a statement may run
+    processes: int = 0                    # kewpie: worker processes (0: one per CPU, <= threads)
     ignored: list[str] = field(default_factory=list)
     args: list[str] = field(default_factory=list)
 
@@ -188,6 +194,21 @@ def _set_value(opts: RandgenOptions, key: str, value: str) -> None:
         opts.schema = value
     elif key == "metadata-refresh":
         opts.metadata_refresh = float(value)
+    elif key in ("validators", "validator", "reporters", "reporter", "transformers",
+                 "transformer"):
+        target = getattr(opts, key if key.endswith("s") else key + "s")
+        target.extend(v.strip() for v in value.split(",") if v.strip())
+    elif key == "dsn1":
+        opts.dsn = opts.dsn or value
+    elif key in ("dsn2", "dsn3"):
+        opts.compare_dsns.append(value)
+    elif key == "processes":
+        opts.processes = max(0, _int(key, value))
+    elif key == "deadlock-timeout":
+        try:
+            opts.deadlock_timeout = float(value)
+        except ValueError as exc:
+            raise RandgenEnvironmentError(f"--deadlock-timeout needs seconds, not {value!r}") from exc
 
 
 def _set_optional(opts: RandgenOptions, key: str, value: str | None) -> None:

@@ -41,7 +41,8 @@ from lib.randgen.generator import (BlockFactory, GenContext, Generator, NativeBl
                                    compile_blocks, derive_seed, pid_for_thread)
 from lib.randgen.grammar import Grammar
 from lib.randgen.metadata import MetadataCache, load_metadata
-from lib.randgen.result import (EXIT_CODES, STATUS_ENVIRONMENT_ERROR, STATUS_GRAMMAR_ERROR,
+from lib.randgen.result import (EXIT_CODES, STATUS_ENVIRONMENT_ERROR, STATUS_FAILURE,
+                                STATUS_GRAMMAR_ERROR,
                                 STATUS_OK, STATUS_SERVER_LOST, RandgenResult, ThreadStats)
 
 RANDGEN_HOME = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
@@ -98,9 +99,23 @@ class RandgenRun:
 
     def __init__(self, options: RandgenOptions, conn: ConnectionSpec, log_path: str | None = None,
                  alive: Callable[[], bool] | None = None, base_dir: str = RANDGEN_HOME,
-                 echo: bool = False) -> None:
+                 echo: bool = False, server: Any = None,
+                 compare: list[ConnectionSpec] | None = None,
+                 thread_ids: list[int] | None = None, deadline_wall: float | None = None) -> None:
         self.opts = options
+        self.thread_ids = thread_ids      # a worker process: only these threads
+        self.deadline_wall = deadline_wall
+        self._workers: list[Any] = []
         self.conn = conn
+        self.server = server          # a kewpie server (reporters: error log, restarts)
+        self.compare = list(compare or [])
+        self.validators: list[str] = []
+        self.reporters: list[str] = []
+        self._exit_override: int | None = None
+        self._diff_lock = threading.Lock()
+        self._generators: list[Generator] = []
+        self._deadlock: Any = None
+        self._log_mark = 0
         self.alive = alive
         self.base_dir = base_dir
         self.log = RunLog(log_path, echo)
@@ -116,6 +131,7 @@ class RandgenRun:
         self._cache: MetadataCache | None = None
         self._refresh_wanted = threading.Event()
         self._refresher: threading.Thread | None = None
+        self._version = ""
 
     # ------------------------------------------------------------ public
     def run(self) -> RandgenResult:
@@ -131,13 +147,22 @@ class RandgenRun:
         admin = None
         generators: list[Generator] = []
         try:
+            self._plugins()
             grammar = self._load_grammar() if opts.tool == "gentest" else None
             admin = self.conn.connect(database="")
             self._use_schema(admin)
             if (opts.gendata or opts.gendata_simple) and not opts.start_dirty:
                 self._gendata(admin)
+                for other in self.compare:
+                    other_admin = other.connect(database="")
+                    try:
+                        self._use_schema(other_admin, other)
+                        self._gendata(other_admin, other)
+                    finally:
+                        _close_quietly(other_admin)
             if grammar is not None:
                 generators = self._load(grammar, admin)
+                self._generators = generators
         except GrammarError as exc:
             self._fail(STATUS_GRAMMAR_ERROR, str(exc))
         except (RandgenEnvironmentError, GendataError) as exc:
@@ -146,6 +171,10 @@ class RandgenRun:
                        f"the server process is gone: {exc}" if gone else str(exc))
         except _ServerLost as exc:
             self._fail(STATUS_SERVER_LOST, str(exc))
+        except (pymysql.MySQLError, OSError) as exc:
+            self._fail(STATUS_ENVIRONMENT_ERROR, f"setting up the run failed: {_msg(exc)}")
+        except Exception as exc:  # an engine bug must not end the run without a reason
+            self._fail(STATUS_GRAMMAR_ERROR, engine_fault([opts.grammar or opts.gendata or ""], exc))
         try:
             if res.status == STATUS_OK and generators:
                 self._run_threads(generators)
@@ -162,13 +191,33 @@ class RandgenRun:
                 admin.close()
             except pymysql.MySQLError:
                 pass
-        res.exit_code = EXIT_CODES[res.status]
+        self._after_run()
+        res.exit_code = self._exit_override if res.status == STATUS_FAILURE and \
+            self._exit_override else EXIT_CODES[res.status]
         if self._cache is not None:
             res.metadata_refreshes = self._cache.refreshes
         self._report()
         self.log.close()
         res.output = self.log.text()
         return res
+
+    # ------------------------------------------------------------ validators, reporters
+    def _plugins(self) -> None:
+        opts = self.opts
+        if not (opts.validators or opts.reporters or opts.compare_dsns or self.compare):
+            return  # nothing to import: keeps the launch cost of plain runs
+        from lib.randgen import run_checks
+        run_checks.plugins(self)
+
+    def _record_difference(self, diff: Any, stop: bool) -> None:
+        from lib.randgen import run_checks
+        run_checks.record_difference(self, diff, stop)
+
+    def _after_run(self) -> None:
+        if not (self.validators or self.reporters):
+            return
+        from lib.randgen import run_checks
+        run_checks.after_run(self)
 
     # ------------------------------------------------------------ setup
     def _load_grammar(self) -> Grammar:
@@ -181,8 +230,8 @@ class RandgenRun:
             self.result.warnings.append(w)
         return grammar
 
-    def _use_schema(self, admin: Any) -> None:
-        db = self.conn.database
+    def _use_schema(self, admin: Any, conn: ConnectionSpec | None = None) -> None:
+        db = (conn or self.conn).database
         if not db:
             return
         try:
@@ -191,7 +240,7 @@ class RandgenRun:
         except pymysql.MySQLError as exc:
             raise RandgenEnvironmentError(f"cannot use schema {db!r}: {exc}") from exc
 
-    def _gendata(self, admin: Any) -> None:
+    def _gendata(self, admin: Any, target: ConnectionSpec | None = None) -> None:
         from lib.randgen.gendata import GendataOptions, GendataPlan, read_spec
         from lib.randgen.gendata_simple import SimpleGendata
         opts = self.opts
@@ -205,7 +254,8 @@ class RandgenRun:
                 views=opts.views, notnull=opts.notnull,
                 short_column_names=opts.short_column_names, strict_fields=opts.strict_fields,
                 varchar_length=opts.varchar_length, max_rows=opts.max_rows), self.conn.database)
-            self.log.write(f"gendata: {opts.gendata}: {len(plan.tables)} table(s) x "
+            self.log.write(f"gendata{' on ' + target.describe() if target else ''}: "
+                           f"{opts.gendata}: {len(plan.tables)} table(s) x "
                            f"{len(plan.schemas)} schema(s), {len(plan.fields)} field(s)")
         else:
             plan = SimpleGendata(opts.rows, opts.engine or "", opts.views, opts.notnull,
@@ -229,7 +279,9 @@ class RandgenRun:
                     if res.gendata_errors[code] == 1:
                         self.log.write(f"gendata: error {code} ({_msg(exc)}) in: {sql[:MAX_SAMPLE]}",
                                        "WARNING")
-        self._use_schema(admin)
+        self._use_schema(admin, target)
+        if target is not None:
+            return
         res.gendata_seconds = time.monotonic() - t0
         self.log.write(f"gendata: {res.gendata_statements} statements in "
                        f"{res.gendata_seconds:.2f}s, errors: "
@@ -237,22 +289,54 @@ class RandgenRun:
 
     def _load(self, grammar: Grammar, admin: Any) -> list[Generator]:
         opts = self.opts
+        coprocess = bool(grammar.perl_blocks()) and (opts.perl_blocks == "perl" or
+                                                      bool(compile_blocks(grammar)[1]))
         md = load_metadata(admin, self.conn.database or "test",
                            grammar.uses("_collation", "_collation_name", "_charset",
-                                        "_charset_name"))
-        self._cache = MetadataCache(md, opts.metadata_refresh)
+                                        "_charset_name"), with_rows=coprocess)
+        self._cache = MetadataCache(md, opts.metadata_refresh, with_rows=coprocess)
         user, tmpdir = "root@localhost", "/tmp"
         with admin.cursor() as cur:
-            cur.execute("SELECT CURRENT_USER(), @@secure_file_priv, @@tmpdir")
+            cur.execute("SELECT CURRENT_USER(), @@secure_file_priv, @@tmpdir, VERSION()")
             row = cur.fetchone()
             if row:
                 user, tmpdir = row[0], (row[1] or row[2] or "/tmp").rstrip("/") or "/"
+                self._version = str(row[3] or "")
         ctx = GenContext(self._cache, opts.threads, self.base_dir, tmpdir, user, opts.varchar_length)
         factory = self._block_factory(grammar)
         self.result.threads = opts.threads
         self.log.write(f"metadata: {md.table_count()} table(s) in {len(md.schemas())} schema(s); "
                        f"default schema {md.default_schema}")
-        return [Generator(grammar, t, opts.seed, ctx, factory) for t in range(1, opts.threads + 1)]
+        return [Generator(grammar, t, opts.seed, ctx, factory) for t in self._local_threads()]
+
+    def _local_threads(self) -> list[int]:
+        """The threads this process runs (the others go to worker processes)."""
+        if self.thread_ids is not None:
+            return list(self.thread_ids)
+        if self.opts.threads <= 1 or self.opts.processes == 1:
+            return list(range(1, self.opts.threads + 1))
+        from lib.randgen.workers import process_count, thread_groups
+        return thread_groups(self.opts.threads,
+                             process_count(self.opts.threads, self.opts.processes))[0]
+
+    def stop(self) -> None:
+        """Stop the run's threads (a worker told to stop by its main process)."""
+        self._stop.set()
+
+    def _start_workers(self) -> None:
+        from lib.randgen.workers import Worker, process_count, thread_groups
+        opts = self.opts
+        groups = thread_groups(opts.threads, process_count(opts.threads, opts.processes))[1:]
+        if not groups:
+            return
+        deadline = time.time() + opts.duration
+        for n, ids in enumerate(groups, start=1):
+            log = f"{self.log.path}.worker{n}" if self.log.path else None
+            self._workers.append(Worker(opts, self.conn, self.compare, self.base_dir, ids,
+                                        deadline, log, []))
+        self.log.write(f"threads {', '.join(str(g) for g in groups)} run in "
+                       f"{len(groups)} worker process(es)"
+                       + (f"; their logs: {self.log.path}.workerN" if self.log.path else ""))
 
     def _block_factory(self, grammar: Grammar) -> BlockFactory | None:
         blocks = grammar.perl_blocks()
@@ -267,7 +351,7 @@ class RandgenRun:
         if mode == "native":
             raise PerlBlockError(f"outside the native Perl subset ({why})", first.path,
                                  first.line, first.text)
-        from lib.randgen.perl_coprocess import PerlCoprocess, find_perl
+        from lib.randgen.perl_coprocess import PerlCoprocess, find_perl, perl_dsn
         perl = find_perl()
         if perl is None:
             raise PerlBlockError(f"outside the native Perl subset ({why}) and no perl (with "
@@ -279,8 +363,10 @@ class RandgenRun:
         assert cache is not None
         seed = self.opts.seed
         vlen = self.opts.varchar_length
+        dsn, version = perl_dsn(self.conn), self._version
         return lambda tid, prng: PerlCoprocess(perl, derive_seed(seed, "perl", tid), tid,
-                                               pid_for_thread(tid), cache.current, vlen)
+                                               pid_for_thread(tid), cache.current, vlen,
+                                               dsn=dsn, version=version)
 
     # ------------------------------------------------------------ threads
     def _run_threads(self, generators: list[Generator]) -> None:
@@ -289,18 +375,24 @@ class RandgenRun:
         res.per_thread = stats
         t0 = time.monotonic()
         self._deadline = t0 + self.opts.duration
+        if self.deadline_wall is not None:
+            self._deadline = t0 + max(0.0, self.deadline_wall - time.time())
         if self._cache is not None:
             self._start_refresher()
+        if self.thread_ids is None and self.opts.threads > len(generators):
+            self._start_workers()
         threads = [threading.Thread(target=self._worker, args=(g, st), daemon=True,
                                     name=f"randgen-{g.thread_id}")
                    for g, st in zip(generators, stats)]
         for t in threads:
             t.start()
         self._watch(threads)
+        self._collect_workers()
         res.duration = time.monotonic() - t0
         for g, st in zip(generators, stats):
             st.runaways = g.runaways
             res.warnings.extend(w for w in g.warnings if w not in res.warnings)
+        stats = res.per_thread = sorted(res.per_thread, key=lambda st: st.thread_id)
         res.sentences = sum(s.sentences for s in stats)
         res.statements = sum(s.statements for s in stats)
         res.ok_statements = sum(s.ok for s in stats)
@@ -310,10 +402,28 @@ class RandgenRun:
             for code, n in s.errors.items():
                 res.errors[code] = res.errors.get(code, 0) + n
 
+    def _collect_workers(self) -> None:
+        if not self._workers:
+            return
+        from lib.randgen.workers import merge
+        for worker in self._workers:
+            why = merge(self.result, worker.finish(STOP_GRACE + 40), worker.thread_ids)
+            if why:
+                status = why.split(":", 1)[0]
+                self._fail(status if status in EXIT_CODES else STATUS_ENVIRONMENT_ERROR,
+                           f"threads {worker.thread_ids}: {why}")
+
     def _watch(self, threads: list[threading.Thread]) -> None:
         timeout = self.opts.querytimeout
         kill_at: float | None = None
-        while any(t.is_alive() for t in threads):
+        stopped_workers = False
+        while any(t.is_alive() for t in threads) or any(w.alive() for w in self._workers):
+            if self._stop.is_set() and not stopped_workers:
+                stopped_workers = True
+                for w in self._workers:
+                    w.stop()
+            if not any(t.is_alive() for t in threads):
+                time.sleep(0.05)
             for t in threads:
                 t.join(timeout=0.05)
             now = time.monotonic()
@@ -331,10 +441,23 @@ class RandgenRun:
                     self._killed.add((conn_id, started))
                     self._kill_query(conn_id, f"thread {tid}: statement running "
                                               f"{now - started:.1f}s")
+            if self._deadlock is not None and not self._stop.is_set():
+                found = self._deadlock.check(
+                    lambda: None if self._workers else {g.connection_id for g in self._generators})
+                if found is not None:
+                    self._deadlocked(*found)
             if kill_at is not None and now > kill_at + 30:
                 self.log.write("threads still busy 30s after KILL QUERY; giving up on them",
                                "WARNING")
                 break
+
+    @staticmethod
+    def _is_ddl(sql: str) -> bool:
+        return bool(_DDL_RE.match(sql))
+
+    def _deadlocked(self, evidence: str, stuck: list[int]) -> None:
+        from lib.randgen import run_checks
+        run_checks.deadlocked(self, evidence, stuck)
 
     def _kill_query(self, conn_id: int, why: str) -> None:
         self.log.write(f"KILL QUERY {conn_id} ({why})", "WARNING")
@@ -362,9 +485,26 @@ class RandgenRun:
         opts = self.opts
         init = gen.grammar.has_init(gen.thread_id)
         cur = conn.cursor()
+        others: list[Any] = []
+        checker = None
+        if self.validators:
+            from lib.randgen.validators import Validators
+            try:
+                others = [c.connect() for c in self.compare]
+            except RandgenEnvironmentError as exc:
+                self._fail(STATUS_ENVIRONMENT_ERROR, f"thread {gen.thread_id} cannot connect to "
+                                                     f"a server to compare with: {exc}")
+                _close_quietly(conn)
+                return
+            checker = Validators(self.validators, opts.transformers,
+                                 [(c.describe(), o.cursor()) for c, o in zip(self.compare, others)],
+                                 gen.thread_id, self._record_difference)
         try:
             while not self._stop.is_set():
                 if st.sentences >= opts.queries or time.monotonic() >= self._deadline:
+                    break
+                if not init and not gen.grammar.runs_thread(gen.thread_id):
+                    self._idle_thread(gen)
                     break
                 try:
                     statements = gen.next_statements()
@@ -374,6 +514,9 @@ class RandgenRun:
                 except RandgenError as exc:
                     self._fail(STATUS_ENVIRONMENT_ERROR, str(exc))
                     break
+                except Exception as exc:  # an engine bug must not end the run without a reason
+                    self._fail(STATUS_GRAMMAR_ERROR, engine_fault(gen.grammar.files, exc))
+                    break
                 if init:
                     init = False
                 else:
@@ -381,7 +524,7 @@ class RandgenRun:
                 for sql in statements:
                     if self._stop.is_set():
                         break
-                    outcome = self._execute(gen, st, cur, sql)
+                    outcome = self._execute(gen, st, cur, sql, checker)
                     if outcome == "lost":
                         _close_quietly(conn)
                         conn = self._reconnect(gen, st)
@@ -394,8 +537,19 @@ class RandgenRun:
                     break
         finally:
             _close_quietly(conn)
+            for other in others:
+                _close_quietly(other)
 
-    def _execute(self, gen: Generator, st: ThreadStats, cur: Any, sql: str) -> str:
+    def _idle_thread(self, gen: Generator) -> None:
+        note = (f"thread {gen.thread_id} has no rule to run (no thread{gen.thread_id} and no "
+                f"query rule in the grammar): it stays idle")
+        self.log.write(note, "WARNING")
+        with self._fatal_lock:
+            if note not in self.result.warnings:
+                self.result.warnings.append(note)
+
+    def _execute(self, gen: Generator, st: ThreadStats, cur: Any, sql: str,
+                 checker: Any = None) -> str:
         tid = gen.thread_id
         started = time.monotonic()
         self._current[tid] = (started, gen.connection_id)
@@ -403,6 +557,8 @@ class RandgenRun:
             self._first_statement.set()
             self.result.first_statement_at = time.time()
         st.statements += 1
+        if checker is not None:
+            return self._execute_checked(gen, st, cur, sql, checker)
         try:
             cur.execute(sql)
             if cur.description:
@@ -429,6 +585,11 @@ class RandgenRun:
             return "error"
         finally:
             self._current[tid] = None
+
+    def _execute_checked(self, gen: Generator, st: ThreadStats, cur: Any, sql: str,
+                         checker: Any) -> str:
+        from lib.randgen import run_checks
+        return run_checks.execute_checked(self, gen, st, cur, sql, checker)
 
     def _reconnect(self, gen: Generator, st: ThreadStats) -> Any:
         deadline = time.monotonic() + RECONNECT_TIMEOUT
@@ -521,6 +682,16 @@ class RandgenRun:
                        f"errors: {res.error_profile()}")
         self.log.write(f"status: {res.status}" + (f" ({res.reason})" if res.reason else "")
                        + f", exit code {res.exit_code}")
+
+
+def engine_fault(files: list[str], exc: BaseException) -> str:
+    """``file: ...`` for an unexpected exception of the engine (with where it was raised)."""
+    import traceback
+    frames = traceback.extract_tb(exc.__traceback__)
+    at = f" at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno}" if frames else ""
+    where = ", ".join(f for f in files if f) or "<grammar>"
+    return (f"{where}: the randgen engine failed ({type(exc).__name__}: {exc}{at}); "
+            f"please report it with this grammar")
 
 
 def _msg(exc: BaseException) -> str:

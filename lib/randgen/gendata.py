@@ -404,9 +404,9 @@ class GendataPlan:
                             "primary" if fd.index == "primary key" else
                             "indexed" if fd.index not in ("", "nokey") else "")
                      for fd in self.table_fields(t)), key=lambda c: c.name))
-                tables.append(Table(schema, t.name, cols))
+                tables.append(Table(schema, t.name, cols, False, t.rows))
                 for view in self._view_names(t):
-                    tables.append(Table(schema, view, cols, True))
+                    tables.append(Table(schema, view, cols, True, t.rows))
         return Metadata.from_tables(tables, self.schemas[0])
 
     def _view_names(self, table: TableDef) -> list[str]:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
 from lib.randgen.builtins import Prng, grammar_value
-from lib.randgen.errors import PerlBlockError
+from lib.randgen.errors import GrammarError, PerlBlockError
 from lib.randgen.grammar import BUILTIN, LIT, PERL, RULE, Grammar, Token
 from lib.randgen.metadata import Metadata, MetadataCache
 from lib.randgen.perl_subset import (CompiledBlock, PerlRuntimeError, PerlState, PerlUnsupported,
@@ -160,6 +160,10 @@ class Generator:
         """The next sentence, cleaned; None when it ran away (see ``warnings``)."""
         start = self.grammar.start_rule(self.thread_id, self._first)
         self._first = False
+        if start not in self.grammar.rules:
+            files = ", ".join(self.grammar.files) or "<string>"
+            raise GrammarError(f"thread {self.thread_id} has no rule to start from (no "
+                               f"thread{self.thread_id} and no query rule)", files)
         self.sentences += 1
         self._md = self.context.snapshot()
         if self.blocks is not None:

@@ -172,7 +172,9 @@ class Grammar:
             rule.finish()
         if not any(START_RULE_RE.match(n) and not n.endswith("_init") for n in rules):
             where = ", ".join(self.files) or "<string>"
-            raise GrammarError(f"grammar has no 'query' (or 'threadN') rule: {where}")
+            raise GrammarError(f"grammar has no 'query' (or 'threadN') rule: {where} (a file "
+                               f"that only redefines rules goes with --redefine after its "
+                               f"base grammar)")
 
     # ------------------------------------------------------------ building
     @classmethod
@@ -254,6 +256,19 @@ class Grammar:
                     return name
         name = f"thread{thread_id}"
         return name if name in self.rules else "query"
+
+    def runs_thread(self, thread_id: int) -> bool:
+        """True when a thread has a rule to run (``threadN`` or ``query``).
+
+        A grammar with only ``thread2``/``thread3`` rules leaves thread 1 (and any
+        thread above the last one) without one: randgen sends such a thread's
+        missing start rule as text; kewpie keeps that thread idle, with a warning.
+        """
+        return f"thread{thread_id}" in self.rules or "query" in self.rules
+
+    def threads_with_rules(self) -> list[int]:
+        """The thread numbers that have a ``threadN`` rule of their own."""
+        return sorted(int(n[6:]) for n in self.rules if re.fullmatch(r"thread\d+", n))
 
     def has_init(self, thread_id: int) -> bool:
         """True when the thread has an init rule."""

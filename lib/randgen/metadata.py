@@ -13,13 +13,24 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 SYSTEM_SCHEMAS = ("mysql", "information_schema", "performance_schema", "sys")
 INT_TYPES = ("tinyint", "smallint", "mediumint", "int", "integer", "bigint")
 CHAR_TYPES = ("char", "varchar")
+# collations a snapshot built without a server offers to _collation/_charset
+OFFLINE_COLLATIONS = ("binary", "latin1_bin", "latin1_swedish_ci", "utf8mb3_general_ci",
+                      "utf8mb4_bin", "utf8mb4_general_ci", "utf8mb4_unicode_ci")
+META_TYPES: Mapping[str, str] = MappingProxyType({
+    **{t: "int" for t in ("bit", "tinyint", "smallint", "mediumint", "int", "bigint")},
+    "float": "float", "double": "float", "decimal": "decimal",
+    "datetime": "timestamp", "timestamp": "timestamp",
+    **{t: "char" for t in ("char", "varchar", "binary", "varbinary")},
+    **{t: "blob" for t in ("tinyblob", "blob", "mediumblob", "longblob")},
+    **{t: "text" for t in ("tinytext", "text", "mediumtext", "longtext")},
+})
 
 
 @dataclass(frozen=True)
@@ -29,6 +40,12 @@ class Column:
     name: str
     data_type: str = "int"
     key: str = ""  # 'primary', 'indexed' or ''
+    max_length: int | None = None  # CHARACTER_MAXIMUM_LENGTH
+
+    @property
+    def meta_type(self) -> str:
+        """randgen's generalised type: int, float, decimal, timestamp, char, blob, text or the type."""
+        return META_TYPES.get(self.data_type, self.data_type)
 
     @property
     def indexed(self) -> bool:
@@ -54,6 +71,7 @@ class Table:
     name: str
     columns: tuple[Column, ...] = ()
     is_view: bool = False
+    rows: int = 0  # TABLE_ROWS (an estimate for InnoDB); randgen's "big" tables have >= 500
 
 
 _KIND_FILTERS: Mapping[str, Callable[[Column], bool]] = MappingProxyType({
@@ -91,11 +109,12 @@ class Metadata:
         """A snapshot from table descriptions (gendata's, for generating without a server)."""
         by_schema: dict[str, list[Table]] = {}
         for t in tables:
-            t = Table(t.schema, t.name, tuple(sorted(t.columns, key=lambda c: c.name)), t.is_view)
+            t = replace(t, columns=tuple(sorted(t.columns, key=lambda c: c.name)))
             by_schema.setdefault(t.schema, []).append(t)
         by_schema.setdefault(default_schema, [])
         return cls(default_schema, {s: tuple(sorted(ts, key=lambda t: t.name))
-                                    for s, ts in sorted(by_schema.items())})
+                                    for s, ts in sorted(by_schema.items())},
+                   OFFLINE_COLLATIONS, tuple(sorted({c.split("_")[0] for c in OFFLINE_COLLATIONS})))
 
     def schemas(self) -> list[str]:
         """User schemas, sorted."""
@@ -151,46 +170,64 @@ class Metadata:
         """A plain description (for the Perl coprocess and reports)."""
         return {
             "default_schema": self.default_schema,
-            "schemas": {s: [{"name": t.name, "view": t.is_view,
-                             "columns": [[c.name, c.data_type, c.key] for c in t.columns]}
+            "schemas": {s: [{"name": t.name, "view": t.is_view, "rows": t.rows,
+                             "columns": [[c.name, c.data_type, c.key, c.meta_type, c.max_length]
+                                         for c in t.columns]}
                             for t in ts] for s, ts in self.tables_by_schema.items()},
             "collations": list(self.collations), "charsets": list(self.charsets),
         }
 
 
 def load_metadata(conn: Any, default_schema: str, with_collations: bool = False,
-                  version: int = 0) -> Metadata:
-    """Read tables, views and columns of every user schema from information_schema."""
+                  version: int = 0, with_rows: bool = False) -> Metadata:
+    """Read tables, views and columns of every user schema from information_schema.
+
+    with_rows also reads TABLE_ROWS (randgen's big/small tables, for the Perl
+    coprocess): the server then opens every table, which costs time.
+    """
     excluded = ", ".join(f"'{s}'" for s in SYSTEM_SCHEMAS)
     with conn.cursor() as cur:
         cur.execute(f"SELECT SCHEMA_NAME FROM information_schema.SCHEMATA "
                     f"WHERE SCHEMA_NAME NOT IN ({excluded})")
         schemas = [r[0] for r in cur.fetchall()]
-        cur.execute(f"SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE FROM information_schema.TABLES "
-                    f"WHERE TABLE_SCHEMA NOT IN ({excluded})")
-        kinds = {(s, t): typ for s, t, typ in cur.fetchall()}
-        cur.execute(f"SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, DATA_TYPE, COLUMN_KEY "
+        rows_col = "TABLE_ROWS" if with_rows else "0"
+        cur.execute(f"SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE, {rows_col} "
+                    f"FROM information_schema.TABLES WHERE TABLE_SCHEMA NOT IN ({excluded})")
+        kinds = {(s, t): (typ, int(n or 0)) for s, t, typ, n in cur.fetchall()}
+        cur.execute(f"SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, DATA_TYPE, COLUMN_KEY, "
+                    f"CHARACTER_MAXIMUM_LENGTH "
                     f"FROM information_schema.COLUMNS WHERE TABLE_SCHEMA NOT IN ({excluded})")
         cols: dict[tuple[str, str], list[Column]] = {}
-        for s, t, c, dt, key in cur.fetchall():
+        for s, t, c, dt, key, maxlen in cur.fetchall():
             k = "primary" if key == "PRI" else "indexed" if key in ("UNI", "MUL") else ""
-            cols.setdefault((s, t), []).append(Column(c, str(dt).lower(), k))
+            cols.setdefault((s, t), []).append(
+                Column(c, str(dt).lower(), k, int(maxlen) if maxlen is not None else None))
         collations: tuple[str, ...] = ()
         charsets: tuple[str, ...] = ()
         if with_collations:
             cur.execute("SELECT COLLATION_NAME, CHARACTER_SET_NAME FROM "
                         "information_schema.COLLATIONS")
-            rows = cur.fetchall()
-            collations = tuple(sorted(r[0] for r in rows))
-            charsets = tuple(sorted({r[1] for r in rows}))
+            collations, charsets = collation_names(cur.fetchall())
     by_schema: dict[str, list[Table]] = {s: [] for s in schemas}
     by_schema.setdefault(default_schema, [])
-    for (s, t), typ in kinds.items():
+    for (s, t), (typ, n) in kinds.items():
         columns = tuple(sorted(cols.get((s, t), []), key=lambda c: c.name))
-        by_schema.setdefault(s, []).append(Table(s, t, columns, typ == "VIEW"))
+        by_schema.setdefault(s, []).append(Table(s, t, columns, typ == "VIEW", n))
     return Metadata(default_schema,
                     {s: tuple(sorted(ts, key=lambda t: t.name)) for s, ts in sorted(by_schema.items())},
                     collations, charsets, version)
+
+
+def collation_names(rows: Iterable[Sequence[Any]]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(collations, character sets), sorted, from COLLATION_NAME, CHARACTER_SET_NAME rows.
+
+    NULLs are left out: MariaDB 10.10+ lists UCA-14 collations that apply to
+    several character sets with a NULL ``CHARACTER_SET_NAME``.
+    """
+    rows = list(rows)
+    collations = tuple(sorted({str(r[0]) for r in rows if r[0] is not None}))
+    charsets = tuple(sorted({str(r[1]) for r in rows if len(r) > 1 and r[1] is not None}))
+    return collations, charsets
 
 
 class MetadataCache:
@@ -200,8 +237,10 @@ class MetadataCache:
     seconds unless forced); readers just take ``current``.
     """
 
-    def __init__(self, metadata: Metadata, min_interval: float = 0.5) -> None:
+    def __init__(self, metadata: Metadata, min_interval: float = 0.5,
+                 with_rows: bool = False) -> None:
         self.current = metadata
+        self.with_rows = with_rows
         self.min_interval = min_interval
         self._lock = threading.Lock()
         self._last = float("-inf")
@@ -220,7 +259,7 @@ class MetadataCache:
         try:
             old = self.current
             self.current = load_metadata(conn, old.default_schema, bool(old.collations),
-                                         old.version + 1)
+                                         old.version + 1, self.with_rows)
             self._last = time.monotonic()
             self.refreshes += 1
             return True

@@ -60,4 +60,7 @@ def offline_generators(opts: RandgenOptions, base_dir: str, threads: int = 1,
     md = metadata if metadata is not None else offline_metadata(opts)
     ctx = GenContext(md, threads, base_dir, "/tmp", "root@localhost", opts.varchar_length)
     factory = block_factory(grammar, md, opts.seed, opts.perl_blocks, opts.varchar_length)
-    return [Generator(grammar, t, opts.seed, ctx, factory) for t in range(1, threads + 1)]
+    first = 1
+    if not grammar.runs_thread(1) and grammar.threads_with_rules():
+        first = grammar.threads_with_rules()[0]  # only thread2.. rules: generate as thread 2
+    return [Generator(grammar, t, opts.seed, ctx, factory) for t in range(first, first + threads)]

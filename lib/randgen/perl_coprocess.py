@@ -6,10 +6,13 @@ variables live in one place.  Each generator thread starts one persistent
 ``perl lib/randgen/coprocess.pl`` and talks to it over pipes, one JSON object
 per line.  The coprocess offers what randgen's blocks use: ``$prng`` (seeded
 from the thread's seed, so runs repeat), ``$generator->threadId()``,
-``$executors->[0]`` with the table/column metadata (``tables()``,
-``metaTables()``, ``metaColumns()``, ``fields()``...), ``$stack`` (fresh per
-sentence), ``$last_table``/``$last_field``/``$last_database``, and ``$$``
-as the thread's stable number.
+``$executors->[0]`` with the Perl tool's metadata API (``tables()``,
+``baseTables()``, ``metaColumns()``, ``metaColumnsDataType()``,
+``databases()``, ``columnRealType()``...) and, against a server, ``dbh()`` and
+``execute()`` over DBI; ``$stack`` (fresh per sentence),
+``$last_table``/``$last_field``/``$last_database``, ``$$`` as the thread's
+stable number, List::Util's functions (``shuffle``, ``first``, ``max``...) and
+GenTest's ``say``.
 
 Without a usable ``perl`` (with JSON::PP), such a grammar stops with a
 :class:`~lib.randgen.errors.PerlBlockError` naming the file, line and block.
@@ -31,6 +34,7 @@ from lib.randgen.metadata import Metadata
 from lib.randgen.words import ENGLISH
 
 if TYPE_CHECKING:
+    from lib.randgen.connection import ConnectionSpec
     from lib.randgen.generator import Generator
 
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "coprocess.pl")
@@ -49,12 +53,25 @@ def find_perl() -> str | None:
     return perl if ok else None
 
 
+def perl_dsn(conn: "ConnectionSpec") -> str:
+    """A DBI DSN for DBD::mysql (the socket when there is one: host=localhost)."""
+    parts = [f"database={conn.database or 'test'}"]
+    if conn.unix_socket:
+        parts += ["host=localhost", f"mysql_socket={conn.unix_socket}"]
+    else:
+        parts += [f"host={conn.host}", f"port={conn.port}"]
+    parts.append(f"user={conn.user}")
+    if conn.password:
+        parts.append(f"password={conn.password}")
+    return "dbi:mysql:" + ";".join(parts)
+
+
 class PerlCoprocess:
     """One thread's Perl coprocess: evaluates blocks, keeps their variables."""
 
     def __init__(self, perl: str, seed: int, thread_id: int, pid: int, metadata: Metadata,
                  varchar_length: int = 1, connection_id: int = 0,
-                 user: str = "root@localhost") -> None:
+                 user: str = "root@localhost", dsn: str = "", version: str = "") -> None:
         self.thread_id = thread_id
         self._meta_version = metadata.version
         self._sentence = 0
@@ -67,7 +84,8 @@ class PerlCoprocess:
             raise RandgenEnvironmentError(f"cannot start the Perl coprocess ({perl}): {exc}") from exc
         self._request({"op": "init", "seed": seed % 2147483647, "thread_id": thread_id,
                        "pid": pid, "meta": metadata.to_json(), "varchar_length": varchar_length,
-                       "words": list(ENGLISH), "connection_id": connection_id, "user": user})
+                       "words": list(ENGLISH), "connection_id": connection_id, "user": user,
+                       "dsn": dsn, "version": version})
 
     def _request(self, msg: dict[str, Any]) -> dict[str, Any]:
         assert self.proc.stdin is not None and self.proc.stdout is not None

@@ -92,7 +92,7 @@ class GeneratorProxy:
 PRNG_METHODS = frozenset({
     "int", "uint16", "float", "arrayElement", "digit", "positive_digit", "letter", "string",
     "date", "time", "datetime", "timestamp", "year", "hex", "quid", "bit", "fromDictionary",
-    "shuffleArray", "english", "set", "enum",
+    "shuffleArray", "english", "set", "enum", "fieldType", "isFieldType", "text",
 })
 GENERATOR_METHODS = frozenset({"threadId", "prng"})
 FUNCTIONS = frozenset({

@@ -89,6 +89,9 @@ class RandgenResult:
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     per_thread: list[ThreadStats] = field(default_factory=list)
+    differences: list[dict[str, Any]] = field(default_factory=list)  # validators' (first 50)
+    difference_count: int = 0
+    reports: list[str] = field(default_factory=list)   # reporters' findings and evidence
     log_path: str = ""
     output: str = ""
 
@@ -149,6 +152,11 @@ class RandgenResult:
                  f"{self.error_profile()}"]
         if self.runaways:
             lines.append(f"{self.runaways} runaway sentence(s) dropped: {self.warnings[:1]}")
+        if self.difference_count:
+            lines.append(f"{self.difference_count} validator difference(s); first: "
+                         f"{json.dumps(self.differences[0])[:1500]}")
+        for report in self.reports[:3]:
+            lines.append(report[:2000])
         if self.log_path:
             lines.append(f"log: {self.log_path}")
         return "\n".join(lines)

@@ -39,6 +39,11 @@ SHIPPED: Mapping[str, ShippedGrammar] = MappingProxyType({
     "ddl_dml": _entry("ddl_dml", {1020, 1050, 1051, 1054, 1060, 1061, 1062, 1091, 1136, 1146,
                                   1205, 1213, 1288, 1356, 1412, 1467, 1471},
                       "DDL (create/alter/rename/drop tables and views) mixed with DML"),
+    # the same load without ==FACTOR:N== weights: the Perl randgen reads it the same way
+    "transactions_plain": ShippedGrammar(
+        "transactions_plain", "conf/kewpie/transactions_plain.yy", "conf/kewpie/transactions.zz",
+        frozenset({1213, 1205, 1305, 1062, 1467}),
+        "transactions without ==FACTOR== weights (like for like with the Perl randgen)"),
 })
 ZERO_SUM_TOTAL = 40000
 ZERO_SUM_TOTAL_SQL = ("SELECT (SELECT SUM(balance) FROM accounts_a) + "

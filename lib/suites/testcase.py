@@ -142,13 +142,16 @@ class KewpieTestCase(ConsistencyChecks, unittest.TestCase):
         return ctx.exception
 
     # ------------------------------------------------------------ randgen
-    def randgen(self, server: Server | None = None, grammar: str | None = None,
+    def randgen(self, server: Server | list[Server] | None = None, grammar: str | None = None,
                 gendata: str | bool | None = None, queries: int = 1000, threads: int = 1,
                 duration: float = 3600.0, seed: int | None = None, schema: str = "test",
                 **options: Any) -> Any:
         """Run a randgen load on server (default: the first); a ``RandgenResult``.
 
-        seed defaults to the context's (1 unless the run sets another).
+        seed defaults to the context's (1 unless the run sets another).  server
+        may be a list: the first runs the load, ResultsetComparator compares the
+        others with it (or give ``compare=[server]``); ``validators=``,
+        ``transformers=``, ``reporters=`` take randgen's names.
 
         Paths are relative to the randgen folder (the project's ``randgen/``,
         or a Perl checkout given with ``--randgen-path``); ``gendata=True`` is

@@ -71,8 +71,12 @@ def execute_randgen(test_cmd: str, test_executor: Any, servers: Any,
         with open(log_path, "w") as fh:
             fh.write(f"{STATUS_ENVIRONMENT_ERROR}: {exc}\n")
         return EXIT_CODES[STATUS_ENVIRONMENT_ERROR], f"{STATUS_ENVIRONMENT_ERROR}: {exc}\n"
+    compare = []
+    if isinstance(servers, (list, tuple)) and len(servers) > 1 and not options.compare_dsns and \
+            any(v.lower().startswith("resultsetcomparator") for v in options.validators):
+        compare = [server_connection(s, schema) for s in servers[1:]]  # randgen: --dsn1, --dsn2
     result = run_randgen(options, server_connection(server, schema), randgen_home(test_executor),
-                         log_path, _alive(server))
+                         log_path, _alive(server), server=server, compare=compare)
     try:
         with open(log_path, errors="replace") as fh:
             output: str | None = fh.read()
@@ -96,9 +100,16 @@ def randgen_load(log_dir: str, home: str, server: Any, grammar: str | None = Non
     n = 1
     while os.path.exists(os.path.join(log_dir, f"randgen-{n}.log")):
         n += 1
+    servers = list(server) if isinstance(server, (list, tuple)) else [server]
+    server = servers[0]
+    others = servers[1:] + list(options.pop("compare", None) or [])
+    for key in ("validators", "reporters", "transformers"):
+        if isinstance(options.get(key), str):
+            options[key] = [v for v in options[key].split(",") if v]
     opts = make_options(grammar, gendata, queries, threads, duration, seed, **options)
     return run_randgen(opts, server_connection(server, schema), home or RANDGEN_HOME,
-                       os.path.join(log_dir, f"randgen-{n}.log"), _alive(server))
+                       os.path.join(log_dir, f"randgen-{n}.log"), _alive(server), server=server,
+                       compare=[server_connection(s, schema) for s in others])
 
 
 PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

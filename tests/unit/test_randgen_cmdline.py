@@ -15,7 +15,7 @@ def test_kewpie_2012_command_line():
                       "--queries=1000 --threads=1 --Validators=None --seed time")
     assert (o.tool, o.grammar, o.gendata, o.queries, o.threads) == \
         ("gentest", "conf/percona/y.yy", "conf/percona/x.zz", 1000, 1)
-    assert o.ignored == ["--Validators=None"] and o.seed > 1
+    assert o.ignored == [] and o.validators == ["None"] and o.seed > 1
 
 
 def test_gendata_forms():
@@ -95,6 +95,8 @@ def fake_randgen(tmp_path):
     (tmp_path / "gentest.pl").write_text(FAKE)
     (tmp_path / "gendata.pl").write_text(FAKE)
     os.chmod(tmp_path / "gentest.pl", 0o755)
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf" / "x.yy").write_text("query: SELECT 1 ;\n")
     return str(tmp_path)
 
 
