@@ -88,7 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="keep vardirs on disk instead of linking them to /dev/shm")
     p.add_argument("--start-and-exit", action="store_true",
                    help="start the first selected test's servers, print them, exit, leave them running")
-    p.add_argument("--mode", default=default("mode"), choices=["native", "cleanup", "sweep"],
+    p.add_argument("--mode", default=default("mode"), choices=["native", "cleanup", "sweep", "mtr"],
                    help="native: run tests; cleanup: stop servers left in --workdir; "
                         "sweep: run a sysbench sweep file (docs/sysbench.md)")
     p.add_argument("--sweep-file", default=default("sweep_file"), metavar="PATH",
@@ -124,6 +124,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--server-start-timeout", type=float, default=default("start_timeout"),
                    metavar="S", help="seconds a server may take to answer SQL after launch "
                                      "(default: %(default)g)")
+    p.add_argument("--mtr-root", default=default("mtr_root"), metavar="DIR",
+                   help="with --mode=mtr: the mysql-test directory (default: the code tree's, "
+                        "e.g. /usr/share/mysql/mysql-test)")
+    p.add_argument("--record", action="store_true",
+                   help="with --mode=mtr: write the result files of passing tests (mtr --record)")
+    p.add_argument("--big-test", action="store_true",
+                   help="with --mode=mtr: also run tests marked big (mtr --big-test)")
+    p.add_argument("--enable-disabled", action="store_true",
+                   help="with --mode=mtr: run tests listed in disabled.def too")
+    p.add_argument("--mysqld", action="append", default=[], metavar="OPTION",
+                   help="with --mode=mtr: an extra server option for every test (mtr --mysqld)")
     return p
 
 
@@ -175,7 +186,10 @@ def config_from_args(argv: Sequence[str] | None) -> RunConfig:
         max_save_datadir=args.max_save_datadir,
         sweep_file=os.path.abspath(args.sweep_file) if args.sweep_file else "",
         sweep_label=args.label, sweep_out=os.path.abspath(args.sweep_out) if args.sweep_out else "",
-        baseline=args.baseline, tolerance=args.tolerance, results_db_dsn=args.results_db_dsn)
+        baseline=args.baseline, tolerance=args.tolerance, results_db_dsn=args.results_db_dsn,
+        mtr_root=os.path.abspath(args.mtr_root) if args.mtr_root else "", record=args.record,
+        big_test=args.big_test, enable_disabled=args.enable_disabled,
+        mysqld_options=list(args.mysqld))
 
 
 HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)

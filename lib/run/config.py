@@ -55,6 +55,11 @@ class RunConfig:
     tolerance: float = 0.10
     results_db_dsn: str = ""
     root: str = ROOT
+    mtr_root: str = ""          # --mode=mtr: the mysql-test directory ('' = the code tree's)
+    record: bool = False        # --mode=mtr: record result files (mtr --record)
+    big_test: bool = False      # --mode=mtr: also run big tests (mtr --big-test)
+    enable_disabled: bool = False  # --mode=mtr: run tests disabled.def lists
+    mysqld_options: list[str] = field(default_factory=list)  # --mode=mtr: mtr --mysqld=...
 
 
 def default(name: str) -> Any:

@@ -117,10 +117,14 @@ class RunEnvironment:
         env[TAG_BOT] = f"{self.run_id}/{bot}"
         return env
 
-    def make_manager(self, bot: str, tree: CodeTree | None = None) -> ServerManager:
+    def make_manager(self, bot: str, tree: CodeTree | None = None,
+                     bootstrap: Callable[[str, CodeTree, str | None], BootstrapCache] | None = None
+                     ) -> ServerManager:
         """The one factory of server managers: bot's directories, port leaser, socket
         directory, settings and bootstrap cache (on the run's code tree unless another
-        is given).  The manager is stopped by :meth:`close`."""
+        is given; bootstrap builds another kind of cache, e.g. mysql-test's, from the
+        cache directory, the tree and the server user).  The manager is stopped by
+        :meth:`close`."""
         tree = tree or self.tree
         assert tree is not None
         bot_dir = os.path.realpath(self.workdir.prepare_bot(bot))
@@ -145,7 +149,8 @@ class RunEnvironment:
                                   wsrep_provider=config.wsrep_provider_path,
                                   wsrep_sst_method=config.wsrep_sst_method,
                                   cluster_snapshots=config.cluster_snapshots)
-        cache = BootstrapCache(os.path.realpath(self.workdir.prepare_cache()), tree, self.server_user)
+        cache = (bootstrap or BootstrapCache)(os.path.realpath(self.workdir.prepare_cache()), tree,
+                                              self.server_user)
         manager = ServerManager(bot, bot_dir, tree, leaser, cache, settings, SERVER_KINDS,
                                 on_change=self.write_state, disk_dir=disk_dir,
                                 disk_problem=disk_problem)

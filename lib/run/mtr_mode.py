@@ -1,0 +1,298 @@
+"""--mode=mtr: the server's own mysql-test suites (.test/.result) run by mariadb-test on
+servers kewpie starts and owns.
+
+Tests are found as mysql-test-run finds them (:mod:`lib.mtr.cases`); each bot
+gets an :class:`MtrRunner` whose servers come from the run's one manager
+factory with mysql-test's bootstrap (:mod:`lib.mtr.bootstrap`), whose bot
+directory is the tests' ``MYSQLTEST_VARDIR`` (:mod:`lib.mtr.vardir`) and whose
+cases run through :mod:`lib.mtr.execute`.  Outcomes go through the native
+run's reporting (:func:`lib.run.native.run_tests`), so --parallel, --shard,
+--junit-xml, --retry, --repeat, --test-timeout, --force, evidence and the
+progress line work as for kewpie's own tests.  Servers are kept between tests
+with the same options (and config file and time zone) while mtr's
+check-testcase finds them unchanged; otherwise they are discarded.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from functools import partial
+
+from lib.errors import EXIT_OK, KewpieError, QueryError, ServerError, SuiteError, UsageError
+from lib.mtr.bootstrap import MtrBootstrapCache, server_features
+from lib.mtr.cases import Collector, MtrCase, skip_rules
+from lib.mtr.cnf import MtrConfig
+from lib.mtr.config import base_environment, build_config, server_option_args
+from lib.mtr.execute import MtrExecutor, MtrSettings
+from lib.mtr.options import to_options
+from lib.mtr.vardir import MtrVardir, ServerSlot
+from lib.mtr.warnings import WarningScanner
+from lib.run.environment import RunEnvironment
+from lib.run.evidence import EvidenceKeeper
+from lib.run.native import bot_log_path, run_tests
+from lib.run.report import Outcome
+from lib.run.runner import Runner
+from lib.run.selection import apply_shard
+from lib.servers.codetree import CodeTree, discover
+from lib.servers.options import Option, merge
+from lib.servers.requirements import Requirements
+from lib.servers.server import Server
+from lib.suites.context import BotSetup
+from lib.suites.status import TestStatus
+
+MTR_DIR_CANDIDATES = ("mysql-test", "share/mysql/mysql-test", "share/mariadb/mysql-test",
+                      "share/mysql-test", "mariadb-test")
+
+
+def mtr_root(config_root: str, tree: CodeTree) -> str:
+    """--mtr-root, else the code tree's mysql-test directory (UsageError if none)."""
+    if config_root:
+        if not os.path.isfile(os.path.join(config_root, "include", "default_my.cnf")):
+            raise UsageError(f"--mtr-root {config_root} is not a mysql-test directory (no "
+                             f"include/default_my.cnf)")
+        return config_root
+    for sub in MTR_DIR_CANDIDATES:
+        path = os.path.join(tree.basedir, sub)
+        if os.path.isfile(os.path.join(path, "include", "default_my.cnf")):
+            return path
+    raise UsageError(f"no mysql-test directory under --basedir {tree.basedir} (looked for "
+                     f"{', '.join(MTR_DIR_CANDIDATES)}); install mariadb-test "
+                     f"(scripts/setup.sh) or give --mtr-root")
+
+
+def find_mysqltest(tree: CodeTree) -> str:
+    """The code tree's mariadb-test/mysqltest (UsageError if none)."""
+    for name in ("mariadb-test", "mysqltest"):
+        for sub in ("bin", "client"):
+            path = os.path.join(tree.basedir, sub, name)
+            if os.access(path, os.X_OK):
+                return path
+        found = shutil.which(name)
+        if found:
+            return found
+    raise UsageError(f"no mariadb-test or mysqltest under --basedir {tree.basedir} or on PATH; "
+                     f"install mariadb-test (scripts/setup.sh)")
+
+
+class MtrPlan:
+    """What every bot shares: the mtr tree, the server's features, the selected cases."""
+
+    def __init__(self, env: RunEnvironment, tree: CodeTree) -> None:
+        config = env.config
+        self.tree = tree
+        self.root = mtr_root(config.mtr_root, tree)
+        self.mysqltest = find_mysqltest(tree)
+        self.features, self.optional_plugins = server_features(tree.server)
+        probe_env = base_environment(tree, self.root, MtrVardir("/nonexistent", self.root, None))
+        self.collector = Collector(self.root, skip_rules(self.root, self.features, probe_env,
+                                                         self.optional_plugins),
+                                   big_test=config.big_test, enable_disabled=config.enable_disabled)
+        self.scanner = WarningScanner.for_tree(self.root)
+
+    def cases(self, suites: list[str], names: list[str], extra: list[str]) -> list[MtrCase]:
+        """The selected cases (with --mysqld options added to every server)."""
+        cases = self.collector.collect(suites, names)
+        for case in cases:
+            case.master_opt += extra
+            case.slave_opt += extra
+        return cases
+
+
+class MtrRunner(Runner):
+    """One bot's runner for mysql-test cases (the native Runner's retries and evidence)."""
+
+    def __init__(self, env: RunEnvironment, bot: str, plan: MtrPlan) -> None:
+        config = env.config
+        factory = partial(MtrBootstrapCache, mtr_root=plan.root,
+                          optional_plugins=plan.optional_plugins)
+        manager = env.make_manager(bot, bootstrap=factory)
+        manager.reuse_expected = False
+        logdir = os.path.join(manager.bot_dir, "log")
+        os.makedirs(logdir, exist_ok=True)
+        setup = BotSetup.from_config(bot, logdir, env.workdir.path, config, env.tree)
+        evidence = EvidenceKeeper(env.workdir.failed_dir, config.max_save_datadir,
+                                  bot_log_path(env, bot))
+        super().__init__(manager, setup, config.test_timeout, evidence)
+        self.plan = plan
+        self.env = env
+        self.vardir = MtrVardir(manager.bot_dir, plan.root, env.server_user)
+        self.vardir.prepare()
+        self.base_env = dict(env.server_env(bot))
+        self.base_env.pop("TZ", None)
+        self.base_env.update(base_environment(plan.tree, plan.root, self.vardir))
+        self.executor = MtrExecutor(MtrSettings(plan.mysqltest, plan.root, self.vardir,
+                                                env.server_user, plan.scanner, config.record,
+                                                config.test_timeout, config.verbose),
+                                    self._restart_server)
+        self.templates: dict[str, int] = {}
+        self.key: object = None
+        self.timezone = "DEFAULT"
+        self.originals: dict[str, list[Option]] = {}
+
+    def current_key(self) -> object:
+        """The scheduling key of the case the bot's servers were started for."""
+        return self.key if self.manager.servers else None
+
+    # ------------------------------------------------------------------ servers
+    def _server_count(self, template: str) -> int:
+        if template not in self.templates:
+            config = MtrConfig.read(template, search_dirs=(self.plan.root,))
+            self.templates[template] = max(1, len(config.servers()))
+        return self.templates[template]
+
+    def _slots(self, count: int) -> list[ServerSlot]:
+        slots = []
+        for index in range(count):
+            vardir, lease, socket = self.manager.plan(index)
+            slots.append(ServerSlot(index + 1, vardir, lease.port(0), socket,
+                                    os.path.join(vardir, "log", "error.log"),
+                                    os.path.join(vardir, "tmp")))
+        return slots
+
+    def _restart_server(self, server: Server, extra: list[str] | None) -> None:
+        """The restart protocol's restart: the same options, or those plus extra."""
+        original = self.originals.setdefault(server.name, list(server.user_options))
+        server.user_options = merge(original, to_options(extra)) if extra else list(original)
+        server.start()
+
+    def _requirements(self, case: MtrCase, env: dict[str, str]) -> tuple[Requirements, MtrConfig]:
+        slots = self._slots(self._server_count(case.template))
+        config = build_config(case.template, self.plan.root, self.vardir, slots, self.plan.tree,
+                              env, self.plan.optional_plugins)
+        servers = config.servers()
+        option_lists = []
+        for group in servers:
+            use_slave = group.has("#!use-slave-opt")
+            extra = case.slave_opt if use_slave else case.master_opt
+            option_lists.append(to_options(server_option_args(config, group.name, extra, env)))
+        for slot in slots:
+            self.vardir.link(slot)
+        return Requirements.declared("mysql", option_lists), config
+
+    def _case_env(self, case: MtrCase) -> dict[str, str]:
+        env = dict(self.base_env)
+        env["MTR_TEST_NAME"] = f"{case.suite}.{case.name}"
+        env["MTR_SUITE_DIR"] = case.suite_dir
+        for comb in case.combinations:
+            env[f"MTR_COMBINATION_{comb.upper()}"] = "1"
+        if case.combinations:
+            env["MTR_COMBINATIONS"] = ",".join(case.combinations)
+        if case.timezone != "DEFAULT":
+            from lib.mtr.config import expand_env
+            env["TZ"] = expand_env(case.timezone, env)
+        return env
+
+    # ------------------------------------------------------------------ one case
+    def run_one(self, spec: MtrCase) -> Outcome:  # type: ignore[override]
+        """Servers for the case (kept when they fit), the case, its checks, evidence."""
+        case = spec
+        start = time.monotonic()
+        if case.skip:
+            return Outcome(case.full_name, TestStatus.SKIPPED, 0, self.manager.bot_name, case.skip)
+        manager = self.manager
+        manager.reuse_expected = False
+        env = self._case_env(case)
+        try:
+            reqs, config = self._requirements(case, env)
+        except (SuiteError, KewpieError) as exc:
+            return Outcome(case.full_name, TestStatus.FAIL, 0, manager.bot_name,
+                           f"cannot build the config of {case.full_name}: {exc}")
+        if case.timezone != self.timezone:
+            manager.request_reset()
+        if manager.servers and (manager.current != reqs or manager.force_reset):
+            manager.teardown(discard=True)
+        fresh = not manager.servers
+        if fresh:
+            self.executor.forget()
+            self.originals.clear()
+            if "TZ" in env:
+                manager.settings.env["TZ"] = env["TZ"]
+            else:
+                manager.settings.env.pop("TZ", None)
+            self.timezone = case.timezone
+        env.update({k: v for k, v in config.env().items() if v is not None})
+        with open(self.vardir.cnf, "w") as fh:
+            fh.write(config.render())
+        if self.env.server_user:
+            shutil.chown(self.vardir.cnf, self.env.server_user, self.env.server_user)
+        try:
+            servers = manager.get_servers(reqs)
+        except (ServerError, QueryError, UsageError) as exc:
+            ms = int((time.monotonic() - start) * 1000)
+            message = f"servers for {case.full_name} could not be started: {exc}"
+            detail = getattr(exc, "detail", "") or ""
+            if detail:
+                message += f"\n{detail}"
+            evidence = ""
+            if self.evidence is not None:
+                evidence = self.evidence.save(case.full_name, message, manager.last_servers,
+                                              None).path
+            manager.teardown(fast=True)
+            self.key = None
+            return Outcome(case.full_name, TestStatus.FAIL, ms, manager.bot_name, message,
+                           evidence=evidence, resets=1)
+        self.key = case.requirements
+        verdict = self.executor.run(case, servers, env)
+        ms = int((time.monotonic() - start) * 1000)
+        evidence = ""
+        message = verdict.message
+        resets = 0
+        if verdict.status.failed:
+            manager.teardown()
+            if self.evidence is not None:
+                logs = self._evidence_logs(case)
+                saved = self.evidence.save(case.full_name, message, servers, logs)
+                evidence = saved.path
+                if saved.backtrace:
+                    message += f"\n--- backtrace (top frames) ---\n{saved.backtrace}"
+                shutil.rmtree(logs, ignore_errors=True)
+            self.vardir.clean_tmp()
+            resets = 1
+        elif verdict.needs_restart:
+            manager.teardown(discard=True)
+            resets = 1
+        if verdict.reject:
+            message += f"\nreject file: {verdict.reject}"
+        return Outcome(case.full_name, verdict.status, ms, manager.bot_name, message,
+                       evidence=evidence, resets=resets,
+                       reset_reason="the test failed or restarted its servers" if resets else "")
+
+    def _evidence_logs(self, case: MtrCase) -> str:
+        """A directory with the case's own files (output, .reject, checks) for the evidence."""
+        target = os.path.join(self.manager.bot_dir, "evidence-logs")
+        shutil.rmtree(target, ignore_errors=True)
+        os.makedirs(target)
+        for directory in (self.vardir.log, self.vardir.tmp):
+            for name in os.listdir(directory):
+                path = os.path.join(directory, name)
+                if os.path.isfile(path) and not os.path.islink(path) and (
+                        name.startswith(case.name + ".") or name.startswith("check-")
+                        or name.startswith("warnings-") or name.endswith(".warnings")):
+                    shutil.copy2(path, os.path.join(target, name))
+        with open(self.vardir.cnf) as src, open(os.path.join(target, "my.cnf"), "w") as dst:
+            dst.write(src.read())
+        return target
+
+
+def run_mtr(env: RunEnvironment) -> int:
+    """--mode=mtr: run the selected mysql-test cases; the exit status."""
+    config = env.config
+    assert env.tree is not None
+    plan = MtrPlan(env, env.tree)
+    cases = plan.cases(config.suites, config.tests, config.mysqld_options)
+    if not cases:
+        raise UsageError("no mysql-test case selected")
+    env.log.info(f"mysql-test: {plan.root}, {plan.mysqltest}; {len(cases)} case(s)")
+    return run_tests(env, cases, lambda e, bot: MtrRunner(e, bot, plan))  # type: ignore[arg-type]
+
+
+def list_mtr(env: RunEnvironment) -> int:
+    """--mode=mtr --list: the selected cases of this shard (skipped ones say why)."""
+    config = env.config
+    tree = discover(config.basedir)
+    plan = MtrPlan(env, tree)
+    cases = plan.cases(config.suites, config.tests, config.mysqld_options)
+    for case in apply_shard(config, cases):  # type: ignore[arg-type]
+        print(case.full_name + (f"  # skipped: {case.skip}" if case.skip else ""))
+    return EXIT_OK
