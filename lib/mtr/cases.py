@@ -16,6 +16,7 @@ import glob
 import os
 import re
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Iterable
 
 from lib.errors import SuiteError, UsageError
@@ -23,7 +24,8 @@ from lib.mtr.cnf import MtrConfig
 from lib.servers.requirements import Requirements
 
 SOURCE = re.compile(r"^\s*(?:--)?\s*source\s+([^;\s]+)")
-TAGS = {"big_test": "big_test", "master-slave": "rpl_test", "long_test": "long_test"}
+TAGS = MappingProxyType({"big_test": "big_test", "master-slave": "rpl_test",
+                         "long_test": "long_test"})
 TAG_RE = re.compile(r"include/(big_test|master-slave|long_test)\.inc")
 DISABLED_LINE = re.compile(r"^\s*(?:([-0-9A-Za-z_/]+)\.)?([-0-9A-Za-z_#*]+)\s*:\s*(.*?)\s*$")
 
@@ -225,8 +227,9 @@ def load_suite(mtr_root: str, name: str, skips: dict[str, object]) -> MtrSuite:
     tdir = tdir if os.path.isdir(tdir) else directory
     rdir = os.path.join(directory, "r")
     rdir = rdir if os.path.isdir(rdir) else tdir
-    disabled = parse_disabled(os.path.join(directory, "disabled.def"), name)
-    disabled.update(parse_disabled(os.path.join(directory, "t", "disabled.def"), name))
+    short = os.path.basename(os.path.normpath(name))
+    disabled = parse_disabled(os.path.join(directory, "disabled.def"), short)
+    disabled.update(parse_disabled(os.path.join(directory, "t", "disabled.def"), short))
     return MtrSuite(name, directory, tdir, rdir, opts_from_file(os.path.join(directory, "suite.opt")),
                     combinations_from_file(os.path.join(directory, "combinations"), skips), disabled)
 
@@ -259,14 +262,21 @@ class Collector:
         self.suites: dict[str, MtrSuite] = {}
 
     def suite(self, name: str) -> MtrSuite:
-        """The suite called name (loaded once)."""
+        """The suite called name (loaded once); a directory path names a suite outside
+        the mtr tree (called by its last component)."""
+        if os.sep in name:
+            path, name = os.path.abspath(name), os.path.basename(os.path.normpath(name))
+            if name not in self.suites:
+                suite = load_suite(self.mtr_root, path, self.skips)
+                suite.name = name
+                self.suites[name] = suite
         if name not in self.suites:
             self.suites[name] = load_suite(self.mtr_root, name, self.skips)
         return self.suites[name]
 
     def collect(self, suites: list[str], names: list[str]) -> list[MtrCase]:
         """Cases for names (in the order given) or, without names, every test of suites."""
-        suites = suites or ["main"]
+        suites = [self.suite(s).name for s in (suites or ["main"])]
         cases: list[MtrCase] = []
         if not names:
             for sname in suites:

@@ -156,6 +156,7 @@ class MtrConfig:
 
     def _substitute(self, value: str, where: str) -> str:
         def replace(match: re.Match[str]) -> str:
+            """The value one reference stands for."""
             group_name, option_name = match.group(1)[:-1], match.group(2)
             group = self.group(group_name)
             if group is None:

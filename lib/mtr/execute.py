@@ -20,6 +20,7 @@ import shutil
 import threading
 import time
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Callable, Sequence
 
 from lib.mtr.cases import MtrCase
@@ -29,7 +30,15 @@ from lib.platform.logsetup import get_logger
 from lib.platform.logtail import tail_file
 from lib.platform.tools import ToolResult, run_tool
 from lib.servers.server import Server
-from lib.suites.status import TestStatus
+
+class MtrStatus(StrEnum):
+    """How a case ended (the same words as kewpie's MtrStatus)."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    SKIPPED = "skipped"
+    TIMEOUT = "timeout"
+
 
 SKIP_EXIT = 62
 POLL_SECONDS = 0.02
@@ -43,8 +52,13 @@ DEFAULT_TIMEOUT = 900.0     # mtr's --testcase-timeout (15 minutes)
 class MtrVerdict:
     """How one case ended, and what its servers need before the next one."""
 
-    status: TestStatus
+    status: MtrStatus
     message: str = ""
+
+    @property
+    def failed(self) -> bool:
+        """A failure or a timeout."""
+        return self.status in (MtrStatus.FAIL, MtrStatus.TIMEOUT)
     needs_restart: bool = False        # restarted with other options, or crashed
     reject: str = ""
 
@@ -106,7 +120,8 @@ class MtrExecutor:
         if record:
             args.append("--record")
         ran = self._mysqltest(args, env, err, CHECK_TIMEOUT)
-        text = tail_file(err, 200)
+        text = "\n".join(line for line in tail_file(err, 200).splitlines()
+                         if not line.startswith("mysqltest: "))
         return (ran.returncode if not ran.timed_out else -1), text
 
     # ------------------------------------------------------------------ one case
@@ -117,7 +132,7 @@ class MtrExecutor:
             rc, text = self.check_testcase(number, env, record=True)
             if rc != 0:
                 self.recorded.clear()
-                return MtrVerdict(TestStatus.FAIL, f"could not execute check-testcase before the "
+                return MtrVerdict(MtrStatus.FAIL, f"could not execute check-testcase before the "
                                   f"test on mysqld.{number} (exit {rc}):\n{text}", needs_restart=True)
             self.recorded.add(number)
         result_file = self._prepare_result(case, env)
@@ -160,13 +175,13 @@ class MtrExecutor:
         runner.join()
         ran = outcome[0] if outcome else None
         verdict = self._judge(case, ran, log_path, result_file, reject, watches)
-        if verdict.status == TestStatus.PASS and self.settings.record and record_to:
+        if verdict.status == MtrStatus.PASS and self.settings.record and record_to:
             target = case.result_file if case.result_file and case.result_file.endswith(".result") \
                 else case.record_file
             shutil.copyfile(record_to, target)
-        if verdict.status == TestStatus.PASS:
+        if verdict.status == MtrStatus.PASS:
             verdict = self._after_checks(case, watches, env, verdict)
-        if verdict.status != TestStatus.PASS or verdict.needs_restart:
+        if verdict.status != MtrStatus.PASS or verdict.needs_restart:
             self.recorded.clear()
         return verdict
 
@@ -222,17 +237,17 @@ class MtrExecutor:
         output = tail_file(log_path, 400)
         crashed = [w.crashed for w in watches if w.crashed]
         if ran is None or ran.timed_out:
-            return MtrVerdict(TestStatus.TIMEOUT, f"mariadb-test did not finish within "
+            return MtrVerdict(MtrStatus.TIMEOUT, f"mariadb-test did not finish within "
                               f"{self.settings.timeout or DEFAULT_TIMEOUT:g}s\n"
                               + _tail(output), needs_restart=True)
         if ran.returncode == 0 and not crashed:
-            return MtrVerdict(TestStatus.PASS)
+            return MtrVerdict(MtrStatus.PASS)
         if ran.returncode == SKIP_EXIT and not crashed:
             reason = ""
             for line in output.splitlines():
                 if "reason: " in line:
                     reason = line.split("reason: ", 1)[1]
-            return MtrVerdict(TestStatus.SKIPPED, reason or "skipped by the test (reason unknown)")
+            return MtrVerdict(MtrStatus.SKIPPED, reason or "skipped by the test (reason unknown)")
         parts = [f"mariadb-test exited with status {ran.returncode}"]
         parts += crashed
         body = _tail(output)
@@ -245,7 +260,7 @@ class MtrExecutor:
             if w.crashed:
                 parts.append(f"--- {w.server.name} error log ({w.server.error_log}) tail ---\n"
                              f"{w.server.error_log_tail(20)}")
-        return MtrVerdict(TestStatus.FAIL, "\n".join(parts), needs_restart=bool(crashed),
+        return MtrVerdict(MtrStatus.FAIL, "\n".join(parts), needs_restart=bool(crashed),
                           reject=found_reject)
 
     def _after_checks(self, case: MtrCase, watches: list[ServerWatch], env: dict[str, str],
@@ -267,7 +282,7 @@ class MtrExecutor:
                                 f"mysqld.{w.number} (exit {rc}):\n{text}")
         problems += self._warnings(watches, env)
         if problems:
-            return MtrVerdict(TestStatus.FAIL, "\n".join(problems), needs_restart=True)
+            return MtrVerdict(MtrStatus.FAIL, "\n".join(problems), needs_restart=True)
         return verdict
 
     def _warnings(self, watches: list[ServerWatch], env: dict[str, str]) -> list[str]:

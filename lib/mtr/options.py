@@ -8,10 +8,12 @@ sets for its own servers, is turned off: mtr's servers resolve names.
 """
 from __future__ import annotations
 
+from types import MappingProxyType
+
 from lib.errors import SuiteError
 from lib.servers.options import LINE_BREAKS, Option, normalise_name
 
-JOINED = {"plugin-load-add": ";", "optimizer-switch": ","}
+JOINED = MappingProxyType({"plugin-load-add": ";", "optimizer-switch": ","})
 KEWPIE_ONLY = (Option("skip-name-resolve", "0"),)
 
 

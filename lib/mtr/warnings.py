@@ -14,8 +14,9 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from types import MappingProxyType
 
-CLOSERS = {"(": ")", "{": "}", "[": "]", "<": ">"}
+CLOSERS = MappingProxyType({"(": ")", "{": "}", "[": "]", "<": ">"})
 
 
 def _perl_to_python(pattern: str) -> str:

@@ -168,7 +168,7 @@ class MtrRunner(Runner):
             option_lists.append(to_options(server_option_args(config, group.name, extra, env)))
         for slot in slots:
             self.vardir.link(slot)
-        return Requirements.declared("mysql", option_lists), config
+        return Requirements.declared("mtr", option_lists), config
 
     def _case_env(self, case: MtrCase) -> dict[str, str]:
         env = dict(self.base_env)
@@ -212,6 +212,9 @@ class MtrRunner(Runner):
                 manager.settings.env.pop("TZ", None)
             self.timezone = case.timezone
         env.update({k: v for k, v in config.env().items() if v is not None})
+        first = config.servers()[0] if config.servers() else None
+        if first is not None and first.value("datadir"):
+            env["MARIADB_TOPDIR"] = env["MARIADB_DATADIR"] = str(first.value("datadir"))
         with open(self.vardir.cnf, "w") as fh:
             fh.write(config.render())
         if self.env.server_user:
@@ -238,7 +241,7 @@ class MtrRunner(Runner):
         evidence = ""
         message = verdict.message
         resets = 0
-        if verdict.status.failed:
+        if verdict.failed:
             manager.teardown()
             if self.evidence is not None:
                 logs = self._evidence_logs(case)
@@ -254,7 +257,7 @@ class MtrRunner(Runner):
             resets = 1
         if verdict.reject:
             message += f"\nreject file: {verdict.reject}"
-        return Outcome(case.full_name, verdict.status, ms, manager.bot_name, message,
+        return Outcome(case.full_name, TestStatus(str(verdict.status)), ms, manager.bot_name, message,
                        evidence=evidence, resets=resets,
                        reset_reason="the test failed or restarted its servers" if resets else "")
 
