@@ -52,7 +52,7 @@ def server_features(server: str) -> tuple[dict[str, str], frozenset[str]]:
     variables: dict[str, str] = {}
     plugins: set[str] = set()
     in_options, in_vars = True, False
-    for line in ran.stdout.splitlines():
+    for line in re.sub(r"\n {22}(\S)", r" \1", ran.stdout).splitlines():
         if in_options:
             m = OPTIONAL_PLUGIN.match(line)
             if m and m.group(1) not in NOT_OPTIONAL:
@@ -125,7 +125,8 @@ class MtrBootstrapCache(BootstrapCache):
     def key(self, options: list[Option]) -> str:
         """kewpie's key plus the bootstrap script's hash (another mtr tree, another template)."""
         base = super().key(options)
-        digest = hashlib.sha1((base + "|mtr|" + self.sql).encode()).hexdigest()
+        plugins = ",".join(sorted(self.optional_plugins))
+        digest = hashlib.sha1((base + "|mtr|" + plugins + "|" + self.sql).encode()).hexdigest()
         return "mtr-" + digest[:12]
 
     def _build(self, target: str, options: list[Option]) -> None:
@@ -156,15 +157,34 @@ class MtrBootstrapCache(BootstrapCache):
         os.rename(building, target)
         log.debug("mtr bootstrap took %.0f ms", (time.monotonic() - start) * 1000)
 
-    def bootstrap_argv(self, data: str, tmp: str, options: list[Option]) -> list[str]:
-        """mtr's bootstrap command line (mysql_install_db in mysql-test-run.pl)."""
+    def bootstrap_argv(self, data: str, tmp: str, options: list[Option],
+                       user: bool = True) -> list[str]:
+        """mtr's bootstrap command line (mysql_install_db in mysql-test-run.pl); tests
+        run it as ``$MYSQLD_BOOTSTRAP_CMD`` (user False: no --user)."""
+        plugin_dir, share = _plugin_dir(self.tree.basedir), _share_dir(self.tree.basedir)
         argv = [self.tree.server, "--no-defaults", "--disable-getopt-prefix-matching",
                 "--bootstrap", f"--basedir={self.tree.basedir}", f"--datadir={data}",
+                *([f"--plugin-dir={plugin_dir}"] if plugin_dir else []),
                 "--default-storage-engine=myisam",
                 *(f"--loose-skip-plugin-{p}" for p in sorted(self.optional_plugins)),
                 "--loose-innodb", "--loose-innodb-log-file-size=10M", "--disable-sync-frm",
                 f"--tmpdir={tmp}", "--core-file", "--console", "--character-set-server=latin1",
-                "--loose-disable-performance-schema"]
-        if self.server_user:
+                "--loose-disable-performance-schema", f"--lc-messages-dir={share}",
+                f"--character-sets-dir={os.path.join(share, 'charsets')}"]
+        if self.server_user and user:
             argv.append(f"--user={self.server_user}")
         return argv + [o.as_arg() for o in options]
+
+
+def _plugin_dir(basedir: str) -> str:
+    for sub in ("lib/mysql/plugin", "lib64/mysql/plugin", "lib/mariadb/plugin", "lib/plugin"):
+        if os.path.isdir(os.path.join(basedir, sub)):
+            return os.path.join(basedir, sub)
+    return ""
+
+
+def _share_dir(basedir: str) -> str:
+    for sub in ("share/mariadb", "share/mysql", "sql/share", "share"):
+        if os.path.isdir(os.path.join(basedir, sub)):
+            return os.path.join(basedir, sub)
+    return os.path.join(basedir, "share")

@@ -146,6 +146,11 @@ def build_config(template: str, mtr_root: str, vardir: MtrVardir, slots: list[Se
     assert env_group is not None
     for name, value in env.items():
         env_group.insert(name, value, if_missing=True)
+    opt = config.group("OPT")
+    assert opt is not None
+    spare = [p for slot in slots for p in slot.spare_ports]
+    if spare:
+        opt.insert("port", str(spare[0]), if_missing=True)  # mtr's @OPT.port: a free port
     mysqld = config.group("mysqld", create=True)
     assert mysqld is not None
     for plugin in sorted(optional_plugins):

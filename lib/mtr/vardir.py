@@ -26,6 +26,7 @@ class ServerSlot:
     socket: str
     error_log: str
     tmpdir: str
+    spare_ports: tuple[int, ...] = ()   # leased with it, unused by a plain server
 
 
 class MtrVardir:
@@ -74,7 +75,11 @@ class MtrVardir:
         return os.path.join(self.tmp, f"mysqld.{number}.expect")
 
     def clean_tmp(self) -> None:
-        """Empty tmp/ between tests, keeping the servers' links (mtr empties var/tmp)."""
+        """After a failed test: tmp/ emptied (the servers' links stay) and tmp/, log/ and
+        run/ writable again (a test may have taken that away and failed before giving
+        it back)."""
+        for path in (self.root, self.tmp, self.log, self.run):
+            os.chmod(path, 0o755 if path != self.root else 0o711)
         for name in os.listdir(self.tmp):
             path = os.path.join(self.tmp, name)
             if os.path.islink(path):

@@ -121,6 +121,7 @@ class MtrRunner(Runner):
         self.base_env = dict(env.server_env(bot))
         self.base_env.pop("TZ", None)
         self.base_env.update(base_environment(plan.tree, plan.root, self.vardir))
+        self.base_env.update(self._tool_commands(manager.cache))
         self.executor = MtrExecutor(MtrSettings(plan.mysqltest, plan.root, self.vardir,
                                                 env.server_user, plan.scanner, config.record,
                                                 config.test_timeout, config.verbose),
@@ -129,6 +130,25 @@ class MtrRunner(Runner):
         self.key: object = None
         self.timezone = "DEFAULT"
         self.originals: dict[str, list[Option]] = {}
+
+    def _tool_commands(self, cache: object) -> dict[str, str]:
+        """MYSQL_TEST (mariadb-test as run here), MYSQLD_BOOTSTRAP_CMD and the bootstrap
+        script it is fed (written to log/bootstrap.sql)."""
+        vardir = self.vardir
+        out = {"MYSQL_TEST": " ".join([
+            self.plan.mysqltest, f"--defaults-file={vardir.cnf}", "--silent",
+            f"--tmpdir={vardir.tmp}",
+            f"--character-sets-dir={self.base_env.get('MYSQL_CHARSETSDIR', '')}",
+            f"--logdir={vardir.log}", "--database=test", f"--timer-file={vardir.log}/timer"])}
+        if isinstance(cache, MtrBootstrapCache):
+            argv = cache.bootstrap_argv(os.path.join(vardir.root, "install.db"), vardir.tmp + "/",
+                                        [], user=False)
+            out["MYSQLD_BOOTSTRAP_CMD"] = " ".join(argv)
+            sql_file = os.path.join(vardir.log, "bootstrap.sql")
+            with open(sql_file, "w") as fh:
+                fh.write(cache.sql)
+            out["MYSQL_BOOTSTRAP_SQL_FILE"] = sql_file
+        return out
 
     def current_key(self) -> object:
         """The scheduling key of the case the bot's servers were started for."""
@@ -147,7 +167,8 @@ class MtrRunner(Runner):
             vardir, lease, socket = self.manager.plan(index)
             slots.append(ServerSlot(index + 1, vardir, lease.port(0), socket,
                                     os.path.join(vardir, "log", "error.log"),
-                                    os.path.join(vardir, "tmp")))
+                                    os.path.join(vardir, "tmp"),
+                                    tuple(lease.port(i) for i in range(1, len(lease.ports)))))
         return slots
 
     def _restart_server(self, server: Server, extra: list[str] | None) -> None:
