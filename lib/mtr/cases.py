@@ -57,6 +57,7 @@ class MtrCase:
     rpl_test: bool = False
     big_test: bool = False
     base_result: str | None = None
+    scripts: tuple[str, ...] = ()   # <test>-master.sh / -slave.sh, run before servers start
 
     @property
     def full_name(self) -> str:
@@ -106,7 +107,11 @@ def combinations_from_file(path: str, skips: dict[str, object]) -> list[Combinat
         return None
     config = MtrConfig.read(path)
     skipped = rule if isinstance(rule, (list, tuple)) else ()
-    combs = [Combination(g.name, tuple(f"--{n}" if v is None else f"--{n}={v}" for n, v in g.options))
+    def arg(name: object, value: str | None) -> str:
+        """A combination's option as mtr passes it (one leading --)."""
+        text = "--" + str(name).lstrip("-")
+        return text if value is None else f"{text}={value}"
+    combs = [Combination(g.name, tuple(arg(n, v) for n, v in g.options))
              for g in config.groups if g.name not in ("ENV", "OPT") and g.name not in skipped]
     if not combs:
         return "Requires: " + os.path.basename(path).removesuffix(".combinations")
@@ -320,6 +325,9 @@ class Collector:
         if case.big_test and not self.big_test:
             case.skip = "Test needs --big-test"
             return [case]
+        case.scripts = tuple(p for p in (os.path.join(suite.tdir, f"{tname}-master.sh"),
+                                         os.path.join(suite.tdir, f"{tname}-slave.sh"))
+                             if os.path.isfile(p))
         cnf = os.path.join(suite.tdir, tname + ".cnf")
         if os.path.isfile(cnf):
             case.template = cnf

@@ -33,6 +33,7 @@ from lib.run.evidence import EvidenceKeeper
 from lib.run.native import bot_log_path, run_tests
 from lib.run.report import Outcome
 from lib.run.runner import Runner
+from lib.platform.tools import run_tool
 from lib.run.selection import apply_shard
 from lib.servers.codetree import CodeTree, discover
 from lib.servers.options import Option, merge
@@ -219,7 +220,7 @@ class MtrRunner(Runner):
         except (SuiteError, KewpieError) as exc:
             return Outcome(case.full_name, TestStatus.FAIL, 0, manager.bot_name,
                            f"cannot build the config of {case.full_name}: {exc}")
-        if case.timezone != self.timezone:
+        if case.timezone != self.timezone or case.scripts:
             manager.request_reset()
         if manager.servers and (manager.current != reqs or manager.force_reset):
             manager.teardown(discard=True)
@@ -241,11 +242,13 @@ class MtrRunner(Runner):
         if self.env.server_user:
             shutil.chown(self.vardir.cnf, self.env.server_user, self.env.server_user)
         try:
+            if manager.force_reset or not manager.servers or manager.current != reqs:
+                self._run_scripts(case, env)
             servers = manager.get_servers(reqs)
         except (ServerError, QueryError, UsageError) as exc:
             ms = int((time.monotonic() - start) * 1000)
             message = f"servers for {case.full_name} could not be started: {exc}"
-            detail = getattr(exc, "detail", "") or ""
+            detail = getattr(exc, "log_tail", "") or ""
             if detail:
                 message += f"\n{detail}"
             evidence = ""
@@ -281,6 +284,15 @@ class MtrRunner(Runner):
         return Outcome(case.full_name, TestStatus(str(verdict.status)), ms, manager.bot_name, message,
                        evidence=evidence, resets=resets,
                        reset_reason="the test failed or restarted its servers" if resets else "")
+
+    def _run_scripts(self, case: MtrCase, env: dict[str, str]) -> None:
+        """A test's -master.sh/-slave.sh, before its servers start (as mtr runs them)."""
+        for script in case.scripts:
+            ran = run_tool(["/bin/sh", script], user=self.env.server_user, env=env,
+                           tmpdir=self.vardir.tmp, cwd=self.plan.root, timeout=120)
+            if not ran.ok:
+                raise ServerError(f"{script} failed (exit {ran.returncode}): "
+                                  f"{(ran.stdout + ran.stderr).strip()[-2000:]}")
 
     def _evidence_logs(self, case: MtrCase) -> str:
         """A directory with the case's own files (output, .reject, checks) for the evidence."""
