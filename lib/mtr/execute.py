@@ -124,12 +124,30 @@ class MtrExecutor:
                          if not line.startswith("mysqltest: "))
         return (ran.returncode if not ran.timed_out else -1), text
 
+    def _checks(self, numbers: list[int], env: dict[str, str],
+                record: bool) -> list[tuple[int, str]]:
+        """check-testcase on several servers at once (as mtr starts them in parallel)."""
+        if len(numbers) <= 1:
+            return [self.check_testcase(n, env, record) for n in numbers]
+        results: dict[int, tuple[int, str]] = {}
+
+        def one(number: int) -> None:
+            """One server's check, into results."""
+            results[number] = self.check_testcase(number, env, record)
+        threads = [threading.Thread(target=one, args=(n,), daemon=True) for n in numbers]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        return [results.get(n, (-1, "check did not finish")) for n in numbers]
+
     # ------------------------------------------------------------------ one case
     def run(self, case: MtrCase, servers: Sequence[Server], env: dict[str, str]) -> MtrVerdict:
         """Run case on servers (mysqld.1 is servers[0]) with env; see the module doc."""
+        begun = time.monotonic()
         watches = [ServerWatch(i + 1, s, list(s.user_options)) for i, s in enumerate(servers)]
-        for number in [w.number for w in watches if w.number not in self.recorded]:
-            rc, text = self.check_testcase(number, env, record=True)
+        todo = [w.number for w in watches if w.number not in self.recorded]
+        for number, (rc, text) in zip(todo, self._checks(todo, env, record=True)):
             if rc != 0:
                 self.recorded.clear()
                 return MtrVerdict(MtrStatus.FAIL, f"could not execute check-testcase before the "
@@ -166,6 +184,7 @@ class MtrExecutor:
         outcome: list[ToolResult] = []
         runner = threading.Thread(target=lambda: outcome.append(
             self._mysqltest(args, env, log_path, timeout)), daemon=True)
+        started = time.monotonic()
         runner.start()
         while runner.is_alive():
             runner.join(POLL_SECONDS)
@@ -173,6 +192,7 @@ class MtrExecutor:
                 if not w.crashed and w.server.executor is not None and not w.server.is_alive():
                     self._server_exited(w)
         runner.join()
+        test_done = time.monotonic()
         ran = outcome[0] if outcome else None
         verdict = self._judge(case, ran, log_path, result_file, reject, watches)
         if verdict.status == MtrStatus.PASS and self.settings.record and record_to:
@@ -181,6 +201,9 @@ class MtrExecutor:
             shutil.copyfile(record_to, target)
         if verdict.status == MtrStatus.PASS:
             verdict = self._after_checks(case, watches, env, verdict)
+        self.log.debug("mtr %s: before-checks and setup %.0f ms, mariadb-test %.0f ms, "
+                       "after-checks %.0f ms", case.full_name, (started - begun) * 1000,
+                       (test_done - started) * 1000, (time.monotonic() - test_done) * 1000)
         if verdict.status != MtrStatus.PASS or verdict.needs_restart:
             self.recorded.clear()
         return verdict
@@ -266,12 +289,15 @@ class MtrExecutor:
     def _after_checks(self, case: MtrCase, watches: list[ServerWatch], env: dict[str, str],
                       verdict: MtrVerdict) -> MtrVerdict:
         problems: list[str] = []
+        checked = []
         for w in watches:
             if w.restarted_with_options or not w.server.is_alive():
                 verdict.needs_restart = True
                 self.recorded.discard(w.number)
-                continue
-            rc, text = self.check_testcase(w.number, env, record=False)
+            else:
+                checked.append(w)
+        results = self._checks([w.number for w in checked], env, record=False)
+        for w, (rc, text) in zip(checked, results):
             if rc == 1:
                 problems.append(
                     f"MTR's internal check of the test case '{case.full_name}' failed on "

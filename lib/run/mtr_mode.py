@@ -320,6 +320,8 @@ def run_mtr(env: RunEnvironment) -> int:
     if not cases:
         raise UsageError("no mysql-test case selected")
     env.log.info(f"mysql-test: {plan.root}, {plan.mysqltest}; {len(cases)} case(s)")
+    if not config.tests:  # as mtr sorts: tests needing the same servers run together
+        cases.sort(key=lambda c: (bool(c.skip) is False, repr(c.requirements), c.full_name))
     return run_tests(env, cases, lambda e, bot: MtrRunner(e, bot, plan))  # type: ignore[arg-type]
 
 
