@@ -72,6 +72,7 @@ class MtrConfig:
 
     def __init__(self) -> None:
         self.groups: list[CnfGroup] = [CnfGroup("ENV"), CnfGroup("OPT")]
+        self.port_pool: list[int] = []  # what each @OPT.port hands out, in turn
 
     @classmethod
     def read(cls, path: str, search_dirs: tuple[str, ...] = ()) -> "MtrConfig":
@@ -150,20 +151,31 @@ class MtrConfig:
         option gives '', as mtr does; an unknown group is an error)."""
         for group in self.groups:
             for option in group.options:
-                value = option[1]
-                if value and "@" in value:
-                    option[1] = self._substitute(value, group.name)
+                self._resolve_option(option, group.name, 0)
 
-    def _substitute(self, value: str, where: str) -> str:
+    def _resolve_option(self, option: list[str | None], where: str, depth: int) -> str | None:
+        value = option[1]
+        if value and "@" in value:
+            if depth > 10:
+                raise SuiteError(f"mtr config: [{where}] {option[0]}: references loop")
+            option[1] = value = self._substitute(value, where, depth)
+        return value
+
+    def _substitute(self, value: str, where: str, depth: int) -> str:
         def replace(match: re.Match[str]) -> str:
-            """The value one reference stands for."""
+            """The value one reference stands for (@OPT.port: the next free port)."""
             group_name, option_name = match.group(1)[:-1], match.group(2)
+            if group_name == "OPT" and option_name == "port" and self.port_pool:
+                return str(self.port_pool.pop(0))
             group = self.group(group_name)
             if group is None:
                 raise SuiteError(f"mtr config: [{where}] refers to @{group_name}.{option_name}, "
                                  f"but there is no group [{group_name}]")
-            found = group.value(option_name)
-            return "" if found is None else found
+            found = group.find(option_name)
+            if found is None:
+                return ""
+            resolved = self._resolve_option(found, group_name, depth + 1)
+            return "" if resolved is None else resolved
         return REFERENCE.sub(replace, value)
 
     # ------------------------------------------------------------------ outputs

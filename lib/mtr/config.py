@@ -18,7 +18,7 @@ import os
 import re
 import shutil
 
-from lib.mtr.cnf import MtrConfig
+from lib.mtr.cnf import CnfGroup, MtrConfig
 from lib.mtr.vardir import MtrVardir, ServerSlot
 from lib.servers.codetree import CodeTree
 
@@ -146,11 +146,7 @@ def build_config(template: str, mtr_root: str, vardir: MtrVardir, slots: list[Se
     assert env_group is not None
     for name, value in env.items():
         env_group.insert(name, value, if_missing=True)
-    opt = config.group("OPT")
-    assert opt is not None
-    spare = [p for slot in slots for p in slot.spare_ports]
-    if spare:
-        opt.insert("port", str(spare[0]), if_missing=True)  # mtr's @OPT.port: a free port
+    config.port_pool = [p for slot in slots for p in slot.spare_ports]  # mtr's @OPT.port
     mysqld = config.group("mysqld", create=True)
     assert mysqld is not None
     for plugin in sorted(optional_plugins):
@@ -184,7 +180,20 @@ def build_config(template: str, mtr_root: str, vardir: MtrVardir, slots: list[Se
         for group in servers:
             _client_group(config, "client" + group.name[len("mysqld"):], group.name)
     config.resolve()
+    for group in servers:
+        _galera_on_loopback(group)
     return config
+
+
+def _galera_on_loopback(group: CnfGroup) -> None:
+    """A Galera node's group communication listens on 127.0.0.1 only (kewpie's rule)."""
+    options = group.value("wsrep_provider_options")
+    if not options:
+        return
+    m = re.search(r"base_port=(\d+)", options)
+    if m and "gmcast.listen_addr" not in options:
+        group.insert("wsrep_provider_options",
+                     f"{options.rstrip(';')};gmcast.listen_addr=tcp://127.0.0.1:{m.group(1)}")
 
 
 def _client_group(config: MtrConfig, name: str, server: str) -> None:

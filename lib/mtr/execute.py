@@ -306,17 +306,18 @@ class MtrExecutor:
             elif rc != 0:
                 problems.append(f"could not execute check-testcase after the test on "
                                 f"mysqld.{w.number} (exit {rc}):\n{text}")
-        problems += self._warnings(watches, env)
+        problems += self._warnings(watches, env, case.suite_dir)
         if problems:
             return MtrVerdict(MtrStatus.FAIL, "\n".join(problems), needs_restart=True)
         return verdict
 
-    def _warnings(self, watches: list[ServerWatch], env: dict[str, str]) -> list[str]:
+    def _warnings(self, watches: list[ServerWatch], env: dict[str, str],
+                  suite_dir: str = "") -> list[str]:
         """mtr's check-warnings for each running server whose log gained suspicious lines."""
         problems = []
         for w in watches:
             lines, _ = read_since(w.server.error_log, w.log_mark)
-            bad = self.settings.scanner.suspicious(lines)
+            bad = self.settings.scanner.suspicious(lines, suite_dir)
             log_error = os.path.join(self.settings.vardir.log, f"mysqld.{w.number}.err")
             if not bad or not w.server.is_alive():
                 if w.server.is_alive():

@@ -9,6 +9,10 @@ command line in mtr's order.
 """
 from __future__ import annotations
 
+import os
+import time
+
+from lib.mtr.cnf import MtrConfig
 from lib.servers.options import Option
 from lib.servers.server import Server
 
@@ -24,3 +28,57 @@ class MtrServer(Server):
         base = [o for o in [*self.base_options(), *self.settings.extra_defaults,
                             *self.harness_options] if o.name not in own]
         return base + list(self.user_options)
+
+    def extra_cnf_sections(self) -> dict[str, list[Option]]:
+        """The test config's ``[sst]`` group (Galera's SST scripts read the server's
+        my.cnf): taken from the bot's mtr ``my.cnf`` next to the vardir."""
+        path = os.path.join(os.path.dirname(self.vardir), "my.cnf")
+        if not os.path.isfile(path):
+            return {}
+        group = MtrConfig.read(path).group("sst")
+        if group is None or not group.options:
+            return {}
+        return {"sst": [Option(str(n).replace("_", "-"), v) for n, v in group.options
+                        if not str(n).startswith("#")]}
+
+
+def is_wsrep(server: Server) -> bool:
+    """The server's options switch Galera replication on (a galera suite's node)."""
+    for opt in server.user_options:
+        if opt.name == "wsrep-on" and (opt.value or "1").lower() in ("1", "on", "true"):
+            return True
+    return False
+
+
+def start_mtr_set(manager: object, servers: list[Server], reqs: object) -> None:
+    """Fresh datadirs; plain servers start all at once, Galera nodes one after the other,
+    each Synced before the next joins (as mtr starts a galera suite's servers)."""
+    for server in servers:
+        manager.copy_pristine(server)  # type: ignore[attr-defined]
+    if not any(is_wsrep(s) for s in servers):
+        for server in servers:
+            server.start(wait=False)
+        for server in servers:
+            server.wait_ready()
+        return
+    for server in servers:
+        server.start()
+        if is_wsrep(server):
+            wait_wsrep_ready(server, server.settings.start_timeout)
+
+
+def wait_wsrep_ready(server: Server, timeout: float) -> None:
+    """Until the node says wsrep_ready ON and Synced (ServerStartError after timeout)."""
+    from lib.errors import ServerStartError
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            ready = server.status_var("wsrep_ready")
+            state = server.status_var("wsrep_local_state_comment")
+        except Exception:  # noqa: BLE001 - not answering yet
+            ready = state = None
+        if (ready or "").upper() == "ON" and state == "Synced":
+            return
+        time.sleep(0.1)
+    raise ServerStartError(f"server {server.name}: Galera node not Synced within {timeout:g}s",
+                           server.error_log_tail(20))

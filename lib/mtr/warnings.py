@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 
 CLOSERS = MappingProxyType({"(": ")", "{": "}", "[": "]", "<": ">"})
@@ -21,6 +21,44 @@ CLOSERS = MappingProxyType({"(": ")", "{": "}", "[": "]", "<": ">"})
 
 def _perl_to_python(pattern: str) -> str:
     return pattern.replace("[[:digit:]]", "[0-9]")
+
+
+def _qr_items(lines: list[str]) -> list[re.Pattern[str]]:
+    out = []
+    for stripped in (line.strip() for line in lines):
+        if not stripped.startswith("qr") or len(stripped) < 4:
+            continue
+        delim = stripped[2]
+        end = CLOSERS.get(delim, delim)
+        body = stripped[3:]
+        close = body.rfind(end)
+        if close < 0:
+            continue
+        try:
+            out.append(re.compile(_perl_to_python(body[:close])))
+        except re.error:
+            continue
+    return out
+
+
+def read_suite_suppressions(suite_dir: str) -> list[re.Pattern[str]]:
+    """The ``push @::global_suppressions, (qr...)`` list of a suite's suite.pm."""
+    try:
+        with open(os.path.join(suite_dir, "suite.pm"), errors="replace") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return []
+    block: list[str] = []
+    inside = False
+    for line in lines:
+        if "@::global_suppressions" in line and "push" in line:
+            inside = True
+            continue
+        if inside and line.strip().startswith(");"):
+            inside = False
+        if inside:
+            block.append(line)
+    return _qr_items(block)
 
 
 def read_pattern_lists(script: str) -> tuple[list[re.Pattern[str]], list[re.Pattern[str]]]:
@@ -61,19 +99,24 @@ class WarningScanner:
 
     patterns: list[re.Pattern[str]]
     antipatterns: list[re.Pattern[str]]
+    suites: dict[str, list[re.Pattern[str]]] = field(default_factory=dict)
 
     @classmethod
     def for_tree(cls, mtr_root: str) -> "WarningScanner":
         """The scanner with the mtr tree's own lists."""
         return cls(*read_pattern_lists(os.path.join(mtr_root, "mysql-test-run.pl")))
 
-    def suspicious(self, lines: list[str]) -> list[str]:
-        """The lines a pattern matches and no antipattern excuses."""
+    def suspicious(self, lines: list[str], suite_dir: str = "") -> list[str]:
+        """The lines a pattern matches and no antipattern (mtr's, and the suite's
+        suite.pm global suppressions) excuses."""
+        if suite_dir and suite_dir not in self.suites:
+            self.suites[suite_dir] = read_suite_suppressions(suite_dir)
+        excuses = self.antipatterns + self.suites.get(suite_dir, [])
         out = []
         for line in lines:
             line = line.rstrip("\n")
             if any(p.search(line) for p in self.patterns) and \
-                    not any(a.search(line) for a in self.antipatterns):
+                    not any(a.search(line) for a in excuses):
                 out.append(line)
         return out
 

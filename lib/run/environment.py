@@ -21,7 +21,7 @@ from lib.run.config import RunConfig
 from lib.run.setup import check_reachable, log_header, resolve_server_user
 from lib.servers.bootstrap import BootstrapCache
 from lib.servers.codetree import CodeTree, discover
-from lib.mtr.server import MtrServer
+from lib.mtr.server import MtrServer, start_mtr_set
 from lib.servers.galera import GaleraServer
 from lib.servers.galera_cluster import form_galera_set, wait_galera_applied
 from lib.servers.manager import ServerKind, ServerManager, start_replicating_set, wait_replicas_applied
@@ -31,7 +31,7 @@ from lib.servers.state import StateFile, stop_recorded
 SERVER_KINDS: Mapping[str, ServerKind] = MappingProxyType({
     "mysql": ServerKind(Server, start_replicating_set, wait_replicas_applied, spare_datadirs=True),
     "galera": ServerKind(GaleraServer, form_galera_set, wait_galera_applied),
-    "mtr": ServerKind(MtrServer, start_replicating_set, wait_replicas_applied),
+    "mtr": ServerKind(MtrServer, start_mtr_set, wait_replicas_applied),
 })
 
 
