@@ -205,7 +205,7 @@ class MtrExecutor:
                        "after-checks %.0f ms", case.full_name, (started - begun) * 1000,
                        (test_done - started) * 1000, (time.monotonic() - test_done) * 1000)
         if verdict.status != MtrStatus.PASS or verdict.needs_restart:
-            self.recorded.clear()
+            self.recorded.clear()  # a skipped test may have changed something before skipping
         return verdict
 
     def _prepare_result(self, case: MtrCase, env: dict[str, str]) -> str | None:

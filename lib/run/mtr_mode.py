@@ -42,6 +42,8 @@ from lib.servers.server import Server
 from lib.suites.context import BotSetup
 from lib.suites.status import TestStatus
 
+SERVER_ENV = ("LC_ALL", "LC_CTYPE", "LC_COLLATE", "UMASK", "UMASK_DIR",
+              "GNUTLS_SYSTEM_PRIORITY_FILE", "OPENSSL_CONF", "MYSQL_TEST_DIR", "MYSQLTEST_VARDIR")
 MTR_DIR_CANDIDATES = ("mysql-test", "share/mysql/mysql-test", "share/mariadb/mysql-test",
                       "share/mysql-test", "mariadb-test")
 
@@ -122,6 +124,12 @@ class MtrRunner(Runner):
         self.base_env = dict(env.server_env(bot))
         self.base_env.pop("TZ", None)
         self.base_env.update(base_environment(plan.tree, plan.root, self.vardir))
+        ssl = plan.features.get("version-ssl-library", "")
+        self.base_env["OPENSSL_CONF"] = (os.path.join(plan.root, "lib", "openssl.cnf")
+                                         if ssl > "OpenSSL 1.1.1" else "/dev/null")
+        for name in SERVER_ENV:  # the servers see what mtr's servers inherit from mtr
+            if name in self.base_env:
+                manager.settings.env[name] = self.base_env[name]
         self.base_env.update(self._tool_commands(manager.cache))
         self.executor = MtrExecutor(MtrSettings(plan.mysqltest, plan.root, self.vardir,
                                                 env.server_user, plan.scanner, config.record,
