@@ -169,7 +169,7 @@ class MtrBootstrapCache(BootstrapCache):
                 *(f"--loose-skip-plugin-{p}" for p in sorted(self.optional_plugins)),
                 "--loose-innodb", "--loose-innodb-log-file-size=10M", "--disable-sync-frm",
                 f"--tmpdir={tmp}", "--core-file", "--console", "--character-set-server=latin1",
-                "--loose-disable-performance-schema", f"--lc-messages-dir={share}",
+                "--loose-disable-performance-schema", f"--lc-messages-dir={share}/",
                 f"--character-sets-dir={os.path.join(share, 'charsets')}"]
         if self.server_user and user:
             argv.append(f"--user={self.server_user}")

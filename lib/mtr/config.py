@@ -51,6 +51,12 @@ def plugin_dir(tree: CodeTree) -> str:
     return ""
 
 
+def client_plugin_dir(tree: CodeTree) -> str:
+    """Where the client library's plugins are (Debian keeps them apart from the server's)."""
+    found = sorted(glob.glob(os.path.join(tree.basedir, "lib", "*", "libmariadb3", "plugin")))
+    return found[0] if found else plugin_dir(tree)
+
+
 def share_dir(tree: CodeTree) -> str:
     """The messages directory (mtr's lc-messages-dir)."""
     for sub in ("share/mariadb", "share/mysql", "sql/share", "share"):
@@ -158,7 +164,7 @@ def build_config(template: str, mtr_root: str, vardir: MtrVardir, slots: list[Se
         data_parent = os.path.join(vardir.root, group.name)
         rules: list[tuple[str, str | None]] = [
             ("basedir", tree.basedir), ("tmpdir", os.path.join(vardir.tmp, group.name)),
-            ("character-sets-dir", charsets), ("lc-messages-dir", share_dir(tree)),
+            ("character-sets-dir", charsets), ("lc-messages-dir", share_dir(tree) + "/"),
             ("datadir", os.path.join(data_parent, "data")),
             ("pid-file", os.path.join(vardir.run, f"{group.name}.pid")),
             ("#host", "localhost"), ("port", str(slot.port)), ("socket", slot.socket),
@@ -175,6 +181,15 @@ def build_config(template: str, mtr_root: str, vardir: MtrVardir, slots: list[Se
                 group.insert(name, value)  # kewpie leases the ports
             elif not group.has(name) and not (name == "plugin-dir" and value is None):
                 group.insert(name, value)
+    client = config.group("client", create=True)
+    assert client is not None
+    client.insert("character-sets-dir", charsets, if_missing=True)
+    client_plugins = client_plugin_dir(tree)
+    if client_plugins:
+        client.insert("plugin-dir", client_plugins, if_missing=True)
+    upgrade = config.group("mysql_upgrade")
+    if upgrade is not None:
+        upgrade.insert("tmpdir", vardir.tmp, if_missing=True)
     if servers:
         _client_group(config, "client", servers[0].name)
         for group in servers:

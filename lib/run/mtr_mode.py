@@ -138,6 +138,8 @@ class MtrRunner(Runner):
         self.templates: dict[str, int] = {}
         self.key: object = None
         self.timezone = "DEFAULT"
+        self.template = ""
+        self.config_env: dict[str, str] = {}
         self.originals: dict[str, list[Option]] = {}
 
     def _tool_commands(self, cache: object) -> dict[str, str]:
@@ -228,8 +230,8 @@ class MtrRunner(Runner):
         except (SuiteError, KewpieError) as exc:
             return Outcome(case.full_name, TestStatus.FAIL, 0, manager.bot_name,
                            f"cannot build the config of {case.full_name}: {exc}")
-        if case.timezone != self.timezone or case.scripts:
-            manager.request_reset()
+        if case.timezone != self.timezone or case.scripts or case.template != self.template:
+            manager.request_reset()  # mtr restarts for another config file or time zone
         if manager.servers and (manager.current != reqs or manager.force_reset):
             manager.teardown(discard=True)
         fresh = not manager.servers
@@ -241,6 +243,12 @@ class MtrRunner(Runner):
             else:
                 manager.settings.env.pop("TZ", None)
             self.timezone = case.timezone
+            self.template = case.template
+            for name in self.config_env:  # the previous config's [ENV]
+                manager.settings.env.pop(name, None)
+            self.config_env = {k: v for k, v in config.env().items()
+                               if k not in self.base_env or self.base_env[k] != v}
+            manager.settings.env.update(self.config_env)  # as mtr exports [ENV] to servers
         env.update({k: v for k, v in config.env().items() if v is not None})
         first = config.servers()[0] if config.servers() else None
         if first is not None and first.value("datadir"):
