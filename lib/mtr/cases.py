@@ -75,9 +75,10 @@ class MtrCase:
 
 # ---------------------------------------------------------------------- files
 def opts_from_file(path: str) -> list[str]:
-    """The options of an .opt file, split as mtr splits them (quotes keep spaces)."""
+    """The options of an .opt file, split as mtr splits them (quotes keep spaces); bytes
+    that are not UTF-8 are kept (as surrogates) and reach the server unchanged."""
     try:
-        with open(path, errors="replace") as fh:
+        with open(path, errors="surrogateescape") as fh:
             lines = fh.read().splitlines()
     except OSError:
         return []

@@ -13,7 +13,8 @@ import os
 import time
 
 from lib.mtr.cnf import MtrConfig
-from lib.servers.options import Option
+from lib.servers.layout import write_private_file
+from lib.servers.options import Option, render_cnf
 from lib.servers.server import Server
 
 
@@ -55,6 +56,22 @@ class MtrServer(Server):
             if opt.name == "log-error" and opt.value:
                 return opt.value
         return self.error_log
+
+    def write_cnf(self) -> None:
+        """my.cnf as kewpie writes it, except that bytes a test's .opt holds in another
+        encoding than UTF-8 (kept as surrogates) reach the server unchanged."""
+        text = render_cnf({"mysqld": self.effective_options(),
+                           "client": self.layout.client_options(self.port),
+                           **self.extra_cnf_sections()})
+        try:
+            text.encode()
+        except UnicodeEncodeError:
+            data = text.encode("utf-8", "surrogateescape")
+            write_private_file(self.cnf_path, "", self.settings.user)
+            with open(self.cnf_path, "wb") as fh:  # the file exists with its final mode
+                fh.write(data)
+            return
+        write_private_file(self.cnf_path, text, self.settings.user)
 
     def extra_cnf_sections(self) -> dict[str, list[Option]]:
         """The test config's ``[sst]`` group (Galera's SST scripts read the server's

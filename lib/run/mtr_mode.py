@@ -253,7 +253,7 @@ class MtrRunner(Runner):
         first = config.servers()[0] if config.servers() else None
         if first is not None and first.value("datadir"):
             env["MARIADB_TOPDIR"] = env["MARIADB_DATADIR"] = str(first.value("datadir"))
-        with open(self.vardir.cnf, "w") as fh:
+        with open(self.vardir.cnf, "w", errors="surrogateescape") as fh:
             fh.write(config.render())
         if self.env.server_user:
             shutil.chown(self.vardir.cnf, self.env.server_user, self.env.server_user)
