@@ -10,6 +10,7 @@ command line in mtr's order.
 from __future__ import annotations
 
 import os
+import shutil
 import time
 
 from lib.mtr.cnf import MtrConfig
@@ -30,9 +31,21 @@ class MtrServer(Server):
                             *self.harness_options] if o.name not in own]
         return base + list(self.user_options)
 
+    @property
+    def stdout_log(self) -> str:  # type: ignore[override]
+        """The server's stdout and stderr go to its error log, as under mtr (what it
+        prints before opening the log, e.g. option warnings, is there too)."""
+        return self._log_error()
+
     def launch(self, extra_args: tuple[str, ...] = ()) -> object:
         """Launch, remembering where the error log ends (readiness is read from it)."""
-        self.ready_mark = _size(self._log_error())
+        path = self._log_error()
+        if not os.path.exists(path) and os.path.isdir(os.path.dirname(path)):
+            with open(path, "ab"):
+                pass
+            if self.settings.user:
+                shutil.chown(path, self.settings.user, self.settings.user)
+        self.ready_mark = _size(path)
         return super().launch(extra_args)
 
     def ready(self) -> bool:
