@@ -33,6 +33,9 @@ SQL_FILES = ("mysql_system_tables.sql", "maria_add_gis_sp_bootstrap.sql",
 SHARE_DIRS = ("share/mariadb", "share/mysql", "sql/share", "share", "scripts")
 OPTIONAL_PLUGIN = re.compile(r"^  --([-a-z0-9]+)\[=name\] +Enable or disable \w+ plugin. "
                              r"One of: ON, OFF, FORCE")
+REBOOTSTRAP = frozenset({"innodb-page-size", "innodb-checksum-algorithm",
+                         "innodb-undo-tablespaces", "innodb-log-group-home-dir",
+                         "innodb-data-home-dir", "innodb-data-file-path"})
 NOT_OPTIONAL = frozenset({"innodb-metrics", "innodb-buffer-page", "innodb-lock-waits",
                           "innodb-locks", "innodb-trx", "gssapi"})
 
@@ -121,6 +124,12 @@ class MtrBootstrapCache(BootstrapCache):
         self.mtr_root = mtr_root
         self.optional_plugins = optional_plugins
         self.sql = bootstrap_sql(tree.basedir, mtr_root)
+
+    def template(self, options: list[Option]) -> str:
+        """A pristine datadir for options, of which only those mtr re-bootstraps for count
+        (mysql-test-run.pl's $rebootstrap_re: page size, checksum, undo tablespaces, data
+        file path...); every other test gets the one default datadir, as under mtr."""
+        return super().template([o for o in options if o.name in REBOOTSTRAP])
 
     def key(self, options: list[Option]) -> str:
         """kewpie's key plus the bootstrap script's hash (another mtr tree, another template)."""
