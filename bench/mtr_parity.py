@@ -22,9 +22,9 @@ is ``suite.test`` plus ``,combination`` for each combination, sorted.
 
 For iteration on one side: ``--mtr-only`` or ``--kewpie-only`` run one tool;
 ``--save-dir DIR`` writes each side's per-test verdicts, reasons and wall time
-(``<label>.mtr.json``, ``<label>.kewpie.json``); ``--mtr-results FILE`` reads
-such an mtr file instead of running mtr (the report says so: figures for a
-note must come from one run doing both).
+(``<label>.mtr.json``, ``<label>.kewpie.json``); ``--mtr-results FILE`` (or
+``--kewpie-results FILE``) reads such a file instead of running that tool (the
+report says so: figures for a note must come from one run doing both).
 
 Exit status: 0 when every side needed was measured (whatever the parity); 1
 when a tool's run produced no verdicts or timed out (its output tail is
@@ -166,15 +166,22 @@ def read_tests_file(path: str, suite: str) -> list[str]:
 
 # ---------------------------------------------------------------- reasons
 def short_reason(text: str) -> str:
-    """The line of a failure text that says most: mysqltest's error, a start failure, a
-    warnings or check-testcase report, else a result diff, else the first line."""
+    """The line of a failure text that says most: mysqltest's error (with the included
+    file's ``At line``), a start failure, a warnings or check-testcase report, else a
+    result diff's first removed and added lines, else the first line."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
+    for i, line in enumerate(lines):
+        if line.startswith("mysqltest: In included file"):
+            at = next((x for x in lines[i + 1:i + 4] if x.startswith("At line")), "")
+            return f"{line} {at}"[:REASON_CHARS]
+    if any(line.startswith(("+++ ", "@@ ")) for line in lines):
+        removed = next((x for x in lines if x.startswith("-") and not x.startswith("---")), "")
+        added = next((x for x in lines if x.startswith("+") and not x.startswith("+++")), "")
+        return f"result differs: {removed} / {added}"[:REASON_CHARS]
     for hint in REASON_HINTS:
         for line in lines:
             if hint.match(line) and not line.startswith("Test ended"):
                 return line[:REASON_CHARS]
-    if any(line.startswith("@@ ") for line in lines) or any(line.startswith("+++ ") for line in lines):
-        return "result differs (diff)"
     return lines[0][:REASON_CHARS] if lines else ""
 
 
@@ -352,11 +359,29 @@ def comparable(verdict: str) -> str:
     return SKIPPED if verdict == DISABLED else verdict
 
 
+def base_name(name: str) -> str:
+    """``suite.test`` without its combinations."""
+    return name.split(",", 1)[0]
+
+
+def lookup(run: ToolRun, name: str) -> Verdict | None:
+    """The run's verdict for name; else, for a test the run reported without (or with other)
+    combinations -- mtr lists a skipped test once per combination, kewpie once -- the verdict
+    all of that test's entries share, if they share one."""
+    if name in run.tests:
+        return run.tests[name]
+    base = base_name(name)
+    same = [v for n, v in run.tests.items() if base_name(n) == base]
+    if same and len({comparable(v.verdict) for v in same}) == 1 and same[0].verdict != PASS:
+        return same[0]
+    return None
+
+
 def differences(mtr: ToolRun, kewpie: ToolRun) -> list[tuple[str, Verdict | None, Verdict | None]]:
     """Tests whose verdicts differ (a test one tool did not report counts), mtr passes first."""
     rows = []
     for name in sorted(set(mtr.tests) | set(kewpie.tests)):
-        m, k = mtr.tests.get(name), kewpie.tests.get(name)
+        m, k = lookup(mtr, name), lookup(kewpie, name)
         if m is None or k is None or comparable(m.verdict) != comparable(k.verdict):
             rows.append((name, m, k))
     rows.sort(key=lambda r: (r[1] is None or r[1].verdict != PASS, r[0]))
@@ -472,6 +497,9 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--mtr-results", metavar="FILE",
                         help="read mtr's side from a file written by --save-dir instead of"
                              " running it")
+    parser.add_argument("--kewpie-results", metavar="FILE",
+                        help="read kewpie's side from a file written by --save-dir instead of"
+                             " running it")
     parser.add_argument("--save-dir", metavar="DIR",
                         help="write each side's verdicts as DIR/<label>.<tool>.json")
     parser.add_argument("--label", help="the label of the saved files (default: the suite,"
@@ -481,8 +509,9 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.parallel < 1:
         parser.error("--parallel must be at least 1")
-    if args.mtr_results and args.mtr_only:
-        parser.error("--mtr-results with --mtr-only: nothing to run")
+    if (args.mtr_results and args.mtr_only) or (args.kewpie_results and args.kewpie_only):
+        parser.error("--mtr-results with --mtr-only (or --kewpie-results with --kewpie-only):"
+                     " nothing to run")
     return args
 
 
@@ -523,7 +552,9 @@ def main(argv: Sequence[str]) -> int:
             print(f"mtr_parity: running mtr ({title}) ...", flush=True)
             runs.append(run_mtr(base, suite, names, args.parallel))
             print(f"mtr_parity: mtr done in {runs[-1].wall:.1f} s", flush=True)
-        if not args.mtr_only:
+        if args.kewpie_results and not args.mtr_only:
+            runs.append(load_saved(args.kewpie_results))
+        elif not args.mtr_only:
             print(f"mtr_parity: running kewpie ({title}) ...", flush=True)
             runs.append(run_kewpie(base, suite, names, args.parallel))
             print(f"mtr_parity: kewpie done in {runs[-1].wall:.1f} s", flush=True)
