@@ -27,6 +27,7 @@ SOURCE = re.compile(r"^\s*(?:--)?\s*source\s+([^;\s]+)")
 TAGS = MappingProxyType({"big_test": "big_test", "master-slave": "rpl_test",
                          "long_test": "long_test"})
 TAG_RE = re.compile(r"include/(big_test|master-slave|long_test)\.inc")
+RESULT_TAIL = re.compile(r"^((?:,[\w.+-]+)*)\.(rdiff|result)$")
 DISABLED_LINE = re.compile(r"^\s*(?:([-0-9A-Za-z_/]+)\.)?([-0-9A-Za-z_#*]+)\s*:\s*(.*?)\s*$")
 
 
@@ -168,6 +169,8 @@ class Scanner:
         for line in lines:
             if line.startswith("#"):
                 continue
+            if "source" not in line:
+                continue
             tag = TAG_RE.search(line)
             if tag:
                 result.tags.add(TAGS[tag.group(1)])
@@ -208,6 +211,20 @@ class MtrSuite:
     opts: list[str]
     combinations: list[Combination] | str | None
     disabled: dict[str, str]
+
+    def results_for(self, test: str) -> list[str]:
+        """Paths of the result-dir files whose name starts with test (listed once)."""
+        if not hasattr(self, "_results"):
+            by_first: dict[str, list[str]] = {}
+            try:
+                names = os.listdir(self.rdir)
+            except OSError:
+                names = []
+            for name in names:
+                if name.endswith((".result", ".rdiff")):
+                    by_first.setdefault(re.split(r"[,.]", name, maxsplit=1)[0], []).append(name)
+            self._results = by_first
+        return [os.path.join(self.rdir, n) for n in self._results.get(test, [])]
 
     def test_names(self) -> list[str]:
         """Every ``*.test`` in the test directory, sorted."""
@@ -376,9 +393,9 @@ class Collector:
     def _result_file(suite: MtrSuite, case: MtrCase) -> None:
         best: tuple[tuple[int, str, int], str] | None = None
         combs = set(case.combinations)
-        for path in glob.glob(os.path.join(suite.rdir, glob.escape(case.name) + "*")):
+        for path in suite.results_for(case.name):
             base = os.path.basename(path)
-            m = re.match(rf"^{re.escape(case.name)}((?:,[\w.+-]+)*)\.(rdiff|result)$", base)
+            m = RESULT_TAIL.match(base[len(case.name):]) if base.startswith(case.name) else None
             if not m:
                 continue
             names = [n for n in m.group(1).split(",") if n]
@@ -390,7 +407,7 @@ class Collector:
         if best is None:
             return
         if best[1].endswith(".rdiff"):
-            results = sorted((p for p in glob.glob(os.path.join(suite.rdir, glob.escape(case.name) + "*.result"))
+            results = sorted((p for p in suite.results_for(case.name) if p.endswith(".result")
                               if set(n for n in os.path.basename(p)[len(case.name):-7].split(",") if n) <= combs),
                              key=lambda p: -p.count(","))
             if not results:
