@@ -124,6 +124,9 @@ class MtrRunner(Runner):
         self.base_env = dict(env.server_env(bot))
         self.base_env.pop("TZ", None)
         self.base_env.update(base_environment(plan.tree, plan.root, self.vardir))
+        self.base_env["STAGING_RUN"] = "0"
+        if config.big_test:
+            self.base_env["BIG_TEST"] = "1"
         ssl = plan.features.get("version-ssl-library", "")
         self.base_env["OPENSSL_CONF"] = (os.path.join(plan.root, "lib", "openssl.cnf")
                                          if ssl > "OpenSSL 1.1.1" else "/dev/null")
