@@ -118,6 +118,8 @@ def bootstrap_sql(basedir: str, mtr_root: str) -> str:
 class MtrBootstrapCache(BootstrapCache):
     """kewpie's bootstrap cache building mtr's datadir (``mariadbd --bootstrap``)."""
 
+    keep_templates = 14  # the default datadir, five page sizes, checksums, undo tablespaces...
+
     def __init__(self, cache_dir: str, tree: CodeTree, server_user: str | None, mtr_root: str,
                  optional_plugins: frozenset[str]) -> None:
         super().__init__(cache_dir, tree, server_user)

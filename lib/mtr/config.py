@@ -123,7 +123,7 @@ def base_environment(tree: CodeTree, mtr_root: str, vardir: MtrVardir) -> dict[s
     conv = find_binary(tree, "mariadb-conv")
     if conv:
         env["MARIADB_CONV"] = f"{conv} --character-sets-dir={charsets}"
-    backup = find_binary(tree, "mariadb-backup", "mariabackup")
+    backup = find_binary(tree, "mariabackup", "mariadb-backup")  # mtr's name first
     if backup:
         env["XTRABACKUP"] = backup
         env["INNOBACKUPEX"] = f"{backup} --innobackupex"

@@ -46,6 +46,7 @@ EXPECT_WAIT_SECONDS = 5.0   # mtr waits this long for an empty or partial expect
 CHECK_TIMEOUT = 120.0
 TAIL_LINES = 20
 DEFAULT_TIMEOUT = 900.0     # mtr's --testcase-timeout (15 minutes)
+OPEN_FILES = 1024           # mtr's default --open-files-limit for mysqltest
 
 
 @dataclass
@@ -101,10 +102,15 @@ class MtrExecutor:
 
     # ------------------------------------------------------------------ helpers
     def _mysqltest(self, args: Sequence[str], env: dict[str, str], log_path: str,
-                   timeout: float) -> ToolResult:
-        argv = [self.settings.mysqltest, f"--defaults-file={self.settings.vardir.cnf}", *args]
+                   timeout: float, append: bool = False) -> ToolResult:
+        # mtr's my_safe_process gives mysqltest (and what it execs) 1024 open files
+        limit = ["prlimit", f"--nofile={OPEN_FILES}:{OPEN_FILES}", "--"] \
+            if shutil.which("prlimit") else []
+        argv = [*limit, self.settings.mysqltest, f"--defaults-file={self.settings.vardir.cnf}",
+                *args]
         return run_tool(argv, user=self.settings.user, env=env, tmpdir=self.settings.vardir.tmp,
-                        cwd=self.settings.mtr_root, log_path=log_path, timeout=timeout)
+                        cwd=self.settings.mtr_root, log_path=log_path, timeout=timeout,
+                        append=append)
 
     def forget(self) -> None:
         """The servers are new (or were reset): record their state again before the next test."""
@@ -179,11 +185,17 @@ class MtrExecutor:
             if result_file:
                 shutil.copyfile(result_file, record_to)
             args += ["--record", f"--result-file={record_to}"]
-        log_path = base + ".out"
+        # mtr's log/current_test: "CURRENT_TEST: name", then mysqltest's output (tests
+        # search it for what their exec'd commands printed)
+        log_path = os.path.join(self.settings.vardir.log, "current_test")
+        with open(log_path, "w") as fh:
+            fh.write(f"CURRENT_TEST: {case.suite}.{case.name}\n")
+        if self.settings.user:
+            shutil.chown(log_path, self.settings.user, self.settings.user)
         timeout = self.settings.timeout or DEFAULT_TIMEOUT
         outcome: list[ToolResult] = []
         runner = threading.Thread(target=lambda: outcome.append(
-            self._mysqltest(args, env, log_path, timeout)), daemon=True)
+            self._mysqltest(args, env, log_path, timeout, append=True)), daemon=True)
         started = time.monotonic()
         runner.start()
         while runner.is_alive():
@@ -194,6 +206,11 @@ class MtrExecutor:
         runner.join()
         test_done = time.monotonic()
         ran = outcome[0] if outcome else None
+        try:
+            shutil.copyfile(log_path, base + ".out")  # kept for the evidence
+            log_path = base + ".out"
+        except OSError:
+            pass
         verdict = self._judge(case, ran, log_path, result_file, reject, watches)
         if verdict.status == MtrStatus.PASS and self.settings.record and record_to:
             target = case.result_file if case.result_file and case.result_file.endswith(".result") \

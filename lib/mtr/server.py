@@ -25,11 +25,16 @@ class MtrServer(Server):
     server_type = "mtr"
 
     def effective_options(self) -> list[Option]:
-        """kewpie's base options the config does not set, then the config's, in its order."""
+        """kewpie's base options the config does not set, then the config's, in its order
+        (repeats kept: mysqld applies them in turn)."""
         own = {o.name for o in self.user_options}
         base = [o for o in [*self.base_options(), *self.settings.extra_defaults,
                             *self.harness_options] if o.name not in own]
-        return base + list(self.user_options)
+        return base + [o for o in self.user_options if not o.name.startswith("-")]
+
+    def start_args(self) -> list[str]:
+        """Short options of the test (``-V...``): on the command line, as mtr passes them."""
+        return [o.name for o in self.user_options if o.name.startswith("-")]
 
     @property
     def stdout_log(self) -> str:  # type: ignore[override]

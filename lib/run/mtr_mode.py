@@ -36,7 +36,7 @@ from lib.run.runner import Runner
 from lib.platform.tools import run_tool
 from lib.run.selection import apply_shard
 from lib.servers.codetree import CodeTree, discover
-from lib.servers.options import Option, merge
+from lib.servers.options import Option
 from lib.servers.requirements import Requirements
 from lib.servers.server import Server
 from lib.suites.context import BotSetup
@@ -188,7 +188,8 @@ class MtrRunner(Runner):
     def _restart_server(self, server: Server, extra: list[str] | None) -> None:
         """The restart protocol's restart: the same options, or those plus extra."""
         original = self.originals.setdefault(server.name, list(server.user_options))
-        server.user_options = merge(original, to_options(extra)) if extra else list(original)
+        server.user_options = [*original, *to_options(extra, defaults=False)] if extra \
+            else list(original)
         server.start()
 
     def _requirements(self, case: MtrCase, env: dict[str, str]) -> tuple[Requirements, MtrConfig]:
@@ -239,6 +240,7 @@ class MtrRunner(Runner):
             manager.teardown(discard=True)
         fresh = not manager.servers
         if fresh:
+            self.vardir.clean_tmp()  # as mtr cleans var/tmp whenever servers start afresh
             self.executor.forget()
             self.originals.clear()
             if "TZ" in env:

@@ -65,15 +65,15 @@ def test_collector_reads_the_fixture_suite():
     assert cases["plain"].full_name == "kw_mtr.plain"
 
 
-def test_to_options_order_joins_and_loose():
-    opts = to_options(["--loose-innodb", "--plugin-load-add=a.so", "--log-error=x",
-                       "--plugin-load-add=b.so", "--optimizer_switch=a=on",
-                       "--optimizer-switch=b=off"])
-    names = [o.name for o in opts]
-    assert names[0] == "skip-name-resolve" and opts[0].value == "0"
+def test_to_options_keep_order_repeats_loose_and_short_options():
+    opts = to_options(["--loose-innodb", "--plugin-load-add=a.so", "--plugin-load=b.so",
+                       "--plugin-load-add=c.so", "-V10.2.1-MariaDB"])
+    assert opts[0].name == "skip-name-resolve" and opts[0].value == "0"
     assert opts[1].loose and opts[1].name == "innodb"
-    assert [o.value for o in opts if o.name == "plugin-load-add"] == ["a.so;b.so"]
-    assert [o.value for o in opts if o.name == "optimizer-switch"] == ["a=on,b=off"]
+    assert [(o.name, o.value) for o in opts[2:5]] == [
+        ("plugin-load-add", "a.so"), ("plugin-load", "b.so"), ("plugin-load-add", "c.so")]
+    assert opts[5].name == "-V10.2.1-MariaDB"  # a short option: MtrServer's command line
+    assert to_options(["--a=1"], defaults=False)[0].name == "a"
 
 
 def test_server_command_line_as_mtr_builds_it(tmp_path):
