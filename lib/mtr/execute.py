@@ -274,7 +274,8 @@ class MtrExecutor:
 
     def _judge(self, case: MtrCase, ran: ToolResult | None, log_path: str,
                result_file: str | None, reject: str, watches: list[ServerWatch]) -> MtrVerdict:
-        output = tail_file(log_path, 400)
+        output = "\n".join(line for line in tail_file(log_path, 400).splitlines()
+                           if not line.startswith("CURRENT_TEST: "))
         crashed = [w.crashed for w in watches if w.crashed]
         if ran is None or ran.timed_out:
             return MtrVerdict(MtrStatus.TIMEOUT, f"mariadb-test did not finish within "
