@@ -76,6 +76,10 @@ TARGETS: dict[str, tuple[float, float | None]] = {
 MTR_LINE = re.compile(r"^(?P<name>[\w./#-]+)(?: '(?P<comb>[^']*)')?\s+(?:w\d+\s+)?"
                       r"\[ (?P<tag>(?:retry-)?(?:pass|fail|exp-fail)|skipped|disabled) \]"
                       r"\s*(?P<rest>.*)$")
+# kewpie's progress line: "20261123-230322 INFO main.alias   bot1  [ pass ]   1220"
+KEWPIE_LINE = re.compile(r"^\d{8}-\d{6} \w+ (?P<name>\S+)\s+bot\d+\s+\[ (?P<tag>\w+) \]\s+\d+\s*$")
+KEWPIE_LOG = re.compile(r"^\d{8}-\d{6} \w+ ?")
+KEWPIE_BLOCK_END = re.compile(r"^\d{8}-\d{6} \w+ (?:=====|Test execution)")
 MTR_BLOCK_END = re.compile(r"^(?:- saving |Retrying test |-{20,}|The servers were restarted"
                            r"|Completed: |Failing test\(s\)|Spent [\d.]+ of )")
 REASON_HINTS = (
@@ -261,6 +265,40 @@ def parse_junit(path: str) -> dict[str, Verdict]:
     return tests
 
 
+def parse_kewpie_output(out: str) -> dict[str, Verdict]:
+    """Per-test verdicts from kewpie's progress lines, for a run that wrote no JUnit file
+    (the lines after a test's row, up to the next row, are its message)."""
+    tests: dict[str, Verdict] = {}
+    current: tuple[str, str, list[str]] | None = None
+
+    def close() -> None:
+        """Store the test being read."""
+        if current is None:
+            return
+        key, tag, text_lines = current
+        text = "\n".join(text_lines).strip()
+        if tag == PASS or tag == "flaky":
+            tests[key] = Verdict(PASS, "flaky" if tag == "flaky" else "")
+        elif tag in (SKIPPED, DISABLED):
+            tests[key] = Verdict(DISABLED if text.lower().startswith("disabled") else SKIPPED,
+                                 text.splitlines()[0] if text else "")
+        else:
+            tests[key] = Verdict(FAIL, short_reason(text) or tag, None, text[:DETAIL_CHARS])
+
+    for line in out.splitlines():
+        match = KEWPIE_LINE.match(line)
+        if match:
+            close()
+            current = (normalize_name(match.group("name")), match.group("tag"), [])
+        elif KEWPIE_BLOCK_END.match(line):
+            close()
+            current = None
+        elif current is not None:
+            current[2].append(KEWPIE_LOG.sub("", line, count=1))
+    close()
+    return tests
+
+
 # ---------------------------------------------------------------- runs
 def load_average() -> str:
     """The 1, 5 and 15 minute load averages."""
@@ -317,10 +355,16 @@ def run_kewpie(base: str, suite: str, names: Sequence[str], parallel: int) -> To
     argv = kewpie_command(workdir, junit, suite, names, parallel)
     started, before = time.strftime("%Y-%m-%d %H:%M:%S %Z"), load_average()
     wall, status, out = run_tool("kewpie", argv, ROOT, os.path.join(base, "kewpie.out"))
-    if not os.path.exists(junit):
+    if os.path.exists(junit):
+        return ToolRun("kewpie", argv, ROOT, wall, status, before, load_average(), started,
+                       parse_junit(junit))
+    tests = parse_kewpie_output(out)
+    if not tests:
         raise BenchError(f"kewpie: exit status {status}, no JUnit file; last lines:\n{tail(out)}")
-    return ToolRun("kewpie", argv, ROOT, wall, status, before, load_average(), started,
-                   parse_junit(junit))
+    print(f"mtr_parity: kewpie wrote no JUnit file (exit status {status}); verdicts read from its"
+          f" output; last lines:\n{tail(out)}", file=sys.stderr)
+    return ToolRun("kewpie", argv, ROOT, wall, status, before, load_average(), started, tests,
+                   source="this run (no JUnit file: verdicts from kewpie's output)")
 
 
 def load_saved(path: str) -> ToolRun:
@@ -443,7 +487,7 @@ def render(title: str, parallel: int, runs: Sequence[ToolRun], target_key: str) 
     else:
         lines.append(f"  no target for {target_key or 'a test list'}"
                      " (issue 15 sets them for whole suites: main, mariabackup, rpl)")
-    if any(run.source != "this run" for run in runs):
+    if any(run.source.startswith("saved") for run in runs):
         lines.append("  NOTE: one side was read from a saved run, not measured in this one")
     return "\n".join(lines)
 
@@ -552,16 +596,17 @@ def main(argv: Sequence[str]) -> int:
             print(f"mtr_parity: running mtr ({title}) ...", flush=True)
             runs.append(run_mtr(base, suite, names, args.parallel))
             print(f"mtr_parity: mtr done in {runs[-1].wall:.1f} s", flush=True)
+            if args.save_dir:   # now: a failed kewpie run must not lose mtr's side
+                print(f"saved: {save(runs[-1], args.save_dir, label)}", flush=True)
         if args.kewpie_results and not args.mtr_only:
             runs.append(load_saved(args.kewpie_results))
         elif not args.mtr_only:
             print(f"mtr_parity: running kewpie ({title}) ...", flush=True)
             runs.append(run_kewpie(base, suite, names, args.parallel))
             print(f"mtr_parity: kewpie done in {runs[-1].wall:.1f} s", flush=True)
-        if args.save_dir:
-            for run in runs:
-                if run.source == "this run":
-                    print(f"saved: {save(run, args.save_dir, label)}")
+        if args.save_dir and runs and runs[-1].tool == "kewpie" \
+                and not runs[-1].source.startswith("saved"):
+            print(f"saved: {save(runs[-1], args.save_dir, label)}")
         print()
         print(render(title, args.parallel, runs, suite if not names else ""))
     except BenchError as exc:
