@@ -25,7 +25,7 @@ from lib.mtr.cases import Collector, MtrCase, skip_rules
 from lib.mtr.cnf import MtrConfig
 from lib.mtr.config import base_environment, build_config, server_option_args
 from lib.mtr.execute import MtrExecutor, MtrSettings
-from lib.mtr.options import to_options
+from lib.mtr.options import beyond_loopback, loopback_only, to_options
 from lib.mtr.vardir import MtrVardir, ServerSlot
 from lib.mtr.warnings import WarningScanner
 from lib.run.environment import RunEnvironment
@@ -201,7 +201,8 @@ class MtrRunner(Runner):
         for group in servers:
             use_slave = group.has("#!use-slave-opt")
             extra = case.slave_opt if use_slave else case.master_opt
-            option_lists.append(to_options(server_option_args(config, group.name, extra, env)))
+            option_lists.append(loopback_only(
+                to_options(server_option_args(config, group.name, extra, env))))
         for slot in slots:
             self.vardir.link(slot)
         return Requirements.declared("mtr", option_lists), config
@@ -234,6 +235,12 @@ class MtrRunner(Runner):
         except (SuiteError, KewpieError) as exc:
             return Outcome(case.full_name, TestStatus.FAIL, 0, manager.bot_name,
                            f"cannot build the config of {case.full_name}: {exc}")
+        for options in reqs.servers:
+            unsafe = beyond_loopback(list(options))
+            if unsafe:  # kewpie's servers listen on 127.0.0.1 (and ::1) only
+                return Outcome(case.full_name, TestStatus.SKIPPED, 0, manager.bot_name,
+                               f"not run by kewpie: {unsafe} would listen beyond the "
+                               f"loopback (kewpie's servers listen on 127.0.0.1 only)")
         if case.timezone != self.timezone or case.scripts or case.template != self.template:
             manager.request_reset()  # mtr restarts for another config file or time zone
         if manager.servers and (manager.current != reqs or manager.force_reset):

@@ -105,3 +105,14 @@ def test_warning_patterns_come_from_mtr():
     scanner = WarningScanner(patterns, antipatterns)
     assert scanner.suspicious(["x [Warning] Aborted connection 3 to db\n",
                                "x [ERROR] something broke\n"]) == ["x [ERROR] something broke"]
+
+
+def test_servers_stay_on_the_loopback():
+    from lib.mtr.options import beyond_loopback, loopback_only
+    narrowed = loopback_only(to_options(["--bind-address=*", "--x=1"], defaults=False))
+    assert narrowed[0].value == "::1,127.0.0.1"
+    assert beyond_loopback(narrowed) == ""
+    assert loopback_only(to_options(["--bind-address=0.0.0.0"]))[1].value == "127.0.0.1"
+    assert beyond_loopback(to_options(["--bind-address=localhost,192.168.0.1"])) \
+        == "--bind-address=localhost,192.168.0.1"
+    assert beyond_loopback(to_options(["--skip-bind-address"]))
