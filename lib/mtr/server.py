@@ -37,6 +37,15 @@ class MtrServer(Server):
         return [o.name for o in self.user_options if o.name.startswith("-")]
 
     @property
+    def port(self) -> int:
+        """The client port the test's config gave it (mtr numbers a set's servers'
+        ports consecutively, and include files rely on it); its lease's first otherwise."""
+        for opt in reversed(self.user_options):
+            if opt.name == "port" and (opt.value or "").isdigit():
+                return int(opt.value or 0)
+        return self.lease.port(0)
+
+    @property
     def stdout_log(self) -> str:  # type: ignore[override]
         """The server's stdout and stderr go to its error log, as under mtr (what it
         prints before opening the log, e.g. option warnings, is there too)."""

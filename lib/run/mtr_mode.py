@@ -176,13 +176,20 @@ class MtrRunner(Runner):
         return self.templates[template]
 
     def _slots(self, count: int) -> list[ServerSlot]:
+        """Where each server of a set lives; client ports consecutive from the first
+        lease's block, as mtr numbers them (tests compute a server's number as
+        1 + @@port - MASTER_MYPORT); the other leased ports are the spares."""
+        plans = [self.manager.plan(index) for index in range(count)]
+        block = plans[0][1].ports
+        consecutive = count <= len(block)
+        ports = list(block[:count]) if consecutive else [lease.port(0) for _, lease, _ in plans]
+        spare = [p for _, lease, _ in plans for p in lease.ports if p not in ports]
         slots = []
-        for index in range(count):
-            vardir, lease, socket = self.manager.plan(index)
-            slots.append(ServerSlot(index + 1, vardir, lease.port(0), socket,
+        for index, (vardir, lease, socket) in enumerate(plans):
+            mine = tuple(spare[index * 3:index * 3 + 3])  # e.g. Galera's three
+            slots.append(ServerSlot(index + 1, vardir, ports[index], socket,
                                     os.path.join(vardir, "log", "error.log"),
-                                    os.path.join(vardir, "tmp"),
-                                    tuple(lease.port(i) for i in range(1, len(lease.ports)))))
+                                    os.path.join(vardir, "tmp"), mine))
         return slots
 
     def _restart_server(self, server: Server, extra: list[str] | None) -> None:
