@@ -229,6 +229,12 @@ def server_option_args(config: MtrConfig, group: str, extra: list[str],
                        env: dict[str, str]) -> list[str]:
     """Every option server group starts with: its config groups, then mtr's command
     line (``--log-output=file``, the test's options, ``--core-file``, debug sync)."""
+    return config.server_options(group) + command_line_args(config, group, extra, env)
+
+
+def command_line_args(config: MtrConfig, group: str, extra: list[str],
+                      env: dict[str, str]) -> list[str]:
+    """What mtr puts on server group's command line after ``--defaults-file``."""
     opts = [expand_env(o, env) for o in extra if not o.startswith("--defaults-file")]
     has_log_bin = any(re.match(r"^--(loose-)?log-bin", o) for o in opts)
     section = config.group(group)
@@ -244,4 +250,4 @@ def server_option_args(config: MtrConfig, group: str, extra: list[str],
     if "--skip-core-file" not in opts:
         line.append("--core-file")
     line.append(f"--loose-debug-sync-timeout={DEBUG_SYNC_TIMEOUT}")
-    return config.server_options(group) + line
+    return line

@@ -23,7 +23,7 @@ from lib.errors import EXIT_OK, KewpieError, QueryError, ServerError, SuiteError
 from lib.mtr.bootstrap import MtrBootstrapCache, server_features
 from lib.mtr.cases import Collector, MtrCase, skip_rules
 from lib.mtr.cnf import MtrConfig
-from lib.mtr.config import base_environment, build_config, server_option_args
+from lib.mtr.config import base_environment, build_config, command_line_args, server_option_args
 from lib.mtr.execute import MtrExecutor, MtrSettings
 from lib.mtr.options import beyond_loopback, loopback_only, to_options
 from lib.mtr.vardir import MtrVardir, ServerSlot
@@ -212,6 +212,13 @@ class MtrRunner(Runner):
                 to_options(server_option_args(config, group.name, extra, env))))
         for slot in slots:
             self.vardir.link(slot)
+        if servers:  # mtr's MYSQLD_LAST_CMD: the last server it started, as started
+            last = servers[-1]
+            extra = case.slave_opt if last.has("#!use-slave-opt") else case.master_opt
+            env["MYSQLD_LAST_CMD"] = " ".join([
+                self.plan.tree.server, f"--defaults-group-suffix={last.name[len('mysqld'):]}",
+                f"--defaults-file={self.vardir.cnf}",
+                *command_line_args(config, last.name, extra, env)])
         return Requirements.declared("mtr", option_lists), config
 
     def _case_env(self, case: MtrCase) -> dict[str, str]:
