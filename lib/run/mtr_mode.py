@@ -88,9 +88,11 @@ class MtrPlan:
         self.mysqltest = find_mysqltest(tree)
         self.features, self.optional_plugins = server_features(tree.server)
         probe_env = base_environment(tree, self.root, MtrVardir("/nonexistent", self.root, None))
+        # as mtr: tests named on the command line run even when big
         self.collector = Collector(self.root, skip_rules(self.root, self.features, probe_env,
                                                          self.optional_plugins),
-                                   big_test=config.big_test, enable_disabled=config.enable_disabled)
+                                   big_test=config.big_test or bool(config.tests),
+                                   enable_disabled=config.enable_disabled)
         self.scanner = WarningScanner.for_tree(self.root)
 
     def cases(self, suites: list[str], names: list[str], extra: list[str]) -> list[MtrCase]:
@@ -125,7 +127,7 @@ class MtrRunner(Runner):
         self.base_env.pop("TZ", None)
         self.base_env.update(base_environment(plan.tree, plan.root, self.vardir))
         self.base_env["STAGING_RUN"] = "0"
-        if config.big_test:
+        if config.big_test or config.tests:
             self.base_env["BIG_TEST"] = "1"
         ssl = plan.features.get("version-ssl-library", "")
         self.base_env["OPENSSL_CONF"] = (os.path.join(plan.root, "lib", "openssl.cnf")
