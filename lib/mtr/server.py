@@ -10,6 +10,7 @@ command line in mtr's order.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import time
 
@@ -17,6 +18,9 @@ from lib.mtr.cnf import MtrConfig
 from lib.servers.layout import write_private_file
 from lib.servers.options import Option, render_cnf
 from lib.servers.server import Server
+
+
+READY_LINE = re.compile(rb"\nVersion: '[^']*'\s+Socket: '")
 
 
 class MtrServer(Server):
@@ -74,9 +78,8 @@ class MtrServer(Server):
                 text = fh.read()
         except OSError:
             return self.ping()
-        if b"ready for connections" in text:
-            return True
-        return False
+        # the line after "ready for connections" (which --lc-messages translates)
+        return b"ready for connections" in text or READY_LINE.search(text) is not None
 
     def _log_error(self) -> str:
         for opt in reversed(self.user_options):
