@@ -426,6 +426,10 @@ def differences(mtr: ToolRun, kewpie: ToolRun) -> list[tuple[str, Verdict | None
     rows = []
     for name in sorted(set(mtr.tests) | set(kewpie.tests)):
         m, k = lookup(mtr, name), lookup(kewpie, name)
+        base = base_name(name)
+        if (m is None and any(base_name(n) == base for n in mtr.tests)) or \
+                (k is None and any(base_name(n) == base for n in kewpie.tests)):
+            continue   # one tool listed it per combination: those rows say it
         if m is None or k is None or comparable(m.verdict) != comparable(k.verdict):
             rows.append((name, m, k))
     rows.sort(key=lambda r: (r[1] is None or r[1].verdict != PASS, r[0]))
@@ -581,6 +585,9 @@ def main(argv: Sequence[str]) -> int:
     except (OSError, BenchError) as exc:
         print(f"mtr_parity: {exc}", file=sys.stderr)
         return 2
+    suites = {name.split(".", 1)[0] for name in names}
+    if not args.suite and len(suites) == 1:
+        suite = suites.pop()   # kewpie's --suite: the one suite the names share
     label = args.label or (os.path.splitext(os.path.basename(args.tests_file))[0]
                            if args.tests_file else suite)
     title = (f"{len(names)} tests from {args.tests_file}" if names else f"suite {suite}")
