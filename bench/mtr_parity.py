@@ -34,7 +34,8 @@ Usage::
 
     bench/mtr_parity.py --suite=main [--parallel 2] [--keep] [--save-dir DIR]
     bench/mtr_parity.py --tests-file names.txt [--suite=main]
-    bench/mtr_parity.py --suite=main --kewpie-only --mtr-results main.mtr.json
+    bench/mtr_parity.py --suite=main --mtr-results main.mtr.json
+    bench/mtr_parity.py --tests-file galera.txt --mtr-user=mysql
 
 Everything lives in one temporary directory, removed at the end unless
 ``--keep`` (kept: mtr's stdout and vardir, kewpie's output, JUnit file and
@@ -45,6 +46,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import pwd
 import re
 import shlex
 import shutil
@@ -190,11 +192,14 @@ def short_reason(text: str) -> str:
 
 
 # ---------------------------------------------------------------- mtr
-def mtr_command(vardir: str, suite: str, names: Sequence[str], parallel: int) -> list[str]:
-    """argv of the mtr run: every named test, or the whole suite when names is empty."""
+def mtr_command(vardir: str, suite: str, names: Sequence[str], parallel: int,
+                user: str | None = None) -> list[str]:
+    """argv of the mtr run: every named test, or the whole suite when names is empty; run as
+    user (through runuser) when given -- mtr's galera suites fail as root (rsync SST)."""
     argv = [MTR_SCRIPT, "--force", "--max-test-fail=0", f"--parallel={parallel}",
             f"--vardir={vardir}"]
-    return argv + (list(names) if names else [f"--suite={suite}"])
+    argv += list(names) if names else [f"--suite={suite}"]
+    return ["runuser", "-u", user, "--", *argv] if user else argv
 
 
 def parse_mtr_output(out: str) -> dict[str, Verdict]:
@@ -336,9 +341,16 @@ def tail(text: str) -> str:
     return "\n".join("    | " + line for line in text.splitlines()[-TAIL_LINES:])
 
 
-def run_mtr(base: str, suite: str, names: Sequence[str], parallel: int) -> ToolRun:
-    """mtr's run of the list; raises BenchError when it reports no test at all."""
-    argv = mtr_command(os.path.join(base, "mtr_var"), suite, names, parallel)
+def run_mtr(base: str, suite: str, names: Sequence[str], parallel: int,
+            user: str | None = None) -> ToolRun:
+    """mtr's run of the list (as user when given: its vardir is made theirs); raises
+    BenchError when it reports no test at all."""
+    vardir = os.path.join(base, "mtr_var")
+    if user:
+        os.makedirs(vardir, mode=0o755, exist_ok=True)
+        entry = pwd.getpwnam(user)
+        os.chown(vardir, entry.pw_uid, entry.pw_gid)
+    argv = mtr_command(vardir, suite, names, parallel, user)
     started, before = time.strftime("%Y-%m-%d %H:%M:%S %Z"), load_average()
     wall, status, out = run_tool("mtr", argv, MTR_DIR, os.path.join(base, "mtr.out"))
     tests = parse_mtr_output(out)
@@ -552,9 +564,17 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
                         help="write each side's verdicts as DIR/<label>.<tool>.json")
     parser.add_argument("--label", help="the label of the saved files (default: the suite,"
                                         " or the tests file's name)")
+    parser.add_argument("--mtr-user", metavar="USER",
+                        help="run mtr as USER (runuser; e.g. mysql for galera, whose rsync SST"
+                             " fails as root); kewpie runs as usual")
     parser.add_argument("--keep", action="store_true",
                         help="keep the temporary directory (outputs, vardir, JUnit, workdir)")
     args = parser.parse_args(argv)
+    if args.mtr_user:
+        try:
+            pwd.getpwnam(args.mtr_user)
+        except KeyError:
+            parser.error(f"--mtr-user: no such user {args.mtr_user!r}")
     if args.parallel < 1:
         parser.error("--parallel must be at least 1")
     if (args.mtr_results and args.mtr_only) or (args.kewpie_results and args.kewpie_only):
@@ -601,7 +621,7 @@ def main(argv: Sequence[str]) -> int:
             runs.append(load_saved(args.mtr_results))
         elif need_mtr:
             print(f"mtr_parity: running mtr ({title}) ...", flush=True)
-            runs.append(run_mtr(base, suite, names, args.parallel))
+            runs.append(run_mtr(base, suite, names, args.parallel, args.mtr_user))
             print(f"mtr_parity: mtr done in {runs[-1].wall:.1f} s", flush=True)
             if args.save_dir:   # now: a failed kewpie run must not lose mtr's side
                 print(f"saved: {save(runs[-1], args.save_dir, label)}", flush=True)
