@@ -166,6 +166,12 @@ class MtrExecutor:
             if os.path.exists(base + suffix):
                 os.unlink(base + suffix)
         for w in watches:
+            # mtr's mark_log: include/search_pattern_in_file.inc searches from the last one
+            try:
+                with open(w.server.error_log, "a") as fh:
+                    fh.write(f"CURRENT_TEST: {case.suite}.{case.name}\n")
+            except OSError:
+                pass
             w.log_mark = log_size(w.server.error_log)
         for number in (w.number for w in watches):
             expect = self.settings.vardir.expect_file(number)
