@@ -148,8 +148,10 @@ class MtrExecutor:
         return [results.get(n, (-1, "check did not finish")) for n in numbers]
 
     # ------------------------------------------------------------------ one case
-    def run(self, case: MtrCase, servers: Sequence[Server], env: dict[str, str]) -> MtrVerdict:
-        """Run case on servers (mysqld.1 is servers[0]) with env; see the module doc."""
+    def run(self, case: MtrCase, servers: Sequence[Server], env: dict[str, str],
+            fresh: bool = False) -> MtrVerdict:
+        """Run case on servers (mysqld.1 is servers[0]) with env; see the module doc.
+        fresh: the servers were started for this case (their logs have its marker)."""
         begun = time.monotonic()
         watches = [ServerWatch(i + 1, s, list(s.user_options)) for i, s in enumerate(servers)]
         todo = [w.number for w in watches if w.number not in self.recorded]
@@ -167,11 +169,12 @@ class MtrExecutor:
                 os.unlink(base + suffix)
         for w in watches:
             # mtr's mark_log: include/search_pattern_in_file.inc searches from the last one
-            try:
-                with open(w.server.error_log, "a") as fh:
-                    fh.write(f"CURRENT_TEST: {case.suite}.{case.name}\n")
-            except OSError:
-                pass
+            if not fresh:
+                try:
+                    with open(w.server.error_log, "a") as fh:
+                        fh.write(f"CURRENT_TEST: {case.suite}.{case.name}\n")
+                except OSError:
+                    pass
             w.log_mark = log_size(w.server.error_log)
         for number in (w.number for w in watches):
             expect = self.settings.vardir.expect_file(number)

@@ -20,6 +20,7 @@ from lib.servers.options import Option, render_cnf
 from lib.servers.server import Server
 
 
+MARK_ENV = "KEWPIE_MTR_MARK"  # set while a test's servers start: the CURRENT_TEST to write
 READY_LINE = re.compile(rb"\nVersion: '[^']*'\s+Socket: '")
 
 
@@ -63,6 +64,13 @@ class MtrServer(Server):
                 pass
             if self.settings.user:
                 shutil.chown(path, self.settings.user, self.settings.user)
+        mark = self.settings.env.get(MARK_ENV)
+        if mark:  # started for a test: mtr's mark_log comes before the server's startup lines
+            try:
+                with open(path, "a") as fh:
+                    fh.write(f"CURRENT_TEST: {mark}\n")
+            except OSError:
+                pass
         self.ready_mark = _size(path)
         return super().launch(extra_args)
 

@@ -26,6 +26,7 @@ from lib.mtr.cnf import MtrConfig
 from lib.mtr.config import base_environment, build_config, command_line_args, server_option_args
 from lib.mtr.execute import MtrExecutor, MtrSettings
 from lib.mtr.options import beyond_loopback, loopback_only, to_options
+from lib.mtr.server import MARK_ENV
 from lib.mtr.vardir import MtrVardir, ServerSlot
 from lib.mtr.warnings import WarningScanner
 from lib.run.environment import RunEnvironment
@@ -286,9 +287,14 @@ class MtrRunner(Runner):
         if self.env.server_user:
             shutil.chown(self.vardir.cnf, self.env.server_user, self.env.server_user)
         try:
-            if manager.force_reset or not manager.servers or manager.current != reqs:
+            starting = manager.force_reset or not manager.servers or manager.current != reqs
+            if starting:
                 self._run_scripts(case, env)
-            servers = manager.get_servers(reqs)
+                manager.settings.env[MARK_ENV] = f"{case.suite}.{case.name}"
+            try:
+                servers = manager.get_servers(reqs)
+            finally:
+                manager.settings.env.pop(MARK_ENV, None)
         except (ServerError, QueryError, UsageError) as exc:
             ms = int((time.monotonic() - start) * 1000)
             message = f"servers for {case.full_name} could not be started: {exc}"
@@ -304,7 +310,7 @@ class MtrRunner(Runner):
             return Outcome(case.full_name, TestStatus.FAIL, ms, manager.bot_name, message,
                            evidence=evidence, resets=1)
         self.key = case.requirements
-        verdict = self.executor.run(case, servers, env)
+        verdict = self.executor.run(case, servers, env, fresh=starting)
         ms = int((time.monotonic() - start) * 1000)
         evidence = ""
         message = verdict.message
