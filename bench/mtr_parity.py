@@ -5,8 +5,10 @@ Runs the same tests (a suite such as ``main``, or the names in a file) twice,
 with the same parallelism: under MariaDB's own ``mysql-test-run.pl`` (mtr,
 ``--force --max-test-fail=0``, its vardir in the bench's directory) and under
 ``kewpie.py --mode=mtr --force`` (its workdir in the bench's directory, its
-verdicts from ``--junit-xml``).  mtr runs first, then kewpie; each wall time is
-measured from launch to exit of the tool's process.
+verdicts from ``--junit-xml``, or from its progress lines when it wrote no JUnit
+file).  mtr runs first, then kewpie; each wall time is measured from launch to
+exit of the tool's process.  ``--mtr-user=mysql`` runs mtr as that user (mtr's
+galera tests fail as root: rsync SST).
 
 It prints, per tool: tests run (passed + failed), passed, failed, skipped and
 disabled; the wall times and their ratio (kewpie / mtr); how many of the tests
