@@ -12,6 +12,7 @@ log() { printf '%s INFO setup: %s\n' "$(date +%Y%m%d-%H%M%S)" "$*"; }
 
 DEB_PACKAGES=(mariadb-server mariadb-client mariadb-backup galera-4 sysbench
               percona-toolkit libdbd-mysql-perl rsync socat python3-venv procps strace mariadb-test)
+DEB_PACKAGES+=(patch)  # --mode=mtr applies mysql-test's .rdiff result files with patch
 
 missing=()
 for p in "${DEB_PACKAGES[@]}"; do
