@@ -89,7 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="keep vardirs on disk instead of linking them to /dev/shm")
     p.add_argument("--start-and-exit", action="store_true",
                    help="start the first selected test's servers, print them, exit, leave them running")
-    p.add_argument("--mode", default=default("mode"), choices=["native", "cleanup", "sweep"],
+    p.add_argument("--mode", default=default("mode"), choices=["native", "cleanup", "sweep", "mtr"],
                    help="native: run tests; cleanup: stop servers left in --workdir; "
                         "sweep: run a sysbench sweep file (docs/sysbench.md)")
     p.add_argument("--sweep-file", default=default("sweep_file"), metavar="PATH",
@@ -133,6 +133,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="options for kewpie 2012 tests that read "
                         "test_executor.matrix_manager.option_matrix")
     _add_debugging_options(p)
+    p.add_argument("--mtr-root", default=default("mtr_root"), metavar="DIR",
+                   help="with --mode=mtr: the mysql-test directory (default: the code tree's, "
+                        "e.g. /usr/share/mysql/mysql-test)")
+    p.add_argument("--record", action="store_true",
+                   help="with --mode=mtr: write the result files of passing tests (mtr --record)")
+    p.add_argument("--big-test", action="store_true",
+                   help="with --mode=mtr: also run tests marked big (mtr --big-test)")
     return p
 
 
@@ -191,7 +198,7 @@ def _add_debugging_options(p: argparse.ArgumentParser) -> None:
     d.add_argument("--skip-test", action="append", default=[], metavar="REGEX",
                    help="leave out tests whose 'suite.test' matches REGEX; repeatable")
     d.add_argument("--enable-disabled", action="store_true",
-                   help="also run tests listed in a suite's disabled.txt")
+                   help="also run tests listed in a suite's disabled.txt (--mode=mtr: disabled.def)")
     d.add_argument("--start-from", default=default("start_from"), metavar="TEST",
                    help="skip the selected tests before TEST ('suite.test' or 'test')")
     d.add_argument("--combination", action="append", default=[], metavar="NAME",
@@ -205,8 +212,8 @@ def _add_debugging_options(p: argparse.ArgumentParser) -> None:
     d.add_argument("--start-dirty", action="store_true",
                    help="kewpie 2012: keep workdir/failed (earlier runs' evidence) at the start")
     d.add_argument("--mysqld", action="append", default=[], metavar="OPTION",
-                   help="extra option for every server, after the suite's (repeatable), "
-                        "e.g. --mysqld=--innodb-flush-log-at-trx-commit=2")
+                   help="extra option for every server, after the suite's (repeatable; --mode=mtr "
+                        "too, as mtr's --mysqld), e.g. --mysqld=--innodb-flush-log-at-trx-commit=2")
 
 
 def _debugging_config(args: argparse.Namespace, config: RunConfig) -> RunConfig:
@@ -290,7 +297,9 @@ def config_from_args(argv: Sequence[str] | None) -> RunConfig:
         sweep_file=os.path.abspath(args.sweep_file) if args.sweep_file else "",
         sweep_label=args.label, sweep_out=os.path.abspath(args.sweep_out) if args.sweep_out else "",
         baseline=args.baseline, tolerance=args.tolerance, results_db_dsn=args.results_db_dsn,
-        randgen_seed=randgen_seed, opt_matrix=args.opt_matrix))
+        randgen_seed=randgen_seed, opt_matrix=args.opt_matrix,
+        mtr_root=os.path.abspath(args.mtr_root) if args.mtr_root else "", record=args.record,
+        big_test=args.big_test))
 
 
 HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)

@@ -15,6 +15,7 @@ DEB_PACKAGES=(mariadb-server mariadb-client mariadb-backup galera-4 sysbench
 DEB_PACKAGES+=(iproute2 nftables)  # network = 'namespaces': ip netns, veth, bridge, nft, tc
 # debuggers and wrappers for --valgrind, --rr, --gdb, --manual-gdb, --libeatmydata (docs/debugging.md)
 DEB_PACKAGES+=(valgrind rr gdb gdbserver eatmydata)
+DEB_PACKAGES+=(patch)  # --mode=mtr applies mysql-test's .rdiff result files with patch
 
 missing=()
 for p in "${DEB_PACKAGES[@]}"; do

@@ -66,11 +66,11 @@ def run_tool(argv: Sequence[str], *, user: str | None = None,
              env: Mapping[str, str] | None = None, tmpdir: str | None = None,
              timeout: float | None = None, log_path: str | None = None,
              cwd: str | None = None, input: str | None = None,
-             on_line: Callable[[str], None] | None = None) -> ToolResult:
+             on_line: Callable[[str], None] | None = None, append: bool = False) -> ToolResult:
     """Run argv to its end; its whole process group is stopped if timeout passes.
 
     Output: with log_path, stdout and stderr go to that file (truncated
-    first); with on_line, each line of the merged output is handed to it as it
+    first, unless append); with on_line, each line of the merged output is handed to it as it
     comes (and kept in ``lines``); else both are captured as text.  input, if
     given, is written to the tool's stdin (otherwise stdin is /dev/null).
     Raises OSError when the tool cannot be started.
@@ -80,7 +80,7 @@ def run_tool(argv: Sequence[str], *, user: str | None = None,
     stdin = subprocess.PIPE if input is not None else subprocess.DEVNULL
     kwargs = dict(env=tool_env(env, tmpdir), user=user, cwd=cwd, stdin=stdin)
     if log_path is not None:
-        with open(log_path, "wb") as out:
+        with open(log_path, "ab" if append else "wb") as out:
             proc = spawn(argv, stdout=out, stderr=out, **kwargs)  # type: ignore[arg-type]
         try:
             if input is not None:

@@ -61,7 +61,8 @@ def _worker(pool: "BotPool", bot: str, conn: Connection, queue: list[TestSpec],
                 outcome = Outcome(queue[index].full_name, TestStatus.FAIL, 0, bot,
                                   f"kewpie internal error: {type(exc).__name__}: {exc}\n"
                                   f"{traceback.format_exc(limit=8)}")
-            current = runner.manager.current if runner.manager.servers else None
+            current = (runner.current_key() if hasattr(runner, "current_key")
+                       else runner.manager.current if runner.manager.servers else None)
             conn.send((index, outcome, current))
     except (Interrupted, EOFError):
         interrupted = True

@@ -78,6 +78,9 @@ class RunConfig:
     mysqld_options: list[str] = field(default_factory=list)
     extra_basedirs: list[str] = field(default_factory=list)  # --basedir given again
     trees_dir: str = os.path.join(ROOT, "trees")  # scripts/get-tree's trees (one --basedir)
+    mtr_root: str = ""          # --mode=mtr: the mysql-test directory ('' = the code tree's)
+    record: bool = False        # --mode=mtr: record result files (mtr --record)
+    big_test: bool = False      # --mode=mtr: also run big tests (mtr --big-test)
 
 
 def default(name: str) -> Any:

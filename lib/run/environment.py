@@ -20,7 +20,8 @@ from lib.platform.workdir import MIN_SHM_FREE, Workdir
 from lib.run.config import RunConfig
 from lib.run.setup import check_reachable, log_header, resolve_server_user
 from lib.servers.bootstrap import BootstrapCache
-from lib.servers.codetree import CodeTree
+from lib.servers.codetree import CodeTree, discover
+from lib.mtr.server import MtrServer, start_mtr_set
 from lib.servers.galera import GaleraServer
 from lib.servers.galera_cluster import form_galera_set, wait_galera_applied
 from lib.servers.manager import ServerKind, ServerManager, start_replicating_set, wait_replicas_applied
@@ -33,6 +34,7 @@ from lib.servers.trees import TreeSet
 SERVER_KINDS: Mapping[str, ServerKind] = MappingProxyType({
     "mysql": ServerKind(Server, start_replicating_set, wait_replicas_applied, spare_datadirs=True),
     "galera": ServerKind(GaleraServer, form_galera_set, wait_galera_applied),
+    "mtr": ServerKind(MtrServer, start_mtr_set, wait_replicas_applied),
 })
 
 
@@ -151,10 +153,14 @@ class RunEnvironment:
         env[TAG_BOT] = f"{self.run_id}/{bot}"
         return env
 
-    def make_manager(self, bot: str, tree: CodeTree | None = None) -> ServerManager:
+    def make_manager(self, bot: str, tree: CodeTree | None = None,
+                     bootstrap: Callable[[str, CodeTree, str | None], BootstrapCache] | None = None
+                     ) -> ServerManager:
         """The one factory of server managers: bot's directories, port leaser, socket
         directory, settings and bootstrap cache (on the run's code tree unless another
-        is given).  The manager is stopped by :meth:`close`."""
+        is given; bootstrap builds another kind of cache, e.g. mysql-test's, from the
+        cache directory, the tree and the server user).  The manager is stopped by
+        :meth:`close`."""
         tree = tree or self.tree
         assert tree is not None
         bot_dir = os.path.realpath(self.workdir.prepare_bot(bot))
@@ -186,7 +192,8 @@ class RunEnvironment:
                                   wsrep_sst_method=config.wsrep_sst_method,
                                   cluster_snapshots=config.cluster_snapshots,
                                   trees=self.trees)
-        cache = BootstrapCache(os.path.realpath(self.workdir.prepare_cache()), tree, self.server_user)
+        cache = (bootstrap or BootstrapCache)(os.path.realpath(self.workdir.prepare_cache()), tree,
+                                              self.server_user)
         manager = ServerManager(bot, bot_dir, tree, leaser, cache, settings, SERVER_KINDS,
                                 on_change=self.write_state, disk_dir=disk_dir,
                                 disk_problem=disk_problem,

@@ -9,6 +9,7 @@ attempt; a skipped test has ``skipped`` with the reason.
 """
 from __future__ import annotations
 
+import re
 import socket
 import time
 from collections import OrderedDict
@@ -20,14 +21,21 @@ from lib.run.report import Outcome
 from lib.suites.status import TestStatus
 
 MAX_TEXT = 20000
+XML_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def _xml_safe(text: str) -> str:
+    """Characters XML 1.0 forbids (a tool's BEL, an escape sequence) as U+FFFD."""
+    return XML_FORBIDDEN.sub("\ufffd", text)
 
 
 def _short(text: str) -> str:
+    text = _xml_safe(text)
     return text if len(text) <= MAX_TEXT else text[:MAX_TEXT] + "\n... (cut)"
 
 
 def _first_line(text: str) -> str:
-    return next((line for line in text.splitlines() if line.strip()), "")[:500]
+    return _xml_safe(next((line for line in text.splitlines() if line.strip()), "")[:500])
 
 
 def build(outcomes: list[Outcome], name: str = "kewpie") -> JUnitXml:

@@ -29,14 +29,20 @@ def run_mode(env: RunEnvironment) -> int:
     config = env.config
     if config.mode == "cleanup":
         return cleanup(env)
+    if config.list_only and config.mode == "mtr":
+        from lib.run.mtr_mode import list_mtr
+        return list_mtr(env)
     if config.list_only:
         return list_tests(env)
-    env.open_workdir(fresh=config.mode == "native")
+    env.open_workdir(fresh=config.mode in ("native", "mtr"))
     configure(config.verbose, logfile=env.workdir.log_file)
     env.discover_tree()
     if config.mode == "sweep":
         from lib.sysbench.mode import run_sweep_mode
         return run_sweep_mode(env)
+    if config.mode == "mtr":
+        from lib.run.mtr_mode import run_mtr
+        return run_mtr(env)
     specs = select(env)
     if config.start_and_exit:
         return start_and_exit(env, specs)

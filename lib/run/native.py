@@ -45,8 +45,10 @@ def bot_log_path(env: RunEnvironment, bot: str) -> str:
     return env.workdir.bot_log_file(bot)
 
 
-def run_tests(env: RunEnvironment, specs: list[TestSpec]) -> int:
-    """Run the tests (sharded, on N bots, with retries); return the exit status."""
+def run_tests(env: RunEnvironment, specs: list[TestSpec],
+              runner_factory: Callable[[RunEnvironment, str], Runner] = make_runner) -> int:
+    """Run the tests (sharded, on N bots, with retries); return the exit status.
+    runner_factory(env, bot) builds a bot's runner (another mode passes its own)."""
     config, log = env.config, env.log
     timings = Timings(env.workdir.timings_file)
     specs = apply_shard(config, specs, log)
@@ -71,9 +73,9 @@ def run_tests(env: RunEnvironment, specs: list[TestSpec]) -> int:
     reporter.table_header()
     try:
         if bots == 1:
-            stopped_early = _run_in_process(env, queue, finished)
+            stopped_early = _run_in_process(env, queue, finished, runner_factory)
         else:
-            pool = BotPool(bots, make_runner=lambda bot: make_runner(env, bot),
+            pool = BotPool(bots, make_runner=lambda bot: runner_factory(env, bot),
                            close_bot=lambda bot, fast: env.close(fast=fast, bot=bot),
                            log_path=env.workdir.bot_log_file, verbose=config.verbose)
             stopped_early = pool.run(queue, lambda s: timings.weight(s.full_name), finished,
@@ -91,10 +93,11 @@ def run_tests(env: RunEnvironment, specs: list[TestSpec]) -> int:
 
 
 def _run_in_process(env: RunEnvironment, queue: list[TestSpec],
-                    finished: Callable[[Outcome], None]) -> bool:
+                    finished: Callable[[Outcome], None],
+                    runner_factory: Callable[[RunEnvironment, str], Runner] = make_runner) -> bool:
     """One bot in this process; True if stopped early after a failure."""
     config = env.config
-    runner = make_runner(env, "bot0")
+    runner = runner_factory(env, "bot0")
     failed = 0
     for done, spec in enumerate(queue, start=1):
         # the last test's servers serve no one after it (a retry starts fresh ones anyway)

@@ -132,6 +132,10 @@ class Runner:
             outcome.earlier_failures = failures
         return outcome
 
+    def current_key(self) -> object:
+        """What the bot's servers can serve (scheduling affinity), None when it has none."""
+        return self.manager.current if self.manager.servers else None
+
     @staticmethod
     def _attempt_text(outcome: Outcome, attempt: int) -> str:
         where = f" (evidence: {outcome.evidence})" if outcome.evidence else ""

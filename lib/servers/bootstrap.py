@@ -35,6 +35,8 @@ KEEP_TEMPLATES = 6
 class BootstrapCache:
     """Builds and hands out pristine datadir templates."""
 
+    keep_templates = KEEP_TEMPLATES  # how many recently used templates pruning keeps
+
     def __init__(self, cache_dir: str, tree: CodeTree, server_user: str | None) -> None:
         self.cache_dir = cache_dir
         self.tree = tree
@@ -149,8 +151,9 @@ class BootstrapCache:
             if stat.S_ISDIR(st.st_mode) and key != keep:
                 entries.append((name == key, st.st_mtime, key, name))
         entries.sort(reverse=True)  # templates first, newest first; builds after
-        for is_template, _, key, name in entries[KEEP_TEMPLATES - 1:] + \
-                [e for e in entries[:KEEP_TEMPLATES - 1] if not e[0]]:
+        keep = self.keep_templates
+        for is_template, _, key, name in entries[keep - 1:] + \
+                [e for e in entries[:keep - 1] if not e[0]]:
             lock_fd = self._lock_file(key)
             try:
                 fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

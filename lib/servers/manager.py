@@ -25,6 +25,7 @@ from lib.servers.bootstrap import BootstrapCache
 from lib.servers.codetree import CodeTree
 from lib.errors import UsageError
 from lib.platform.logsetup import get_logger
+from lib.servers.layout import socket_path
 from lib.servers.options import bootstrap_subset
 from lib.platform.netns import HostNetwork, Record
 from lib.platform.netrules import NetworkControl
@@ -110,6 +111,13 @@ class ServerManager:
         while len(self.leases) <= index:
             self.leases.append(self.leaser.lease())
         return self.leases[index]
+
+    def plan(self, index: int) -> tuple[str, PortLease, str]:
+        """Where server index of this bot will live, before it starts: (vardir, its
+        port lease, its socket path) -- for tools that write configs naming them."""
+        lease = self._lease(index)
+        vardir = os.path.join(self.bot_dir, f"var_s{index}")
+        return vardir, lease, socket_path(vardir, self.settings.socket_fallback_dir, lease.first)
 
     def _notify(self, _server: Server | None = None) -> None:
         if self.on_change:

@@ -324,7 +324,8 @@ LAYERS = (
     ("lib.pytest_plugin",),
     ("lib.run", "lib.sysbench.mode"),
     ("lib.suites", "lib.testcase", "lib.util", "lib.consistency.testing"),
-    ("lib.consistency", "lib.backup", "lib.randgen", "lib.sysbench", "lib.checks", "lib.data"),
+    ("lib.consistency", "lib.backup", "lib.randgen", "lib.sysbench", "lib.checks", "lib.data",
+     "lib.mtr"),
     ("lib.servers",),
     ("lib.platform", "lib.errors"),
 )

@@ -1,0 +1,1 @@
+"""mysql-test (mtr) support: discovery, configs, bootstrap, running cases with mariadb-test."""

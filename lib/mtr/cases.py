@@ -1,0 +1,454 @@
+"""Finding mysql-test cases as mysql-test-run does (lib/mtr_cases.pm).
+
+A suite is ``<mtr root>/main`` or ``<mtr root>/suite/<name>`` (tests in ``t/``
+or the suite directory, results in ``r/``).  For each test: ``disabled.def``,
+the tags and options of the test and of every file it sources (``.opt``,
+``-master.opt``, ``-slave.opt``, ``.combinations``; ``big_test.inc``,
+``master-slave.inc``), the suite's ``suite.opt`` and ``combinations``, a
+test's own ``.cnf`` or the suite's ``my.cnf`` (``rpl``'s for replication
+tests, ``include/default_my.cnf`` otherwise), and the result file (the most
+specific ``name,comb.result``).  The skip lists of the suites' ``suite.pm``
+files are Perl; :func:`skip_rules` holds their Debian-relevant part.
+"""
+from __future__ import annotations
+
+import glob
+import os
+import re
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Iterable
+
+from lib.errors import SuiteError, UsageError
+from lib.mtr.cnf import MtrConfig
+from lib.servers.requirements import Requirements
+
+SOURCE = re.compile(r"^\s*(?:--)?\s*source\s+([^;\s]+)")
+TAGS = MappingProxyType({"big_test": "big_test", "master-slave": "rpl_test",
+                         "long_test": "long_test"})
+TAG_RE = re.compile(r"include/(big_test|master-slave|long_test)\.inc")
+RESULT_TAIL = re.compile(r"^((?:,[\w.+-]+)*)\.(rdiff|result)$")
+DISABLED_LINE = re.compile(r"^\s*(?:([-0-9A-Za-z_/]+)\.)?([-0-9A-Za-z_#*]+)\s*:\s*(.*?)\s*$")
+
+
+@dataclass(frozen=True)
+class Combination:
+    """One ``[name]`` of a .combinations file and its options."""
+
+    name: str
+    options: tuple[str, ...]
+
+
+@dataclass
+class MtrCase:
+    """One test to run (one combination of it): what it needs and where its files are."""
+
+    suite: str
+    name: str
+    path: str
+    suite_dir: str
+    result_file: str | None
+    record_file: str
+    template: str
+    master_opt: list[str] = field(default_factory=list)
+    slave_opt: list[str] = field(default_factory=list)
+    combinations: tuple[str, ...] = ()
+    skip: str = ""
+    timezone: str = "DEFAULT"
+    rpl_test: bool = False
+    big_test: bool = False
+    base_result: str | None = None
+    scripts: tuple[str, ...] = ()   # <test>-master.sh / -slave.sh, run before servers start
+
+    @property
+    def full_name(self) -> str:
+        """``suite.test`` plus ``,comb`` for each combination (as mtr accepts names)."""
+        return ".".join((self.suite, self.name)) + "".join(f",{c}" for c in self.combinations)
+
+    @property
+    def requirements(self) -> Requirements:
+        """A key for scheduling: tests with equal keys can share servers (the bot's
+        servers are resolved from it by the runner)."""
+        opts = (("template", self.template), ("tz", self.timezone),
+                ("master", tuple(self.master_opt)), ("slave", tuple(self.slave_opt)))
+        return Requirements(server_type="mtr", servers=(tuple(opts),))  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------------- files
+def opts_from_file(path: str) -> list[str]:
+    """The options of an .opt file, split as mtr splits them (quotes keep spaces); bytes
+    that are not UTF-8 are kept (as surrogates) and reach the server unchanged."""
+    try:
+        with open(path, errors="surrogateescape") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return []
+    args: list[str] = []
+    for line in lines:
+        line = line.strip()
+        protected = re.sub(r"'([^'\"]*)'", lambda m: "\x0a" + m.group(1).replace(" ", "\x11").replace("\t", "\x11") + "\x0a", line)
+        protected = re.sub(r'"([^\'"]*)"', lambda m: "\x0b" + m.group(1).replace(" ", "\x11").replace("\t", "\x11") + "\x0b", protected)
+        for arg in re.split(r"[ \t]+", protected):
+            arg = arg.replace("\x11", " ").replace("\x0a", "'").replace("\x0b", '"')
+            m = re.match(r"^([^'\"]*)'(.*)'([^'\"]*)$", arg) or re.match(r'^([^\'"]*)"(.*)"([^\'"]*)$', arg)
+            if m:
+                arg = m.group(1) + m.group(2) + m.group(3)
+            arg = arg.replace("\\\\", "\\")
+            if arg:
+                args.append(arg)
+    return args
+
+
+def combinations_from_file(path: str, skips: dict[str, object]) -> list[Combination] | str | None:
+    """The combinations of a file; a str is a skip reason for every test using it;
+    None when there is no such file (and no skip rule)."""
+    rule = skips.get(path)
+    if isinstance(rule, str):
+        return rule
+    if not os.path.isfile(path):
+        return None
+    config = MtrConfig.read(path)
+    skipped = rule if isinstance(rule, (list, tuple)) else ()
+    def arg(name: object, value: str | None) -> str:
+        """A combination's option as mtr passes it (one leading --)."""
+        text = "--" + str(name).lstrip("-")
+        return text if value is None else f"{text}={value}"
+    combs = [Combination(g.name, tuple(arg(n, v) for n, v in g.options))
+             for g in config.groups if g.name not in ("ENV", "OPT") and g.name not in skipped]
+    if not combs:
+        return "Requires: " + os.path.basename(path).removesuffix(".combinations")
+    return combs
+
+
+def parse_disabled(path: str, suite: str) -> dict[str, str]:
+    """``disabled.def``: {suite.test or suite.wild*card: reason}."""
+    out: dict[str, str] = {}
+    try:
+        with open(path, errors="replace") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return out
+    for line in lines:
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        m = DISABLED_LINE.match(line)
+        if m:
+            out[f"{m.group(1) or suite}.{m.group(2)}"] = m.group(3)
+    return out
+
+
+@dataclass
+class Scan:
+    """Tags, options and combinations of one file and everything it sources."""
+
+    tags: set[str] = field(default_factory=set)
+    master: list[str] = field(default_factory=list)
+    slave: list[str] = field(default_factory=list)
+    combinations: list[list[Combination] | str] = field(default_factory=list)
+
+
+class Scanner:
+    """Scans test files recursively, each file once (as mtr's get_tags_from_file)."""
+
+    def __init__(self, mtr_root: str, skips: dict[str, object]) -> None:
+        self.mtr_root = mtr_root
+        self.skips = skips
+        self.cache: dict[str, Scan] = {}
+
+    def scan(self, path: str, suite_dir: str) -> Scan:
+        """Tags, options, combinations of path (test or include file)."""
+        if path in self.cache:
+            return self.cache[path]
+        result = Scan()
+        self.cache[path] = result  # a file sourcing itself ends here
+        try:
+            with open(path, errors="replace") as fh:
+                lines = fh.read().splitlines()
+        except OSError:
+            return result
+        for line in lines:
+            if line.startswith("#"):
+                continue
+            if "source" not in line:
+                continue
+            tag = TAG_RE.search(line)
+            if tag:
+                result.tags.add(TAGS[tag.group(1)])
+            m = SOURCE.match(line)
+            if m:
+                include = m.group(1)
+                for base in (os.path.dirname(path), suite_dir, self.mtr_root):
+                    candidate = os.path.join(base, include)
+                    if candidate != path and os.path.exists(candidate):
+                        sub = self.scan(candidate, suite_dir)
+                        result.tags |= sub.tags
+                        result.master += sub.master
+                        result.slave += sub.slave
+                        result.combinations += sub.combinations
+                        break
+        stem = path.rsplit(".", 1)[0]
+        for suffix in (".opt", "-master.opt", "-slave.opt"):
+            opts = opts_from_file(stem + suffix)
+            if "slave" not in suffix:
+                result.master += opts
+            if "master" not in suffix:
+                result.slave += opts
+        combs = combinations_from_file(stem + ".combinations", self.skips)
+        if combs is not None:
+            result.combinations.append(combs)
+        return result
+
+
+# ---------------------------------------------------------------------- suites
+@dataclass
+class MtrSuite:
+    """A suite's directories and suite-wide settings."""
+
+    name: str
+    dir: str
+    tdir: str
+    rdir: str
+    opts: list[str]
+    combinations: list[Combination] | str | None
+    disabled: dict[str, str]
+
+    def results_for(self, test: str) -> list[str]:
+        """Paths of the result-dir files whose name starts with test (listed once)."""
+        if not hasattr(self, "_results"):
+            by_first: dict[str, list[str]] = {}
+            try:
+                names = os.listdir(self.rdir)
+            except OSError:
+                names = []
+            for name in names:
+                if name.endswith((".result", ".rdiff")):
+                    by_first.setdefault(re.split(r"[,.]", name, maxsplit=1)[0], []).append(name)
+            self._results = by_first
+        return [os.path.join(self.rdir, n) for n in self._results.get(test, [])]
+
+    def test_names(self) -> list[str]:
+        """Every ``*.test`` in the test directory, sorted."""
+        return sorted(os.path.basename(p)[:-5] for p in glob.glob(os.path.join(self.tdir, "*.test")))
+
+
+def suite_dir(mtr_root: str, name: str) -> str:
+    """Where suite name lives (UsageError naming the places searched)."""
+    candidates = [os.path.join(mtr_root, "main")] if name == "main" else [
+        os.path.join(mtr_root, "suite", name), os.path.join(mtr_root, "plugin", name),
+        name if os.path.isdir(name) and os.sep in name else ""]
+    for candidate in candidates:
+        if candidate and os.path.isdir(candidate):
+            return os.path.abspath(candidate)
+    raise UsageError(f"mtr suite {name!r} not found under {mtr_root} (looked in main/ and "
+                     f"suite/{name}); see --mtr-root")
+
+
+def load_suite(mtr_root: str, name: str, skips: dict[str, object]) -> MtrSuite:
+    """A suite's directories, suite.opt, combinations and disabled tests."""
+    directory = suite_dir(mtr_root, name)
+    tdir = os.path.join(directory, "t")
+    tdir = tdir if os.path.isdir(tdir) else directory
+    rdir = os.path.join(directory, "r")
+    rdir = rdir if os.path.isdir(rdir) else tdir
+    short = os.path.basename(os.path.normpath(name))
+    disabled = parse_disabled(os.path.join(directory, "disabled.def"), short)
+    disabled.update(parse_disabled(os.path.join(directory, "t", "disabled.def"), short))
+    return MtrSuite(name, directory, tdir, rdir, opts_from_file(os.path.join(directory, "suite.opt")),
+                    combinations_from_file(os.path.join(directory, "combinations"), skips), disabled)
+
+
+def split_name(text: str) -> tuple[str | None, str, list[str]]:
+    """``suite.test,comb`` -> (suite or None, test, combinations)."""
+    if text.endswith(".test"):
+        text = os.path.basename(text)[:-5]
+    base, *combs = text.split(",")
+    parts = base.split(".")
+    if len(parts) == 1:
+        return None, parts[0], combs
+    if len(parts) == 2:
+        return parts[0], parts[1], combs
+    raise UsageError(f"illegal mtr test name {text!r} (expected test, suite.test or "
+                     f"suite.test,combination)")
+
+
+@dataclass
+class Collector:
+    """Builds MtrCases for tests of suites."""
+
+    mtr_root: str
+    skips: dict[str, object]
+    big_test: bool = False
+    enable_disabled: bool = False
+
+    def __post_init__(self) -> None:
+        self.scanner = Scanner(self.mtr_root, self.skips)
+        self.suites: dict[str, MtrSuite] = {}
+
+    def suite(self, name: str) -> MtrSuite:
+        """The suite called name (loaded once); a directory path names a suite outside
+        the mtr tree (called by its last component)."""
+        if os.sep in name:
+            path, name = os.path.abspath(name), os.path.basename(os.path.normpath(name))
+            if name not in self.suites:
+                suite = load_suite(self.mtr_root, path, self.skips)
+                suite.name = name
+                self.suites[name] = suite
+        if name not in self.suites:
+            self.suites[name] = load_suite(self.mtr_root, name, self.skips)
+        return self.suites[name]
+
+    def collect(self, suites: list[str], names: list[str]) -> list[MtrCase]:
+        """Cases for names (in the order given) or, without names, every test of suites."""
+        suites = [self.suite(s).name for s in (suites or ["main"])]
+        cases: list[MtrCase] = []
+        if not names:
+            for sname in suites:
+                suite = self.suite(sname)
+                for tname in suite.test_names():
+                    cases += self.one(suite, tname, [])
+            return cases
+        for text in names:
+            sname, tname, combs = split_name(text)
+            found = False
+            for candidate in ([sname] if sname else suites):
+                suite = self.suite(candidate)
+                if os.path.isfile(os.path.join(suite.tdir, tname + ".test")):
+                    cases += self.one(suite, tname, combs)
+                    found = True
+                    break
+            if not found:
+                raise UsageError(f"mtr test {text!r} not found in suite(s) "
+                                 f"{', '.join([sname] if sname else suites)}")
+        return cases
+
+    def one(self, suite: MtrSuite, tname: str, wanted: Iterable[str]) -> list[MtrCase]:
+        """The case(s) of one test: one per combination (or one, skipped, with a reason)."""
+        path = os.path.join(suite.tdir, tname + ".test")
+        case = MtrCase(suite=suite.name, name=tname, path=path, suite_dir=suite.dir,
+                       result_file=None, record_file=os.path.join(suite.rdir, tname + ".result"),
+                       template="", master_opt=list(suite.opts), slave_opt=list(suite.opts))
+        full = f"{suite.name}.{tname}"
+        disabled = suite.disabled.get(full)
+        if disabled is None:
+            for pattern, reason in suite.disabled.items():
+                if "*" in pattern and re.match("^" + pattern.replace("*", ".*"), full):
+                    disabled = reason
+                    break
+        if disabled is not None and not self.enable_disabled:
+            case.skip = f"disabled: {disabled}"
+            return [case]
+        scan = self.scanner.scan(path, suite.dir)
+        case.rpl_test = "rpl_test" in scan.tags
+        case.big_test = "big_test" in scan.tags
+        if case.big_test and not self.big_test:
+            case.skip = "Test needs --big-test"
+            return [case]
+        case.scripts = tuple(p for p in (os.path.join(suite.tdir, f"{tname}-master.sh"),
+                                         os.path.join(suite.tdir, f"{tname}-slave.sh"))
+                             if os.path.isfile(p))
+        cnf = os.path.join(suite.tdir, tname + ".cnf")
+        if os.path.isfile(cnf):
+            case.template = cnf
+        elif os.path.isfile(os.path.join(suite.dir, "my.cnf")):
+            case.template = os.path.join(suite.dir, "my.cnf")
+        elif case.rpl_test:
+            case.template = os.path.join(self.mtr_root, "suite", "rpl", "my.cnf")
+        else:
+            case.template = os.path.join(self.mtr_root, "include", "default_my.cnf")
+        for opts, target in ((scan.master, case.master_opt), (scan.slave, case.slave_opt)):
+            for opt in opts:
+                if opt.startswith("--timezone="):
+                    case.timezone = opt[len("--timezone="):]
+                    continue
+                if opt.startswith("--default-time-zone="):
+                    case.timezone = "GMT-8"
+                target.append(opt)
+        cases = [case]
+        wanted = list(wanted)
+        for combs in [suite.combinations, *scan.combinations]:
+            if combs is None:
+                continue
+            cases = [c for base in cases for c in self._combine(base, combs, wanted)]
+        for c in cases:
+            self._result_file(suite, c)
+        return cases
+
+    @staticmethod
+    def _combine(case: MtrCase, combs: list[Combination] | str, wanted: list[str]) -> list[MtrCase]:
+        if isinstance(combs, str):
+            if not case.skip:
+                case.skip = combs
+            return [case]
+        if case.skip:
+            return [case]
+        chosen = [c for c in combs if c.name in wanted] or combs
+        # A combination whose options the test already fixes runs alone (mtr's is_subset).
+        for comb in chosen:
+            if comb.options and all(o in case.master_opt for o in comb.options) \
+                    and all(o in case.slave_opt for o in comb.options):
+                return [_with_comb(case, comb, prepend=False)]
+        return [_with_comb(case, comb) for comb in chosen]
+
+    @staticmethod
+    def _result_file(suite: MtrSuite, case: MtrCase) -> None:
+        best: tuple[tuple[int, str, int], str] | None = None
+        combs = set(case.combinations)
+        for path in suite.results_for(case.name):
+            base = os.path.basename(path)
+            m = RESULT_TAIL.match(base[len(case.name):]) if base.startswith(case.name) else None
+            if not m:
+                continue
+            names = [n for n in m.group(1).split(",") if n]
+            if not set(names) <= combs:
+                continue
+            key = (99 - len(names), ",".join(sorted(names)), 1 if m.group(2) == "result" else 2)
+            if best is None or key < best[0]:
+                best = (key, path)
+        if best is None:
+            return
+        if best[1].endswith(".rdiff"):
+            results = sorted((p for p in suite.results_for(case.name) if p.endswith(".result")
+                              if set(n for n in os.path.basename(p)[len(case.name):-7].split(",") if n) <= combs),
+                             key=lambda p: -p.count(","))
+            if not results:
+                raise SuiteError(f"{best[1]} has no corresponding .result file")
+            case.base_result = results[0]
+        case.result_file = best[1]
+
+
+def _with_comb(case: MtrCase, comb: Combination, prepend: bool = True) -> MtrCase:
+    from dataclasses import replace
+    opts = list(comb.options) if prepend else []
+    return replace(case, master_opt=opts + case.master_opt, slave_opt=opts + case.slave_opt,
+                   combinations=case.combinations + (comb.name,))
+
+
+def skip_rules(mtr_root: str, features: dict[str, str], env: dict[str, str],
+               optional_plugins: frozenset[str] = frozenset()) -> dict[str, object]:
+    """The skip lists of main's, mariabackup's and rpl's ``suite.pm`` for this build:
+    {combinations path: reason (skip every test sourcing it) or [combinations to skip]}."""
+    inc = lambda name: os.path.join(mtr_root, "include", name + ".combinations")  # noqa: E731
+    debug = "debug-dbug" in features
+    rules: dict[str, object] = {
+        inc("platform"): ["aix", "win"],
+        inc("protocol"): ["ps"],
+        inc("maybe_debug"): ["release" if debug else "debug"],
+        inc("word_size"): ["64bit" if features.get("max-binlog-stmt-cache-size") == "4294963200"
+                           else "32bit"],
+        inc("check_windows_admin"): "Requires admin privileges",
+        inc("no_utf8_cli"): "Not tested with utf8 command line support",
+    }
+    if not debug:
+        rules[inc("have_debug")] = "Requires debug build"
+    if not env.get("DEBUG_KEY_MANAGEMENT_SO"):
+        rules[inc("innodb_encrypt_log")] = ["crypt"]
+    if not env.get("HA_EXAMPLE_SO"):
+        rules[inc("have_example_plugin")] = "Need example plugin"
+    backup = os.path.join(mtr_root, "suite", "mariabackup")
+    if not env.get("FILE_KEY_MANAGEMENT_SO"):
+        rules[os.path.join(backup, "include", "have_file_key_management.combinations")] = \
+            "needs file_key_management plugin"
+    rules[os.path.join(backup, "compress_qpress.combinations")] = "needs qpress executable in PATH"
+    main = os.path.join(mtr_root, "main")
+    rules[os.path.join(main, "openssl_6975.combinations")] = "no or wrong openssl version"
+    return rules

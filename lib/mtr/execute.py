@@ -1,0 +1,410 @@
+"""Running one mysql-test case on servers kewpie started: mysql-test-run's run_testcase.
+
+Before the test, ``include/check-testcase.test`` records each server's state
+(skipped when the previous test on the same servers already proved it
+unchanged).  ``mariadb-test`` then runs the test as the server user, from the
+mtr tree, with the test's environment.  While it runs, a server that exits is
+handled by the restart protocol tests use (``$MYSQLTEST_VARDIR/tmp/mysqld.N.expect``:
+``wait`` keeps it down, ``restart`` or ``restart:<options>`` starts it again);
+a server that exits with no expect file crashed.  Exit 0 passes, 62 is a skip
+(``reason: ...``), anything else fails, with the unified diff of the result
+and the ``.reject`` when the output differed.  A passing test is then checked
+as mtr checks it: ``check-testcase.test`` again (state left behind fails the
+test) and the error-log warnings check (:mod:`lib.mtr.warnings`).
+"""
+from __future__ import annotations
+
+import difflib
+import os
+import shutil
+import threading
+import time
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Callable, Sequence
+
+from lib.mtr.cases import MtrCase
+from lib.mtr.vardir import MtrVardir
+from lib.mtr.warnings import WarningScanner, log_size, read_since
+from lib.platform.logsetup import get_logger
+from lib.platform.logtail import tail_file
+from lib.platform.tools import ToolResult, run_tool
+from lib.servers.server import Server
+
+class MtrStatus(StrEnum):
+    """How a case ended (the same words as kewpie's MtrStatus)."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    SKIPPED = "skipped"
+    TIMEOUT = "timeout"
+
+
+SKIP_EXIT = 62
+POLL_SECONDS = 0.02
+EXPECT_WAIT_SECONDS = 5.0   # mtr waits this long for an empty or partial expect file
+CHECK_TIMEOUT = 120.0
+TAIL_LINES = 20
+DEFAULT_TIMEOUT = 900.0     # mtr's --testcase-timeout (15 minutes)
+OPEN_FILES = 1024           # mtr's default --open-files-limit for mysqltest
+
+
+@dataclass
+class MtrVerdict:
+    """How one case ended, and what its servers need before the next one."""
+
+    status: MtrStatus
+    message: str = ""
+
+    @property
+    def failed(self) -> bool:
+        """A failure or a timeout."""
+        return self.status in (MtrStatus.FAIL, MtrStatus.TIMEOUT)
+    needs_restart: bool = False        # restarted with other options, or crashed
+    reject: str = ""
+
+
+@dataclass
+class MtrSettings:
+    """What every case of a bot runs with."""
+
+    mysqltest: str
+    mtr_root: str
+    vardir: MtrVardir
+    user: str | None
+    scanner: WarningScanner
+    record: bool = False
+    timeout: float = 0.0
+    verbose: bool = False
+
+
+@dataclass
+class ServerWatch:
+    """One server of the set as mtr's mysqld.N, with its restart state."""
+
+    number: int
+    server: Server
+    options: list = field(default_factory=list)
+    restarted_with_options: bool = False
+    crashed: str = ""
+    log_mark: int = 0
+
+
+class MtrExecutor:
+    """Runs cases on one bot's servers; keeps which servers' recorded state is current."""
+
+    def __init__(self, settings: MtrSettings,
+                 restart: Callable[[Server, list[str] | None], None]) -> None:
+        self.settings = settings
+        self.restart = restart
+        self.recorded: set[int] = set()   # servers whose check-testcase 'before' result is current
+        self.log = get_logger()
+
+    # ------------------------------------------------------------------ helpers
+    def _mysqltest(self, args: Sequence[str], env: dict[str, str], log_path: str,
+                   timeout: float, append: bool = False) -> ToolResult:
+        # mtr's my_safe_process gives mysqltest (and what it execs) 1024 open files
+        limit = ["prlimit", f"--nofile={OPEN_FILES}:{OPEN_FILES}", "--"] \
+            if shutil.which("prlimit") else []
+        argv = [*limit, self.settings.mysqltest, f"--defaults-file={self.settings.vardir.cnf}",
+                *args]
+        return run_tool(argv, user=self.settings.user, env=env, tmpdir=self.settings.vardir.tmp,
+                        cwd=self.settings.mtr_root, log_path=log_path, timeout=timeout,
+                        append=append)
+
+    def forget(self) -> None:
+        """The servers are new (or were reset): record their state again before the next test."""
+        self.recorded.clear()
+
+    def check_testcase(self, number: int, env: dict[str, str], record: bool) -> tuple[int, str]:
+        """check-testcase.test against mysqld.N (record: the 'before' state)."""
+        vardir = self.settings.vardir
+        name = f"check-mysqld_{number}"
+        err = os.path.join(vardir.tmp, f"{name}.err")
+        args = [f"--defaults-group-suffix=.{number}", f"--result-file={vardir.tmp}/{name}.result",
+                "--test-file=include/check-testcase.test", "--verbose"]
+        if record:
+            args.append("--record")
+        ran = self._mysqltest(args, env, err, CHECK_TIMEOUT)
+        text = "\n".join(line for line in tail_file(err, 200).splitlines()
+                         if not line.startswith("mysqltest: "))
+        return (ran.returncode if not ran.timed_out else -1), text
+
+    def _checks(self, numbers: list[int], env: dict[str, str],
+                record: bool) -> list[tuple[int, str]]:
+        """check-testcase on several servers at once (as mtr starts them in parallel)."""
+        if len(numbers) <= 1:
+            return [self.check_testcase(n, env, record) for n in numbers]
+        results: dict[int, tuple[int, str]] = {}
+
+        def one(number: int) -> None:
+            """One server's check, into results."""
+            results[number] = self.check_testcase(number, env, record)
+        threads = [threading.Thread(target=one, args=(n,), daemon=True) for n in numbers]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        return [results.get(n, (-1, "check did not finish")) for n in numbers]
+
+    # ------------------------------------------------------------------ one case
+    def run(self, case: MtrCase, servers: Sequence[Server], env: dict[str, str],
+            fresh: bool = False) -> MtrVerdict:
+        """Run case on servers (mysqld.1 is servers[0]) with env; see the module doc.
+        fresh: the servers were started for this case (their logs have its marker)."""
+        begun = time.monotonic()
+        watches = [ServerWatch(i + 1, s, list(s.user_options)) for i, s in enumerate(servers)]
+        todo = [w.number for w in watches if w.number not in self.recorded]
+        for number, (rc, text) in zip(todo, self._checks(todo, env, record=True)):
+            if rc != 0:
+                self.recorded.clear()
+                return MtrVerdict(MtrStatus.FAIL, f"could not execute check-testcase before the "
+                                  f"test on mysqld.{number} (exit {rc}):\n{text}", needs_restart=True)
+            self.recorded.add(number)
+        result_file = self._prepare_result(case, env)
+        base = os.path.join(self.settings.vardir.log, case.name)
+        reject = base + ".reject"
+        for suffix in (".reject", ".log", ".out", ".warnings", ".progress"):
+            if os.path.exists(base + suffix):
+                os.unlink(base + suffix)
+        for w in watches:
+            # mtr's mark_log: include/search_pattern_in_file.inc searches from the last one
+            if not fresh:
+                try:
+                    with open(w.server.error_log, "a") as fh:
+                        fh.write(f"CURRENT_TEST: {case.suite}.{case.name}\n")
+                except OSError:
+                    pass
+            w.log_mark = log_size(w.server.error_log)
+        for number in (w.number for w in watches):
+            expect = self.settings.vardir.expect_file(number)
+            if os.path.exists(expect):
+                os.unlink(expect)
+        record_to = ""
+        args = ["--silent", f"--tmpdir={self.settings.vardir.tmp}",
+                f"--character-sets-dir={env.get('MYSQL_CHARSETSDIR', '')}",
+                f"--logdir={self.settings.vardir.log}", "--database=test",
+                f"--timer-file={self.settings.vardir.log}/timer",
+                f"--suite-dir={case.suite_dir}/", f"--test-file={case.path}",
+                f"--tail-lines={TAIL_LINES}", "--wait-for-pos-timeout=300"]
+        if result_file:
+            args.append(f"--result-file={result_file}")
+        if self.settings.record:
+            record_to = os.path.join(self.settings.vardir.log, f"{case.name}.result")
+            if result_file:
+                shutil.copyfile(result_file, record_to)
+            args += ["--record", f"--result-file={record_to}"]
+        # mtr's log/current_test: "CURRENT_TEST: name", then mysqltest's output (tests
+        # search it for what their exec'd commands printed)
+        log_path = os.path.join(self.settings.vardir.log, "current_test")
+        with open(log_path, "w") as fh:
+            fh.write(f"CURRENT_TEST: {case.suite}.{case.name}\n")
+        if self.settings.user:
+            shutil.chown(log_path, self.settings.user, self.settings.user)
+        timeout = self.settings.timeout or DEFAULT_TIMEOUT
+        outcome: list[ToolResult] = []
+        runner = threading.Thread(target=lambda: outcome.append(
+            self._mysqltest(args, env, log_path, timeout, append=True)), daemon=True)
+        started = time.monotonic()
+        runner.start()
+        while runner.is_alive():
+            runner.join(POLL_SECONDS)
+            for w in watches:
+                if not w.crashed and w.server.executor is not None and not w.server.is_alive():
+                    self._server_exited(w)
+        runner.join()
+        test_done = time.monotonic()
+        ran = outcome[0] if outcome else None
+        try:
+            shutil.copyfile(log_path, base + ".out")  # kept for the evidence
+            log_path = base + ".out"
+        except OSError:
+            pass
+        verdict = self._judge(case, ran, log_path, result_file, reject, watches)
+        if verdict.status == MtrStatus.PASS and self.settings.record and record_to:
+            target = case.result_file if case.result_file and case.result_file.endswith(".result") \
+                else case.record_file
+            shutil.copyfile(record_to, target)
+        if verdict.status == MtrStatus.PASS:
+            verdict = self._after_checks(case, watches, env, verdict)
+        self.log.debug("mtr %s: before-checks and setup %.0f ms, mariadb-test %.0f ms, "
+                       "after-checks %.0f ms", case.full_name, (started - begun) * 1000,
+                       (test_done - started) * 1000, (time.monotonic() - test_done) * 1000)
+        if verdict.status != MtrStatus.PASS or verdict.needs_restart:
+            self.recorded.clear()  # a skipped test may have changed something before skipping
+        return verdict
+
+    def _prepare_result(self, case: MtrCase, env: dict[str, str]) -> str | None:
+        """The result file to compare with (an .rdiff applied to its base into tmp/)."""
+        if not case.result_file or not case.result_file.endswith(".rdiff"):
+            return case.result_file
+        dest = os.path.join(self.settings.vardir.tmp,
+                            os.path.basename(case.result_file)[:-6] + ".result~")
+        run_tool(["patch", "-r", "-", "-f", "-s", "-o", dest, str(case.base_result),
+                  case.result_file], timeout=30)
+        if self.settings.user:
+            shutil.chown(dest, self.settings.user, self.settings.user)
+        return dest
+
+    def _server_exited(self, w: ServerWatch) -> None:
+        """The restart protocol: wait while the expect file says wait, restart on restart."""
+        expect = self.settings.vardir.expect_file(w.number)
+        deadline = time.monotonic() + EXPECT_WAIT_SECONDS
+        while True:
+            try:
+                with open(expect, errors="replace") as fh:
+                    lines = [line.strip() for line in fh.read().splitlines() if line.strip()]
+            except FileNotFoundError:
+                rc = w.server.executor.returncode() if w.server.executor else None
+                w.crashed = (f"mysqld.{w.number} ({w.server.name}) exited (status {rc}) with no "
+                             f"expect file: the server crashed")
+                return
+            last = lines[-1] if lines else ""
+            if last.startswith("wait") or (not last and time.monotonic() < deadline):
+                return  # looked at again on the next poll
+            if not last.startswith("restart"):
+                if time.monotonic() < deadline:
+                    return
+                last = "restart"
+            extra: list[str] | None = None
+            if last.startswith("restart:"):
+                extra = last[len("restart:"):].split()
+            os.unlink(expect)
+            self.log.debug("restart protocol: mysqld.%d %s", w.number, last)
+            try:
+                self.restart(w.server, extra if extra else None)
+                if extra:
+                    w.restarted_with_options = True
+                elif w.restarted_with_options:
+                    w.restarted_with_options = False
+            except Exception as exc:  # noqa: BLE001 - a failed restart is the test's failure
+                w.crashed = f"mysqld.{w.number} did not restart: {exc}"
+            return
+
+    def _judge(self, case: MtrCase, ran: ToolResult | None, log_path: str,
+               result_file: str | None, reject: str, watches: list[ServerWatch]) -> MtrVerdict:
+        output = "\n".join(line for line in tail_file(log_path, 400).splitlines()
+                           if not line.startswith("CURRENT_TEST: "))
+        crashed = [w.crashed for w in watches if w.crashed]
+        if ran is None or ran.timed_out:
+            return MtrVerdict(MtrStatus.TIMEOUT, f"mariadb-test did not finish within "
+                              f"{self.settings.timeout or DEFAULT_TIMEOUT:g}s\n"
+                              + _tail(output), needs_restart=True)
+        if ran.returncode == 0 and not crashed:
+            return MtrVerdict(MtrStatus.PASS)
+        if ran.returncode == SKIP_EXIT and not crashed:
+            reason = ""
+            for line in output.splitlines():
+                if "reason: " in line:
+                    reason = line.split("reason: ", 1)[1]
+            return MtrVerdict(MtrStatus.SKIPPED, reason or "skipped by the test (reason unknown)")
+        parts = [f"mariadb-test exited with status {ran.returncode}"]
+        parts += crashed
+        body = _tail(output)
+        if body:
+            parts.append(body)
+        found_reject = reject if os.path.exists(reject) else ""
+        if found_reject and result_file and "@@" not in output:
+            parts.append(unified_diff(result_file, found_reject))
+        for w in watches:
+            if w.crashed:
+                parts.append(f"--- {w.server.name} error log ({w.server.error_log}) tail ---\n"
+                             f"{w.server.error_log_tail(20)}")
+        return MtrVerdict(MtrStatus.FAIL, "\n".join(parts), needs_restart=bool(crashed),
+                          reject=found_reject)
+
+    def _after_checks(self, case: MtrCase, watches: list[ServerWatch], env: dict[str, str],
+                      verdict: MtrVerdict) -> MtrVerdict:
+        problems: list[str] = []
+        checked = []
+        for w in watches:
+            if w.restarted_with_options or not w.server.is_alive():
+                verdict.needs_restart = True
+                self.recorded.discard(w.number)
+            else:
+                checked.append(w)
+        results = self._checks([w.number for w in checked], env, record=False)
+        for w, (rc, text) in zip(checked, results):
+            if rc == 1:
+                problems.append(
+                    f"MTR's internal check of the test case '{case.full_name}' failed on "
+                    f"mysqld.{w.number}: the test did not restore the state it found "
+                    f"(check-testcase):\n{text}")
+            elif rc != 0:
+                problems.append(f"could not execute check-testcase after the test on "
+                                f"mysqld.{w.number} (exit {rc}):\n{text}")
+        problems += self._warnings(watches, env, case.suite_dir)
+        if problems:
+            return MtrVerdict(MtrStatus.FAIL, "\n".join(problems), needs_restart=True)
+        return verdict
+
+    def _warnings(self, watches: list[ServerWatch], env: dict[str, str],
+                  suite_dir: str = "") -> list[str]:
+        """mtr's check-warnings for each running server whose log gained suspicious lines."""
+        problems = []
+        for w in watches:
+            lines, _ = read_since(w.server.error_log, w.log_mark)
+            bad = self.settings.scanner.suspicious(lines, suite_dir)
+            log_error = os.path.join(self.settings.vardir.log, f"mysqld.{w.number}.err")
+            if not bad or not w.server.is_alive():
+                if w.server.is_alive():
+                    _clear_suppressions(w.server)
+                continue
+            warnings_file = log_error + ".warnings"
+            with open(warnings_file, "w") as fh:
+                fh.write(f"Suspicious lines from {log_error}\n")
+                fh.writelines(line + "\n" for line in bad)
+            if self.settings.user:
+                shutil.chown(warnings_file, self.settings.user, self.settings.user)
+            err = os.path.join(self.settings.vardir.tmp, f"warnings-mysqld.{w.number}.err")
+            check_env = dict(env, MTR_LOG_ERROR=log_error)
+            ran = self._mysqltest([f"--defaults-group-suffix=.{w.number}",
+                                   "--test-file=include/check-warnings.test"],
+                                  check_env, err, CHECK_TIMEOUT)
+            if ran.returncode == 0:
+                problems.append(f"Found warnings/errors in server log file {log_error} "
+                                f"(mysqld.{w.number}):\n{tail_file(err, 60)}")
+            elif ran.returncode != SKIP_EXIT:
+                problems.append(f"could not execute check-warnings on mysqld.{w.number} "
+                                f"(exit {ran.returncode}):\n{tail_file(err, 30)}")
+        return problems
+
+
+def _clear_suppressions(server: Server) -> None:
+    """What check_warnings does at its end when there was nothing to check: the test's
+    suppressions go (unlogged, so replicas keep theirs)."""
+    try:
+        conn = server.connect()
+    except Exception:  # noqa: BLE001 - a server that does not answer is judged elsewhere
+        return
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SET SESSION sql_log_bin=0")
+            cur.execute("SELECT COUNT(*) FROM mtr.test_suppressions")
+            row = cur.fetchone()
+            if row and row[0]:
+                cur.execute("TRUNCATE mtr.test_suppressions")
+    except Exception:  # noqa: BLE001 - a test may have dropped the mtr schema: check-testcase says so
+        pass
+    finally:
+        conn.close()
+
+
+def _tail(text: str, lines: int = 40) -> str:
+    rows = text.rstrip().splitlines()
+    return "\n".join(rows[-lines:])
+
+
+def unified_diff(expected_path: str, got_path: str, limit: int = 200) -> str:
+    """``diff -u`` of the expected result and the .reject (cut to limit lines)."""
+    try:
+        with open(expected_path, errors="replace") as fh:
+            expected = fh.read().splitlines()
+        with open(got_path, errors="replace") as fh:
+            got = fh.read().splitlines()
+    except OSError as exc:
+        return f"(no diff: {exc})"
+    rows = list(difflib.unified_diff(expected, got, expected_path, got_path, lineterm=""))
+    if len(rows) > limit:
+        rows = rows[:limit] + [f"... ({len(rows) - limit} more diff lines)"]
+    return "\n".join(rows)

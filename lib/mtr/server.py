@@ -1,0 +1,173 @@
+"""A server started for mysql-test cases: its options in mysql-test-run's order.
+
+mysqld applies options in the order it reads them, and some depend on that
+order (``log-basename`` sets the default log names, so a ``log-error`` after
+it wins).  kewpie's own servers merge the suite's options into kewpie's
+(first position kept); a mysql-test server takes kewpie's base options only
+where the test's config says nothing, then every option of the config and
+command line in mtr's order.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import time
+
+from lib.mtr.cnf import MtrConfig
+from lib.servers.layout import write_private_file
+from lib.servers.options import Option, render_cnf
+from lib.servers.server import Server
+
+
+MARK_ENV = "KEWPIE_MTR_MARK"  # set while a test's servers start: the CURRENT_TEST to write
+READY_LINE = re.compile(rb"\nVersion: '[^']*'\s+Socket: '")
+
+
+class MtrServer(Server):
+    """A plain server whose user options keep their own order (``mtr`` server kind)."""
+
+    server_type = "mtr"
+
+    def effective_options(self) -> list[Option]:
+        """kewpie's base options the config does not set, then the config's, in its order
+        (repeats kept: mysqld applies them in turn)."""
+        own = {o.name for o in self.user_options}
+        base = [o for o in [*self.base_options(), *self.settings.extra_defaults,
+                            *self.harness_options] if o.name not in own]
+        return base + [o for o in self.user_options if not o.name.startswith("-")]
+
+    def start_args(self) -> list[str]:
+        """Short options of the test (``-V...``): on the command line, as mtr passes them."""
+        return [o.name for o in self.user_options if o.name.startswith("-")]
+
+    @property
+    def port(self) -> int:
+        """The client port the test's config gave it (mtr numbers a set's servers'
+        ports consecutively, and include files rely on it); its lease's first otherwise."""
+        for opt in reversed(self.user_options):
+            if opt.name == "port" and (opt.value or "").isdigit():
+                return int(opt.value or 0)
+        return self.lease.port(0)
+
+    @property
+    def stdout_log(self) -> str:  # type: ignore[override]
+        """The server's stdout and stderr go to its error log, as under mtr (what it
+        prints before opening the log, e.g. option warnings, is there too)."""
+        return self._log_error()
+
+    def launch(self, extra_args: tuple[str, ...] = ()) -> object:
+        """Launch, remembering where the error log ends (readiness is read from it)."""
+        path = self._log_error()
+        if not os.path.exists(path) and os.path.isdir(os.path.dirname(path)):
+            with open(path, "ab"):
+                pass
+            if self.settings.user:
+                shutil.chown(path, self.settings.user, self.settings.user)
+        mark = self.settings.env.get(MARK_ENV)
+        if mark:  # started for a test: mtr's mark_log comes before the server's startup lines
+            try:
+                with open(path, "a") as fh:
+                    fh.write(f"CURRENT_TEST: {mark}\n")
+            except OSError:
+                pass
+        self.ready_mark = _size(path)
+        return super().launch(extra_args)
+
+    def ready(self) -> bool:
+        """Ready when the error log says so -- no connection of kewpie's own, so
+        connection and thread ids in results are as under mtr (which waits for the
+        pid file and lets the test retry its connection); a ping when the log is
+        somewhere else or not readable."""
+        path = self._log_error()
+        try:
+            with open(path, "rb") as fh:
+                fh.seek(getattr(self, "ready_mark", 0))
+                text = fh.read()
+        except OSError:
+            return self.ping()
+        # the line after "ready for connections" (which --lc-messages translates)
+        return b"ready for connections" in text or READY_LINE.search(text) is not None
+
+    def _log_error(self) -> str:
+        for opt in reversed(self.user_options):
+            if opt.name == "log-error" and opt.value:
+                return opt.value
+        return self.error_log
+
+    def write_cnf(self) -> None:
+        """my.cnf as kewpie writes it, except that bytes a test's .opt holds in another
+        encoding than UTF-8 (kept as surrogates) reach the server unchanged."""
+        text = render_cnf({"mysqld": self.effective_options(),
+                           "client": self.layout.client_options(self.port),
+                           **self.extra_cnf_sections()})
+        try:
+            text.encode()
+        except UnicodeEncodeError:
+            data = text.encode("utf-8", "surrogateescape")
+            write_private_file(self.cnf_path, "", self.settings.user)
+            with open(self.cnf_path, "wb") as fh:  # the file exists with its final mode
+                fh.write(data)
+            return
+        write_private_file(self.cnf_path, text, self.settings.user)
+
+    def extra_cnf_sections(self) -> dict[str, list[Option]]:
+        """The test config's ``[sst]`` group (Galera's SST scripts read the server's
+        my.cnf): taken from the bot's mtr ``my.cnf`` next to the vardir."""
+        path = os.path.join(os.path.dirname(self.vardir), "my.cnf")
+        if not os.path.isfile(path):
+            return {}
+        group = MtrConfig.read(path).group("sst")
+        if group is None or not group.options:
+            return {}
+        return {"sst": [Option(str(n).replace("_", "-"), v) for n, v in group.options
+                        if not str(n).startswith("#")]}
+
+
+def is_wsrep(server: Server) -> bool:
+    """The server's options switch Galera replication on (a galera suite's node)."""
+    for opt in server.user_options:
+        if opt.name == "wsrep-on" and (opt.value or "1").lower() in ("1", "on", "true"):
+            return True
+    return False
+
+
+def start_mtr_set(manager: object, servers: list[Server], reqs: object) -> None:
+    """Fresh datadirs; plain servers start all at once, Galera nodes one after the other,
+    each Synced before the next joins (as mtr starts a galera suite's servers)."""
+    for server in servers:
+        manager.copy_pristine(server)  # type: ignore[attr-defined]
+    if not any(is_wsrep(s) for s in servers):
+        for server in servers:
+            server.start(wait=False)
+        for server in servers:
+            server.wait_ready()
+        return
+    for server in servers:
+        server.start()
+        if is_wsrep(server):
+            wait_wsrep_ready(server, server.settings.start_timeout)
+
+
+def wait_wsrep_ready(server: Server, timeout: float) -> None:
+    """Until the node says wsrep_ready ON and Synced (ServerStartError after timeout)."""
+    from lib.errors import ServerStartError
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            ready = server.status_var("wsrep_ready")
+            state = server.status_var("wsrep_local_state_comment")
+        except Exception:  # noqa: BLE001 - not answering yet
+            ready = state = None
+        if (ready or "").upper() == "ON" and state == "Synced":
+            return
+        time.sleep(0.1)
+    raise ServerStartError(f"server {server.name}: Galera node not Synced within {timeout:g}s",
+                           server.error_log_tail(20))
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0

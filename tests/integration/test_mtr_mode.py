@@ -1,0 +1,128 @@
+"""--mode=mtr (issue 15): the server's own mysql-test cases run by mariadb-test on servers
+kewpie starts.
+
+One kewpie run (two bots) covers the slice; each test below reads its rows:
+a plain fixture test, a real test with an .opt file, a real test that restarts
+its server through the expect-file protocol, a real test that skips itself, a
+fixture test whose result differs ([ fail ] with the unified diff), and one
+real multi-server rpl test (its suite's my.cnf with @mysqld.N templates).
+Skipped when Debian's mariadb-test package (scripts/setup.sh) is missing.
+"""
+import os
+import re
+import shutil
+
+import pytest
+
+from tests.conftest import ROOT, KewpieRunner, make_workdir, tagged
+
+MTR_ROOT = "/usr/share/mysql/mysql-test"
+FIXTURE = os.path.join(ROOT, "tests", "fixtures", "mtr", "kw_mtr")
+SLICE = ["kw_mtr.plain", "kw_mtr.differs", "kw_mtr.leaves_state", "kw_mtr.disabled_one",
+         "main.my_getopt_case_insensitive", "main.comment_database", "main.auth_named_pipe",
+         "rpl.rpl_charset,row"]
+
+pytestmark = pytest.mark.skipif(
+    not (shutil.which("mariadb-test") and os.path.isfile(os.path.join(MTR_ROOT, "mysql-test-run.pl"))),
+    reason="mariadb-test (Debian package mariadb-test, installed by scripts/setup.sh) is not installed")
+
+
+def _rows(out: str) -> dict[str, tuple[str, str]]:
+    """test -> (status, the lines reported under its row)."""
+    rows: dict[str, tuple[str, list[str]]] = {}
+    last = None
+    for line in out.splitlines():
+        row = re.search(r"INFO (\S+)\s+(?:bot\d+\s+)?\[ (\w+) \]\s+\d+$", line)
+        if row:
+            last = row.group(1)
+            rows[last] = (row.group(2), [])
+            continue
+        if last and re.search(r"INFO =====", line):
+            last = None
+        elif last:
+            rows[last][1].append(line.split(" INFO ", 1)[-1])
+    return {name: (status, "\n".join(lines)) for name, (status, lines) in rows.items()}
+
+
+@pytest.fixture(scope="module")
+def mtr_run(tmp_path_factory):
+    """One --mode=mtr run of the slice on two bots; (exit status, output, rows, workdir)."""
+    workdir = make_workdir(tmp_path_factory, "mtr_mode")
+    runner = KewpieRunner(workdir)
+    junit = os.path.join(os.path.dirname(workdir), "mtr.xml")
+    proc = runner.run("--mode=mtr", "--force", "--parallel=2", f"--junit-xml={junit}",
+                      f"--suite=main,rpl,{FIXTURE}", *SLICE, timeout=240)
+    yield proc.returncode, proc.stdout, _rows(proc.stdout), workdir, junit
+    assert not tagged(workdir), "servers left running"
+    from lib.platform.workdir import Workdir
+    Workdir(workdir).remove_shm()
+
+
+def test_exit_status_and_summary(mtr_run):
+    rc, out, rows, _, junit = mtr_run
+    assert rc == 1, out[-4000:]  # the failing cases fail the run
+    assert set(rows) == set(SLICE), out[-4000:]
+    assert "FAILED TESTS: kw_mtr.differs kw_mtr.leaves_state" in out or \
+        "FAILED TESTS: kw_mtr.leaves_state kw_mtr.differs" in out
+    with open(junit) as fh:
+        assert "kw_mtr.differs" in fh.read()
+
+
+def test_plain_fixture_passes(mtr_run):
+    assert mtr_run[2]["kw_mtr.plain"][0] == "pass"
+
+
+def test_opt_file_reaches_the_server(mtr_run):
+    # main.my_getopt_case_insensitive.opt: --slOw_QuEry_loG=OFF, checked by the test
+    assert mtr_run[2]["main.my_getopt_case_insensitive"][0] == "pass", mtr_run[2]
+
+
+def test_restart_protocol(mtr_run):
+    # main.comment_database removes db.opt, then include/restart_mysqld.inc (expect file)
+    assert mtr_run[2]["main.comment_database"][0] == "pass", mtr_run[2]["main.comment_database"]
+
+
+def test_skip_with_reason(mtr_run):
+    status, text = mtr_run[2]["main.auth_named_pipe"]
+    assert status == "skipped" and "Need windows" in text
+
+
+def test_disabled_def(mtr_run):
+    status, text = mtr_run[2]["kw_mtr.disabled_one"]
+    assert status == "skipped" and "listed as disabled" in text
+
+
+def test_result_difference_fails_with_unified_diff(mtr_run):
+    _, _, rows, workdir, _ = mtr_run
+    status, text = rows["kw_mtr.differs"]
+    assert status == "fail"
+    assert "differs.result" in text and "differs.reject" in text
+    assert "\n-3\n+2\n" in text, text
+    assert os.path.isfile(os.path.join(workdir, "failed", "kw_mtr.differs", "failure.txt"))
+    assert os.path.isfile(os.path.join(workdir, "failed", "kw_mtr.differs", "tool_logs",
+                                       "differs.reject"))
+
+
+def test_state_left_behind_is_reported(mtr_run):
+    status, text = mtr_run[2]["kw_mtr.leaves_state"]
+    assert status == "fail" and "check-testcase" in text and "t_left_behind" in text
+
+
+def test_multi_server_rpl(mtr_run):
+    assert mtr_run[2]["rpl.rpl_charset,row"][0] == "pass", mtr_run[2]["rpl.rpl_charset,row"]
+
+
+def test_list_names_and_skips(tmp_path_factory):
+    runner = KewpieRunner(make_workdir(tmp_path_factory, "mtr_list"))
+    proc = runner.run("--mode=mtr", "--list", f"--suite={FIXTURE}", timeout=60)
+    assert proc.returncode == 0, proc.stdout
+    lines = proc.stdout.splitlines()
+    assert "kw_mtr.plain" in lines
+    assert any(line.startswith("kw_mtr.disabled_one  # skipped: disabled") for line in lines)
+
+
+def test_unknown_test_is_one_error_line(tmp_path_factory):
+    runner = KewpieRunner(make_workdir(tmp_path_factory, "mtr_bad"))
+    proc = runner.run("--mode=mtr", "main.no_such_test_here", timeout=60)
+    assert proc.returncode == 2
+    assert "mtr test 'main.no_such_test_here' not found" in proc.stdout
