@@ -9,7 +9,9 @@ from tests.conftest import FIXTURE_SUITES, tagged
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_signal_during_replication_suite(kewpie, sig):
-    proc = kewpie.popen("--suite=replication_basic")
+    # --repeat keeps the run going for seconds after the first result line on a fast
+    # machine (the signal must land mid-run, not after the last test)
+    proc = kewpie.popen("--suite=replication_basic", "--repeat=3")
     for line in proc.stdout:
         if "[ pass ]" in line or "Taking clean db snapshot" in line:
             break
