@@ -324,13 +324,11 @@ def leftover_processes(paths: Sequence[str]) -> list[tuple[int, str]]:
     return found
 
 
-def clean_up(layout: Layout, keep: bool) -> list[str]:
-    """Stop any server our runs left (by pid), then remove the bench's files unless keep.
-
-    Returns one warning per process that had to be stopped.
-    """
-    paths = [layout.base]
-    link = os.path.join(layout.kewpie_workdir, "bot0")
+def stop_leftovers(base: str, kewpie_workdir: str, timeout: float = STOP_TIMEOUT) -> list[str]:
+    """Stop (by pid: SIGTERM, then SIGKILL after timeout) every process whose command line
+    names base or the kewpie workdir's /dev/shm tree; one warning per process stopped."""
+    paths = [base]
+    link = os.path.join(kewpie_workdir, "bot0")
     if os.path.islink(link):
         paths.append(os.path.dirname(os.path.realpath(link)))
     warnings = []
@@ -340,7 +338,7 @@ def clean_up(layout: Layout, keep: bool) -> list[str]:
             os.kill(pid, signal.SIGTERM)
         except ProcessLookupError:
             continue
-    deadline = time.monotonic() + STOP_TIMEOUT
+    deadline = time.monotonic() + timeout
     while warnings and leftover_processes(paths) and time.monotonic() < deadline:
         time.sleep(0.2)
     for pid, _ in leftover_processes(paths):
@@ -348,6 +346,15 @@ def clean_up(layout: Layout, keep: bool) -> list[str]:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+    return warnings
+
+
+def clean_up(layout: Layout, keep: bool) -> list[str]:
+    """Stop any server our runs left (by pid), then remove the bench's files unless keep.
+
+    Returns one warning per process that had to be stopped.
+    """
+    warnings = stop_leftovers(layout.base, layout.kewpie_workdir)
     if not keep:
         remove_kewpie_shm_tree(layout.kewpie_workdir)
         if os.path.islink(layout.mtr_vardir):   # --mem: mtr's vardir is a link into RAM

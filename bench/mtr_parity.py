@@ -63,8 +63,8 @@ from typing import Iterable, Sequence
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mtr_overhead import (  # noqa: E402
-    KEWPIE, MTR_DIR, MTR_PACKAGE, MTR_SCRIPT, ROOT, leftover_processes,
-    python_for_kewpie, remove_kewpie_shm_tree, stop_group)
+    KEWPIE, MTR_DIR, MTR_PACKAGE, MTR_SCRIPT, ROOT,
+    python_for_kewpie, remove_kewpie_shm_tree, stop_group, stop_leftovers)
 
 RUN_TIMEOUT = 4 * 3600.0   # seconds one tool's run of a whole suite may take
 TAIL_LINES = 25            # lines of a failed run's output shown
@@ -516,25 +516,7 @@ def clean_up(base: str, keep: bool) -> list[str]:
 
     Returns one warning per process that had to be stopped.
     """
-    paths = [base]
-    link = os.path.join(base, "kewpie_workdir", "bot0")
-    if os.path.islink(link):
-        paths.append(os.path.dirname(os.path.realpath(link)))
-    warnings = []
-    for pid, cmdline in leftover_processes(paths):
-        warnings.append(f"left running, stopped: pid {pid}: {cmdline[:120]}")
-        try:
-            os.kill(pid, signal.SIGTERM)
-        except ProcessLookupError:
-            continue
-    deadline = time.monotonic() + 30.0
-    while warnings and leftover_processes(paths) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    for pid, _ in leftover_processes(paths):
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+    warnings = stop_leftovers(base, os.path.join(base, "kewpie_workdir"), 30.0)
     if not keep:
         remove_kewpie_shm_tree(os.path.join(base, "kewpie_workdir"))
         shutil.rmtree(base, ignore_errors=True)
