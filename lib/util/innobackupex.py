@@ -49,6 +49,7 @@ from typing import BinaryIO, Mapping, Sequence, TextIO
 
 from lib.backup.storage import chown_tree
 from lib.platform.tools import run_pipeline, run_tool
+from lib.util.backup_methods import datadir_from_cnf
 
 MARIABACKUP_NAMES = ("mariadb-backup", "mariabackup")
 EXTRACTOR_NAMES = ("mbstream",)
@@ -184,23 +185,8 @@ def translate(argv: Sequence[str], tool: str | None = None) -> Plan:
 
 
 def datadir_of(cnf_file: str | None) -> str | None:
-    """The ``datadir`` of an option file's ``[mysqld]`` section."""
-    if not cnf_file:
-        return None
-    section = ""
-    try:
-        with open(cnf_file, errors="replace") as fh:
-            for raw in fh:
-                line = raw.strip()
-                if line.startswith("[") and line.endswith("]"):
-                    section = line[1:-1].strip()
-                elif section == "mysqld" and "=" in line:
-                    key, _, value = line.partition("=")
-                    if key.strip().replace("_", "-") == "datadir":
-                        return value.strip().strip('"')
-    except OSError:
-        return None
-    return None
+    """The ``datadir`` of an option file's ``[mysqld]`` section (None without a file)."""
+    return datadir_from_cnf(cnf_file) if cnf_file else None
 
 
 def give_to_parent_owner(path: str) -> int:
