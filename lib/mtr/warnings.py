@@ -23,22 +23,23 @@ def _perl_to_python(pattern: str) -> str:
     return pattern.replace("[[:digit:]]", "[0-9]")
 
 
+def _qr(stripped: str) -> re.Pattern[str] | None:
+    """The regex of one stripped ``qr/.../`` line (None when it is not one)."""
+    if not stripped.startswith("qr") or len(stripped) < 4:
+        return None
+    delim = stripped[2]
+    body = stripped[3:]
+    close = body.rfind(CLOSERS.get(delim, delim))
+    if close < 0:
+        return None
+    try:
+        return re.compile(_perl_to_python(body[:close]))
+    except re.error:
+        return None
+
+
 def _qr_items(lines: list[str]) -> list[re.Pattern[str]]:
-    out = []
-    for stripped in (line.strip() for line in lines):
-        if not stripped.startswith("qr") or len(stripped) < 4:
-            continue
-        delim = stripped[2]
-        end = CLOSERS.get(delim, delim)
-        body = stripped[3:]
-        close = body.rfind(end)
-        if close < 0:
-            continue
-        try:
-            out.append(re.compile(_perl_to_python(body[:close])))
-        except re.error:
-            continue
-    return out
+    return [p for p in (_qr(line.strip()) for line in lines) if p is not None]
 
 
 def read_suite_suppressions(suite_dir: str) -> list[re.Pattern[str]]:
@@ -79,17 +80,8 @@ def read_pattern_lists(script: str) -> tuple[list[re.Pattern[str]], list[re.Patt
         if current and stripped.startswith(");"):
             current = None
             continue
-        if current and stripped.startswith("qr"):
-            delim = stripped[2]
-            end = CLOSERS.get(delim, delim)
-            body = stripped[3:]
-            close = body.rfind(end)
-            if close < 0:
-                continue
-            try:
-                lists[current].append(re.compile(_perl_to_python(body[:close])))
-            except re.error:
-                continue
+        if current and (pattern := _qr(stripped)) is not None:
+            lists[current].append(pattern)
     return lists["patterns"], lists["antipatterns"]
 
 
