@@ -243,12 +243,7 @@ class KewpieSession:
             return
         passed = not failed and not run.xfailed and not self.unit_failed
         self.unit_failed = False
-        try:
-            reasons = self.manager.after_test(passed)
-        except (KewpieError, ServerError) as exc:
-            self.log.warning(f"resetting servers after {run.name} failed: {exc}")
-            self.manager.teardown(fast=True)
-            reasons = [f"applying the reuse rule failed: {exc}"]
+        reasons = self.manager.after_test(passed)
         self.log.info(f"{run.name}: {'passed' if passed else 'failed'}; servers "
                       f"{'reset: ' + '; '.join(reasons) if reasons else 'kept'}")
 

@@ -10,7 +10,7 @@ import time
 import unittest
 from typing import Any, Callable, Iterator
 
-from lib.errors import KewpieError, QueryError, ServerError, SuiteError
+from lib.errors import QueryError, ServerError, SuiteError
 from lib.run.evidence import EvidenceKeeper
 from lib.servers.health import HealthState
 from lib.platform.logsetup import get_logger
@@ -228,12 +228,7 @@ class Runner:
         if keep:
             return Outcome(spec.full_name, status, ms, self.manager.bot_name, message,
                            result.method_rows, evidence=evidence)
-        try:
-            reasons = self.manager.after_test(passed)
-        except (KewpieError, ServerError) as exc:
-            self.log.warning(f"resetting servers after {spec.full_name} failed: {exc}")
-            self.manager.teardown(fast=True)
-            reasons = [f"applying the reuse rule failed: {exc}"]
+        reasons = self.manager.after_test(passed)
         return Outcome(spec.full_name, status, ms, self.manager.bot_name, message,
                        result.method_rows, evidence=evidence, resets=1 if reasons else 0,
                        reset_reason="; ".join(reasons))

@@ -23,7 +23,7 @@ from typing import Any, Callable, Mapping
 
 from lib.servers.bootstrap import BootstrapCache
 from lib.servers.codetree import CodeTree
-from lib.errors import UsageError
+from lib.errors import KewpieError, UsageError
 from lib.platform.logsetup import get_logger
 from lib.servers.layout import socket_path
 from lib.servers.options import bootstrap_subset
@@ -242,7 +242,18 @@ class ServerManager:
 
         A passing test's servers are killed (their datadirs are thrown away);
         a failing test's were already stopped cleanly by the runner for the
-        evidence.  Returns the reasons ([] = the servers are kept)."""
+        evidence.  Returns the reasons ([] = the servers are kept).  When the
+        rule itself fails (a server that does not answer its checks), the set
+        is torn down and that failure is the reason."""
+        try:
+            return self._apply_reuse_rule(test_passed)
+        except KewpieError as exc:
+            self.log.warning(f"{self.bot_name}: applying the reuse rule failed, resetting "
+                             f"the servers: {exc}")
+            self.teardown(fast=True)
+            return [f"applying the reuse rule failed: {exc}"]
+
+    def _apply_reuse_rule(self, test_passed: bool) -> list[str]:
         if test_passed and not self.reuse_expected and not self.force_reset:
             self.teardown(discard=True)  # no later test: not a reset, just the end of the set
             return []
