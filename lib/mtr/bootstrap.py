@@ -19,7 +19,6 @@ import shutil
 import time
 
 from lib.errors import ServerError
-from lib.platform import safedirs
 from lib.platform.logsetup import get_logger
 from lib.platform.logtail import tail_file
 from lib.platform.tools import run_tool
@@ -144,16 +143,7 @@ class MtrBootstrapCache(BootstrapCache):
         log = get_logger()
         log.info("Installing mysql-test's system database...")
         start = time.monotonic()
-        building = target + ".building"
-        safedirs.remove_tree(building, ignore_errors=True)
-        os.mkdir(building, 0o755)
-        data, tmp = os.path.join(building, "data"), os.path.join(building, "tmp")
-        os.makedirs(data, mode=0o750)
-        os.makedirs(os.path.join(data, "mysql"), mode=0o750)
-        os.makedirs(tmp, mode=0o750)
-        if self.server_user:
-            for path in (data, os.path.join(data, "mysql"), tmp):
-                shutil.chown(path, self.server_user, self.server_user)
+        building, data, tmp = self._building_dirs(target, "mysql")
         logfile = os.path.join(building, "bootstrap.log")
         argv = self.bootstrap_argv(data, tmp, options)
         ran = run_tool(argv, input=self.sql, timeout=300, cwd=building)

@@ -77,21 +77,26 @@ class BootstrapCache:
         return os.open(os.path.join(self.cache_dir, f"{key}.lock"),
                        os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
 
+    def _building_dirs(self, target: str, *extra: str) -> tuple[str, str, str]:
+        """A fresh ``<target>.building`` with ``data``, ``tmp`` (never /tmp: concurrent
+        bootstraps collide there) and ``data/<extra>`` owned by the server user;
+        (building, data, tmp)."""
+        building = target + ".building"
+        safedirs.remove_tree(building, ignore_errors=True)
+        os.mkdir(building, 0o755)
+        data, tmp = os.path.join(building, "data"), os.path.join(building, "tmp")
+        for path in (data, *(os.path.join(data, e) for e in extra), tmp):
+            os.makedirs(path, mode=0o750)
+            if self.server_user:
+                shutil.chown(path, self.server_user, self.server_user)
+        return building, data, tmp
+
     def _build(self, target: str, options: list[Option]) -> None:
         log = get_logger()
         log.info("Taking clean db snapshot...")
         start = time.monotonic()
-        building = target + ".building"
-        safedirs.remove_tree(building, ignore_errors=True)
-        os.mkdir(building, 0o755)
-        data = os.path.join(building, "data")
+        building, data, tmp = self._building_dirs(target)
         logfile = os.path.join(building, "bootstrap.log")
-        tmp = os.path.join(building, "tmp")  # never /tmp: concurrent bootstraps collide there
-        os.makedirs(data, mode=0o750)
-        os.makedirs(tmp, mode=0o750)
-        if self.server_user:
-            shutil.chown(data, self.server_user, self.server_user)
-            shutil.chown(tmp, self.server_user, self.server_user)
         argv = self._command(data, options) + [f"--tmpdir={tmp}"]
         log.debug("bootstrap: %s", " ".join(argv))
         try:
