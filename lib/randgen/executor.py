@@ -34,6 +34,7 @@ import pymysql
 from lib.platform.logsetup import get_logger
 from lib.randgen.builtins import Prng
 from lib.randgen.cmdline import RandgenOptions
+from lib.randgen.channel import Channel, StatementError, load_mysqlclient, open_channel
 from lib.randgen.connection import LOST_CONNECTION_CODES, ConnectionSpec
 from lib.randgen.errors import (GendataError, GrammarError, PerlBlockError,
                                 RandgenEnvironmentError, RandgenError)
@@ -379,6 +380,9 @@ class RandgenRun:
             self._deadline = t0 + max(0.0, self.deadline_wall - time.time())
         if self._cache is not None:
             self._start_refresher()
+        if self.thread_ids is None:
+            driver = "PyMySQL" if self.validators or load_mysqlclient() is None else "mysqlclient"
+            self.log.write(f"client library for the statements: {driver}")
         if self.thread_ids is None and self.opts.threads > len(generators):
             self._start_workers()
         threads = [threading.Thread(target=self._worker, args=(g, st), daemon=True,
@@ -471,10 +475,10 @@ class RandgenRun:
         except (RandgenEnvironmentError, pymysql.MySQLError):
             pass
 
-    def _connect_thread(self, gen: Generator) -> Any:
-        conn = self.conn.connect()
-        gen.connection_id = conn.thread_id()
-        return conn
+    def _connect_thread(self, gen: Generator) -> Channel:
+        chan = open_channel(self.conn, rows=bool(self.validators))
+        gen.connection_id = chan.thread_id()
+        return chan
 
     def _worker(self, gen: Generator, st: ThreadStats) -> None:
         try:
@@ -484,7 +488,6 @@ class RandgenRun:
             return
         opts = self.opts
         init = gen.grammar.has_init(gen.thread_id)
-        cur = conn.cursor()
         others: list[Any] = []
         checker = None
         if self.validators:
@@ -494,7 +497,7 @@ class RandgenRun:
             except RandgenEnvironmentError as exc:
                 self._fail(STATUS_ENVIRONMENT_ERROR, f"thread {gen.thread_id} cannot connect to "
                                                      f"a server to compare with: {exc}")
-                _close_quietly(conn)
+                conn.close()
                 return
             checker = Validators(self.validators, opts.transformers,
                                  [(c.describe(), o.cursor()) for c, o in zip(self.compare, others)],
@@ -524,19 +527,18 @@ class RandgenRun:
                 for sql in statements:
                     if self._stop.is_set():
                         break
-                    outcome = self._execute(gen, st, cur, sql, checker)
+                    outcome = self._execute(gen, st, conn, sql, checker)
                     if outcome == "lost":
-                        _close_quietly(conn)
+                        conn.close()
                         conn = self._reconnect(gen, st)
                         if conn is None:
                             return
-                        cur = conn.cursor()
                         break
                 if gen.runaways > 100 and st.statements == 0:
                     self._fail(STATUS_GRAMMAR_ERROR, f"every sentence ran away: {gen.warnings[0]}")
                     break
         finally:
-            _close_quietly(conn)
+            conn.close()
             for other in others:
                 _close_quietly(other)
 
@@ -548,7 +550,7 @@ class RandgenRun:
             if note not in self.result.warnings:
                 self.result.warnings.append(note)
 
-    def _execute(self, gen: Generator, st: ThreadStats, cur: Any, sql: str,
+    def _execute(self, gen: Generator, st: ThreadStats, chan: Channel, sql: str,
                  checker: Any = None) -> str:
         tid = gen.thread_id
         started = time.monotonic()
@@ -558,31 +560,23 @@ class RandgenRun:
             self.result.first_statement_at = time.time()
         st.statements += 1
         if checker is not None:
-            return self._execute_checked(gen, st, cur, sql, checker)
+            return self._execute_checked(gen, st, chan.cursor(), sql, checker)
         try:
-            cur.execute(sql)
-            if cur.description:
-                cur.fetchall()
-            while cur.nextset():
-                if cur.description:
-                    cur.fetchall()
+            chan.run(sql)
             st.ok += 1
             if self.opts.sqltrace:
                 self.log.write(f"[{tid}] {sql};", keep=False)
             if self._cache is not None and _DDL_RE.match(sql):
                 self._refresh_wanted.set()
             return "ok"
-        except pymysql.MySQLError as exc:
-            code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else 0
+        except StatementError as exc:
+            code = exc.code
             st.errors[code] = st.errors.get(code, 0) + 1
             if code not in self.result.error_samples:
-                self.result.error_samples[code] = f"{_msg(exc)} [sql: {sql[:MAX_SAMPLE]}]"
+                self.result.error_samples[code] = f"{exc.message} [sql: {sql[:MAX_SAMPLE]}]"
             if self.opts.sqltrace:
-                self.log.write(f"[{tid}] /* error {code}: {_msg(exc)} */ {sql};", keep=False)
-            if code in LOST_CONNECTION_CODES or code == 2014 or \
-                    isinstance(exc, pymysql.err.InterfaceError):
-                return "lost"
-            return "error"
+                self.log.write(f"[{tid}] /* error {code}: {exc.message} */ {sql};", keep=False)
+            return "lost" if exc.lost else "error"
         finally:
             self._current[tid] = None
 
@@ -591,7 +585,7 @@ class RandgenRun:
         from lib.randgen import run_checks
         return run_checks.execute_checked(self, gen, st, cur, sql, checker)
 
-    def _reconnect(self, gen: Generator, st: ThreadStats) -> Any:
+    def _reconnect(self, gen: Generator, st: ThreadStats) -> Channel | None:
         deadline = time.monotonic() + RECONNECT_TIMEOUT
         last = ""
         while time.monotonic() < deadline and not self._stop.is_set():

@@ -82,3 +82,45 @@ def test_cli_against_a_started_server(kewpie):
     finally:
         cleanup = kewpie.run("--mode=cleanup")
         assert cleanup.returncode == 0, cleanup.stdout[-2000:]
+
+
+def test_statement_channels_agree_on_outcomes(kewpie):
+    """mysqlclient's and PyMySQL's channels: rows drained, error codes, a lost connection."""
+    from lib.randgen.channel import CChannel, PyChannel, StatementError, open_channel
+    from lib.randgen.connection import ConnectionSpec
+
+    proc = kewpie.run("--suite=main", "--start-and-exit")
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    try:
+        server = json.load(open(os.path.join(kewpie.workdir, "cluster.json")))["servers"][0]
+        spec = ConnectionSpec(port=server["port"], unix_socket=server["socket"])
+        admin = pymysql.connect(unix_socket=server["socket"], user="root", autocommit=True)
+        for rows, kind in ((False, CChannel), (True, PyChannel)):
+            chan = open_channel(spec, rows=rows)
+            assert isinstance(chan, kind)
+            chan.run("CREATE TABLE IF NOT EXISTS test.ch (a INT PRIMARY KEY, b VARCHAR(10))")
+            chan.run("REPLACE INTO test.ch VALUES (1, 'é'), (2, 'x')")
+            chan.run("SELECT * FROM test.ch")           # rows read and dropped
+            chan.run("SELECT 1")                        # no 2014: the last result was drained
+            for sql, code in (("SELEC 1", 1064), ("SELECT * FROM test.nope", 1146)):
+                try:
+                    chan.run(sql)
+                    raise AssertionError(f"{sql} did not fail")
+                except StatementError as exc:
+                    assert (exc.code, exc.lost) == (code, False), exc.args
+            with admin.cursor() as cur:
+                cur.execute("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = %s",
+                            (chan.thread_id(),))
+                assert cur.fetchone()[0] == 1
+                cur.execute(f"KILL CONNECTION {chan.thread_id()}")
+            try:
+                chan.run("SELECT 1")
+                raise AssertionError("a killed connection still answers")
+            except StatementError as exc:
+                assert exc.lost, exc.args
+            chan.close()
+            chan.close()                                # closing twice does not raise
+        admin.close()
+    finally:
+        cleanup = kewpie.run("--mode=cleanup")
+        assert cleanup.returncode == 0, cleanup.stdout[-2000:]

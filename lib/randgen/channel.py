@@ -1,0 +1,176 @@
+"""The connection a randgen thread runs its generated statements on.
+
+A plain run only needs each statement's outcome (ok, or an error code), never
+its rows, so the hot path asks little of the client library: send, read every
+result set, keep nothing.  Two drivers give that:
+
+- :class:`CChannel` over mysqlclient (``MySQLdb``, libmariadb in C): rows are
+  read into the C library and freed without becoming Python objects; about
+  half the client CPU of PyMySQL per statement;
+- :class:`PyChannel` over PyMySQL, when mysqlclient is not installed, and for
+  runs whose validators compare result sets (they read rows from its cursor).
+
+Both raise :class:`StatementError` with the server's (or client's) error code,
+and say whether the connection is lost.
+"""
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import pymysql
+
+from lib.randgen.connection import LOST_CONNECTION_CODES, ConnectionSpec
+from lib.randgen.errors import RandgenEnvironmentError
+
+COMMANDS_OUT_OF_SYNC = 2014
+
+
+class StatementError(Exception):
+    """A statement failed: its error code and message; ``lost`` when the connection is gone."""
+
+    def __init__(self, code: int, message: str, lost: bool) -> None:
+        super().__init__(code, message)
+        self.code = code
+        self.message = message
+        self.lost = lost
+
+
+class Channel(Protocol):
+    """What a randgen thread needs of its connection."""
+
+    driver: str
+
+    def run(self, sql: str) -> None:
+        """Run one statement and drain its results (StatementError when it fails)."""
+
+    def thread_id(self) -> int:
+        """The server's connection id (for KILL QUERY and the Deadlock reporter)."""
+
+    def cursor(self) -> Any:
+        """A PyMySQL cursor, for validators; only :class:`PyChannel` has one."""
+
+    def close(self) -> None:
+        """Close the connection, even a broken one, without raising."""
+
+
+def _is_lost(code: int) -> bool:
+    return code in LOST_CONNECTION_CODES or code == COMMANDS_OUT_OF_SYNC
+
+
+class PyChannel:
+    """A channel over a PyMySQL connection."""
+
+    driver = "PyMySQL"
+
+    def __init__(self, conn: pymysql.connections.Connection) -> None:
+        self._conn = conn
+        self._cur = conn.cursor()
+
+    def run(self, sql: str) -> None:
+        """Run one statement and drain its results (StatementError when it fails)."""
+        cur = self._cur
+        try:
+            cur.execute(sql)
+            if cur.description:
+                cur.fetchall()
+            while cur.nextset():
+                if cur.description:
+                    cur.fetchall()
+        except pymysql.MySQLError as exc:
+            code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else 0
+            raise StatementError(code, _message(exc),
+                                 _is_lost(code) or isinstance(exc, pymysql.err.InterfaceError)
+                                 ) from exc
+
+    def thread_id(self) -> int:
+        """The server's connection id."""
+        return int(self._conn.thread_id())
+
+    def cursor(self) -> Any:
+        """The channel's PyMySQL cursor (validators read result sets from it)."""
+        return self._cur
+
+    def close(self) -> None:
+        """Close the connection without raising."""
+        try:
+            self._conn.close()
+        except pymysql.MySQLError:
+            pass
+
+
+class CChannel:
+    """A channel over a mysqlclient (``MySQLdb``) connection."""
+
+    driver = "mysqlclient"
+
+    def __init__(self, conn: Any, mysqldb: Any) -> None:
+        self._conn = conn
+        self._errors = mysqldb.MySQLError
+        self._interface_error = mysqldb.InterfaceError
+
+    def run(self, sql: str) -> None:
+        """Run one statement and drain its results (StatementError when it fails)."""
+        conn = self._conn
+        try:
+            conn.query(sql.encode("utf8", "surrogateescape"))
+            conn.store_result()  # rows stay in libmariadb and are freed with the result
+            while conn.next_result() == 0:
+                conn.store_result()
+        except self._errors as exc:
+            code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else 0
+            raise StatementError(code, _message(exc),
+                                 _is_lost(code) or isinstance(exc, self._interface_error)
+                                 ) from exc
+
+    def thread_id(self) -> int:
+        """The server's connection id."""
+        return int(self._conn.thread_id())
+
+    def cursor(self) -> Any:
+        """No PyMySQL cursor here: runs with validators use :class:`PyChannel`."""
+        raise TypeError("a mysqlclient channel has no PyMySQL cursor; open it with rows=True")
+
+    def close(self) -> None:
+        """Close the connection without raising."""
+        try:
+            self._conn.close()
+        except Exception:  # noqa: BLE001 - a broken connection may raise anything on close
+            pass
+
+
+def load_mysqlclient() -> Any | None:
+    """The ``MySQLdb`` module, or None when mysqlclient is not installed."""
+    try:
+        import MySQLdb  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    return MySQLdb
+
+
+def open_channel(spec: ConnectionSpec, rows: bool = False,
+                 connect_timeout: float = 10) -> Channel:
+    """A new autocommit channel to ``spec`` (RandgenEnvironmentError when it fails).
+
+    ``rows=True`` (validators read result sets) always gives a PyMySQL channel;
+    otherwise mysqlclient's when it is installed.
+    """
+    mysqldb = None if rows else load_mysqlclient()
+    if mysqldb is None:
+        return PyChannel(spec.connect(connect_timeout=connect_timeout))
+    params: dict[str, Any] = dict(user=spec.user, password=spec.password,
+                                  database=spec.database, autocommit=True, charset="utf8mb4",
+                                  connect_timeout=int(max(1, connect_timeout)),
+                                  multi_statements=False)  # as PyMySQL: one statement a query
+    if spec.unix_socket:
+        params["unix_socket"] = spec.unix_socket
+    else:
+        params["host"], params["port"] = spec.host, spec.port
+    try:
+        return CChannel(mysqldb.connect(**params), mysqldb)
+    except mysqldb.MySQLError as exc:
+        raise RandgenEnvironmentError(f"cannot connect to {spec.describe()}: {exc}") from exc
+
+
+def _message(exc: BaseException) -> str:
+    args = getattr(exc, "args", ())
+    return str(args[1]) if len(args) > 1 else str(exc)
