@@ -15,7 +15,7 @@ import signal
 import sys
 from typing import Sequence
 
-from lib.run.config import RunConfig, default
+from lib.run.config import MYSQLTEST_PROTOCOLS, RunConfig, default
 from lib.errors import EXIT_ENVIRONMENT, Interrupted, KewpieError, SuiteError
 from lib.platform.logsetup import configure, get_logger
 
@@ -140,6 +140,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --mode=mtr: write the result files of passing tests (mtr --record)")
     p.add_argument("--big-test", action="store_true",
                    help="with --mode=mtr: also run tests marked big (mtr --big-test)")
+    for flag, what in MYSQLTEST_PROTOCOLS.items():
+        p.add_argument(flag, action="append_const", dest="mysqltest_protocols", const=flag,
+                       help=f"with --mode=mtr: mariadb-test runs every statement {what} "
+                            f"(mtr {flag})")
     return p
 
 
@@ -263,6 +267,11 @@ def config_from_args(argv: Sequence[str] | None) -> RunConfig:
         raise KewpieError(f"--tolerance must be a fraction in [0, 1), not {args.tolerance:g}")
     if args.mode == "sweep" and not args.sweep_file:
         raise KewpieError("--mode=sweep needs --sweep-file PATH")
+    mtr_only = [*(args.mysqltest_protocols or ()), *(["--record"] if args.record else []),
+                *(["--big-test"] if args.big_test else [])]
+    if mtr_only and args.mode != "mtr":
+        raise KewpieError(f"{', '.join(dict.fromkeys(mtr_only))}: only with --mode=mtr "
+                          f"(mysql-test cases); this run is --mode={args.mode}")
     if args.shard:
         from lib.run.scheduling import parse_shard
         parse_shard(args.shard)
@@ -299,7 +308,7 @@ def config_from_args(argv: Sequence[str] | None) -> RunConfig:
         baseline=args.baseline, tolerance=args.tolerance, results_db_dsn=args.results_db_dsn,
         randgen_seed=randgen_seed, opt_matrix=args.opt_matrix,
         mtr_root=os.path.abspath(args.mtr_root) if args.mtr_root else "", record=args.record,
-        big_test=args.big_test))
+        big_test=args.big_test, mysqltest_protocols=tuple(args.mysqltest_protocols or ())))
 
 
 HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)

@@ -76,6 +76,8 @@ class MtrSettings:
     record: bool = False
     timeout: float = 0.0
     verbose: bool = False
+    protocols: tuple[str, ...] = ()  # --ps-protocol etc., given to every mariadb-test run
+    timeout_factor: float = 1.0       # a debugger's (valgrind, rr, gdb) slowdown
 
 
 @dataclass
@@ -186,7 +188,8 @@ class MtrExecutor:
                 f"--logdir={self.settings.vardir.log}", "--database=test",
                 f"--timer-file={self.settings.vardir.log}/timer",
                 f"--suite-dir={case.suite_dir}/", f"--test-file={case.path}",
-                f"--tail-lines={TAIL_LINES}", "--wait-for-pos-timeout=300"]
+                f"--tail-lines={TAIL_LINES}", "--wait-for-pos-timeout=300",
+                *self.settings.protocols]
         if result_file:
             args.append(f"--result-file={result_file}")
         if self.settings.record:
@@ -201,7 +204,7 @@ class MtrExecutor:
             fh.write(f"CURRENT_TEST: {case.suite}.{case.name}\n")
         if self.settings.user:
             shutil.chown(log_path, self.settings.user, self.settings.user)
-        timeout = self.settings.timeout or DEFAULT_TIMEOUT
+        timeout = (self.settings.timeout or DEFAULT_TIMEOUT) * self.settings.timeout_factor
         outcome: list[ToolResult] = []
         runner = threading.Thread(target=lambda: outcome.append(
             self._mysqltest(args, env, log_path, timeout, append=True)), daemon=True)

@@ -4,12 +4,22 @@ from __future__ import annotations
 
 import os
 from dataclasses import MISSING, dataclass, field, fields
+from types import MappingProxyType
 from typing import Any
 
 from lib.platform.ports import DEFAULT_BASE_PORT
 from lib.servers.server import ServerSettings
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the checkout
+
+# mariadb-test's protocol modes, passed on as mtr does (flag -> what it does to a statement)
+MYSQLTEST_PROTOCOLS = MappingProxyType({
+    "--ps-protocol": "as a prepared statement",
+    "--sp-protocol": "inside a stored procedure",
+    "--view-protocol": "(SELECTs) through a view",
+    "--cursor-protocol": "(SELECTs) through a cursor",
+    "--non-blocking-api": "through the client's non-blocking API",
+})
 
 
 @dataclass
@@ -81,6 +91,7 @@ class RunConfig:
     mtr_root: str = ""          # --mode=mtr: the mysql-test directory ('' = the code tree's)
     record: bool = False        # --mode=mtr: record result files (mtr --record)
     big_test: bool = False      # --mode=mtr: also run big tests (mtr --big-test)
+    mysqltest_protocols: tuple[str, ...] = ()  # --mode=mtr: e.g. ("--ps-protocol",), as mtr
 
 
 def default(name: str) -> Any:

@@ -33,6 +33,7 @@ from lib.run.config import RunConfig
 from lib.run.environment import RunEnvironment
 from lib.run.evidence import EvidenceKeeper
 from lib.run.native import bot_log_path, run_tests
+from lib.run.postchecks import debugger_problems
 from lib.run.report import Outcome
 from lib.run.runner import Runner
 from lib.platform.tools import run_tool
@@ -42,6 +43,7 @@ from lib.servers.option_safety import check_requirements
 from lib.servers.codetree import CodeTree, discover
 from lib.servers.options import Option
 from lib.servers.requirements import Requirements
+from lib.servers.manager import stop_all
 from lib.servers.server import Server
 from lib.suites.context import BotSetup
 from lib.suites.status import TestStatus
@@ -142,7 +144,10 @@ class MtrRunner(Runner):
         self.base_env.update(self._tool_commands(manager.cache))
         self.executor = MtrExecutor(MtrSettings(plan.mysqltest, plan.root, self.vardir,
                                                 env.server_user, plan.scanner, config.record,
-                                                config.test_timeout, config.verbose),
+                                                config.test_timeout, config.verbose,
+                                                config.mysqltest_protocols,
+                                                manager.settings.wrapper.timeout_factor
+                                                if manager.settings.wrapper else 1.0),
                                     self._restart_server)
         self.templates: dict[str, int] = {}
         self.key: object = None
@@ -314,11 +319,20 @@ class MtrRunner(Runner):
                            evidence=evidence, resets=1)
         self.key = case.requirements
         verdict = self.executor.run(case, servers, env, fresh=starting)
+        status, message = TestStatus(str(verdict.status)), verdict.message
+        wrapper = manager.settings.wrapper
+        if wrapper is not None and wrapper.stop_after_test and not verdict.failed:
+            stop_all(servers)  # valgrind reports (leaks) when the server exits
+            manager.request_reset()
+        problems = debugger_problems(wrapper, servers, self.valgrind_seen, verdict.failed)
+        if problems:
+            if not status.failed:
+                status, message = TestStatus.FAIL, ""
+            message = "\n".join(p for p in [message, *problems] if p)
         ms = int((time.monotonic() - start) * 1000)
         evidence = ""
-        message = verdict.message
         resets = 0
-        if verdict.failed:
+        if status.failed:
             manager.teardown()
             if self.evidence is not None:
                 logs = self._evidence_logs(case)
@@ -334,7 +348,7 @@ class MtrRunner(Runner):
             resets = 1
         if verdict.reject:
             message += f"\nreject file: {verdict.reject}"
-        return Outcome(case.full_name, TestStatus(str(verdict.status)), ms, manager.bot_name, message,
+        return Outcome(case.full_name, status, ms, manager.bot_name, message,
                        evidence=evidence, resets=resets,
                        reset_reason="the test failed or restarted its servers" if resets else "")
 

@@ -49,6 +49,21 @@ def valgrind_problem(servers: Iterable[Server], seen: set[str]) -> str:
     return "\n".join(parts)
 
 
+def debugger_problems(wrapper: Any, servers: Iterable[Server], seen: set[str],
+                      failed: bool) -> list[str]:
+    """What the servers' debugger found: valgrind's new reports, and on a failed test
+    the gdb report of a server that stopped on a signal (--gdb)."""
+    servers = list(servers)
+    problems = [valgrind_problem(servers, seen)]
+    if failed and wrapper is not None and wrapper.kind == "gdb":
+        for server in servers:
+            if "received signal" in server.stdout_tail():
+                problems.append(f"--gdb: {server.name} stopped on a signal; gdb's report "
+                                f"with every thread's backtrace: {server.stdout_log} "
+                                f"(evidence: {server.name}/stdout.log)")
+    return [p for p in problems if p]
+
+
 def load_gendata(setup: Any, servers: list[Server], pairs: Iterable[tuple[int, int]],
                  server_type: str) -> str:
     """--gendata: load the file into schema test of every server that is no replica

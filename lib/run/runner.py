@@ -25,7 +25,7 @@ from lib.suites.context import BotSetup, TestContext
 from lib.suites.status import TestStatus
 from lib.util.context import install_globals, skip_reason
 from lib.checks.errorlog import LogMarks
-from lib.run.postchecks import load_gendata, valgrind_problem, warnings_problem
+from lib.run.postchecks import debugger_problems, load_gendata, warnings_problem
 from lib.servers.manager import stop_all
 
 
@@ -248,20 +248,14 @@ class Runner:
         each fails a passing test, and adds its text to a failing one."""
         config = self.setup.config
         problems = [pre_problem] if pre_problem else []
-        problems.append(valgrind_problem(servers, self.valgrind_seen))
         if getattr(config, "check_warnings", True):
             problems.append(warnings_problem(self.log_marks, servers,
                                              [*spec.suite.suppressions, *context.suppressions]))
         else:
             for server in servers:
                 self.log_marks.skip_to_end(server)
-        wrapper = self.manager.settings.wrapper
-        if status.failed and wrapper is not None and wrapper.kind == "gdb":
-            for server in servers:
-                if "received signal" in server.stdout_tail():
-                    problems.append(f"--gdb: {server.name} stopped on a signal; gdb's report "
-                                    f"with every thread's backtrace: {server.stdout_log} "
-                                    f"(evidence: {server.name}/stdout.log)")
+        problems += debugger_problems(self.manager.settings.wrapper, servers,
+                                      self.valgrind_seen, status.failed)
         problems = [p for p in problems if p]
         if not problems:
             return status, message

@@ -8,6 +8,7 @@ fixture test whose result differs ([ fail ] with the unified diff), and one
 real multi-server rpl test (its suite's my.cnf with @mysqld.N templates).
 Skipped when Debian's mariadb-test package (scripts/setup.sh) is missing.
 """
+import glob
 import os
 import re
 import shutil
@@ -126,3 +127,40 @@ def test_unknown_test_is_one_error_line(tmp_path_factory):
     proc = runner.run("--mode=mtr", "main.no_such_test_here", timeout=60)
     assert proc.returncode == 2
     assert "mtr test 'main.no_such_test_here' not found" in proc.stdout
+
+
+def test_ps_protocol_reaches_mariadb_test(tmp_path_factory):
+    """--ps-protocol is given to mariadb-test as mtr gives it: a test that needs the plain
+    protocol skips itself (include/no_protocol.inc reads $PS_PROTOCOL), others still pass."""
+    runner = KewpieRunner(make_workdir(tmp_path_factory, "mtr_ps"))
+    proc = runner.run("--mode=mtr", "--force", "--ps-protocol", "main.mysqltest_tracking_info",
+                      "main.ps_1general", timeout=120)
+    rows = _rows(proc.stdout)
+    assert rows["main.mysqltest_tracking_info"][0] == "skipped", proc.stdout[-3000:]
+    assert "ps-protocol" in rows["main.mysqltest_tracking_info"][1]
+    assert rows["main.ps_1general"][0] == "pass", proc.stdout[-3000:]
+    assert not tagged(runner.workdir), "servers left running"
+
+
+def test_mtr_options_need_mtr_mode(tmp_path_factory):
+    runner = KewpieRunner(make_workdir(tmp_path_factory, "mtr_opts"))
+    proc = runner.run("--suite=main", "--ps-protocol", timeout=60)
+    assert proc.returncode == 2
+    assert "--ps-protocol: only with --mode=mtr" in proc.stdout
+
+
+def test_valgrind_runs_mtr_servers(tmp_path_factory):
+    """--valgrind wraps the servers of mtr cases as kewpie's own: a clean case passes
+    under memcheck, a failing one keeps the valgrind log in its evidence."""
+    runner = KewpieRunner(make_workdir(tmp_path_factory, "mtr_vg"))
+    proc = runner.run("--mode=mtr", "--force", "--valgrind", f"--suite={FIXTURE}",
+                      "kw_mtr.plain", "kw_mtr.differs", timeout=300)
+    rows = _rows(proc.stdout)
+    assert rows["kw_mtr.plain"][0] == "pass" and rows["kw_mtr.differs"][0] == "fail", \
+        proc.stdout[-3000:]
+    logs = glob.glob(os.path.join(runner.workdir, "failed", "kw_mtr.differs", "s0",
+                                  "valgrind.*.log"))
+    assert logs, proc.stdout[-3000:]
+    text = open(logs[0]).read()
+    assert "Memcheck" in text and "ERROR SUMMARY: 0 errors" in text, text[-2000:]
+    assert not tagged(runner.workdir), "servers left running"
