@@ -163,8 +163,9 @@ def open_channel(spec: ConnectionSpec, rows: bool = False,
                                   multi_statements=False)  # as PyMySQL: one statement a query
     if spec.unix_socket:
         params["unix_socket"] = spec.unix_socket
-    else:
-        params["host"], params["port"] = spec.host, spec.port
+    else:  # libmariadb reads "localhost" as its default socket: PyMySQL's TCP instead
+        params["host"] = "127.0.0.1" if spec.host == "localhost" else spec.host
+        params["port"] = spec.port
     try:
         return CChannel(mysqldb.connect(**params), mysqldb)
     except mysqldb.MySQLError as exc:

@@ -120,6 +120,14 @@ def test_statement_channels_agree_on_outcomes(kewpie):
                 assert exc.lost, exc.args
             chan.close()
             chan.close()                                # closing twice does not raise
+        # host=localhost means TCP to this server for both libraries (not libmariadb's
+        # default socket, which could be another server)
+        chan = open_channel(ConnectionSpec(host="localhost", port=server["port"]))
+        with admin.cursor() as cur:
+            cur.execute("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = %s",
+                        (chan.thread_id(),))
+            assert cur.fetchone()[0] == 1
+        chan.close()
         admin.close()
     finally:
         cleanup = kewpie.run("--mode=cleanup")
