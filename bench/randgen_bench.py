@@ -54,6 +54,7 @@ enter_venv(__file__)
 
 from lib.platform.logsetup import configure, get_logger  # noqa: E402
 from lib.randgen.api import make_options, run_randgen  # noqa: E402
+from lib.randgen.channel import load_mysqlclient  # noqa: E402
 from lib.randgen.cmdline import resolve_paths  # noqa: E402
 from lib.randgen.connection import ConnectionSpec  # noqa: E402
 from lib.randgen.executor import RANDGEN_HOME  # noqa: E402
@@ -65,6 +66,14 @@ from randgen_common import kewpie_server  # noqa: E402
 TARGET_FIXED_MS = 300.0
 TARGET_PERL_RATIO = {1: 3.0, 4: 2.0}   # end to end, by threads
 END_TO_END_QUERIES = 10000
+
+
+def client_library() -> str:
+    """Which client library the built-in engine runs statements through, with its version."""
+    mysqldb = load_mysqlclient()
+    if mysqldb is None:
+        return "PyMySQL (mysqlclient is not installed)"
+    return "mysqlclient " + ".".join(str(x) for x in mysqldb.version_info[:3])
 
 
 def median(values: list[float]) -> float | None:
@@ -243,6 +252,7 @@ def main(argv: Sequence[str] | None = None) -> int:
              f"machine:   nproc {info['nproc']}, kernel {info['kernel']}, python {info['python']}",
              f"server:    {info['mariadbd']}",
              f"grammar:   {grammar.grammar} + {grammar.gendata} ({grammar.description})",
+             f"client:    {client_library()} (the built-in engine's statements)",
              f"runs:      {args.runs} per figure",
              f"load:      {info.get('load_before', '?')} before, "
              f"{' '.join(f'{x:.1f}' for x in os.getloadavg())} after (1/5/15 min); the machine "
