@@ -140,6 +140,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --mode=mtr: write the result files of passing tests (mtr --record)")
     p.add_argument("--big-test", action="store_true",
                    help="with --mode=mtr: also run tests marked big (mtr --big-test)")
+    p.add_argument("--no-reorder", action="store_false", dest="reorder",
+                   help="with --mode=mtr: run the cases in the order given instead of grouping "
+                        "those that need the same servers (mtr --no-reorder)")
     for flag, what in MYSQLTEST_PROTOCOLS.items():
         p.add_argument(flag, action="append_const", dest="mysqltest_protocols", const=flag,
                        help=f"with --mode=mtr: mariadb-test runs every statement {what} "
@@ -268,7 +271,8 @@ def config_from_args(argv: Sequence[str] | None) -> RunConfig:
     if args.mode == "sweep" and not args.sweep_file:
         raise KewpieError("--mode=sweep needs --sweep-file PATH")
     mtr_only = [*(args.mysqltest_protocols or ()), *(["--record"] if args.record else []),
-                *(["--big-test"] if args.big_test else [])]
+                *(["--big-test"] if args.big_test else []),
+                *([] if args.reorder else ["--no-reorder"])]
     if mtr_only and args.mode != "mtr":
         raise KewpieError(f"{', '.join(dict.fromkeys(mtr_only))}: only with --mode=mtr "
                           f"(mysql-test cases); this run is --mode={args.mode}")
@@ -308,7 +312,8 @@ def config_from_args(argv: Sequence[str] | None) -> RunConfig:
         baseline=args.baseline, tolerance=args.tolerance, results_db_dsn=args.results_db_dsn,
         randgen_seed=randgen_seed, opt_matrix=args.opt_matrix,
         mtr_root=os.path.abspath(args.mtr_root) if args.mtr_root else "", record=args.record,
-        big_test=args.big_test, mysqltest_protocols=tuple(args.mysqltest_protocols or ())))
+        big_test=args.big_test, mysqltest_protocols=tuple(args.mysqltest_protocols or ()),
+        reorder=args.reorder))
 
 
 HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)

@@ -92,6 +92,7 @@ class RunConfig:
     record: bool = False        # --mode=mtr: record result files (mtr --record)
     big_test: bool = False      # --mode=mtr: also run big tests (mtr --big-test)
     mysqltest_protocols: tuple[str, ...] = ()  # --mode=mtr: e.g. ("--ps-protocol",), as mtr
+    reorder: bool = True        # --mode=mtr: group cases by servers (mtr's default; --no-reorder)
 
 
 def default(name: str) -> Any:

@@ -237,8 +237,11 @@ class RunEnvironment:
                 if any(m.servers for m in self.managers):
                     self.log.info("Stopping all running servers...")
                 for manager in self.managers:
+                    # The vardirs are emptied next: a clean stop only where a server
+                    # wrapper (valgrind, rr, gdb...) needs its server to exit to report.
+                    discard = manager.settings.wrapper is None
                     attempt(f"stop servers of {manager.bot_name}",
-                            lambda m=manager: m.shutdown(fast=fast))  # type: ignore[misc]
+                            lambda m=manager, d=discard: m.shutdown(fast=fast, discard=d))  # type: ignore[misc]
                 for manager in self.managers:
                     # Vardirs live in RAM (/dev/shm): free them; evidence of failures is
                     # in workdir/failed.  Disk vardirs (storage = 'disk') go as well.

@@ -390,9 +390,7 @@ def run_mtr(env: RunEnvironment) -> int:
     if not cases:
         raise UsageError("no mysql-test case selected")
     env.log.info(f"mysql-test: {plan.root}, {plan.mysqltest}; {len(cases)} case(s)")
-    if not config.tests:  # as mtr sorts: tests needing the same servers run together
-        cases.sort(key=lambda c: (bool(c.skip) is False, repr(c.requirements), c.full_name))
-    cases = start_from(config, cases)
+    cases = start_from(config, in_run_order(config, cases))
     return run_tests(env, cases, lambda e, bot: MtrRunner(e, bot, plan))  # type: ignore[arg-type]
 
 
@@ -402,9 +400,17 @@ def list_mtr(env: RunEnvironment) -> int:
     tree = discover(config.basedir)
     plan = MtrPlan(env, tree)
     cases = narrow_cases(config, plan.cases(config.suites, config.tests, config.mysqld_options))
-    for case in apply_shard(config, cases):  # type: ignore[arg-type]
+    for case in apply_shard(config, in_run_order(config, cases)):  # type: ignore[arg-type]
         print(case.full_name + (f"  # skipped: {case.skip}" if case.skip else ""))
     return EXIT_OK
+
+
+def in_run_order(config: RunConfig, cases: list[MtrCase]) -> list[MtrCase]:
+    """cases as mtr orders them (named ones too): skipped first, then grouped by the
+    servers they need, by name within a group; as given with --no-reorder."""
+    if not config.reorder:
+        return cases
+    return sorted(cases, key=lambda c: (bool(c.skip) is False, repr(c.requirements), c.full_name))
 
 
 def narrow_cases(config: RunConfig, cases: list[MtrCase]) -> list[MtrCase]:

@@ -295,10 +295,11 @@ class ServerManager:
             lease.release()
         self.leases = []
 
-    def shutdown(self, fast: bool = False) -> None:
-        """Stop everything and release leases (end of run)."""
+    def shutdown(self, fast: bool = False, discard: bool = False) -> None:
+        """Stop everything and release leases (end of run); discard: kill -9, the
+        vardirs are emptied next and nothing is read from them."""
         try:
-            self.teardown(fast=fast)
+            self.teardown(fast=fast, discard=discard)
         finally:
             self.spares.discard()
             self.release()

@@ -164,3 +164,12 @@ def test_valgrind_runs_mtr_servers(tmp_path_factory):
     text = open(logs[0]).read()
     assert "Memcheck" in text and "ERROR SUMMARY: 0 errors" in text, text[-2000:]
     assert not tagged(runner.workdir), "servers left running"
+
+
+def test_named_cases_are_grouped_as_mtr_orders_them(tmp_path_factory):
+    runner = KewpieRunner(make_workdir(tmp_path_factory, "mtr_order"))
+    named = ["main.comment_database", "main.alias"]
+    proc = runner.run("--mode=mtr", "--list", *named, timeout=60)
+    assert proc.returncode == 0 and proc.stdout.split() == sorted(named), proc.stdout
+    proc = runner.run("--mode=mtr", "--list", "--no-reorder", *named, timeout=60)
+    assert proc.returncode == 0 and proc.stdout.split() == named, proc.stdout
