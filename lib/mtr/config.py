@@ -17,6 +17,7 @@ import glob
 import os
 import re
 import shutil
+import subprocess
 
 from lib.mtr.cnf import CnfGroup, MtrConfig
 from lib.mtr.vardir import MtrVardir, ServerSlot
@@ -64,6 +65,20 @@ def share_dir(tree: CodeTree) -> str:
         if os.path.isdir(path):
             return path
     return os.path.join(tree.basedir, "share")
+
+
+def client_tls(mariadb_config: str | None) -> tuple[str, str] | None:
+    """(library, version) of the client's TLS from ``mariadb_config --tlsinfo``
+    (``OpenSSL 3.0.20``), None without the tool (Debian: libmariadb-dev)."""
+    if not mariadb_config:
+        return None
+    try:
+        out = subprocess.run([mariadb_config, "--tlsinfo"], capture_output=True, text=True,
+                             timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    library, _, version = out.partition(" ")
+    return (library, version) if library else None
 
 
 def base_environment(tree: CodeTree, mtr_root: str, vardir: MtrVardir) -> dict[str, str]:
@@ -127,6 +142,9 @@ def base_environment(tree: CodeTree, mtr_root: str, vardir: MtrVardir) -> dict[s
     if backup:
         env["XTRABACKUP"] = backup
         env["INNOBACKUPEX"] = f"{backup} --innobackupex"
+    tls = client_tls(find_binary(tree, "mariadb_config"))
+    if tls:  # as mtr: mariadb_config --tlsinfo (include/require_openssl_client.inc reads it)
+        env["CLIENT_TLS_LIBRARY"], env["CLIENT_TLS_LIBRARY_VERSION"] = tls
     stream = find_binary(tree, "mbstream")
     if stream:
         env["XBSTREAM"] = stream

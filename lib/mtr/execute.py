@@ -393,6 +393,24 @@ def _clear_suppressions(server: Server) -> None:
         conn.close()
 
 
+def replica_configured(server: Server) -> bool:
+    """Whether the server has a replication source configured (SHOW ALL SLAVES STATUS has
+    a row).  check-testcase prints a stopped ``127.0.0.1``/``root`` source as it prints
+    none, but its master.info makes the next restart start the replica."""
+    try:
+        conn = server.connect()
+    except Exception:  # noqa: BLE001 - a server that does not answer is judged elsewhere
+        return False
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SHOW ALL SLAVES STATUS")
+            return bool(cur.fetchall())
+    except Exception:  # noqa: BLE001 - no such statement (MySQL): nothing to say
+        return False
+    finally:
+        conn.close()
+
+
 def _tail(text: str, lines: int = 40) -> str:
     rows = text.rstrip().splitlines()
     return "\n".join(rows[-lines:])

@@ -24,7 +24,7 @@ from lib.mtr.bootstrap import MtrBootstrapCache, server_features
 from lib.mtr.cases import Collector, MtrCase, skip_rules
 from lib.mtr.cnf import MtrConfig
 from lib.mtr.config import base_environment, build_config, command_line_args, server_option_args
-from lib.mtr.execute import MtrExecutor, MtrSettings
+from lib.mtr.execute import MtrExecutor, MtrSettings, replica_configured
 from lib.mtr.options import beyond_loopback, loopback_only, to_options
 from lib.mtr.server import MARK_ENV
 from lib.mtr.vardir import MtrVardir, ServerSlot
@@ -331,7 +331,7 @@ class MtrRunner(Runner):
             message = "\n".join(p for p in [message, *problems] if p)
         ms = int((time.monotonic() - start) * 1000)
         evidence = ""
-        resets = 0
+        resets, why = 0, "the test failed or restarted its servers"
         if status.failed:
             manager.teardown()
             if self.evidence is not None:
@@ -346,11 +346,16 @@ class MtrRunner(Runner):
         elif verdict.needs_restart:
             manager.teardown(discard=True)
             resets = 1
+        elif len(servers) == 1 and replica_configured(servers[0]):
+            # left a stopped source behind (main.mysqldump-nl): a later test's restart
+            # would start its replica threads, so the next case gets a fresh datadir
+            manager.teardown(discard=True)
+            resets, why = 1, "the test left a replication source configured"
         if verdict.reject:
             message += f"\nreject file: {verdict.reject}"
         return Outcome(case.full_name, status, ms, manager.bot_name, message,
                        evidence=evidence, resets=resets,
-                       reset_reason="the test failed or restarted its servers" if resets else "")
+                       reset_reason=why if resets else "")
 
     def _run_scripts(self, case: MtrCase, env: dict[str, str]) -> None:
         """A test's -master.sh/-slave.sh, before its servers start (as mtr runs them)."""

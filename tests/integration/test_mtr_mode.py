@@ -173,3 +173,15 @@ def test_named_cases_are_grouped_as_mtr_orders_them(tmp_path_factory):
     assert proc.returncode == 0 and proc.stdout.split() == sorted(named), proc.stdout
     proc = runner.run("--mode=mtr", "--list", "--no-reorder", *named, timeout=60)
     assert proc.returncode == 0 and proc.stdout.split() == named, proc.stdout
+
+
+def test_left_replication_source_gets_fresh_servers(tmp_path_factory):
+    """main.mysqldump-nl leaves a stopped 127.0.0.1/root source (check-testcase prints it
+    as none); main.temp_table_frm restarts its server, which would then start the replica
+    threads: kewpie gives the next case fresh servers instead."""
+    runner = KewpieRunner(make_workdir(tmp_path_factory, "mtr_replica"))
+    proc = runner.run("--mode=mtr", "--verbose", "--no-reorder", "main.mysqldump-nl", "main.temp_table_frm",
+                      timeout=120)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert "servers reset: the test left a replication source configured" in proc.stdout
+    assert _rows(proc.stdout)["main.temp_table_frm"][0] == "pass"
