@@ -180,8 +180,8 @@ def test_left_replication_source_gets_fresh_servers(tmp_path_factory):
     as none); main.temp_table_frm restarts its server, which would then start the replica
     threads: kewpie gives the next case fresh servers instead."""
     runner = KewpieRunner(make_workdir(tmp_path_factory, "mtr_replica"))
-    proc = runner.run("--mode=mtr", "--verbose", "--no-reorder", "main.mysqldump-nl", "main.temp_table_frm",
-                      timeout=120)
+    proc = runner.run("--mode=mtr", "--verbose", "--no-reorder", "main.mysqldump-nl",
+                      "main.temp_table_frm", timeout=120)
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert "servers reset: the test left a replication source configured" in proc.stdout
     assert _rows(proc.stdout)["main.temp_table_frm"][0] == "pass"
