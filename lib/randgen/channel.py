@@ -43,6 +43,9 @@ class Channel(Protocol):
     def run(self, sql: str) -> None:
         """Run one statement and drain its results (StatementError when it fails)."""
 
+    def value(self, sql: str) -> Any:
+        """The first column of the first row of a query (None for no row)."""
+
     def thread_id(self) -> int:
         """The server's connection id (for KILL QUERY and the Deadlock reporter)."""
 
@@ -81,6 +84,14 @@ class PyChannel:
             raise StatementError(code, _message(exc),
                                  _is_lost(code) or isinstance(exc, pymysql.err.InterfaceError)
                                  ) from exc
+
+    def value(self, sql: str) -> Any:
+        """The first column of the first row of a query (None for no row)."""
+        self._cur.execute(sql)
+        row = self._cur.fetchone()
+        while self._cur.nextset():
+            pass
+        return row[0] if row else None
 
     def thread_id(self) -> int:
         """The server's connection id."""
@@ -121,6 +132,15 @@ class CChannel:
             raise StatementError(code, _message(exc),
                                  _is_lost(code) or isinstance(exc, self._interface_error)
                                  ) from exc
+
+    def value(self, sql: str) -> Any:
+        """The first column of the first row of a query (None for no row)."""
+        self._conn.query(sql.encode("utf8", "surrogateescape"))
+        result = self._conn.store_result()
+        rows = result.fetch_row(1) if result is not None else ()
+        while self._conn.next_result() == 0:
+            self._conn.store_result()
+        return rows[0][0] if rows else None
 
     def thread_id(self) -> int:
         """The server's connection id."""

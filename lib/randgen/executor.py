@@ -35,6 +35,7 @@ from lib.platform.logsetup import get_logger
 from lib.randgen.builtins import Prng
 from lib.randgen.cmdline import RandgenOptions
 from lib.randgen.channel import Channel, StatementError, load_mysqlclient, open_channel
+from lib.randgen.colocate import colocate, is_local, server_thread
 from lib.randgen.connection import LOST_CONNECTION_CODES, ConnectionSpec
 from lib.randgen.errors import (GendataError, GrammarError, PerlBlockError,
                                 RandgenEnvironmentError, RandgenError)
@@ -488,6 +489,7 @@ class RandgenRun:
             return
         opts = self.opts
         init = gen.grammar.has_init(gen.thread_id)
+        unpin = self._colocate(conn)
         others: list[Any] = []
         checker = None
         if self.validators:
@@ -529,18 +531,30 @@ class RandgenRun:
                         break
                     outcome = self._execute(gen, st, conn, sql, checker)
                     if outcome == "lost":
+                        if unpin is not None:
+                            unpin()
                         conn.close()
                         conn = self._reconnect(gen, st)
                         if conn is None:
                             return
+                        unpin = self._colocate(conn)
                         break
                 if gen.runaways > 100 and st.statements == 0:
                     self._fail(STATUS_GRAMMAR_ERROR, f"every sentence ran away: {gen.warnings[0]}")
                     break
         finally:
+            if unpin is not None:
+                unpin()
             conn.close()
             for other in others:
                 _close_quietly(other)
+
+    def _colocate(self, chan: Channel) -> Callable[[], None] | None:
+        """A one-thread run on a local server: its thread and the connection's server
+        thread on one CPU (lib.randgen.colocate); the function that undoes it."""
+        if self.opts.threads != 1 or self.validators or not is_local(self.conn):
+            return None
+        return colocate(server_thread(chan.value))
 
     def _idle_thread(self, gen: Generator) -> None:
         note = (f"thread {gen.thread_id} has no rule to run (no thread{gen.thread_id} and no "

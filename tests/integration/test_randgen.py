@@ -87,6 +87,7 @@ def test_cli_against_a_started_server(kewpie):
 def test_statement_channels_agree_on_outcomes(kewpie):
     """mysqlclient's and PyMySQL's channels: rows drained, error codes, a lost connection."""
     from lib.randgen.channel import CChannel, PyChannel, StatementError, open_channel
+    from lib.randgen.colocate import server_thread
     from lib.randgen.connection import ConnectionSpec
 
     proc = kewpie.run("--suite=main", "--start-and-exit")
@@ -102,6 +103,8 @@ def test_statement_channels_agree_on_outcomes(kewpie):
             chan.run("REPLACE INTO test.ch VALUES (1, 'é'), (2, 'x')")
             chan.run("SELECT * FROM test.ch")           # rows read and dropped
             chan.run("SELECT 1")                        # no 2014: the last result was drained
+            tid = server_thread(chan.value)             # what a one-thread run pins
+            assert tid and os.path.isdir(f"/proc/{server['pid']}/task/{tid}"), tid
             for sql, code in (("SELEC 1", 1064), ("SELECT * FROM test.nope", 1146)):
                 try:
                     chan.run(sql)
