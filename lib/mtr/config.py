@@ -158,6 +158,9 @@ def base_environment(tree: CodeTree, mtr_root: str, vardir: MtrVardir) -> dict[s
         lib = f"/usr/lib/{name}/libgalera_smm.so" if name != "galera" else "/usr/lib/galera/libgalera_smm.so"
         if os.path.isfile(lib):
             env.setdefault("WSREP_PROVIDER", lib)
+    transfer = next((tool for tool in ("socat", "nc") if shutil.which(tool)), "")
+    if transfer:  # as suite/wsrep/common.pm: include/have_mariabackup.inc needs one
+        env["MTR_GALERA_TFMT"] = transfer
     return env
 
 
