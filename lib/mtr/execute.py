@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Callable, Sequence
 
+from lib.errors import QueryError, ServerError
 from lib.mtr.cases import MtrCase
 from lib.mtr.vardir import MtrVardir
 from lib.mtr.warnings import WarningScanner, log_size, read_since
@@ -61,6 +62,7 @@ class MtrVerdict:
         """A failure or a timeout."""
         return self.status in (MtrStatus.FAIL, MtrStatus.TIMEOUT)
     needs_restart: bool = False        # restarted with other options, or crashed
+    restart_reason: str = ""           # why, when it is not a failure or a restart
     reject: str = ""
 
 
@@ -339,6 +341,11 @@ class MtrExecutor:
         problems += self._warnings(watches, env, case.suite_dir)
         if problems:
             return MtrVerdict(MtrStatus.FAIL, "\n".join(problems), needs_restart=True)
+        if len(checked) == 1 and len(watches) == 1 and replica_configured(checked[0].server):
+            # left a stopped source behind (main.mysqldump-nl): a later test's restart
+            # would start its replica threads, so the next case gets a fresh datadir
+            verdict.needs_restart = True
+            verdict.restart_reason = "the test left a replication source configured"
         return verdict
 
     def _warnings(self, watches: list[ServerWatch], env: dict[str, str],
@@ -398,17 +405,11 @@ def replica_configured(server: Server) -> bool:
     a row).  check-testcase prints a stopped ``127.0.0.1``/``root`` source as it prints
     none, but its master.info makes the next restart start the replica."""
     try:
-        conn = server.connect()
-    except Exception:  # noqa: BLE001 - a server that does not answer is judged elsewhere
-        return False
-    try:
-        with conn.cursor() as cur:
-            cur.execute("SHOW ALL SLAVES STATUS")
-            return bool(cur.fetchall())
-    except Exception:  # noqa: BLE001 - no such statement (MySQL): nothing to say
+        return bool(server.sql.execute("SHOW ALL SLAVES STATUS"))
+    except (QueryError, ServerError):  # not answering (judged elsewhere); MySQL lacks it
         return False
     finally:
-        conn.close()
+        server.sql.close()  # no kewpie connection may show in the next test's processlist
 
 
 def _tail(text: str, lines: int = 40) -> str:

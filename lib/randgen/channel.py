@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 import pymysql
 
-from lib.randgen.connection import LOST_CONNECTION_CODES, ConnectionSpec
+from lib.randgen.connection import LOST_CONNECTION_CODES, ConnectionSpec, error_message
 from lib.randgen.errors import RandgenEnvironmentError
 
 COMMANDS_OUT_OF_SYNC = 2014
@@ -56,8 +56,12 @@ class Channel(Protocol):
         """Close the connection, even a broken one, without raising."""
 
 
-def _is_lost(code: int) -> bool:
-    return code in LOST_CONNECTION_CODES or code == COMMANDS_OUT_OF_SYNC
+def _statement_error(exc: BaseException, interface_error: type) -> StatementError:
+    """A driver's error as a StatementError: its code, text, and whether the connection is lost."""
+    code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else 0
+    lost = code in LOST_CONNECTION_CODES or code == COMMANDS_OUT_OF_SYNC \
+        or isinstance(exc, interface_error)
+    return StatementError(code, error_message(exc), lost)
 
 
 class PyChannel:
@@ -80,10 +84,7 @@ class PyChannel:
                 if cur.description:
                     cur.fetchall()
         except pymysql.MySQLError as exc:
-            code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else 0
-            raise StatementError(code, _message(exc),
-                                 _is_lost(code) or isinstance(exc, pymysql.err.InterfaceError)
-                                 ) from exc
+            raise _statement_error(exc, pymysql.err.InterfaceError) from exc
 
     def value(self, sql: str) -> Any:
         """The first column of the first row of a query (None for no row)."""
@@ -128,10 +129,7 @@ class CChannel:
             while conn.next_result() == 0:
                 conn.store_result()
         except self._errors as exc:
-            code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else 0
-            raise StatementError(code, _message(exc),
-                                 _is_lost(code) or isinstance(exc, self._interface_error)
-                                 ) from exc
+            raise _statement_error(exc, self._interface_error) from exc
 
     def value(self, sql: str) -> Any:
         """The first column of the first row of a query (None for no row)."""
@@ -191,7 +189,3 @@ def open_channel(spec: ConnectionSpec, rows: bool = False,
     except mysqldb.MySQLError as exc:
         raise RandgenEnvironmentError(f"cannot connect to {spec.describe()}: {exc}") from exc
 
-
-def _message(exc: BaseException) -> str:
-    args = getattr(exc, "args", ())
-    return str(args[1]) if len(args) > 1 else str(exc)

@@ -21,6 +21,12 @@ from lib.randgen.errors import RandgenEnvironmentError
 LOST_CONNECTION_CODES = frozenset({2002, 2003, 2006, 2013, 2055})
 
 
+def error_message(exc: BaseException) -> str:
+    """The text of a client library's error (its second argument), else str(exc)."""
+    args = getattr(exc, "args", ())
+    return str(args[1]) if len(args) > 1 else str(exc)
+
+
 @dataclass(frozen=True)
 class ConnectionSpec:
     """How to reach the server: a unix socket, or host and port; user, password, schema."""

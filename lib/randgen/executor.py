@@ -36,7 +36,7 @@ from lib.randgen.builtins import Prng
 from lib.randgen.cmdline import RandgenOptions
 from lib.randgen.channel import Channel, StatementError, load_mysqlclient, open_channel
 from lib.randgen.colocate import colocate, is_local, server_thread
-from lib.randgen.connection import LOST_CONNECTION_CODES, ConnectionSpec
+from lib.randgen.connection import LOST_CONNECTION_CODES, ConnectionSpec, error_message
 from lib.randgen.errors import (GendataError, GrammarError, PerlBlockError,
                                 RandgenEnvironmentError, RandgenError)
 from lib.randgen.generator import (BlockFactory, GenContext, Generator, NativeBlocks,
@@ -174,7 +174,8 @@ class RandgenRun:
         except _ServerLost as exc:
             self._fail(STATUS_SERVER_LOST, str(exc))
         except (pymysql.MySQLError, OSError) as exc:
-            self._fail(STATUS_ENVIRONMENT_ERROR, f"setting up the run failed: {_msg(exc)}")
+            self._fail(STATUS_ENVIRONMENT_ERROR,
+                       f"setting up the run failed: {error_message(exc)}")
         except Exception as exc:  # an engine bug must not end the run without a reason
             self._fail(STATUS_GRAMMAR_ERROR, engine_fault([opts.grammar or opts.gendata or ""], exc))
         try:
@@ -279,7 +280,8 @@ class RandgenRun:
                         raise _ServerLost(f"the server went away during gendata: {exc}") from exc
                     res.gendata_errors[code] = res.gendata_errors.get(code, 0) + 1
                     if res.gendata_errors[code] == 1:
-                        self.log.write(f"gendata: error {code} ({_msg(exc)}) in: {sql[:MAX_SAMPLE]}",
+                        self.log.write(f"gendata: error {code} ({error_message(exc)}) in: "
+                                       f"{sql[:MAX_SAMPLE]}",
                                        "WARNING")
         self._use_schema(admin, target)
         if target is not None:
@@ -701,10 +703,6 @@ def engine_fault(files: list[str], exc: BaseException) -> str:
     return (f"{where}: the randgen engine failed ({type(exc).__name__}: {exc}{at}); "
             f"please report it with this grammar")
 
-
-def _msg(exc: BaseException) -> str:
-    args = getattr(exc, "args", ())
-    return str(args[1]) if len(args) > 1 else str(exc)
 
 
 def _profile(errors: dict[int, int]) -> str:

@@ -13,16 +13,12 @@ from typing import Any
 
 import pymysql
 
-from lib.randgen.connection import LOST_CONNECTION_CODES
+from lib.randgen.connection import LOST_CONNECTION_CODES, error_message
 from lib.randgen.errors import RandgenEnvironmentError
 from lib.randgen.result import STATUS_FAILURE, STATUS_OK, STATUS_SERVER_LOST
 
 MAX_SAMPLE = 300
 
-
-def _message(exc: BaseException) -> str:
-    args = getattr(exc, "args", ())
-    return str(args[1]) if len(args) > 1 else str(exc)
 
 
 def plugins(run: Any) -> None:
@@ -142,5 +138,5 @@ def execute_checked(run: Any, gen: Any, st: Any, cur: Any, sql: str, checker: An
     try:
         checker.check(cur, sql, first)
     except pymysql.MySQLError as exc:
-        run.log.write(f"[{tid}] a validator's statement failed: {_message(exc)}", "WARNING")
+        run.log.write(f"[{tid}] a validator's statement failed: {error_message(exc)}", "WARNING")
     return "error" if first.error else "ok"

@@ -24,7 +24,7 @@ from lib.mtr.bootstrap import MtrBootstrapCache, server_features
 from lib.mtr.cases import Collector, MtrCase, skip_rules
 from lib.mtr.cnf import MtrConfig
 from lib.mtr.config import base_environment, build_config, command_line_args, server_option_args
-from lib.mtr.execute import MtrExecutor, MtrSettings, replica_configured
+from lib.mtr.execute import MtrExecutor, MtrSettings
 from lib.mtr.options import beyond_loopback, loopback_only, to_options
 from lib.mtr.server import MARK_ENV
 from lib.mtr.vardir import MtrVardir, ServerSlot
@@ -146,8 +146,7 @@ class MtrRunner(Runner):
                                                 env.server_user, plan.scanner, config.record,
                                                 config.test_timeout, config.verbose,
                                                 config.mysqltest_protocols,
-                                                manager.settings.wrapper.timeout_factor
-                                                if manager.settings.wrapper else 1.0),
+                                                manager.settings.timeout_factor),
                                     self._restart_server)
         self.templates: dict[str, int] = {}
         self.key: object = None
@@ -345,12 +344,7 @@ class MtrRunner(Runner):
             resets = 1
         elif verdict.needs_restart:
             manager.teardown(discard=True)
-            resets = 1
-        elif len(servers) == 1 and replica_configured(servers[0]):
-            # left a stopped source behind (main.mysqldump-nl): a later test's restart
-            # would start its replica threads, so the next case gets a fresh datadir
-            manager.teardown(discard=True)
-            resets, why = 1, "the test left a replication source configured"
+            resets, why = 1, verdict.restart_reason or why
         if verdict.reject:
             message += f"\nreject file: {verdict.reject}"
         return Outcome(case.full_name, status, ms, manager.bot_name, message,

@@ -32,9 +32,8 @@ def make_runner(env: RunEnvironment, bot: str) -> Runner:
     setup = BotSetup.from_config(bot, logdir, env.workdir.path, config, env.tree)
     evidence = EvidenceKeeper(env.workdir.failed_dir, config.max_save_datadir,
                               bot_log_path(env, bot))
-    wrapper = manager.settings.wrapper  # valgrind, rr, gdb... make tests slower too
-    return Runner(manager, setup, config.test_timeout * (wrapper.timeout_factor if wrapper else 1),
-                  evidence)
+    # valgrind, rr, gdb... make tests slower too
+    return Runner(manager, setup, config.test_timeout * manager.settings.timeout_factor, evidence)
 
 
 def bot_log_path(env: RunEnvironment, bot: str) -> str:

@@ -63,6 +63,11 @@ class ServerSettings:
     final_options: list[Option] = field(default_factory=list)  # --mysqld: after the suite's
     trees: TreeSet | None = None  # the run's code trees (restart(basedir=...) resolves here)
 
+    @property
+    def timeout_factor(self) -> float:
+        """How much slower servers (and so tests) are under the wrapper; 1 without one."""
+        return self.wrapper.timeout_factor if self.wrapper else 1.0
+
 
 class Server(Kewpie2012Names):
     """A MySQL-family server managed by kewpie (Startable, Stoppable, Killable,
