@@ -63,8 +63,8 @@ from typing import Iterable, Sequence
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mtr_overhead import (  # noqa: E402
-    KEWPIE, MTR_DIR, MTR_PACKAGE, MTR_SCRIPT, ROOT,
-    python_for_kewpie, remove_kewpie_shm_tree, stop_group, stop_leftovers)
+    KEWPIE, MTR_DIR, MTR_PACKAGE, MTR_SCRIPT, ROOT, BenchError,
+    interrupt, python_for_kewpie, remove_kewpie_shm_tree, stop_group, stop_leftovers)
 
 RUN_TIMEOUT = 4 * 3600.0   # seconds one tool's run of a whole suite may take
 TAIL_LINES = 25            # lines of a failed run's output shown
@@ -92,10 +92,6 @@ REASON_HINTS = (
     re.compile(r"^.*(?:Found warnings|check-testcase|result content mismatch|"
                r"Result length mismatch|Test ended|died|crash|core).*", re.I),
 )
-
-
-class BenchError(Exception):
-    """A run failed or the bench cannot go on; the message says which and why."""
 
 
 @dataclass
@@ -565,11 +561,6 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         parser.error("--mtr-results with --mtr-only (or --kewpie-results with --kewpie-only):"
                      " nothing to run")
     return args
-
-
-def interrupt(signum: int, frame: object) -> None:
-    """SIGTERM/SIGHUP handler: unwind like Ctrl-C, so the runs are stopped and files removed."""
-    raise KeyboardInterrupt
 
 
 def main(argv: Sequence[str]) -> int:
