@@ -125,6 +125,7 @@ class MtrBootstrapCache(BootstrapCache):
         self.mtr_root = mtr_root
         self.optional_plugins = optional_plugins
         self.sql = bootstrap_sql(tree.basedir, mtr_root)
+        self.sql_digest = hashlib.sha1(self.sql.encode()).hexdigest()
 
     def template(self, options: list[Option]) -> str:
         """A pristine datadir for options, of which only those mtr re-bootstraps for count
@@ -136,7 +137,7 @@ class MtrBootstrapCache(BootstrapCache):
         """kewpie's key plus the bootstrap script's hash (another mtr tree, another template)."""
         base = super().key(options)
         plugins = ",".join(sorted(self.optional_plugins))
-        digest = hashlib.sha1((base + "|mtr|" + plugins + "|" + self.sql).encode()).hexdigest()
+        digest = hashlib.sha1((base + "|mtr|" + plugins + "|" + self.sql_digest).encode()).hexdigest()
         return "mtr-" + digest[:12]
 
     def _build(self, target: str, options: list[Option]) -> None:

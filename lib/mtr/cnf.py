@@ -51,6 +51,17 @@ class CnfGroup:
             return
         self.options.append([name, value])
 
+    def insert_missing(self, items: dict[str, str]) -> None:
+        """insert(name, value, if_missing=True) for each item, in one pass."""
+        present = {str(option[0]).replace("_", "-") for option in self.options}
+        for name, value in items.items():
+            key = name.replace("_", "-")
+            if key in MULTIPART:
+                self.insert(name, value, if_missing=True)
+            elif key not in present:
+                self.options.append([name, value])
+                present.add(key)
+
     def value(self, name: str) -> str | None:
         """The option's value (None when absent or valueless)."""
         found = self.find(name)

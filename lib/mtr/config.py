@@ -171,8 +171,7 @@ def build_config(template: str, mtr_root: str, vardir: MtrVardir, slots: list[Se
     config = MtrConfig.read(template, search_dirs=(mtr_root,))
     env_group = config.group("ENV")
     assert env_group is not None
-    for name, value in env.items():
-        env_group.insert(name, value, if_missing=True)
+    env_group.insert_missing(env)
     config.port_pool = [p for slot in slots for p in slot.spare_ports]  # mtr's @OPT.port
     mysqld = config.group("mysqld", create=True)
     assert mysqld is not None

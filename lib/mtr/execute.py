@@ -151,6 +151,18 @@ class MtrExecutor:
             thread.join()
         return [results.get(n, (-1, "check did not finish")) for n in numbers]
 
+    def record_before(self, count: int, env: dict[str, str]) -> str:
+        """check-testcase's 'before' state of mysqld.1..count, where not yet recorded
+        (several at once); '' when recorded, else why it could not be."""
+        todo = [n for n in range(1, count + 1) if n not in self.recorded]
+        for number, (rc, text) in zip(todo, self._checks(todo, env, record=True)):
+            if rc != 0:
+                self.recorded.clear()
+                return (f"could not execute check-testcase before the test on mysqld.{number} "
+                        f"(exit {rc}):\n{text}")
+            self.recorded.add(number)
+        return ""
+
     # ------------------------------------------------------------------ one case
     def run(self, case: MtrCase, servers: Sequence[Server], env: dict[str, str],
             fresh: bool = False) -> MtrVerdict:
@@ -158,13 +170,9 @@ class MtrExecutor:
         fresh: the servers were started for this case (their logs have its marker)."""
         begun = time.monotonic()
         watches = [ServerWatch(i + 1, s, list(s.user_options)) for i, s in enumerate(servers)]
-        todo = [w.number for w in watches if w.number not in self.recorded]
-        for number, (rc, text) in zip(todo, self._checks(todo, env, record=True)):
-            if rc != 0:
-                self.recorded.clear()
-                return MtrVerdict(MtrStatus.FAIL, f"could not execute check-testcase before the "
-                                  f"test on mysqld.{number} (exit {rc}):\n{text}", needs_restart=True)
-            self.recorded.add(number)
+        problem = self.record_before(len(servers), env)
+        if problem:
+            return MtrVerdict(MtrStatus.FAIL, problem, needs_restart=True)
         result_file = self._prepare_result(case, env)
         base = os.path.join(self.settings.vardir.log, case.name)
         reject = base + ".reject"

@@ -3,9 +3,13 @@
 Each worker is forked after the tests are loaded, builds its own runner
 through the factory the pool was given (its own ServerManager in
 ``workdir/botN``, its own port leases and state file), and runs the tests it
-is handed, one at a time, with retries and evidence as in a single-bot run.  The parent picks the next test for a free bot: one needing
-the servers that bot already has, else one whose servers no other bot has,
-longest first by known timings (see lib/run/scheduling.py).  Workers die with the
+is handed, one at a time, with retries and evidence as in a single-bot run.
+The parent picks the next test for a free bot: one needing the servers that
+bot already has, else one whose servers no other bot has, longest first by
+known timings (see lib/run/scheduling.py).  With each test it announces the
+one that bot will get after it (``Runner.expect_next``; kept for that bot
+unless it is the last one left), so that a runner can prepare those servers
+while the test runs.  Workers die with the
 parent (parent-death signal), and their servers die with them; a worker that
 ends closes what it started through the ``close_bot`` callable it was given.
 """
@@ -51,7 +55,9 @@ def _worker(pool: "BotPool", bot: str, conn: Connection, queue: list[TestSpec],
             message = conn.recv()
             if message[0] == "stop":
                 break
-            _, index, failed_so_far = message
+            _, index, failed_so_far, upcoming = message
+            if hasattr(runner, "expect_next"):
+                runner.expect_next(queue[upcoming] if upcoming is not None else None)
             try:
                 outcome = runner.run_with_retries(queue[index], retries,
                                                   lambda: failed_so_far < retry_max)
@@ -111,24 +117,40 @@ class BotPool:
         pending = list(range(len(queue)))
         busy: dict[str, int] = {}
         affinity: dict[str, Hashable | None] = {bot: None for bot in conns}
+        upcoming: dict[str, int | None] = {bot: None for bot in conns}
+        keys = [spec.requirements for spec in queue]  # tests with equal keys can share servers
+        weights = [weight(spec) for spec in queue]
         failed = 0
         stopping = False
 
-        def key(index: int) -> Hashable:
-            """Tests with equal requirements can share servers."""
-            return queue[index].requirements
+        def choose(bot: str, after: Hashable | None) -> int | None:
+            """Index in pending of bot's next test when its servers serve after: the one
+            announced to it if still pending, else pick_next's choice among the tests
+            not announced to another bot (all of them when only those are left)."""
+            if upcoming[bot] in pending:
+                return pending.index(upcoming[bot])  # type: ignore[arg-type]
+            promised = {i for b, i in upcoming.items() if b != bot and i is not None}
+            free = [i for i in pending if i not in promised] or pending
+            if not free:
+                return None
+            busy_keys = [keys[i] for b, i in busy.items() if b != bot]
+            picked = pick_next(free, after, keys.__getitem__, weights.__getitem__, busy_keys)
+            return pending.index(free[picked])
 
         try:
             while True:
                 for bot in conns:
                     if bot in busy or not pending or stopping:
                         continue
-                    busy_keys = [key(i) for i in busy.values()]
-                    choice = pick_next(pending, affinity[bot], key, lambda i: weight(queue[i]),
-                                       busy_keys)
+                    choice = choose(bot, affinity[bot])
+                    assert choice is not None
                     index = pending.pop(choice)
-                    conns[bot].send(("run", index, failed))
                     busy[bot] = index
+                    # announced in advance, so that the bot can prepare its servers
+                    upcoming[bot] = None
+                    ahead = choose(bot, keys[index]) if pending else None
+                    upcoming[bot] = pending[ahead] if ahead is not None else None
+                    conns[bot].send(("run", index, failed, upcoming[bot]))
                 if not busy:
                     break
                 for conn in wait([conns[bot] for bot in busy]):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import pwd
 import shutil
+import threading
 import uuid
 from types import MappingProxyType
 from typing import Callable, Mapping
@@ -61,6 +62,7 @@ class RunEnvironment:
                              f"vardirs on disk this run (as with --no-shm)")
             self.workdir.use_shm = False
         self.managers: list[ServerManager] = []
+        self._state_lock = threading.Lock()
         self.tree: CodeTree | None = None
         self.trees = TreeSet([config.basedir, *config.extra_basedirs], config.trees_dir)
         self.keep_servers = False
@@ -154,21 +156,23 @@ class RunEnvironment:
         return env
 
     def make_manager(self, bot: str, tree: CodeTree | None = None,
-                     bootstrap: Callable[[str, CodeTree, str | None], BootstrapCache] | None = None
-                     ) -> ServerManager:
+                     bootstrap: Callable[[str, CodeTree, str | None], BootstrapCache] | None = None,
+                     lane: str = "") -> ServerManager:
         """The one factory of server managers: bot's directories, port leaser, socket
         directory, settings and bootstrap cache (on the run's code tree unless another
         is given; bootstrap builds another kind of cache, e.g. mysql-test's, from the
-        cache directory, the tree and the server user).  The manager is stopped by
-        :meth:`close`."""
+        cache directory, the tree and the server user).  lane names a bot's second
+        server set (its manager, directory and state file are ``bot + lane``; its
+        servers carry the bot's tag).  The manager is stopped by :meth:`close`."""
         tree = tree or self.tree
         assert tree is not None
-        bot_dir = os.path.realpath(self.workdir.prepare_bot(bot))
+        name = bot + lane
+        bot_dir = os.path.realpath(self.workdir.prepare_bot(name))
         if self.server_user:
             check_reachable(bot_dir, self.server_user)
             shutil.chown(bot_dir, self.server_user, self.server_user)
         lock_dir = self.config.lock_dir or default_lock_dir()
-        disk_dir, disk_problem = self._disk_dir(bot, lock_dir)
+        disk_dir, disk_problem = self._disk_dir(name, lock_dir)
         leaser = PortLeaser(lock_dir, self.config.base_port)
         server_uid = pwd.getpwnam(self.server_user).pw_uid if self.server_user else os.geteuid()
         # servers make their sockets here; servers run as root (--server-user=root) get
@@ -194,7 +198,7 @@ class RunEnvironment:
                                   trees=self.trees)
         cache = (bootstrap or BootstrapCache)(os.path.realpath(self.workdir.prepare_cache()), tree,
                                               self.server_user)
-        manager = ServerManager(bot, bot_dir, tree, leaser, cache, settings, SERVER_KINDS,
+        manager = ServerManager(name, bot_dir, tree, leaser, cache, settings, SERVER_KINDS,
                                 on_change=self.write_state, disk_dir=disk_dir,
                                 disk_problem=disk_problem,
                                 network_prefix=netns.prefix_for(self.workdir.path),
@@ -207,9 +211,10 @@ class RunEnvironment:
         run = {"pid": os.getpid(), "run_id": self.run_id, "workdir": self.workdir.path,
                "start_and_exit": self.config.start_and_exit,
                "basedir": self.tree.basedir if self.tree else self.config.basedir}
-        for manager in self.managers:
-            StateFile(self.workdir.state_file_for(manager.bot_name)).write(
-                run, [s.describe() for s in manager.servers])
+        with self._state_lock:  # a bot's two server sets may change from two threads
+            for manager in self.managers:
+                StateFile(self.workdir.state_file_for(manager.bot_name)).write(
+                    run, [s.describe() for s in manager.servers])
 
     # ------------------------------------------------------------------ end
     def close(self, fast: bool = False, bot: str | None = None) -> None:

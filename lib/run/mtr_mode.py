@@ -10,46 +10,42 @@ run's reporting (:func:`lib.run.native.run_tests`), so --parallel, --shard,
 --junit-xml, --retry, --repeat, --test-timeout, --force, evidence and the
 progress line work as for kewpie's own tests.  Servers are kept between tests
 with the same options (and config file and time zone) while mtr's
-check-testcase finds them unchanged; otherwise they are discarded.
+check-testcase finds them unchanged; otherwise they are discarded.  When the
+next case needs other servers, they are started on the bot's second lane
+(:mod:`lib.run.mtr_lane`) while the current case runs.
 """
 from __future__ import annotations
 
 import os
 import shutil
+import threading
 import time
-from functools import partial
+from dataclasses import dataclass
 
 from lib.errors import EXIT_OK, KewpieError, QueryError, ServerError, SuiteError, UsageError
-from lib.mtr.bootstrap import MtrBootstrapCache, server_features
+from lib.mtr.bootstrap import server_features
 from lib.mtr.cases import Collector, MtrCase, skip_rules
-from lib.mtr.cnf import MtrConfig
-from lib.mtr.config import base_environment, build_config, command_line_args, server_option_args
-from lib.mtr.execute import MtrExecutor, MtrSettings
-from lib.mtr.options import beyond_loopback, loopback_only, to_options
-from lib.mtr.server import MARK_ENV
-from lib.mtr.vardir import MtrVardir, ServerSlot
+from lib.mtr.config import base_environment
+from lib.mtr.options import beyond_loopback
+from lib.mtr.vardir import MtrVardir
 from lib.mtr.warnings import WarningScanner
 from lib.run.config import RunConfig
 from lib.run.environment import RunEnvironment
 from lib.run.evidence import EvidenceKeeper
+from lib.run.mtr_lane import MtrLane
 from lib.run.native import bot_log_path, run_tests
 from lib.run.postchecks import debugger_problems
 from lib.run.report import Outcome
 from lib.run.runner import Runner
-from lib.platform.tools import run_tool
 from lib.run.filters import matches
 from lib.run.selection import apply_shard, mysqld_requirements
 from lib.servers.option_safety import check_requirements
 from lib.servers.codetree import CodeTree, discover
-from lib.servers.options import Option
-from lib.servers.requirements import Requirements
 from lib.servers.manager import stop_all
-from lib.servers.server import Server
 from lib.suites.context import BotSetup
+from lib.suites.loader import TestSpec
 from lib.suites.status import TestStatus
 
-SERVER_ENV = ("LC_ALL", "LC_CTYPE", "LC_COLLATE", "UMASK", "UMASK_DIR",
-              "GNUTLS_SYSTEM_PRIORITY_FILE", "OPENSSL_CONF", "MYSQL_TEST_DIR", "MYSQLTEST_VARDIR")
 MTR_DIR_CANDIDATES = ("mysql-test", "share/mysql/mysql-test", "share/mariadb/mysql-test",
                       "share/mysql-test", "mariadb-test")
 
@@ -110,139 +106,120 @@ class MtrPlan:
         return cases
 
 
+@dataclass
+class Preparation:
+    """Servers being started on the other lane, in the background, for the case the
+    scheduler said comes next."""
+
+    case: MtrCase
+    lane: MtrLane
+    thread: threading.Thread
+    problem: str = ""   # why they could not be started ('' = ready, checks recorded)
+
+
 class MtrRunner(Runner):
-    """One bot's runner for mysql-test cases (the native Runner's retries and evidence)."""
+    """One bot's runner for mysql-test cases (the native Runner's retries and evidence).
+
+    Its tests run on one lane (:class:`lib.run.mtr_lane.MtrLane`); when the next
+    case the scheduler announces needs other servers, they start on the other
+    lane while the current test runs, and that lane takes over when the case
+    comes (the old set is killed).  Not under a server wrapper (valgrind, gdb,
+    rr...), and not for cases with -master.sh scripts.
+    """
 
     def __init__(self, env: RunEnvironment, bot: str, plan: MtrPlan) -> None:
         config = env.config
-        factory = partial(MtrBootstrapCache, mtr_root=plan.root,
-                          optional_plugins=plan.optional_plugins)
-        manager = env.make_manager(bot, bootstrap=factory)
-        manager.reuse_expected = False
-        logdir = os.path.join(manager.bot_dir, "log")
-        os.makedirs(logdir, exist_ok=True)
-        setup = BotSetup.from_config(bot, logdir, env.workdir.path, config, env.tree)
+        self.server_counts: dict[str, int] = {}
+        self.lane = MtrLane(env, bot, plan, "", self.server_counts)
+        self.other: MtrLane | None = None   # made when first needed
+        manager = self.lane.manager
+        setup = BotSetup.from_config(bot, os.path.join(manager.bot_dir, "log"),
+                                     env.workdir.path, config, env.tree)
         evidence = EvidenceKeeper(env.workdir.failed_dir, config.max_save_datadir,
                                   bot_log_path(env, bot))
         super().__init__(manager, setup, config.test_timeout, evidence)
+        self.bot = bot
         self.plan = plan
         self.env = env
-        self.vardir = MtrVardir(manager.bot_dir, plan.root, env.server_user)
-        self.vardir.prepare()
-        self.base_env = dict(env.server_env(bot))
-        self.base_env.pop("TZ", None)
-        self.base_env.update(base_environment(plan.tree, plan.root, self.vardir))
-        self.base_env["STAGING_RUN"] = "0"
-        if config.big_test or config.tests:
-            self.base_env["BIG_TEST"] = "1"
-        ssl = plan.features.get("version-ssl-library", "")
-        self.base_env["OPENSSL_CONF"] = (os.path.join(plan.root, "lib", "openssl.cnf")
-                                         if ssl > "OpenSSL 1.1.1" else "/dev/null")
-        for name in SERVER_ENV:  # the servers see what mtr's servers inherit from mtr
-            if name in self.base_env:
-                manager.settings.env[name] = self.base_env[name]
-        self.base_env.update(self._tool_commands(manager.cache))
-        self.executor = MtrExecutor(MtrSettings(plan.mysqltest, plan.root, self.vardir,
-                                                env.server_user, plan.scanner, config.record,
-                                                config.test_timeout, config.verbose,
-                                                config.mysqltest_protocols,
-                                                manager.settings.timeout_factor),
-                                    self._restart_server)
-        self.templates: dict[str, int] = {}
-        self.key: object = None
-        self.timezone = "DEFAULT"
-        self.template = ""
-        self.config_env: dict[str, str] = {}
-        self.originals: dict[str, list[Option]] = {}
-
-    def _tool_commands(self, cache: object) -> dict[str, str]:
-        """MYSQL_TEST (mariadb-test as run here), MYSQLD_BOOTSTRAP_CMD and the bootstrap
-        script it is fed (written to log/bootstrap.sql)."""
-        vardir = self.vardir
-        out = {"MYSQL_TEST": " ".join([
-            self.plan.mysqltest, f"--defaults-file={vardir.cnf}", "--silent",
-            f"--tmpdir={vardir.tmp}",
-            f"--character-sets-dir={self.base_env.get('MYSQL_CHARSETSDIR', '')}",
-            f"--logdir={vardir.log}", "--database=test", f"--timer-file={vardir.log}/timer"])}
-        if isinstance(cache, MtrBootstrapCache):
-            argv = cache.bootstrap_argv(os.path.join(vardir.root, "install.db"), vardir.tmp + "/",
-                                        [], user=False)
-            out["MYSQLD_BOOTSTRAP_CMD"] = " ".join(argv)
-            sql_file = os.path.join(vardir.log, "bootstrap.sql")
-            with open(sql_file, "w") as fh:
-                fh.write(cache.sql)
-            out["MYSQL_BOOTSTRAP_SQL_FILE"] = sql_file
-        return out
+        self.upcoming: MtrCase | None = None
+        self.preparation: Preparation | None = None
+        self.prepared_used = 0
 
     def current_key(self) -> object:
         """The scheduling key of the case the bot's servers were started for."""
-        return self.key if self.manager.servers else None
+        return self.lane.key if self.lane.manager.servers else None
 
-    # ------------------------------------------------------------------ servers
-    def _server_count(self, template: str) -> int:
-        if template not in self.templates:
-            config = MtrConfig.read(template, search_dirs=(self.plan.root,))
-            self.templates[template] = max(1, len(config.servers()))
-        return self.templates[template]
+    def expect_next(self, spec: TestSpec | None) -> None:
+        """The case this bot gets after the next one (its servers may start meanwhile)."""
+        self.upcoming = spec  # type: ignore[assignment]
 
-    def _slots(self, count: int) -> list[ServerSlot]:
-        """Where each server of a set lives; client ports consecutive from the first
-        lease's block, as mtr numbers them (tests compute a server's number as
-        1 + @@port - MASTER_MYPORT); the other leased ports are the spares."""
-        plans = [self.manager.plan(index) for index in range(count)]
-        block = plans[0][1].ports
-        consecutive = count <= len(block)
-        ports = list(block[:count]) if consecutive else [lease.port(0) for _, lease, _ in plans]
-        spare = [p for _, lease, _ in plans for p in lease.ports if p not in ports]
-        slots = []
-        for index, (vardir, lease, socket) in enumerate(plans):
-            mine = tuple(spare[index * 3:index * 3 + 3])  # e.g. Galera's three
-            slots.append(ServerSlot(index + 1, vardir, ports[index], socket,
-                                    os.path.join(vardir, "log", "error.log"),
-                                    os.path.join(vardir, "tmp"), mine))
-        return slots
+    # ------------------------------------------------------------------ the other lane
+    def _take_prepared(self, case: MtrCase) -> bool:
+        """Before case runs: switch to the lane prepared for it (True), dropping a
+        preparation no case will use; a retry of the current case leaves the one for
+        the next case alone."""
+        prep = self.preparation
+        if prep is None or (prep.case is not case and prep.case is self.upcoming):
+            return False
+        prep.thread.join()
+        self.preparation = None
+        usable = prep.case is case and not prep.problem and not (
+            self.lane.manager.servers and self.lane.key == case.requirements)
+        if not usable:
+            if prep.problem:
+                self.log.debug("%s: servers prepared for %s not used: %s", self.bot,
+                               prep.case.full_name, prep.problem)
+            prep.lane.discard()
+            return False
+        self.lane.discard()
+        self.other, self.lane = self.lane, prep.lane
+        self.manager = self.lane.manager
+        self.prepared_used += 1
+        return True
 
-    def _restart_server(self, server: Server, extra: list[str] | None) -> None:
-        """The restart protocol's restart: the same options, or those plus extra."""
-        original = self.originals.setdefault(server.name, list(server.user_options))
-        server.user_options = [*original, *to_options(extra, defaults=False)] if extra \
-            else list(original)
-        server.start()
+    def _prepare_next(self, case: MtrCase) -> None:
+        """Start the announced next case's servers on the other lane, in the background,
+        when it needs other servers than case."""
+        upcoming = self.upcoming
+        if (upcoming is None or upcoming is case or self.preparation is not None
+                or upcoming.skip or upcoming.scripts or self.lane.manager.settings.wrapper
+                or upcoming.requirements == case.requirements):
+            return
+        if self.other is None:
+            self.other = MtrLane(self.env, self.bot, self.plan, "b", self.server_counts)
+        lane = self.other
+        lane.discard()
+        lane.lease(upcoming)  # port leases from this thread, before the background start
+        prep = Preparation(upcoming, lane, threading.Thread(
+            target=lambda: self._prepare(prep), name=f"{self.bot}-prepare", daemon=True))
+        self.preparation = prep
+        prep.thread.start()
 
-    def _requirements(self, case: MtrCase, env: dict[str, str]) -> tuple[Requirements, MtrConfig]:
-        slots = self._slots(self._server_count(case.template))
-        config = build_config(case.template, self.plan.root, self.vardir, slots, self.plan.tree,
-                              env, self.plan.optional_plugins)
-        servers = config.servers()
-        option_lists = []
-        for group in servers:
-            use_slave = group.has("#!use-slave-opt")
-            extra = case.slave_opt if use_slave else case.master_opt
-            option_lists.append(loopback_only(
-                to_options(server_option_args(config, group.name, extra, env))))
-        for slot in slots:
-            self.vardir.link(slot)
-        if servers:  # mtr's MYSQLD_LAST_CMD: the last server it started, as started
-            last = servers[-1]
-            extra = case.slave_opt if last.has("#!use-slave-opt") else case.master_opt
-            env["MYSQLD_LAST_CMD"] = " ".join([
-                self.plan.tree.server, f"--defaults-group-suffix={last.name[len('mysqld'):]}",
-                f"--defaults-file={self.vardir.cnf}",
-                *command_line_args(config, last.name, extra, env)])
-        return Requirements.declared("mtr", option_lists), config
-
-    def _case_env(self, case: MtrCase) -> dict[str, str]:
-        env = dict(self.base_env)
-        env["MTR_TEST_NAME"] = f"{case.suite}.{case.name}"
-        env["MTR_SUITE_DIR"] = case.suite_dir
-        for comb in case.combinations:
-            env[f"MTR_COMBINATION_{comb.upper()}"] = "1"
-        if case.combinations:
-            env["MTR_COMBINATIONS"] = ",".join(case.combinations)
-        if case.timezone != "DEFAULT":
-            from lib.mtr.config import expand_env
-            env["TZ"] = expand_env(case.timezone, env)
-        return env
+    def _prepare(self, prep: Preparation) -> None:
+        """Background thread: prep.case's servers on prep.lane, checks recorded."""
+        lane, case = prep.lane, prep.case
+        started = time.monotonic()
+        try:
+            env = lane.case_env(case)
+            reqs, config = lane.requirements(case, env)
+            if any(beyond_loopback(list(options)) for options in reqs.servers):
+                prep.problem = "would listen beyond the loopback"
+                return
+            servers, _ = lane.servers_for(case, reqs, config, env)
+            prep.problem = lane.executor.record_before(len(servers), env)
+        except Exception as exc:  # noqa: BLE001 - the case then starts its own servers
+            prep.problem = f"{type(exc).__name__}: {exc}"
+        finally:
+            if prep.problem:
+                try:
+                    lane.manager.teardown(fast=True)
+                except Exception:  # noqa: BLE001 - discarded before the lane is used again
+                    pass
+            else:
+                lane.prepared_for = case
+            self.log.debug("%s: servers for %s prepared in the background in %.0f ms%s",
+                           self.bot, case.full_name, (time.monotonic() - started) * 1000,
+                           f" (failed: {prep.problem})" if prep.problem else "")
 
     # ------------------------------------------------------------------ one case
     def run_one(self, spec: MtrCase) -> Outcome:  # type: ignore[override]
@@ -250,58 +227,25 @@ class MtrRunner(Runner):
         case = spec
         start = time.monotonic()
         if case.skip:
-            return Outcome(case.full_name, TestStatus.SKIPPED, 0, self.manager.bot_name, case.skip)
-        manager = self.manager
+            return Outcome(case.full_name, TestStatus.SKIPPED, 0, self.bot, case.skip)
+        prepared = self._take_prepared(case)
+        lane = self.lane
+        manager = lane.manager
         manager.reuse_expected = False
-        env = self._case_env(case)
+        env = lane.case_env(case)
         try:
-            reqs, config = self._requirements(case, env)
+            reqs, config = lane.requirements(case, env)
         except (SuiteError, KewpieError) as exc:
-            return Outcome(case.full_name, TestStatus.FAIL, 0, manager.bot_name,
+            return Outcome(case.full_name, TestStatus.FAIL, 0, self.bot,
                            f"cannot build the config of {case.full_name}: {exc}")
         for options in reqs.servers:
             unsafe = beyond_loopback(list(options))
             if unsafe:  # kewpie's servers listen on 127.0.0.1 (and ::1) only
-                return Outcome(case.full_name, TestStatus.SKIPPED, 0, manager.bot_name,
+                return Outcome(case.full_name, TestStatus.SKIPPED, 0, self.bot,
                                f"not run by kewpie: {unsafe} would listen beyond the "
                                f"loopback (kewpie's servers listen on 127.0.0.1 only)")
-        if case.timezone != self.timezone or case.scripts or case.template != self.template:
-            manager.request_reset()  # mtr restarts for another config file or time zone
-        if manager.servers and (manager.current != reqs or manager.force_reset):
-            manager.teardown(discard=True)
-        fresh = not manager.servers
-        if fresh:
-            self.vardir.clean_tmp()  # as mtr cleans var/tmp whenever servers start afresh
-            self.executor.forget()
-            self.originals.clear()
-            if "TZ" in env:
-                manager.settings.env["TZ"] = env["TZ"]
-            else:
-                manager.settings.env.pop("TZ", None)
-            self.timezone = case.timezone
-            self.template = case.template
-            for name in self.config_env:  # the previous config's [ENV]
-                manager.settings.env.pop(name, None)
-            self.config_env = {k: v for k, v in config.env().items()
-                               if k not in self.base_env or self.base_env[k] != v}
-            manager.settings.env.update(self.config_env)  # as mtr exports [ENV] to servers
-        env.update({k: v for k, v in config.env().items() if v is not None})
-        first = config.servers()[0] if config.servers() else None
-        if first is not None and first.value("datadir"):
-            env["MARIADB_TOPDIR"] = env["MARIADB_DATADIR"] = str(first.value("datadir"))
-        with open(self.vardir.cnf, "w", errors="surrogateescape") as fh:
-            fh.write(config.render())
-        if self.env.server_user:
-            shutil.chown(self.vardir.cnf, self.env.server_user, self.env.server_user)
         try:
-            starting = manager.force_reset or not manager.servers or manager.current != reqs
-            if starting:
-                self._run_scripts(case, env)
-                manager.settings.env[MARK_ENV] = f"{case.suite}.{case.name}"
-            try:
-                servers = manager.get_servers(reqs)
-            finally:
-                manager.settings.env.pop(MARK_ENV, None)
+            servers, starting = lane.servers_for(case, reqs, config, env)
         except (ServerError, QueryError, UsageError) as exc:
             ms = int((time.monotonic() - start) * 1000)
             message = f"servers for {case.full_name} could not be started: {exc}"
@@ -313,11 +257,13 @@ class MtrRunner(Runner):
                 evidence = self.evidence.save(case.full_name, message, manager.last_servers,
                                               None).path
             manager.teardown(fast=True)
-            self.key = None
-            return Outcome(case.full_name, TestStatus.FAIL, ms, manager.bot_name, message,
+            lane.key = None
+            return Outcome(case.full_name, TestStatus.FAIL, ms, self.bot, message,
                            evidence=evidence, resets=1)
-        self.key = case.requirements
-        verdict = self.executor.run(case, servers, env, fresh=starting)
+        fresh = starting or (prepared and lane.prepared_for is case)
+        lane.prepared_for = None
+        self._prepare_next(case)
+        verdict = lane.executor.run(case, servers, env, fresh=fresh)
         status, message = TestStatus(str(verdict.status)), verdict.message
         wrapper = manager.settings.wrapper
         if wrapper is not None and wrapper.stop_after_test and not verdict.failed:
@@ -334,47 +280,22 @@ class MtrRunner(Runner):
         if status.failed:
             manager.teardown()
             if self.evidence is not None:
-                logs = self._evidence_logs(case)
+                logs = lane.evidence_logs(case)
                 saved = self.evidence.save(case.full_name, message, servers, logs)
                 evidence = saved.path
                 if saved.backtrace:
                     message += f"\n--- backtrace (top frames) ---\n{saved.backtrace}"
                 shutil.rmtree(logs, ignore_errors=True)
-            self.vardir.clean_tmp()
+            lane.vardir.clean_tmp()
             resets = 1
         elif verdict.needs_restart:
             manager.teardown(discard=True)
             resets, why = 1, verdict.restart_reason or why
         if verdict.reject:
             message += f"\nreject file: {verdict.reject}"
-        return Outcome(case.full_name, status, ms, manager.bot_name, message,
+        return Outcome(case.full_name, status, ms, self.bot, message,
                        evidence=evidence, resets=resets,
                        reset_reason=why if resets else "")
-
-    def _run_scripts(self, case: MtrCase, env: dict[str, str]) -> None:
-        """A test's -master.sh/-slave.sh, before its servers start (as mtr runs them)."""
-        for script in case.scripts:
-            ran = run_tool(["/bin/sh", script], user=self.env.server_user, env=env,
-                           tmpdir=self.vardir.tmp, cwd=self.plan.root, timeout=120)
-            if not ran.ok:
-                raise ServerError(f"{script} failed (exit {ran.returncode}): "
-                                  f"{(ran.stdout + ran.stderr).strip()[-2000:]}")
-
-    def _evidence_logs(self, case: MtrCase) -> str:
-        """A directory with the case's own files (output, .reject, checks) for the evidence."""
-        target = os.path.join(self.manager.bot_dir, "evidence-logs")
-        shutil.rmtree(target, ignore_errors=True)
-        os.makedirs(target)
-        for directory in (self.vardir.log, self.vardir.tmp):
-            for name in os.listdir(directory):
-                path = os.path.join(directory, name)
-                if os.path.isfile(path) and not os.path.islink(path) and (
-                        name.startswith(case.name + ".") or name.startswith("check-")
-                        or name.startswith("warnings-") or name.endswith(".warnings")):
-                    shutil.copy2(path, os.path.join(target, name))
-        with open(self.vardir.cnf) as src, open(os.path.join(target, "my.cnf"), "w") as dst:
-            dst.write(src.read())
-        return target
 
 
 def run_mtr(env: RunEnvironment) -> int:

@@ -132,6 +132,12 @@ class Runner:
             outcome.earlier_failures = failures
         return outcome
 
+    def expect_next(self, spec: TestSpec | None) -> None:
+        """The test this bot will run after the next one, as far as the scheduler can
+        tell (None: none known).  A runner may prepare its servers in the background;
+        this one does not."""
+        del spec
+
     def current_key(self) -> object:
         """What the bot's servers can serve (scheduling affinity), None when it has none."""
         return self.manager.current if self.manager.servers else None

@@ -185,3 +185,24 @@ def test_left_replication_source_gets_fresh_servers(tmp_path_factory):
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert "servers reset: the test left a replication source configured" in proc.stdout
     assert _rows(proc.stdout)["main.temp_table_frm"][0] == "pass"
+
+
+def test_next_cases_servers_start_while_a_test_runs(tmp_path_factory):
+    """Each case here needs other servers than the one before: they start on the bot's
+    second lane (workdir/bot0b, its own MYSQLTEST_VARDIR and ports) while the previous
+    case runs, with their check-testcase recorded, and take over when the case comes."""
+    runner = KewpieRunner(make_workdir(tmp_path_factory, "mtr_lanes"))
+    cases = ["kw_mtr.plain", "kw_mtr.opt", "main.comment_database"]
+    proc = runner.run("--mode=mtr", "--no-reorder", f"--suite=main,{FIXTURE}", *cases,
+                      timeout=120)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    rows = _rows(proc.stdout)
+    assert all(rows[c][0] == "pass" for c in cases), rows
+    with open(os.path.join(runner.workdir, "kewpie.log")) as fh:  # one bot: the run's log
+        log = fh.read()
+    for case in cases[1:]:
+        assert f"servers for {case} prepared in the background" in log, log[-3000:]
+    assert "(failed:" not in log
+    assert log.count("servers ready in") == 3, log[-3000:]  # one set per case, no more
+    assert os.path.isdir(os.path.join(runner.workdir, "bot0b"))
+    assert not tagged(runner.workdir), "servers left running"

@@ -115,3 +115,43 @@ def test_bot_pool_needs_only_callables(tmp_path):
     assert sorted(o.name for o in got) == ["s.a", "s.bad", "s.c"]
     assert [o.failed for o in got if o.name == "s.bad"] == [True]
     assert sorted(p.name for p in closed.iterdir()) == ["bot0", "bot1"]
+
+
+class _AnnouncedRunner(_FakeRunner):
+    """Writes, for each test it runs, the test announced to come after it."""
+
+    def __init__(self, bot, log_dir):
+        super().__init__(bot)
+        self.log = os.path.join(log_dir, bot)
+        self.upcoming = None
+
+    def expect_next(self, spec):
+        self.upcoming = spec
+
+    def run_with_retries(self, spec, retries, may_retry):
+        with open(self.log, "a") as fh:
+            fh.write(f"{spec.full_name} {self.upcoming.full_name if self.upcoming else '-'}\n")
+        time.sleep(0.01 * (len(spec.full_name) % 3))  # the bots finish in a mixed order
+        return super().run_with_retries(spec, retries, may_retry)
+
+
+def test_bot_pool_announces_each_bots_next_test(tmp_path):
+    # the test announced with one test is the one that bot runs next (a runner prepares
+    # its servers meanwhile); only the last test left may go to the bot that is free
+    spec = lambda name, key: types.SimpleNamespace(full_name=name, requirements=key)  # noqa: E731
+    queue = [spec(f"s.t{i:02d}{'x' * (i % 3)}", f"k{i // 3}") for i in range(18)]
+    logs = tmp_path / "ran"
+    logs.mkdir()
+    pool = BotPool(2, make_runner=lambda bot: _AnnouncedRunner(bot, str(logs)),
+                   close_bot=lambda bot, fast: None,
+                   log_path=lambda bot: str(tmp_path / f"{bot}.log"))
+    got = []
+    pool.run(queue, lambda s: 1.0, got.append, stop_on_failure=False, retries=0, retry_max=0)
+    assert sorted(o.name for o in got) == sorted(s.full_name for s in queue)
+    announced_any = False
+    for path in logs.iterdir():
+        rows = [line.split() for line in path.read_text().splitlines()]
+        for (_, announced), (ran_next, _) in zip(rows, rows[1:]):
+            assert announced == ran_next, rows
+            announced_any = True
+    assert announced_any

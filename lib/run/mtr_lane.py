@@ -1,0 +1,274 @@
+"""One server set of an mtr-mode bot: its servers, its ``MYSQLTEST_VARDIR``, its config.
+
+A bot of ``--mode=mtr`` has up to two lanes.  Its tests run on one; on the
+other, the servers of the test it will run next are started, and their
+check-testcase 'before' state recorded, in the background while the current
+test runs, when that test needs other servers (see
+:class:`lib.run.mtr_mode.MtrRunner`).  Each lane is what mysql-test-run gives
+one worker: a vardir laid out as mtr's ``var/`` (:mod:`lib.mtr.vardir`), the
+test's ``my.cnf`` written there, the servers of the test's config on the
+lane's own leased ports, and the check state of those servers
+(:class:`lib.mtr.execute.MtrExecutor`).
+"""
+from __future__ import annotations
+
+import os
+import shutil
+from functools import partial
+from typing import TYPE_CHECKING
+
+from lib.mtr.bootstrap import MtrBootstrapCache
+from lib.mtr.cases import MtrCase
+from lib.mtr.cnf import MtrConfig
+from lib.mtr.config import (base_environment, build_config, command_line_args, expand_env,
+                            server_option_args)
+from lib.mtr.execute import MtrExecutor, MtrSettings
+from lib.mtr.options import loopback_only, to_options
+from lib.mtr.server import MARK_ENV
+from lib.mtr.vardir import MtrVardir, ServerSlot
+from lib.platform.tools import run_tool
+from lib.run.environment import RunEnvironment
+from lib.errors import ServerError
+from lib.servers.manager import ServerManager
+from lib.servers.options import Option
+from lib.servers.requirements import Requirements
+from lib.servers.server import Server
+
+if TYPE_CHECKING:
+    from lib.run.mtr_mode import MtrPlan
+
+SERVER_ENV = ("LC_ALL", "LC_CTYPE", "LC_COLLATE", "UMASK", "UMASK_DIR",
+              "GNUTLS_SYSTEM_PRIORITY_FILE", "OPENSSL_CONF", "MYSQL_TEST_DIR", "MYSQLTEST_VARDIR")
+
+
+class MtrLane:
+    """One server set of a bot with the vardir, environment and check state it runs with.
+
+    lane "" is the bot's first set (``workdir/botN``), "b" its second
+    (``workdir/botNb``); server_counts is the bot's cache of how many servers
+    each config template has.
+    """
+
+    def __init__(self, env: RunEnvironment, bot: str, plan: "MtrPlan", lane: str,
+                 server_counts: dict[str, int]) -> None:
+        config = env.config
+        factory = partial(MtrBootstrapCache, mtr_root=plan.root,
+                          optional_plugins=plan.optional_plugins)
+        self.manager: ServerManager = env.make_manager(bot, bootstrap=factory, lane=lane)
+        self.manager.reuse_expected = False
+        self.plan = plan
+        self.server_user = env.server_user
+        self.server_counts = server_counts
+        manager = self.manager
+        os.makedirs(os.path.join(manager.bot_dir, "log"), exist_ok=True)
+        self.vardir = MtrVardir(manager.bot_dir, plan.root, env.server_user)
+        self.vardir.prepare()
+        self.base_env = dict(env.server_env(bot))
+        self.base_env.pop("TZ", None)
+        self.base_env.update(base_environment(plan.tree, plan.root, self.vardir))
+        self.base_env["STAGING_RUN"] = "0"
+        if config.big_test or config.tests:
+            self.base_env["BIG_TEST"] = "1"
+        ssl = plan.features.get("version-ssl-library", "")
+        self.base_env["OPENSSL_CONF"] = (os.path.join(plan.root, "lib", "openssl.cnf")
+                                         if ssl > "OpenSSL 1.1.1" else "/dev/null")
+        for name in SERVER_ENV:  # the servers see what mtr's servers inherit from mtr
+            if name in self.base_env:
+                manager.settings.env[name] = self.base_env[name]
+        self.base_env.update(self._tool_commands(manager.cache))
+        self.executor = MtrExecutor(MtrSettings(plan.mysqltest, plan.root, self.vardir,
+                                                env.server_user, plan.scanner, config.record,
+                                                config.test_timeout, config.verbose,
+                                                config.mysqltest_protocols,
+                                                manager.settings.timeout_factor),
+                                    self._restart_server)
+        self.key: object = None           # the scheduling key of the case its servers serve
+        self.timezone = "DEFAULT"
+        self.template = ""
+        self.config_env: dict[str, str] = {}
+        self.originals: dict[str, list[Option]] = {}
+        self.prepared_for: MtrCase | None = None  # started in the background for this case
+
+    # ------------------------------------------------------------------ environment
+    def _tool_commands(self, cache: object) -> dict[str, str]:
+        """MYSQL_TEST (mariadb-test as run here), MYSQLD_BOOTSTRAP_CMD and the bootstrap
+        script it is fed (written to log/bootstrap.sql)."""
+        vardir = self.vardir
+        out = {"MYSQL_TEST": " ".join([
+            self.plan.mysqltest, f"--defaults-file={vardir.cnf}", "--silent",
+            f"--tmpdir={vardir.tmp}",
+            f"--character-sets-dir={self.base_env.get('MYSQL_CHARSETSDIR', '')}",
+            f"--logdir={vardir.log}", "--database=test", f"--timer-file={vardir.log}/timer"])}
+        if isinstance(cache, MtrBootstrapCache):
+            argv = cache.bootstrap_argv(os.path.join(vardir.root, "install.db"), vardir.tmp + "/",
+                                        [], user=False)
+            out["MYSQLD_BOOTSTRAP_CMD"] = " ".join(argv)
+            sql_file = os.path.join(vardir.log, "bootstrap.sql")
+            with open(sql_file, "w") as fh:
+                fh.write(cache.sql)
+            out["MYSQL_BOOTSTRAP_SQL_FILE"] = sql_file
+        return out
+
+    def case_env(self, case: MtrCase) -> dict[str, str]:
+        """The environment mariadb-test runs case with on this lane."""
+        env = dict(self.base_env)
+        env["MTR_TEST_NAME"] = f"{case.suite}.{case.name}"
+        env["MTR_SUITE_DIR"] = case.suite_dir
+        for comb in case.combinations:
+            env[f"MTR_COMBINATION_{comb.upper()}"] = "1"
+        if case.combinations:
+            env["MTR_COMBINATIONS"] = ",".join(case.combinations)
+        if case.timezone != "DEFAULT":
+            env["TZ"] = expand_env(case.timezone, env)
+        return env
+
+    # ------------------------------------------------------------------ config
+    def _server_count(self, template: str) -> int:
+        if template not in self.server_counts:
+            config = MtrConfig.read(template, search_dirs=(self.plan.root,))
+            self.server_counts[template] = max(1, len(config.servers()))
+        return self.server_counts[template]
+
+    def _slots(self, count: int) -> list[ServerSlot]:
+        """Where each server of a set lives; client ports consecutive from the first
+        lease's block, as mtr numbers them (tests compute a server's number as
+        1 + @@port - MASTER_MYPORT); the other leased ports are the spares."""
+        plans = [self.manager.plan(index) for index in range(count)]
+        block = plans[0][1].ports
+        consecutive = count <= len(block)
+        ports = list(block[:count]) if consecutive else [lease.port(0) for _, lease, _ in plans]
+        spare = [p for _, lease, _ in plans for p in lease.ports if p not in ports]
+        slots = []
+        for index, (vardir, lease, socket) in enumerate(plans):
+            mine = tuple(spare[index * 3:index * 3 + 3])  # e.g. Galera's three
+            slots.append(ServerSlot(index + 1, vardir, ports[index], socket,
+                                    os.path.join(vardir, "log", "error.log"),
+                                    os.path.join(vardir, "tmp"), mine))
+        return slots
+
+    def lease(self, case: MtrCase) -> None:
+        """Lease the ports case's servers need (from the calling thread: leases are taken
+        before a background start)."""
+        self._slots(self._server_count(case.template))
+
+    def requirements(self, case: MtrCase, env: dict[str, str]) -> tuple[Requirements, MtrConfig]:
+        """case's config on this lane's slots, and the servers it asks for (env gains
+        MYSQLD_LAST_CMD); raises SuiteError or KewpieError for a config that cannot be built."""
+        slots = self._slots(self._server_count(case.template))
+        config = build_config(case.template, self.plan.root, self.vardir, slots, self.plan.tree,
+                              env, self.plan.optional_plugins)
+        servers = config.servers()
+        option_lists = []
+        for group in servers:
+            use_slave = group.has("#!use-slave-opt")
+            extra = case.slave_opt if use_slave else case.master_opt
+            option_lists.append(loopback_only(
+                to_options(server_option_args(config, group.name, extra, env))))
+        for slot in slots:
+            self.vardir.link(slot)
+        if servers:  # mtr's MYSQLD_LAST_CMD: the last server it started, as started
+            last = servers[-1]
+            extra = case.slave_opt if last.has("#!use-slave-opt") else case.master_opt
+            env["MYSQLD_LAST_CMD"] = " ".join([
+                self.plan.tree.server, f"--defaults-group-suffix={last.name[len('mysqld'):]}",
+                f"--defaults-file={self.vardir.cnf}",
+                *command_line_args(config, last.name, extra, env)])
+        return Requirements.declared("mtr", option_lists), config
+
+    # ------------------------------------------------------------------ servers
+    def fits(self, case: MtrCase, reqs: Requirements) -> bool:
+        """Whether the lane's running servers serve case as they are."""
+        manager = self.manager
+        return (bool(manager.servers) and manager.current == reqs and not manager.force_reset
+                and case.timezone == self.timezone and not case.scripts
+                and case.template == self.template)
+
+    def servers_for(self, case: MtrCase, reqs: Requirements, config: MtrConfig,
+                    env: dict[str, str]) -> tuple[list[Server], bool]:
+        """The servers case runs on: the running ones when they fit, else fresh ones (the
+        test's -master.sh first); writes the test's my.cnf; env gains the config's [ENV].
+        Returns (servers, started for this case).  Raises ServerError, QueryError or
+        UsageError when they cannot be started."""
+        manager = self.manager
+        if case.timezone != self.timezone or case.scripts or case.template != self.template:
+            manager.request_reset()  # mtr restarts for another config file or time zone
+        if manager.servers and (manager.current != reqs or manager.force_reset):
+            manager.teardown(discard=True)
+        if not manager.servers:
+            self._fresh_set(case, config, env)
+        env.update({k: v for k, v in config.env().items() if v is not None})
+        first = config.servers()[0] if config.servers() else None
+        if first is not None and first.value("datadir"):
+            env["MARIADB_TOPDIR"] = env["MARIADB_DATADIR"] = str(first.value("datadir"))
+        with open(self.vardir.cnf, "w", errors="surrogateescape") as fh:
+            fh.write(config.render())
+        if self.server_user:
+            shutil.chown(self.vardir.cnf, self.server_user, self.server_user)
+        starting = manager.force_reset or not manager.servers or manager.current != reqs
+        if starting:
+            self._run_scripts(case, env)
+            manager.settings.env[MARK_ENV] = f"{case.suite}.{case.name}"
+        try:
+            servers = manager.get_servers(reqs)
+        finally:
+            manager.settings.env.pop(MARK_ENV, None)
+        self.key = case.requirements
+        return servers, starting
+
+    def _fresh_set(self, case: MtrCase, config: MtrConfig, env: dict[str, str]) -> None:
+        """What changes when servers start afresh: tmp/ emptied (as mtr cleans var/tmp),
+        no check state, the case's time zone and its config's [ENV] for the servers."""
+        settings_env = self.manager.settings.env
+        self.vardir.clean_tmp()
+        self.executor.forget()
+        self.originals.clear()
+        if "TZ" in env:
+            settings_env["TZ"] = env["TZ"]
+        else:
+            settings_env.pop("TZ", None)
+        self.timezone = case.timezone
+        self.template = case.template
+        for name in self.config_env:  # the previous config's [ENV]
+            settings_env.pop(name, None)
+        self.config_env = {k: v for k, v in config.env().items()
+                           if k not in self.base_env or self.base_env[k] != v}
+        settings_env.update(self.config_env)  # as mtr exports [ENV] to servers
+
+    def _run_scripts(self, case: MtrCase, env: dict[str, str]) -> None:
+        """A test's -master.sh/-slave.sh, before its servers start (as mtr runs them)."""
+        for script in case.scripts:
+            ran = run_tool(["/bin/sh", script], user=self.server_user, env=env,
+                           tmpdir=self.vardir.tmp, cwd=self.plan.root, timeout=120)
+            if not ran.ok:
+                raise ServerError(f"{script} failed (exit {ran.returncode}): "
+                                  f"{(ran.stdout + ran.stderr).strip()[-2000:]}")
+
+    def _restart_server(self, server: Server, extra: list[str] | None) -> None:
+        """The restart protocol's restart: the same options, or those plus extra."""
+        original = self.originals.setdefault(server.name, list(server.user_options))
+        server.user_options = [*original, *to_options(extra, defaults=False)] if extra \
+            else list(original)
+        server.start()
+
+    def discard(self) -> None:
+        """Kill the lane's servers (their datadirs are thrown away)."""
+        self.manager.teardown(discard=True)
+        self.key = None
+        self.prepared_for = None
+
+    # ------------------------------------------------------------------ evidence
+    def evidence_logs(self, case: MtrCase) -> str:
+        """A directory with the case's own files (output, .reject, checks) for the evidence."""
+        target = os.path.join(self.manager.bot_dir, "evidence-logs")
+        shutil.rmtree(target, ignore_errors=True)
+        os.makedirs(target)
+        for directory in (self.vardir.log, self.vardir.tmp):
+            for name in os.listdir(directory):
+                path = os.path.join(directory, name)
+                if os.path.isfile(path) and not os.path.islink(path) and (
+                        name.startswith(case.name + ".") or name.startswith("check-")
+                        or name.startswith("warnings-") or name.endswith(".warnings")):
+                    shutil.copy2(path, os.path.join(target, name))
+        with open(self.vardir.cnf) as src, open(os.path.join(target, "my.cnf"), "w") as dst:
+            dst.write(src.read())
+        return target
