@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -88,6 +89,7 @@ class MtrLane:
         self.config_env: dict[str, str] = {}
         self.originals: dict[str, list[Option]] = {}
         self.prepared_for: MtrCase | None = None  # started in the background for this case
+        self.discarding: threading.Thread | None = None
 
     # ------------------------------------------------------------------ environment
     def _tool_commands(self, cache: object) -> dict[str, str]:
@@ -252,6 +254,23 @@ class MtrLane:
 
     def discard(self) -> None:
         """Kill the lane's servers (their datadirs are thrown away)."""
+        self.settle()
+        self._kill()
+
+    def discard_later(self) -> None:
+        """discard() in the background (the lane is not used until :meth:`settle`)."""
+        self.settle()
+        self.discarding = threading.Thread(target=self._kill, name="mtr-lane-discard",
+                                           daemon=True)
+        self.discarding.start()
+
+    def settle(self) -> None:
+        """Wait for a background discard to end."""
+        thread, self.discarding = self.discarding, None
+        if thread is not None:
+            thread.join()
+
+    def _kill(self) -> None:
         self.manager.teardown(discard=True)
         self.key = None
         self.prepared_for = None

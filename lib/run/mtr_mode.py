@@ -171,7 +171,7 @@ class MtrRunner(Runner):
                                prep.case.full_name, prep.problem)
             prep.lane.discard()
             return False
-        self.lane.discard()
+        self.lane.discard_later()  # killed while the case runs; settled before its next use
         self.other, self.lane = self.lane, prep.lane
         self.manager = self.lane.manager
         self.prepared_used += 1
@@ -188,7 +188,6 @@ class MtrRunner(Runner):
         if self.other is None:
             self.other = MtrLane(self.env, self.bot, self.plan, "b", self.server_counts)
         lane = self.other
-        lane.discard()
         lane.lease(upcoming)  # port leases from this thread, before the background start
         prep = Preparation(upcoming, lane, threading.Thread(
             target=lambda: self._prepare(prep), name=f"{self.bot}-prepare", daemon=True))
@@ -200,6 +199,7 @@ class MtrRunner(Runner):
         lane, case = prep.lane, prep.case
         started = time.monotonic()
         try:
+            lane.discard()  # what it ran before (waits for a discard still under way)
             env = lane.case_env(case)
             reqs, config = lane.requirements(case, env)
             if any(beyond_loopback(list(options)) for options in reqs.servers):
