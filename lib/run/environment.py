@@ -6,6 +6,7 @@ import os
 import pwd
 import shutil
 import threading
+import time
 import uuid
 from types import MappingProxyType
 from typing import Callable, Mapping
@@ -228,11 +229,15 @@ class RunEnvironment:
 
         def attempt(what: str, step: Callable[[], None]) -> None:
             """Run one cleanup step, remembering (not raising) its failure."""
+            started = time.monotonic()
             try:
                 step()
             except Exception as exc:  # noqa: BLE001 - the other steps must still run
                 self.log.debug(f"cleanup step failed: {what}", exc_info=True)
                 problems.append(f"{what}: {type(exc).__name__}: {exc}")
+            took = time.monotonic() - started
+            if took > 0.1:
+                self.log.debug("cleanup: %s took %.0f ms", what, took * 1000)
 
         try:
             if self.keep_servers:
