@@ -68,6 +68,7 @@ from mtr_overhead import (  # noqa: E402
 
 RUN_TIMEOUT = 4 * 3600.0   # seconds one tool's run of a whole suite may take
 TAIL_LINES = 25            # lines of a failed run's output shown
+OUTLIER_MS = 5000.0   # a test's own time differing this much between the tools is listed
 REASON_CHARS = 160         # a reason's length in the differences table
 DETAIL_CHARS = 4000        # a failure text's length kept in the saved JSON
 DEFAULT_SUITE = "main"
@@ -489,6 +490,7 @@ def render(title: str, parallel: int, runs: Sequence[ToolRun], target_key: str) 
         lines.append(f"    {'test':<{width}}  {'mtr':<40}  kewpie")
         for name, m, k in rows:
             lines.append(f"    {name:<{width}}  {cell(m)[:40]:<40}  {cell(k)[:REASON_CHARS]}")
+    lines += time_outliers(mtr, kewpie)
     target = TARGETS.get(target_key)
     lines.append("")
     if target:
@@ -504,6 +506,26 @@ def render(title: str, parallel: int, runs: Sequence[ToolRun], target_key: str) 
     if any(run.source.startswith("saved") for run in runs):
         lines.append("  NOTE: one side was read from a saved run, not measured in this one")
     return "\n".join(lines)
+
+
+def time_outliers(mtr: ToolRun, kewpie: ToolRun, least_ms: float = OUTLIER_MS,
+                  most: int = 5) -> list[str]:
+    """Tests both tools passed whose own times differ by least_ms or more (a test with a
+    race or a timeout can take a minute longer in one run of either tool), largest first."""
+    rows = []
+    for name, m in mtr.tests.items():
+        k = kewpie.tests.get(name)
+        if (k is None or m.verdict != PASS or k.verdict != PASS or m.time_ms is None
+                or k.time_ms is None or abs(k.time_ms - m.time_ms) < least_ms):
+            continue
+        rows.append((abs(k.time_ms - m.time_ms), name, m.time_ms, k.time_ms))
+    if not rows:
+        return []
+    lines = ["", f"  test times that differ by {least_ms / 1000:g} s or more (kewpie's include its"
+                 f" checks and server starts; mtr's do not): {len(rows)}"]
+    for _, name, m_ms, k_ms in sorted(rows, reverse=True)[:most]:
+        lines.append(f"    {name:<40}  mtr {m_ms / 1000:7.1f} s  kewpie {k_ms / 1000:7.1f} s")
+    return lines
 
 
 # ---------------------------------------------------------------- clean-up

@@ -1,0 +1,36 @@
+"""bench/mtr_parity.py's report: test times that differ much between the tools are listed
+(a test with a race or a timeout can take a minute longer in one run of either tool)."""
+import importlib.util
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _load():
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    try:
+        spec = importlib.util.spec_from_file_location("mtr_parity_under_test",
+                                                      os.path.join(ROOT, "bench", "mtr_parity.py"))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module  # dataclasses look their module up there
+        spec.loader.exec_module(module)
+        return module
+    finally:
+        sys.path.pop(0)
+
+
+def _run(parity, tool, times):
+    tests = {name: parity.Verdict("pass", time_ms=ms) for name, ms in times.items()}
+    return parity.ToolRun(tool, [], "/", 100.0, 0, "", "", "", tests)
+
+
+def test_time_outliers_lists_the_largest_differences_first():
+    parity = _load()
+    mtr = _run(parity, "mtr", {"main.xa": 7200.0, "main.a": 100.0, "main.b": 9000.0})
+    kewpie = _run(parity, "kewpie", {"main.xa": 57200.0, "main.a": 150.0, "main.b": 1000.0})
+    lines = parity.time_outliers(mtr, kewpie)
+    assert "differ by 5 s or more" in lines[1] and lines[1].endswith(": 2")
+    assert lines[2].split()[0] == "main.xa" and lines[3].split()[0] == "main.b"
+    assert not any("main.a " in line for line in lines)
+    assert parity.time_outliers(mtr, mtr) == []
