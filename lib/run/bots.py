@@ -123,16 +123,14 @@ class BotPool:
         failed = 0
         stopping = False
 
-        def choose(bot: str, after: Hashable | None) -> int | None:
-            """Index in pending of bot's next test when its servers serve after: the one
-            announced to it if still pending, else pick_next's choice among the tests
-            not announced to another bot (all of them when only those are left)."""
+        def choose(bot: str, after: Hashable | None) -> int:
+            """Index in pending (not empty) of bot's next test when its servers serve
+            after: the one announced to it if still pending, else pick_next's choice among
+            the tests not announced to another bot (all of them when only those are left)."""
             if upcoming[bot] in pending:
                 return pending.index(upcoming[bot])  # type: ignore[arg-type]
             promised = {i for b, i in upcoming.items() if b != bot and i is not None}
             free = [i for i in pending if i not in promised] or pending
-            if not free:
-                return None
             busy_keys = [keys[i] for b, i in busy.items() if b != bot]
             picked = pick_next(free, after, keys.__getitem__, weights.__getitem__, busy_keys)
             return pending.index(free[picked])
@@ -142,14 +140,12 @@ class BotPool:
                 for bot in conns:
                     if bot in busy or not pending or stopping:
                         continue
-                    choice = choose(bot, affinity[bot])
-                    assert choice is not None
-                    index = pending.pop(choice)
+                    index = pending.pop(choose(bot, affinity[bot]))
                     busy[bot] = index
                     # announced in advance, so that the bot can prepare its servers
                     upcoming[bot] = None
-                    ahead = choose(bot, keys[index]) if pending else None
-                    upcoming[bot] = pending[ahead] if ahead is not None else None
+                    if pending:
+                        upcoming[bot] = pending[choose(bot, keys[index])]
                     conns[bot].send(("run", index, failed, upcoming[bot]))
                 if not busy:
                     break

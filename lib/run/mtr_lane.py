@@ -61,7 +61,6 @@ class MtrLane:
         self.server_user = env.server_user
         self.server_counts = server_counts
         manager = self.manager
-        os.makedirs(os.path.join(manager.bot_dir, "log"), exist_ok=True)
         self.vardir = MtrVardir(manager.bot_dir, plan.root, env.server_user)
         self.vardir.prepare()
         self.base_env = dict(env.server_env(bot))
@@ -88,7 +87,6 @@ class MtrLane:
         self.template = ""
         self.config_env: dict[str, str] = {}
         self.originals: dict[str, list[Option]] = {}
-        self.prepared_for: MtrCase | None = None  # started in the background for this case
         self.discarding: threading.Thread | None = None
 
     # ------------------------------------------------------------------ environment
@@ -273,7 +271,6 @@ class MtrLane:
     def _kill(self) -> None:
         self.manager.teardown(discard=True)
         self.key = None
-        self.prepared_for = None
 
     # ------------------------------------------------------------------ evidence
     def evidence_logs(self, case: MtrCase) -> str:

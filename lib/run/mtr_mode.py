@@ -20,11 +20,12 @@ import os
 import shutil
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from lib.errors import EXIT_OK, KewpieError, QueryError, ServerError, SuiteError, UsageError
 from lib.mtr.bootstrap import server_features
 from lib.mtr.cases import Collector, MtrCase, skip_rules
+from lib.mtr.cnf import MtrConfig
 from lib.mtr.config import base_environment
 from lib.mtr.options import beyond_loopback
 from lib.mtr.vardir import MtrVardir
@@ -42,6 +43,7 @@ from lib.run.selection import apply_shard, mysqld_requirements
 from lib.servers.option_safety import check_requirements
 from lib.servers.codetree import CodeTree, discover
 from lib.servers.manager import stop_all
+from lib.servers.requirements import Requirements
 from lib.suites.context import BotSetup
 from lib.suites.loader import TestSpec
 from lib.suites.status import TestStatus
@@ -115,6 +117,9 @@ class Preparation:
     lane: MtrLane
     thread: threading.Thread
     problem: str = ""   # why they could not be started ('' = ready, checks recorded)
+    env: dict[str, str] = field(default_factory=dict)   # the case's, on that lane
+    reqs: Requirements | None = None
+    config: MtrConfig | None = None
 
 
 class MtrRunner(Runner):
@@ -143,24 +148,24 @@ class MtrRunner(Runner):
         self.env = env
         self.upcoming: MtrCase | None = None
         self.preparation: Preparation | None = None
-        self.prepared_used = 0
 
     def current_key(self) -> object:
         """The scheduling key of the case the bot's servers were started for."""
         return self.lane.key if self.lane.manager.servers else None
 
     def expect_next(self, spec: TestSpec | None) -> None:
-        """The case this bot gets after the next one (its servers may start meanwhile)."""
+        """The case this bot gets after the one it is about to run (its servers may
+        start meanwhile)."""
         self.upcoming = spec  # type: ignore[assignment]
 
     # ------------------------------------------------------------------ the other lane
-    def _take_prepared(self, case: MtrCase) -> bool:
-        """Before case runs: switch to the lane prepared for it (True), dropping a
-        preparation no case will use; a retry of the current case leaves the one for
-        the next case alone."""
+    def _take_prepared(self, case: MtrCase) -> Preparation | None:
+        """Before case runs: switch to the lane prepared for it (its preparation),
+        dropping a preparation no case will use; a retry of the current case leaves the
+        one for the next case alone."""
         prep = self.preparation
         if prep is None or (prep.case is not case and prep.case is self.upcoming):
-            return False
+            return None
         prep.thread.join()
         self.preparation = None
         usable = prep.case is case and not prep.problem and not (
@@ -170,12 +175,11 @@ class MtrRunner(Runner):
                 self.log.debug("%s: servers prepared for %s not used: %s", self.bot,
                                prep.case.full_name, prep.problem)
             prep.lane.discard()
-            return False
+            return None
         self.lane.discard_later()  # killed while the case runs; settled before its next use
         self.other, self.lane = self.lane, prep.lane
         self.manager = self.lane.manager
-        self.prepared_used += 1
-        return True
+        return prep
 
     def _prepare_next(self, case: MtrCase) -> None:
         """Start the announced next case's servers on the other lane, in the background,
@@ -200,13 +204,13 @@ class MtrRunner(Runner):
         started = time.monotonic()
         try:
             lane.discard()  # what it ran before (waits for a discard still under way)
-            env = lane.case_env(case)
-            reqs, config = lane.requirements(case, env)
-            if any(beyond_loopback(list(options)) for options in reqs.servers):
+            prep.env = lane.case_env(case)
+            prep.reqs, prep.config = lane.requirements(case, prep.env)
+            if any(beyond_loopback(list(options)) for options in prep.reqs.servers):
                 prep.problem = "would listen beyond the loopback"
                 return
-            servers, _ = lane.servers_for(case, reqs, config, env)
-            prep.problem = lane.executor.record_before(len(servers), env)
+            servers, _ = lane.servers_for(case, prep.reqs, prep.config, prep.env)
+            prep.problem = lane.executor.record_before(len(servers), prep.env)
         except Exception as exc:  # noqa: BLE001 - the case then starts its own servers
             prep.problem = f"{type(exc).__name__}: {exc}"
         finally:
@@ -215,8 +219,6 @@ class MtrRunner(Runner):
                     lane.manager.teardown(fast=True)
                 except Exception:  # noqa: BLE001 - discarded before the lane is used again
                     pass
-            else:
-                lane.prepared_for = case
             self.log.debug("%s: servers for %s prepared in the background in %.0f ms%s",
                            self.bot, case.full_name, (time.monotonic() - started) * 1000,
                            f" (failed: {prep.problem})" if prep.problem else "")
@@ -232,12 +234,15 @@ class MtrRunner(Runner):
         lane = self.lane
         manager = lane.manager
         manager.reuse_expected = False
-        env = lane.case_env(case)
-        try:
-            reqs, config = lane.requirements(case, env)
-        except (SuiteError, KewpieError) as exc:
-            return Outcome(case.full_name, TestStatus.FAIL, 0, self.bot,
-                           f"cannot build the config of {case.full_name}: {exc}")
+        if prepared is not None and prepared.reqs is not None and prepared.config is not None:
+            env, reqs, config = prepared.env, prepared.reqs, prepared.config
+        else:
+            env = lane.case_env(case)
+            try:
+                reqs, config = lane.requirements(case, env)
+            except (SuiteError, KewpieError) as exc:
+                return Outcome(case.full_name, TestStatus.FAIL, 0, self.bot,
+                               f"cannot build the config of {case.full_name}: {exc}")
         for options in reqs.servers:
             unsafe = beyond_loopback(list(options))
             if unsafe:  # kewpie's servers listen on 127.0.0.1 (and ::1) only
@@ -260,10 +265,9 @@ class MtrRunner(Runner):
             lane.key = None
             return Outcome(case.full_name, TestStatus.FAIL, ms, self.bot, message,
                            evidence=evidence, resets=1)
-        fresh = starting or (prepared and lane.prepared_for is case)
-        lane.prepared_for = None
         self._prepare_next(case)
-        verdict = lane.executor.run(case, servers, env, fresh=fresh)
+        # a prepared set was started for this case: its error log has the case's marker
+        verdict = lane.executor.run(case, servers, env, fresh=starting or prepared is not None)
         status, message = TestStatus(str(verdict.status)), verdict.message
         wrapper = manager.settings.wrapper
         if wrapper is not None and wrapper.stop_after_test and not verdict.failed:

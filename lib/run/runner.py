@@ -133,8 +133,8 @@ class Runner:
         return outcome
 
     def expect_next(self, spec: TestSpec | None) -> None:
-        """The test this bot will run after the next one, as far as the scheduler can
-        tell (None: none known).  A runner may prepare its servers in the background;
+        """The test this bot will run after the one it is about to run, as far as the
+        scheduler can tell (None: none known).  A runner may prepare its servers in the background;
         this one does not."""
         del spec
 
