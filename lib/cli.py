@@ -15,9 +15,9 @@ import signal
 import sys
 from typing import Sequence
 
-from lib.run.config import MYSQLTEST_PROTOCOLS, RunConfig, default
-from lib.errors import EXIT_ENVIRONMENT, Interrupted, KewpieError, SuiteError
-from lib.platform.logsetup import configure, get_logger
+from .run.config import MYSQLTEST_PROTOCOLS, RunConfig, default
+from .errors import EXIT_ENVIRONMENT, Interrupted, KewpieError, SuiteError
+from .platform.logsetup import configure, get_logger
 
 
 def _split(values: list[str] | None) -> list[str]:
@@ -246,7 +246,7 @@ def _debugging_config(args: argparse.Namespace, config: RunConfig) -> RunConfig:
     config.test_debug, config.start_dirty = args.test_debug, args.start_dirty
     config.gendata = os.path.abspath(args.gendata) if args.gendata else ""
     config.mysqld_options = list(args.mysqld)
-    from lib.run.filters import check_patterns
+    from .run.filters import check_patterns
     check_patterns(config)
     return config
 
@@ -277,12 +277,12 @@ def config_from_args(argv: Sequence[str] | None) -> RunConfig:
         raise KewpieError(f"{', '.join(dict.fromkeys(mtr_only))}: only with --mode=mtr "
                           f"(mysql-test cases); this run is --mode={args.mode}")
     if args.shard:
-        from lib.run.scheduling import parse_shard
+        from .run.scheduling import parse_shard
         parse_shard(args.shard)
     if not 1024 <= args.base_port <= 64000:
         raise KewpieError("--base-port must be between 1024 and 64000")
     randgen_seed = _randgen_seed(args.randgen_seed)
-    from lib.util.matrix_manager import parse_opt_matrix
+    from .util.matrix_manager import parse_opt_matrix
     parse_opt_matrix(args.opt_matrix)  # a malformed matrix stops the run here (exit 2)
     suitepaths = [os.path.abspath(p) for p in _split(args.suitepath)]
     suitepaths.extend(RunConfig().suitepaths)  # kewpie's own suites, searched last
@@ -338,8 +338,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     Every harness-level failure, cleanup included, is one ERROR line and exit
     2; servers are stopped whatever happened.
     """
-    from lib.run.environment import RunEnvironment
-    from lib.run.modes import run_mode
+    from .run.environment import RunEnvironment
+    from .run.modes import run_mode
 
     os.umask(0o022)  # nothing kewpie writes may be world-writable
     os.environ.setdefault("KEWPIE_PYTHON", sys.executable)  # for scripts/innobackupex

@@ -3,6 +3,6 @@
 Suites import from here; the classes live in :mod:`lib.suites.testcase`, so
 kewpie's own packages may move without breaking anyone's tests.
 """
-from lib.suites.testcase import ClusterTestCase, KewpieTestCase
+from .suites.testcase import ClusterTestCase, KewpieTestCase
 
 __all__ = ("ClusterTestCase", "KewpieTestCase")

@@ -14,14 +14,14 @@
 
 See docs/backup.md.
 """
-from lib.backup.choose import select_tool
-from lib.backup.errors import BackupError, BackupInfoError, BackupToolError, RestoreError
-from lib.backup.replica import replicate_from_backup
-from lib.backup.results import (BackupInfo, BackupResult, BinlogInfo, Checkpoints, GaleraInfo,
-                                PrepareResult, RestoreResult, StepResult, ToolReport)
-from lib.backup.session import ServerBackups
-from lib.backup.tool import BackupTool
-from lib.backup.validate import Snapshot, check_tables, compare_snapshot, take_snapshot
+from .choose import select_tool
+from .errors import BackupError, BackupInfoError, BackupToolError, RestoreError
+from .replica import replicate_from_backup
+from .results import (BackupInfo, BackupResult, BinlogInfo, Checkpoints, GaleraInfo,
+                      PrepareResult, RestoreResult, StepResult, ToolReport)
+from .session import ServerBackups
+from .tool import BackupTool
+from .validate import Snapshot, check_tables, compare_snapshot, take_snapshot
 
 __all__ = (
     "BackupError", "BackupInfoError", "BackupToolError", "RestoreError", "replicate_from_backup",

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import os
 
-from lib.backup.mariabackup import MariaBackup
-from lib.backup.tool import BackupTool, find_extractor, is_mariabackup
-from lib.backup.xtrabackup import XtraBackup
-from lib.servers.codetree import CodeTree
-from lib.errors import CodeTreeError
+from .mariabackup import MariaBackup
+from .tool import BackupTool, find_extractor, is_mariabackup
+from .xtrabackup import XtraBackup
+from ..servers.codetree import CodeTree
+from ..errors import CodeTreeError
 
 
 def select_tool(tree: CodeTree, xtrabackup_path: str = "") -> BackupTool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from lib.errors import ServerError
+from ..errors import ServerError
 
 
 class BackupError(ServerError):

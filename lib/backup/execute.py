@@ -17,12 +17,12 @@ import time
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from lib.backup.errors import BackupToolError
-from lib.backup.results import StepResult, ToolReport, parse_tool_log
-from lib.platform.logsetup import get_logger
-from lib.platform.logtail import tail_file
-from lib.platform.process import tool_env
-from lib.platform.tools import run_pipeline, run_tool
+from .errors import BackupToolError
+from .results import StepResult, ToolReport, parse_tool_log
+from ..platform.logsetup import get_logger
+from ..platform.logtail import tail_file
+from ..platform.process import tool_env
+from ..platform.tools import run_pipeline, run_tool
 
 DEFAULT_TIMEOUT = 1800.0   # seconds one tool run may take
 

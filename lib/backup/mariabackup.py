@@ -7,8 +7,8 @@ so each incremental is simply applied in order onto the prepared base.
 """
 from __future__ import annotations
 
-from lib.backup.tool import BackupTool
-from lib.backup.xtrabackup import InnoBackupEx
+from .tool import BackupTool
+from .xtrabackup import InnoBackupEx
 
 
 class MariaBackup(BackupTool):

@@ -4,11 +4,11 @@ from __future__ import annotations
 import os
 from typing import Sequence
 
-from lib.backup.errors import BackupInfoError
-from lib.backup.execute import DEFAULT_TIMEOUT, RunAs, run_step
-from lib.backup.results import BackupResult, PrepareResult, StepResult, read_backup_info
-from lib.backup.tool import BackupTool
-from lib.platform.logsetup import get_logger
+from .errors import BackupInfoError
+from .execute import DEFAULT_TIMEOUT, RunAs, run_step
+from .results import BackupResult, PrepareResult, StepResult, read_backup_info
+from .tool import BackupTool
+from ..platform.logsetup import get_logger
 
 
 def backup_dir(backup: BackupResult | str) -> str:

@@ -11,10 +11,10 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from lib.servers import replication
-from lib.backup.errors import BackupInfoError
-from lib.backup.results import BinlogInfo
-from lib.errors import QueryError, ReplicationError
+from ..servers import replication
+from .errors import BackupInfoError
+from .results import BinlogInfo
+from ..errors import QueryError, ReplicationError
 
 
 def replicate_from_backup(primary: Any, replica: Any, position: BinlogInfo | None,

@@ -12,12 +12,12 @@ import os
 import time
 from typing import Any
 
-from lib.backup.errors import RestoreError
-from lib.backup.execute import DEFAULT_TIMEOUT, RunAs, run_step
-from lib.backup.results import RestoreResult, read_backup_info
-from lib.backup.storage import chown_tree, empty_datadir, owner_ids
-from lib.backup.tool import BackupTool, check_method
-from lib.platform.logsetup import get_logger
+from .errors import RestoreError
+from .execute import DEFAULT_TIMEOUT, RunAs, run_step
+from .results import RestoreResult, read_backup_info
+from .storage import chown_tree, empty_datadir, owner_ids
+from .tool import BackupTool, check_method
+from ..platform.logsetup import get_logger
 
 
 def check_prepared(target_dir: str) -> None:

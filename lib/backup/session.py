@@ -17,14 +17,14 @@ import os
 import shutil
 from typing import Any, Sequence
 
-from lib.backup.choose import select_tool
-from lib.backup.execute import DEFAULT_TIMEOUT, RunAs
-from lib.backup.prepare import prepare_backup
-from lib.backup.restore import restore_backup
-from lib.backup.results import BackupResult, PrepareResult, RestoreResult
-from lib.backup.storage import backups_root, make_owned_dir, safe_label, unique_dir
-from lib.backup.take import take_backup
-from lib.backup.tool import BackupTool
+from .choose import select_tool
+from .execute import DEFAULT_TIMEOUT, RunAs
+from .prepare import prepare_backup
+from .restore import restore_backup
+from .results import BackupResult, PrepareResult, RestoreResult
+from .storage import backups_root, make_owned_dir, safe_label, unique_dir
+from .take import take_backup
+from .tool import BackupTool
 
 
 class ServerBackups:

@@ -20,7 +20,7 @@ import re
 import shutil
 from typing import Any
 
-from lib.backup.errors import RestoreError
+from .errors import RestoreError
 
 BACKUPS_DIR = "backups"
 
@@ -46,7 +46,7 @@ def make_owned_dir(path: str, user: str | None, mode: int = 0o750) -> str:
 
 
 def _group(user: str) -> str:
-    from lib.platform.process import group_of
+    from ..platform.process import group_of
     return group_of(user)
 
 

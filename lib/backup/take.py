@@ -4,11 +4,11 @@ from __future__ import annotations
 import os
 from typing import Any, Sequence
 
-from lib.backup.execute import DEFAULT_TIMEOUT, RunAs, run_step
-from lib.backup.results import BackupResult, read_backup_info
-from lib.backup.storage import make_owned_dir
-from lib.backup.tool import BackupTool
-from lib.platform.logsetup import get_logger
+from .execute import DEFAULT_TIMEOUT, RunAs, run_step
+from .results import BackupResult, read_backup_info
+from .storage import make_owned_dir
+from .tool import BackupTool
+from ..platform.logsetup import get_logger
 
 
 def take_backup(tool: BackupTool, server: Any, target_dir: str, run_as: RunAs,

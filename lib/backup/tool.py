@@ -19,8 +19,8 @@ import shutil
 from dataclasses import dataclass
 from typing import Sequence
 
-from lib.servers.codetree import CodeTree
-from lib.errors import CodeTreeError
+from ..servers.codetree import CodeTree
+from ..errors import CodeTreeError
 
 RESTORE_METHODS = ("copy-back", "move-back")
 

@@ -15,8 +15,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from lib.checks import dbcompare
-from lib.checks.dbcompare import Comparison
+from ..checks import dbcompare
+from ..checks.dbcompare import Comparison
 
 
 AUTO_INCREMENT_RE = re.compile(r" AUTO_INCREMENT=\d+")

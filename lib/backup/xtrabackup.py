@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from lib.backup.tool import BackupCommand, BackupTool, check_method
+from .tool import BackupCommand, BackupTool, check_method
 
 
 class XtraBackup(BackupTool):

@@ -4,9 +4,9 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass, field
 
-from lib.errors import KewpieError
-from lib.servers.server import Server
-from lib.platform.tools import run_tool
+from ..errors import KewpieError
+from ..servers.server import Server
+from ..platform.tools import run_tool
 
 SYSTEM_SCHEMAS = ("mysql", "information_schema", "performance_schema", "sys")
 VOLATILE_DUMP_PREFIXES = ("-- Dump completed", "-- MariaDB dump", "-- MySQL dump",

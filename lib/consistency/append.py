@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from lib.consistency.history import FAIL, OK, UNKNOWN, Counts, Op
-from lib.consistency.reads import live, read_rows
-from lib.consistency.verdict import Verdict, VerdictStatus
-from lib.consistency.workload import Call, Client, Workload
-from lib.servers.server import Server
+from .history import FAIL, OK, UNKNOWN, Counts, Op
+from .reads import live, read_rows
+from .verdict import Verdict, VerdictStatus
+from .workload import Call, Client, Workload
+from ..servers.server import Server
 
 KEY_SPACE = 10_000_000
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from lib.consistency.history import OK
-from lib.consistency.reads import live, read_rows
-from lib.consistency.verdict import Verdict, VerdictStatus
-from lib.consistency.workload import Call, Client, Rejected, Workload
-from lib.servers.server import Server
+from .history import OK
+from .reads import live, read_rows
+from .verdict import Verdict, VerdictStatus
+from .workload import Call, Client, Rejected, Workload
+from ..servers.server import Server
 
 
 class Bank(Workload):

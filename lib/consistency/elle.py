@@ -39,8 +39,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from lib.consistency.history import FAIL, OK, UNKNOWN, Counts, Op
-from lib.consistency.verdict import Verdict, VerdictStatus
+from .history import FAIL, OK, UNKNOWN, Counts, Op
+from .verdict import Verdict, VerdictStatus
 
 WW, WR, RW = "ww", "wr", "rw"
 CYCLE_KINDS = ("G0", "G1c", "G-single", "G2-item")

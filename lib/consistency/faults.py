@@ -29,11 +29,11 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from lib.consistency.history import History
-from lib.consistency.reads import is_galera
-from lib.errors import KewpieError, QueryError
-from lib.platform.logsetup import get_logger
-from lib.servers.server import Server
+from .history import History
+from .reads import is_galera
+from ..errors import KewpieError, QueryError
+from ..platform.logsetup import get_logger
+from ..servers.server import Server
 
 HEAL_TIMEOUT = 180.0
 PARTITION_TIMEOUT = 30.0  # Galera notices a silent peer after evs.suspect_timeout (5 s)
@@ -53,7 +53,7 @@ def _galera(nodes: list[Server]) -> list[Any]:
 
 def wait_group_healthy(group: list[Server], timeout: float = HEAL_TIMEOUT) -> None:
     """Every server of group running and answering; a Galera group Synced at full size."""
-    from lib.servers.galera_cluster import GaleraJoinError, wait_cluster
+    from ..servers.galera_cluster import GaleraJoinError, wait_cluster
     down = [s for s in group if not s.is_alive()]
     if down:
         raise FaultError(f"{_names(down)} not running after healing")
@@ -76,7 +76,7 @@ def start_nodes(nodes: list[Server], group: list[Server], crashed: bool = True,
     cluster has lost its quorum: it is restarted from its most advanced node
     (:func:`lib.servers.galera_cluster.restart_cluster`).
     """
-    from lib.servers.galera_cluster import has_quorum, restart_cluster
+    from ..servers.galera_cluster import has_quorum, restart_cluster
     down = [n for n in nodes if not n.is_alive()]
     galera = _galera(group)
     if crashed and galera and not has_quorum(sum(n.is_alive() for n in galera), len(galera)):

@@ -15,12 +15,12 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from lib.consistency.elle import check_list_append
-from lib.consistency.history import OK, Counts, Op
-from lib.consistency.reads import is_galera, live, read_rows
-from lib.consistency.verdict import Verdict, VerdictStatus, combine
-from lib.consistency.workload import Call, Client, Workload
-from lib.servers.server import Server
+from .elle import check_list_append
+from .history import OK, Counts, Op
+from .reads import is_galera, live, read_rows
+from .verdict import Verdict, VerdictStatus, combine
+from .workload import Call, Client, Workload
+from ..servers.server import Server
 
 
 def parse_list(text: str | None) -> list[int]:

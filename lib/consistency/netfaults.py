@@ -26,13 +26,13 @@ import threading
 import time
 from typing import Iterable
 
-from lib.consistency.faults import (PARTITION_TIMEOUT, Fault, FaultError, _component, _galera,
-                                    _names, wait_group_healthy)
-from lib.consistency.history import OK, History
-from lib.consistency.verdict import Verdict, VerdictStatus
-from lib.platform.netns import netem_reason
-from lib.platform.netrules import NetworkControl, blocked_pairs
-from lib.servers.server import Server
+from .faults import (PARTITION_TIMEOUT, Fault, FaultError, _component, _galera,
+                     _names, wait_group_healthy)
+from .history import OK, History
+from .verdict import Verdict, VerdictStatus
+from ..platform.netns import netem_reason
+from ..platform.netrules import NetworkControl, blocked_pairs
+from ..servers.server import Server
 
 
 def control_of(group: list[Server]) -> NetworkControl:

@@ -16,11 +16,11 @@ import os
 import shutil
 from types import MappingProxyType
 
-from lib.consistency.tables import row_differences
-from lib.consistency.verdict import INVALID, UNKNOWN_VERDICT, VALID, Verdict
-from lib.errors import QueryError
-from lib.platform.tools import run_tool
-from lib.servers.server import Server
+from .tables import row_differences
+from .verdict import INVALID, UNKNOWN_VERDICT, VALID, Verdict
+from ..errors import QueryError
+from ..platform.tools import run_tool
+from ..servers.server import Server
 
 TABLE_DIFF = 16
 FLAG_NAMES = MappingProxyType({1: "ERROR", 2: "ALREADY_RUNNING", 4: "CAUGHT_SIGNAL",

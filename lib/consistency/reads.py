@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lib.servers.server import Server
+from ..servers.server import Server
 
 
 def is_galera(server: Server) -> bool:
@@ -14,7 +14,7 @@ def is_galera(server: Server) -> bool:
 def read_rows(server: Server, sql: str, args: Any = None) -> list[tuple]:
     """Rows of sql on server; a Galera node first applies all the cluster committed."""
     if is_galera(server):
-        from lib.servers.galera_cluster import sync_wait_execute
+        from ..servers.galera_cluster import sync_wait_execute
         return sync_wait_execute(server, sql, args)  # type: ignore[arg-type]
     return server.execute(sql, args)
 

@@ -17,11 +17,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from lib.consistency.history import OK, UNKNOWN, Counts, Op
-from lib.consistency.reads import is_galera, live, read_rows
-from lib.consistency.verdict import Verdict, VerdictStatus
-from lib.consistency.workload import Call, Client, Rejected, Workload
-from lib.servers.server import Server
+from .history import OK, UNKNOWN, Counts, Op
+from .reads import is_galera, live, read_rows
+from .verdict import Verdict, VerdictStatus
+from .workload import Call, Client, Rejected, Workload
+from ..servers.server import Server
 
 SYNC_MODES = ("none", "wsrep", "gtid")
 GTID_WAIT_TIMEOUT = 10
@@ -107,13 +107,13 @@ class ReadYourWrites(Workload):
 def gtid_after_write_sql(server: Server) -> str:
     """What the writer reads after its write: MariaDB's session ``last_gtid``; on
     MySQL/Percona the executed set (it includes the write)."""
-    from lib.servers.replication import is_mariadb
+    from ..servers.replication import is_mariadb
     return "SELECT @@SESSION.last_gtid" if is_mariadb(server) else "SELECT @@GLOBAL.gtid_executed"
 
 
 def gtid_wait_sql(server: Server) -> str:
     """How the reader waits for that position (0 means reached, as both functions return)."""
-    from lib.servers.replication import is_mariadb
+    from ..servers.replication import is_mariadb
     if is_mariadb(server):
         return "SELECT MASTER_GTID_WAIT(%s, %s)"
     return "SELECT WAIT_FOR_EXECUTED_GTID_SET(%s, %s)"

@@ -20,12 +20,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from lib.consistency.faults import Schedule
-from lib.consistency.history import History
-from lib.consistency.verdict import Verdict, combine
-from lib.consistency.workload import ClientThreads, Workload
-from lib.errors import KewpieError
-from lib.platform.logsetup import get_logger
+from .faults import Schedule
+from .history import History
+from .verdict import Verdict, combine
+from .workload import ClientThreads, Workload
+from ..errors import KewpieError
+from ..platform.logsetup import get_logger
 
 
 class WorkloadError(KewpieError):

@@ -7,11 +7,11 @@ or changed (and in which columns).
 from __future__ import annotations
 
 from collections import Counter
-from lib.checks import dbcompare
-from lib.consistency.reads import read_rows
-from lib.consistency.verdict import Verdict, VerdictStatus
-from lib.errors import QueryError
-from lib.servers.server import Server
+from ..checks import dbcompare
+from .reads import read_rows
+from .verdict import Verdict, VerdictStatus
+from ..errors import QueryError
+from ..servers.server import Server
 
 ROWS_SHOWN = 20
 

@@ -14,17 +14,17 @@ from __future__ import annotations
 import logging
 import os
 
-from lib.consistency.elle import anomaly_kinds
-from lib.consistency.faults import Isolate, Kill, Lag, Pause, Rejoin, Restart, Schedule, Tamper
-from lib.consistency.netfaults import Flaky, Latency, Loss, Partition
-from lib.consistency.ptchecksum import check_pt_table_checksum
-from lib.consistency.run import RunResult, run_workloads
-from lib.consistency.tables import check_tables_equal
-from lib.consistency.verdict import Verdict, combine
-from lib.consistency.workload import Workload
-from lib.platform.logsetup import get_logger
-from lib.servers.server import Server
-from lib.suites.context import TestContext
+from .elle import anomaly_kinds
+from .faults import Isolate, Kill, Lag, Pause, Rejoin, Restart, Schedule, Tamper
+from .netfaults import Flaky, Latency, Loss, Partition
+from .ptchecksum import check_pt_table_checksum
+from .run import RunResult, run_workloads
+from .tables import check_tables_equal
+from .verdict import Verdict, combine
+from .workload import Workload
+from ..platform.logsetup import get_logger
+from ..servers.server import Server
+from ..suites.context import TestContext
 
 
 class ConsistencyChecks:

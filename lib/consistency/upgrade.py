@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 import time
 
-from lib.consistency.faults import Fault, start_nodes
-from lib.servers.codetree import CodeTree
-from lib.servers.server import Server
+from .faults import Fault, start_nodes
+from ..servers.codetree import CodeTree
+from ..servers.server import Server
 
 IST_RE = re.compile(r"IST received|Receiving IST|IST .*complete")
 SST_RE = re.compile(r"Proceeding with SST|SST completed on joiner|SST request")

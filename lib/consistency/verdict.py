@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from lib.consistency.history import Counts
+from .history import Counts
 
 EVIDENCE_SHOWN = 15
 

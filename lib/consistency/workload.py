@@ -17,10 +17,10 @@ from typing import Any, Callable, Sequence
 
 import pymysql
 
-from lib.consistency.history import (FAIL, OK, History, Op, classify_error, describe_error,
-                                     error_code)
-from lib.consistency.verdict import Verdict
-from lib.servers.server import Server
+from .history import (FAIL, OK, History, Op, classify_error, describe_error,
+                      error_code)
+from .verdict import Verdict
+from ..servers.server import Server
 
 CONNECT_TIMEOUT = 2.0
 READ_TIMEOUT = 10.0

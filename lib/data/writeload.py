@@ -20,7 +20,7 @@ from typing import Any
 
 import pymysql
 
-from lib.platform.logsetup import get_logger
+from ..platform.logsetup import get_logger
 
 DDL = ("CREATE TABLE IF NOT EXISTS `{schema}`.`{table}` (id INT NOT NULL AUTO_INCREMENT PRIMARY KEY, "
        "k INT NOT NULL, c VARCHAR(64) NOT NULL, t TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), "

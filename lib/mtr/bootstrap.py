@@ -18,13 +18,13 @@ import re
 import shutil
 import time
 
-from lib.errors import ServerError
-from lib.platform.logsetup import get_logger
-from lib.platform.logtail import tail_file
-from lib.platform.tools import run_tool
-from lib.servers.bootstrap import BootstrapCache
-from lib.servers.codetree import CodeTree
-from lib.servers.options import Option
+from ..errors import ServerError
+from ..platform.logsetup import get_logger
+from ..platform.logtail import tail_file
+from ..platform.tools import run_tool
+from ..servers.bootstrap import BootstrapCache
+from ..servers.codetree import CodeTree
+from ..servers.options import Option
 
 SQL_FILES = ("mysql_system_tables.sql", "maria_add_gis_sp_bootstrap.sql",
              "mysql_performance_tables.sql", "mysql_system_tables_data.sql",

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Iterable
 
-from lib.errors import SuiteError, UsageError
-from lib.mtr.cnf import MtrConfig
-from lib.servers.requirements import Requirements
+from ..errors import SuiteError, UsageError
+from .cnf import MtrConfig
+from ..servers.requirements import Requirements
 
 SOURCE = re.compile(r"^\s*(?:--)?\s*source\s+([^;\s]+)")
 TAGS = MappingProxyType({"big_test": "big_test", "master-slave": "rpl_test",

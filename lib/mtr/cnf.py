@@ -16,7 +16,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from lib.errors import SuiteError
+from ..errors import SuiteError
 
 MULTIPART = frozenset({"plugin-load-add", "optimizer-switch"})
 SPECIAL_GROUPS = frozenset({"ENV", "OPT"})

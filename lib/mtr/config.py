@@ -19,9 +19,9 @@ import re
 import shutil
 import subprocess
 
-from lib.mtr.cnf import CnfGroup, MtrConfig
-from lib.mtr.vardir import MtrVardir, ServerSlot
-from lib.servers.codetree import CodeTree
+from .cnf import CnfGroup, MtrConfig
+from .vardir import MtrVardir, ServerSlot
+from ..servers.codetree import CodeTree
 
 PLUGIN_DIRS = ("lib/mysql/plugin", "lib64/mysql/plugin", "lib/mariadb/plugin",
                "lib64/mariadb/plugin", "lib/plugin")

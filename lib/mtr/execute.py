@@ -23,14 +23,14 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Callable, Sequence
 
-from lib.errors import QueryError, ServerError
-from lib.mtr.cases import MtrCase
-from lib.mtr.vardir import MtrVardir
-from lib.mtr.warnings import WarningScanner, log_size, read_since
-from lib.platform.logsetup import get_logger
-from lib.platform.logtail import tail_file
-from lib.platform.tools import ToolResult, run_tool
-from lib.servers.server import Server
+from ..errors import QueryError, ServerError
+from .cases import MtrCase
+from .vardir import MtrVardir
+from .warnings import WarningScanner, log_size, read_since
+from ..platform.logsetup import get_logger
+from ..platform.logtail import tail_file
+from ..platform.tools import ToolResult, run_tool
+from ..servers.server import Server
 
 class MtrStatus(StrEnum):
     """How a case ended (the same words as kewpie's MtrStatus)."""

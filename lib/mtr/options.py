@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from lib.errors import SuiteError
-from lib.servers.options import LINE_BREAKS, Option, normalise_name
+from ..errors import SuiteError
+from ..servers.options import LINE_BREAKS, Option, normalise_name
 
 KEWPIE_ONLY = (Option("skip-name-resolve", "0"),)
 

@@ -14,10 +14,10 @@ import re
 import shutil
 import time
 
-from lib.mtr.cnf import MtrConfig
-from lib.servers.layout import write_private_file
-from lib.servers.options import Option, render_cnf
-from lib.servers.server import Server
+from .cnf import MtrConfig
+from ..servers.layout import write_private_file
+from ..servers.options import Option, render_cnf
+from ..servers.server import Server
 
 
 MARK_ENV = "KEWPIE_MTR_MARK"  # set while a test's servers start: the CURRENT_TEST to write
@@ -151,7 +151,7 @@ def start_mtr_set(manager: object, servers: list[Server], reqs: object) -> None:
 
 def wait_wsrep_ready(server: Server, timeout: float) -> None:
     """Until the node says wsrep_ready ON and Synced (ServerStartError after timeout)."""
-    from lib.errors import ServerStartError
+    from ..errors import ServerStartError
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:

@@ -13,7 +13,7 @@ import os
 import shutil
 from dataclasses import dataclass
 
-from lib.platform import safedirs
+from ..platform import safedirs
 
 
 @dataclass(frozen=True)

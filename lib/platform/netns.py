@@ -28,9 +28,9 @@ import threading
 from dataclasses import dataclass
 from typing import Sequence
 
-from lib.errors import NetworkError
-from lib.platform.logsetup import get_logger
-from lib.platform.nsenter import NETNS_DIR, entered
+from ..errors import NetworkError
+from .logsetup import get_logger
+from .nsenter import NETNS_DIR, entered
 
 SUBNET = "10.77.0"          # private /24; every hub is its own island, so runs may share it
 FIRST_HOST = 11             # s0 is 10.77.0.11
@@ -51,7 +51,7 @@ def address_of(index: int) -> str:
 
 def run_ip(args: Sequence[str], input: str | None = None, check: bool = True) -> str:
     """Run ``ip`` (or, with args starting ``netns exec``, a command in a namespace)."""
-    from lib.platform.tools import run_tool
+    from .tools import run_tool
     try:
         result = run_tool(["ip", *args], timeout=TIMEOUT, input=input)
     except OSError as exc:

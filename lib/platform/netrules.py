@@ -17,7 +17,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from lib.platform.netns import NODE_IF, NetHost, in_ns
+from .netns import NODE_IF, NetHost, in_ns
 
 TABLE = "kewpie"
 

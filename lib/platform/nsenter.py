@@ -13,7 +13,7 @@ import os
 from contextlib import contextmanager
 from typing import Iterator
 
-from lib.errors import NetworkError
+from ..errors import NetworkError
 
 NETNS_DIR = "/run/netns"
 CLONE_NEWNET = 0x40000000

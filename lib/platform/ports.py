@@ -20,9 +20,9 @@ import os
 import socket
 from dataclasses import dataclass
 
-from lib.errors import PortLeaseError
-from lib.platform.logsetup import get_logger
-from lib.platform.safedirs import UnsafeLockDirError, make_dir
+from ..errors import PortLeaseError
+from .logsetup import get_logger
+from .safedirs import UnsafeLockDirError, make_dir
 
 BLOCK_SIZE = 4
 DEFAULT_BASE_PORT = 9300

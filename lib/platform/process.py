@@ -27,8 +27,8 @@ from typing import IO, Callable, Mapping, Sequence
 
 import psutil
 
-from lib.platform.launcher import Launcher
-from lib.platform.lifecycle import ReadyWait, StopResult
+from .launcher import Launcher
+from .lifecycle import ReadyWait, StopResult
 
 TAG_WORKDIR = "KEWPIE_WORKDIR"
 TAG_RUN = "KEWPIE_RUN"
@@ -109,7 +109,7 @@ def spawn(argv: Sequence[str], *, env: Mapping[str, str] | None = None,
     signal in the child, so that Popen can vfork instead of forking the harness.
     """
     if netns:
-        from lib.platform.nsenter import entered
+        from .nsenter import entered
         with entered(netns):
             return spawn(argv, env=env, user=user, cwd=cwd, stdin=stdin, stdout=stdout,
                          stderr=stderr, pass_fds=pass_fds, with_parent=with_parent,

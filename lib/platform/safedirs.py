@@ -25,7 +25,7 @@ import shutil
 import stat
 from typing import Iterable
 
-from lib.errors import PortLeaseError, UsageError
+from ..errors import PortLeaseError, UsageError
 
 PRIVATE = 0o700
 TRAVERSE = 0o711  # others (the server user) may pass through, not list or write

@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
 
-from lib.platform.process import spawn, stop_child, tool_env, wait_exit
+from .process import spawn, stop_child, tool_env, wait_exit
 
 TERM_GRACE = 2.0   # seconds a timed-out tool gets between SIGTERM and SIGKILL
 

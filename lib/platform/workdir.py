@@ -36,10 +36,10 @@ import shutil
 import stat
 import time
 
-from lib.platform import safedirs
-from lib.errors import UsageError
-from lib.platform.logsetup import get_logger
-from lib.platform.process import TAG_WORKDIR, tagged_processes
+from . import safedirs
+from ..errors import UsageError
+from .logsetup import get_logger
+from .process import TAG_WORKDIR, tagged_processes
 
 MARKER = ".kewpie-workdir"
 SHM_ROOT = "/dev/shm"

@@ -51,7 +51,7 @@ def declared_values(item: pytest.Item) -> dict[str, Any]:
 def module_values(item: pytest.Item) -> dict[str, Any] | None:
     """For a KewpieTestCase module without a marker: its suite_config.py and module
     globals, as kewpie reads them (None when it declares nothing)."""
-    from lib.suites.loader import load_suite_config
+    from ..suites.loader import load_suite_config
     module = getattr(item, "module", None)
     path = str(item.path)
     suite_dir = os.path.dirname(path)

@@ -13,9 +13,9 @@ from __future__ import annotations
 import unittest
 from typing import Any
 
-from lib.servers.server import Server
-from lib.suites.context import TestContext
-from lib.suites.testcase import ClusterTestCase
+from ..servers.server import Server
+from ..suites.context import TestContext
+from ..suites.testcase import ClusterTestCase
 
 
 class KewpieServers(ClusterTestCase):

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping
 
-from lib.errors import SuiteError
-from lib.run.environment import SERVER_KINDS
-from lib.servers.requirements import Requirements
-from lib.suites.loader import STORAGE_CHOICES, validate_requirements, validate_requests
+from ..errors import SuiteError
+from ..run.environment import SERVER_KINDS
+from ..servers.requirements import Requirements
+from ..suites.loader import STORAGE_CHOICES, validate_requirements, validate_requests
 
 SINGLE, REPLICATION, CLUSTER = "single", "replication", "cluster"
 FIXTURE_SHAPES = MappingProxyType({

@@ -57,7 +57,7 @@ def setting(config: pytest.Config, name: str) -> Any:
 
 def run_config(config: pytest.Config) -> Any:
     """The RunConfig of this pytest run's options (RunConfig's own defaults otherwise)."""
-    from lib.run.config import RunConfig, default
+    from ..run.config import RunConfig, default
     workdir = setting(config, "workdir") or os.path.join(str(config.rootpath), "workdir")
 
     def number(name: str, field: str) -> int:

@@ -17,15 +17,15 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 import pytest
 
-from lib.pytest_plugin.collection import (FIXTURES, declared_values, is_kewpie_testcase,
-                                          module_values, scope_unit, uses_ours)
-from lib.pytest_plugin.options import SCOPE_CHOICES, add_options, run_config, setting
+from .collection import (FIXTURES, declared_values, is_kewpie_testcase,
+                         module_values, scope_unit, uses_ours)
+from .options import SCOPE_CHOICES, add_options, run_config, setting
 
 if TYPE_CHECKING:
-    from lib.pytest_plugin.helper import KewpieServers
-    from lib.pytest_plugin.marker import Declared
-    from lib.pytest_plugin.session import KewpieSession, TestRun
-    from lib.servers.server import Server
+    from .helper import KewpieServers
+    from .marker import Declared
+    from .session import KewpieSession, TestRun
+    from ..servers.server import Server
 
 MARKER_HELP = ("kewpie(server_requirements=[[...], ...], server_requests={'join_cluster': [...]}, "
                "server_type='mysql'|'galera', storage='disk', replicas=N, nodes=N, options=[...], "
@@ -100,8 +100,8 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         unittest_style = not names and is_kewpie_testcase(item)
         if not names and not unittest_style:
             continue
-        from lib.errors import SuiteError
-        from lib.pytest_plugin.marker import SINGLE, declare, shape_of
+        from ..errors import SuiteError
+        from .marker import SINGLE, declare, shape_of
         try:
             if unittest_style:
                 values = (declared_values(item) if item.get_closest_marker("kewpie")
@@ -137,8 +137,8 @@ def pytest_runtestloop(session: pytest.Session) -> None:
 def _open_session(config: pytest.Config) -> "KewpieSession":
     """The process's KewpieSession, opened before the first test that needs servers; bad
     input or environment ends the whole run with exit status 2, nothing left running."""
-    from lib.errors import KewpieError
-    from lib.pytest_plugin.session import KewpieSession, bot_name
+    from ..errors import KewpieError
+    from .session import KewpieSession, bot_name
     state = config.stash[STATE]
     if state.session is not None and state.session.is_open:
         return state.session
@@ -174,7 +174,7 @@ def _continues(item: pytest.Item, run: "TestRun") -> bool:
 @pytest.fixture
 def _kewpie_run(request: pytest.FixtureRequest) -> Iterator["KewpieServers"]:
     """The test's servers and helper; the reuse rule and evidence when it ends."""
-    from lib.pytest_plugin.session import ServersNotStarted
+    from .session import ServersNotStarted
     item = request.node
     declared = item.stash.get(DECLARED, None)
     if declared is None:
@@ -184,7 +184,7 @@ def _kewpie_run(request: pytest.FixtureRequest) -> Iterator["KewpieServers"]:
     if session.kept:
         pytest.skip(f"kewpie keeps the servers of the failed test {session.kept_test} "
                     f"(--kewpie-keep-failed): no further test runs")
-    from lib.errors import KewpieError
+    from ..errors import KewpieError
     try:
         run = session.begin(item.stash.get(NODEID, item.nodeid), str(item.path),
                             getattr(item, "module", None), declared, scope_unit(item, declared.scope, item.stash.get(NODEID, item.nodeid)))
@@ -311,12 +311,12 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Stop every server this process started (fast after Ctrl-C); pytest-xdist's
     controller then sweeps what killed workers may have left."""
-    from lib.errors import KewpieError
+    from ..errors import KewpieError
     state = session.config.stash[STATE]
     interrupted = state.interrupted  # Ctrl-C, SIGTERM, pytest.exit (not -x or maxfail)
     kewpie_session = state.session
     if kewpie_session is not None:
-        from lib.pytest_plugin.session import ignoring_sigint
+        from .session import ignoring_sigint
         try:
             ignoring_sigint(lambda: kewpie_session.close(interrupted))
         except KewpieError as exc:
@@ -324,7 +324,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
                                   f"./kewpie.py --mode=cleanup --workdir=... if in doubt)")
         _publish(session.config, kewpie_session)
     if state.xdist_session and (interrupted or not setting(session.config, "keep_failed")):
-        from lib.pytest_plugin.session import ignoring_sigint, sweep_after_workers
+        from .session import ignoring_sigint, sweep_after_workers
         config = run_config(session.config)
         stopped: list[int] = []
         ignoring_sigint(lambda: stopped.append(sweep_after_workers(config, state.xdist_session)))

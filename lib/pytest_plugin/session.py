@@ -22,21 +22,21 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, Callable
 
-from lib.errors import KewpieError, QueryError, ServerError
-from lib.platform.logsetup import configure, get_logger
-from lib.pytest_plugin.helper import KewpieServers, new_result
-from lib.pytest_plugin.marker import Declared
-from lib.run.config import RunConfig
-from lib.run.environment import RunEnvironment
-from lib.run.evidence import EvidenceKeeper
-from lib.run.setup import check_galera
-from lib.servers.health import HealthState
-from lib.servers.manager import ServerManager
-from lib.servers.option_safety import check_requirements
-from lib.servers.requirements import Requirements
-from lib.servers.server import Server
-from lib.suites.context import BotSetup, TestContext
-from lib.suites.loader import SuiteConfig, TestSpec
+from ..errors import KewpieError, QueryError, ServerError
+from ..platform.logsetup import configure, get_logger
+from .helper import KewpieServers, new_result
+from .marker import Declared
+from ..run.config import RunConfig
+from ..run.environment import RunEnvironment
+from ..run.evidence import EvidenceKeeper
+from ..run.setup import check_galera
+from ..servers.health import HealthState
+from ..servers.manager import ServerManager
+from ..servers.option_safety import check_requirements
+from ..servers.requirements import Requirements
+from ..servers.server import Server
+from ..suites.context import BotSetup, TestContext
+from ..suites.loader import SuiteConfig, TestSpec
 
 UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._=\[\]+-]")
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
@@ -301,8 +301,8 @@ def sweep_after_workers(config: RunConfig, session_id: str) -> int:
     Only when the workdir's lock still names this session and no process holds
     it; returns how many processes were stopped.
     """
-    from lib.run.cleanup import cleanup
-    from lib.servers.state import StateFile
+    from ..run.cleanup import cleanup
+    from ..servers.state import StateFile
     try:
         with open(os.path.join(config.workdir, "kewpie.lock")) as fh:
             held_by = fh.read(200).split()

@@ -1,5 +1,5 @@
 """``python -m lib.randgen``: see :mod:`lib.randgen.cli`."""
-from lib.randgen.cli import main
+from .cli import main
 
 if __name__ == "__main__":
     raise SystemExit(main())

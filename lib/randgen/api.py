@@ -13,12 +13,12 @@ import os
 import time
 from typing import Any, Callable
 
-from lib.platform.logsetup import get_logger
-from lib.randgen.cmdline import RandgenOptions, check_files, resolve_paths
-from lib.randgen.connection import ConnectionSpec
-from lib.randgen.errors import RandgenEnvironmentError
-from lib.randgen.executor import RANDGEN_HOME, RandgenRun, RunLog
-from lib.randgen.result import EXIT_CODES, STATUS_ENVIRONMENT_ERROR, RandgenResult
+from ..platform.logsetup import get_logger
+from .cmdline import RandgenOptions, check_files, resolve_paths
+from .connection import ConnectionSpec
+from .errors import RandgenEnvironmentError
+from .executor import RANDGEN_HOME, RandgenRun, RunLog
+from .result import EXIT_CODES, STATUS_ENVIRONMENT_ERROR, RandgenResult
 
 
 def make_options(grammar: str | None = None, gendata: str | bool | None = None,
@@ -56,7 +56,7 @@ def run_randgen(options: RandgenOptions, conn: ConnectionSpec, randgen_path: str
         conn = conn.with_database(options.schema)
         compare = [c.with_database(options.schema) for c in compare or []]
     if os.path.isfile(os.path.join(base, "gentest.pl")):  # a Perl randgen checkout
-        from lib.randgen.perl_randgen import PerlRandgen, resolve_for_perl
+        from .perl_randgen import PerlRandgen, resolve_for_perl
         try:
             perl_opts = resolve_for_perl(options, base, RANDGEN_HOME)
             result = PerlRandgen(base).run(perl_opts, conn, log_path, compare=compare)

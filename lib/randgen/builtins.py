@@ -20,7 +20,7 @@ import re
 from types import MappingProxyType
 from typing import Any, Mapping, Sequence
 
-from lib.randgen.words import DICTIONARIES
+from .words import DICTIONARIES
 
 # value kinds of a field type
 NUMERIC = "numeric"

@@ -19,8 +19,8 @@ from typing import Any, Protocol
 
 import pymysql
 
-from lib.randgen.connection import LOST_CONNECTION_CODES, ConnectionSpec, error_message
-from lib.randgen.errors import RandgenEnvironmentError
+from .connection import LOST_CONNECTION_CODES, ConnectionSpec, error_message
+from .errors import RandgenEnvironmentError
 
 COMMANDS_OUT_OF_SYNC = 2014
 

@@ -23,13 +23,13 @@ import sys
 from dataclasses import replace
 from typing import TYPE_CHECKING, Sequence, TextIO
 
-from lib.platform.logsetup import configure
-from lib.randgen.cmdline import RandgenOptions, check_files, parse_options, resolve_paths
-from lib.randgen.errors import RandgenError
-from lib.randgen.result import EXIT_ENVIRONMENT
+from ..platform.logsetup import configure
+from .cmdline import RandgenOptions, check_files, parse_options, resolve_paths
+from .errors import RandgenError
+from .result import EXIT_ENVIRONMENT
 
 if TYPE_CHECKING:
-    from lib.randgen.connection import ConnectionSpec
+    from .connection import ConnectionSpec
 
 OWN_VALUE_OPTIONS = ("host", "port", "socket", "user", "password", "database", "log", "json",
                      "randgen-path", "generate")
@@ -74,7 +74,7 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None) -> int
             opts.tool = "gendata"
         if "generate" in own:
             return _generate(opts, own, out)
-        from lib.randgen.api import run_randgen
+        from .api import run_randgen
         conn = _connection(opts, own)
         result = run_randgen(opts, conn, own.get("randgen-path") or None, own.get("log"),
                              echo=verbose)
@@ -94,7 +94,7 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None) -> int
 
 
 def _connection(opts: RandgenOptions, own: dict[str, str]) -> "ConnectionSpec":
-    from lib.randgen.connection import ConnectionSpec, parse_dsn
+    from .connection import ConnectionSpec, parse_dsn
     if opts.dsn:
         conn = parse_dsn(opts.dsn)
     else:
@@ -113,8 +113,8 @@ def _connection(opts: RandgenOptions, own: dict[str, str]) -> "ConnectionSpec":
 
 def _generate(opts: RandgenOptions, own: dict[str, str], out: TextIO) -> int:
     """Print sentences without a server; metadata comes from the gendata specification."""
-    from lib.randgen.executor import RANDGEN_HOME
-    from lib.randgen.offline import offline_generators
+    from .executor import RANDGEN_HOME
+    from .offline import offline_generators
     base = own.get("randgen-path") or RANDGEN_HOME
     opts = resolve_paths(opts, base)
     check_files(opts, base)

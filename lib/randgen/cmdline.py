@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Mapping, Sequence
 
-from lib.randgen.errors import RandgenEnvironmentError
+from .errors import RandgenEnvironmentError
 
 DEFAULT_THREADS = 10
 DEFAULT_QUERIES = 1000

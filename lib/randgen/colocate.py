@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 from typing import Any, Callable
 
-from lib.randgen.connection import ConnectionSpec
+from .connection import ConnectionSpec
 
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 TID_QUERY = "SELECT TID FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()"

@@ -21,8 +21,8 @@ import os
 import re
 from typing import Iterable, Sequence
 
-from lib.randgen.errors import GrammarError
-from lib.randgen.grammar import read_source, split_rules
+from .errors import GrammarError
+from .grammar import read_source, split_rules
 
 _OPTION_RE = re.compile(r"--(grammar|redefine)[= ]+['\"]?([^\s'\",\]]+)")
 _ADD_RE = re.compile(r"^(.*?)(_init)?_add$")

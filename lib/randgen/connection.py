@@ -16,7 +16,7 @@ from urllib.parse import parse_qs, unquote, urlparse
 
 import pymysql
 
-from lib.randgen.errors import RandgenEnvironmentError
+from .errors import RandgenEnvironmentError
 
 LOST_CONNECTION_CODES = frozenset({2002, 2003, 2006, 2013, 2055})
 

@@ -6,7 +6,7 @@ file and line they come from.
 """
 from __future__ import annotations
 
-from lib.errors import KewpieError
+from ..errors import KewpieError
 
 
 class RandgenError(KewpieError):

@@ -31,21 +31,21 @@ from typing import Any, Callable, TextIO
 
 import pymysql
 
-from lib.platform.logsetup import get_logger
-from lib.randgen.builtins import Prng
-from lib.randgen.cmdline import RandgenOptions
-from lib.randgen.channel import Channel, StatementError, load_mysqlclient, open_channel
-from lib.randgen.colocate import colocate, is_local, server_thread
-from lib.randgen.connection import LOST_CONNECTION_CODES, ConnectionSpec, error_message
-from lib.randgen.errors import (GendataError, GrammarError, PerlBlockError,
-                                RandgenEnvironmentError, RandgenError)
-from lib.randgen.generator import (BlockFactory, GenContext, Generator, NativeBlocks,
-                                   compile_blocks, derive_seed, pid_for_thread)
-from lib.randgen.grammar import Grammar
-from lib.randgen.metadata import MetadataCache, load_metadata
-from lib.randgen.result import (EXIT_CODES, STATUS_ENVIRONMENT_ERROR, STATUS_FAILURE,
-                                STATUS_GRAMMAR_ERROR,
-                                STATUS_OK, STATUS_SERVER_LOST, RandgenResult, ThreadStats)
+from ..platform.logsetup import get_logger
+from .builtins import Prng
+from .cmdline import RandgenOptions
+from .channel import Channel, StatementError, load_mysqlclient, open_channel
+from .colocate import colocate, is_local, server_thread
+from .connection import LOST_CONNECTION_CODES, ConnectionSpec, error_message
+from .errors import (GendataError, GrammarError, PerlBlockError,
+                     RandgenEnvironmentError, RandgenError)
+from .generator import (BlockFactory, GenContext, Generator, NativeBlocks,
+                        compile_blocks, derive_seed, pid_for_thread)
+from .grammar import Grammar
+from .metadata import MetadataCache, load_metadata
+from .result import (EXIT_CODES, STATUS_ENVIRONMENT_ERROR, STATUS_FAILURE,
+                     STATUS_GRAMMAR_ERROR,
+                     STATUS_OK, STATUS_SERVER_LOST, RandgenResult, ThreadStats)
 
 RANDGEN_HOME = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))), "randgen")
@@ -209,17 +209,17 @@ class RandgenRun:
         opts = self.opts
         if not (opts.validators or opts.reporters or opts.compare_dsns or self.compare):
             return  # nothing to import: keeps the launch cost of plain runs
-        from lib.randgen import run_checks
+        from . import run_checks
         run_checks.plugins(self)
 
     def _record_difference(self, diff: Any, stop: bool) -> None:
-        from lib.randgen import run_checks
+        from . import run_checks
         run_checks.record_difference(self, diff, stop)
 
     def _after_run(self) -> None:
         if not (self.validators or self.reporters):
             return
-        from lib.randgen import run_checks
+        from . import run_checks
         run_checks.after_run(self)
 
     # ------------------------------------------------------------ setup
@@ -244,8 +244,8 @@ class RandgenRun:
             raise RandgenEnvironmentError(f"cannot use schema {db!r}: {exc}") from exc
 
     def _gendata(self, admin: Any, target: ConnectionSpec | None = None) -> None:
-        from lib.randgen.gendata import GendataOptions, GendataPlan, read_spec
-        from lib.randgen.gendata_simple import SimpleGendata
+        from .gendata import GendataOptions, GendataPlan, read_spec
+        from .gendata_simple import SimpleGendata
         opts = self.opts
         res = self.result
         t0 = time.monotonic()
@@ -319,7 +319,7 @@ class RandgenRun:
             return list(self.thread_ids)
         if self.opts.threads <= 1 or self.opts.processes == 1:
             return list(range(1, self.opts.threads + 1))
-        from lib.randgen.workers import process_count, thread_groups
+        from .workers import process_count, thread_groups
         return thread_groups(self.opts.threads,
                              process_count(self.opts.threads, self.opts.processes))[0]
 
@@ -328,7 +328,7 @@ class RandgenRun:
         self._stop.set()
 
     def _start_workers(self) -> None:
-        from lib.randgen.workers import Worker, process_count, thread_groups
+        from .workers import Worker, process_count, thread_groups
         opts = self.opts
         groups = thread_groups(opts.threads, process_count(opts.threads, opts.processes))[1:]
         if not groups:
@@ -355,7 +355,7 @@ class RandgenRun:
         if mode == "native":
             raise PerlBlockError(f"outside the native Perl subset ({why})", first.path,
                                  first.line, first.text)
-        from lib.randgen.perl_coprocess import PerlCoprocess, find_perl, perl_dsn
+        from .perl_coprocess import PerlCoprocess, find_perl, perl_dsn
         perl = find_perl()
         if perl is None:
             raise PerlBlockError(f"outside the native Perl subset ({why}) and no perl (with "
@@ -412,7 +412,7 @@ class RandgenRun:
     def _collect_workers(self) -> None:
         if not self._workers:
             return
-        from lib.randgen.workers import merge
+        from .workers import merge
         for worker in self._workers:
             why = merge(self.result, worker.finish(STOP_GRACE + 40), worker.thread_ids)
             if why:
@@ -463,7 +463,7 @@ class RandgenRun:
         return bool(_DDL_RE.match(sql))
 
     def _deadlocked(self, evidence: str, stuck: list[int]) -> None:
-        from lib.randgen import run_checks
+        from . import run_checks
         run_checks.deadlocked(self, evidence, stuck)
 
     def _kill_query(self, conn_id: int, why: str) -> None:
@@ -495,7 +495,7 @@ class RandgenRun:
         others: list[Any] = []
         checker = None
         if self.validators:
-            from lib.randgen.validators import Validators
+            from .validators import Validators
             try:
                 others = [c.connect() for c in self.compare]
             except RandgenEnvironmentError as exc:
@@ -598,7 +598,7 @@ class RandgenRun:
 
     def _execute_checked(self, gen: Generator, st: ThreadStats, cur: Any, sql: str,
                          checker: Any) -> str:
-        from lib.randgen import run_checks
+        from . import run_checks
         return run_checks.execute_checked(self, gen, st, cur, sql, checker)
 
     def _reconnect(self, gen: Generator, st: ThreadStats) -> Channel | None:

@@ -24,10 +24,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-from lib.randgen.builtins import Prng, field_type_kind, field_type_value
-from lib.randgen.errors import GendataError
-from lib.randgen.metadata import Column, Metadata, Table
-from lib.platform.tools import run_tool
+from .builtins import Prng, field_type_kind, field_type_value
+from .errors import GendataError
+from .metadata import Column, Metadata, Table
+from ..platform.tools import run_tool
 
 DEFAULT_ROWS = (0, 1, 2, 10, 100)
 INSERT_BATCH = 50
@@ -185,7 +185,7 @@ def spec_from_values(values: dict[str, Any], path: str = "") -> GendataSpec:
 
 
 def _read_with_perl(path: str, why: str) -> dict[str, Any]:
-    from lib.randgen.perl_coprocess import find_perl
+    from .perl_coprocess import find_perl
     perl = find_perl()
     if perl is None:
         raise GendataError(f"{path}: cannot read it ({why}) and no perl with JSON::PP to "

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from lib.randgen.builtins import Prng
-from lib.randgen.metadata import Column, Metadata, Table
+from .builtins import Prng
+from .metadata import Column, Metadata, Table
 
 NAMES = ("A", "B", "C", "D", "E", "AA", "BB", "CC", "DD")
 ROWS = (0, 1, 20, 100, 1000, 0, 1, 20, 100)

@@ -22,13 +22,13 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
-from lib.randgen.builtins import Prng, grammar_value
-from lib.randgen.errors import GrammarError, PerlBlockError
-from lib.randgen.grammar import BUILTIN, LIT, PERL, RULE, Grammar, Token
-from lib.randgen.metadata import Metadata, MetadataCache
-from lib.randgen.perl_subset import (CompiledBlock, PerlRuntimeError, PerlState, PerlUnsupported,
-                                     compile_block, to_str)
-from lib.randgen.splitter import clean_sentence, split_statements
+from .builtins import Prng, grammar_value
+from .errors import GrammarError, PerlBlockError
+from .grammar import BUILTIN, LIT, PERL, RULE, Grammar, Token
+from .metadata import Metadata, MetadataCache
+from .perl_subset import (CompiledBlock, PerlRuntimeError, PerlState, PerlUnsupported,
+                          compile_block, to_str)
+from .splitter import clean_sentence, split_statements
 
 MAX_OCCURRENCES = 3500
 MAX_LENGTH = 10000

@@ -29,8 +29,8 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from lib.randgen.builtins import field_type_kind
-from lib.randgen.errors import GrammarError
+from .builtins import field_type_kind
+from .errors import GrammarError
 
 # token kinds
 LIT = 0

@@ -6,14 +6,14 @@ or is empty.
 """
 from __future__ import annotations
 
-from lib.randgen.cmdline import RandgenOptions
-from lib.randgen.errors import PerlBlockError
-from lib.randgen.gendata import GendataOptions, GendataPlan, read_spec
-from lib.randgen.gendata_simple import SimpleGendata
-from lib.randgen.generator import (BlockFactory, GenContext, Generator, NativeBlocks,
-                                   compile_blocks, derive_seed, pid_for_thread)
-from lib.randgen.grammar import Grammar
-from lib.randgen.metadata import Metadata
+from .cmdline import RandgenOptions
+from .errors import PerlBlockError
+from .gendata import GendataOptions, GendataPlan, read_spec
+from .gendata_simple import SimpleGendata
+from .generator import (BlockFactory, GenContext, Generator, NativeBlocks,
+                        compile_blocks, derive_seed, pid_for_thread)
+from .grammar import Grammar
+from .metadata import Metadata
 
 
 def offline_metadata(opts: RandgenOptions, schema: str = "test") -> Metadata:
@@ -42,7 +42,7 @@ def block_factory(grammar: Grammar, metadata: Metadata, seed: int, mode: str = "
     if mode == "native":
         raise PerlBlockError(f"outside the native Perl subset ({why})", first.path, first.line,
                              first.text)
-    from lib.randgen.perl_coprocess import PerlCoprocess, find_perl
+    from .perl_coprocess import PerlCoprocess, find_perl
     perl = find_perl()
     if perl is None:
         raise PerlBlockError(f"outside the native Perl subset ({why}) and no perl (with JSON::PP) "

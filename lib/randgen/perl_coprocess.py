@@ -26,16 +26,16 @@ import shutil
 import subprocess
 from typing import TYPE_CHECKING, Any
 
-from lib.platform.process import spawn, stop_child, wait_exit
-from lib.platform.tools import run_tool
-from lib.randgen.errors import PerlBlockError, RandgenEnvironmentError
-from lib.randgen.grammar import Token
-from lib.randgen.metadata import Metadata
-from lib.randgen.words import ENGLISH
+from ..platform.process import spawn, stop_child, wait_exit
+from ..platform.tools import run_tool
+from .errors import PerlBlockError, RandgenEnvironmentError
+from .grammar import Token
+from .metadata import Metadata
+from .words import ENGLISH
 
 if TYPE_CHECKING:
-    from lib.randgen.connection import ConnectionSpec
-    from lib.randgen.generator import Generator
+    from .connection import ConnectionSpec
+    from .generator import Generator
 
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "coprocess.pl")
 _PID_RE = re.compile(r"\$\$(?![A-Za-z_{$])")

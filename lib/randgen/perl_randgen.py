@@ -26,13 +26,13 @@ import time
 from types import MappingProxyType
 from typing import Mapping
 
-from lib.platform.tools import run_tool
-from lib.randgen.cmdline import RandgenOptions
-from lib.randgen.connection import ConnectionSpec
-from lib.randgen.errors import RandgenEnvironmentError
-from lib.randgen.executor import RunLog
-from lib.randgen.result import (STATUS_ENVIRONMENT_ERROR, STATUS_FAILURE, STATUS_GRAMMAR_ERROR,
-                                STATUS_OK, STATUS_SERVER_LOST, STATUS_TOOL_ERROR, RandgenResult)
+from ..platform.tools import run_tool
+from .cmdline import RandgenOptions
+from .connection import ConnectionSpec
+from .errors import RandgenEnvironmentError
+from .executor import RunLog
+from .result import (STATUS_ENVIRONMENT_ERROR, STATUS_FAILURE, STATUS_GRAMMAR_ERROR,
+                     STATUS_OK, STATUS_SERVER_LOST, STATUS_TOOL_ERROR, RandgenResult)
 
 # GenTest::Constants of MariaDB/randgen master
 EXIT_NAMES: Mapping[int, str] = MappingProxyType({

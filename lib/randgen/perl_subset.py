@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Callable
 
-from lib.randgen.builtins import Prng
+from .builtins import Prng
 
 Value = Any
 Fn = Callable[["PerlState"], Value]

@@ -29,8 +29,8 @@ from typing import Any, Callable, Mapping, Protocol, Sequence
 
 import pymysql
 
-from lib.randgen.connection import ConnectionSpec
-from lib.randgen.errors import RandgenEnvironmentError
+from .connection import ConnectionSpec
+from .errors import RandgenEnvironmentError
 
 REPORTERS = ("Deadlock", "Backtrace", "ErrorLog", "Shutdown", "Recovery")
 REPORTER_ALIASES: Mapping[str, str] = MappingProxyType({

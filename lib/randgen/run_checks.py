@@ -13,9 +13,9 @@ from typing import Any
 
 import pymysql
 
-from lib.randgen.connection import LOST_CONNECTION_CODES, error_message
-from lib.randgen.errors import RandgenEnvironmentError
-from lib.randgen.result import STATUS_FAILURE, STATUS_OK, STATUS_SERVER_LOST
+from .connection import LOST_CONNECTION_CODES, error_message
+from .errors import RandgenEnvironmentError
+from .result import STATUS_FAILURE, STATUS_OK, STATUS_SERVER_LOST
 
 MAX_SAMPLE = 300
 
@@ -24,8 +24,8 @@ MAX_SAMPLE = 300
 def plugins(run: Any) -> None:
     """Set up the run's validators and reporters from its options (and comparison servers)."""
     opts = run.opts
-    from lib.randgen import reporters, validators
-    from lib.randgen.connection import parse_dsn
+    from . import reporters, validators
+    from .connection import parse_dsn
     run.validators, unknown_v = validators.normalise_names(opts.validators)
     run.reporters, unknown_r = reporters.normalise_names(opts.reporters)
     for name in unknown_v + unknown_r:
@@ -79,7 +79,7 @@ def record_difference(run: Any, diff: Any, stop: bool) -> None:
 def after_run(run: Any) -> None:
     """Reporters after the load: crash report, Shutdown/Recovery; validators' verdict."""
     res = run.result
-    from lib.randgen import reporters
+    from . import reporters
     if res.status == STATUS_OK and res.difference_count:
         first = res.differences[0]
         run._fail(STATUS_FAILURE, f"{res.difference_count} validator difference(s); first: "
@@ -103,7 +103,7 @@ def after_run(run: Any) -> None:
 
 def deadlocked(run: Any, evidence: str, stuck: list[int]) -> None:
     """The Deadlock reporter fired: keep the evidence, fail the run, free the stuck statements."""
-    from lib.randgen.reporters import EXIT_DEADLOCKED
+    from .reporters import EXIT_DEADLOCKED
     run.result.reports.append(evidence)
     run.log.write(evidence, "ERROR")
     run._exit_override = EXIT_DEADLOCKED
@@ -115,7 +115,7 @@ def deadlocked(run: Any, evidence: str, stuck: list[int]) -> None:
 
 def execute_checked(run: Any, gen: Any, st: Any, cur: Any, sql: str, checker: Any) -> str:
     """Run a statement keeping its result, then let the validators judge it."""
-    from lib.randgen.validators import run_statement
+    from .validators import run_statement
     tid = gen.thread_id
     try:
         first = run_statement(cur, sql, run.conn.describe())

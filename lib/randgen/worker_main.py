@@ -5,9 +5,9 @@ import json
 import sys
 import threading
 
-from lib.randgen.cmdline import RandgenOptions
-from lib.randgen.connection import ConnectionSpec
-from lib.randgen.executor import RandgenRun
+from .cmdline import RandgenOptions
+from .connection import ConnectionSpec
+from .executor import RandgenRun
 
 
 def serve() -> int:

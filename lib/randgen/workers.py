@@ -24,10 +24,10 @@ import sys
 import threading
 from typing import Any
 
-from lib.platform.process import spawn, stop_child, wait_exit
-from lib.randgen.cmdline import RandgenOptions
-from lib.randgen.connection import ConnectionSpec
-from lib.randgen.result import RandgenResult, ThreadStats
+from ..platform.process import spawn, stop_child, wait_exit
+from .cmdline import RandgenOptions
+from .connection import ConnectionSpec
+from .result import RandgenResult, ThreadStats
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

@@ -23,15 +23,15 @@ import traceback
 from multiprocessing.connection import Connection, wait
 from typing import Callable, Hashable
 
-from lib.errors import Interrupted
-from lib.platform.logsetup import configure, get_logger
-from lib.platform.logtail import tail_file
-from lib.platform.process import die_with_parent
-from lib.run.report import Outcome
-from lib.run.runner import Runner
-from lib.run.scheduling import pick_next
-from lib.suites.loader import TestSpec
-from lib.suites.status import TestStatus
+from ..errors import Interrupted
+from ..platform.logsetup import configure, get_logger
+from ..platform.logtail import tail_file
+from ..platform.process import die_with_parent
+from .report import Outcome
+from .runner import Runner
+from .scheduling import pick_next
+from ..suites.loader import TestSpec
+from ..suites.status import TestStatus
 
 STOP_GRACE = 12.0
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 
-from lib.errors import EXIT_OK
-from lib.run.environment import RunEnvironment
-from lib.servers.state import stop_recorded
+from ..errors import EXIT_OK
+from .environment import RunEnvironment
+from ..servers.state import stop_recorded
 
 
 def cleanup(env: RunEnvironment) -> int:

@@ -7,8 +7,8 @@ from dataclasses import MISSING, dataclass, field, fields
 from types import MappingProxyType
 from typing import Any
 
-from lib.platform.ports import DEFAULT_BASE_PORT
-from lib.servers.server import ServerSettings
+from ..platform.ports import DEFAULT_BASE_PORT
+from ..servers.server import ServerSettings
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the checkout
 

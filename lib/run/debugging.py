@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import os
 
-from lib.errors import UsageError
-from lib.run.environment import RunEnvironment
-from lib.servers.describe import write_description
-from lib.servers.server import Server
-from lib.servers.wrappers import make_wrapper, rr_cannot_record
-from lib.suites.loader import TestSpec
+from ..errors import UsageError
+from .environment import RunEnvironment
+from ..servers.describe import write_description
+from ..servers.server import Server
+from ..servers.wrappers import make_wrapper, rr_cannot_record
+from ..suites.loader import TestSpec
 
 
 def check_debugging(env: RunEnvironment, specs: list[TestSpec]) -> None:

@@ -13,25 +13,25 @@ from typing import Callable, Mapping
 
 import psutil
 
-from lib.errors import CleanupError, UsageError
-from lib.platform import netns, safedirs
-from lib.platform.logsetup import get_logger
-from lib.platform.ports import PortLeaser, default_lock_dir, ensure_lock_dir
-from lib.platform.process import TAG_BOT, TAG_RUN, TAG_WORKDIR, tagged_processes
-from lib.platform.workdir import MIN_SHM_FREE, Workdir
-from lib.run.config import RunConfig
-from lib.run.setup import check_reachable, log_header, resolve_server_user
-from lib.servers.bootstrap import BootstrapCache
-from lib.servers.codetree import CodeTree, discover
-from lib.mtr.server import MtrServer, start_mtr_set
-from lib.servers.galera import GaleraServer
-from lib.servers.galera_cluster import form_galera_set, wait_galera_applied
-from lib.servers.manager import ServerKind, ServerManager, start_replicating_set, wait_replicas_applied
-from lib.servers.server import Server, ServerSettings
-from lib.servers.state import StateFile, stop_recorded
-from lib.servers.options import parse_options
-from lib.servers.wrappers import make_wrapper, valgrind_suppressions
-from lib.servers.trees import TreeSet
+from ..errors import CleanupError, UsageError
+from ..platform import netns, safedirs
+from ..platform.logsetup import get_logger
+from ..platform.ports import PortLeaser, default_lock_dir, ensure_lock_dir
+from ..platform.process import TAG_BOT, TAG_RUN, TAG_WORKDIR, tagged_processes
+from ..platform.workdir import MIN_SHM_FREE, Workdir
+from .config import RunConfig
+from .setup import check_reachable, log_header, resolve_server_user
+from ..servers.bootstrap import BootstrapCache
+from ..servers.codetree import CodeTree, discover
+from ..mtr.server import MtrServer, start_mtr_set
+from ..servers.galera import GaleraServer
+from ..servers.galera_cluster import form_galera_set, wait_galera_applied
+from ..servers.manager import ServerKind, ServerManager, start_replicating_set, wait_replicas_applied
+from ..servers.server import Server, ServerSettings
+from ..servers.state import StateFile, stop_recorded
+from ..servers.options import parse_options
+from ..servers.wrappers import make_wrapper, valgrind_suppressions
+from ..servers.trees import TreeSet
 
 SERVER_KINDS: Mapping[str, ServerKind] = MappingProxyType({
     "mysql": ServerKind(Server, start_replicating_set, wait_replicas_applied, spare_datadirs=True),

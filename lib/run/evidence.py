@@ -13,9 +13,9 @@ import re
 import shutil
 from dataclasses import dataclass
 
-from lib.platform.logsetup import get_logger
-from lib.servers.server import Server
-from lib.platform.tools import run_tool
+from ..platform.logsetup import get_logger
+from ..servers.server import Server
+from ..platform.tools import run_tool
 
 CORE_RE = re.compile(r"^core(\.\d+)?$")
 TOP_FRAMES = 8

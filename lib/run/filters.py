@@ -13,9 +13,9 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
-from lib.errors import UsageError
-from lib.run.config import RunConfig
-from lib.suites.loader import TestSpec
+from ..errors import UsageError
+from .config import RunConfig
+from ..suites.loader import TestSpec
 
 
 def check_patterns(config: RunConfig) -> None:

@@ -17,8 +17,8 @@ from collections import OrderedDict
 from junitparser import Failure, Skipped
 from junitparser.xunit2 import FlakyFailure, JUnitXml, TestCase, TestSuite
 
-from lib.run.report import Outcome
-from lib.suites.status import TestStatus
+from .report import Outcome
+from ..suites.status import TestStatus
 
 MAX_TEXT = 20000
 XML_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")

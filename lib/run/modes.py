@@ -2,15 +2,15 @@
 sweep, --start-and-exit or the native test run."""
 from __future__ import annotations
 
-from lib.errors import EXIT_OK
-from lib.platform.logsetup import configure
-from lib.run.cleanup import cleanup
-from lib.run.environment import RunEnvironment
-from lib.run.filters import narrow
-from lib.run.native import run_tests
-from lib.run.selection import apply_shard, require_tests, select
-from lib.run.start_and_exit import start_and_exit
-from lib.suites.loader import select_tests
+from ..errors import EXIT_OK
+from ..platform.logsetup import configure
+from .cleanup import cleanup
+from .environment import RunEnvironment
+from .filters import narrow
+from .native import run_tests
+from .selection import apply_shard, require_tests, select
+from .start_and_exit import start_and_exit
+from ..suites.loader import select_tests
 
 
 def list_tests(env: RunEnvironment) -> int:
@@ -30,7 +30,7 @@ def run_mode(env: RunEnvironment) -> int:
     if config.mode == "cleanup":
         return cleanup(env)
     if config.list_only and config.mode == "mtr":
-        from lib.run.mtr_mode import list_mtr
+        from .mtr_mode import list_mtr
         return list_mtr(env)
     if config.list_only:
         return list_tests(env)
@@ -38,10 +38,10 @@ def run_mode(env: RunEnvironment) -> int:
     configure(config.verbose, logfile=env.workdir.log_file)
     env.discover_tree()
     if config.mode == "sweep":
-        from lib.sysbench.mode import run_sweep_mode
+        from ..sysbench.mode import run_sweep_mode
         return run_sweep_mode(env)
     if config.mode == "mtr":
-        from lib.run.mtr_mode import run_mtr
+        from .mtr_mode import run_mtr
         return run_mtr(env)
     specs = select(env)
     if config.start_and_exit:

@@ -18,25 +18,25 @@ import threading
 from functools import partial
 from typing import TYPE_CHECKING
 
-from lib.mtr.bootstrap import MtrBootstrapCache
-from lib.mtr.cases import MtrCase
-from lib.mtr.cnf import MtrConfig
-from lib.mtr.config import (base_environment, build_config, command_line_args, expand_env,
-                            server_option_args)
-from lib.mtr.execute import MtrExecutor, MtrSettings
-from lib.mtr.options import loopback_only, to_options
-from lib.mtr.server import MARK_ENV
-from lib.mtr.vardir import MtrVardir, ServerSlot
-from lib.platform.tools import run_tool
-from lib.run.environment import RunEnvironment
-from lib.errors import ServerError
-from lib.servers.manager import ServerManager
-from lib.servers.options import Option
-from lib.servers.requirements import Requirements
-from lib.servers.server import Server
+from ..mtr.bootstrap import MtrBootstrapCache
+from ..mtr.cases import MtrCase
+from ..mtr.cnf import MtrConfig
+from ..mtr.config import (base_environment, build_config, command_line_args, expand_env,
+                          server_option_args)
+from ..mtr.execute import MtrExecutor, MtrSettings
+from ..mtr.options import loopback_only, to_options
+from ..mtr.server import MARK_ENV
+from ..mtr.vardir import MtrVardir, ServerSlot
+from ..platform.tools import run_tool
+from .environment import RunEnvironment
+from ..errors import ServerError
+from ..servers.manager import ServerManager
+from ..servers.options import Option
+from ..servers.requirements import Requirements
+from ..servers.server import Server
 
 if TYPE_CHECKING:
-    from lib.run.mtr_mode import MtrPlan
+    from .mtr_mode import MtrPlan
 
 SERVER_ENV = ("LC_ALL", "LC_CTYPE", "LC_COLLATE", "UMASK", "UMASK_DIR",
               "GNUTLS_SYSTEM_PRIORITY_FILE", "OPENSSL_CONF", "MYSQL_TEST_DIR", "MYSQLTEST_VARDIR")

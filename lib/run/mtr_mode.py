@@ -22,31 +22,31 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from lib.errors import EXIT_OK, KewpieError, QueryError, ServerError, SuiteError, UsageError
-from lib.mtr.bootstrap import server_features
-from lib.mtr.cases import Collector, MtrCase, skip_rules
-from lib.mtr.cnf import MtrConfig
-from lib.mtr.config import base_environment
-from lib.mtr.options import beyond_loopback
-from lib.mtr.vardir import MtrVardir
-from lib.mtr.warnings import WarningScanner
-from lib.run.config import RunConfig
-from lib.run.environment import RunEnvironment
-from lib.run.evidence import EvidenceKeeper
-from lib.run.mtr_lane import MtrLane
-from lib.run.native import bot_log_path, run_tests
-from lib.run.postchecks import debugger_problems
-from lib.run.report import Outcome
-from lib.run.runner import Runner
-from lib.run.filters import matches
-from lib.run.selection import apply_shard, mysqld_requirements
-from lib.servers.option_safety import check_requirements
-from lib.servers.codetree import CodeTree, discover
-from lib.servers.manager import stop_all
-from lib.servers.requirements import Requirements
-from lib.suites.context import BotSetup
-from lib.suites.loader import TestSpec
-from lib.suites.status import TestStatus
+from ..errors import EXIT_OK, KewpieError, QueryError, ServerError, SuiteError, UsageError
+from ..mtr.bootstrap import server_features
+from ..mtr.cases import Collector, MtrCase, skip_rules
+from ..mtr.cnf import MtrConfig
+from ..mtr.config import base_environment
+from ..mtr.options import beyond_loopback
+from ..mtr.vardir import MtrVardir
+from ..mtr.warnings import WarningScanner
+from .config import RunConfig
+from .environment import RunEnvironment
+from .evidence import EvidenceKeeper
+from .mtr_lane import MtrLane
+from .native import bot_log_path, run_tests
+from .postchecks import debugger_problems
+from .report import Outcome
+from .runner import Runner
+from .filters import matches
+from .selection import apply_shard, mysqld_requirements
+from ..servers.option_safety import check_requirements
+from ..servers.codetree import CodeTree, discover
+from ..servers.manager import stop_all
+from ..servers.requirements import Requirements
+from ..suites.context import BotSetup
+from ..suites.loader import TestSpec
+from ..suites.status import TestStatus
 
 MTR_DIR_CANDIDATES = ("mysql-test", "share/mysql/mysql-test", "share/mariadb/mysql-test",
                       "share/mysql-test", "mariadb-test")

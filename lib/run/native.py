@@ -6,20 +6,20 @@ import os
 import time
 from typing import Callable
 
-from lib.errors import EXIT_OK, EXIT_TEST_FAILED
-from lib.platform.logsetup import configure
-from lib.run.bots import BotPool
-from lib.run.debugging import report_kept
-from lib.run.environment import RunEnvironment
-from lib.run.evidence import EvidenceKeeper
-from lib.run.junit import write as write_junit
-from lib.run.progress import Progress, wanted as progress_wanted
-from lib.run.report import Outcome, Reporter
-from lib.run.runner import Runner
-from lib.run.selection import apply_shard
-from lib.run.timings import Timings
-from lib.suites.context import BotSetup
-from lib.suites.loader import TestSpec
+from ..errors import EXIT_OK, EXIT_TEST_FAILED
+from ..platform.logsetup import configure
+from .bots import BotPool
+from .debugging import report_kept
+from .environment import RunEnvironment
+from .evidence import EvidenceKeeper
+from .junit import write as write_junit
+from .progress import Progress, wanted as progress_wanted
+from .report import Outcome, Reporter
+from .runner import Runner
+from .selection import apply_shard
+from .timings import Timings
+from ..suites.context import BotSetup
+from ..suites.loader import TestSpec
 
 
 def make_runner(env: RunEnvironment, bot: str) -> Runner:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-from lib.suites.status import TestStatus
+from ..suites.status import TestStatus
 
 STATUSES = tuple(TestStatus)
 NAME_WIDTH = 55

@@ -10,23 +10,23 @@ import time
 import unittest
 from typing import Any, Callable, Iterator
 
-from lib.errors import QueryError, ServerError, SuiteError
-from lib.run.evidence import EvidenceKeeper
-from lib.servers.health import HealthState
-from lib.platform.logsetup import get_logger
-from lib.platform.netns import unavailable_reason
-from lib.run.report import Outcome
-from lib.run.watchdog import TestWatchdog
-from lib.servers.server import Server
-from lib.servers.manager import ServerManager
-from lib.suites.loader import TestSpec
-from lib.suites.testcase import KewpieTestCase
-from lib.suites.context import BotSetup, TestContext
-from lib.suites.status import TestStatus
-from lib.util.context import install_globals, skip_reason
-from lib.checks.errorlog import LogMarks
-from lib.run.postchecks import debugger_problems, load_gendata, warnings_problem
-from lib.servers.manager import stop_all
+from ..errors import QueryError, ServerError, SuiteError
+from .evidence import EvidenceKeeper
+from ..servers.health import HealthState
+from ..platform.logsetup import get_logger
+from ..platform.netns import unavailable_reason
+from .report import Outcome
+from .watchdog import TestWatchdog
+from ..servers.server import Server
+from ..servers.manager import ServerManager
+from ..suites.loader import TestSpec
+from ..suites.testcase import KewpieTestCase
+from ..suites.context import BotSetup, TestContext
+from ..suites.status import TestStatus
+from ..util.context import install_globals, skip_reason
+from ..checks.errorlog import LogMarks
+from .postchecks import debugger_problems, load_gendata, warnings_problem
+from ..servers.manager import stop_all
 
 
 class TimedResult(unittest.TestResult):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Callable, Hashable, Sequence, TypeVar
 
-from lib.errors import UsageError
+from ..errors import UsageError
 
 T = TypeVar("T")
 

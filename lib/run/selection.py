@@ -5,18 +5,18 @@ from __future__ import annotations
 import logging
 import os
 
-from lib.errors import UsageError
-from lib.run.config import RunConfig
-from lib.run.environment import SERVER_KINDS, RunEnvironment
-from lib.run.filters import narrow
-from lib.run.debugging import check_debugging
-from lib.run.scheduling import parse_shard, shard
-from lib.run.setup import check_galera
-from lib.run.timings import Timings
-from lib.servers.option_safety import check_requirements
-from lib.servers.options import parse_options, reject_owned
-from lib.servers.requirements import Requirements
-from lib.suites.loader import TestSpec, declared_in, find_suite, select_tests, suite_requirements
+from ..errors import UsageError
+from .config import RunConfig
+from .environment import SERVER_KINDS, RunEnvironment
+from .filters import narrow
+from .debugging import check_debugging
+from .scheduling import parse_shard, shard
+from .setup import check_galera
+from .timings import Timings
+from ..servers.option_safety import check_requirements
+from ..servers.options import parse_options, reject_owned
+from ..servers.requirements import Requirements
+from ..suites.loader import TestSpec, declared_in, find_suite, select_tests, suite_requirements
 
 
 def select(env: RunEnvironment) -> list[TestSpec]:

@@ -8,10 +8,10 @@ import pwd
 import shutil
 import stat
 
-from lib.errors import CodeTreeError, UsageError
-from lib.platform.workdir import Workdir
-from lib.run.config import RunConfig
-from lib.servers.codetree import CodeTree
+from ..errors import CodeTreeError, UsageError
+from ..platform.workdir import Workdir
+from .config import RunConfig
+from ..servers.codetree import CodeTree
 
 
 def resolve_server_user(requested: str | None) -> str | None:

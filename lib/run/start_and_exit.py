@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 
-from lib.errors import EXIT_OK
-from lib.run.environment import RunEnvironment
-from lib.servers.describe import write_description
-from lib.suites.loader import TestSpec, suite_requirements
+from ..errors import EXIT_OK
+from .environment import RunEnvironment
+from ..servers.describe import write_description
+from ..suites.loader import TestSpec, suite_requirements
 
 
 def start_and_exit(env: RunEnvironment, specs: list[TestSpec]) -> int:

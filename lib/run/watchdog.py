@@ -19,7 +19,7 @@ import signal
 import threading
 from typing import Callable
 
-from lib.errors import TestTimeoutError
+from ..errors import TestTimeoutError
 
 LAST_RESORT_GRACE = 10.0
 

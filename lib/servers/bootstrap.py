@@ -21,13 +21,13 @@ import shutil
 import stat
 import time
 
-from lib.platform import safedirs
-from lib.servers.codetree import CodeTree
-from lib.errors import ServerError
-from lib.platform.logsetup import get_logger
-from lib.platform.logtail import tail_file
-from lib.platform.tools import run_tool
-from lib.servers.options import Option
+from ..platform import safedirs
+from .codetree import CodeTree
+from ..errors import ServerError
+from ..platform.logsetup import get_logger
+from ..platform.logtail import tail_file
+from ..platform.tools import run_tool
+from .options import Option
 
 KEEP_TEMPLATES = 6
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping
 
-from lib.errors import CodeTreeError
-from lib.platform.tools import run_tool
+from ..errors import CodeTreeError
+from ..platform.tools import run_tool
 
 BIN_SUBDIRS = ("bin", "sbin", "libexec", "scripts", "sql", "client", "extra",
                "extra/mariabackup", "storage/innobase/xtrabackup/src", "")

@@ -10,11 +10,11 @@ import os
 import time
 from typing import TYPE_CHECKING, Any, Callable
 
-from lib.errors import QueryError, ReplicationError
+from ..errors import QueryError, ReplicationError
 
 if TYPE_CHECKING:
-    from lib.servers.codetree import CodeTree
-    from lib.servers.options import Option
+    from .codetree import CodeTree
+    from .options import Option
 
 
 class CompatLogger:

@@ -17,8 +17,8 @@ import os
 import shlex
 from typing import Any
 
-from lib.platform.process import TAG_NAME, TAG_WORKDIR
-from lib.servers.server import Server, write_private_file
+from ..platform.process import TAG_NAME, TAG_WORKDIR
+from .server import Server, write_private_file
 
 USE = """#!/bin/sh
 # Connect to {name} (started by kewpie) with the command-line client.

@@ -16,12 +16,12 @@ import shutil
 from dataclasses import dataclass
 from typing import Any
 
-from lib.errors import QueryError, ServerStartError
-from lib.platform.logtail import tail_file
-from lib.servers.options import Option
-from lib.platform.tools import run_tool
-from lib.servers.layout import HOST
-from lib.servers.server import Server
+from ..errors import QueryError, ServerStartError
+from ..platform.logtail import tail_file
+from .options import Option
+from ..platform.tools import run_tool
+from .layout import HOST
+from .server import Server
 
 SST_USER = "kewpie_sst"
 SST_PASSWORD = "kewpie-sst-pw"

@@ -26,17 +26,17 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Iterator
 
-from lib.platform import safedirs
-from lib.errors import QueryError, ServerError, ServerStartError
-from lib.servers.galera import SST_GRANTS, SST_PASSWORD, SST_USER, GaleraServer, GraState
-from lib.platform.logsetup import get_logger
-from lib.platform.tools import run_tool
-from lib.servers.options import bootstrap_subset
-from lib.servers.server import Server
+from ..platform import safedirs
+from ..errors import QueryError, ServerError, ServerStartError
+from .galera import SST_GRANTS, SST_PASSWORD, SST_USER, GaleraServer, GraState
+from ..platform.logsetup import get_logger
+from ..platform.tools import run_tool
+from .options import bootstrap_subset
+from .server import Server
 
 if TYPE_CHECKING:
-    from lib.servers.manager import ServerManager
-    from lib.servers.requirements import Requirements
+    from .manager import ServerManager
+    from .requirements import Requirements
 
 SNAPSHOT_FORMAT = "2"  # bump when what a cold start creates changes
 WARM_START_TIMEOUT = 30.0

@@ -15,8 +15,8 @@ import tempfile
 from dataclasses import dataclass
 from typing import Any
 
-from lib.platform.process import group_of
-from lib.servers.options import Option, render_cnf
+from ..platform.process import group_of
+from .options import Option, render_cnf
 
 HOST = "127.0.0.1"
 SOCKET_PATH_MAX = 100  # sun_path is 108 bytes; keep a margin

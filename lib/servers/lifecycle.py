@@ -12,7 +12,7 @@ from __future__ import annotations
 from contextlib import AbstractContextManager
 from typing import Callable, NoReturn, Protocol, runtime_checkable
 
-from lib.platform.lifecycle import ReadyWait, StopResult
+from ..platform.lifecycle import ReadyWait, StopResult
 
 
 @runtime_checkable

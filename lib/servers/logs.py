@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from lib.platform.logtail import tail_file
+from ..platform.logtail import tail_file
 
 
 class ErrorLog:

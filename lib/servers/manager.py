@@ -21,20 +21,20 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from lib.servers.bootstrap import BootstrapCache
-from lib.servers.codetree import CodeTree
-from lib.errors import KewpieError, UsageError
-from lib.platform.logsetup import get_logger
-from lib.servers.layout import socket_path
-from lib.servers.options import bootstrap_subset
-from lib.platform.netns import HostNetwork, Record
-from lib.platform.netrules import NetworkControl
-from lib.platform.ports import PortLease, PortLeaser
-from lib.servers.replication import replication_options, start_replica, wait_for_replica
-from lib.servers.requirements import Requirements
-from lib.servers.reuse import Baseline, BaselineTaker, set_reasons
-from lib.servers.server import Server, ServerSettings
-from lib.servers.spare import SpareDatadirs
+from .bootstrap import BootstrapCache
+from .codetree import CodeTree
+from ..errors import KewpieError, UsageError
+from ..platform.logsetup import get_logger
+from .layout import socket_path
+from .options import bootstrap_subset
+from ..platform.netns import HostNetwork, Record
+from ..platform.netrules import NetworkControl
+from ..platform.ports import PortLease, PortLeaser
+from .replication import replication_options, start_replica, wait_for_replica
+from .requirements import Requirements
+from .reuse import Baseline, BaselineTaker, set_reasons
+from .server import Server, ServerSettings
+from .spare import SpareDatadirs
 
 @dataclass(frozen=True)
 class ServerKind:

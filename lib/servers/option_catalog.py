@@ -15,8 +15,8 @@ import re
 import tempfile
 from dataclasses import dataclass
 
-from lib.errors import CodeTreeError
-from lib.platform.tools import run_tool
+from ..errors import CodeTreeError
+from ..platform.tools import run_tool
 
 HELP_TIMEOUT = 60.0
 CACHE_PREFIX = "server-options-"

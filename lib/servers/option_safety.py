@@ -16,18 +16,18 @@ import re
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Iterable
 
-from lib.errors import UnsafeOptionError
-from lib.servers.option_names import Resolution, resolve
-from lib.servers.option_values import (address_problem, cluster_address_parts, data_file_names,
-                               dbug_output_files, looks_like_path, path_problem, port_problem,
-                               provider_items)
-from lib.servers.options import HARNESS_OWNED, Option, parse_options
-from lib.platform.process import TAG_WORKDIR
-from lib.servers.option_catalog import OptionCatalog, load_catalog
+from ..errors import UnsafeOptionError
+from .option_names import Resolution, resolve
+from .option_values import (address_problem, cluster_address_parts, data_file_names,
+                    dbug_output_files, looks_like_path, path_problem, port_problem,
+                    provider_items)
+from .options import HARNESS_OWNED, Option, parse_options
+from ..platform.process import TAG_WORKDIR
+from .option_catalog import OptionCatalog, load_catalog
 
 if TYPE_CHECKING:
-    from lib.servers.server import Server
-    from lib.servers.requirements import Requirements
+    from .server import Server
+    from .requirements import Requirements
 
 # Options whose value is a path the server reads or writes (MariaDB 10.11's
 # `mariadbd --verbose --help`, plus MySQL/Percona and plugin equivalents).

@@ -11,7 +11,7 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass, field
 
-from lib.errors import SuiteError
+from ..errors import SuiteError
 
 # Options whose value matters when a datadir is created: a pristine datadir is
 # bootstrapped once per distinct set of these.

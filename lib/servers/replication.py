@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import time
 
-from lib.errors import QueryError, ReplicationError
-from lib.servers.options import Option
-from lib.servers.server import Server
+from ..errors import QueryError, ReplicationError
+from .options import Option
+from .server import Server
 
 
 def replication_options(server: Server) -> list[Option]:

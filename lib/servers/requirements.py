@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from lib.servers.options import Option
+from .options import Option
 
 
 @dataclass(frozen=True)

@@ -18,10 +18,10 @@ from typing import Callable, Hashable, Mapping, Sequence
 
 import pymysql
 
-from lib.errors import KewpieError, QueryError
-from lib.servers.fingerprint import (SETTLING_PARTS, TEST_SCHEMA, Fingerprint, Part,
-                                     StateProbe, changed_parts, describe_changes)
-from lib.servers.server import Server
+from ..errors import KewpieError, QueryError
+from .fingerprint import (SETTLING_PARTS, TEST_SCHEMA, Fingerprint, Part,
+                          StateProbe, changed_parts, describe_changes)
+from .server import Server
 
 SETTLE_SECONDS = 0.5  # a connection closed by the test may be listed for a moment
 APPLY_WAIT_SECONDS = 10.0

@@ -21,23 +21,23 @@ from typing import Any, Callable, Iterator, NoReturn
 import psutil
 import pymysql
 
-from lib.errors import ServerDiedError, ServerStartError
-from lib.platform.launcher import Launcher
-from lib.platform.lifecycle import ReadyWait, StopResult
-from lib.platform.logsetup import get_logger
-from lib.platform.netns import NetHost
-from lib.platform.netrules import NetworkControl
-from lib.platform.ports import PortLease, port_is_free
-from lib.platform.process import ProcessExecutor, TAG_NAME, tagged_processes
-from lib.servers.codetree import CodeTree
-from lib.servers.compat import CompatLogger, Kewpie2012Names
-from lib.servers.health import Health, HealthState, unanswered_health
-from lib.servers.layout import HOST, SOCKET_PATH_MAX, LayoutPath, ServerLayout, write_private_file
-from lib.servers.lifecycle import await_ready, start_process
-from lib.servers.logs import ErrorLog
-from lib.servers.options import Option, merge, parse_options
-from lib.servers.sql import SqlClient
-from lib.servers.trees import TreeSet
+from ..errors import ServerDiedError, ServerStartError
+from ..platform.launcher import Launcher
+from ..platform.lifecycle import ReadyWait, StopResult
+from ..platform.logsetup import get_logger
+from ..platform.netns import NetHost
+from ..platform.netrules import NetworkControl
+from ..platform.ports import PortLease, port_is_free
+from ..platform.process import ProcessExecutor, TAG_NAME, tagged_processes
+from .codetree import CodeTree
+from .compat import CompatLogger, Kewpie2012Names
+from .health import Health, HealthState, unanswered_health
+from .layout import HOST, SOCKET_PATH_MAX, LayoutPath, ServerLayout, write_private_file
+from .lifecycle import await_ready, start_process
+from .logs import ErrorLog
+from .options import Option, merge, parse_options
+from .sql import SqlClient
+from .trees import TreeSet
 
 # Names other modules import from here (they moved to the parts above).
 __all__ = ("HOST", "SOCKET_PATH_MAX", "CompatLogger", "Health", "Server", "ServerSettings",
@@ -350,7 +350,7 @@ class Server(Kewpie2012Names):
         """Stop and start again; with options, replace the suite's options first; with
         basedir (a tree label such as 'new', a version, a path, or a CodeTree), start
         on that code tree, keeping the datadir (an upgrade or a downgrade)."""
-        from lib.servers.option_safety import check_restart_options  # before the server stops
+        from .option_safety import check_restart_options  # before the server stops
         check_restart_options(self, options)
         tree = self.resolve_tree(basedir) if basedir is not None else None
         self.stop()
@@ -379,7 +379,7 @@ class Server(Kewpie2012Names):
     def upgrade(self, force: bool = False, timeout: float = 300.0) -> str:
         """Run the code tree's mariadb-upgrade (mysql_upgrade) against this running
         server; its output (ServerError with it when it fails)."""
-        from lib.servers.upgrade import run_upgrade
+        from .upgrade import run_upgrade
         return run_upgrade(self, force=force, timeout=timeout)
 
     def running_version(self) -> str:
@@ -473,7 +473,7 @@ class Server(Kewpie2012Names):
 
     def stdout_tail(self, lines: int = 400) -> str:
         """The last lines of the server's stdout/stderr (a wrapper's output, e.g. gdb's)."""
-        from lib.platform.logtail import tail_file
+        from ..platform.logtail import tail_file
         return tail_file(self.stdout_log, lines)
 
     def error_log_tail(self, lines: int = 30) -> str:

@@ -12,9 +12,9 @@ from __future__ import annotations
 import os
 import threading
 
-from lib.platform import safedirs
-from lib.platform.logsetup import get_logger
-from lib.servers.bootstrap import BootstrapCache
+from ..platform import safedirs
+from ..platform.logsetup import get_logger
+from .bootstrap import BootstrapCache
 
 SPARE_SUFFIX = ".spare"
 

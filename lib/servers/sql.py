@@ -13,8 +13,8 @@ from typing import Any, Callable
 
 import pymysql
 
-from lib.errors import QueryError, ServerDiedError
-from lib.servers.layout import HOST
+from ..errors import QueryError, ServerDiedError
+from .layout import HOST
 
 LOST_CONNECTION_CODES = (2002, 2003, 2006, 2013)
 

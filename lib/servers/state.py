@@ -14,8 +14,8 @@ from typing import Any, Callable, Iterable
 
 import psutil
 
-from lib.platform.logsetup import get_logger
-from lib.platform.process import TAG_WORKDIR, stop_foreign, tagged_processes, pid_alive
+from ..platform.logsetup import get_logger
+from ..platform.process import TAG_WORKDIR, stop_foreign, tagged_processes, pid_alive
 
 
 class StateFile:

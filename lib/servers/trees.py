@@ -18,8 +18,8 @@ from __future__ import annotations
 import os
 import re
 
-from lib.errors import CodeTreeError
-from lib.servers.codetree import CodeTree, discover
+from ..errors import CodeTreeError
+from .codetree import CodeTree, discover
 
 VERSION_LABEL = re.compile(r"^\d+\.\d+\.\d+$")
 DEFAULT_LABELS = ("", "default", "first")

@@ -11,13 +11,13 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from lib.errors import ServerError
-from lib.platform.logsetup import get_logger
-from lib.platform.logtail import tail_file
-from lib.platform.tools import run_tool
+from ..errors import ServerError
+from ..platform.logsetup import get_logger
+from ..platform.logtail import tail_file
+from ..platform.tools import run_tool
 
 if TYPE_CHECKING:
-    from lib.servers.server import Server
+    from .server import Server
 
 UPGRADE_LOG = "upgrade.log"
 

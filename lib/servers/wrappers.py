@@ -18,11 +18,11 @@ import shutil
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from lib.errors import UsageError
-from lib.platform.logsetup import get_logger
+from ..errors import UsageError
+from ..platform.logsetup import get_logger
 
 if TYPE_CHECKING:
-    from lib.servers.server import Server
+    from .server import Server
 
 VALGRIND_FACTOR = 10.0
 RR_FACTOR = 5.0
@@ -192,7 +192,7 @@ def rr_cannot_record(scratch_dir: str) -> str:
     """'' when ``rr record`` works on this machine, else rr's own reason in one line
     (typically no hardware performance counters in a VM, or perf_event_paranoid > 1).
     The probe records /bin/true into scratch_dir (removed afterwards)."""
-    from lib.platform.tools import run_tool
+    from ..platform.tools import run_tool
     os.makedirs(scratch_dir, exist_ok=True)
     trace = os.path.join(scratch_dir, "rr-probe")
     try:

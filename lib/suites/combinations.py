@@ -20,8 +20,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from lib.errors import SuiteError
-from lib.servers.options import Option, merge, parse_options, reject_owned
+from ..errors import SuiteError
+from ..servers.options import Option, merge, parse_options, reject_owned
 
 NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
 KEYS = ("options", "server_options", "wsrep_sst_method")

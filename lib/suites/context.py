@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from lib.servers.server import Server
-    from lib.servers.manager import ServerManager
-    from lib.suites.loader import TestSpec
+    from ..servers.server import Server
+    from ..servers.manager import ServerManager
+    from .loader import TestSpec
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from lib.errors import SuiteError
+from ..errors import SuiteError
 
 FILENAME = "disabled.txt"
 

@@ -17,12 +17,12 @@ from dataclasses import dataclass, field, replace
 from types import ModuleType
 from typing import Any
 
-from lib.errors import SuiteError, UsageError
-from lib.servers.options import Option, merge, parse_options, reject_owned
-from lib.servers.requirements import Requirements
-from lib.util.server_defaults import kewpie2012_options
-from lib.suites.combinations import Combination, parse_combinations
-from lib.suites.disabled import read_disabled
+from ..errors import SuiteError, UsageError
+from ..servers.options import Option, merge, parse_options, reject_owned
+from ..servers.requirements import Requirements
+from ..util.server_defaults import kewpie2012_options
+from .combinations import Combination, parse_combinations
+from .disabled import read_disabled
 
 TEST_SUFFIX = "_test.py"
 KNOWN_REQUESTS = ("join_cluster",)

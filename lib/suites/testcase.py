@@ -12,14 +12,14 @@ import time
 import unittest
 from typing import Any, Callable
 
-from lib.checks import dbcompare
+from ..checks import dbcompare
 
-from lib.servers import replication
-from lib.consistency.testing import ConsistencyChecks
-from lib.errors import KewpieError, QueryError
-from lib.servers.server import Server
-from lib.servers.manager import ServerManager
-from lib.suites.context import TestContext
+from ..servers import replication
+from ..consistency.testing import ConsistencyChecks
+from ..errors import KewpieError, QueryError
+from ..servers.server import Server
+from ..servers.manager import ServerManager
+from .context import TestContext
 
 
 class KewpieTestCase(ConsistencyChecks, unittest.TestCase):
@@ -55,15 +55,15 @@ class KewpieTestCase(ConsistencyChecks, unittest.TestCase):
     @staticmethod
     def options(*items: str) -> list[Any]:
         """Parse option strings (``'--name=value'``) into Option objects."""
-        from lib.servers.options import parse_options
+        from ..servers.options import parse_options
         return parse_options(list(items))
 
     def debug_message(self, msg: str) -> None:
         """A debug message from the test (kewpie 2012's ``logging.test_debug``; not named
         test_* so unittest does not collect it): shown with --test-debug (``TEST_DEBUG ...``),
         else only in kewpie.log."""
-        from lib.platform.logsetup import get_logger
-        from lib.servers.compat import CompatLogger
+        from ..platform.logsetup import get_logger
+        from ..servers.compat import CompatLogger
         CompatLogger(get_logger(), bool(getattr(self.context.setup.config, "test_debug",
                                                 False))).test_debug(msg)
 
@@ -158,7 +158,7 @@ class KewpieTestCase(ConsistencyChecks, unittest.TestCase):
         the simple data set.  See :func:`lib.util.randgen_methods.randgen_load`
         and docs/randgen.md; check it with ``result.ok`` / ``result.check()``.
         """
-        from lib.util.randgen_methods import randgen_load
+        from ..util.randgen_methods import randgen_load
         context = self.context
         return randgen_load(context.log_dir, context.tools.randgen,
                             server or context.servers[0], grammar, gendata, queries, threads,
@@ -172,7 +172,7 @@ class KewpieTestCase(ConsistencyChecks, unittest.TestCase):
         mariabackup (or xtrabackup).  The directory is removed when the test
         passes and kept for a look when it fails.
         """
-        from lib.backup import ServerBackups
+        from ..backup import ServerBackups
         label = ".".join(type(self).__module__.split(".")[-2:])
         session = ServerBackups(server, label=label,
                                 xtrabackup_path=self.context.tools.xtrabackup)
@@ -185,12 +185,12 @@ class KewpieTestCase(ConsistencyChecks, unittest.TestCase):
 
     def snapshot(self, server: Server, schemas: list[str] | None = None) -> Any:
         """A :class:`lib.backup.Snapshot` (dump and checksums) of schemas on server."""
-        from lib.backup import take_snapshot
+        from ..backup import take_snapshot
         return take_snapshot(server, schemas)
 
     def assertMatchesSnapshot(self, snapshot: Any, server: Server, dumps: bool = True) -> None:
         """Fail with the differing tables and a dump diff unless server matches snapshot."""
-        from lib.backup import compare_snapshot
+        from ..backup import compare_snapshot
         result = compare_snapshot(snapshot, server, dumps)
         if not result.equal:
             self.fail(f"{server.name} does not match the snapshot of {snapshot.server_name}:\n"
@@ -198,7 +198,7 @@ class KewpieTestCase(ConsistencyChecks, unittest.TestCase):
 
     def assertTablesCheck(self, server: Server, schemas: list[str] | None = None) -> None:
         """Fail with the problems CHECK TABLE reports on schemas' tables."""
-        from lib.backup import check_tables
+        from ..backup import check_tables
         problems = check_tables(server, schemas)
         if problems:
             self.fail(f"CHECK TABLE on {server.name}:\n" + "\n".join(problems))
@@ -221,7 +221,7 @@ class ClusterTestCase(KewpieTestCase):
 
     def wait_synced(self, nodes: list[Any] | None = None, timeout: float = 120.0) -> None:
         """Wait until nodes (default: all) are Synced in a cluster of their number."""
-        from lib.servers.galera_cluster import GaleraJoinError, wait_cluster
+        from ..servers.galera_cluster import GaleraJoinError, wait_cluster
         try:
             wait_cluster(nodes or self.nodes(), timeout)
         except GaleraJoinError as exc:
@@ -233,7 +233,7 @@ class ClusterTestCase(KewpieTestCase):
         Galera applies other nodes' writes asynchronously: a statement on one
         node right after a write on another may not see it without this.
         """
-        from lib.servers.galera_cluster import sync_wait_execute
+        from ..servers.galera_cluster import sync_wait_execute
         return sync_wait_execute(node, sql, args)
 
     sync_read = sync_execute

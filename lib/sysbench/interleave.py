@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from lib.platform.logsetup import get_logger
-from lib.servers.server import Server
-from lib.sysbench.sweep import RunRecord, ServerFor, SweepResult, SweepSpec
-from lib.sysbench.tool import Sysbench, Workload
+from ..platform.logsetup import get_logger
+from ..servers.server import Server
+from .sweep import RunRecord, ServerFor, SweepResult, SweepSpec
+from .tool import Sysbench, Workload
 
 
 def turn_order(servers: list[Any], repeat: int) -> list[Any]:

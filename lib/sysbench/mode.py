@@ -8,21 +8,21 @@ import platform
 import time
 from typing import TYPE_CHECKING
 
-from lib.errors import EXIT_OK, EXIT_TEST_FAILED, UsageError
-from lib.platform.logsetup import get_logger
-from lib.servers.option_safety import check_server_options
-from lib.servers.options import parse_options
-from lib.servers.option_catalog import load_catalog
-from lib.servers.server import Server
-from lib.servers.requirements import Requirements
-from lib.sysbench.outputs import table, write_all
-from lib.sysbench.interleave import run_interleaved
-from lib.sysbench.regression import compare
-from lib.sysbench.results import ResultsDB
-from lib.sysbench.sweep import SweepSpec, run_sweep
+from ..errors import EXIT_OK, EXIT_TEST_FAILED, UsageError
+from ..platform.logsetup import get_logger
+from ..servers.option_safety import check_server_options
+from ..servers.options import parse_options
+from ..servers.option_catalog import load_catalog
+from ..servers.server import Server
+from ..servers.requirements import Requirements
+from .outputs import table, write_all
+from .interleave import run_interleaved
+from .regression import compare
+from .results import ResultsDB
+from .sweep import SweepSpec, run_sweep
 
 if TYPE_CHECKING:
-    from lib.run.environment import RunEnvironment
+    from ..run.environment import RunEnvironment
 
 
 def context_key(spec: SweepSpec, versions: list[str]) -> str:

@@ -6,7 +6,7 @@ import json
 import os
 import statistics
 
-from lib.sysbench.sweep import SweepResult
+from .sweep import SweepResult
 
 
 def table(sweep: SweepResult) -> str:

@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from lib.errors import KewpieError
+from ..errors import KewpieError
 
 INTERVAL_RE = re.compile(
     r"^\[ *(?P<t>\d+)s \] thds: (?P<thds>\d+) tps: (?P<tps>[\d.]+) qps: (?P<qps>[\d.]+) "

@@ -4,7 +4,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field
 
-from lib.sysbench.sweep import SweepResult
+from .sweep import SweepResult
 
 DEFAULT_TOLERANCE = 0.10
 

@@ -9,9 +9,9 @@ from urllib.parse import unquote, urlparse
 
 import pymysql
 
-from lib.errors import UsageError
-from lib.sysbench.parse import Interval, SysbenchResult
-from lib.sysbench.sweep import RunRecord, SweepResult, SweepSpec
+from ..errors import UsageError
+from .parse import Interval, SysbenchResult
+from .sweep import RunRecord, SweepResult, SweepSpec
 
 RUN_COLUMNS = ("basedir", "version", "value", "threads", "rep", "tps", "qps", "lat_avg",
                "lat_pct", "errors", "reconnects", "result")

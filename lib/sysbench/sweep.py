@@ -7,11 +7,11 @@ import statistics
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
-from lib.errors import QueryError, UsageError
-from lib.platform.logsetup import get_logger
-from lib.servers.server import Server
-from lib.sysbench.parse import SysbenchResult
-from lib.sysbench.tool import Sysbench, Workload, check_workload
+from ..errors import QueryError, UsageError
+from ..platform.logsetup import get_logger
+from ..servers.server import Server
+from .parse import SysbenchResult
+from .tool import Sysbench, Workload, check_workload
 
 READ_ONLY_VARIABLE = 1238  # ER_INCORRECT_GLOBAL_LOCAL_VAR: needs a restart
 

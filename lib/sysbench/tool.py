@@ -5,10 +5,10 @@ import os
 import shutil
 from dataclasses import dataclass
 
-from lib.errors import CodeTreeError, KewpieError, UsageError
-from lib.platform.tools import run_tool
-from lib.servers.server import Server
-from lib.sysbench.parse import SysbenchResult, parse_output
+from ..errors import CodeTreeError, KewpieError, UsageError
+from ..platform.tools import run_tool
+from ..servers.server import Server
+from .parse import SysbenchResult, parse_output
 
 LUA_DIRS = ("/usr/share/sysbench", "/usr/local/share/sysbench")
 

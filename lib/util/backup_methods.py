@@ -20,12 +20,12 @@ import shlex
 import shutil
 from typing import Any
 
-from lib.backup.mariabackup import MariaBackupInnobackupex
-from lib.backup.storage import chown_tree
-from lib.backup.tool import find_extractor, is_mariabackup
-from lib.backup.xtrabackup import InnoBackupEx
-from lib.errors import CodeTreeError
-from lib.util.mysql_methods import execute_cmd
+from ..backup.mariabackup import MariaBackupInnobackupex
+from ..backup.storage import chown_tree
+from ..backup.tool import find_extractor, is_mariabackup
+from ..backup.xtrabackup import InnoBackupEx
+from ..errors import CodeTreeError
+from .mysql_methods import execute_cmd
 
 MARIABACKUP_NAMES = ("mariadb-backup", "mariabackup")
 

@@ -13,20 +13,20 @@ import shutil
 import unittest
 from typing import TYPE_CHECKING, Any, Iterable
 
-from lib.errors import SuiteError
-from lib.platform.logsetup import get_logger
-from lib.servers.server import CompatLogger
-from lib.suites.context import TestContext
-import lib.util.mysqlBaseTestCase as compat_base
-from lib.util.code_manager import CodeManager
-from lib.util.matrix_manager import matrixManager, parse_opt_matrix
-from lib.util.randgen_methods import randgenManager
-from lib.util.xb_manager import xtrabackupManager
+from ..errors import SuiteError
+from ..platform.logsetup import get_logger
+from ..servers.server import CompatLogger
+from ..suites.context import TestContext
+from . import mysqlBaseTestCase as compat_base
+from .code_manager import CodeManager
+from .matrix_manager import matrixManager, parse_opt_matrix
+from .randgen_methods import randgenManager
+from .xb_manager import xtrabackupManager
 
 if TYPE_CHECKING:
-    from lib.servers.server import Server
-    from lib.servers.manager import ServerManager
-    from lib.suites.loader import TestSpec
+    from ..servers.server import Server
+    from ..servers.manager import ServerManager
+    from ..suites.loader import TestSpec
 
 
 FRONT_END = os.path.join("scripts", "innobackupex")  # kewpie's innobackupex, under the checkout

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lib.util.sqlbench_methods import run_in_sqlbench
+from .sqlbench_methods import run_in_sqlbench
 
 
 def execute_crashme(test_cmd: str, test_executor: Any, servers: Any) -> tuple[int, str]:

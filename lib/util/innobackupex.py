@@ -47,9 +47,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import BinaryIO, Mapping, Sequence, TextIO
 
-from lib.backup.storage import chown_tree
-from lib.platform.tools import run_pipeline, run_tool
-from lib.util.backup_methods import datadir_from_cnf
+from ..backup.storage import chown_tree
+from ..platform.tools import run_pipeline, run_tool
+from .backup_methods import datadir_from_cnf
 
 MARIABACKUP_NAMES = ("mariadb-backup", "mariabackup")
 EXTRACTOR_NAMES = ("mbstream",)

@@ -6,7 +6,7 @@ naming an option a test needs that the run did not give.
 """
 from __future__ import annotations
 
-from lib.errors import UsageError
+from ..errors import UsageError
 
 
 def parse_opt_matrix(text: str) -> dict[str, str]:

@@ -11,7 +11,7 @@ import time
 import unittest
 from typing import Any, Sequence
 
-from lib.util import mysql_methods
+from . import mysql_methods
 
 servers: list[Any] | None = None  # set by the harness before each test module runs
 
@@ -78,14 +78,14 @@ class mysqlBaseTestCase(unittest.TestCase):  # noqa: N801 - the 2012 name
     def execute_randgen(self, test_cmd: str, test_executor: Any, servers: Any,
                         schema: str = "test") -> tuple[int, str | None]:
         """See :func:`lib.util.randgen_methods.execute_randgen`."""
-        from lib.util import randgen_methods
+        from . import randgen_methods
         return randgen_methods.execute_randgen(test_cmd, test_executor, servers, schema)
 
     def innobackupex_backup(self, innobackupex_path: str | None, xtrabackup_path: str | None,
                             output_path: str, server: Any, backup_path: str,
                             extra_opts: str | None = None) -> tuple[int, str]:
         """See :func:`lib.util.backup_methods.innobackupex_backup`."""
-        from lib.util import backup_methods
+        from . import backup_methods
         return backup_methods.innobackupex_backup(innobackupex_path, xtrabackup_path, output_path,
                                                   server, backup_path, extra_opts)
 
@@ -93,7 +93,7 @@ class mysqlBaseTestCase(unittest.TestCase):  # noqa: N801 - the 2012 name
                              output_path: str, backup_path: str, use_mem: str = "500M",
                              extra_opts: str | None = None) -> tuple[int, str]:
         """See :func:`lib.util.backup_methods.innobackupex_prepare`."""
-        from lib.util import backup_methods
+        from . import backup_methods
         return backup_methods.innobackupex_prepare(innobackupex_path, xtrabackup_path, output_path,
                                                    backup_path, use_mem, extra_opts)
 
@@ -101,7 +101,7 @@ class mysqlBaseTestCase(unittest.TestCase):  # noqa: N801 - the 2012 name
                              output_path: str, backup_path: str, cnf_file: str,
                              use_mem: str = "500M", extra_opts: str | None = None) -> tuple[int, str]:
         """See :func:`lib.util.backup_methods.innobackupex_restore`."""
-        from lib.util import backup_methods
+        from . import backup_methods
         return backup_methods.innobackupex_restore(innobackupex_path, xtrabackup_path, output_path,
                                                    backup_path, cnf_file, use_mem, extra_opts)
 
@@ -109,7 +109,7 @@ class mysqlBaseTestCase(unittest.TestCase):  # noqa: N801 - the 2012 name
                             server: Any, schema: str = "test", randgen_outfile: str | None = None,
                             shell_flag: bool = False) -> subprocess.Popen:
         """See :func:`lib.util.randgen_methods.get_randgen_process`."""
-        from lib.util import randgen_methods
+        from . import randgen_methods
         return randgen_methods.get_randgen_process(cmd_sequence, test_executor, server, schema,
                                                    randgen_outfile, shell_flag)
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pymysql
 
-from lib.checks.dbcompare import VOLATILE_DUMP_PREFIXES
+from ..checks.dbcompare import VOLATILE_DUMP_PREFIXES
 
 
 def _connect(server: Any, schema: str | None, password: str | None = None) -> pymysql.Connection:

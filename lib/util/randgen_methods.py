@@ -17,14 +17,14 @@ import subprocess
 import sys
 from typing import Any, Sequence
 
-from lib.platform.process import TAG_BOT, TAG_RUN, TAG_WORKDIR, spawn
-from lib.randgen.api import make_options, run_randgen
-from lib.randgen.cmdline import TOOLS, RandgenOptions, parse_command
-from lib.randgen.connection import ConnectionSpec
-from lib.randgen.errors import RandgenEnvironmentError
-from lib.randgen.executor import RANDGEN_HOME
-from lib.randgen.perl_randgen import is_perl_randgen
-from lib.randgen.result import EXIT_CODES, STATUS_ENVIRONMENT_ERROR, RandgenResult
+from ..platform.process import TAG_BOT, TAG_RUN, TAG_WORKDIR, spawn
+from ..randgen.api import make_options, run_randgen
+from ..randgen.cmdline import TOOLS, RandgenOptions, parse_command
+from ..randgen.connection import ConnectionSpec
+from ..randgen.errors import RandgenEnvironmentError
+from ..randgen.executor import RANDGEN_HOME
+from ..randgen.perl_randgen import is_perl_randgen
+from ..randgen.result import EXIT_CODES, STATUS_ENVIRONMENT_ERROR, RandgenResult
 
 
 def server_connection(server: Any, schema: str = "test") -> ConnectionSpec:

@@ -14,8 +14,8 @@ from __future__ import annotations
 import inspect
 from types import ModuleType
 
-from lib.servers.options import Option
-from lib.util.mysqlBaseTestCase import mysqlBaseTestCase
+from ..servers.options import Option
+from .mysqlBaseTestCase import mysqlBaseTestCase
 
 KEWPIE2012_OPTIONS: tuple[tuple[str, str | None], ...] = (
     ("log-bin", "mysql-bin"), ("binlog-format", "ROW"), ("character-set-server", "latin1"),

@@ -17,7 +17,7 @@ import os
 import shlex
 from typing import Any
 
-from lib.platform.tools import run_tool
+from ..platform.tools import run_tool
 
 SUBDIRS = ("sql-bench", "share/sql-bench", "share/mysql/sql-bench", "mysql-test/sql-bench")
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from lib.util import sysbench_methods
-from lib.util.mysqlBaseTestCase import mysqlBaseTestCase
+from . import sysbench_methods
+from .mysqlBaseTestCase import mysqlBaseTestCase
 
 
 class sysbenchTestCase(mysqlBaseTestCase):  # noqa: N801 - the 2012 name

@@ -25,7 +25,7 @@ import shlex
 from types import MappingProxyType
 from typing import Any, Mapping, Sequence
 
-from lib.platform.tools import run_tool
+from ..platform.tools import run_tool
 
 RENAMED: Mapping[str, str] = MappingProxyType({
     "--max-time": "--time", "--max-requests": "--events", "--num-threads": "--threads",
