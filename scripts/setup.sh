@@ -59,7 +59,7 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] \
-   || ! (cd / && "$here/.venv/bin/python" -c 'import lib.cli' 2>/dev/null); then
+   || ! (cd / && "$here/.venv/bin/python" -c 'import kewpie.cli' 2>/dev/null); then
   log "installing Python packages into .venv"
   .venv/bin/pip install -q --disable-pip-version-check -e '.[test]'
   touch "$stamp"

@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from ..home import PACKAGE
+
 FIXTURES = ("kewpie", "kewpie_server", "kewpie_replication", "kewpie_cluster", "_kewpie_run")
 
 
@@ -23,7 +25,7 @@ def uses_ours(item: pytest.Item, name: str, module: str) -> bool:
 def is_kewpie_testcase(item: pytest.Item) -> bool:
     """A KewpieTestCase (unittest style) collected by pytest."""
     cls = getattr(item, "cls", None)
-    module = sys.modules.get("lib.suites.testcase")
+    module = sys.modules.get(f"{PACKAGE}.suites.testcase")
     return cls is not None and module is not None and issubclass(cls, module.KewpieTestCase)
 
 

@@ -31,6 +31,7 @@ from typing import Any, Callable, TextIO
 
 import pymysql
 
+from ..home import data_path
 from ..platform.logsetup import get_logger
 from .builtins import Prng
 from .cmdline import RandgenOptions
@@ -47,8 +48,7 @@ from .result import (EXIT_CODES, STATUS_ENVIRONMENT_ERROR, STATUS_FAILURE,
                      STATUS_GRAMMAR_ERROR,
                      STATUS_OK, STATUS_SERVER_LOST, RandgenResult, ThreadStats)
 
-RANDGEN_HOME = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))), "randgen")
+RANDGEN_HOME = data_path("randgen")
 LOST_CHECK_GRACE = 2.0  # seconds to let a killed server be seen as gone
 RECONNECT_TIMEOUT = 10.0     # seconds a thread tries to re-make a lost connection
 STOP_GRACE = 5.0             # seconds after the deadline before KILL QUERY

@@ -24,12 +24,12 @@ import sys
 import threading
 from typing import Any
 
+from ..home import data_root, module_command
 from ..platform.process import spawn, stop_child, wait_exit
 from .cmdline import RandgenOptions
 from .connection import ConnectionSpec
 from .result import RandgenResult, ThreadStats
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def process_count(threads: int, wanted: int = 0) -> int:
@@ -54,9 +54,10 @@ class Worker:
                 "compare": [dataclasses.asdict(c) for c in compare], "base_dir": base_dir,
                 "thread_ids": thread_ids, "deadline": deadline_wall, "log": log_path,
                 "reporters": own_reporters}
-        env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        argv, extra_env = module_command("randgen.worker_main")
+        env = dict(os.environ, **extra_env)
         self.thread_ids = thread_ids
-        self.proc = spawn([sys.executable, "-m", "lib.randgen.worker_main"], env=env, cwd=ROOT,
+        self.proc = spawn(argv, env=env, cwd=data_root(),
                           stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                           stderr=subprocess.DEVNULL, text=True, with_parent=False)
         assert self.proc.stdin is not None

@@ -7,10 +7,11 @@ from dataclasses import MISSING, dataclass, field, fields
 from types import MappingProxyType
 from typing import Any
 
+from ..home import data_path, run_root
 from ..platform.ports import DEFAULT_BASE_PORT
 from ..servers.server import ServerSettings
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the checkout
+ROOT = run_root()  # the checkout, or the current directory when installed
 
 # mariadb-test's protocol modes, passed on as mtr does (flag -> what it does to a statement)
 MYSQLTEST_PROTOCOLS = MappingProxyType({
@@ -28,7 +29,7 @@ class RunConfig:
 
     suites: list[str] = field(default_factory=list)
     tests: list[str] = field(default_factory=list)
-    suitepaths: list[str] = field(default_factory=lambda: [os.path.join(ROOT, "percona_tests")])
+    suitepaths: list[str] = field(default_factory=lambda: [data_path("percona_tests")])
     basedir: str = "/usr"
     default_server_type: str = "mysql"
     workdir: str = os.path.join(ROOT, "workdir")

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from types import ModuleType
 from typing import Any
 
+from ..aliases import enable_lib_alias
 from ..errors import SuiteError, UsageError
 from ..servers.options import Option, merge, parse_options, reject_owned
 from ..servers.requirements import Requirements
@@ -252,6 +253,7 @@ def test_files(suite_path: str) -> list[str]:
 def load_test_module(suite: SuiteConfig, filename: str) -> ModuleType:
     """Import a test module under a private name; SuiteError with file:line if broken."""
     path = os.path.join(suite.path, filename)
+    enable_lib_alias()  # suites write "from lib.testcase import ..." (kewpie 2012's name)
     modname = f"kewpie_suites.{suite.name}.{filename[:-3]}"
     spec = importlib.util.spec_from_file_location(modname, path)
     if spec is None or spec.loader is None:

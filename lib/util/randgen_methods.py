@@ -17,6 +17,7 @@ import subprocess
 import sys
 from typing import Any, Sequence
 
+from ..home import module_command
 from ..platform.process import TAG_BOT, TAG_RUN, TAG_WORKDIR, spawn
 from ..randgen.api import make_options, run_randgen
 from ..randgen.cmdline import TOOLS, RandgenOptions, parse_command
@@ -112,7 +113,6 @@ def randgen_load(log_dir: str, home: str, server: Any, grammar: str | None = Non
                        compare=[server_connection(s, schema) for s in others])
 
 
-PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def randgen_dsn(server: Any, schema: str = "test") -> str:
@@ -136,7 +136,7 @@ def randgen_argv(cmd_sequence: Sequence[str], home: str, dsn: str) -> list[str]:
         if TOOLS[tool] == "gendata-simple":
             extra.append("--gendata")
         argv = argv[1:]
-    return [sys.executable, "-m", "lib.randgen", "--randgen-path", home, *extra, *argv, dsn]
+    return [*module_command("randgen")[0], "--randgen-path", home, *extra, *argv, dsn]
 
 
 def get_randgen_process(cmd_sequence: Sequence[str] | str, test_executor: Any, server: Any,
@@ -157,7 +157,7 @@ def get_randgen_process(cmd_sequence: Sequence[str] | str, test_executor: Any, s
     for tag in (TAG_WORKDIR, TAG_RUN, TAG_BOT):  # so the end of the run finds a leftover load
         if tag in settings_env:
             env[tag] = settings_env[tag]
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (PROJECT_ROOT, env.get("PYTHONPATH")) if p)
+    env.update(module_command("randgen")[1])
     with open(outfile, "w") as out:
         return spawn(argv, env=env, cwd=home, stdout=out, stderr=subprocess.STDOUT)
 

@@ -25,7 +25,7 @@ def _pytest(workdir, *args, notes=None, extra_env=None, popen=False):
     env = dict(os.environ, PYTHONPATH=ROOT, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",
                KEWPIE_PLUGIN_NOTES=notes or os.devnull, **(extra_env or {}))
     cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "pytest_timeout",
-           "-p", "xdist.plugin", "-p", "lib.pytest_plugin.plugin", "--noconftest", "-rA",
+           "-p", "xdist.plugin", "-p", "kewpie.pytest_plugin.plugin", "--noconftest", "-rA",
            f"--kewpie-workdir={workdir}", *args]
     if popen:  # in its own process group, as a terminal's foreground job
         return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE,
@@ -149,8 +149,8 @@ def test_the_entry_point_is_declared():
     import tomllib
     with open(os.path.join(ROOT, "pyproject.toml"), "rb") as fh:
         project = tomllib.load(fh)["project"]
-    assert project["entry-points"]["pytest11"] == {"kewpie": "lib.pytest_plugin.plugin"}
+    assert project["entry-points"]["pytest11"] == {"kewpie": "kewpie.pytest_plugin.plugin"}
     installed = [ep for ep in importlib.metadata.entry_points(group="pytest11")
                  if ep.name == "kewpie"]
     if installed:  # a venv installed from this checkout: no -p needed
-        assert installed[0].value == "lib.pytest_plugin.plugin"
+        assert installed[0].value == "kewpie.pytest_plugin.plugin"

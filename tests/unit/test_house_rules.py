@@ -67,7 +67,18 @@ def _is_type_checking(node):
             or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"))
 
 
-def _imported_lib_modules(tree):
+def _absolute(node, module):
+    """The absolute module name of an ImportFrom (relative ones resolved against module,
+    a dotted name such as ``lib.run.cli``; a package's ``__init__`` is named as the package)."""
+    if node.level == 0:
+        return node.module
+    is_package = LIB_MODULES.get(module, "").endswith("__init__.py")
+    parts = module.split(".") if is_package else module.split(".")[:-1]
+    base = parts[: len(parts) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def _imported_lib_modules(tree, module="lib"):
     """lib modules a module imports, at module level or inside functions (both run)."""
     found = set()
 
@@ -82,13 +93,14 @@ def _imported_lib_modules(tree):
     def visit_node(node):
         if isinstance(node, ast.Import):
             found.update(a.name for a in node.names if a.name in LIB_MODULES)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+        elif isinstance(node, ast.ImportFrom) and (node.module or node.level):
+            source = _absolute(node, module)
             for alias in node.names:
-                full = f"{node.module}.{alias.name}"
+                full = f"{source}.{alias.name}"
                 if full in LIB_MODULES:
                     found.add(full)
-                elif node.module in LIB_MODULES:
-                    found.add(node.module)
+                elif source in LIB_MODULES:
+                    found.add(source)
         visit(node)
 
     visit(tree)
@@ -96,7 +108,7 @@ def _imported_lib_modules(tree):
 
 
 def _import_graph():
-    return {name: _imported_lib_modules(ast.parse(open(path).read(), path))
+    return {name: _imported_lib_modules(ast.parse(open(path).read(), path), name)
             for name, path in LIB_MODULES.items()}
 
 
@@ -160,6 +172,10 @@ def test_import_graph_sees_function_level_imports():
     tree = ast.parse("def f():\n    from lib.backup.tool import BackupTool\n"
                      "if TYPE_CHECKING:\n    import lib.servers.server\n")
     assert _imported_lib_modules(tree) == {"lib.backup.tool"}
+    tree = ast.parse("from ..backup.tool import BackupTool\nfrom . import manager\n"
+                     "from .. import errors\n")
+    assert _imported_lib_modules(tree, "lib.servers.server") == {
+        "lib.backup.tool", "lib.servers.manager", "lib.errors"}
     assert _cycles({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == [frozenset({"a", "b"})]
 
 
@@ -327,8 +343,21 @@ LAYERS = (
     ("lib.consistency", "lib.backup", "lib.randgen", "lib.sysbench", "lib.checks", "lib.data",
      "lib.mtr"),
     ("lib.servers",),
-    ("lib.platform", "lib.errors"),
+    ("lib.platform", "lib.errors", "lib.home", "lib.aliases"),
 )
+
+
+@pytest.mark.parametrize("path", list(_modules()), ids=lambda p: os.path.relpath(p, ROOT))
+def test_imports_inside_lib_are_relative(path):
+    """Inside the package, modules import each other relatively (``from ..servers import
+    x``): the package is ``lib`` in a checkout and ``kewpie`` installed (lib/aliases.py)."""
+    tree = ast.parse(open(path).read(), path)
+    absolute = [node.lineno for node in ast.walk(tree)
+                if (isinstance(node, ast.ImportFrom) and node.level == 0 and node.module
+                    and node.module.split(".")[0] in ("lib", "kewpie"))
+                or (isinstance(node, ast.Import)
+                    and any(a.name.split(".")[0] in ("lib", "kewpie") for a in node.names))]
+    assert not absolute, f"{os.path.relpath(path, ROOT)}: absolute package imports at lines {absolute}"
 
 
 def _layer_of(module):
