@@ -13,6 +13,7 @@ import shutil
 import unittest
 from typing import TYPE_CHECKING, Any, Iterable
 
+from ..home import data_path
 from ..errors import SuiteError
 from ..platform.logsetup import get_logger
 from ..servers.server import CompatLogger
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from ..suites.loader import TestSpec
 
 
-FRONT_END = os.path.join("scripts", "innobackupex")  # kewpie's innobackupex, under the checkout
+FRONT_END = os.path.join("scripts", "innobackupex")  # kewpie's innobackupex (lib/home.py)
 
 
 def _tree_tool(code_tree: Any, *names: str) -> str:
@@ -57,7 +58,7 @@ def default_innobackupex_path(code_tree: Any, root: str) -> str:
     mariadb = version is None or version.flavor == "mariadb"
     if (mariadb or not found) and os.path.basename(default_xtrabackup_path(code_tree)).startswith(
             ("mariadb-backup", "mariabackup")):
-        return os.path.join(root, FRONT_END)
+        return data_path(FRONT_END)
     return found
 
 
