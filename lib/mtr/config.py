@@ -17,10 +17,10 @@ import glob
 import os
 import re
 import shutil
-import subprocess
 
 from .cnf import CnfGroup, MtrConfig
 from .vardir import MtrVardir, ServerSlot
+from ..platform.tools import run_tool
 from ..servers.codetree import CodeTree
 
 PLUGIN_DIRS = ("lib/mysql/plugin", "lib64/mysql/plugin", "lib/mariadb/plugin",
@@ -73,10 +73,12 @@ def client_tls(mariadb_config: str | None) -> tuple[str, str] | None:
     if not mariadb_config:
         return None
     try:
-        out = subprocess.run([mariadb_config, "--tlsinfo"], capture_output=True, text=True,
-                             timeout=10).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
+        ran = run_tool([mariadb_config, "--tlsinfo"], timeout=10)
+    except OSError:
         return None
+    if ran.timed_out:
+        return None
+    out = ran.stdout.strip()
     library, _, version = out.partition(" ")
     return (library, version) if library else None
 

@@ -37,6 +37,13 @@ TAG_BOT = "KEWPIE_BOT"
 PR_SET_PDEATHSIG = 1
 KILL_TIMEOUT = 10.0   # seconds to wait for a SIGKILLed group's leader to be reaped
 
+# What callers hand to spawn and get back from it, re-exported so that no module
+# outside lib/platform/ imports subprocess (tests/unit/test_house_rules.py).
+PIPE = subprocess.PIPE
+DEVNULL = subprocess.DEVNULL
+STDOUT = subprocess.STDOUT
+Popen = subprocess.Popen
+
 
 def group_of(user: str) -> str:
     """The name of a user's primary group."""
@@ -88,6 +95,16 @@ def tool_env(env: Mapping[str, str] | None, tmpdir: str | None) -> dict[str, str
     out = dict(env if env is not None else os.environ)
     if tmpdir:
         out["TMPDIR"] = tmpdir
+    return out
+
+
+def with_tags(env: Mapping[str, str] | None, tagged: Mapping[str, str] | None) -> dict[str, str]:
+    """env (default: ours) plus the run's tags (workdir, run, bot) found in tagged, the
+    environment of something the run started (a server's): a child started with it is
+    found by the end-of-run sweep even when its caller knows nothing of the run."""
+    out = dict(env if env is not None else os.environ)
+    out.update({tag: tagged[tag] for tag in (TAG_WORKDIR, TAG_RUN, TAG_BOT)
+                if tagged and tag in tagged})
     return out
 
 

@@ -23,10 +23,9 @@ import json
 import os
 import re
 import shutil
-import subprocess
 from typing import TYPE_CHECKING, Any
 
-from ..platform.process import spawn, stop_child, wait_exit
+from ..platform.process import DEVNULL, PIPE, spawn, stop_child, wait_exit
 from ..platform.tools import run_tool
 from .errors import PerlBlockError, RandgenEnvironmentError
 from .grammar import Token
@@ -78,8 +77,8 @@ class PerlCoprocess:
         try:
             # no parent-death signal: it would fire when the creating thread ends; the
             # coprocess exits at EOF on its stdin, which it gets when kewpie dies
-            self.proc = spawn([perl, SCRIPT], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              stderr=subprocess.DEVNULL, text=True, with_parent=False)
+            self.proc = spawn([perl, SCRIPT], stdin=PIPE, stdout=PIPE,
+                              stderr=DEVNULL, text=True, with_parent=False)
         except OSError as exc:
             raise RandgenEnvironmentError(f"cannot start the Perl coprocess ({perl}): {exc}") from exc
         self._request({"op": "init", "seed": seed % 2147483647, "thread_id": thread_id,

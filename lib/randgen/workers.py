@@ -19,13 +19,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import subprocess
 import sys
 import threading
 from typing import Any
 
 from ..home import data_root, module_command
-from ..platform.process import spawn, stop_child, wait_exit
+from ..platform.process import DEVNULL, PIPE, spawn, stop_child, wait_exit
 from .cmdline import RandgenOptions
 from .connection import ConnectionSpec
 from .result import RandgenResult, ThreadStats
@@ -58,8 +57,8 @@ class Worker:
         env = dict(os.environ, **extra_env)
         self.thread_ids = thread_ids
         self.proc = spawn(argv, env=env, cwd=data_root(),
-                          stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                          stderr=subprocess.DEVNULL, text=True, with_parent=False)
+                          stdin=PIPE, stdout=PIPE,
+                          stderr=DEVNULL, text=True, with_parent=False)
         assert self.proc.stdin is not None
         self.proc.stdin.write(json.dumps(spec) + "\n")
         self.proc.stdin.flush()

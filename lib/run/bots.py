@@ -1,32 +1,29 @@
 """Parallel bots: one worker process per bot, the parent schedules and reports.
 
-Each worker is forked after the tests are loaded, builds its own runner
-through the factory the pool was given (its own ServerManager in
-``workdir/botN``, its own port leases and state file), and runs the tests it
-is handed, one at a time, with retries and evidence as in a single-bot run.
-The parent picks the next test for a free bot: one needing the servers that
-bot already has, else one whose servers no other bot has, longest first by
-known timings (see lib/run/scheduling.py).  With each test it announces the
-one that bot will get after it (``Runner.expect_next``; kept for that bot
-unless it is the last one left), so that a runner can prepare those servers
-while the test runs.  Workers die with the
-parent (parent-death signal), and their servers die with them; a worker that
-ends closes what it started through the ``close_bot`` callable it was given.
+Each worker is forked (:mod:`lib.platform.workers`) after the tests are
+loaded, builds its own runner through the factory the pool was given (its own
+ServerManager in ``workdir/botN``, its own port leases and state file), and
+runs the tests it is handed, one at a time, with retries and evidence as in a
+single-bot run.  The parent picks the next test for a free bot: one needing
+the servers that bot already has, else one whose servers no other bot has,
+longest first by known timings (see lib/run/scheduling.py).  With each test it
+announces the one that bot will get after it (``Runner.expect_next``; kept for
+that bot unless it is the last one left), so that a runner can prepare those
+servers while the test runs.  Workers die with the parent (parent-death
+signal), and their servers die with them; a worker that ends closes what it
+started through the ``close_bot`` callable it was given.
 """
 from __future__ import annotations
 
-import multiprocessing
-import os
+import functools
 import signal
-import time
 import traceback
-from multiprocessing.connection import Connection, wait
 from typing import Callable, Hashable
 
 from ..errors import Interrupted
 from ..platform.logsetup import configure, get_logger
 from ..platform.logtail import tail_file
-from ..platform.process import die_with_parent
+from ..platform.workers import Connection, Worker, ready, start_worker, stop_workers
 from .report import Outcome
 from .runner import Runner
 from .scheduling import pick_next
@@ -40,10 +37,9 @@ def _raise_interrupted(signum: int, _frame: object) -> None:
     raise Interrupted(signum)
 
 
-def _worker(pool: "BotPool", bot: str, conn: Connection, queue: list[TestSpec],
-            retries: int, retry_max: int) -> None:
+def _worker(pool: "BotPool", bot: str, queue: list[TestSpec], retries: int, retry_max: int,
+            conn: Connection) -> None:
     """Worker process body: run the tests the parent sends until told to stop."""
-    die_with_parent()
     signal.signal(signal.SIGINT, _raise_interrupted)
     signal.signal(signal.SIGTERM, _raise_interrupted)
     signal.signal(signal.SIGHUP, _raise_interrupted)
@@ -103,17 +99,13 @@ class BotPool:
             on_outcome: Callable[[Outcome], None], stop_on_failure: bool, retries: int,
             retry_max: int) -> bool:
         """Run every test of queue; return True if stopped early after a failure."""
-        ctx = multiprocessing.get_context("fork")
         conns: dict[str, Connection] = {}
-        procs: dict[str, multiprocessing.Process] = {}
+        procs: dict[str, Worker] = {}
         for i in range(self.count):
             bot = f"bot{i}"
-            parent_end, child_end = ctx.Pipe()
-            proc = ctx.Process(target=_worker, name=f"kewpie-{bot}",
-                               args=(self, bot, child_end, queue, retries, retry_max))
-            proc.start()
-            child_end.close()
-            conns[bot], procs[bot] = parent_end, proc
+            worker = start_worker(f"kewpie-{bot}", functools.partial(
+                _worker, self, bot, queue, retries, retry_max))
+            conns[bot], procs[bot] = worker.conn, worker
         pending = list(range(len(queue)))
         busy: dict[str, int] = {}
         affinity: dict[str, Hashable | None] = {bot: None for bot in conns}
@@ -149,7 +141,7 @@ class BotPool:
                     conns[bot].send(("run", index, failed, upcoming[bot]))
                 if not busy:
                     break
-                for conn in wait([conns[bot] for bot in busy]):
+                for conn in ready([conns[bot] for bot in busy]):
                     bot = next(b for b, c in conns.items() if c is conn)
                     index = busy.pop(bot)
                     try:
@@ -168,7 +160,7 @@ class BotPool:
             self._stop(conns, procs)
         return stopping and bool(pending)
 
-    def _lost(self, bot: str, spec: TestSpec, proc: multiprocessing.Process) -> Outcome:
+    def _lost(self, bot: str, spec: TestSpec, proc: Worker) -> Outcome:
         proc.join(timeout=5)
         log_file = self.log_path(bot)
         tail = tail_file(log_file, 25)
@@ -177,19 +169,10 @@ class BotPool:
                        f"bot {bot} died while running {spec.full_name} "
                        f"(exit code {proc.exitcode}){why}")
 
-    def _stop(self, conns: dict[str, Connection], procs: dict[str, multiprocessing.Process]) -> None:
+    def _stop(self, conns: dict[str, Connection], procs: dict[str, Worker]) -> None:
         for conn in conns.values():
             try:
                 conn.send(("stop",))
             except (OSError, BrokenPipeError):
                 pass
-        deadline = time.monotonic() + STOP_GRACE
-        for bot, proc in procs.items():
-            proc.join(timeout=max(0.1, deadline - time.monotonic()))
-            if proc.is_alive():
-                os.kill(proc.pid, signal.SIGTERM)
-        for proc in procs.values():
-            proc.join(timeout=max(0.1, deadline - time.monotonic()))
-            if proc.is_alive():
-                proc.kill()
-                proc.join(timeout=5)
+        stop_workers(procs.values(), STOP_GRACE)

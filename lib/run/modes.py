@@ -38,7 +38,7 @@ def run_mode(env: RunEnvironment) -> int:
     configure(config.verbose, logfile=env.workdir.log_file)
     env.discover_tree()
     if config.mode == "sweep":
-        from ..sysbench.mode import run_sweep_mode
+        from .sweep_mode import run_sweep_mode
         return run_sweep_mode(env)
     if config.mode == "mtr":
         from .mtr_mode import run_mtr

@@ -4,11 +4,14 @@ A suite is a directory ``<suitepath>/<suite>/`` holding ``suite_config.py``
 (``server_requirements``, optional ``server_requests`` and ``server_type``)
 and test modules named ``*_test.py``.  A test module may override the
 suite's ``server_requirements``/``server_requests`` with its own globals, as
-kewpie's did.
+kewpie's did.  A base class of a module's test classes may give every server
+of the module default options (``kewpie_server_defaults``: kewpie 2012's
+``mysqlBaseTestCase`` gives 2012's, see lib/util/server_defaults.py).
 """
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import os
 import re
 import sys
@@ -21,7 +24,6 @@ from ..aliases import enable_lib_alias
 from ..errors import SuiteError, UsageError
 from ..servers.options import Option, merge, parse_options, reject_owned
 from ..servers.requirements import Requirements
-from ..util.server_defaults import kewpie2012_options
 from .combinations import Combination, parse_combinations
 from .disabled import read_disabled
 
@@ -273,6 +275,18 @@ def load_test_module(suite: SuiteConfig, filename: str) -> ModuleType:
     return module
 
 
+def inherited_server_defaults(module: ModuleType) -> list[Option]:
+    """The server options a test class of module inherits from its base class as
+    ``kewpie_server_defaults`` (a class that declares them itself, such as the base
+    class imported into the module, does not count); [] when none does.  The
+    module's and the suite's own options come after them, so they still win."""
+    for obj in vars(module).values():
+        if (inspect.isclass(obj) and "kewpie_server_defaults" not in vars(obj)
+                and getattr(obj, "kewpie_server_defaults", None)):
+            return [Option(name, value) for name, value in obj.kewpie_server_defaults]
+    return []
+
+
 def requirements_for(suite: SuiteConfig, module: ModuleType, default_type: str,
                      where: str) -> Requirements:
     """Combine suite and module declarations into Requirements."""
@@ -285,7 +299,7 @@ def requirements_for(suite: SuiteConfig, module: ModuleType, default_type: str,
         requests = validate_requests(module.server_requests, len(reqs), where)
     server_type = getattr(module, "server_type", None) or suite.server_type or default_type
     pairs = requests.get("join_cluster", [])
-    legacy = kewpie2012_options(module)  # kewpie 2012's server defaults, for its tests
+    legacy = inherited_server_defaults(module)  # kewpie 2012's, for its tests
     if legacy:
         reqs = [merge(legacy, opts) for opts in reqs]
     basedirs = suite.server_basedirs

@@ -15,16 +15,16 @@ from typing import Any, Callable
 from ..checks import dbcompare
 
 from ..servers import replication
-from ..consistency.testing import ConsistencyChecks
 from ..errors import KewpieError, QueryError
 from ..servers.server import Server
 from ..servers.manager import ServerManager
+from .consistency_checks import ConsistencyChecks
 from .context import TestContext
 
 
 class KewpieTestCase(ConsistencyChecks, unittest.TestCase):
     """Base class giving ``self.servers``, comparison helpers and consistency checks
-    (recorded workloads, faults, checkers: see :mod:`lib.consistency.testing`)."""
+    (recorded workloads, faults, checkers: see :mod:`lib.suites.consistency_checks`)."""
 
     _context: TestContext | None = None
     test_executor: Any = None  # kewpie 2012's, set by lib.util.context for old-style code

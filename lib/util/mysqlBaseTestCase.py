@@ -6,18 +6,23 @@ global, as well as the test module's), and the helpers are methods.
 """
 from __future__ import annotations
 
-import subprocess
 import time
 import unittest
 from typing import Any, Sequence
 
+from ..platform.process import Popen
 from . import mysql_methods
+from .server_defaults import KEWPIE2012_OPTIONS
 
 servers: list[Any] | None = None  # set by the harness before each test module runs
 
 
 class mysqlBaseTestCase(unittest.TestCase):  # noqa: N801 - the 2012 name
     """Base class of kewpie 2012 tests."""
+
+    # the servers of a module whose tests derive from this class start with these
+    # options (lib.suites.loader.inherited_server_defaults)
+    kewpie_server_defaults = KEWPIE2012_OPTIONS
 
     def setUp(self) -> None:
         """Expose the harness's servers as self.servers."""
@@ -34,8 +39,10 @@ class mysqlBaseTestCase(unittest.TestCase):  # noqa: N801 - the 2012 name
 
     def execute_cmd(self, cmd: str, stdout_path: str, exec_path: str | None = None,
                     get_output: bool = False) -> tuple[int, str | None]:
-        """See :func:`lib.util.mysql_methods.execute_cmd`."""
-        return mysql_methods.execute_cmd(cmd, stdout_path, exec_path, get_output)
+        """See :func:`lib.util.mysql_methods.execute_cmd` (tagged as the test's servers)."""
+        tags = next((getattr(getattr(s, "settings", None), "env", None)
+                     for s in getattr(self, "servers", None) or ()), None)
+        return mysql_methods.execute_cmd(cmd, stdout_path, exec_path, get_output, tags_from=tags)
 
     def execute_query(self, query: str, server: Any, password: str | None = None,
                       schema: str = "test") -> tuple[int, Any]:
@@ -107,7 +114,7 @@ class mysqlBaseTestCase(unittest.TestCase):  # noqa: N801 - the 2012 name
 
     def get_randgen_process(self, cmd_sequence: Sequence[str] | str, test_executor: Any,
                             server: Any, schema: str = "test", randgen_outfile: str | None = None,
-                            shell_flag: bool = False) -> subprocess.Popen:
+                            shell_flag: bool = False) -> Popen:
         """See :func:`lib.util.randgen_methods.get_randgen_process`."""
         from . import randgen_methods
         return randgen_methods.get_randgen_process(cmd_sequence, test_executor, server, schema,

@@ -10,12 +10,15 @@ from __future__ import annotations
 import difflib
 import os
 import shlex
-import subprocess
-from typing import Any
+from typing import Any, Mapping
 
 import pymysql
 
 from ..checks.dbcompare import VOLATILE_DUMP_PREFIXES
+from ..platform.process import with_tags
+from ..platform.tools import run_tool
+
+CMD_TIMEOUT = 3600.0  # seconds execute_cmd gives a command line (a backup of a test's data)
 
 
 def _connect(server: Any, schema: str | None, password: str | None = None) -> pymysql.Connection:
@@ -92,16 +95,28 @@ def execute_queries(query_list: list[str], server: Any, schema: str = "test") ->
 
 
 def execute_cmd(cmd: str, stdout_path: str, exec_path: str | None = None,
-                get_output: bool = False) -> tuple[int, str | None]:
-    """Run a shell command with output to stdout_path; ``(retcode, output or None)``."""
-    with open(stdout_path, "w") as out:
-        retcode = subprocess.run(cmd, shell=True, cwd=exec_path, stdout=out,
-                                 stderr=subprocess.STDOUT).returncode
+                get_output: bool = False, *, tags_from: Mapping[str, str] | None = None,
+                timeout: float = CMD_TIMEOUT) -> tuple[int, str | None]:
+    """Run a shell command line with its output (stdout and stderr) in stdout_path;
+    ``(retcode, output or None)``.
+
+    It runs through ``lib.platform.tools.run_tool`` (``/bin/sh -c``, stdin from
+    /dev/null): its whole process group is stopped when timeout passes (retcode
+    is then negative and the output ends with a line saying so).  tags_from is
+    the environment of a server of the run (``server.settings.env``): the
+    command carries the run's tags, so the end of the run finds what it left
+    behind.
+    """
+    ran = run_tool(["/bin/sh", "-c", cmd], log_path=stdout_path, cwd=exec_path,
+                   env=with_tags(None, tags_from), timeout=timeout)
+    if ran.timed_out and stdout_path != os.devnull:
+        with open(stdout_path, "a") as out:
+            out.write(f"kewpie: command stopped after {timeout:g} s: {cmd}\n")
     output = None
     if get_output:
         with open(stdout_path, errors="replace") as fh:
             output = fh.read()
-    return retcode, output
+    return ran.returncode, output
 
 
 def get_tables(server: Any, schema: str) -> list[str]:

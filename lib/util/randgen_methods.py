@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import os
 import shlex
-import subprocess
 import sys
 from typing import Any, Sequence
 
 from ..home import module_command
-from ..platform.process import TAG_BOT, TAG_RUN, TAG_WORKDIR, spawn
+from ..platform.process import STDOUT, Popen, spawn, with_tags
 from ..randgen.api import make_options, run_randgen
 from ..randgen.cmdline import TOOLS, RandgenOptions, parse_command
 from ..randgen.connection import ConnectionSpec
@@ -141,7 +140,7 @@ def randgen_argv(cmd_sequence: Sequence[str], home: str, dsn: str) -> list[str]:
 
 def get_randgen_process(cmd_sequence: Sequence[str] | str, test_executor: Any, server: Any,
                         schema: str = "test", randgen_outfile: str | None = None,
-                        shell_flag: bool = False) -> subprocess.Popen:
+                        shell_flag: bool = False) -> Popen:
     """Start a randgen run against server and return its process without waiting
     (kewpie 2012): the caller polls, signals or waits.  Output goes to
     randgen_outfile (default ``<logdir>/randgen.out``); the run's seed, grammar and
@@ -152,14 +151,12 @@ def get_randgen_process(cmd_sequence: Sequence[str] | str, test_executor: Any, s
     sequence = shlex.split(cmd_sequence) if isinstance(cmd_sequence, str) else list(cmd_sequence)
     argv = randgen_argv(sequence, home, randgen_dsn(server, schema))
     outfile = randgen_outfile or os.path.join(_log_dir(test_executor, server), "randgen.out")
-    env = dict(getattr(test_executor, "working_environment", None) or os.environ)
-    settings_env = getattr(getattr(server, "settings", None), "env", None) or {}
-    for tag in (TAG_WORKDIR, TAG_RUN, TAG_BOT):  # so the end of the run finds a leftover load
-        if tag in settings_env:
-            env[tag] = settings_env[tag]
+    # tagged as the server is, so that the end of the run finds a leftover load
+    env = with_tags(getattr(test_executor, "working_environment", None) or None,
+                    getattr(getattr(server, "settings", None), "env", None))
     env.update(module_command("randgen")[1])
     with open(outfile, "w") as out:
-        return spawn(argv, env=env, cwd=home, stdout=out, stderr=subprocess.STDOUT)
+        return spawn(argv, env=env, cwd=home, stdout=out, stderr=STDOUT)
 
 
 class randgenManager:  # noqa: N801 - the 2012 name
@@ -184,6 +181,6 @@ class randgenManager:  # noqa: N801 - the 2012 name
                                     server, schema)
 
     def get_randgen_process(self, cmd_sequence: Sequence[str] | str, server: Any,
-                            schema: str = "test") -> subprocess.Popen:
+                            schema: str = "test") -> Popen:
         """See :func:`get_randgen_process`."""
         return get_randgen_process(cmd_sequence, self.test_executor, server, schema)

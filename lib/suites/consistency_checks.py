@@ -14,17 +14,17 @@ from __future__ import annotations
 import logging
 import os
 
-from .elle import anomaly_kinds
-from .faults import Isolate, Kill, Lag, Pause, Rejoin, Restart, Schedule, Tamper
-from .netfaults import Flaky, Latency, Loss, Partition
-from .ptchecksum import check_pt_table_checksum
-from .run import RunResult, run_workloads
-from .tables import check_tables_equal
-from .verdict import Verdict, combine
-from .workload import Workload
+from ..consistency.elle import anomaly_kinds
+from ..consistency.faults import Isolate, Kill, Lag, Pause, Rejoin, Restart, Schedule, Tamper
+from ..consistency.netfaults import Flaky, Latency, Loss, Partition
+from ..consistency.ptchecksum import check_pt_table_checksum
+from ..consistency.run import RunResult, run_workloads
+from ..consistency.tables import check_tables_equal
+from ..consistency.verdict import Verdict, combine
+from ..consistency.workload import Workload
 from ..platform.logsetup import get_logger
 from ..servers.server import Server
-from ..suites.context import TestContext
+from .context import TestContext
 
 
 class ConsistencyChecks:

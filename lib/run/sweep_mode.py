@@ -6,7 +6,6 @@ import json
 import os
 import platform
 import time
-from typing import TYPE_CHECKING
 
 from ..errors import EXIT_OK, EXIT_TEST_FAILED, UsageError
 from ..platform.logsetup import get_logger
@@ -15,14 +14,12 @@ from ..servers.options import parse_options
 from ..servers.option_catalog import load_catalog
 from ..servers.server import Server
 from ..servers.requirements import Requirements
-from .outputs import table, write_all
-from .interleave import run_interleaved
-from .regression import compare
-from .results import ResultsDB
-from .sweep import SweepSpec, run_sweep
-
-if TYPE_CHECKING:
-    from ..run.environment import RunEnvironment
+from ..sysbench.interleave import run_interleaved
+from ..sysbench.outputs import table, write_all
+from ..sysbench.regression import compare
+from ..sysbench.results import ResultsDB
+from ..sysbench.sweep import SweepSpec, run_sweep
+from .environment import RunEnvironment
 
 
 def context_key(spec: SweepSpec, versions: list[str]) -> str:
@@ -32,7 +29,7 @@ def context_key(spec: SweepSpec, versions: list[str]) -> str:
     return hashlib.sha1(json.dumps(parts, default=str).encode()).hexdigest()[:16]
 
 
-def run_sweep_mode(env: "RunEnvironment") -> int:
+def run_sweep_mode(env: RunEnvironment) -> int:
     """Run config.sweep_file on servers from env's manager factory (one bot per code
     tree), store it, write outputs, compare with config.baseline."""
     config = env.config
