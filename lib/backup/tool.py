@@ -91,16 +91,22 @@ class BackupTool:
         argv += self.connection_args(socket, user)
         if incremental_basedir:
             argv.append(f"--incremental-basedir={incremental_basedir}")
-        if parallel:
-            argv.append(f"--parallel={parallel}")
-        if galera_info:
-            argv.append("--galera-info")
-        if tmpdir:
-            argv.append(f"--tmpdir={tmpdir}")
+        argv += self.backup_options(parallel, galera_info, tmpdir)
         if stream:
             argv += self.stream_args(tmpdir)
         argv += list(extra)
         return BackupCommand(argv, self.extract_argv(target_dir, parallel) if stream else None)
+
+    @staticmethod
+    def backup_options(parallel: int | None, galera_info: bool, tmpdir: str | None) -> list[str]:
+        """``--parallel``, ``--galera-info`` and ``--tmpdir`` of a backup, as the
+        whole family spells them (none when not asked for)."""
+        argv = [f"--parallel={parallel}"] if parallel else []
+        if galera_info:
+            argv.append("--galera-info")
+        if tmpdir:
+            argv.append(f"--tmpdir={tmpdir}")
+        return argv
 
     def stream_args(self, tmpdir: str | None) -> list[str]:
         """Options that make the tool stream to stdout."""

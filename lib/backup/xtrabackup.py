@@ -61,12 +61,7 @@ class InnoBackupEx(BackupTool):
         argv += ["--no-timestamp", *self.ibbackup_args()]
         if incremental_basedir:
             argv += ["--incremental", f"--incremental-basedir={incremental_basedir}"]
-        if parallel:
-            argv.append(f"--parallel={parallel}")
-        if galera_info:
-            argv.append("--galera-info")
-        if tmpdir:
-            argv.append(f"--tmpdir={tmpdir}")
+        argv += self.backup_options(parallel, galera_info, tmpdir)
         if stream:
             argv.append(f"--stream={self.stream_format}")
         argv += list(extra)

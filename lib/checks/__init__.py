@@ -1,1 +1,3 @@
-"""Comparisons of servers' data (checksums, row diffs)."""
+"""Checks over servers besides a test's assertions: schemas compared across servers
+(``dbcompare``: dumps, checksums, row diffs), the error-log warnings check
+(``errorlog``) and valgrind's memcheck summaries (``valgrind``)."""

@@ -43,7 +43,6 @@ from .history import FAIL, OK, UNKNOWN, Counts, Op
 from .verdict import Verdict, VerdictStatus
 
 WW, WR, RW = "ww", "wr", "rw"
-CYCLE_KINDS = ("G0", "G1c", "G-single", "G2-item")
 MAX_EXAMPLES = 8     # cycles described per anomaly kind
 MAX_COUNTED = 1000   # components searched per anomaly kind (the count says "at least")
 

@@ -1,11 +1,12 @@
-"""Deterministic test data made with plain SQL (until randgen's gendata is available).
+"""Deterministic test data made with plain SQL: known tables with an exact row count.
 
 ``create_tables(server, "shop", tables=4, rows=500, engines=("InnoDB", "MyISAM"))``
 creates ``shop.t1..t4`` with a mix of column types, filled from MariaDB's
 ``seq_1_to_N`` sequence tables, so the same call always gives the same data.
 ``change_rows`` then inserts, updates and deletes a deterministic set of rows,
 marked with a tag, to tell states apart (e.g. before and after an incremental
-backup).
+backup).  For randgen's data sets (``.zz`` files, the simple data set) use
+``KewpieTestCase.randgen`` (docs/randgen.md).
 """
 from __future__ import annotations
 

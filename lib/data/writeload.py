@@ -1,4 +1,4 @@
-"""A simple SQL write load in background threads (until randgen loads are available).
+"""A simple SQL write load in background threads, for backups taken under load.
 
 ::
 
@@ -9,7 +9,8 @@
 Each thread has its own connection and runs a random mix of INSERT, UPDATE
 and DELETE (and small multi-statement transactions) against InnoDB tables
 until stopped.  Errors (lost connection, deadlocks...) are counted and the
-first few kept; they do not stop the load.
+first few kept; they do not stop the load.  A grammar-driven load is
+randgen's (``KewpieTestCase.randgen``, docs/randgen.md).
 """
 from __future__ import annotations
 

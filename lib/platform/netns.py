@@ -13,7 +13,7 @@ Names start with a prefix derived from the workdir (``kw<sha1[:8]>-``), so
 :func:`sweep` removes what a SIGKILLed run left, and never what another
 workdir made.  Every name made is also recorded in ``workdir/netns.json``.
 
-Processes enter a namespace with :func:`entered` (``setns`` on the forking
+Processes enter a namespace with :func:`lib.platform.nsenter.entered` (``setns`` on the forking
 thread: the child inherits the namespace, the thread goes back), so a server
 keeps the parent-death signal and tags :func:`lib.platform.process.spawn`
 gives it.
@@ -26,11 +26,11 @@ import os
 import shutil
 import threading
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 from ..errors import NetworkError
 from .logsetup import get_logger
-from .nsenter import NETNS_DIR, entered
+from .nsenter import NETNS_DIR
 
 SUBNET = "10.77.0"          # private /24; every hub is its own island, so runs may share it
 FIRST_HOST = 11             # s0 is 10.77.0.11
@@ -73,6 +73,23 @@ def list_namespaces() -> list[str]:
     return [line.split()[0] for line in out.splitlines() if line.strip()]
 
 
+def _probe(name: str, argv: Sequence[str], failed: Callable[[NetworkError], str]) -> str:
+    """Run argv in a scratch namespace (made and removed here): '' if it worked, else why
+    (failed(error) says it when argv fails)."""
+    probe = f"kwprobe-{os.getpid()}-{name}"
+    try:
+        run_ip(["netns", "add", probe])
+    except NetworkError as exc:
+        return f"cannot create a network namespace: {exc}"
+    try:
+        in_ns(probe, list(argv))
+        return ""
+    except NetworkError as exc:
+        return failed(exc)
+    finally:
+        run_ip(["netns", "delete", probe], check=False)
+
+
 def unavailable_reason() -> str:
     """Why this machine cannot make kewpie's namespaces ('' when it can)."""
     if os.geteuid() != 0:
@@ -80,36 +97,19 @@ def unavailable_reason() -> str:
     for tool, package in (("ip", "iproute2"), ("nft", "nftables")):
         if shutil.which(tool) is None:
             return f"no `{tool}` command: install {package} (scripts/setup.sh does)"
-    probe = f"kwprobe-{os.getpid()}-{threading.get_ident() % 10000}"
-    try:
-        run_ip(["netns", "add", probe])
-    except NetworkError as exc:
-        return f"cannot create a network namespace: {exc}"
-    try:
-        in_ns(probe, ["nft", "add", "table", "inet", "kewpie"])
-    except NetworkError as exc:
-        return f"nftables does not work in a namespace: {exc}"
-    finally:
-        run_ip(["netns", "delete", probe], check=False)
-    return ""
+    return _probe(str(threading.get_ident() % 10000), ["nft", "add", "table", "inet", "kewpie"],
+                  lambda exc: f"nftables does not work in a namespace: {exc}")
 
 
 def netem_reason() -> str:
     """Why latency cannot be added here ('' when tc netem works)."""
-    probe = f"kwprobe-{os.getpid()}-netem"
-    try:
-        run_ip(["netns", "add", probe])
-    except NetworkError as exc:
-        return f"cannot create a network namespace: {exc}"
-    try:
-        in_ns(probe, ["tc", "qdisc", "add", "dev", "lo", "root", "netem", "delay", "1ms"])
-        return ""
-    except NetworkError as exc:
+    def no_netem(exc: NetworkError) -> str:
+        """What tc's failure means."""
         said = str(exc).rsplit(": ", 1)[-1].strip()
         return ("this kernel has no netem queueing discipline (CONFIG_NET_SCH_NETEM), so tc "
                 f"cannot delay packets (tc: {said})")
-    finally:
-        run_ip(["netns", "delete", probe], check=False)
+    return _probe("netem", ["tc", "qdisc", "add", "dev", "lo", "root", "netem", "delay", "1ms"],
+                  no_netem)
 
 
 @dataclass(frozen=True)

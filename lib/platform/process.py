@@ -121,7 +121,7 @@ def spawn(argv: Sequence[str], *, env: Mapping[str, str] | None = None,
     raises the core-size limit to its hard limit (servers).  A user other
     than ours needs root; the child then gets that user's primary group and
     no supplementary groups.  netns: the child is born in that network namespace
-    (see lib.platform.netns.entered).  For a tool (not core_dumps), where
+    (see lib.platform.nsenter.entered).  For a tool (not core_dumps), where
     util-linux's setpriv is found, it does the user switch and parent-death
     signal in the child, so that Popen can vfork instead of forking the harness.
     """
@@ -324,7 +324,6 @@ class ProcessExecutor:
         self.cwd = cwd
         self.launcher = launcher
         self.proc: subprocess.Popen | None = None
-        self.started_at = 0.0
         self.create_time: float | None = None
 
     @property
@@ -339,7 +338,6 @@ class ProcessExecutor:
             self.proc = self.launcher.call(self._launch)
         else:
             self.proc = self._launch()
-        self.started_at = time.monotonic()
         try:
             self.create_time = psutil.Process(self.proc.pid).create_time()
         except psutil.Error:

@@ -139,10 +139,6 @@ class Prng:
             return None
         return items[int(self._random() * len(items))]
 
-    def choice_index(self, count: int) -> int:
-        """A uniform index in [0, count)."""
-        return int(self._random() * count)
-
     def weighted_index(self, cumulative: Sequence[float]) -> int:
         """An index chosen by cumulative weights (the last one is the total)."""
         point = self._random() * cumulative[-1]

@@ -252,3 +252,17 @@ def check_files(opts: RandgenOptions, base_dir: str) -> None:
                                           f"kewpie does not bundle the stock grammars such as "
                                           f"conf/percona/: pass --randgen-path=<a randgen "
                                           f"checkout>)")
+
+
+def known_names(names: Sequence[str], aliases: Mapping[str, str]) -> tuple[list[str], list[str]]:
+    """(canonical names, unknown ones) of ``--validators``/``--reporters`` values, by an
+    alias map (lower-case randgen name -> kewpie's; '' for names that mean none)."""
+    known: list[str] = []
+    unknown: list[str] = []
+    for name in names:
+        canon = aliases.get(name.strip().lower())
+        if canon is None:
+            unknown.append(name)
+        elif canon and canon not in known:
+            known.append(canon)
+    return known, unknown

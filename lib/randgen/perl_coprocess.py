@@ -73,7 +73,6 @@ class PerlCoprocess:
                  user: str = "root@localhost", dsn: str = "", version: str = "") -> None:
         self.thread_id = thread_id
         self._meta_version = metadata.version
-        self._sentence = 0
         try:
             # no parent-death signal: it would fire when the creating thread ends; the
             # coprocess exits at EOF on its stdin, which it gets when kewpie dies

@@ -44,7 +44,6 @@ EXIT_NAMES: Mapping[int, str] = MappingProxyType({
     109: "STATUS_VALGRIND_FAILURE", 110: "STATUS_ENVIRONMENT_FAILURE / STATUS_ALARM",
     255: "STATUS_PERL_FAILURE",
 })
-PATH_FIELDS = (("grammar", "grammar"), ("gendata", "gendata file"))
 SILENT_FAILURE_MARKS = ("Internal grammar error", "Possible endless loop")
 SCRIPTS: Mapping[str, str] = MappingProxyType({"gentest": "gentest.pl", "gendata": "gendata.pl",
                                                "gendata-simple": "gendata-old.pl"})

@@ -25,14 +25,14 @@ from __future__ import annotations
 
 import time
 from types import MappingProxyType
-from typing import Any, Callable, Mapping, Protocol, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import pymysql
 
+from .cmdline import known_names
 from .connection import ConnectionSpec
 from .errors import RandgenEnvironmentError
 
-REPORTERS = ("Deadlock", "Backtrace", "ErrorLog", "Shutdown", "Recovery")
 REPORTER_ALIASES: Mapping[str, str] = MappingProxyType({
     "deadlock": "Deadlock", "deadlock1": "Deadlock", "backtrace": "Backtrace",
     "errorlog": "ErrorLog", "errorlogalarm": "ErrorLog", "shutdown": "Shutdown",
@@ -44,30 +44,9 @@ CONNECT_TIMEOUT = 20
 STALLED_COUNT = 5
 
 
-class ServerControl(Protocol):
-    """What the server-side reporters need from a server (kewpie's Server has it)."""
-
-    def error_log_size(self) -> int:
-        """A mark in the error log."""
-
-    def error_log_since(self, mark: int) -> str:
-        """What the error log gained since the mark."""
-
-    def is_alive(self) -> bool:
-        """True when the server process runs."""
-
-
 def normalise_names(names: Sequence[str]) -> tuple[list[str], list[str]]:
     """(known reporter names, unknown ones) from ``--reporters`` values."""
-    known: list[str] = []
-    unknown: list[str] = []
-    for name in names:
-        canon = REPORTER_ALIASES.get(name.strip().lower())
-        if canon is None:
-            unknown.append(name)
-        elif canon and canon not in known:
-            known.append(canon)
-    return known, unknown
+    return known_names(names, REPORTER_ALIASES)
 
 
 class DeadlockWatch:

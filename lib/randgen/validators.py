@@ -28,7 +28,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 import pymysql
 
-VALIDATORS = ("ResultsetComparator", "Transformer")
+from .cmdline import known_names
+
 # randgen's names that mean the same here
 VALIDATOR_ALIASES: Mapping[str, str] = MappingProxyType({"resultsetcomparator": "ResultsetComparator",
                      "resultsetcomparatorsimplify": "ResultsetComparator",
@@ -278,12 +279,4 @@ class Validators:
 
 def normalise_names(names: Sequence[str]) -> tuple[list[str], list[str]]:
     """(known validator names, unknown ones) from ``--validators`` values."""
-    known: list[str] = []
-    unknown: list[str] = []
-    for name in names:
-        canon = VALIDATOR_ALIASES.get(name.strip().lower())
-        if canon is None:
-            unknown.append(name)
-        elif canon and canon not in known:
-            known.append(canon)
-    return known, unknown
+    return known_names(names, VALIDATOR_ALIASES)

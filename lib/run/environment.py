@@ -22,7 +22,7 @@ from ..platform.workdir import MIN_SHM_FREE, Workdir
 from .config import RunConfig
 from .setup import check_reachable, log_header, resolve_server_user
 from ..servers.bootstrap import BootstrapCache
-from ..servers.codetree import CodeTree, discover
+from ..servers.codetree import CodeTree
 from ..mtr.server import MtrServer, start_mtr_set
 from ..servers.galera import GaleraServer
 from ..servers.galera_cluster import form_galera_set, wait_galera_applied

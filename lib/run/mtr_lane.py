@@ -176,13 +176,6 @@ class MtrLane:
         return Requirements.declared("mtr", option_lists), config
 
     # ------------------------------------------------------------------ servers
-    def fits(self, case: MtrCase, reqs: Requirements) -> bool:
-        """Whether the lane's running servers serve case as they are."""
-        manager = self.manager
-        return (bool(manager.servers) and manager.current == reqs and not manager.force_reset
-                and case.timezone == self.timezone and not case.scripts
-                and case.template == self.template)
-
     def servers_for(self, case: MtrCase, reqs: Requirements, config: MtrConfig,
                     env: dict[str, str]) -> tuple[list[Server], bool]:
         """The servers case runs on: the running ones when they fit, else fresh ones (the

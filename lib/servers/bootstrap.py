@@ -157,7 +157,7 @@ class BootstrapCache:
                 entries.append((name == key, st.st_mtime, key, name))
         entries.sort(reverse=True)  # templates first, newest first; builds after
         keep = self.keep_templates
-        for is_template, _, key, name in entries[keep - 1:] + \
+        for _, _, key, name in entries[keep - 1:] + \
                 [e for e in entries[:keep - 1] if not e[0]]:
             lock_fd = self._lock_file(key)
             try:

@@ -26,7 +26,6 @@ from .server import Server
 SST_USER = "kewpie_sst"
 SST_PASSWORD = "kewpie-sst-pw"
 SST_GRANTS = "RELOAD, PROCESS, LOCK TABLES, BINLOG MONITOR, REPLICA MONITOR"
-SST_METHODS = ("rsync", "mariabackup")
 # How long a mariabackup joiner's socat waits for the donor's first byte
 # (upstream: 300 s).  Its listener is the one helper that can outlive a
 # SIGKILLed kewpie (the later stage watches its mariadbd and exits with it).

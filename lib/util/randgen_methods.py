@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import shlex
-import sys
 from typing import Any, Sequence
 
 from ..home import module_command

@@ -1,9 +1,9 @@
 """Back up while a write load runs; the restored server passes CHECK TABLE and catches up.
 
-A SQL write load (lib.data.writeload; randgen loads once they exist) runs on
-server 0 during the backup.  Server 1 is restored from that backup, must
-start and pass CHECK TABLE, and then, replicating from the backup's GTID
-position, must catch up to equal server 0.
+A SQL write load (lib.data.writeload) runs on server 0 during the backup.
+Server 1 is restored from that backup, must start and pass CHECK TABLE, and
+then, replicating from the backup's GTID position, must catch up to equal
+server 0.
 """
 import time
 

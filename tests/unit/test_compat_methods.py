@@ -137,3 +137,18 @@ def test_execute_cmd_overwrites_output_file(tmp_path):
 
 def test_execute_cmd_to_devnull(tmp_path):
     assert execute_cmd("echo hi", os.devnull) == (0, None)
+
+
+def test_execute_cmd_stops_a_command_at_its_timeout(tmp_path):
+    out = str(tmp_path / "o")
+    retcode, output = execute_cmd("echo started; exec sleep 30", out, get_output=True,
+                                  timeout=0.5)
+    assert retcode < 0
+    assert output.startswith("started\n") and "stopped after 0.5 s" in output
+
+
+def test_execute_cmd_carries_the_run_tags(tmp_path):
+    tags = {"KEWPIE_WORKDIR": "/w", "KEWPIE_RUN": "r1", "KEWPIE_BOT": "r1/bot0", "OTHER": "x"}
+    retcode, output = execute_cmd("echo $KEWPIE_WORKDIR $KEWPIE_RUN $KEWPIE_BOT ${OTHER:-none}",
+                                  str(tmp_path / "o"), get_output=True, tags_from=tags)
+    assert (retcode, output) == (0, "/w r1 r1/bot0 none\n")

@@ -16,7 +16,8 @@ Covers: lib/ (every module), tests/unit/, tests/integration/.
 6. Layers: a module imports only from its own layer or the layers below it
    (LAYERS; ``TYPE_CHECKING`` imports count), and its package is its layer:
    no module is placed apart from its package.
-7. No module-level (or class-level) mutable state.
+7. No module-level (or class-level) mutable state.  A package docstring that
+   lists its modules lists them all.
 8. Only lib/util/ touches kewpie 2012's test-context globals.
 9. Tests are findable: every test file's docstring has a ``Covers:`` line
    naming the files it tests, each of which exists, at least one in lib/ (or
@@ -75,6 +76,37 @@ def test_no_sys_exit_below_cli(path):
         if isinstance(node, ast.Attribute) and node.attr == "exit" and \
                 isinstance(node.value, ast.Name) and node.value.id == "sys":
             pytest.fail(f"{path}:{node.lineno}: sys.exit below the command-line layer")
+
+
+# ---------------------------------------------------------------- package docstrings
+
+def _packages():
+    return sorted(os.path.dirname(p) for p in _modules() if p.endswith("__init__.py"))
+
+
+def _listed_modules(doc, package, modules):
+    """Which of modules (names) doc names, as ``name`` or :mod:`lib.<package>.name`."""
+    return {m for m in modules
+            if f"``{m}``" in doc or re.search(rf":mod:`(lib\.)?{re.escape(package)}\.{m}`", doc)}
+
+
+@pytest.mark.parametrize("package", _packages(), ids=lambda p: os.path.relpath(p, ROOT))
+def test_a_package_docstring_that_lists_modules_lists_them_all(package):
+    """A package docstring naming three or more of its modules is its map: it names
+    every module (a new module is added to the list, a deleted one taken out)."""
+    modules = sorted(name[:-3] for name in os.listdir(package)
+                     if name.endswith(".py") and name != "__init__.py")
+    doc = ast.get_docstring(ast.parse(open(os.path.join(package, "__init__.py")).read())) or ""
+    listed = _listed_modules(doc, os.path.basename(package), modules)
+    if len(listed) < 3:
+        return
+    missing = sorted(set(modules) - listed)
+    assert not missing, f"{os.path.relpath(package, ROOT)}/__init__.py lists modules but not {missing}"
+
+
+def test_listed_modules_reads_both_forms():
+    doc = "Modules: ``grammar`` (parser), :mod:`lib.backup.take`, ``grammar_extra``."
+    assert _listed_modules(doc, "backup", ["grammar", "take", "tool"]) == {"grammar", "take"}
 
 
 # ---------------------------------------------------------------- processes
