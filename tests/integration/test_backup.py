@@ -1,4 +1,8 @@
-"""The xtrabackup_basic suite passes through the real CLI (mariabackup on this machine)."""
+"""The xtrabackup_basic suite passes through the real CLI (mariabackup on this machine).
+
+Covers: lib/backup/, lib/data/sqldata.py, lib/data/writeload.py,
+percona_tests/xtrabackup_basic/
+"""
 import os
 import re
 

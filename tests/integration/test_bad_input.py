@@ -1,4 +1,8 @@
-"""Bad input: one clear error line, exit status 2, nothing left running."""
+"""Bad input: one clear error line, exit status 2, nothing left running.
+
+Covers: lib/cli.py, lib/errors.py, lib/run/selection.py, lib/suites/loader.py,
+lib/platform/logtail.py
+"""
 import os
 
 from tests.conftest import tagged

@@ -1,4 +1,7 @@
-"""--basedir code paths: a tarball-style tree using the MySQL names for the tools."""
+"""--basedir code paths: a tarball-style tree using the MySQL names for the tools.
+
+Covers: lib/servers/codetree.py
+"""
 import os
 import shutil
 import tempfile

@@ -1,5 +1,9 @@
 """Several code trees at once: an unpacked second tree (scripts/get-tree), a mixed-version
-replication pair and an upgrade, one Galera rolling-upgrade step, and bad trees."""
+replication pair and an upgrade, one Galera rolling-upgrade step, and bad trees.
+
+Covers: lib/servers/trees.py, lib/servers/codetree.py, lib/servers/upgrade.py,
+lib/consistency/upgrade.py, scripts/get-tree
+"""
 import csv
 import json
 import os

@@ -1,4 +1,7 @@
-"""Two kewpie runs started at the same moment with different workdirs both pass."""
+"""Two kewpie runs started at the same moment with different workdirs both pass.
+
+Covers: lib/platform/ports.py, lib/platform/workdir.py
+"""
 import os
 
 from tests.conftest import KewpieRunner

@@ -3,6 +3,8 @@
 The detection-power fixtures (tests/fixtures/suites/broken_*) each break
 consistency on purpose and assert validity, so each must fail, and its
 failure must name the rows or operations and count ok / fail / unknown.
+
+Covers: lib/consistency/, lib/suites/consistency_checks.py
 """
 import os
 import re

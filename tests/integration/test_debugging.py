@@ -1,5 +1,10 @@
 """Debugging a failure through the CLI (issue 17): --valgrind, --keep-failed, the
-error-log warnings check, combinations in rows and JUnit, selection, --rr, --mysqld."""
+error-log warnings check, combinations in rows and JUnit, selection, --rr, --mysqld.
+
+Covers: lib/run/filters.py, lib/run/debugging.py, lib/run/postchecks.py,
+lib/servers/wrappers.py, lib/checks/errorlog.py, lib/checks/valgrind.py,
+lib/suites/combinations.py
+"""
 import glob
 import os
 import re

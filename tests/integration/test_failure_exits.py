@@ -1,5 +1,8 @@
 """Harness-level failures end the same way: one ERROR line, exit 2 (or 129 for
-SIGHUP), and no server left running."""
+SIGHUP), and no server left running.
+
+Covers: lib/cli.py, lib/run/environment.py, lib/servers/state.py
+"""
 import os
 import shutil
 import signal

@@ -1,4 +1,7 @@
-"""Galera clusters through the CLI: the suites, --start-and-exit, failures that explain."""
+"""Galera clusters through the CLI: the suites, --start-and-exit, failures that explain.
+
+Covers: lib/servers/galera.py, lib/servers/galera_cluster.py
+"""
 import json
 import os
 import re

@@ -1,4 +1,7 @@
-"""Failures inside the harness and at server start still leave nothing running."""
+"""Failures inside the harness and at server start still leave nothing running.
+
+Covers: lib/run/environment.py, lib/run/runner.py, lib/servers/bootstrap.py
+"""
 import os
 import re
 

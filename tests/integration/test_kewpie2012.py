@@ -1,6 +1,9 @@
 """kewpie 2012 suites through the real CLI: the kewpie2012_compat suite (a test of every
 2012 API gap, in 2012 style) with --randgen-seed and --opt-matrix, servers run as root
-with --server-user=root, and a module that does not import failing alone."""
+with --server-user=root, and a module that does not import failing alone.
+
+Covers: lib/util/, percona_tests/kewpie2012_compat/
+"""
 import re
 
 from tests.conftest import FIXTURE_SUITES

@@ -7,6 +7,8 @@ its server through the expect-file protocol, a real test that skips itself, a
 fixture test whose result differs ([ fail ] with the unified diff), and one
 real multi-server rpl test (its suite's my.cnf with @mysqld.N templates).
 Skipped when Debian's mariadb-test package (scripts/setup.sh) is missing.
+
+Covers: lib/run/mtr_mode.py, lib/run/mtr_lane.py, lib/mtr/
 """
 import glob
 import os

@@ -3,7 +3,11 @@ fixtures, and nothing of kewpie's left in `ip netns list` / `ip link` after a no
 run, an interrupted run (SIGINT) and a SIGKILLed run plus --mode=cleanup.
 
 Skipped, with the reason, where namespaces cannot be made (not root, no iproute2
-or nftables)."""
+or nftables).
+
+Covers: lib/platform/netns.py, lib/platform/netrules.py, lib/platform/nsenter.py,
+lib/consistency/netfaults.py
+"""
 import os
 import re
 import signal

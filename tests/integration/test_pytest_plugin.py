@@ -5,6 +5,8 @@ Servers shared by the reuse rule, options from the marker, a module scope,
 evidence of a failure and of a crash, a KewpieTestCase class; pytest-xdist
 workers as separate bots; Ctrl-C; kept servers of a failed test; bad markers
 and unsafe options before anything starts.
+
+Covers: lib/pytest_plugin/
 """
 import importlib.metadata
 import os

@@ -1,4 +1,7 @@
-"""randgen through the real CLI: the randgen suites, and python -m lib.randgen against a server."""
+"""randgen through the real CLI: the randgen suites, and python -m lib.randgen against a server.
+
+Covers: lib/randgen/, lib/util/randgen_methods.py
+"""
 import json
 import os
 import re

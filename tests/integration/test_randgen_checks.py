@@ -5,6 +5,8 @@ differ in div_precision_increment; ResultsetComparator finds the planted
 difference and none on option-independent queries; transformers; the
 Deadlock reporter catches a lock the test holds; the Recovery reporter
 kills, restarts and checks the server.
+
+Covers: lib/randgen/validators.py, lib/randgen/reporters.py, lib/randgen/run_checks.py
 """
 import re
 

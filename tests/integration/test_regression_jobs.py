@@ -1,4 +1,8 @@
-"""Regression-job features through the CLI: parallel bots, JUnit, shards, retries, evidence."""
+"""Regression-job features through the CLI: parallel bots, JUnit, shards, retries, evidence.
+
+Covers: lib/run/bots.py, lib/platform/workers.py, lib/run/scheduling.py, lib/run/junit.py,
+lib/run/evidence.py, lib/run/native.py
+"""
 import os
 import re
 

@@ -4,6 +4,8 @@ see, none for a clean test or for objects left in `test` (emptied instead).
 The fixture tests assert pids themselves (kept: same pid as an earlier test;
 reset: another); here we read --verbose's per-test "servers reset:" lines and
 the summary's count.
+
+Covers: lib/servers/reuse.py, lib/servers/fingerprint.py, lib/servers/manager.py
 """
 import re
 

@@ -3,6 +3,8 @@ workdir never makes root write or delete there; RAM of deleted workdirs comes ba
 
 Each test uses a private stand-in for /dev/shm (KEWPIE_SHM_ROOT, mode 1777 like
 the real one), so runs on the same machine are never disturbed, and removes it.
+
+Covers: lib/platform/safedirs.py, lib/platform/workdir.py, lib/platform/ports.py
 """
 import os
 import shutil

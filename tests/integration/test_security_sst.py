@@ -9,6 +9,8 @@ until they exit).  Attributing syscalls to our own process tree keeps the
 
 The fixture suite ``sst_pair`` is two Galera nodes; with
 ``--no-cluster-snapshot`` node 1 joins by exactly one full SST.
+
+Covers: lib/servers/galera.py, lib/servers/galera_cluster.py, lib/servers/layout.py
 """
 from __future__ import annotations
 

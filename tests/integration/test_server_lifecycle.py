@@ -1,4 +1,8 @@
-"""Crash detection, the reuse rule, test timeouts and --no-shm, through the CLI."""
+"""Crash detection, the reuse rule, test timeouts and --no-shm, through the CLI.
+
+Covers: lib/servers/health.py, lib/servers/manager.py, lib/run/watchdog.py,
+lib/platform/workdir.py
+"""
 import os
 import re
 import shutil

@@ -1,4 +1,7 @@
-"""SIGINT/SIGTERM stop every server; a SIGKILLed harness takes its servers with it."""
+"""SIGINT/SIGTERM stop every server; a SIGKILLed harness takes its servers with it.
+
+Covers: lib/cli.py, lib/platform/process.py, lib/run/environment.py
+"""
 import signal
 import time
 

@@ -1,4 +1,7 @@
-"""sysbench through the CLI: the suite, and a regression check against a stored baseline."""
+"""sysbench through the CLI: the suite, and a regression check against a stored baseline.
+
+Covers: lib/sysbench/, lib/run/sweep_mode.py, lib/util/sysbench_methods.py
+"""
 import json
 import os
 import re

@@ -1,6 +1,9 @@
 """Suite options that would listen beyond loopback or write outside the vardir are
 refused before any server starts: exit 2, one ERROR line naming the option, no
-server left (the kewpie fixture checks), and nothing written to /tmp."""
+server left (the kewpie fixture checks), and nothing written to /tmp.
+
+Covers: lib/servers/option_safety.py, lib/servers/option_catalog.py
+"""
 import os
 import uuid
 

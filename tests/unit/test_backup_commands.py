@@ -1,4 +1,8 @@
-"""Command construction of the backup tools: mariabackup, xtrabackup, innobackupex."""
+"""Command construction of the backup tools: mariabackup, xtrabackup, innobackupex.
+
+Covers: lib/backup/tool.py, lib/backup/mariabackup.py, lib/backup/xtrabackup.py,
+lib/backup/choose.py
+"""
 import os
 
 import pytest

@@ -1,4 +1,7 @@
-"""Parsing what the backup tools report: logs, checkpoints, binlog and Galera info (canned text)."""
+"""Parsing what the backup tools report: logs, checkpoints, binlog and Galera info (canned text).
+
+Covers: lib/backup/results.py
+"""
 from lib.backup.results import (BackupResult, BinlogInfo, StepResult, ToolReport, error_lines,
                                 parse_binlog_info, parse_checkpoints, parse_galera_info,
                                 parse_key_values, parse_tool_log, read_backup_info)

@@ -1,4 +1,8 @@
-"""Running tool steps with stand-in tools, incremental chain checks, storage and 2012 helpers."""
+"""Running tool steps with stand-in tools, incremental chain checks, storage and 2012 helpers.
+
+Covers: lib/backup/execute.py, lib/backup/prepare.py, lib/backup/restore.py,
+lib/backup/storage.py, lib/backup/validate.py, lib/backup/errors.py, lib/util/backup_methods.py
+"""
 import os
 import stat
 

@@ -1,4 +1,7 @@
-"""Unit tests for lib/servers/bootstrap.py: the bootstrap command line and the template cache key."""
+"""Unit tests for lib/servers/bootstrap.py: the bootstrap command line and the template cache key.
+
+Covers: lib/servers/bootstrap.py
+"""
 import os
 
 import pytest

@@ -1,4 +1,7 @@
-"""Unit tests for lib/cli.py: argument parsing into a RunConfig (no harness is started)."""
+"""Unit tests for lib/cli.py: argument parsing into a RunConfig (no harness is started).
+
+Covers: lib/cli.py, lib/run/config.py
+"""
 import argparse
 import os
 

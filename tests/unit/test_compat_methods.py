@@ -1,4 +1,7 @@
-"""Unit tests for the kewpie 2012 helpers in lib/util/mysql_methods.py that need no server."""
+"""Unit tests for the kewpie 2012 helpers in lib/util/mysql_methods.py that need no server.
+
+Covers: lib/util/mysql_methods.py
+"""
 import os
 
 from lib.util.mysql_methods import diff_dumpfiles, execute_cmd, filter_data

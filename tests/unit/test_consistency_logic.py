@@ -1,5 +1,11 @@
 """Consistency checks without servers: outcomes, histories, checkers, verdicts, fault
-schedules, pt-table-checksum parsing, the workload runner, and the process launcher."""
+schedules, pt-table-checksum parsing, the workload runner, and the process launcher.
+
+Covers: lib/consistency/history.py, lib/consistency/verdict.py, lib/consistency/append.py,
+lib/consistency/bank.py, lib/consistency/registers.py, lib/consistency/faults.py,
+lib/consistency/ptchecksum.py, lib/consistency/run.py, lib/consistency/workload.py,
+lib/platform/launcher.py
+"""
 import os
 import random
 import shutil

@@ -1,4 +1,7 @@
-"""The list-append isolation checker on hand-made histories: each anomaly, and valid ones."""
+"""The list-append isolation checker on hand-made histories: each anomaly, and valid ones.
+
+Covers: lib/consistency/elle.py, lib/consistency/listappend.py
+"""
 import random
 
 from lib.consistency.elle import anomaly_kinds, check_list_append, classify

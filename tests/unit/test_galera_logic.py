@@ -1,4 +1,7 @@
-"""Pure Galera logic: cluster groups from join_cluster pairs, provider options, grastate.dat."""
+"""Pure Galera logic: cluster groups from join_cluster pairs, provider options, grastate.dat.
+
+Covers: lib/servers/galera.py, lib/servers/galera_cluster.py, lib/servers/describe.py
+"""
 import grp
 import os
 import stat

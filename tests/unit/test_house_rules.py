@@ -605,3 +605,56 @@ def test_allowed_imports_still_exist():
     """The allow-list shrinks: an entry whose import is gone must be deleted."""
     graph = _import_graph(type_checking=True)
     assert not [edge for edge in ALLOWED_IMPORTS if edge[1] not in graph.get(edge[0], ())]
+
+
+# ---------------------------------------------------------------- findable tests
+# Every test file says what it covers, in its docstring: a line "Covers: a, b, c"
+# (continued up to a blank line) naming files or folders of the checkout, each
+# optionally followed by a note in parentheses.  `grep -r "Covers:.*lib/run/bots.py"
+# tests/` finds the tests of a module.
+TEST_DIRS = (os.path.join(ROOT, "tests", "unit"), os.path.join(ROOT, "tests", "integration"))
+COVERED_ROOTS = ("lib/", "bench/", "scripts/")  # at least one entry is code of these
+
+
+def _test_files():
+    for folder in TEST_DIRS:
+        for name in sorted(os.listdir(folder)):
+            if name.startswith("test_") and name.endswith(".py"):
+                yield os.path.join(folder, name)
+
+
+def _covers(doc):
+    """The entries of a docstring's Covers: paragraph (None when it has none)."""
+    match = re.search(r"^Covers:(.*?)(?:\n\s*\n|\Z)", doc or "", re.S | re.M)
+    if match is None:
+        return None
+    text = " ".join(match.group(1).split())
+    entries, depth, current = [], 0, ""
+    for char in text:
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            entries.append(current)
+            current = ""
+        else:
+            current += char
+    entries.append(current)
+    return [e.strip().split(" ")[0].rstrip(".") for e in entries if e.strip()]
+
+
+@pytest.mark.parametrize("path", list(_test_files()), ids=lambda p: os.path.relpath(p, ROOT))
+def test_every_test_file_says_what_it_covers(path):
+    """A test file's docstring names what it covers (docs/architecture.md, "Tests")."""
+    rel = os.path.relpath(path, ROOT)
+    covers = _covers(ast.get_docstring(ast.parse(open(path).read(), path)))
+    assert covers, f"{rel}: no 'Covers: lib/...' line in the module docstring"
+    missing = [c for c in covers if not os.path.exists(os.path.join(ROOT, c))]
+    assert not missing, f"{rel}: covers what does not exist: {missing}"
+    assert any(c.startswith(COVERED_ROOTS) for c in covers), \
+        f"{rel}: covers nothing under {', '.join(COVERED_ROOTS)}: {covers}"
+
+
+def test_covers_reads_entries_with_notes():
+    doc = ("What it does.\n\nCovers: lib/run/bots.py, pyproject.toml (packages, data),\n"
+           "lib/suites/ (the loader).\n\nMore text, lib/nothing.py")
+    assert _covers(doc) == ["lib/run/bots.py", "pyproject.toml", "lib/suites/"]
+    assert _covers("Tests for lib/run/bots.py.") is None

@@ -1,6 +1,11 @@
 """Unit tests of the kewpie 2012 compatibility package's pure logic: the innobackupex
 front end's mappings, --opt-matrix, --randgen-seed, sysbench 0.4 command lines,
-randgen command lines, skip_checks and the 2012 server defaults."""
+randgen command lines, skip_checks and the 2012 server defaults.
+
+Covers: lib/util/innobackupex.py, lib/util/context.py, lib/util/code_manager.py,
+lib/util/matrix_manager.py, lib/util/randgen_methods.py, lib/util/sysbench_methods.py,
+lib/util/server_defaults.py, lib/suites/loader.py (inherited_server_defaults)
+"""
 import types
 
 import pytest

@@ -1,5 +1,9 @@
 """lib/mtr's pure logic: mtr configs, .opt splitting, names, result files, bootstrap SQL,
-option order, warnings patterns."""
+option order, warnings patterns.
+
+Covers: lib/mtr/cnf.py, lib/mtr/config.py, lib/mtr/options.py, lib/mtr/cases.py,
+lib/mtr/bootstrap.py, lib/mtr/warnings.py
+"""
 import os
 
 import pytest
@@ -116,12 +120,3 @@ def test_servers_stay_on_the_loopback():
     assert beyond_loopback(to_options(["--bind-address=localhost,192.168.0.1"])) \
         == "--bind-address=localhost,192.168.0.1"
     assert beyond_loopback(to_options(["--skip-bind-address"]))
-
-
-def test_junit_text_is_xml_safe(tmp_path):
-    import xml.dom.minidom
-    from lib.run.junit import write
-    from lib.run.report import Outcome
-    path = str(tmp_path / "j.xml")
-    write([Outcome("mariabackup.x", "fail", 1, message="\x07/usr/bin/mariadb-backup: \x1b[0m")], path)
-    xml.dom.minidom.parse(path)

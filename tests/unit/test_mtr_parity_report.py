@@ -1,5 +1,8 @@
 """bench/mtr_parity.py's report: test times that differ much between the tools are listed
-(a test with a race or a timeout can take a minute longer in one run of either tool)."""
+(a test with a race or a timeout can take a minute longer in one run of either tool).
+
+Covers: bench/mtr_parity.py
+"""
 import importlib.util
 import os
 import sys

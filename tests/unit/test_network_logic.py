@@ -1,4 +1,8 @@
-"""Network namespaces and faults: names, nft rules, partition shapes, the minority check."""
+"""Network namespaces and faults: names, nft rules, partition shapes, the minority check.
+
+Covers: lib/platform/netns.py, lib/platform/netrules.py, lib/consistency/netfaults.py,
+lib/suites/loader.py (network)
+"""
 import pytest
 
 from lib.consistency.history import FAIL, OK, History

@@ -1,6 +1,10 @@
 """Unit tests for the unsafe server option check: name resolution as mysqld does it,
 the refused classes (listeners beyond loopback or the lease, paths outside the
-vardir), the cached option catalog, and a cross-check against the real server."""
+vardir), the cached option catalog, and a cross-check against the real server.
+
+Covers: lib/servers/option_safety.py, lib/servers/option_names.py,
+lib/servers/option_values.py, lib/servers/option_catalog.py
+"""
 import json
 import os
 import shutil

@@ -1,4 +1,7 @@
-"""Unit tests for lib/servers/options.py: parsing, merging, ownership checks and my.cnf rendering."""
+"""Unit tests for lib/servers/options.py: parsing, merging, ownership checks and my.cnf rendering.
+
+Covers: lib/servers/options.py
+"""
 import shutil
 import subprocess
 

@@ -1,4 +1,7 @@
-"""Unit tests for lib/platform/ports.py: port block leases via flock plus a bind probe."""
+"""Unit tests for lib/platform/ports.py: port block leases via flock plus a bind probe.
+
+Covers: lib/platform/ports.py
+"""
 import fcntl
 import os
 import random

@@ -1,4 +1,7 @@
-"""The process layer: run_tool / run_pipeline (capture, logs, timeouts, users, TMPDIR) and the stop policy."""
+"""The process layer: run_tool / run_pipeline (capture, logs, timeouts, users, TMPDIR) and the stop policy.
+
+Covers: lib/platform/process.py, lib/platform/tools.py, lib/platform/lifecycle.py
+"""
 import os
 import pwd
 import shutil

@@ -1,5 +1,8 @@
 """lib.platform.process.spawn for one-shot tools: setpriv does the user switch and the
-parent-death signal, so that Popen can vfork instead of forking the harness."""
+parent-death signal, so that Popen can vfork instead of forking the harness.
+
+Covers: lib/platform/process.py
+"""
 import os
 import pwd
 import shutil

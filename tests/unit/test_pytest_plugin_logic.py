@@ -1,6 +1,10 @@
 """Unit tests for the pytest plugin's pure logic: the kewpie marker into Requirements
 (as suite_config.py), names of bots and evidence, and the workdir shared by the
-processes of one pytest-xdist run (Workdir.join)."""
+processes of one pytest-xdist run (Workdir.join).
+
+Covers: lib/pytest_plugin/marker.py, lib/pytest_plugin/session.py, lib/platform/workdir.py
+(Workdir.join)
+"""
 import os
 
 import pytest

@@ -1,4 +1,7 @@
-"""Which client library a randgen thread's statements go through, and how errors map."""
+"""Which client library a randgen thread's statements go through, and how errors map.
+
+Covers: lib/randgen/channel.py, lib/randgen/connection.py
+"""
 import pymysql
 
 from lib.randgen import channel

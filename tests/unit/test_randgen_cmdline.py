@@ -1,4 +1,8 @@
-"""gentest.pl command lines, DSNs, results, and the Perl randgen passthrough (with a fake tool)."""
+"""gentest.pl command lines, DSNs, results, and the Perl randgen passthrough (with a fake tool).
+
+Covers: lib/randgen/cmdline.py, lib/randgen/connection.py, lib/randgen/perl_randgen.py,
+lib/randgen/result.py, lib/randgen/api.py, lib/util/randgen_methods.py
+"""
 import os
 
 import pytest

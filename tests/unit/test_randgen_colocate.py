@@ -1,4 +1,7 @@
-"""One-thread randgen runs: the client thread and the server's connection thread on one CPU."""
+"""One-thread randgen runs: the client thread and the server's connection thread on one CPU.
+
+Covers: lib/randgen/colocate.py
+"""
 import os
 import threading
 

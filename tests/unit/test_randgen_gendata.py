@@ -1,4 +1,7 @@
-"""Gendata: reading .zz files, randgen's table and column names, rows, the simple data set."""
+"""Gendata: reading .zz files, randgen's table and column names, rows, the simple data set.
+
+Covers: lib/randgen/gendata.py, lib/randgen/gendata_simple.py
+"""
 import glob
 import os
 import re

@@ -1,4 +1,8 @@
-"""Sentence generation: seeds, invariants, weights, built-ins, limits, splitting."""
+"""Sentence generation: seeds, invariants, weights, built-ins, limits, splitting.
+
+Covers: lib/randgen/generator.py, lib/randgen/builtins.py, lib/randgen/splitter.py,
+lib/randgen/metadata.py
+"""
 import re
 from collections import Counter
 

@@ -1,4 +1,7 @@
-"""The randgen grammar parser: rules, comments, includes, redefines, weights, tokens."""
+"""The randgen grammar parser: rules, comments, includes, redefines, weights, tokens.
+
+Covers: lib/randgen/grammar.py
+"""
 import glob
 import os
 

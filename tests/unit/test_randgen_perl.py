@@ -1,4 +1,7 @@
-"""Embedded Perl: the native subset, what falls outside it, and the perl coprocess."""
+"""Embedded Perl: the native subset, what falls outside it, and the perl coprocess.
+
+Covers: lib/randgen/perl_subset.py, lib/randgen/perl_coprocess.py, lib/randgen/offline.py
+"""
 import pytest
 
 from lib.randgen.builtins import Prng

@@ -2,6 +2,10 @@
 
 Pure logic: grammars and metadata are built in memory; the Perl coprocess
 (perl with JSON::PP, as Debian ships it) evaluates blocks offline.
+
+Covers: lib/randgen/generator.py, lib/randgen/perl_subset.py, lib/randgen/perl_coprocess.py,
+lib/randgen/combinations.py, lib/randgen/validators.py, lib/randgen/cmdline.py,
+lib/randgen/executor.py, lib/randgen/workers.py
 """
 import os
 import textwrap

@@ -1,4 +1,7 @@
-"""Unit tests for lib/run/report.py (rows and summary) and lib/platform/logsetup.py (the kewpie log format)."""
+"""Unit tests for lib/run/report.py (rows and summary) and lib/platform/logsetup.py (the kewpie log format).
+
+Covers: lib/run/report.py, lib/platform/logsetup.py
+"""
 import io
 import logging
 import re

@@ -1,4 +1,7 @@
-"""Unit tests for lib/platform/safedirs.py: make with mkdir, check on reuse, remove without following links."""
+"""Unit tests for lib/platform/safedirs.py: make with mkdir, check on reuse, remove without following links.
+
+Covers: lib/platform/safedirs.py
+"""
 import os
 import stat
 

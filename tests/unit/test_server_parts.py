@@ -1,5 +1,9 @@
 """The parts of a Server (layout, logs, health, lifecycle template) and the
-public stop/pause methods other code uses instead of reaching into it."""
+public stop/pause methods other code uses instead of reaching into it.
+
+Covers: lib/servers/server.py, lib/servers/layout.py, lib/servers/logs.py,
+lib/servers/health.py, lib/servers/lifecycle.py, lib/servers/sql.py
+"""
 import os
 import signal
 

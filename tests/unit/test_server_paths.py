@@ -1,4 +1,7 @@
-"""Server file layout: vardir tree, socket fallback for long paths, my.cnf contents."""
+"""Server file layout: vardir tree, socket fallback for long paths, my.cnf contents.
+
+Covers: lib/servers/layout.py, lib/servers/server.py
+"""
 import os
 
 from lib.servers.codetree import CodeTree, ServerVersion

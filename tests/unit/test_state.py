@@ -1,4 +1,7 @@
-"""Unit tests for lib/servers/state.py (servers.json) and lib/platform/workdir.py (workdir creation and locking)."""
+"""Unit tests for lib/servers/state.py (servers.json) and lib/platform/workdir.py (workdir creation and locking).
+
+Covers: lib/servers/state.py, lib/platform/workdir.py
+"""
 import json
 import os
 import stat

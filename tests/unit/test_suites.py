@@ -1,4 +1,7 @@
-"""Unit tests for lib/suites/loader.py: requirement validation, suite_config loading and test selection."""
+"""Unit tests for lib/suites/loader.py: requirement validation, suite_config loading and test selection.
+
+Covers: lib/suites/loader.py, lib/servers/requirements.py
+"""
 import os
 import re
 import sys
@@ -480,8 +483,7 @@ def test_storage_defaults_to_default_and_rejects_unknown_values(tmp_path):
 
 
 # ---------------------------------------------------------------- requirements_for
-# (moved from test_server_manager_logic.py's merge_requirements tests: the
-# Requirements a test gets are built here, and their equality drives reuse)
+# (the Requirements a test gets are built here, and their equality drives reuse)
 
 def _requirements(server_type, option_lists, pairs):
     import types

@@ -1,4 +1,8 @@
-"""sysbench output parsing, sweep specs, the results database and the regression check."""
+"""sysbench output parsing, sweep specs, the results database and the regression check.
+
+Covers: lib/sysbench/parse.py, lib/sysbench/sweep.py, lib/sysbench/results.py,
+lib/sysbench/regression.py
+"""
 import pytest
 
 from lib.errors import UsageError

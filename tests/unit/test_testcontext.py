@@ -1,5 +1,9 @@
 """Unit tests for the test context (lib/suites/context.py), its 2012 compat globals
-(lib/util/context.py), the runner's hand-over, and the status enums."""
+(lib/util/context.py), the runner's hand-over, and the status enums.
+
+Covers: lib/suites/context.py, lib/suites/testcase.py, lib/suites/status.py,
+lib/util/context.py, lib/run/runner.py
+"""
 import types
 import unittest
 

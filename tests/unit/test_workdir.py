@@ -1,4 +1,7 @@
-"""Unit tests for lib/platform/workdir.py: the /dev/shm tree (safe, shared cache, reclaim) and the links to it."""
+"""Unit tests for lib/platform/workdir.py: the /dev/shm tree (safe, shared cache, reclaim) and the links to it.
+
+Covers: lib/platform/workdir.py
+"""
 import fcntl
 import os
 import stat

@@ -1,5 +1,8 @@
 """Unit tests for the pure logic of the reuse rule: lib/servers/fingerprint.py
-(changed_parts, describe_changes, the SQL it builds) and lib/servers/spare.py paths."""
+(changed_parts, describe_changes, the SQL it builds) and lib/servers/spare.py paths.
+
+Covers: lib/servers/fingerprint.py, lib/servers/spare.py
+"""
 from lib.servers.fingerprint import (VOLATILE_VARIABLES, Fingerprint, Part, StateProbe,
                                      base_parts, changed_parts, describe_changes, describe_rows)
 from lib.servers.spare import spare_path

@@ -1,90 +1,16 @@
-"""Unit tests for the harness split (issue 13): the test watchdog, the bot pool over
-callables, the header's shm line, and argparse defaults taken from RunConfig."""
+"""The bot pool over callables: every test run once, each bot closed, and the test
+announced to a bot is the one it runs next (worker processes, no server).
+
+Covers: lib/run/bots.py, lib/platform/workers.py
+"""
 import os
-import threading
 import time
 import types
-from dataclasses import fields, MISSING
 
-import pytest
 
-from lib.cli import build_parser, config_from_args
-from lib.errors import TestTimeoutError as TimeoutRaised
 from lib.run.bots import BotPool
-from lib.run.config import ROOT, RunConfig
 from lib.run.report import Outcome
-from lib.run.setup import shm_line
-from lib.run.watchdog import TestWatchdog
 from lib.suites.status import TestStatus
-
-
-def test_root_is_the_checkout():
-    assert os.path.isfile(os.path.join(ROOT, "kewpie.py"))
-    assert os.path.isdir(RunConfig().suitepaths[0])
-
-
-def test_argparse_defaults_are_runconfig_defaults():
-    cfg = config_from_args([])
-    for f in fields(RunConfig):
-        if f.default is not MISSING and f.name not in ("root",):
-            assert getattr(cfg, f.name) == f.default, f.name
-
-
-def test_help_shows_the_config_defaults():
-    text = " ".join(build_parser().format_help().split())
-    for shown in ("(default: 9300)", "(default: 10)", "(default: 60)", "(default: /usr)"):
-        assert shown in text
-
-
-def test_watchdog_quiet_when_in_time():
-    fired = []
-    dog = TestWatchdog(5, lambda: fired.append(1))
-    dog.run(lambda: None)
-    assert not dog.timed_out and not fired
-
-
-def test_watchdog_off_with_zero():
-    dog = TestWatchdog(0, lambda: pytest.fail("no watchdog with 0"))
-    dog.run(lambda: time.sleep(0.05))
-    assert not dog.timed_out
-
-
-def test_watchdog_ends_a_blocked_wait_through_on_timeout():
-    released = threading.Event()
-    dog = TestWatchdog(0.2, released.set, grace=30)
-    start = time.monotonic()
-    dog.run(lambda: released.wait(10))  # like a query that fails when its server dies
-    assert dog.timed_out and time.monotonic() - start < 5
-
-
-def test_watchdog_last_resort_interrupts_pure_python():
-    dog = TestWatchdog(0.1, lambda: None, grace=0.2)
-    start = time.monotonic()
-    dog.run(lambda: time.sleep(10))
-    assert dog.timed_out and time.monotonic() - start < 5
-
-
-def test_watchdog_restores_sigalrm_handler():
-    import signal
-    before = signal.getsignal(signal.SIGALRM)
-    TestWatchdog(0.1, lambda: None, grace=0.1).run(lambda: time.sleep(1))
-    assert signal.getsignal(signal.SIGALRM) is before
-
-
-def test_watchdog_other_errors_pass_through():
-    with pytest.raises(TimeoutRaised):
-        def body():
-            raise TimeoutRaised("not the watchdog's")
-        TestWatchdog(5, lambda: None).run(body)
-
-
-def test_shm_line_says_who_chose_disk():
-    wd = types.SimpleNamespace(use_shm=False, path="/w", shm_path="/dev/shm/x")
-    assert "--no-shm" in shm_line(RunConfig(use_shm=False), wd)
-    low = shm_line(RunConfig(use_shm=True), wd)
-    assert "--no-shm" not in low and "space" in low
-    wd.use_shm = True
-    assert shm_line(RunConfig(), wd) == "Linking workdir /w to /dev/shm/x"
 
 
 class _FakeRunner:

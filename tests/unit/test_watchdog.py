@@ -1,0 +1,54 @@
+"""--test-timeout's watchdog: quiet in time, off with 0, ends a blocked wait, interrupts
+pure Python as a last resort, and leaves SIGALRM's handler as it was.
+
+Covers: lib/run/watchdog.py
+"""
+import threading
+import time
+
+import pytest
+
+from lib.errors import TestTimeoutError as TimeoutRaised
+from lib.run.watchdog import TestWatchdog
+
+
+def test_watchdog_quiet_when_in_time():
+    fired = []
+    dog = TestWatchdog(5, lambda: fired.append(1))
+    dog.run(lambda: None)
+    assert not dog.timed_out and not fired
+
+
+def test_watchdog_off_with_zero():
+    dog = TestWatchdog(0, lambda: pytest.fail("no watchdog with 0"))
+    dog.run(lambda: time.sleep(0.05))
+    assert not dog.timed_out
+
+
+def test_watchdog_ends_a_blocked_wait_through_on_timeout():
+    released = threading.Event()
+    dog = TestWatchdog(0.2, released.set, grace=30)
+    start = time.monotonic()
+    dog.run(lambda: released.wait(10))  # like a query that fails when its server dies
+    assert dog.timed_out and time.monotonic() - start < 5
+
+
+def test_watchdog_last_resort_interrupts_pure_python():
+    dog = TestWatchdog(0.1, lambda: None, grace=0.2)
+    start = time.monotonic()
+    dog.run(lambda: time.sleep(10))
+    assert dog.timed_out and time.monotonic() - start < 5
+
+
+def test_watchdog_restores_sigalrm_handler():
+    import signal
+    before = signal.getsignal(signal.SIGALRM)
+    TestWatchdog(0.1, lambda: None, grace=0.1).run(lambda: time.sleep(1))
+    assert signal.getsignal(signal.SIGALRM) is before
+
+
+def test_watchdog_other_errors_pass_through():
+    with pytest.raises(TimeoutRaised):
+        def body():
+            raise TimeoutRaised("not the watchdog's")
+        TestWatchdog(5, lambda: None).run(body)
