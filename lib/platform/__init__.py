@@ -1,1 +1,2 @@
-"""Operating-system plumbing: processes, ports, workdir and directories, logging."""
+"""Operating-system plumbing: processes (programs and worker forks), ports, workdir and
+directories, network namespaces, logging."""

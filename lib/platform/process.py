@@ -1,6 +1,6 @@
-"""Starting, watching and stopping child processes: the one place that forks.
+"""Starting, watching and stopping child processes: the one place that starts programs.
 
-Every child kewpie starts -- a server (:class:`ProcessExecutor`) or a one-shot
+Every program kewpie starts -- a server (:class:`ProcessExecutor`) or a one-shot
 tool (``lib.platform.tools.run_tool``) -- is launched by :func:`spawn`: in its
 own session (process group), optionally as another user, tied to the
 harness's life (the parent-death signal SIGKILLs it if the harness dies), with
@@ -8,7 +8,8 @@ the tag variables (``TAG_*``) its caller put in its environment so a sweep can
 find it.  Every stop follows :func:`stop_policy`: SIGTERM to the group, a
 bounded wait, then SIGKILL.  Our own children are reaped with ``wait()``; a
 process we did not start (found in a state file) counts as exited once it is
-a zombie.
+a zombie.  (A fork of the harness itself that runs Python -- a bot -- is
+made by :mod:`lib.platform.workers`.)
 """
 from __future__ import annotations
 

@@ -1,1 +1,1 @@
-"""Finding and loading suites, the test context and KewpieTestCase."""
+"""Finding and loading suites, the test context, KewpieTestCase and its consistency checks."""
