@@ -4,15 +4,19 @@ A suite is a directory ``<suitepath>/<suite>/`` holding ``suite_config.py``
 (``server_requirements``, optional ``server_requests`` and ``server_type``)
 and test modules named ``*_test.py``.  A test module may override the
 suite's ``server_requirements``/``server_requests`` with its own globals, as
-kewpie's did.
+kewpie's did.  A test base class may declare options its tests' servers start
+with (``kewpie_server_defaults``: kewpie 2012's ``mysqlBaseTestCase`` gives
+2012's binlog and latin1 defaults so); the declared options win over them.
 """
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import os
 import re
 import sys
 import traceback
+import unittest
 from dataclasses import dataclass, field, replace
 from types import ModuleType
 from typing import Any
@@ -21,7 +25,6 @@ from ..aliases import enable_lib_alias
 from ..errors import SuiteError, UsageError
 from ..servers.options import Option, merge, parse_options, reject_owned
 from ..servers.requirements import Requirements
-from ..util.server_defaults import kewpie2012_options
 from .combinations import Combination, parse_combinations
 from .disabled import read_disabled
 
@@ -29,6 +32,7 @@ TEST_SUFFIX = "_test.py"
 KNOWN_REQUESTS = ("join_cluster",)
 STORAGE_CHOICES = ("default", "disk")
 NETWORK_CHOICES = ("loopback", "namespaces")
+DEFAULTS_ATTRIBUTE = "kewpie_server_defaults"  # on a test class: option strings
 
 
 @dataclass
@@ -273,6 +277,22 @@ def load_test_module(suite: SuiteConfig, filename: str) -> ModuleType:
     return module
 
 
+def class_server_defaults(module: ModuleType, where: str = "") -> list[Option]:
+    """The options the test classes of module (those holding tests) declare for their
+    servers in ``kewpie_server_defaults`` (usually inherited from a base class);
+    SuiteError naming where for a bad one."""
+    loader = unittest.TestLoader()
+    texts: list[str] = []
+    for obj in vars(module).values():
+        if inspect.isclass(obj) and issubclass(obj, unittest.TestCase) and \
+                loader.getTestCaseNames(obj):
+            texts += [t for t in getattr(obj, DEFAULTS_ATTRIBUTE, ()) if t not in texts]
+    try:
+        return parse_options(texts)
+    except SuiteError as exc:
+        raise SuiteError(f"{where}: {DEFAULTS_ATTRIBUTE}: {exc}") from None
+
+
 def requirements_for(suite: SuiteConfig, module: ModuleType, default_type: str,
                      where: str) -> Requirements:
     """Combine suite and module declarations into Requirements."""
@@ -285,9 +305,9 @@ def requirements_for(suite: SuiteConfig, module: ModuleType, default_type: str,
         requests = validate_requests(module.server_requests, len(reqs), where)
     server_type = getattr(module, "server_type", None) or suite.server_type or default_type
     pairs = requests.get("join_cluster", [])
-    legacy = kewpie2012_options(module)  # kewpie 2012's server defaults, for its tests
-    if legacy:
-        reqs = [merge(legacy, opts) for opts in reqs]
+    defaults = class_server_defaults(module, where)  # e.g. kewpie 2012's, for its tests
+    if defaults:
+        reqs = [merge(defaults, opts) for opts in reqs]
     basedirs = suite.server_basedirs
     if getattr(module, "server_basedirs", None) is not None:
         basedirs = validate_basedirs(module.server_basedirs, len(reqs), where)

@@ -155,10 +155,10 @@ class KewpieTestCase(ConsistencyChecks, unittest.TestCase):
 
         Paths are relative to the randgen folder (the project's ``randgen/``,
         or a Perl checkout given with ``--randgen-path``); ``gendata=True`` is
-        the simple data set.  See :func:`lib.util.randgen_methods.randgen_load`
-        and docs/randgen.md; check it with ``result.ok`` / ``result.check()``.
+        the simple data set.  See :func:`lib.randgen.api.randgen_load` and
+        docs/randgen.md; check it with ``result.ok`` / ``result.check()``.
         """
-        from ..util.randgen_methods import randgen_load
+        from ..randgen.api import randgen_load
         context = self.context
         return randgen_load(context.log_dir, context.tools.randgen,
                             server or context.servers[0], grammar, gendata, queries, threads,

@@ -2,7 +2,8 @@
 
 ``from lib.util.mysqlBaseTestCase import mysqlBaseTestCase`` works as it did:
 ``setUp`` gives ``self.servers`` (:mod:`lib.util.context` sets this module's ``servers``
-global, as well as the test module's), and the helpers are methods.
+global, as well as the test module's), and the helpers are methods.  Its tests'
+servers start with kewpie 2012's defaults (:mod:`lib.util.server_defaults`).
 """
 from __future__ import annotations
 
@@ -12,12 +13,15 @@ import unittest
 from typing import Any, Sequence
 
 from . import mysql_methods
+from .server_defaults import KEWPIE2012_OPTIONS
 
 servers: list[Any] | None = None  # set by the harness before each test module runs
 
 
 class mysqlBaseTestCase(unittest.TestCase):  # noqa: N801 - the 2012 name
     """Base class of kewpie 2012 tests."""
+
+    kewpie_server_defaults = KEWPIE2012_OPTIONS  # read by the suite loader
 
     def setUp(self) -> None:
         """Expose the harness's servers as self.servers."""
