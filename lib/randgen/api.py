@@ -1,7 +1,9 @@
 """One entry point for every randgen run: the built-in engine or a Perl checkout.
 
 :func:`run_randgen` takes options (parsed from a gentest.pl command line, or
-built from keywords with :func:`make_options`) and a connection.  When
+built from keywords with :func:`make_options`) and a connection;
+:func:`randgen_load` runs one against a kewpie server (``KewpieTestCase.randgen``,
+``--gendata``).  When
 ``randgen_path`` is a Perl randgen checkout (it holds ``gentest.pl``), the
 Perl tool runs (:mod:`lib.randgen.perl_randgen`); otherwise the built-in
 engine runs, with relative grammar and gendata paths resolved against
@@ -83,3 +85,42 @@ def environment_failure(reason: str, options: RandgenOptions, log_path: str | No
                          grammar=options.grammar or "", gendata=options.gendata or "",
                          seed=options.seed, started_at=time.time(), log_path=log_path or "",
                          output=log.text())
+
+
+def server_connection(server: Any, schema: str = "test") -> ConnectionSpec:
+    """How to reach a kewpie server as root (its socket, and 127.0.0.1:port for Perl)."""
+    return ConnectionSpec(host="127.0.0.1", port=int(server.port), user="root", password="",
+                          database=schema, unix_socket=getattr(server, "socket_file", None))
+
+
+def alive_check(server: Any) -> Callable[[], bool] | None:
+    """The server's ``is_alive`` (the engine tells a lost server from a failed query)."""
+    check = getattr(server, "is_alive", None)
+    return check if callable(check) else None
+
+
+def randgen_load(log_dir: str, home: str, server: Any, grammar: str | None = None,
+                 gendata: str | bool | None = None, queries: int = 1000, threads: int = 1,
+                 duration: float = 3600.0, seed: int = 1, schema: str = "test",
+                 **options: Any) -> RandgenResult:
+    """Run a grammar and/or gendata against server; the RandgenResult (see lib.randgen.result).
+
+    home is the randgen folder (``''`` for the project's); server may be a list (the
+    first runs the load, ResultsetComparator compares the others, as ``compare=``
+    does); options are further RandgenOptions fields (``redefine``, ``engine``,
+    ``rows``, ``querytimeout``, ``sqltrace``, ``max_rows``...).  The log goes to
+    ``<log_dir>/randgen-N.log``.
+    """
+    n = 1
+    while os.path.exists(os.path.join(log_dir, f"randgen-{n}.log")):
+        n += 1
+    servers = list(server) if isinstance(server, (list, tuple)) else [server]
+    server = servers[0]
+    others = servers[1:] + list(options.pop("compare", None) or [])
+    for key in ("validators", "reporters", "transformers"):
+        if isinstance(options.get(key), str):
+            options[key] = [v for v in options[key].split(",") if v]
+    opts = make_options(grammar, gendata, queries, threads, duration, seed, **options)
+    return run_randgen(opts, server_connection(server, schema), home or RANDGEN_HOME,
+                       os.path.join(log_dir, f"randgen-{n}.log"), alive_check(server),
+                       server=server, compare=[server_connection(s, schema) for s in others])

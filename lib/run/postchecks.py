@@ -68,7 +68,7 @@ def load_gendata(setup: Any, servers: list[Server], pairs: Iterable[tuple[int, i
                  server_type: str) -> str:
     """--gendata: load the file into schema test of every server that is no replica
     (the first node of a cluster); the failure text, '' when loaded."""
-    from ..util.randgen_methods import randgen_load
+    from ..randgen.api import randgen_load
     replicas = {b for _, b in pairs}
     targets = servers[:1] if server_type == "galera" else \
         [s for i, s in enumerate(servers) if i not in replicas]

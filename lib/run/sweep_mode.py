@@ -42,7 +42,7 @@ def run_sweep_mode(env: RunEnvironment) -> int:
         key = basedir or config.basedir
         if key in managers:
             manager, server = managers[key]
-            if server.server_options != [o.as_arg() for o in parse_options(options)]:
+            if server.user_options != parse_options(options):
                 server.restart(options)
             return server
         tree = env.tree if key == config.basedir else env.trees.resolve(key)  # 'old', a path

@@ -183,21 +183,18 @@ class GaleraServer(Server):
 
     # ------------------------------------------------------------ lifecycle
     def start(self, timeout: float | None = None, wait: bool = True,
-              extra_args: list[str] | tuple[str, ...] = (), new_cluster: bool = False,
-              expect_fail: bool = False, working_environ: Any = None) -> int:
-        """Start the node (bootstrapping a new cluster when asked); 0, or 1 for a failed
-        start with expect_fail (kewpie 2012, see Server.start).
+              extra_args: list[str] | tuple[str, ...] = (), new_cluster: bool = False) -> None:
+        """Start the node (bootstrapping a new cluster when asked).
 
         After a crash (grastate seqno -1 with data present), the position is
         first recovered with ``--wsrep-recover`` so the node can rejoin by IST.
         """
         if self.is_alive():
-            return 0
+            return
         self.new_cluster_next_start = new_cluster
         if not new_cluster:
             self.start_position = self.recover_position()
-        return super().start(timeout=timeout, wait=wait, extra_args=extra_args,
-                             expect_fail=expect_fail, working_environ=working_environ)
+        super().start(timeout=timeout, wait=wait, extra_args=extra_args)
 
     def discard(self) -> None:
         """kill -9: nodes leaving together wait on each other for seconds, and the

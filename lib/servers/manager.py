@@ -19,7 +19,7 @@ import os
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Callable, Mapping
 
 from .bootstrap import BootstrapCache
 from .codetree import CodeTree
@@ -156,7 +156,6 @@ class ServerManager:
             server = kind.server_class(f"s{index}", index, trees[index], vardir,
                                        self._lease(index), list(options), self.settings,
                                        on_change=self._notify)
-            server.restore_pristine = lambda s=server: self.copy_pristine(s)  # 2012 restore_snapshot
             servers.append(server)
         self.servers = servers
         self.last_servers = servers
@@ -269,10 +268,6 @@ class ServerManager:
                            (time.monotonic() - started) * 1000)
         return reasons
 
-    def reset_servers(self, _bot_name: str | None = None) -> None:
-        """kewpie 2012 API: ask for fresh servers before the next test."""
-        self.force_reset = True
-
     def request_reset(self) -> None:
         """Ask for fresh servers before the next test."""
         self.force_reset = True
@@ -303,37 +298,6 @@ class ServerManager:
         finally:
             self.spares.discard()
             self.release()
-
-    # ------------------------------------------------------------ kewpie 2012 API
-    def stop_server(self, server: Server) -> int:
-        """Stop one server; 0 (kewpie 2012's retcode)."""
-        server.stop()
-        return 0
-
-    def start_server(self, server: Server, requester: Any = None, working_environ: Any = None,
-                     expect_fail: bool = False) -> int:
-        """Start one server and wait until it answers; 0, or 1 for a failed start that
-        was expected (kewpie 2012's signature; requester and working_environ unused)."""
-        del requester, working_environ
-        return server.start(expect_fail=expect_fail)
-
-    def restart_server(self, server: Server, options: list[str] | None = None) -> None:
-        """Restart one server, optionally with new options."""
-        server.restart(options)
-
-    def start_servers(self, requester: Any = None, working_environ: Any = None,
-                      expect_fail: bool = False) -> int:
-        """Start every stopped server of the current set; 0, or 1 if an expected failure
-        happened (kewpie 2012's signature)."""
-        del requester, working_environ
-        return max([server.start(expect_fail=expect_fail) for server in self.servers] or [0])
-
-    def stop_servers(self, requester: Any = None) -> int:
-        """Stop every server of the current set (kewpie 2012); 0."""
-        del requester
-        for server in self.servers:
-            server.stop()
-        return 0
 
 
 def stop_all(servers: list[Server], fast: bool = False, kill: bool = False) -> None:

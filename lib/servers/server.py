@@ -8,7 +8,8 @@ implements the lifecycle protocols of :mod:`lib.servers.lifecycle`: ``start``
 fail fast on exit), ``stop`` (SHUTDOWN, then SIGTERM, then SIGKILL, bounded),
 ``signal_stop``/``wait_exit`` (the interrupt path), ``kill``,
 ``pause``/``resume``/``paused`` and ``restart``.  ``with server:`` starts it
-and stops it.  kewpie 2012's names come from :mod:`lib.servers.compat`.
+and stops it.  kewpie 2012's names are not here: 2012 tests get servers
+wrapped by :mod:`lib.util.server_compat`.
 """
 from __future__ import annotations
 
@@ -30,7 +31,6 @@ from ..platform.netrules import NetworkControl
 from ..platform.ports import PortLease, port_is_free
 from ..platform.process import ProcessExecutor, TAG_NAME, tagged_processes
 from .codetree import CodeTree
-from .compat import CompatLogger, Kewpie2012Names
 from .health import Health, HealthState, unanswered_health
 from .layout import HOST, SOCKET_PATH_MAX, LayoutPath, ServerLayout, write_private_file
 from .lifecycle import await_ready, start_process
@@ -40,8 +40,7 @@ from .sql import SqlClient
 from .trees import TreeSet
 
 # Names other modules import from here (they moved to the parts above).
-__all__ = ("HOST", "SOCKET_PATH_MAX", "CompatLogger", "Health", "Server", "ServerSettings",
-           "write_private_file")
+__all__ = ("HOST", "SOCKET_PATH_MAX", "Health", "Server", "ServerSettings", "write_private_file")
 
 
 @dataclass
@@ -69,7 +68,7 @@ class ServerSettings:
         return self.wrapper.timeout_factor if self.wrapper else 1.0
 
 
-class Server(Kewpie2012Names):
+class Server:
     """A MySQL-family server managed by kewpie (Startable, Stoppable, Killable,
     Pausable, HasLogs; a context manager that starts and stops it)."""
 
@@ -117,7 +116,7 @@ class Server(Kewpie2012Names):
 
     @property
     def port(self) -> int:
-        """The client port: the lease's first (kewpie called it MASTER_PORT)."""
+        """The client port: the lease's first."""
         return self.lease.port(0)
 
     @property
@@ -197,24 +196,12 @@ class Server(Kewpie2012Names):
 
     # ------------------------------------------------- start (template hooks)
     def start(self, timeout: float | None = None, wait: bool = True,
-              extra_args: list[str] | tuple[str, ...] = (), expect_fail: bool = False,
-              working_environ: Any = None) -> int:
+              extra_args: list[str] | tuple[str, ...] = ()) -> None:
         """Launch the server unless running; with wait, block until ready (see ready()).
-
-        Returns 0 (kewpie 2012's retcode).  A failed start raises ServerStartError,
-        unless expect_fail (kewpie 2012: a test expecting the start to fail) is set:
-        then it returns 1.  working_environ is accepted for the 2012 signature.
-        """
-        del working_environ
+        A failed start raises ServerStartError with the error log's tail."""
         if self.is_alive():
-            return 0
-        try:
-            start_process(self, timeout or self.settings.start_timeout, wait, tuple(extra_args))
-        except ServerStartError:
-            if expect_fail:
-                return 1
-            raise
-        return 0
+            return
+        start_process(self, timeout or self.settings.start_timeout, wait, tuple(extra_args))
 
     def pre_start_check(self) -> None:
         """Refuse to start when a foreign process listens on our port."""
@@ -440,10 +427,8 @@ class Server(Kewpie2012Names):
         """A new PyMySQL connection as root over TCP to 127.0.0.1:port."""
         return self.sql.connect_tcp(db, **kwargs)
 
-    def ping(self, quiet: bool = True) -> bool:
-        """True when the server answers ``SELECT 1`` right now (quiet: kewpie 2012's
-        argument; the check never logs)."""
-        del quiet
+    def ping(self) -> bool:
+        """True when the server answers ``SELECT 1`` right now (the check never logs)."""
         return self.sql.ping()
 
     def execute(self, sql: str, args: Any = None, db: str | None = None) -> list[tuple]:
@@ -491,15 +476,15 @@ class Server(Kewpie2012Names):
             "ports": self.lease.ports, "socket": self.socket_file, "vardir": self.vardir,
             "datadir": self.datadir, "cnf": self.cnf_path, "error_log": self.error_log,
             "pid_file": self.pid_file, "lease": self.lease.lock_path,
-            "basedir": self.basedir, "server": self.tree.server,
-            "options": self.server_options, "status": self.status,
+            "basedir": self.tree.basedir, "server": self.tree.server,
+            "options": [o.as_arg() for o in self.user_options], "status": int(self.is_alive()),
         }
 
     def info_block(self) -> list[str]:
         """kewpie's per-server block (NAME, MASTER_PORT, SOCKET_FILE, VARDIR, STATUS)."""
         return [f"NAME: {self.name}", f"MASTER_PORT: {self.port}", *self.extra_info(),
                 f"SOCKET_FILE: {self.socket_file}", f"VARDIR: {self.vardir}",
-                f"STATUS: {self.status}"]
+                f"STATUS: {int(self.is_alive())}"]
 
     def extra_info(self) -> list[str]:
         """Type-specific lines of the info block (Galera ports...)."""

@@ -4,9 +4,9 @@ A suite is a directory ``<suitepath>/<suite>/`` holding ``suite_config.py``
 (``server_requirements``, optional ``server_requests`` and ``server_type``)
 and test modules named ``*_test.py``.  A test module may override the
 suite's ``server_requirements``/``server_requests`` with its own globals, as
-kewpie's did.  A base class of a module's test classes may give every server
-of the module default options (``kewpie_server_defaults``: kewpie 2012's
-``mysqlBaseTestCase`` gives 2012's, see lib/util/server_defaults.py).
+kewpie's did.  A test base class may declare options its tests' servers start
+with (``kewpie_server_defaults``: kewpie 2012's ``mysqlBaseTestCase`` gives
+2012's binlog and latin1 defaults so); the declared options win over them.
 """
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ import os
 import re
 import sys
 import traceback
+import unittest
 from dataclasses import dataclass, field, replace
 from types import ModuleType
 from typing import Any
@@ -31,6 +32,7 @@ TEST_SUFFIX = "_test.py"
 KNOWN_REQUESTS = ("join_cluster",)
 STORAGE_CHOICES = ("default", "disk")
 NETWORK_CHOICES = ("loopback", "namespaces")
+DEFAULTS_ATTRIBUTE = "kewpie_server_defaults"  # on a test class: option strings
 
 
 @dataclass
@@ -275,16 +277,20 @@ def load_test_module(suite: SuiteConfig, filename: str) -> ModuleType:
     return module
 
 
-def inherited_server_defaults(module: ModuleType) -> list[Option]:
-    """The server options a test class of module inherits from its base class as
-    ``kewpie_server_defaults`` (a class that declares them itself, such as the base
-    class imported into the module, does not count); [] when none does.  The
-    module's and the suite's own options come after them, so they still win."""
+def class_server_defaults(module: ModuleType, where: str = "") -> list[Option]:
+    """The options the test classes of module (those holding tests) declare for their
+    servers in ``kewpie_server_defaults`` (usually inherited from a base class);
+    SuiteError naming where for a bad one."""
+    loader = unittest.TestLoader()
+    texts: list[str] = []
     for obj in vars(module).values():
-        if (inspect.isclass(obj) and "kewpie_server_defaults" not in vars(obj)
-                and getattr(obj, "kewpie_server_defaults", None)):
-            return [Option(name, value) for name, value in obj.kewpie_server_defaults]
-    return []
+        if inspect.isclass(obj) and issubclass(obj, unittest.TestCase) and \
+                loader.getTestCaseNames(obj):
+            texts += [t for t in getattr(obj, DEFAULTS_ATTRIBUTE, ()) if t not in texts]
+    try:
+        return parse_options(texts)
+    except SuiteError as exc:
+        raise SuiteError(f"{where}: {DEFAULTS_ATTRIBUTE}: {exc}") from None
 
 
 def requirements_for(suite: SuiteConfig, module: ModuleType, default_type: str,
@@ -299,9 +305,9 @@ def requirements_for(suite: SuiteConfig, module: ModuleType, default_type: str,
         requests = validate_requests(module.server_requests, len(reqs), where)
     server_type = getattr(module, "server_type", None) or suite.server_type or default_type
     pairs = requests.get("join_cluster", [])
-    legacy = inherited_server_defaults(module)  # kewpie 2012's, for its tests
-    if legacy:
-        reqs = [merge(legacy, opts) for opts in reqs]
+    defaults = class_server_defaults(module, where)  # e.g. kewpie 2012's, for its tests
+    if defaults:
+        reqs = [merge(defaults, opts) for opts in reqs]
     basedirs = suite.server_basedirs
     if getattr(module, "server_basedirs", None) is not None:
         basedirs = validate_basedirs(module.server_basedirs, len(reqs), where)

@@ -27,7 +27,6 @@ class KewpieTestCase(ConsistencyChecks, unittest.TestCase):
     (recorded workloads, faults, checkers: see :mod:`lib.suites.consistency_checks`)."""
 
     _context: TestContext | None = None
-    test_executor: Any = None  # kewpie 2012's, set by lib.util.context for old-style code
 
     def use_context(self, context: TestContext) -> None:
         """Called by the runner, once, before the test runs; a second call is an error."""
@@ -59,13 +58,13 @@ class KewpieTestCase(ConsistencyChecks, unittest.TestCase):
         return parse_options(list(items))
 
     def debug_message(self, msg: str) -> None:
-        """A debug message from the test (kewpie 2012's ``logging.test_debug``; not named
-        test_* so unittest does not collect it): shown with --test-debug (``TEST_DEBUG ...``),
-        else only in kewpie.log."""
+        """A debug message from the test (not named test_* so unittest does not collect
+        it): shown with --test-debug (``TEST_DEBUG ...``), else only in kewpie.log."""
         from ..platform.logsetup import get_logger
-        from ..servers.compat import CompatLogger
-        CompatLogger(get_logger(), bool(getattr(self.context.setup.config, "test_debug",
-                                                False))).test_debug(msg)
+        if getattr(self.context.setup.config, "test_debug", False):
+            get_logger().info(f"TEST_DEBUG {msg}")
+        else:
+            get_logger().debug(msg)
 
     def suppress_warning(self, regex: str) -> None:
         """Error-log lines matching regex (searched) do not fail this test: for a
@@ -155,10 +154,10 @@ class KewpieTestCase(ConsistencyChecks, unittest.TestCase):
 
         Paths are relative to the randgen folder (the project's ``randgen/``,
         or a Perl checkout given with ``--randgen-path``); ``gendata=True`` is
-        the simple data set.  See :func:`lib.util.randgen_methods.randgen_load`
-        and docs/randgen.md; check it with ``result.ok`` / ``result.check()``.
+        the simple data set.  See :func:`lib.randgen.api.randgen_load` and
+        docs/randgen.md; check it with ``result.ok`` / ``result.check()``.
         """
-        from ..util.randgen_methods import randgen_load
+        from ..randgen.api import randgen_load
         context = self.context
         return randgen_load(context.log_dir, context.tools.randgen,
                             server or context.servers[0], grammar, gendata, queries, threads,

@@ -2,9 +2,11 @@
 
 The only place that produces ``servers``, ``test_executor`` and
 ``server_manager`` (module globals of the test module,
-``lib.util.mysqlBaseTestCase.servers``, and ``test_executor`` on each test
-instance).  They are written for old tests to read; kewpie's own code reads
-the context instead (tests/unit/test_house_rules.py checks it).
+``lib.util.mysqlBaseTestCase.servers``, and ``test_executor`` on each 2012
+test instance).  They are written for old tests to read, and hold 2012
+wrappers around the context's modern objects (:mod:`lib.util.server_compat`,
+:mod:`lib.util.manager_compat`); kewpie's own code reads the context instead
+(tests/unit/test_house_rules.py checks it).
 """
 from __future__ import annotations
 
@@ -16,17 +18,18 @@ from typing import TYPE_CHECKING, Any, Iterable
 from ..home import data_path
 from ..errors import SuiteError
 from ..platform.logsetup import get_logger
-from ..servers.server import CompatLogger
 from ..suites.context import TestContext
+from ..suites.testcase import KewpieTestCase
 from . import mysqlBaseTestCase as compat_base
 from .code_manager import CodeManager
+from .compat_logger import CompatLogger
+from .manager_compat import Kewpie2012Manager
 from .matrix_manager import matrixManager, parse_opt_matrix
 from .randgen_methods import randgenManager
+from .server_compat import Kewpie2012Server, ServerWrappers
 from .xb_manager import xtrabackupManager
 
 if TYPE_CHECKING:
-    from ..servers.server import Server
-    from ..servers.manager import ServerManager
     from ..suites.loader import TestSpec
 
 
@@ -91,15 +94,15 @@ class TestExecutor:
 
     __test__ = False  # not a pytest test class despite the name
 
-    def __init__(self, name: str, system_manager: SystemManager, server_manager: ServerManager,
-                 logdir: str, verbose: bool) -> None:
+    def __init__(self, name: str, system_manager: SystemManager,
+                 server_manager: Kewpie2012Manager, logdir: str, verbose: bool) -> None:
         self.name = name
         self.system_manager = system_manager
         self.server_manager = server_manager
         self.logdir = logdir
         self.verbose = verbose
         self.logging = CompatLogger(get_logger())
-        self.servers: list[Server] = []
+        self.servers: list[Kewpie2012Server] = []
         self.current_testcase: TestSpec | None = None
         self.working_environment = dict(os.environ)
         self.matrix_manager = matrixManager(parse_opt_matrix(
@@ -108,7 +111,7 @@ class TestExecutor:
         self.randgen_manager = randgenManager(self)
 
     @property
-    def master_server(self) -> Server | None:
+    def master_server(self) -> Kewpie2012Server | None:
         """The first server of the current test."""
         return self.servers[0] if self.servers else None
 
@@ -124,11 +127,12 @@ def system_manager_for(setup: Any) -> SystemManager:
     return system
 
 
-def executor_for(context: TestContext, servers: list[Server]) -> TestExecutor:
+def executor_for(context: TestContext, servers: list[Kewpie2012Server],
+                 server_manager: Kewpie2012Manager) -> TestExecutor:
     """A 2012 ``test_executor`` for context, whose ``servers`` is the given list."""
     setup = context.setup
     system = system_manager_for(setup)
-    executor = TestExecutor(setup.bot, system, context.manager, setup.log_dir, setup.verbose)
+    executor = TestExecutor(setup.bot, system, server_manager, setup.log_dir, setup.verbose)
     executor.logging = CompatLogger(get_logger(), bool(getattr(setup.config, "test_debug", False)))
     executor.servers = servers
     executor.current_testcase = context.spec
@@ -138,16 +142,21 @@ def executor_for(context: TestContext, servers: list[Server]) -> TestExecutor:
 def install_globals(context: TestContext, tests: Iterable[unittest.TestCase]) -> None:
     """Set the 2012 names from context: the test module's ``servers``, ``test_executor``
     and ``server_manager`` globals, ``mysqlBaseTestCase.servers``, and ``test_executor``
-    on each test (the three globals share one list of servers, as in 2012)."""
-    servers = list(context.servers)
-    executor = executor_for(context, servers)
+    on each test that is not a KewpieTestCase.  The three globals share one list of
+    servers, as in 2012: one 2012 wrapper per server of the context."""
+    manager = context.manager
+    wrappers = ServerWrappers(lambda server: manager.copy_pristine(server))  # restore_snapshot
+    servers = wrappers.wrap_all(context.servers)
+    server_manager = Kewpie2012Manager(manager, wrappers)
+    executor = executor_for(context, servers, server_manager)
     module = context.spec.module
     module.servers = servers
     module.test_executor = executor
-    module.server_manager = context.manager
+    module.server_manager = server_manager
     compat_base.servers = servers
     for test in tests:
-        test.test_executor = executor  # type: ignore[attr-defined]
+        if not isinstance(test, KewpieTestCase):
+            test.test_executor = executor  # type: ignore[attr-defined]
 
 
 def skip_reason(spec: TestSpec, setup: Any) -> str | None:

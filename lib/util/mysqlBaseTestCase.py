@@ -2,7 +2,8 @@
 
 ``from lib.util.mysqlBaseTestCase import mysqlBaseTestCase`` works as it did:
 ``setUp`` gives ``self.servers`` (:mod:`lib.util.context` sets this module's ``servers``
-global, as well as the test module's), and the helpers are methods.
+global, as well as the test module's), and the helpers are methods.  Its tests'
+servers start with kewpie 2012's defaults (:mod:`lib.util.server_defaults`).
 """
 from __future__ import annotations
 
@@ -20,9 +21,7 @@ servers: list[Any] | None = None  # set by the harness before each test module r
 class mysqlBaseTestCase(unittest.TestCase):  # noqa: N801 - the 2012 name
     """Base class of kewpie 2012 tests."""
 
-    # the servers of a module whose tests derive from this class start with these
-    # options (lib.suites.loader.inherited_server_defaults)
-    kewpie_server_defaults = KEWPIE2012_OPTIONS
+    kewpie_server_defaults = KEWPIE2012_OPTIONS  # read by the suite loader
 
     def setUp(self) -> None:
         """Expose the harness's servers as self.servers."""

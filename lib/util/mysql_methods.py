@@ -31,7 +31,7 @@ def _connect(server: Any, schema: str | None, password: str | None = None) -> py
     if socket_file and os.path.exists(socket_file):
         params["unix_socket"] = socket_file
     else:
-        params.update(host="127.0.0.1", port=server.master_port)
+        params.update(host="127.0.0.1", port=server.port)
     init = getattr(server, "client_init_command", None)
     if init:
         params["init_command"] = init
@@ -167,8 +167,8 @@ def take_mysqldump(server: Any, databases: list[str] | None = None,
     if cmd_root:
         cmd = cmd_root
     else:
-        cmd = (f"{shlex.quote(server.mysqldump)} --no-defaults --user=root "
-               f"--port={server.master_port} --host=127.0.0.1 --protocol=tcp "
+        cmd = (f"{shlex.quote(server.tree.tool('dump'))} --no-defaults --user=root "
+               f"--port={server.port} --host=127.0.0.1 --protocol=tcp "
                f"--skip-dump-date --result-file={shlex.quote(dump_path)}")
         databases = databases or []
         if len(databases) > 1:

@@ -1,4 +1,4 @@
-"""kewpie 2012's ``execute_randgen``, and the randgen load behind ``KewpieTestCase.randgen``.
+"""kewpie 2012's ``execute_randgen``, ``get_randgen_process`` and ``randgenManager``.
 
 ``execute_randgen(test_cmd, test_executor, servers, schema='test')`` keeps
 the old contract: ``test_cmd`` is the gentest.pl (or gendata.pl) command
@@ -17,19 +17,12 @@ from typing import Any, Sequence
 
 from ..home import module_command
 from ..platform.process import STDOUT, Popen, spawn, with_tags
-from ..randgen.api import make_options, run_randgen
+from ..randgen.api import alive_check, run_randgen, server_connection
 from ..randgen.cmdline import TOOLS, RandgenOptions, parse_command
-from ..randgen.connection import ConnectionSpec
 from ..randgen.errors import RandgenEnvironmentError
 from ..randgen.executor import RANDGEN_HOME
 from ..randgen.perl_randgen import is_perl_randgen
-from ..randgen.result import EXIT_CODES, STATUS_ENVIRONMENT_ERROR, RandgenResult
-
-
-def server_connection(server: Any, schema: str = "test") -> ConnectionSpec:
-    """How to reach a kewpie server as root (its socket, and 127.0.0.1:port for Perl)."""
-    return ConnectionSpec(host="127.0.0.1", port=int(server.port), user="root", password="",
-                          database=schema, unix_socket=getattr(server, "socket_file", None))
+from ..randgen.result import EXIT_CODES, STATUS_ENVIRONMENT_ERROR
 
 
 def randgen_home(test_executor: Any) -> str:
@@ -40,11 +33,6 @@ def randgen_home(test_executor: Any) -> str:
 
 def _log_dir(test_executor: Any, server: Any) -> str:
     return getattr(test_executor, "logdir", None) or getattr(server, "vardir", None) or "."
-
-
-def _alive(server: Any) -> Any:
-    check = getattr(server, "is_alive", None)
-    return check if callable(check) else None
 
 
 def command_options(test_cmd: str, home: str) -> RandgenOptions:
@@ -75,7 +63,7 @@ def execute_randgen(test_cmd: str, test_executor: Any, servers: Any,
             any(v.lower().startswith("resultsetcomparator") for v in options.validators):
         compare = [server_connection(s, schema) for s in servers[1:]]  # randgen: --dsn1, --dsn2
     result = run_randgen(options, server_connection(server, schema), randgen_home(test_executor),
-                         log_path, _alive(server), server=server, compare=compare)
+                         log_path, alive_check(server), server=server, compare=compare)
     try:
         with open(log_path, errors="replace") as fh:
             output: str | None = fh.read()
@@ -86,36 +74,9 @@ def execute_randgen(test_cmd: str, test_executor: Any, servers: Any,
     return result.exit_code, output
 
 
-def randgen_load(log_dir: str, home: str, server: Any, grammar: str | None = None,
-                 gendata: str | bool | None = None, queries: int = 1000, threads: int = 1,
-                 duration: float = 3600.0, seed: int = 1, schema: str = "test",
-                 **options: Any) -> RandgenResult:
-    """Run a grammar and/or gendata against server; the RandgenResult (see lib.randgen.result).
-
-    home is the randgen folder (``''`` for the project's); options are further
-    RandgenOptions fields (``redefine``, ``engine``, ``rows``, ``querytimeout``,
-    ``sqltrace``, ``max_rows``...).  The log goes to ``<log_dir>/randgen-N.log``.
-    """
-    n = 1
-    while os.path.exists(os.path.join(log_dir, f"randgen-{n}.log")):
-        n += 1
-    servers = list(server) if isinstance(server, (list, tuple)) else [server]
-    server = servers[0]
-    others = servers[1:] + list(options.pop("compare", None) or [])
-    for key in ("validators", "reporters", "transformers"):
-        if isinstance(options.get(key), str):
-            options[key] = [v for v in options[key].split(",") if v]
-    opts = make_options(grammar, gendata, queries, threads, duration, seed, **options)
-    return run_randgen(opts, server_connection(server, schema), home or RANDGEN_HOME,
-                       os.path.join(log_dir, f"randgen-{n}.log"), _alive(server), server=server,
-                       compare=[server_connection(s, schema) for s in others])
-
-
-
-
 def randgen_dsn(server: Any, schema: str = "test") -> str:
     """kewpie 2012's ``--dsn=dbi:mysql:host=127.0.0.1:port=N:user=root:password=:database=S``."""
-    return (f"--dsn=dbi:mysql:host=127.0.0.1:port={int(server.master_port)}:user=root:"
+    return (f"--dsn=dbi:mysql:host=127.0.0.1:port={int(server.port)}:user=root:"
             f"password=:database={schema}")
 
 

@@ -24,7 +24,7 @@ class sysbenchTestCase(mysqlBaseTestCase):  # noqa: N801 - the 2012 name
         names = {a.split("=", 1)[0] for a in argv}
         extra = [f"--threads={concurrency}"]
         if "--mysql-port" not in names and "--mysql-socket" not in names:
-            extra += ["--mysql-host=127.0.0.1", f"--mysql-port={server.master_port}"]
+            extra += ["--mysql-host=127.0.0.1", f"--mysql-port={server.port}"]
         if "--mysql-user" not in names:
             extra.append("--mysql-user=root")
         if "--db-driver" not in names:

@@ -13,7 +13,7 @@ class SweepTest(KewpieTestCase):
         server = self.servers[0]
 
         def server_for(_basedir, options):
-            if server.server_options != options:
+            if server.user_options != self.options(*options):
                 server.restart(options)
             return server
 
@@ -27,7 +27,8 @@ class SweepTest(KewpieTestCase):
                                         "warmup": 1, "threads": [1, 2],
                                         "variable": {"name": "innodb_spin_wait_delay",
                                                      "values": [0, 4]},
-                                        "server_options": self.servers[0].server_options})
+                                        "server_options": [o.as_arg() for o in
+                                                           self.servers[0].user_options]})
             sweep, out = self._sweep(spec)
             self.assertEqual(len(sweep.runs), 4)
             for run in sweep.runs:

@@ -490,11 +490,7 @@ LAYERS = (
 # Imports against the flow (or closing a package cycle) that are known and on
 # their way out, as (importer, imported): reason.  Each entry must still exist
 # (test_allowed_imports_still_exist) and is deleted with the import.
-ALLOWED_IMPORTS: dict[tuple[str, str], str] = {
-    ("lib.suites.testcase", "lib.util.randgen_methods"):
-        "KewpieTestCase.randgen_load calls kewpie 2012's randgen_load; issue 28 item 4 "
-        "takes the 2012 API off KewpieTestCase and moves randgen_load out of lib/util/",
-}
+ALLOWED_IMPORTS: dict[tuple[str, str], str] = {}
 
 
 @pytest.mark.parametrize("path", list(_modules()), ids=lambda p: os.path.relpath(p, ROOT))

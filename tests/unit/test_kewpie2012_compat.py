@@ -4,7 +4,7 @@ randgen command lines, skip_checks and the 2012 server defaults.
 
 Covers: lib/util/innobackupex.py, lib/util/context.py, lib/util/code_manager.py,
 lib/util/matrix_manager.py, lib/util/randgen_methods.py, lib/util/sysbench_methods.py,
-lib/util/server_defaults.py, lib/suites/loader.py (inherited_server_defaults)
+lib/util/server_defaults.py, lib/suites/loader.py (class_server_defaults)
 """
 import types
 
@@ -14,7 +14,7 @@ from lib.cli import config_from_args
 from lib.errors import KewpieError, SuiteError, UsageError
 from lib.home import data_path
 from lib.servers.codetree import CodeTree, ServerVersion
-from lib.suites.loader import inherited_server_defaults
+from lib.suites.loader import class_server_defaults
 from lib.util import innobackupex
 from lib.util.code_manager import CodeManager
 from lib.util.context import default_innobackupex_path, skip_reason
@@ -78,7 +78,8 @@ def test_datadir_of(tmp_path):
 def test_default_innobackupex_is_the_front_end_on_mariadb():
     tree = CodeTree("/usr", tools={"server": "/usr/sbin/mariadbd", "mariabackup": MB},
                     version=MARIADB)
-    assert default_innobackupex_path(tree, "/k") == data_path("scripts/innobackupex")
+    # kewpie's front end, where the package's data lives (lib/home.py), not under the root
+    assert default_innobackupex_path(tree, "/k") == data_path("scripts", "innobackupex")
     percona = CodeTree("/p", tools={"server": "/p/bin/mysqld", "xtrabackup": "/p/bin/xtrabackup",
                                     "innobackupex": "/p/bin/innobackupex"}, version=PERCONA)
     assert default_innobackupex_path(percona, "/k") == "/p/bin/innobackupex"
@@ -148,12 +149,22 @@ def test_skip_checks():
 
 def test_2012_modules_get_2012_server_defaults():
     old = types.ModuleType("old")
-    old.basicTest = type("basicTest", (mysqlBaseTestCase,), {})
+    old.mysqlBaseTestCase = mysqlBaseTestCase
+    old.basicTest = type("basicTest", (mysqlBaseTestCase,), {"test_a": lambda self: None})
     new = types.ModuleType("new")
-    new.mysqlBaseTestCase = mysqlBaseTestCase  # imported, not subclassed
-    names = {o.name: o.value for o in inherited_server_defaults(old)}
+    new.mysqlBaseTestCase = mysqlBaseTestCase  # imported, not subclassed: no tests of its own
+    names = {o.name: o.value for o in class_server_defaults(old)}
     assert names["log-bin"] and names["binlog-format"] == "ROW"
-    assert inherited_server_defaults(new) == []
+    assert names["character-set-server"] == "latin1"
+    assert class_server_defaults(new) == []
+
+
+def test_a_bad_declared_server_default_names_the_module():
+    bad = types.ModuleType("bad")
+    bad.T = type("T", (mysqlBaseTestCase,), {"test_a": lambda self: None,
+                                             "kewpie_server_defaults": ("-x",)})
+    with pytest.raises(SuiteError, match="bad_test.py: kewpie_server_defaults: .*long form"):
+        class_server_defaults(bad, "bad_test.py")
 
 
 # ---------------------------------------------------------------- randgen and sysbench

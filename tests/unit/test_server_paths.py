@@ -25,7 +25,7 @@ def test_layout_under_vardir(tmp_path):
     assert s.pid_file.endswith("var_s0/run/my.pid")
     assert s.error_log.endswith("var_s0/log/error.log")
     assert s.socket_file == str(tmp_path / "var_s0" / "my.sock")
-    assert s.port == s.master_port == 47200
+    assert s.port == 47200
 
 
 def test_long_vardir_falls_back_to_short_socket(tmp_path):

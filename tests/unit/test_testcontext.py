@@ -18,6 +18,7 @@ from lib.run.runner import Runner, TimedResult, _tests_of
 from lib.suites.testcase import KewpieTestCase
 from lib.suites.context import BotSetup, TestContext, ToolPaths
 from lib.suites.status import TestStatus
+from lib.util.wrapper import unwrap
 
 
 class FakeManager:
@@ -63,16 +64,19 @@ def test_hand_over_gives_context_and_derives_2012_globals():
     old = next(t for t in tests if type(t).__name__ == "Old")
     assert modern.context is context
     assert modern.servers == ["s0", "s1"] and modern.server_manager is context.manager
-    assert module.servers == ["s0", "s1"] and module.server_manager is context.manager
+    assert module.servers == ["s0", "s1"] and unwrap(module.server_manager) is context.manager
+    assert [unwrap(s) for s in module.servers] == ["s0", "s1"]  # 2012 wrappers of the servers
     assert compat_base.servers is module.servers
+    assert module.server_manager.bot_name == "bot3"  # the modern manager's names too
     executor = module.test_executor
     assert executor.name == "bot3" and executor.logdir == "/logs"
-    assert executor.servers is module.servers and executor.master_server == "s0"
+    assert executor.servers is module.servers and executor.master_server is module.servers[0]
+    assert executor.server_manager is module.server_manager
     assert executor.system_manager.randgen_path == "/rg"
     assert executor.system_manager.xtrabackup_path == "/xb"
-    assert modern.test_executor is executor and old.test_executor is executor
+    assert old.test_executor is executor and not hasattr(modern, "test_executor")
     old.setUp()
-    assert old.servers == ["s0", "s1"]
+    assert old.servers is module.servers
 
 
 def test_context_is_frozen_and_given_once():

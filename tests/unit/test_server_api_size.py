@@ -1,0 +1,120 @@
+"""The kewpie 2012 API is off the modern core (lib/servers/server.py, lib/servers/galera.py,
+lib/servers/manager.py, lib/suites/testcase.py): Server's public callables are counted,
+no 2012 name is on Server, ServerManager or KewpieTestCase (they live on the wrappers of
+lib/util/server_compat.py and lib/util/manager_compat.py), and modern code imports
+nothing from lib/util/.
+
+Covers: lib/servers/server.py, lib/servers/galera.py, lib/servers/manager.py,
+lib/suites/testcase.py, lib/util/server_compat.py
+"""
+import ast
+import inspect
+import os
+
+import pytest
+
+from lib.servers.galera import GaleraServer
+from lib.servers.manager import ServerManager
+from lib.servers.server import Server
+from lib.suites.testcase import ClusterTestCase, KewpieTestCase
+from lib.util.manager_compat import Kewpie2012Manager
+from lib.util.server_compat import Kewpie2012Server
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+LIB = os.path.join(ROOT, "lib")
+
+MAX_SERVER_CALLABLES = 50
+MAX_GALERA_EXTRA_CALLABLES = 10  # Galera's own: wsrep_status, is_synced, grastate...
+
+SERVER_2012_NAMES = (
+    "master_port", "cnf_file", "type", "basedir", "mysqldump", "mysql_client", "mysqladmin",
+    "version", "std_data", "server_options", "status", "logging", "client_init_command",
+    "restore_pristine", "get_innodb_version", "get_xtradb_version", "get_pid", "die",
+    "dump_errlog", "restore_snapshot", "slave_stop", "slave_start", "slave_ready",
+    "get_binlog_info", "set_master", "wait_sync_with_slaves")
+MANAGER_2012_NAMES = ("start_server", "stop_server", "restart_server", "start_servers",
+                      "stop_servers", "reset_servers")
+TESTCASE_2012_NAMES = ("test_executor", "system_manager")
+ALL_2012_NAMES = SERVER_2012_NAMES + MANAGER_2012_NAMES + TESTCASE_2012_NAMES
+
+# Modules outside lib/util/ that may import it, and why.
+UTIL_IMPORTERS = {
+    "lib/run/runner.py": "the hand-over: derives a 2012 module's globals from its context",
+    "lib/cli.py": "--opt-matrix is checked with kewpie 2012's parser",
+}
+
+
+def public_callables(cls):
+    """Names in dir(cls) not starting with '_' whose attribute is callable."""
+    return sorted(n for n in dir(cls) if not n.startswith("_") and callable(getattr(cls, n)))
+
+
+def test_server_has_at_most_50_public_callables():
+    found = public_callables(Server)
+    assert len(found) <= MAX_SERVER_CALLABLES, f"{len(found)} public callables: {found}"
+
+
+def test_galera_server_adds_only_its_own():
+    extra = sorted(set(public_callables(GaleraServer)) - set(public_callables(Server)))
+    assert len(extra) <= MAX_GALERA_EXTRA_CALLABLES, extra
+
+
+@pytest.mark.parametrize("cls", [Server, GaleraServer, ServerManager, KewpieTestCase,
+                                 ClusterTestCase], ids=lambda c: c.__name__)
+def test_no_2012_name_on_the_modern_classes(cls):
+    assert [n for n in ALL_2012_NAMES if hasattr(cls, n)] == []
+
+
+@pytest.mark.parametrize("method", [Server.start, Server.ping, GaleraServer.start],
+                         ids=lambda m: m.__qualname__)
+def test_no_2012_arguments_on_modern_methods(method):
+    params = inspect.signature(method).parameters
+    assert not {"expect_fail", "working_environ", "quiet"} & set(params)
+
+
+def test_the_wrappers_carry_the_2012_names():
+    assert [n for n in SERVER_2012_NAMES
+            if n != "restore_pristine" and not hasattr(Kewpie2012Server, n)] == []
+    assert [n for n in MANAGER_2012_NAMES if not hasattr(Kewpie2012Manager, n)] == []
+    assert "expect_fail" in inspect.signature(Kewpie2012Server.start).parameters
+
+
+def _module_of(path):
+    rel = os.path.relpath(path, ROOT)[:-3].split(os.sep)
+    return rel[:-1] if rel[-1] == "__init__" else rel
+
+
+def _imports_util(path):
+    """Line numbers of imports of lib.util (absolute or relative) in the file at path."""
+    parts = _module_of(path)
+    package = parts if path.endswith("__init__.py") else parts[:-1]
+    lines = []
+    for node in ast.walk(ast.parse(open(path).read(), path)):
+        names = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = (node.module or "").split(".") if node.level == 0 else \
+                package[:len(package) - node.level + 1] + ([node.module] if node.module else [])
+            names = [".".join(base + [a.name]) for a in node.names]
+        if any(n.split(".")[:2] == ["lib", "util"] for n in names):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_the_import_resolver_sees_relative_imports():
+    path = os.path.join(LIB, "util", "context.py")
+    assert _imports_util(path)  # "from . import mysqlBaseTestCase"
+
+
+def test_modern_code_imports_nothing_from_lib_util():
+    found = []
+    for dirpath, _, files in os.walk(LIB):
+        for name in files:
+            path = os.path.join(dirpath, name)
+            rel = os.path.relpath(path, ROOT)
+            if not name.endswith(".py") or rel.startswith(os.path.join("lib", "util", "")) \
+                    or rel in UTIL_IMPORTERS:
+                continue
+            found += [f"{rel}:{line}" for line in _imports_util(path)]
+    assert found == []
