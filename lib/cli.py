@@ -16,8 +16,29 @@ import sys
 from typing import Sequence
 
 from .run.config import MYSQLTEST_PROTOCOLS, RunConfig, default
-from .errors import EXIT_ENVIRONMENT, Interrupted, KewpieError, SuiteError
+from .run.configfile import (Resolved, find_config_files, format_settings, option_specs,
+                             read_config_file, resolve)
+from .errors import EXIT_ENVIRONMENT, EXIT_OK, Interrupted, KewpieError, SuiteError, UsageError
 from .platform.logsetup import configure, get_logger
+
+
+# Options only the command line takes (a config file cannot set them), by dest.
+COMMAND_LINE_ONLY = frozenset({"config_file", "no_config", "profile", "list_options"})
+# Options whose relative values in a config file are taken from the file's folder.
+PATH_OPTIONS = frozenset({
+    "workdir", "suitepath", "basedir", "lock-dir", "wsrep-provider-path", "junit-xml",
+    "timings-file", "xtrabackup-path", "innobackupex-path", "randgen-path", "sweep-file",
+    "sweep-out", "mtr-root", "gendata"})
+
+
+class _OnOff(argparse.BooleanOptionalAction):
+    """``--X`` / ``--no-X``: every on/off option can be undone on the command line
+    (a config file may have turned it on), with its help text as written."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, default: bool = False,
+                 help: str | None = None) -> None:  # noqa: A002 - argparse's name
+        super().__init__(option_strings, dest, default=default, help=help)
+        self.help = help  # no automatic "(default: False)"
 
 
 def _split(values: list[str] | None) -> list[str]:
@@ -27,127 +48,262 @@ def _split(values: list[str] | None) -> list[str]:
     return out
 
 
+def _protocol_dest(flag: str) -> str:
+    return flag[2:].replace("-", "_")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    """The argparse parser; ``--help`` documents every option.  Defaults are RunConfig's
-    (:func:`lib.run.config.default`), so they are written down once."""
+    """The argparse parser; ``--help`` documents every option, grouped by job.  Defaults
+    are RunConfig's (:func:`lib.run.config.default`), so they are written down once."""
     p = argparse.ArgumentParser(
-        prog="kewpie.py",
+        prog="kewpie.py", usage="%(prog)s [options] [TEST ...]",
         description="Run Python unittest suites against MySQL-family servers that kewpie "
                     "starts, leases ports for and always cleans up.",
-        epilog="Exit status: 0 all passed; 1 a test failed; 2 bad usage or environment "
+        epilog="Every on/off setting has a --no- form. Settings may also come from "
+               "kewpie.toml in the checkout or a --suitepath directory, with named "
+               "profiles; the command line overrides them (docs/configuration.md). "
+               "Exit status: 0 all passed; 1 a test failed; 2 bad usage or environment "
                "(or a failure inside kewpie, servers stopped); 129/130/143 interrupted by "
                "SIGHUP/SIGINT/SIGTERM (servers stopped).")
-    p.add_argument("tests", nargs="*", metavar="TEST",
+    _selection_options(p)
+    _run_options(p)
+    _server_options(p)
+    _regression_options(p)
+    _debugging_options(p)
+    _mtr_options(p)
+    _sweep_options(p)
+    _tool_options(p)
+    _kewpie2012_options(p)
+    _config_options(p)
+    return p
+
+
+def _selection_options(p: argparse.ArgumentParser) -> None:
+    """Which tests run (docs/debugging.md for the filters)."""
+    g = p.add_argument_group("selection: which tests run")
+    g.add_argument("tests", nargs="*", metavar="TEST",
                    help="tests to run, as 'test' or 'suite.test' (default: every test of the suites)")
-    p.add_argument("--suite", action="append", metavar="SUITE[,SUITE...]",
+    g.add_argument("--suite", action="append", metavar="SUITE[,SUITE...]",
                    help="suite(s) to run; comma list, repeatable (default: main)")
-    p.add_argument("--suitepath", action="append", metavar="DIR",
+    g.add_argument("--suitepath", action="append", metavar="DIR",
                    help="extra directories holding suites (searched before percona_tests/)")
-    p.add_argument("--basedir", action="append", metavar="DIR",
+    g.add_argument("--do-test", action="append", default=[], metavar="REGEX",
+                   help="run only tests whose 'suite.test' matches REGEX (a plain prefix also "
+                        "works); repeatable")
+    g.add_argument("--skip-test", action="append", default=[], metavar="REGEX",
+                   help="leave out tests whose 'suite.test' matches REGEX; repeatable")
+    g.add_argument("--start-from", default=default("start_from"), metavar="TEST",
+                   help="skip the selected tests before TEST ('suite.test' or 'test')")
+    g.add_argument("--enable-disabled", action=_OnOff,
+                   help="also run tests listed in a suite's disabled.txt (--mode=mtr: disabled.def)")
+    g.add_argument("--combination", action="append", default=[], metavar="NAME",
+                   help="run only these combinations of suites that declare combinations; "
+                        "repeatable")
+    g.add_argument("--list", action=_OnOff,
+                   help="print the selected tests, one suite.test per line, and exit")
+
+
+def _run_options(p: argparse.ArgumentParser) -> None:
+    """The mode, how tests run, where the run writes and what it prints."""
+    g = p.add_argument_group("the run: mode, repeats, timeouts, workdir, output")
+    g.add_argument("--mode", default=default("mode"), choices=["native", "cleanup", "sweep", "mtr"],
+                   help="native: run tests; cleanup: stop servers left in --workdir; "
+                        "sweep: run a sysbench sweep file (docs/sysbench.md); mtr: the "
+                        "server's own mysql-test suites (docs/mtr.md)")
+    g.add_argument("--force", action=_OnOff,
+                   help="run every test even after a failure (default: stop at the first)")
+    g.add_argument("--repeat", type=int, default=default("repeat"), metavar="N",
+                   help="run each test N times")
+    g.add_argument("--test-timeout", type=float, default=default("test_timeout"), metavar="S",
+                   help="fail a test that runs longer than S seconds, killing its servers (0: none)")
+    g.add_argument("--start-and-exit", action=_OnOff,
+                   help="start the first selected test's servers, print them, exit, leave them running")
+    g.add_argument("--workdir", default=default("workdir"),
+                   help="where servers' vardirs, logs and state live (default: ./workdir)")
+    g.add_argument("--shm", action=_OnOff, default=default("use_shm"),
+                   help="link vardirs to /dev/shm (the default); --no-shm keeps them on disk")
+    g.add_argument("--verbose", action=_OnOff, help="debug logging and per-method rows")
+    g.add_argument("--base-port", type=int, default=default("base_port"), metavar="PORT",
+                   help="where the search for free port blocks starts (default: %(default)s)")
+    g.add_argument("--lock-dir", default=default("lock_dir"), metavar="DIR",
+                   help="shared directory of port lease locks (default: /tmp/kewpie-locks-<uid>)")
+
+
+def _server_options(p: argparse.ArgumentParser) -> None:
+    """The code tree, how servers run, and Galera (docs/servers.md, docs/galera.md)."""
+    g = p.add_argument_group("servers and Galera (docs/servers.md, docs/galera.md)")
+    g.add_argument("--basedir", action="append", metavar="DIR",
                    help="code tree to test: an install prefix, tarball, build dir or unpacked "
                         "packages (default: %s); repeat it for more trees (the first is the "
                         "one under test; suites pick 'old'/'new' by version)" % default("basedir"))
-    p.add_argument("--default-server-type", default=default("default_server_type"),
+    g.add_argument("--default-server-type", default=default("default_server_type"),
                    choices=["mysql", "galera"],
                    help="server type for suites that do not name one (default: mysql; with "
                         "galera and no --suite, the suite is cluster_basic)")
-    p.add_argument("--wsrep-provider-path", default=default("wsrep_provider_path"),
-                   metavar="PATH", help="Galera provider library (default: %(default)s)")
-    p.add_argument("--wsrep-sst-method", default=default("wsrep_sst_method"),
-                   choices=["rsync", "mariabackup"],
-                   help="how Galera joiners get a full state transfer (default: %(default)s)")
-    p.add_argument("--no-cluster-snapshot", action="store_true",
-                   help="always form Galera clusters by SST (no warm start from a snapshot)")
-    p.add_argument("--parallel", type=int, default=default("parallel"), metavar="N",
-                   help="run N bots at once, each with its own servers (default: %(default)s)")
-    p.add_argument("--junit-xml", default=default("junit_xml"), metavar="PATH",
-                   help="write a JUnit XML report for Jenkins' junit step")
-    p.add_argument("--shard", default=default("shard"), metavar="K/N",
-                   help="run only the K-th of N disjoint slices of the selected tests")
-    p.add_argument("--timings-file", default=default("timings_file"), metavar="PATH",
-                   help="test durations to balance --shard slices (every shard must get the "
-                        "same file; without one, shards are balanced by count)")
-    p.add_argument("--retry", type=int, default=default("retry"), metavar="N",
-                   help="rerun a failed test up to N times on fresh servers; a test that then "
-                        "passes is reported as flaky")
-    p.add_argument("--retry-failures-max", type=int, default=default("retry_failures_max"),
-                   metavar="N", help="stop retrying once N tests have failed (default: %(default)s)")
-    p.add_argument("--max-save-datadir", type=int, default=default("max_save_datadir"),
-                   metavar="N", help="keep the datadirs of at most N failed tests in "
-                                     "workdir/failed (logs are always kept; default: %(default)s)")
-    p.add_argument("--xtrabackup-path", default=default("xtrabackup_path"), metavar="PATH",
-                   help="Percona xtrabackup binary (default: mariadb-backup from the code tree, "
-                        "else xtrabackup on PATH)")
-    p.add_argument("--innobackupex-path", default=default("innobackupex_path"), metavar="PATH",
-                   help="Percona innobackupex script, for kewpie 2012 backup tests")
-    p.add_argument("--randgen-path", default=default("randgen_path"), metavar="DIR",
-                   help="a Perl randgen checkout (gentest.pl) to use instead of kewpie's "
-                        "built-in randgen engine")
-    p.add_argument("--workdir", default=default("workdir"),
-                   help="where servers' vardirs, logs and state live (default: ./workdir)")
-    p.add_argument("--no-shm", action="store_true",
-                   help="keep vardirs on disk instead of linking them to /dev/shm")
-    p.add_argument("--start-and-exit", action="store_true",
-                   help="start the first selected test's servers, print them, exit, leave them running")
-    p.add_argument("--mode", default=default("mode"), choices=["native", "cleanup", "sweep", "mtr"],
-                   help="native: run tests; cleanup: stop servers left in --workdir; "
-                        "sweep: run a sysbench sweep file (docs/sysbench.md)")
-    p.add_argument("--sweep-file", default=default("sweep_file"), metavar="PATH",
-                   help="with --mode=sweep: the JSON sweep to run")
-    p.add_argument("--label", default=default("sweep_label"), metavar="NAME",
-                   help="with --mode=sweep: store the sweep under this label (default: its name)")
-    p.add_argument("--sweep-out", default=default("sweep_out"), metavar="DIR",
-                   help="with --mode=sweep: where the table, CSV, JSON and PNGs go "
-                        "(default: workdir/sweeps/<name>-<time>)")
-    p.add_argument("--baseline", default=default("baseline"), metavar="LABEL|last",
-                   help="with --mode=sweep: compare with a stored sweep (a label, or 'last' "
-                        "with the same context); exit 1 on a regression")
-    p.add_argument("--tolerance", type=float, default=default("tolerance"), metavar="FRACTION",
-                   help="allowed throughput drop beyond the repeats' noise (default: %(default)s)")
-    p.add_argument("--results-db-dsn", default=default("results_db_dsn"), metavar="DSN",
-                   help="store sweep results in a MySQL-family server "
-                        "(mysql://user:pass@host:port/db) instead of workdir/results.sqlite")
-    p.add_argument("--force", action="store_true",
-                   help="run every test even after a failure (default: stop at the first)")
-    p.add_argument("--repeat", type=int, default=default("repeat"), metavar="N",
-                   help="run each test N times")
-    p.add_argument("--test-timeout", type=float, default=default("test_timeout"), metavar="S",
-                   help="fail a test that runs longer than S seconds, killing its servers (0: none)")
-    p.add_argument("--list", action="store_true",
-                   help="print the selected tests, one suite.test per line, and exit")
-    p.add_argument("--verbose", action="store_true", help="debug logging and per-method rows")
-    p.add_argument("--base-port", type=int, default=default("base_port"), metavar="PORT",
-                   help="where the search for free port blocks starts (default: %(default)s)")
-    p.add_argument("--lock-dir", default=default("lock_dir"), metavar="DIR",
-                   help="shared directory of port lease locks (default: /tmp/kewpie-locks-<uid>)")
-    p.add_argument("--server-user", default=default("server_user"), metavar="USER",
+    g.add_argument("--server-user", default=default("server_user"), metavar="USER",
                    help="OS user servers run as (default: mysql when run as root, else yourself)")
-    p.add_argument("--server-start-timeout", type=float, default=default("start_timeout"),
+    g.add_argument("--server-start-timeout", type=float, default=default("start_timeout"),
                    metavar="S", help="seconds a server may take to answer SQL after launch "
                                      "(default: %(default)g)")
-    p.add_argument("--randgen-seed", default=str(default("randgen_seed")), metavar="N|time",
-                   help="seed of randgen loads (kewpie 2012's system_manager.randgen_seed and "
+    g.add_argument("--mysqld", action="append", default=[], metavar="OPTION",
+                   help="extra option for every server, after the suite's (repeatable; --mode=mtr "
+                        "too, as mtr's --mysqld), e.g. --mysqld=--innodb-flush-log-at-trx-commit=2")
+    g.add_argument("--wsrep-provider-path", default=default("wsrep_provider_path"),
+                   metavar="PATH", help="Galera provider library (default: %(default)s)")
+    g.add_argument("--wsrep-sst-method", default=default("wsrep_sst_method"),
+                   choices=["rsync", "mariabackup"],
+                   help="how Galera joiners get a full state transfer (default: %(default)s)")
+    g.add_argument("--cluster-snapshot", action=_OnOff, default=default("cluster_snapshots"),
+                   help="warm-start Galera clusters from a snapshot of a formed one (the "
+                        "default); --no-cluster-snapshot always forms them by SST")
+
+
+def _regression_options(p: argparse.ArgumentParser) -> None:
+    """Parallel bots, shards, JUnit, retries, evidence (docs/jenkins.md)."""
+    g = p.add_argument_group("regression jobs (docs/jenkins.md)")
+    g.add_argument("--parallel", type=int, default=default("parallel"), metavar="N",
+                   help="run N bots at once, each with its own servers (default: %(default)s)")
+    g.add_argument("--junit-xml", default=default("junit_xml"), metavar="PATH",
+                   help="write a JUnit XML report for Jenkins' junit step")
+    g.add_argument("--shard", default=default("shard"), metavar="K/N",
+                   help="run only the K-th of N disjoint slices of the selected tests")
+    g.add_argument("--timings-file", default=default("timings_file"), metavar="PATH",
+                   help="test durations to balance --shard slices (every shard must get the "
+                        "same file; without one, shards are balanced by count)")
+    g.add_argument("--retry", type=int, default=default("retry"), metavar="N",
+                   help="rerun a failed test up to N times on fresh servers; a test that then "
+                        "passes is reported as flaky")
+    g.add_argument("--retry-failures-max", type=int, default=default("retry_failures_max"),
+                   metavar="N", help="stop retrying once N tests have failed (default: %(default)s)")
+    g.add_argument("--max-save-datadir", type=int, default=default("max_save_datadir"),
+                   metavar="N", help="keep the datadirs of at most N failed tests in "
+                                     "workdir/failed (logs are always kept; default: %(default)s)")
+
+
+def _debugging_options(p: argparse.ArgumentParser) -> None:
+    """Debuggers and wrappers, failed servers, warnings (docs/debugging.md)."""
+    g = p.add_argument_group("debugging (docs/debugging.md)")
+    g.add_argument("--valgrind", action=_OnOff,
+                   help="run every server under valgrind memcheck (kewpie's suppressions, the "
+                        "code tree's mysql-test/valgrind.supp and suites' valgrind.supp); "
+                        "servers are stopped cleanly after each test and a server whose "
+                        "valgrind log reports errors or definite leaks fails the test; "
+                        "timeouts x10")
+    g.add_argument("--valgrind-option", action="append", default=[], metavar="OPT",
+                   help="extra valgrind option (repeatable), e.g. --valgrind-option=--track-origins=yes")
+    g.add_argument("--rr", action=_OnOff,
+                   help="record every server with rr (traces kept in a failed test's "
+                        "evidence: rr replay DIR); says in one line when this machine cannot "
+                        "record (no perf counters); timeouts x5")
+    g.add_argument("--gdb", action=_OnOff,
+                   help="run every server under gdb in batch mode: on a crash or abort the "
+                        "backtrace of every thread is in the server's stdout.log (evidence); "
+                        "timeouts x2")
+    g.add_argument("--manual-gdb", action=_OnOff,
+                   help="start each server under gdbserver (over a unix socket in its vardir, "
+                        "never the network), print the exact gdb command to run in another "
+                        "terminal, and wait (up to an hour) for you to attach and continue")
+    g.add_argument("--server-wrapper", default=default("server_wrapper"), metavar="'CMD {args}'",
+                   help="run every server through CMD; {args} is the server's command line "
+                        "(appended when absent), {vardir} and {name} are the server's, e.g. "
+                        "'strace -f -o {vardir}/log/strace.txt {args}'; timeouts x3")
+    g.add_argument("--libeatmydata", action=_OnOff,
+                   help="run servers through Debian's eatmydata (fsync becomes a no-op: fast, "
+                        "not crash-safe)")
+    g.add_argument("--keep-failed", action=_OnOff,
+                   help="stop at the first failed test and leave its servers running after "
+                        "the run (printed as with --start-and-exit); --mode=cleanup stops them")
+    g.add_argument("--check-warnings", action=_OnOff, default=default("check_warnings"),
+                   help="fail tests whose servers logged [ERROR] or [Warning] lines, minus "
+                        "suppressions (the default); --no-check-warnings does not")
+
+
+def _mtr_options(p: argparse.ArgumentParser) -> None:
+    """--mode=mtr: the server's own mysql-test suites (docs/mtr.md)."""
+    g = p.add_argument_group("mtr mode: with --mode=mtr, the server's mysql-test suites "
+                             "(docs/mtr.md)")
+    g.add_argument("--mtr-root", default=default("mtr_root"), metavar="DIR",
+                   help="the mysql-test directory (default: the code tree's, "
+                        "e.g. /usr/share/mysql/mysql-test)")
+    g.add_argument("--record", action=_OnOff,
+                   help="write the result files of passing tests (mtr --record)")
+    g.add_argument("--big-test", action=_OnOff,
+                   help="also run tests marked big (mtr --big-test)")
+    g.add_argument("--reorder", action=_OnOff, default=default("reorder"),
+                   help="group the cases that need the same servers (the default, as mtr); "
+                        "--no-reorder runs them in the order given (mtr --no-reorder)")
+    for flag, what in MYSQLTEST_PROTOCOLS.items():
+        g.add_argument(flag, action=_OnOff, dest=_protocol_dest(flag),
+                       help=f"mariadb-test runs every statement {what} (mtr {flag})")
+
+
+def _sweep_options(p: argparse.ArgumentParser) -> None:
+    """--mode=sweep: sysbench sweeps and their regression check (docs/sysbench.md)."""
+    g = p.add_argument_group("sweeps: with --mode=sweep (docs/sysbench.md)")
+    g.add_argument("--sweep-file", default=default("sweep_file"), metavar="PATH",
+                   help="the JSON sweep to run")
+    g.add_argument("--label", default=default("sweep_label"), metavar="NAME",
+                   help="store the sweep under this label (default: its name)")
+    g.add_argument("--sweep-out", default=default("sweep_out"), metavar="DIR",
+                   help="where the table, CSV, JSON and PNGs go "
+                        "(default: workdir/sweeps/<name>-<time>)")
+    g.add_argument("--baseline", default=default("baseline"), metavar="LABEL|last",
+                   help="compare with a stored sweep (a label, or 'last' with the same "
+                        "context); exit 1 on a regression")
+    g.add_argument("--tolerance", type=float, default=default("tolerance"), metavar="FRACTION",
+                   help="allowed throughput drop beyond the repeats' noise (default: %(default)s)")
+    g.add_argument("--results-db-dsn", default=default("results_db_dsn"), metavar="DSN",
+                   help="store sweep results in a MySQL-family server "
+                        "(mysql://user:pass@host:port/db) instead of workdir/results.sqlite")
+
+
+def _tool_options(p: argparse.ArgumentParser) -> None:
+    """Backup and randgen programs (docs/backup.md, docs/randgen.md)."""
+    g = p.add_argument_group("tools (docs/backup.md, docs/randgen.md)")
+    g.add_argument("--xtrabackup-path", default=default("xtrabackup_path"), metavar="PATH",
+                   help="Percona xtrabackup binary (default: mariadb-backup from the code tree, "
+                        "else xtrabackup on PATH)")
+    g.add_argument("--randgen-path", default=default("randgen_path"), metavar="DIR",
+                   help="a Perl randgen checkout (gentest.pl) to use instead of kewpie's "
+                        "built-in randgen engine")
+
+
+def _kewpie2012_options(p: argparse.ArgumentParser) -> None:
+    """Options of kewpie 2012 suites (docs/writing-tests.md#porting-a-2012-suite)."""
+    g = p.add_argument_group("kewpie 2012: for 2012-style suites "
+                             "(docs/writing-tests.md#porting-a-2012-suite)")
+    g.add_argument("--randgen-seed", default=str(default("randgen_seed")), metavar="N|time",
+                   help="seed of randgen loads (system_manager.randgen_seed and "
                         "KewpieTestCase.randgen); 'time' picks one from the clock "
                         "(default: %(default)s)")
-    p.add_argument("--opt-matrix", default=default("opt_matrix"), metavar="K=V[,K=V...]",
-                   help="options for kewpie 2012 tests that read "
-                        "test_executor.matrix_manager.option_matrix")
-    _add_debugging_options(p)
-    p.add_argument("--mtr-root", default=default("mtr_root"), metavar="DIR",
-                   help="with --mode=mtr: the mysql-test directory (default: the code tree's, "
-                        "e.g. /usr/share/mysql/mysql-test)")
-    p.add_argument("--record", action="store_true",
-                   help="with --mode=mtr: write the result files of passing tests (mtr --record)")
-    p.add_argument("--big-test", action="store_true",
-                   help="with --mode=mtr: also run tests marked big (mtr --big-test)")
-    p.add_argument("--no-reorder", action="store_false", dest="reorder",
-                   help="with --mode=mtr: run the cases in the order given instead of grouping "
-                        "those that need the same servers (mtr --no-reorder)")
-    for flag, what in MYSQLTEST_PROTOCOLS.items():
-        p.add_argument(flag, action="append_const", dest="mysqltest_protocols", const=flag,
-                       help=f"with --mode=mtr: mariadb-test runs every statement {what} "
-                            f"(mtr {flag})")
-    return p
+    g.add_argument("--opt-matrix", default=default("opt_matrix"), metavar="K=V[,K=V...]",
+                   help="options for tests that read test_executor.matrix_manager.option_matrix")
+    g.add_argument("--innobackupex-path", default=default("innobackupex_path"), metavar="PATH",
+                   help="Percona innobackupex script, for backup tests")
+    g.add_argument("--test-debug", action=_OnOff,
+                   help="show the tests' own debug messages (test_executor.debug)")
+    g.add_argument("--gendata", default=default("gendata"), metavar="FILE.zz",
+                   help="load this randgen gendata file into the servers (schema test) "
+                        "before each test")
+    g.add_argument("--start-dirty", action=_OnOff,
+                   help="keep workdir/failed (earlier runs' evidence) at the start")
+
+
+def _config_options(p: argparse.ArgumentParser) -> None:
+    """Config files and profiles (docs/configuration.md)."""
+    g = p.add_argument_group("config files and profiles (docs/configuration.md)")
+    g.add_argument("--config", dest="config_file", default="", metavar="FILE",
+                   help="read settings from FILE instead of kewpie.toml in the checkout and "
+                        "the --suitepath directories")
+    g.add_argument("--no-config", action="store_true",
+                   help="read no config file")
+    g.add_argument("--profile", "--sys-config", default="", metavar="NAME",
+                   help="apply the config files' [profiles.NAME] over their [defaults] "
+                        "(--sys-config is kewpie 2012's name), e.g. xtrabackup, "
+                        "percona-xtradb-cluster")
+    g.add_argument("--list-options", action="store_true",
+                   help="print every setting, its value and where it came from (default, "
+                        "config file and key, command line), and exit")
 
 
 def _randgen_seed(text: str) -> int:
@@ -161,66 +317,59 @@ def _randgen_seed(text: str) -> int:
         raise KewpieError(f"--randgen-seed must be a number or 'time', not {text!r}") from None
 
 
+def resolve_args(argv: Sequence[str] | None) -> Resolved:
+    """Every setting of a run: the defaults, then the config files' [defaults] and the
+    picked profile, then the command line (argparse exits 2 on malformed options;
+    UsageError for a bad config file)."""
+    parser = build_parser()
+    full = vars(parser.parse_args(argv))  # --help, and usage errors, before any file is read
+    for action in parser._actions:  # noqa: SLF001 - parse again for what was given
+        action.default = argparse.SUPPRESS
+    given = vars(parser.parse_args(argv))
+    defaults = {dest: value for dest, value in full.items() if dest not in given}
+    if full["config_file"] and full["no_config"]:
+        raise UsageError("choose one of --config FILE and --no-config")
+    if full["profile"] and full["no_config"]:
+        raise UsageError(f"--profile {full['profile']} needs a config file; --no-config "
+                          f"reads none")
+    paths = find_config_files(full["config_file"], [os.path.abspath(p) for p in
+                                                    _split(given.get("suitepath"))],
+                              RunConfig().root, read_none=full["no_config"])
+    specs = option_specs(parser, not_in_files=COMMAND_LINE_ONLY, paths=PATH_OPTIONS,
+                         comma_lists=("suitepath",))
+    files = [read_config_file(path, specs) for path in paths]
+    return resolve(defaults, given, files, full["profile"] or None)
 
-def _add_debugging_options(p: argparse.ArgumentParser) -> None:
-    """Debuggers and wrappers, failed servers, warnings, selection, combinations and
-    kewpie 2012's options (docs/debugging.md)."""
-    d = p.add_argument_group("debugging (docs/debugging.md)")
-    d.add_argument("--valgrind", action="store_true",
-                   help="run every server under valgrind memcheck (kewpie's suppressions, the "
-                        "code tree's mysql-test/valgrind.supp and suites' valgrind.supp); "
-                        "servers are stopped cleanly after each test and a server whose "
-                        "valgrind log reports errors or definite leaks fails the test; "
-                        "timeouts x10")
-    d.add_argument("--valgrind-option", action="append", default=[], metavar="OPT",
-                   help="extra valgrind option (repeatable), e.g. --valgrind-option=--track-origins=yes")
-    d.add_argument("--rr", action="store_true",
-                   help="record every server with rr (traces kept in a failed test's "
-                        "evidence: rr replay DIR); says in one line when this machine cannot "
-                        "record (no perf counters); timeouts x5")
-    d.add_argument("--gdb", action="store_true",
-                   help="run every server under gdb in batch mode: on a crash or abort the "
-                        "backtrace of every thread is in the server's stdout.log (evidence); "
-                        "timeouts x2")
-    d.add_argument("--manual-gdb", action="store_true",
-                   help="start each server under gdbserver (over a unix socket in its vardir, "
-                        "never the network), print the exact gdb command to run in another "
-                        "terminal, and wait (up to an hour) for you to attach and continue")
-    d.add_argument("--server-wrapper", default=default("server_wrapper"), metavar="'CMD {args}'",
-                   help="run every server through CMD; {args} is the server's command line "
-                        "(appended when absent), {vardir} and {name} are the server's, e.g. "
-                        "'strace -f -o {vardir}/log/strace.txt {args}'; timeouts x3")
-    d.add_argument("--libeatmydata", action="store_true",
-                   help="run servers through Debian's eatmydata (fsync becomes a no-op: fast, "
-                        "not crash-safe)")
-    d.add_argument("--keep-failed", action="store_true",
-                   help="stop at the first failed test and leave its servers running after "
-                        "the run (printed as with --start-and-exit); --mode=cleanup stops them")
-    d.add_argument("--no-check-warnings", dest="check_warnings", action="store_false",
-                   help="do not fail tests whose servers logged [ERROR] or [Warning] lines "
-                        "(minus suppressions)")
-    d.add_argument("--do-test", action="append", default=[], metavar="REGEX",
-                   help="run only tests whose 'suite.test' matches REGEX (a plain prefix also "
-                        "works); repeatable")
-    d.add_argument("--skip-test", action="append", default=[], metavar="REGEX",
-                   help="leave out tests whose 'suite.test' matches REGEX; repeatable")
-    d.add_argument("--enable-disabled", action="store_true",
-                   help="also run tests listed in a suite's disabled.txt (--mode=mtr: disabled.def)")
-    d.add_argument("--start-from", default=default("start_from"), metavar="TEST",
-                   help="skip the selected tests before TEST ('suite.test' or 'test')")
-    d.add_argument("--combination", action="append", default=[], metavar="NAME",
-                   help="run only these combinations of suites that declare combinations; "
-                        "repeatable")
-    d.add_argument("--test-debug", action="store_true",
-                   help="kewpie 2012: show the tests' own debug messages (test_executor.debug)")
-    d.add_argument("--gendata", default=default("gendata"), metavar="FILE.zz",
-                   help="kewpie 2012: load this randgen gendata file into the servers "
-                        "(schema test) before each test")
-    d.add_argument("--start-dirty", action="store_true",
-                   help="kewpie 2012: keep workdir/failed (earlier runs' evidence) at the start")
-    d.add_argument("--mysqld", action="append", default=[], metavar="OPTION",
-                   help="extra option for every server, after the suite's (repeatable; --mode=mtr "
-                        "too, as mtr's --mysqld), e.g. --mysqld=--innodb-flush-log-at-trx-commit=2")
+
+def settings_from_args(argv: Sequence[str] | None) -> tuple[RunConfig, Resolved]:
+    """The RunConfig of argv with the config files, and the settings it was made from;
+    an error about a value a config file set names the file and key."""
+    resolved = resolve_args(argv)
+    try:
+        return _config(resolved.namespace()), resolved
+    except KewpieError as exc:
+        raise _blamed(exc, resolved) from None
+
+
+def config_from_args(argv: Sequence[str] | None) -> RunConfig:
+    """Parse argv (and the config files) into a RunConfig (argparse exits 2 on malformed
+    options; KewpieError for a bad value or config file)."""
+    return settings_from_args(argv)[0]
+
+
+def _blamed(exc: KewpieError, resolved: Resolved) -> KewpieError:
+    """exc, naming the config file and key of each option it mentions that a file set."""
+    import re
+    sources = []
+    for key in dict.fromkeys(re.findall(r"--([a-z][a-z0-9-]*)", str(exc))):
+        names = (key, key[3:]) if key.startswith("no-") else (key,)  # --no-shm: shm
+        for dest in (name.replace("-", "_") for name in names):
+            setting = resolved.settings.get(dest)
+            if setting is not None:
+                if setting.from_file and setting.source not in sources:
+                    sources.append(setting.source)
+                break
+    return UsageError(f"{exc} (set in {'; '.join(sources)})") if sources else exc
 
 
 def _debugging_config(args: argparse.Namespace, config: RunConfig) -> RunConfig:
@@ -251,9 +400,8 @@ def _debugging_config(args: argparse.Namespace, config: RunConfig) -> RunConfig:
     return config
 
 
-def config_from_args(argv: Sequence[str] | None) -> RunConfig:
-    """Parse argv into a RunConfig (argparse exits 2 on malformed options)."""
-    args = build_parser().parse_args(argv)
+def _config(args: argparse.Namespace) -> RunConfig:
+    """The settings' RunConfig; KewpieError for a value or combination that cannot work."""
     if args.repeat < 1:
         raise KewpieError("--repeat must be at least 1")
     if args.parallel < 1:
@@ -270,11 +418,12 @@ def config_from_args(argv: Sequence[str] | None) -> RunConfig:
         raise KewpieError(f"--tolerance must be a fraction in [0, 1), not {args.tolerance:g}")
     if args.mode == "sweep" and not args.sweep_file:
         raise KewpieError("--mode=sweep needs --sweep-file PATH")
-    mtr_only = [*(args.mysqltest_protocols or ()), *(["--record"] if args.record else []),
+    protocols = tuple(f for f in MYSQLTEST_PROTOCOLS if getattr(args, _protocol_dest(f)))
+    mtr_only = [*protocols, *(["--record"] if args.record else []),
                 *(["--big-test"] if args.big_test else []),
                 *([] if args.reorder else ["--no-reorder"])]
     if mtr_only and args.mode != "mtr":
-        raise KewpieError(f"{', '.join(dict.fromkeys(mtr_only))}: only with --mode=mtr "
+        raise KewpieError(f"{', '.join(mtr_only)}: only with --mode=mtr "
                           f"(mysql-test cases); this run is --mode={args.mode}")
     if args.shard:
         from .run.scheduling import parse_shard
@@ -293,13 +442,13 @@ def config_from_args(argv: Sequence[str] | None) -> RunConfig:
     return _debugging_config(args, RunConfig(
         suites=suites, tests=list(args.tests), suitepaths=suitepaths,
         basedir=basedirs[0], extra_basedirs=basedirs[1:], default_server_type=args.default_server_type,
-        workdir=os.path.abspath(args.workdir), use_shm=not args.no_shm,
+        workdir=os.path.abspath(args.workdir), use_shm=args.shm,
         start_and_exit=args.start_and_exit, mode=args.mode, force=args.force,
         repeat=args.repeat, test_timeout=args.test_timeout, list_only=args.list,
         verbose=args.verbose, base_port=args.base_port, lock_dir=args.lock_dir,
         server_user=args.server_user, start_timeout=args.server_start_timeout,
         wsrep_provider_path=args.wsrep_provider_path, wsrep_sst_method=args.wsrep_sst_method,
-        cluster_snapshots=not args.no_cluster_snapshot,
+        cluster_snapshots=args.cluster_snapshot,
         xtrabackup_path=os.path.abspath(args.xtrabackup_path) if args.xtrabackup_path else "",
         innobackupex_path=os.path.abspath(args.innobackupex_path) if args.innobackupex_path else "",
         randgen_path=os.path.abspath(args.randgen_path) if args.randgen_path else "",
@@ -312,8 +461,19 @@ def config_from_args(argv: Sequence[str] | None) -> RunConfig:
         baseline=args.baseline, tolerance=args.tolerance, results_db_dsn=args.results_db_dsn,
         randgen_seed=randgen_seed, opt_matrix=args.opt_matrix,
         mtr_root=os.path.abspath(args.mtr_root) if args.mtr_root else "", record=args.record,
-        big_test=args.big_test, mysqltest_protocols=tuple(args.mysqltest_protocols or ()),
-        reorder=args.reorder))
+        big_test=args.big_test, mysqltest_protocols=protocols, reorder=args.reorder))
+
+
+def option_rows(parser: argparse.ArgumentParser) -> list[tuple[str, list[tuple[str, str]]]]:
+    """``--help``'s groups as (title, [(option, dest)...]) for ``--list-options``."""
+    groups = []
+    for group in parser._action_groups:  # noqa: SLF001 - argparse's groups, in --help order
+        rows = [(a.option_strings[0] if a.option_strings else a.metavar, a.dest)
+                for a in group._group_actions  # noqa: SLF001
+                if not isinstance(a, argparse._HelpAction)]  # noqa: SLF001
+        if rows:
+            groups.append((group.title or "", rows))
+    return groups
 
 
 HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -338,17 +498,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     Every harness-level failure, cleanup included, is one ERROR line and exit
     2; servers are stopped whatever happened.
     """
-    from .run.environment import RunEnvironment
-    from .run.modes import run_mode
-
     os.umask(0o022)  # nothing kewpie writes may be world-writable
     os.environ.setdefault("KEWPIE_PYTHON", sys.executable)  # for scripts/innobackupex
     log = configure(verbose="--verbose" in (argv if argv is not None else sys.argv[1:]))
     try:
-        config = config_from_args(argv)
+        config, resolved = settings_from_args(argv)
     except KewpieError as exc:
         log.error(str(exc))
         return EXIT_ENVIRONMENT
+    if resolved.settings["list_options"].value:
+        print(format_settings(resolved, option_rows(build_parser())))
+        return EXIT_OK
+    if resolved.files and not config.list_only:  # where settings came from (--list-options)
+        log.info(f"Settings from {', '.join(resolved.files)}"
+                 + (f", profile {resolved.profile}" if resolved.profile else ""))
+    from .run.environment import RunEnvironment  # the run's modules: not for --help
+    from .run.modes import run_mode
+
     previous = {sig: signal.signal(sig, _raise_interrupted) for sig in HANDLED_SIGNALS}
     env: RunEnvironment | None = None
     status = EXIT_ENVIRONMENT

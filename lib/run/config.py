@@ -1,5 +1,9 @@
 """The one run-config object every part of the harness reads, and the one place its
-defaults live (the command line's defaults are read from here)."""
+defaults live (the command line's defaults are read from here; a config file's
+settings and the command line's go through lib/cli.py into it).
+
+Light to import (no server, process or database module): ``kewpie.py --help``
+reads its defaults from here."""
 from __future__ import annotations
 
 import os
@@ -9,7 +13,6 @@ from typing import Any
 
 from ..home import data_path, run_root
 from ..platform.ports import DEFAULT_BASE_PORT
-from ..servers.server import ServerSettings
 
 ROOT = run_root()  # the checkout, or the current directory when installed
 
@@ -44,8 +47,8 @@ class RunConfig:
     base_port: int = DEFAULT_BASE_PORT
     lock_dir: str = ""
     server_user: str | None = None
-    start_timeout: float = ServerSettings.start_timeout  # servers' own defaults
-    shutdown_timeout: float = ServerSettings.shutdown_timeout
+    start_timeout: float = 60.0  # servers' own defaults (ServerSettings'; a unit test
+    shutdown_timeout: float = 10.0  # keeps them equal without importing lib.servers here)
     wsrep_provider_path: str = "/usr/lib/galera/libgalera_smm.so"
     wsrep_sst_method: str = "rsync"
     cluster_snapshots: bool = True

@@ -1,6 +1,7 @@
-"""Unit tests for lib/cli.py: argument parsing into a RunConfig (no harness is started).
+"""Unit tests for lib/cli.py: argument parsing into a RunConfig, --help's groups, config
+files and profiles through the command line, --list-options (no harness is started).
 
-Covers: lib/cli.py, lib/run/config.py
+Covers: lib/cli.py, lib/run/config.py, lib/run/configfile.py
 """
 import argparse
 import os
@@ -118,3 +119,169 @@ def test_help_mentions_every_option(capsys):
             assert action.metavar in text
         assert action.help, f"{action.dest} has no help text"
     assert "Exit status" in text
+
+
+# ---------------------------------------------------------------- --help's groups
+
+HELP_GROUPS = {
+    "selection": ["--suite", "--suitepath", "--do-test", "--list"],
+    "the run": ["--mode", "--force", "--repeat", "--test-timeout", "--workdir"],
+    "servers and Galera": ["--basedir", "--mysqld", "--wsrep-sst-method", "--cluster-snapshot"],
+    "regression jobs": ["--parallel", "--junit-xml", "--shard", "--retry"],
+    "debugging": ["--valgrind", "--gdb", "--keep-failed", "--check-warnings"],
+    "mtr mode": ["--mtr-root", "--record", "--ps-protocol"],
+    "sweeps": ["--sweep-file", "--baseline", "--tolerance"],
+    "tools": ["--xtrabackup-path", "--randgen-path"],
+    "kewpie 2012": ["--randgen-seed", "--opt-matrix", "--innobackupex-path", "--gendata"],
+    "config files and profiles": ["--config", "--profile", "--list-options"],
+}
+
+
+def test_help_is_grouped_by_job(capsys):
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["--help"])
+    text = capsys.readouterr().out
+    sections = {}
+    for block in text.split("\n\n"):
+        head = block.splitlines()[0]
+        for title in HELP_GROUPS:
+            if head.startswith(title) and head.endswith(":"):
+                sections[title] = block
+    assert set(sections) == set(HELP_GROUPS)
+    for title, options in HELP_GROUPS.items():
+        for option in options:
+            assert f"  {option}" in sections[title], (title, option)
+    other = text.split("\n\n")[2]  # argparse's own group holds only --help
+    assert other.startswith("options:") and other.count("\n  -") == 1, other
+    assert text.index("selection:") < text.index("the run:") < text.index("servers and Galera")
+
+
+def test_on_off_options_have_a_no_form():
+    for argv, field_name, value in ((["--force", "--no-force"], "force", False),
+                                    (["--no-shm"], "use_shm", False), (["--shm"], "use_shm", True),
+                                    (["--no-cluster-snapshot"], "cluster_snapshots", False),
+                                    (["--no-check-warnings"], "check_warnings", False)):
+        assert getattr(config_from_args(argv), field_name) is value, argv
+
+
+def test_mtr_protocols_in_mtr_order():
+    cfg = config_from_args(["--mode=mtr", "--view-protocol", "--ps-protocol", "--no-reorder"])
+    assert cfg.mysqltest_protocols == ("--ps-protocol", "--view-protocol")
+    assert cfg.reorder is False
+    with pytest.raises(KewpieError, match="--ps-protocol: only with --mode=mtr"):
+        config_from_args(["--ps-protocol"])
+
+
+# ---------------------------------------------------------------- kewpie.toml
+
+EXAMPLE = os.path.join(ROOT, "kewpie.toml.example")
+
+
+def _config_file(tmp_path, text):
+    path = tmp_path / "my.toml"
+    path.write_text(text)
+    return str(path)
+
+
+def test_every_option_can_be_read_from_a_file():
+    from lib.cli import COMMAND_LINE_ONLY, PATH_OPTIONS
+    from lib.run.configfile import option_specs
+    specs = option_specs(build_parser(), not_in_files=COMMAND_LINE_ONLY, paths=PATH_OPTIONS)
+    assert {"repeat", "no-force", "force", "shm", "no-shm", "ps-protocol", "no-reorder",
+            "test-timeout", "mysqld"} <= set(specs)
+    assert not {"config", "profile", "sys-config", "list-options", "no-config"} & set(specs)
+    assert {s.key for s in specs.values() if s.path} == set(PATH_OPTIONS)
+
+
+def test_profile_applies_over_defaults_and_command_line_overrides(tmp_path):
+    path = _config_file(tmp_path, '[defaults]\nrepeat = 2\nsuite = "main"\nparallel = 2\n'
+                                  '[profiles.p]\nrepeat = 3\nforce = true\ntest-timeout = 30\n'
+                                  'junit-xml = "reports/out.xml"\n')
+    plain = config_from_args(["--config", path])
+    assert plain.repeat == 2 and plain.suites == ["main"] and plain.parallel == 2
+    assert not plain.force and plain.test_timeout == 0
+    picked = config_from_args(["--config", path, "--profile", "p"])
+    assert picked.repeat == 3 and picked.force and picked.test_timeout == 30
+    assert picked.junit_xml == str(tmp_path / "reports" / "out.xml")
+    cli = config_from_args(["--config", path, "--sys-config=p", "--repeat=1", "--no-force",
+                            "--suite=other"])
+    assert cli.repeat == 1 and not cli.force and cli.suites == ["other"] and cli.test_timeout == 30
+
+
+def test_suitepath_file_is_read_and_beats_nothing_given(tmp_path):
+    (tmp_path / "kewpie.toml").write_text("[defaults]\nrepeat = 4\n")
+    assert config_from_args([f"--suitepath={tmp_path}"]).repeat == 4
+    assert config_from_args([f"--suitepath={tmp_path}", "--no-config"]).repeat == 1
+    assert config_from_args([f"--suitepath={tmp_path}", "--repeat=2"]).repeat == 2
+
+
+def test_a_files_bad_value_names_the_file_and_key(tmp_path):
+    path = _config_file(tmp_path, "[profiles.p]\nrepeat = 0\nparallel = 2\nkeep-failed = true\n")
+    with pytest.raises(KewpieError, match=r"--repeat must be at least 1 \(set in .*my.toml: "
+                                          r"\[profiles.p\] repeat\)"):
+        config_from_args(["--config", path, "--profile=p"])
+    with pytest.raises(KewpieError, match=r"--keep-failed needs --parallel 1 .*\(set in "
+                                          r".*keep-failed; .*parallel\)"):
+        config_from_args(["--config", path, "--profile=p", "--repeat=1"])
+    with pytest.raises(KewpieError) as info:  # the command line's own mistakes blame no file
+        config_from_args(["--config", path, "--repeat=0"])
+    assert "set in" not in str(info.value)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--config=x.toml", "--no-config"], "choose one of --config FILE and --no-config"),
+    (["--profile=p", "--no-config"], "--profile p needs a config file"),
+])
+def test_config_options_that_contradict(argv, message):
+    with pytest.raises(KewpieError, match=message):
+        config_from_args(argv)
+
+
+def test_example_file_profiles_all_make_valid_configs():
+    from lib.cli import resolve_args
+    profiles = ("xtrabackup", "percona-xtradb-cluster", "ci", "debug")
+    for name in profiles:
+        cfg = config_from_args(["--config", EXAMPLE, "--profile", name])
+        assert isinstance(cfg, RunConfig)
+    assert config_from_args(["--config", EXAMPLE, "--profile=xtrabackup"]).suites == ["xtrabackup_basic"]
+    pxc = config_from_args(["--config", EXAMPLE, "--profile=percona-xtradb-cluster"])
+    assert pxc.default_server_type == "galera" and pxc.suites == ["cluster_basic", "cluster_sst"]
+    import tomllib
+    with open(EXAMPLE, "rb") as handle:
+        assert set(tomllib.load(handle)["profiles"]) == set(profiles)
+    assert resolve_args(["--config", EXAMPLE]).profile is None
+
+
+def test_list_options_prints_settings_and_sources_and_starts_nothing(tmp_path, capsys):
+    from lib.cli import main
+    path = _config_file(tmp_path, "[defaults]\nrepeat = 2\n[profiles.p]\nno-shm = true\n")
+    workdir = tmp_path / "wd"
+    status = main(["--config", path, "--profile=p", "--list-options", "--parallel=3",
+                   f"--workdir={workdir}"])
+    out = capsys.readouterr().out
+    assert status == 0
+    rows = {line.split()[0]: line.split(None, 2)[1:] for line in out.splitlines()
+            if line.startswith("  --")}
+    assert rows["--repeat"] == ["2", f"{path}: [defaults] repeat"]
+    assert rows["--shm"] == ["false", f"{path}: [profiles.p] no-shm"]
+    assert rows["--parallel"] == ["3", "command line"]
+    assert rows["--force"] == ["false", "default"]
+    assert f"# config files (weakest first): {path}" in out and "# profile: p" in out
+    assert not workdir.exists()
+
+
+def test_bad_config_file_is_one_error_line_and_exit_2(tmp_path, capsys):
+    from lib.cli import main
+    path = _config_file(tmp_path, "[defaults]\nrepeat = 'two'\n")
+    assert main(["--config", path, f"--workdir={tmp_path / 'wd'}"]) == 2
+    out = capsys.readouterr().out
+    errors = [line for line in out.splitlines() if " ERROR " in line]
+    assert len(errors) == 1 and f"{path}: [defaults] repeat" in errors[0], out
+    assert not (tmp_path / "wd").exists()
+
+
+def test_run_config_server_timeouts_are_the_servers_own():
+    """lib/run/config.py writes them down without importing lib.servers (--help stays fast)."""
+    from lib.servers.server import ServerSettings
+    assert RunConfig().start_timeout == ServerSettings.start_timeout
+    assert RunConfig().shutdown_timeout == ServerSettings.shutdown_timeout
