@@ -71,6 +71,7 @@ class MtrCase:
         servers are resolved from it by the runner)."""
         opts = (("template", self.template), ("tz", self.timezone),
                 ("master", tuple(self.master_opt)), ("slave", tuple(self.slave_opt)))
+        # a key only (the runner builds the servers): its "options" are the case's settings
         return Requirements(server_type="mtr", servers=(tuple(opts),))  # type: ignore[arg-type]
 
 
@@ -308,9 +309,9 @@ class Collector:
                     cases += self.one(suite, tname, [])
             return cases
         for text in names:
-            sname, tname, combs = split_name(text)
+            named, tname, combs = split_name(text)
             found = False
-            for candidate in ([sname] if sname else suites):
+            for candidate in ([named] if named else suites):
                 suite = self.suite(candidate)
                 if os.path.isfile(os.path.join(suite.tdir, tname + ".test")):
                     cases += self.one(suite, tname, combs)
@@ -318,7 +319,7 @@ class Collector:
                     break
             if not found:
                 raise UsageError(f"mtr test {text!r} not found in suite(s) "
-                                 f"{', '.join([sname] if sname else suites)}")
+                                 f"{', '.join([named] if named else suites)}")
         return cases
 
     def one(self, suite: MtrSuite, tname: str, wanted: Iterable[str]) -> list[MtrCase]:
@@ -427,7 +428,9 @@ def skip_rules(mtr_root: str, features: dict[str, str], env: dict[str, str],
                optional_plugins: frozenset[str] = frozenset()) -> dict[str, object]:
     """The skip lists of main's, mariabackup's and rpl's ``suite.pm`` for this build:
     {combinations path: reason (skip every test sourcing it) or [combinations to skip]}."""
-    inc = lambda name: os.path.join(mtr_root, "include", name + ".combinations")  # noqa: E731
+    def inc(name: str) -> str:
+        """The combinations file of mysql-test's include/<name>."""
+        return os.path.join(mtr_root, "include", name + ".combinations")
     debug = "debug-dbug" in features
     rules: dict[str, object] = {
         inc("platform"): ["aix", "win"],

@@ -133,8 +133,8 @@ def base_environment(tree: CodeTree, mtr_root: str, vardir: MtrVardir) -> dict[s
              "REPLACE": ("replace",), "INNOCHECKSUM": ("innochecksum",),
              "MYSQL_INSTALL_DB_EXE": ("mariadb-install-db", "mysql_install_db"),
              "MARIADB_UPGRADE_EXE": ("mariadb-upgrade",)}
-    for var, names in tools.items():
-        exe = find_binary(tree, *names)
+    for var, tool_names in tools.items():
+        exe = find_binary(tree, *tool_names)
         if exe:
             env[var] = exe
     conv = find_binary(tree, "mariadb-conv")

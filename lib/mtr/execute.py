@@ -30,6 +30,7 @@ from .warnings import WarningScanner, log_size, read_since
 from ..platform.logsetup import get_logger
 from ..platform.logtail import tail_file
 from ..platform.tools import ToolResult, run_tool
+from ..servers.options import Option
 from ..servers.server import Server
 
 class MtrStatus(StrEnum):
@@ -88,7 +89,7 @@ class ServerWatch:
 
     number: int
     server: Server
-    options: list = field(default_factory=list)
+    options: list[Option] = field(default_factory=list)
     restarted_with_options: bool = False
     crashed: str = ""
     log_mark: int = 0

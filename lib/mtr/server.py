@@ -13,11 +13,17 @@ import os
 import re
 import shutil
 import time
+from typing import TYPE_CHECKING
 
 from .cnf import MtrConfig
+from ..platform.process import ProcessExecutor
 from ..servers.layout import write_private_file
 from ..servers.options import Option, render_cnf
 from ..servers.server import Server
+
+if TYPE_CHECKING:
+    from ..servers.manager import ServerManager
+    from ..servers.requirements import Requirements
 
 
 MARK_ENV = "KEWPIE_MTR_MARK"  # set while a test's servers start: the CURRENT_TEST to write
@@ -51,12 +57,12 @@ class MtrServer(Server):
         return self.lease.port(0)
 
     @property
-    def stdout_log(self) -> str:  # type: ignore[override]
+    def stdout_log(self) -> str:  # type: ignore[override]  # Server's is its layout's path
         """The server's stdout and stderr go to its error log, as under mtr (what it
         prints before opening the log, e.g. option warnings, is there too)."""
         return self._log_error()
 
-    def launch(self, extra_args: tuple[str, ...] = ()) -> object:
+    def launch(self, extra_args: tuple[str, ...] = ()) -> ProcessExecutor:
         """Launch, remembering where the error log ends (readiness is read from it)."""
         path = self._log_error()
         if not os.path.exists(path) and os.path.isdir(os.path.dirname(path)):
@@ -132,11 +138,11 @@ def is_wsrep(server: Server) -> bool:
     return False
 
 
-def start_mtr_set(manager: object, servers: list[Server], reqs: object) -> None:
+def start_mtr_set(manager: ServerManager, servers: list[Server], reqs: Requirements) -> None:
     """Fresh datadirs; plain servers start all at once, Galera nodes one after the other,
     each Synced before the next joins (as mtr starts a galera suite's servers)."""
     for server in servers:
-        manager.copy_pristine(server)  # type: ignore[attr-defined]
+        manager.copy_pristine(server)
     if not any(is_wsrep(s) for s in servers):
         for server in servers:
             server.start(wait=False)

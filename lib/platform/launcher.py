@@ -13,7 +13,7 @@ from __future__ import annotations
 import queue
 import threading
 from concurrent.futures import Future
-from typing import Callable, TypeVar
+from typing import Any, Callable, TypeVar
 
 T = TypeVar("T")
 
@@ -23,7 +23,7 @@ class Launcher:
 
     def __init__(self, name: str = "kewpie-launcher") -> None:
         self.name = name
-        self._queue: "queue.SimpleQueue[tuple[Callable[[], object], Future]]" = queue.SimpleQueue()
+        self._queue: "queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]]]" = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
 
@@ -46,6 +46,6 @@ class Launcher:
         if threading.current_thread() is threading.main_thread():
             return fn()
         self._ensure_thread()
-        future: Future = Future()
+        future: Future[T] = Future()
         self._queue.put((fn, future))
         return future.result()

@@ -29,7 +29,7 @@ def get_logger() -> logging.Logger:
     return logging.getLogger(LOGGER_NAME)
 
 
-class TqdmHandler(logging.StreamHandler):
+class TqdmHandler(logging.StreamHandler[TextIO]):
     """A log handler that prints above the progress bar instead of through it."""
 
     def emit(self, record: logging.LogRecord) -> None:
@@ -48,9 +48,9 @@ def configure(verbose: bool = False, stream: TextIO | None = None, logfile: str 
     through the live progress line.
     """
     logger = get_logger()
-    for handler in list(logger.handlers):
-        logger.removeHandler(handler)
-        handler.close()
+    for old in list(logger.handlers):
+        logger.removeHandler(old)
+        old.close()
     if progress_safe:
         handler: logging.Handler = TqdmHandler(stream or sys.stdout)
     else:

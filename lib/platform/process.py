@@ -24,7 +24,7 @@ import shutil
 import signal
 import subprocess
 import time
-from typing import IO, Callable, Mapping, Sequence
+from typing import IO, Any, Callable, Mapping, Sequence, TypedDict
 
 import psutil
 
@@ -84,7 +84,15 @@ def _allow_cores() -> None:
         pass
 
 
-def _switch_user(user: str | None) -> dict[str, object]:
+class UserSwitch(TypedDict, total=False):
+    """Popen's arguments that run a child as another user (empty: as us)."""
+
+    user: str
+    group: str
+    extra_groups: list[str]
+
+
+def _switch_user(user: str | None) -> UserSwitch:
     """Popen arguments that run the child as user (none if it is us already)."""
     if not user or (os.geteuid() != 0 and pwd.getpwuid(os.geteuid()).pw_name == user):
         return {}
@@ -111,10 +119,10 @@ def with_tags(env: Mapping[str, str] | None, tagged: Mapping[str, str] | None) -
 
 def spawn(argv: Sequence[str], *, env: Mapping[str, str] | None = None,
           user: str | None = None, cwd: str | None = None,
-          stdin: int | IO | None = subprocess.DEVNULL, stdout: int | IO | None = None,
-          stderr: int | IO | None = None, pass_fds: Sequence[int] = (),
+          stdin: int | IO[Any] | None = subprocess.DEVNULL, stdout: int | IO[Any] | None = None,
+          stderr: int | IO[Any] | None = None, pass_fds: Sequence[int] = (),
           with_parent: bool = True, core_dumps: bool = False,
-          text: bool = False, netns: str | None = None) -> subprocess.Popen:
+          text: bool = False, netns: str | None = None) -> subprocess.Popen[Any]:
     """Start argv in its own session: the only Popen in kewpie's process layer.
 
     with_parent sets the parent-death signal (the child is SIGKILLed when the
@@ -137,11 +145,11 @@ def spawn(argv: Sequence[str], *, env: Mapping[str, str] | None = None,
     # Popen returns, so a launch can never race the exit of the thread that asked
     lean = None if core_dumps else _through_setpriv(argv, env, cwd, switch, with_parent)
     if lean is not None:  # no Python between fork and exec: Popen can vfork
-        return subprocess.Popen(  # type: ignore[call-overload]
+        return subprocess.Popen(
             lean, env=dict(env) if env is not None else None, cwd=cwd,
             stdin=stdin, stdout=stdout, stderr=stderr, pass_fds=tuple(pass_fds),
             start_new_session=True, text=text, errors="replace" if text else None)
-    return subprocess.Popen(  # type: ignore[call-overload]
+    return subprocess.Popen(
         list(argv), env=dict(env) if env is not None else None, cwd=cwd,
         stdin=stdin, stdout=stdout, stderr=stderr, pass_fds=tuple(pass_fds),
         start_new_session=True, preexec_fn=_child_setup(with_parent, core_dumps),
@@ -149,7 +157,7 @@ def spawn(argv: Sequence[str], *, env: Mapping[str, str] | None = None,
 
 
 def _through_setpriv(argv: Sequence[str], env: Mapping[str, str] | None, cwd: str | None,
-                     switch: dict[str, object], with_parent: bool) -> list[str] | None:
+                     switch: UserSwitch, with_parent: bool) -> list[str] | None:
     """argv run by util-linux's setpriv, which switches the user and sets the
     parent-death signal before it execs argv; None when setpriv is missing (the
     preexec hook then does it).
@@ -177,7 +185,7 @@ def _through_setpriv(argv: Sequence[str], env: Mapping[str, str] | None, cwd: st
     return [*prefix, "--", *argv] if len(prefix) > 1 else list(argv)
 
 
-def wait_exit(proc: subprocess.Popen, timeout: float | None) -> bool:
+def wait_exit(proc: subprocess.Popen[Any], timeout: float | None) -> bool:
     """Wait for our child to exit and reap it; True if it did within timeout.
 
     Blocks on a pidfd (woken the moment the child exits) rather than
@@ -274,7 +282,7 @@ def stop_policy(alive: Callable[[], bool], send: Callable[[int], None],
     return StopResult.KILLED
 
 
-def stop_child(proc: subprocess.Popen, term_timeout: float,
+def stop_child(proc: subprocess.Popen[Any], term_timeout: float,
                kill_timeout: float = KILL_TIMEOUT) -> StopResult:
     """:func:`stop_policy` for a child we started in its own session (reaps it).
 
@@ -324,7 +332,7 @@ class ProcessExecutor:
         self.die_with_parent = die_with_parent
         self.cwd = cwd
         self.launcher = launcher
-        self.proc: subprocess.Popen | None = None
+        self.proc: subprocess.Popen[Any] | None = None
         self.create_time: float | None = None
 
     @property
@@ -344,7 +352,7 @@ class ProcessExecutor:
         except psutil.Error:
             self.create_time = None
 
-    def _launch(self) -> subprocess.Popen:
+    def _launch(self) -> subprocess.Popen[Any]:
         with open(self.log_path, "ab") as out:
             return spawn(self.argv, env=self.env, user=self.user, cwd=self.cwd,
                          stdout=out, stderr=out, pass_fds=self.pass_fds,

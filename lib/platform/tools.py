@@ -12,11 +12,12 @@ to a log file with no Python in the data path.
 """
 from __future__ import annotations
 
+import io
 import subprocess
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence, TypedDict
 
 from .process import spawn, stop_child, tool_env, wait_exit
 
@@ -58,6 +59,15 @@ class ToolResult:
             return ""
 
 
+class _SpawnArgs(TypedDict):
+    """What run_tool hands spawn whatever it does with the output."""
+
+    env: dict[str, str]
+    user: str | None
+    cwd: str | None
+    stdin: int
+
+
 def _remaining(deadline: float | None) -> float | None:
     return None if deadline is None else max(0.0, deadline - time.monotonic())
 
@@ -66,7 +76,7 @@ def run_tool(argv: Sequence[str], *, user: str | None = None,
              env: Mapping[str, str] | None = None, tmpdir: str | None = None,
              timeout: float | None = None, log_path: str | None = None,
              cwd: str | None = None, input: str | None = None,
-             on_line: Callable[[str], None] | None = None, append: bool = False) -> ToolResult:
+             on_line: Callable[[str], object] | None = None, append: bool = False) -> ToolResult:
     """Run argv to its end; its whole process group is stopped if timeout passes.
 
     Output: with log_path, stdout and stderr go to that file (truncated
@@ -78,10 +88,10 @@ def run_tool(argv: Sequence[str], *, user: str | None = None,
     deadline = None if timeout is None else time.monotonic() + timeout
     start = time.monotonic()
     stdin = subprocess.PIPE if input is not None else subprocess.DEVNULL
-    kwargs = dict(env=tool_env(env, tmpdir), user=user, cwd=cwd, stdin=stdin)
+    kwargs = _SpawnArgs(env=tool_env(env, tmpdir), user=user, cwd=cwd, stdin=stdin)
     if log_path is not None:
-        with open(log_path, "ab" if append else "wb") as out:
-            proc = spawn(argv, stdout=out, stderr=out, **kwargs)  # type: ignore[arg-type]
+        with open(log_path, "ab" if append else "wb") as log:
+            proc = spawn(argv, stdout=log, stderr=log, **kwargs)
         try:
             if input is not None:
                 _feed(proc, input)
@@ -95,8 +105,7 @@ def run_tool(argv: Sequence[str], *, user: str | None = None,
                           log_path=log_path)
     if on_line is not None:
         return _run_streamed(argv, kwargs, input, deadline, on_line, start)
-    proc = spawn(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                 **kwargs)  # type: ignore[arg-type]
+    proc = spawn(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
     timed_out = False
     try:
         out, err = proc.communicate(input, timeout=_remaining(deadline))
@@ -114,22 +123,22 @@ def run_tool(argv: Sequence[str], *, user: str | None = None,
                       stdout=out or "", stderr=err or "")
 
 
-def _feed(proc: subprocess.Popen, data: str) -> None:
+def _feed(proc: subprocess.Popen[Any], data: str) -> None:
     """Write data to the tool's stdin (bytes or text, as the pipe is) and close it."""
     assert proc.stdin is not None
     try:
-        proc.stdin.write(data if proc.text_mode else data.encode())
+        proc.stdin.write(data if isinstance(proc.stdin, io.TextIOWrapper) else data.encode())
         proc.stdin.close()
     except BrokenPipeError:
         pass
 
 
-def _run_streamed(argv: Sequence[str], kwargs: dict, input: str | None,
-                  deadline: float | None, on_line: Callable[[str], None],
+def _run_streamed(argv: Sequence[str], kwargs: _SpawnArgs, input: str | None,
+                  deadline: float | None, on_line: Callable[[str], object],
                   start: float) -> ToolResult:
     """run_tool's line-by-line variant; a timer stops the group when time is up."""
-    proc = spawn(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                 **kwargs)  # type: ignore[arg-type]
+    proc = spawn(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kwargs)
+    assert proc.stdout is not None  # stdout=PIPE
     if input is not None:
         _feed(proc, input)
     expired = threading.Event()
@@ -146,7 +155,6 @@ def _run_streamed(argv: Sequence[str], kwargs: dict, input: str | None,
         timer.start()
     lines: list[str] = []
     try:
-        assert proc.stdout is not None
         for line in proc.stdout:
             line = line.rstrip("\n")
             lines.append(line)
@@ -158,7 +166,7 @@ def _run_streamed(argv: Sequence[str], kwargs: dict, input: str | None,
         if timer is not None:
             timer.cancel()
             timer.join()
-        proc.stdout.close()  # type: ignore[union-attr]
+        proc.stdout.close()
     code = proc.wait()
     return ToolResult(list(argv), code, time.monotonic() - start, expired.is_set(), lines=lines)
 
@@ -177,7 +185,7 @@ def run_pipeline(producer: Sequence[str], consumer: Sequence[str], *, log_path: 
     environment = tool_env(env, tmpdir)
     deadline = None if timeout is None else time.monotonic() + timeout
     start = time.monotonic()
-    procs: list[subprocess.Popen] = []
+    procs: list[subprocess.Popen[Any]] = []
     try:
         with open(log_path, "wb") as out, open(consumer_log, "wb") as xout:
             first = spawn(producer, env=environment, user=user, cwd=cwd,

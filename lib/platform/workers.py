@@ -74,7 +74,7 @@ def start_worker(name: str, target: Callable[[Connection], None]) -> Worker:
 
 def ready(conns: Sequence[Connection]) -> list[Connection]:
     """Block until at least one of conns has a message (or was closed); those that do."""
-    return list(wait(list(conns)))  # type: ignore[arg-type]
+    return [c for c in wait(list(conns)) if isinstance(c, Connection)]
 
 
 def stop_workers(workers: Iterable[Worker], grace: float) -> None:

@@ -156,9 +156,9 @@ class BootstrapCache:
             if stat.S_ISDIR(st.st_mode) and key != keep:
                 entries.append((name == key, st.st_mtime, key, name))
         entries.sort(reverse=True)  # templates first, newest first; builds after
-        keep = self.keep_templates
-        for _, _, key, name in entries[keep - 1:] + \
-                [e for e in entries[:keep - 1] if not e[0]]:
+        count = self.keep_templates
+        for _, _, key, name in entries[count - 1:] + \
+                [e for e in entries[:count - 1] if not e[0]]:
             lock_fd = self._lock_file(key)
             try:
                 fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

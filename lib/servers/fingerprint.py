@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Mapping, Protocol
+from typing import Any, Iterable, Mapping, Protocol
 
 # Never part of the fingerprint: they move by themselves (GTID positions, the clock).
 VOLATILE_VARIABLES = frozenset({
@@ -154,7 +154,7 @@ class Queryable(Protocol):
 
     name: str
 
-    def execute(self, sql: str, args: object = None, db: str | None = None) -> list[tuple]:
+    def execute(self, sql: str, args: object = None, db: str | None = None) -> list[tuple[Any, ...]]:
         """Run one statement and return its rows."""
 
 
@@ -216,10 +216,10 @@ class StateProbe:
         return Fingerprint(pid, MappingProxyType(parts), int(row[0] or 0),
                            MappingProxyType(details))
 
-    def details(self, names: object) -> dict[str, dict[str, str]]:
+    def details(self, names: Iterable[str]) -> dict[str, dict[str, str]]:
         """Row key -> row text of the named parts (one query per part)."""
         out = {}
-        for name in names:  # type: ignore[attr-defined]
+        for name in names:
             part = self.by_name[name]
             out[name] = {str(k): str(v) for k, v in self.server.execute(part.detail_sql())}
         return out

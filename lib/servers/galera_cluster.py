@@ -24,7 +24,7 @@ import os
 import shutil
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from ..platform import safedirs
 from ..errors import QueryError, ServerError, ServerStartError
@@ -300,13 +300,15 @@ def restart_cluster(nodes: list[GaleraServer], timeout: float = JOIN_TIMEOUT) ->
         if node.is_alive():
             node.stop()
     with ThreadPoolExecutor(len(nodes)) as pool:  # --wsrep-recover runs InnoDB recovery
-        positions = dict(zip([n.name for n in nodes], pool.map(lambda n: n.saved_position(), nodes)))
-    candidates = [n for n in nodes if positions[n.name] is not None]
+        positions: dict[str, tuple[str, int] | None] = dict(
+            zip([n.name for n in nodes], pool.map(lambda n: n.saved_position(), nodes)))
+    held = {name: pos for name, pos in positions.items() if pos is not None}
+    candidates = [n for n in nodes if n.name in held]
     if not candidates:
         raise GaleraJoinError("no node of the cluster has data to bootstrap from",
                               cluster_evidence(nodes))
-    first = max(candidates, key=lambda n: positions[n.name][1])  # type: ignore[index]
-    uuid, seqno = positions[first.name]  # type: ignore[misc]
+    first = max(candidates, key=lambda n: held[n.name][1])
+    uuid, seqno = held[first.name]
     log.info(f"restarting the cluster from {first.name} at {uuid}:{seqno} "
              f"(positions: {', '.join(f'{k}={v[1] if v else None}' for k, v in positions.items())})")
     for node in nodes:
@@ -335,7 +337,7 @@ def wait_galera_applied(manager: "ServerManager", timeout: float) -> None:
         sync_wait_execute(node, "SELECT 1")
 
 
-def sync_wait_execute(node: GaleraServer, sql: str, args: object = None) -> list[tuple]:
+def sync_wait_execute(node: GaleraServer, sql: str, args: object = None) -> list[tuple[Any, ...]]:
     """Run a statement on node once it has applied everything the cluster committed
     before (``wsrep_sync_wait=15``: reads, updates, deletes, inserts)."""
     conn = node.connect(read_timeout=SYNC_READ_TIMEOUT)  # a hung node is an error, not a hang

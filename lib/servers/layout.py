@@ -13,7 +13,7 @@ import os
 import shutil
 import tempfile
 from dataclasses import dataclass
-from typing import Any
+from typing import overload
 
 from ..platform.process import group_of
 from .options import Option, render_cnf
@@ -106,12 +106,19 @@ class LayoutPath:
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
 
-    def __get__(self, obj: Any, objtype: type | None = None) -> Any:
+    @overload
+    def __get__(self, obj: None, objtype: type | None = None) -> LayoutPath: ...
+
+    @overload
+    def __get__(self, obj: object, objtype: type | None = None) -> str: ...
+
+    def __get__(self, obj: object, objtype: type | None = None) -> LayoutPath | str:
         if obj is None:
             return self
-        return getattr(obj.layout, self.name)
+        path: str = getattr(getattr(obj, "layout"), self.name)
+        return path
 
-    def __set__(self, obj: Any, value: Any) -> None:
+    def __set__(self, obj: object, value: str) -> None:
         raise AttributeError(f"{self.name} comes from the server's layout; build a new layout")
 
 

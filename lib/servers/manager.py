@@ -64,7 +64,7 @@ def start_replicating_set(manager: "ServerManager", servers: list[Server], reqs:
 
 def wait_replicas_applied(manager: "ServerManager", timeout: float) -> None:
     """mysql kind: every replica has applied what its primary committed."""
-    for primary, replica in manager.current.pairs:
+    for primary, replica in manager.current.pairs if manager.current else ():
         wait_for_replica(manager.servers[primary], manager.servers[replica], timeout)
 
 
@@ -281,7 +281,7 @@ class ServerManager:
             self.host_network.destroy()
         self.servers = []
         self.current = None
-        self.baseline = {}
+        self.baseline = None
         self._notify()
 
     def release(self) -> None:

@@ -69,7 +69,9 @@ def port_problem(value: str | None) -> str | None:
 
 def looks_like_path(value: str | None) -> bool:
     """A value a server could take as a path outside its datadir."""
-    return bool(value) and (value.startswith(("/", "~")) or "/" in value or value == "..")
+    if not value:
+        return False
+    return value.startswith(("/", "~")) or "/" in value or value == ".."
 
 
 def path_problem(value: str | None, vardir: str | None = None, datadir: str | None = None) -> str | None:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from ..errors import QueryError, ReplicationError
 from .options import Option
@@ -76,13 +77,13 @@ def start_replica(primary: Server, replica: Server, timeout: float = 30.0) -> No
         time.sleep(0.02)
 
 
-def replica_status(replica: Server) -> dict:
+def replica_status(replica: Server) -> dict[str, Any]:
     """SHOW SLAVE STATUS as a dict ({} if not a replica)."""
     rows = replica.query_dicts("SHOW SLAVE STATUS")
     return rows[0] if rows else {}
 
 
-def describe_status(status: dict) -> str:
+def describe_status(status: dict[str, Any]) -> str:
     """A one-line summary of replica status for error messages."""
     if not status:
         return "not configured as a replica"

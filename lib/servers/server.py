@@ -17,7 +17,7 @@ import os
 import signal
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, NoReturn
+from typing import TYPE_CHECKING, Any, Callable, Iterator, NoReturn
 
 import psutil
 import pymysql
@@ -39,6 +39,9 @@ from .options import Option, merge, parse_options
 from .sql import SqlClient
 from .trees import TreeSet
 
+if TYPE_CHECKING:
+    from .wrappers import ServerWrapper
+
 # Names other modules import from here (they moved to the parts above).
 __all__ = ("HOST", "SOCKET_PATH_MAX", "Health", "Server", "ServerSettings", "write_private_file")
 
@@ -58,7 +61,7 @@ class ServerSettings:
     wsrep_sst_method: str = "rsync"
     cluster_snapshots: bool = True
     launcher: Launcher = field(default_factory=Launcher)
-    wrapper: Any = None  # lib.servers.wrappers.ServerWrapper: valgrind, rr, gdb... (None: bare)
+    wrapper: ServerWrapper | None = None  # valgrind, rr, gdb... (None: bare)
     final_options: list[Option] = field(default_factory=list)  # --mysqld: after the suite's
     trees: TreeSet | None = None  # the run's code trees (restart(basedir=...) resolves here)
 
@@ -431,7 +434,7 @@ class Server:
         """True when the server answers ``SELECT 1`` right now (the check never logs)."""
         return self.sql.ping()
 
-    def execute(self, sql: str, args: Any = None, db: str | None = None) -> list[tuple]:
+    def execute(self, sql: str, args: Any = None, db: str | None = None) -> list[tuple[Any, ...]]:
         """Run one statement (autocommit) and return its rows; QueryError on failure."""
         return self.sql.execute(sql, args, db)
 

@@ -105,7 +105,7 @@ class SqlClient:
         self._conn = self.connect()
         return self._conn
 
-    def execute(self, sql: str, args: Any = None, db: str | None = None) -> list[tuple]:
+    def execute(self, sql: str, args: Any = None, db: str | None = None) -> list[tuple[Any, ...]]:
         """Run one statement (autocommit) on the kept connection and return its rows."""
         try:
             conn = self._connection()

@@ -42,9 +42,10 @@ class StateFile:
         """The recorded state ({} if none or unreadable)."""
         try:
             with open(self.path) as fh:
-                return json.load(fh)
+                state = json.load(fh)
         except (OSError, ValueError):
             return {}
+        return state if isinstance(state, dict) else {}
 
     def clear(self) -> None:
         """Forget every server."""
