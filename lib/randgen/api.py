@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..platform.logsetup import get_logger
 from .cmdline import RandgenOptions, check_files, resolve_paths
@@ -21,6 +21,9 @@ from .connection import ConnectionSpec
 from .errors import RandgenEnvironmentError
 from .executor import RANDGEN_HOME, RandgenRun, RunLog
 from .result import EXIT_CODES, STATUS_ENVIRONMENT_ERROR, RandgenResult
+
+if TYPE_CHECKING:
+    from ..servers.server import Server
 
 
 def make_options(grammar: str | None = None, gendata: str | bool | None = None,
@@ -45,7 +48,7 @@ def make_options(grammar: str | None = None, gendata: str | bool | None = None,
 
 def run_randgen(options: RandgenOptions, conn: ConnectionSpec, randgen_path: str | None = None,
                 log_path: str | None = None, alive: Callable[[], bool] | None = None,
-                echo: bool = False, server: Any = None,
+                echo: bool = False, server: Server | None = None,
                 compare: list[ConnectionSpec] | None = None) -> RandgenResult:
     """Run a grammar (and/or gendata) against a server; never raises for run problems.
 
@@ -87,22 +90,22 @@ def environment_failure(reason: str, options: RandgenOptions, log_path: str | No
                          output=log.text())
 
 
-def server_connection(server: Any, schema: str = "test") -> ConnectionSpec:
+def server_connection(server: Server, schema: str = "test") -> ConnectionSpec:
     """How to reach a kewpie server as root (its socket, and 127.0.0.1:port for Perl)."""
     return ConnectionSpec(host="127.0.0.1", port=int(server.port), user="root", password="",
                           database=schema, unix_socket=getattr(server, "socket_file", None))
 
 
-def alive_check(server: Any) -> Callable[[], bool] | None:
+def alive_check(server: Server) -> Callable[[], bool] | None:
     """The server's ``is_alive`` (the engine tells a lost server from a failed query)."""
     check = getattr(server, "is_alive", None)
     return check if callable(check) else None
 
 
-def randgen_load(log_dir: str, home: str, server: Any, grammar: str | None = None,
-                 gendata: str | bool | None = None, queries: int = 1000, threads: int = 1,
-                 duration: float = 3600.0, seed: int = 1, schema: str = "test",
-                 **options: Any) -> RandgenResult:
+def randgen_load(log_dir: str, home: str, server: Server | list[Server] | tuple[Server, ...],
+                 grammar: str | None = None, gendata: str | bool | None = None,
+                 queries: int = 1000, threads: int = 1, duration: float = 3600.0, seed: int = 1,
+                 schema: str = "test", **options: Any) -> RandgenResult:
     """Run a grammar and/or gendata against server; the RandgenResult (see lib.randgen.result).
 
     home is the randgen folder (``''`` for the project's); server may be a list (the
@@ -115,12 +118,12 @@ def randgen_load(log_dir: str, home: str, server: Any, grammar: str | None = Non
     while os.path.exists(os.path.join(log_dir, f"randgen-{n}.log")):
         n += 1
     servers = list(server) if isinstance(server, (list, tuple)) else [server]
-    server = servers[0]
+    first = servers[0]
     others = servers[1:] + list(options.pop("compare", None) or [])
     for key in ("validators", "reporters", "transformers"):
         if isinstance(options.get(key), str):
             options[key] = [v for v in options[key].split(",") if v]
     opts = make_options(grammar, gendata, queries, threads, duration, seed, **options)
-    return run_randgen(opts, server_connection(server, schema), home or RANDGEN_HOME,
-                       os.path.join(log_dir, f"randgen-{n}.log"), alive_check(server),
-                       server=server, compare=[server_connection(s, schema) for s in others])
+    return run_randgen(opts, server_connection(first, schema), home or RANDGEN_HOME,
+                       os.path.join(log_dir, f"randgen-{n}.log"), alive_check(first),
+                       server=first, compare=[server_connection(s, schema) for s in others])

@@ -14,13 +14,16 @@ kinds in gendata (``digit``, ``letter``, ``english``, ``char(255)``...).
 """
 from __future__ import annotations
 
+import builtins
 import json
 import random
 import re
 from types import MappingProxyType
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, Sequence, TypeVar
 
 from .words import DICTIONARIES
+
+T = TypeVar("T")
 
 # value kinds of a field type
 NUMERIC = "numeric"
@@ -115,31 +118,31 @@ class Prng:
 
     uint16 = int
 
-    def float(self, low: Any = 0.0, high: Any = 1.0) -> float:
+    def float(self, low: Any = 0.0, high: Any = 1.0) -> builtins.float:
         """A uniform float in [low, high]."""
         lo, hi = float(low), float(high)
         return lo + self._random() * (hi - lo)
 
-    def digit(self) -> int:
+    def digit(self) -> builtins.int:
         """0..9."""
         return int(self._random() * 10)
 
-    def positive_digit(self) -> int:
+    def positive_digit(self) -> builtins.int:
         """1..9."""
         return 1 + int(self._random() * 9)
 
-    def random(self) -> float:
+    def random(self) -> builtins.float:
         """A float in [0, 1)."""
         return self._random()
 
     # ------------------------------------------------------------ choices
-    def arrayElement(self, items: Sequence[Any] | None) -> Any:  # noqa: N802 - randgen's name
+    def arrayElement(self, items: Sequence[T] | None) -> T | None:  # noqa: N802 - randgen's name
         """A uniformly chosen element, or None for an empty list."""
         if not items:
             return None
         return items[int(self._random() * len(items))]
 
-    def weighted_index(self, cumulative: Sequence[float]) -> int:
+    def weighted_index(self, cumulative: Sequence[builtins.float]) -> builtins.int:
         """An index chosen by cumulative weights (the last one is the total)."""
         point = self._random() * cumulative[-1]
         for i, edge in enumerate(cumulative):
@@ -147,7 +150,7 @@ class Prng:
                 return i
         return len(cumulative) - 1
 
-    def shuffleArray(self, items: list[Any]) -> list[Any]:  # noqa: N802 - randgen's name
+    def shuffleArray(self, items: list[T]) -> list[T]:  # noqa: N802 - randgen's name
         """Shuffle items in place (Fisher-Yates) and return them."""
         for i in range(len(items) - 1, 0, -1):
             j = int(self._random() * (i + 1))
@@ -220,7 +223,7 @@ class Prng:
         """A word from the english dictionary."""
         return str(self.fromDictionary("english"))
 
-    def text(self, words: int) -> str:
+    def text(self, words: builtins.int) -> str:
         """Up to ``words`` english words joined by spaces (randgen's ``_data``)."""
         return " ".join(self.english() for _ in range(self.int(1, max(1, words))))
 
@@ -229,7 +232,7 @@ class Prng:
         """YYYY-MM-DD in 1971..2035."""
         return f"{self.int(1971, 2035):04d}-{self.int(1, 12):02d}-{self.int(1, 28):02d}"
 
-    def year(self) -> int:
+    def year(self) -> builtins.int:
         """1971..2035."""
         return self.int(1971, 2035)
 
@@ -264,7 +267,7 @@ class Prng:
             return ""
         return self.json_array(n - 1) if self._random() < 0.5 else self.json_object(n - 1)
 
-    def json_value(self, depth: int = 0) -> str:
+    def json_value(self, depth: builtins.int = 0) -> str:
         """A JSON value: mostly strings and numbers, sometimes nested."""
         pick = self.int(0, 9)
         if pick == 0 and depth < 2:
@@ -277,7 +280,7 @@ class Prng:
             return str(self.int(-1000, 1000))
         return ("true", "false", "null")[self.int(0, 2)]
 
-    def json_array(self, n: int = 3, depth: int = 0) -> str:
+    def json_array(self, n: builtins.int = 3, depth: builtins.int = 0) -> str:
         """A JSON array of n values."""
         return "[" + ",".join(self.json_value(depth) for _ in range(n)) + "]"
 
@@ -285,11 +288,11 @@ class Prng:
         """An english word as a JSON key."""
         return self.english()
 
-    def json_pair(self, depth: int = 0) -> str:
+    def json_pair(self, depth: builtins.int = 0) -> str:
         """``"key": value``."""
         return f'"{self.json_key()}": {self.json_value(depth)}'
 
-    def json_object(self, n: int = 3, depth: int = 0) -> str:
+    def json_object(self, n: builtins.int = 3, depth: builtins.int = 0) -> str:
         """A JSON object of n pairs."""
         return "{" + ",".join(self.json_pair(depth) for _ in range(n)) + "}"
 

@@ -15,9 +15,14 @@ and say whether the connection is lost.
 """
 from __future__ import annotations
 
-from typing import Any, Protocol
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pymysql
+import pymysql.cursors
+
+if TYPE_CHECKING:  # mysqlclient is optional: imported when a channel is opened
+    from MySQLdb.connections import Connection as CConnection
 
 from .connection import LOST_CONNECTION_CODES, ConnectionSpec, error_message
 from .errors import RandgenEnvironmentError
@@ -49,14 +54,14 @@ class Channel(Protocol):
     def thread_id(self) -> int:
         """The server's connection id (for KILL QUERY and the Deadlock reporter)."""
 
-    def cursor(self) -> Any:
+    def cursor(self) -> pymysql.cursors.Cursor:
         """A PyMySQL cursor, for validators; only :class:`PyChannel` has one."""
 
     def close(self) -> None:
         """Close the connection, even a broken one, without raising."""
 
 
-def _statement_error(exc: BaseException, interface_error: type) -> StatementError:
+def _statement_error(exc: BaseException, interface_error: type[BaseException]) -> StatementError:
     """A driver's error as a StatementError: its code, text, and whether the connection is lost."""
     code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else 0
     lost = code in LOST_CONNECTION_CODES or code == COMMANDS_OUT_OF_SYNC \
@@ -98,7 +103,7 @@ class PyChannel:
         """The server's connection id."""
         return int(self._conn.thread_id())
 
-    def cursor(self) -> Any:
+    def cursor(self) -> pymysql.cursors.Cursor:
         """The channel's PyMySQL cursor (validators read result sets from it)."""
         return self._cur
 
@@ -115,10 +120,10 @@ class CChannel:
 
     driver = "mysqlclient"
 
-    def __init__(self, conn: Any, mysqldb: Any) -> None:
+    def __init__(self, conn: CConnection, mysqldb: ModuleType) -> None:
         self._conn = conn
-        self._errors = mysqldb.MySQLError
-        self._interface_error = mysqldb.InterfaceError
+        self._errors: type[Exception] = mysqldb.MySQLError
+        self._interface_error: type[Exception] = mysqldb.InterfaceError
 
     def run(self, sql: str) -> None:
         """Run one statement and drain its results (StatementError when it fails)."""
@@ -144,7 +149,7 @@ class CChannel:
         """The server's connection id."""
         return int(self._conn.thread_id())
 
-    def cursor(self) -> Any:
+    def cursor(self) -> pymysql.cursors.Cursor:
         """No PyMySQL cursor here: runs with validators use :class:`PyChannel`."""
         raise TypeError("a mysqlclient channel has no PyMySQL cursor; open it with rows=True")
 
@@ -156,10 +161,10 @@ class CChannel:
             pass
 
 
-def load_mysqlclient() -> Any | None:
+def load_mysqlclient() -> ModuleType | None:
     """The ``MySQLdb`` module, or None when mysqlclient is not installed."""
     try:
-        import MySQLdb  # type: ignore[import-not-found]
+        import MySQLdb
     except ImportError:
         return None
     return MySQLdb

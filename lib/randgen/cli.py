@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import replace
-from typing import TYPE_CHECKING, Sequence, TextIO
+from typing import TYPE_CHECKING, Any, Sequence, TextIO
 
 from ..platform.logsetup import configure
 from .cmdline import RandgenOptions, check_files, parse_options, resolve_paths
@@ -99,7 +99,7 @@ def _connection(opts: RandgenOptions, own: dict[str, str]) -> "ConnectionSpec":
         conn = parse_dsn(opts.dsn)
     else:
         conn = ConnectionSpec()
-    changes: dict[str, object] = {}
+    changes: dict[str, Any] = {}
     for key, field in (("host", "host"), ("user", "user"), ("password", "password"),
                        ("database", "database"), ("socket", "unix_socket")):
         if key in own:
@@ -108,7 +108,7 @@ def _connection(opts: RandgenOptions, own: dict[str, str]) -> "ConnectionSpec":
         changes["port"] = int(own["port"])
     if not opts.dsn and "socket" not in own and "port" not in own:
         raise RandgenError("say where the server is: --dsn=..., --socket=PATH or --port=N")
-    return replace(conn, **changes)  # type: ignore[arg-type]
+    return replace(conn, **changes)
 
 
 def _generate(opts: RandgenOptions, own: dict[str, str], out: TextIO) -> int:

@@ -15,7 +15,7 @@ import shlex
 import time
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from .errors import RandgenEnvironmentError
 
@@ -86,9 +86,9 @@ class RandgenOptions:
     ignored: list[str] = field(default_factory=list)
     args: list[str] = field(default_factory=list)
 
-    def with_changes(self, **changes: object) -> "RandgenOptions":
+    def with_changes(self, **changes: Any) -> "RandgenOptions":
         """A copy with some fields changed."""
-        return replace(self, **changes)  # type: ignore[arg-type]
+        return replace(self, **changes)
 
 
 def parse_command(command: str | Sequence[str]) -> RandgenOptions:

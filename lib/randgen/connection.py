@@ -23,7 +23,7 @@ LOST_CONNECTION_CODES = frozenset({2002, 2003, 2006, 2013, 2055})
 
 def error_message(exc: BaseException) -> str:
     """The text of a client library's error (its second argument), else str(exc)."""
-    args = getattr(exc, "args", ())
+    args = exc.args
     return str(args[1]) if len(args) > 1 else str(exc)
 
 
@@ -81,7 +81,8 @@ def parse_dsn(dsn: str) -> ConnectionSpec:
     if dsn.startswith(("mysql://", "mariadb://")):
         u = urlparse(dsn)
         query = parse_qs(u.query)
-        socket = (query.get("socket") or query.get("unix_socket") or [None])[0]
+        sockets = query.get("socket") or query.get("unix_socket")
+        socket = sockets[0] if sockets else None
         return ConnectionSpec(host=u.hostname or "127.0.0.1", port=u.port or 3306,
                               user=unquote(u.username or "root"),
                               password=unquote(u.password or ""),

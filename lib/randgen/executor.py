@@ -27,9 +27,10 @@ import os
 import re
 import threading
 import time
-from typing import Any, Callable, TextIO
+from typing import TYPE_CHECKING, Any, Callable, TextIO
 
 import pymysql
+import pymysql.cursors
 
 from ..home import data_path
 from ..platform.logsetup import get_logger
@@ -47,6 +48,14 @@ from .metadata import MetadataCache, load_metadata
 from .result import (EXIT_CODES, STATUS_ENVIRONMENT_ERROR, STATUS_FAILURE,
                      STATUS_GRAMMAR_ERROR,
                      STATUS_OK, STATUS_SERVER_LOST, RandgenResult, ThreadStats)
+
+if TYPE_CHECKING:  # imported when a run needs them (plain runs load less)
+    from ..servers.server import Server
+    from .gendata import GendataPlan
+    from .gendata_simple import SimpleGendata
+    from .reporters import DeadlockWatch
+    from .validators import Difference, Validators
+    from .workers import Worker
 
 RANDGEN_HOME = data_path("randgen")
 LOST_CHECK_GRACE = 2.0  # seconds to let a killed server be seen as gone
@@ -101,13 +110,13 @@ class RandgenRun:
 
     def __init__(self, options: RandgenOptions, conn: ConnectionSpec, log_path: str | None = None,
                  alive: Callable[[], bool] | None = None, base_dir: str = RANDGEN_HOME,
-                 echo: bool = False, server: Any = None,
+                 echo: bool = False, server: Server | None = None,
                  compare: list[ConnectionSpec] | None = None,
                  thread_ids: list[int] | None = None, deadline_wall: float | None = None) -> None:
         self.opts = options
         self.thread_ids = thread_ids      # a worker process: only these threads
         self.deadline_wall = deadline_wall
-        self._workers: list[Any] = []
+        self._workers: list[Worker] = []
         self.conn = conn
         self.server = server          # a kewpie server (reporters: error log, restarts)
         self.compare = list(compare or [])
@@ -116,7 +125,7 @@ class RandgenRun:
         self._exit_override: int | None = None
         self._diff_lock = threading.Lock()
         self._generators: list[Generator] = []
-        self._deadlock: Any = None
+        self._deadlock: DeadlockWatch | None = None
         self._log_mark = 0
         self.alive = alive
         self.base_dir = base_dir
@@ -212,7 +221,7 @@ class RandgenRun:
         from . import run_checks
         run_checks.plugins(self)
 
-    def _record_difference(self, diff: Any, stop: bool) -> None:
+    def _record_difference(self, diff: Difference, stop: bool) -> None:
         from . import run_checks
         run_checks.record_difference(self, diff, stop)
 
@@ -233,7 +242,8 @@ class RandgenRun:
             self.result.warnings.append(w)
         return grammar
 
-    def _use_schema(self, admin: Any, conn: ConnectionSpec | None = None) -> None:
+    def _use_schema(self, admin: pymysql.connections.Connection,
+                    conn: ConnectionSpec | None = None) -> None:
         db = (conn or self.conn).database
         if not db:
             return
@@ -243,13 +253,14 @@ class RandgenRun:
         except pymysql.MySQLError as exc:
             raise RandgenEnvironmentError(f"cannot use schema {db!r}: {exc}") from exc
 
-    def _gendata(self, admin: Any, target: ConnectionSpec | None = None) -> None:
+    def _gendata(self, admin: pymysql.connections.Connection,
+                 target: ConnectionSpec | None = None) -> None:
         from .gendata import GendataOptions, GendataPlan, read_spec
         from .gendata_simple import SimpleGendata
         opts = self.opts
         res = self.result
         t0 = time.monotonic()
-        plan: Any
+        plan: GendataPlan | SimpleGendata
         if opts.gendata:
             spec = read_spec(opts.gendata)
             plan = GendataPlan(spec, GendataOptions(
@@ -291,7 +302,7 @@ class RandgenRun:
                        f"{res.gendata_seconds:.2f}s, errors: "
                        f"{_profile(res.gendata_errors)}")
 
-    def _load(self, grammar: Grammar, admin: Any) -> list[Generator]:
+    def _load(self, grammar: Grammar, admin: pymysql.connections.Connection) -> list[Generator]:
         opts = self.opts
         coprocess = bool(grammar.perl_blocks()) and (opts.perl_blocks == "perl" or
                                                       bool(compile_blocks(grammar)[1]))
@@ -492,8 +503,8 @@ class RandgenRun:
         opts = self.opts
         init = gen.grammar.has_init(gen.thread_id)
         unpin = self._colocate(conn)
-        others: list[Any] = []
-        checker = None
+        others: list[pymysql.connections.Connection] = []
+        checker: Validators | None = None
         if self.validators:
             from .validators import Validators
             try:
@@ -535,10 +546,12 @@ class RandgenRun:
                     if outcome == "lost":
                         if unpin is not None:
                             unpin()
+                            unpin = None
                         conn.close()
-                        conn = self._reconnect(gen, st)
-                        if conn is None:
+                        again = self._reconnect(gen, st)
+                        if again is None:
                             return
+                        conn = again
                         unpin = self._colocate(conn)
                         break
                 if gen.runaways > 100 and st.statements == 0:
@@ -567,7 +580,7 @@ class RandgenRun:
                 self.result.warnings.append(note)
 
     def _execute(self, gen: Generator, st: ThreadStats, chan: Channel, sql: str,
-                 checker: Any = None) -> str:
+                 checker: Validators | None = None) -> str:
         tid = gen.thread_id
         started = time.monotonic()
         self._current[tid] = (started, gen.connection_id)
@@ -596,8 +609,8 @@ class RandgenRun:
         finally:
             self._current[tid] = None
 
-    def _execute_checked(self, gen: Generator, st: ThreadStats, cur: Any, sql: str,
-                         checker: Any) -> str:
+    def _execute_checked(self, gen: Generator, st: ThreadStats, cur: pymysql.cursors.Cursor,
+                         sql: str, checker: Validators) -> str:
         from . import run_checks
         return run_checks.execute_checked(self, gen, st, cur, sql, checker)
 
@@ -709,7 +722,7 @@ def _profile(errors: dict[int, int]) -> str:
     return ", ".join(f"{c} x{n}" for c, n in sorted(errors.items())) or "none"
 
 
-def _close_quietly(conn: Any) -> None:
+def _close_quietly(conn: pymysql.connections.Connection | None) -> None:
     """Close a connection that may already be broken."""
     if conn is None:
         return

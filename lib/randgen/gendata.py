@@ -198,7 +198,8 @@ def _read_with_perl(path: str, why: str) -> dict[str, Any]:
         raise GendataError(f"{path}: perl did not evaluate it within 60 s")
     if proc.returncode != 0:
         raise GendataError(f"{path}: perl could not evaluate it: {proc.stderr.strip()[:300]}")
-    return json.loads(proc.stdout)
+    spec: dict[str, Any] = json.loads(proc.stdout)  # the script prints a JSON object
+    return spec
 
 
 # ---------------------------------------------------------------- planning

@@ -15,7 +15,10 @@ import threading
 import time
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
+
+if TYPE_CHECKING:
+    import pymysql.connections
 
 SYSTEM_SCHEMAS = ("mysql", "information_schema", "performance_schema", "sys")
 INT_TYPES = ("tinyint", "smallint", "mediumint", "int", "integer", "bigint")
@@ -97,7 +100,7 @@ class Metadata:
     charsets: tuple[str, ...] = ()
     version: int = 0
     _lookup: dict[tuple[str, str], Table] = field(default_factory=dict, repr=False)
-    _cache: dict[Any, Any] = field(default_factory=dict, repr=False)
+    _cache: dict[tuple[str | None, ...], list[str]] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         for schema, tables in self.tables_by_schema.items():
@@ -178,7 +181,7 @@ class Metadata:
         }
 
 
-def load_metadata(conn: Any, default_schema: str, with_collations: bool = False,
+def load_metadata(conn: pymysql.connections.Connection, default_schema: str, with_collations: bool = False,
                   version: int = 0, with_rows: bool = False) -> Metadata:
     """Read tables, views and columns of every user schema from information_schema.
 
@@ -250,7 +253,7 @@ class MetadataCache:
         """How long until a refresh is allowed (0 when it is)."""
         return max(0.0, self.min_interval - (time.monotonic() - self._last))
 
-    def refresh(self, conn: Any, force: bool = False) -> bool:
+    def refresh(self, conn: pymysql.connections.Connection, force: bool = False) -> bool:
         """Re-read the metadata; False when skipped (too soon, or another refresh runs)."""
         if not force and time.monotonic() - self._last < self.min_interval:
             return False

@@ -97,7 +97,8 @@ class PerlCoprocess:
         if not line:
             raise RandgenEnvironmentError(f"the Perl coprocess of thread {self.thread_id} "
                                           f"exited (status {self.proc.poll()})")
-        return json.loads(line)
+        reply: dict[str, Any] = json.loads(line)  # the coprocess answers with a JSON object
+        return reply
 
     def evaluate(self, token: Token, gen: "Generator") -> str:
         """Run a block in Perl and return its value as text."""

@@ -26,6 +26,7 @@ the file, line and block when no ``perl`` is available.
 """
 from __future__ import annotations
 
+import functools
 import operator
 import re
 import time as _time
@@ -318,8 +319,7 @@ class _Parser:
         cond = self.expr_low()
         self.expect(")")
         if negate:
-            inner = cond
-            cond = lambda s, f=inner: _bool(not truthy(f(s)))  # noqa: E731
+            cond = _negated(cond)
         branches.append((cond, self.block()))
         other: Fn | None = None
         while True:
@@ -874,7 +874,11 @@ STR_COMPARE = MappingProxyType({"eq": operator.eq, "ne": operator.ne, "lt": oper
 
 def _binops(*ops: str) -> dict[str, Callable[[Fn, Fn], Fn]]:
     """Combiners for binary operators evaluated by _binop."""
-    return {op: (lambda a, b, op=op: _binop(op, a, b)) for op in ops}
+    return {op: functools.partial(_binop, op) for op in ops}
+
+
+def _negated(f: Fn) -> Fn:
+    return lambda s: _bool(not truthy(f(s)))
 
 
 def _binop(op: str, a: Fn, b: Fn) -> Fn:
@@ -898,7 +902,7 @@ def _binop(op: str, a: Fn, b: Fn) -> Fn:
 
 
 def _cmp(x: Any, y: Any) -> int:
-    return (x > y) - (x < y)
+    return int(x > y) - int(x < y)
 
 
 def _get_scalar(s: PerlState, name: str) -> Value:
@@ -909,7 +913,8 @@ def _get_scalar(s: PerlState, name: str) -> Value:
 
 def _get_array(s: PerlState, name: str) -> list[Value]:
     if s.local is not None and ("@" + name) in s.local:
-        return s.local["@" + name]
+        local: list[Value] = s.local["@" + name]
+        return local
     arr = s.arrays.get(name)
     if arr is None:
         arr = s.arrays[name] = []
@@ -918,7 +923,8 @@ def _get_array(s: PerlState, name: str) -> list[Value]:
 
 def _get_hash(s: PerlState, name: str) -> dict[str, Value]:
     if s.local is not None and ("%" + name) in s.local:
-        return s.local["%" + name]
+        local: dict[str, Value] = s.local["%" + name]
+        return local
     h = s.hashes.get(name)
     if h is None:
         h = s.hashes[name] = {}
@@ -1062,6 +1068,22 @@ def _push(arr: list[Value], values: list[Value], front: bool) -> int:
     return len(arr)
 
 
+def _scalar_of(name: str) -> Fn:
+    return lambda s: _get_scalar(s, name)
+
+
+def _scalar_text(name: str) -> Fn:
+    return lambda s: to_str(_get_scalar(s, name))
+
+
+def _element_text(name: str, index: Fn) -> Fn:
+    return lambda s: to_str(_array_get(_get_array(s, name), index(s)))
+
+
+def _array_text(name: str) -> Fn:
+    return lambda s: " ".join(to_str(v) for v in _get_array(s, name))
+
+
 def _interpolate(body: str) -> Fn:
     """A double-quoted string: escapes and ``$name`` / ``${name}`` / ``$name[i]`` interpolation."""
     parts: list[Fn | str] = []
@@ -1089,13 +1111,13 @@ def _interpolate(body: str) -> Fn:
                     if k == -1 or not re.fullmatch(r"-?\d+|\$\w+", idx_text):
                         raise PerlUnsupported("complex interpolation is not in the native subset")
                     idx_fn = _const(int(idx_text)) if idx_text.lstrip("-").isdigit() else \
-                        (lambda s, n=idx_text[1:]: _get_scalar(s, n))
-                    parts.append(lambda s, n=name, f=idx_fn: to_str(_array_get(_get_array(s, n), f(s))))
+                        _scalar_of(idx_text[1:])
+                    parts.append(_element_text(name, idx_fn))
                     i = k + 1
                     continue
                 if j + 1 < len(body) and body[j:j + 2] == "->":
                     raise PerlUnsupported("method calls in strings are not in the native subset")
-                parts.append(lambda s, n=name: to_str(_get_scalar(s, n)))
+                parts.append(_scalar_text(name))
                 i = j
                 continue
         if ch == "@" and re.match(r"@[A-Za-z_]", body[i:]):
@@ -1104,7 +1126,7 @@ def _interpolate(body: str) -> Fn:
             if buf:
                 parts.append("".join(buf))
                 buf = []
-            parts.append(lambda s, n=m.group(1): " ".join(to_str(v) for v in _get_array(s, n)))
+            parts.append(_array_text(m.group(1)))
             i += m.end()
             continue
         buf.append(ch)

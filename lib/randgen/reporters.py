@@ -25,13 +25,16 @@ from __future__ import annotations
 
 import time
 from types import MappingProxyType
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import pymysql
 
 from .cmdline import known_names
 from .connection import ConnectionSpec
 from .errors import RandgenEnvironmentError
+
+if TYPE_CHECKING:
+    from ..servers.server import Server
 
 REPORTER_ALIASES: Mapping[str, str] = MappingProxyType({
     "deadlock": "Deadlock", "deadlock1": "Deadlock", "backtrace": "Backtrace",
@@ -111,7 +114,7 @@ def _cell(value: Any) -> str:
     return text if len(text) <= 300 else text[:297] + "..."
 
 
-def crash_report(server: Any, mark: int) -> str:
+def crash_report(server: Server, mark: int) -> str:
     """Backtrace/ErrorLog: what the server's error log gained since mark (its crash report)."""
     try:
         text = server.error_log_since(mark)
@@ -126,7 +129,7 @@ def crash_report(server: Any, mark: int) -> str:
             if shown else "Backtrace/ErrorLog: the error log gained nothing during the run")
 
 
-def restart_and_check(server: Any, conn: ConnectionSpec, crash: bool,
+def restart_and_check(server: Server, conn: ConnectionSpec, crash: bool,
                       log: Callable[[str], None]) -> tuple[bool, str]:
     """Shutdown (crash=False) or Recovery (crash=True): restart, then CHECK TABLE everything.
 

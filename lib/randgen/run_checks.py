@@ -9,19 +9,25 @@ PYTHONDONTWRITEBYTECODE, compile) them.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pymysql
+import pymysql.cursors
 
 from .connection import LOST_CONNECTION_CODES, error_message
 from .errors import RandgenEnvironmentError
-from .result import STATUS_FAILURE, STATUS_OK, STATUS_SERVER_LOST
+from .result import STATUS_FAILURE, STATUS_OK, STATUS_SERVER_LOST, ThreadStats
+
+if TYPE_CHECKING:  # the executor imports this module when a run needs it
+    from .executor import RandgenRun
+    from .generator import Generator
+    from .validators import Difference, Validators
 
 MAX_SAMPLE = 300
 
 
 
-def plugins(run: Any) -> None:
+def plugins(run: RandgenRun) -> None:
     """Set up the run's validators and reporters from its options (and comparison servers)."""
     opts = run.opts
     from . import reporters, validators
@@ -62,7 +68,7 @@ def plugins(run: Any) -> None:
                           if run.compare else ""))
 
 
-def record_difference(run: Any, diff: Any, stop: bool) -> None:
+def record_difference(run: RandgenRun, diff: Difference, stop: bool) -> None:
     """Keep a validator's finding; stop the run when the servers diverged."""
     res = run.result
     with run._diff_lock:
@@ -76,7 +82,7 @@ def record_difference(run: Any, diff: Any, stop: bool) -> None:
                                    f"that changes data: {diff.query[:300]}")
 
 
-def after_run(run: Any) -> None:
+def after_run(run: RandgenRun) -> None:
     """Reporters after the load: crash report, Shutdown/Recovery; validators' verdict."""
     res = run.result
     from . import reporters
@@ -101,7 +107,7 @@ def after_run(run: Any) -> None:
                 run._fail(STATUS_FAILURE, report.splitlines()[0])
 
 
-def deadlocked(run: Any, evidence: str, stuck: list[int]) -> None:
+def deadlocked(run: RandgenRun, evidence: str, stuck: list[int]) -> None:
     """The Deadlock reporter fired: keep the evidence, fail the run, free the stuck statements."""
     from .reporters import EXIT_DEADLOCKED
     run.result.reports.append(evidence)
@@ -113,7 +119,8 @@ def deadlocked(run: Any, evidence: str, stuck: list[int]) -> None:
         run._kill_query(conn_id, "Deadlock reporter: stuck statement")
 
 
-def execute_checked(run: Any, gen: Any, st: Any, cur: Any, sql: str, checker: Any) -> str:
+def execute_checked(run: RandgenRun, gen: Generator, st: ThreadStats,
+                    cur: pymysql.cursors.Cursor, sql: str, checker: Validators) -> str:
     """Run a statement keeping its result, then let the validators judge it."""
     from .validators import run_statement
     tid = gen.thread_id

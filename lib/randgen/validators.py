@@ -27,6 +27,7 @@ from types import MappingProxyType
 from typing import Any, Callable, Mapping, Sequence
 
 import pymysql
+import pymysql.cursors
 
 from .cmdline import known_names
 
@@ -137,7 +138,7 @@ def same_rows(a: list[tuple[Any, ...]], b: list[tuple[Any, ...]]) -> bool:
     return len(a) == len(b) and sorted(map(_row_key, a)) == sorted(map(_row_key, b))
 
 
-def run_statement(cur: Any, sql: str, label: str) -> Outcome:
+def run_statement(cur: pymysql.cursors.Cursor, sql: str, label: str) -> Outcome:
     """Execute sql on a cursor and capture its outcome (never raises for SQL errors)."""
     try:
         cur.execute(sql)
@@ -220,7 +221,7 @@ class Validators:
     """The validators of one run thread: its comparison connections and transformers."""
 
     def __init__(self, names: Sequence[str], transformers: Sequence[str],
-                 compare_cursors: Sequence[tuple[str, Any]], thread: int,
+                 compare_cursors: Sequence[tuple[str, pymysql.cursors.Cursor]], thread: int,
                  record: Callable[[Difference, bool], None]) -> None:
         self.compare = "ResultsetComparator" in names
         self.transform = "Transformer" in names
@@ -229,7 +230,7 @@ class Validators:
         self.thread = thread
         self.record = record
 
-    def check(self, cur: Any, sql: str, first: Outcome) -> bool:
+    def check(self, cur: pymysql.cursors.Cursor, sql: str, first: Outcome) -> bool:
         """Validate one statement the thread ran; False when the run must stop."""
         go_on = True
         if self.compare and self.cursors:
@@ -252,7 +253,7 @@ class Validators:
                 return read_only
         return True
 
-    def _transform(self, cur: Any, sql: str, first: Outcome) -> None:
+    def _transform(self, cur: pymysql.cursors.Cursor, sql: str, first: Outcome) -> None:
         assert first.rows is not None
         for name in self.transformers:
             plan = transform(name, sql, self.thread)
