@@ -55,14 +55,15 @@ def run_step(step: str, argv: Sequence[str], log_path: str, run_as: RunAs,
               f" | {' '.join(extract_argv)}" if extract_argv else "")
     start = time.monotonic()
     extract_rc: int | None = 0
-    how = dict(user=run_as.user, env=run_as.env, tmpdir=run_as.tmpdir, cwd=run_as.cwd,
-               timeout=timeout)
     if extract_argv is None:
-        ran = run_tool(argv, log_path=log_path, **how)  # type: ignore[arg-type]
+        ran = run_tool(argv, log_path=log_path, user=run_as.user, env=run_as.env,
+                       tmpdir=run_as.tmpdir, cwd=run_as.cwd, timeout=timeout)
     else:
         extract_log = extract_log or log_path + ".extract"
         ran, extracted = run_pipeline(argv, extract_argv, log_path=log_path,
-                                      consumer_log=extract_log, **how)  # type: ignore[arg-type]
+                                      consumer_log=extract_log, user=run_as.user,
+                                      env=run_as.env, tmpdir=run_as.tmpdir, cwd=run_as.cwd,
+                                      timeout=timeout)
         extract_rc = extracted.returncode
     seconds = time.monotonic() - start
     rc = ran.returncode

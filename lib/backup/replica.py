@@ -9,15 +9,18 @@ Without a GTID: ``MASTER_LOG_FILE``/``MASTER_LOG_POS``.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..servers import replication
 from .errors import BackupInfoError
 from .results import BinlogInfo
 from ..errors import QueryError, ReplicationError
 
+if TYPE_CHECKING:
+    from ..servers.server import Server
 
-def replicate_from_backup(primary: Any, replica: Any, position: BinlogInfo | None,
+
+def replicate_from_backup(primary: Server, replica: Server, position: BinlogInfo | None,
                           timeout: float = 30.0) -> None:
     """Start replica replicating from primary at the backup's binlog position.
 
@@ -43,7 +46,7 @@ def replicate_from_backup(primary: Any, replica: Any, position: BinlogInfo | Non
     replication.start_replica(primary, replica, timeout)
 
 
-def start_at_file_position(primary: Any, replica: Any, position: BinlogInfo,
+def start_at_file_position(primary: Server, replica: Server, position: BinlogInfo,
                            timeout: float) -> None:
     """CHANGE MASTER TO the binlog file and position, START SLAVE, wait for both threads."""
     use_gtid = ", MASTER_USE_GTID=no" if replication.is_mariadb(replica) else ""

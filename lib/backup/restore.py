@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .errors import RestoreError
 from .execute import DEFAULT_TIMEOUT, RunAs, run_step
@@ -18,6 +18,9 @@ from .results import RestoreResult, read_backup_info
 from .storage import chown_tree, empty_datadir, owner_ids
 from .tool import BackupTool, check_method
 from ..platform.logsetup import get_logger
+
+if TYPE_CHECKING:
+    from ..servers.server import Server
 
 
 def check_prepared(target_dir: str) -> None:
@@ -30,7 +33,7 @@ def check_prepared(target_dir: str) -> None:
                            f"{checkpoints.backup_type}); prepare it before restoring")
 
 
-def restore_backup(tool: BackupTool, target_dir: str, server: Any, run_as: RunAs,
+def restore_backup(tool: BackupTool, target_dir: str, server: Server, run_as: RunAs,
                    method: str = "copy-back", start: bool = True, stop_server: bool = True,
                    parallel: int | None = None, log_path: str | None = None,
                    drop_server_uuid: bool = False,

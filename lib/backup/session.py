@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from .choose import select_tool
 from .execute import DEFAULT_TIMEOUT, RunAs
@@ -26,11 +26,14 @@ from .storage import backups_root, make_owned_dir, safe_label, unique_dir
 from .take import take_backup
 from .tool import BackupTool
 
+if TYPE_CHECKING:
+    from ..servers.server import Server
+
 
 class ServerBackups:
     """Backups of one server: take, prepare and restore them (into it or another server)."""
 
-    def __init__(self, server: Any, tool: BackupTool | None = None, label: str = "backups",
+    def __init__(self, server: Server, tool: BackupTool | None = None, label: str = "backups",
                  root: str | None = None, xtrabackup_path: str = "",
                  timeout: float = DEFAULT_TIMEOUT) -> None:
         self.server = server
@@ -43,7 +46,7 @@ class ServerBackups:
         self.tmpdir = make_owned_dir(os.path.join(self.root, "tmp"), self.user)
         self.taken: list[BackupResult] = []
 
-    def run_as(self, server: Any | None = None) -> RunAs:
+    def run_as(self, server: Server | None = None) -> RunAs:
         """Run the tools as (server's) user, in its tagged environment, inside our root."""
         server = server or self.server
         return RunAs(user=server.settings.user, env=server.settings.env, cwd=self.root,
@@ -56,7 +59,7 @@ class ServerBackups:
     # ------------------------------------------------------------ steps
     def backup(self, name: str = "full", incremental_base: BackupResult | str | None = None,
                parallel: int | None = None, stream: bool = False, galera_info: bool = False,
-               extra_args: Sequence[str] = (), server: Any | None = None) -> BackupResult:
+               extra_args: Sequence[str] = (), server: Server | None = None) -> BackupResult:
         """Back up the server (or another one) into a new directory called name."""
         server = server or self.server
         result = take_backup(self.tool, server, self.new_dir(name), self.run_as(server),
@@ -87,7 +90,7 @@ class ServerBackups:
         return prepare_backup(self.tool, backup, self.run_as(), incrementals or (),
                               use_memory=use_memory, timeout=self.timeout)
 
-    def restore(self, backup: BackupResult | PrepareResult | str, server: Any | None = None,
+    def restore(self, backup: BackupResult | PrepareResult | str, server: Server | None = None,
                 method: str = "copy-back", start: bool = True, parallel: int | None = None,
                 stop_server: bool = True) -> RestoreResult:
         """Restore a prepared backup into server (default: ours): stop, empty, copy back, start.

@@ -18,14 +18,17 @@ from __future__ import annotations
 import os
 import re
 import shutil
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .errors import RestoreError
+
+if TYPE_CHECKING:
+    from ..servers.server import Server
 
 BACKUPS_DIR = "backups"
 
 
-def backups_root(server: Any) -> str:
+def backups_root(server: Server) -> str:
     """``<bot dir>/backups``: the directory above the server's vardir, plus backups/."""
     return os.path.join(os.path.dirname(os.path.abspath(server.vardir)), BACKUPS_DIR)
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from .execute import DEFAULT_TIMEOUT, RunAs, run_step
 from .results import BackupResult, read_backup_info
@@ -10,8 +10,11 @@ from .storage import make_owned_dir
 from .tool import BackupTool
 from ..platform.logsetup import get_logger
 
+if TYPE_CHECKING:
+    from ..servers.server import Server
 
-def take_backup(tool: BackupTool, server: Any, target_dir: str, run_as: RunAs,
+
+def take_backup(tool: BackupTool, server: Server, target_dir: str, run_as: RunAs,
                 name: str | None = None, incremental_base: BackupResult | str | None = None,
                 parallel: int | None = None, stream: bool = False, galera_info: bool = False,
                 extra_args: Sequence[str] = (), log_path: str | None = None,

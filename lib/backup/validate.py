@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..checks import dbcompare
 from ..checks.dbcompare import Comparison
+
+if TYPE_CHECKING:
+    from ..servers.server import Server
 
 
 AUTO_INCREMENT_RE = re.compile(r" AUTO_INCREMENT=\d+")
@@ -38,7 +41,7 @@ class Snapshot:
     checksums: dict[str, int | None] = field(default_factory=dict)
 
 
-def take_snapshot(server: Any, schemas: list[str] | None = None) -> Snapshot:
+def take_snapshot(server: Server, schemas: list[str] | None = None) -> Snapshot:
     """Dump and checksum schemas (all user schemas by default) on server."""
     schemas = schemas if schemas is not None else dbcompare.user_schemas(server)
     return Snapshot(server.name, list(schemas), dbcompare.dump_schemas(server, schemas),
@@ -60,7 +63,7 @@ def compare_checksum_maps(expected: dict[str, int | None], got: dict[str, int | 
     return out
 
 
-def compare_snapshot(snapshot: Snapshot, server: Any, dumps: bool = True) -> Comparison:
+def compare_snapshot(snapshot: Snapshot, server: Server, dumps: bool = True) -> Comparison:
     """Compare server now with snapshot: checksum differences, then the dump diff."""
     label = f"{snapshot.server_name} (snapshot)"
     result = Comparison()
@@ -78,7 +81,7 @@ def compare_snapshot(snapshot: Snapshot, server: Any, dumps: bool = True) -> Com
     return result
 
 
-def check_tables(server: Any, schemas: list[str] | None = None) -> list[str]:
+def check_tables(server: Server, schemas: list[str] | None = None) -> list[str]:
     """CHECK TABLE every base table of schemas; the rows that are not 'OK' ([] = all fine)."""
     schemas = schemas if schemas is not None else dbcompare.user_schemas(server)
     if not schemas:

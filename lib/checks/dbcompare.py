@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, field
+from typing import Sequence
 
 from ..errors import KewpieError
 from ..servers.server import Server
@@ -92,7 +93,7 @@ class Comparison:
         return "equal" if self.equal else "\n".join(self.differences)
 
 
-def compare_checksums(reference: Server, others: list[Server],
+def compare_checksums(reference: Server, others: Sequence[Server],
                       schemas: list[str] | None = None) -> Comparison:
     """Compare per-table checksums of others against reference."""
     schemas = schemas if schemas is not None else user_schemas(reference)
@@ -112,7 +113,7 @@ def compare_checksums(reference: Server, others: list[Server],
     return result
 
 
-def compare_dumps(reference: Server, others: list[Server],
+def compare_dumps(reference: Server, others: Sequence[Server],
                   schemas: list[str] | None = None) -> Comparison:
     """Compare deterministic dumps of others against reference (diff on mismatch)."""
     schemas = schemas if schemas is not None else user_schemas(reference)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pymysql.cursors
+
 from .history import FAIL, OK, UNKNOWN, Counts, Op
 from .reads import live, read_rows
 from .verdict import Verdict, VerdictStatus
@@ -42,7 +44,7 @@ class Append(Workload):
         key = (int(client.name[1:]) + 1) * KEY_SPACE + seq
         client.invoke("insert", key, lambda cur, call: self._insert(cur, call, key, client))
 
-    def _insert(self, cur: Any, call: Call, key: int, client: Client) -> None:
+    def _insert(self, cur: pymysql.cursors.Cursor, call: Call, key: int, client: Client) -> None:
         call.committing = True
         cur.execute(f"INSERT INTO {self.table} VALUES (%s, %s, %s)",
                     (key, client.name, client.node.name))

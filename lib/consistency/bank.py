@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pymysql.cursors
+
 from .history import OK
 from .reads import live, read_rows
 from .verdict import Verdict, VerdictStatus
@@ -53,11 +55,11 @@ class Bank(Workload):
         client.invoke("transfer", {"from": src, "to": dst, "amount": amount},
                       lambda cur, call: self._transfer(cur, call, src, dst, amount))
 
-    def _read(self, cur: Any, _call: Call) -> dict[str, int]:
+    def _read(self, cur: pymysql.cursors.Cursor, _call: Call) -> dict[str, int]:
         cur.execute(f"SELECT id, balance FROM {self.table}")
         return {str(i): int(b) for i, b in cur.fetchall()}
 
-    def _transfer(self, cur: Any, call: Call, src: int, dst: int, amount: int) -> None:
+    def _transfer(self, cur: pymysql.cursors.Cursor, call: Call, src: int, dst: int, amount: int) -> None:
         cur.execute("BEGIN")
         cur.execute(f"SELECT id, balance FROM {self.table} WHERE id IN (%s, %s) FOR UPDATE",
                     (src, dst))

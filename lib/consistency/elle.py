@@ -100,22 +100,22 @@ def _writers(txns: list[Op]) -> dict[tuple[Any, Any], Write]:
     return writers
 
 
-def _reads(txns: list[Op]) -> list[tuple[Op, Any, list]]:
+def _reads(txns: list[Op]) -> list[tuple[Op, Any, list[Any]]]:
     """Every ok read: (transaction, key, the list it saw; values made hashable)."""
     return [(op, k, [tuple(x) if isinstance(x, list) else x for x in v]) for op in txns
             if op.outcome == OK for f, k, v in micro_ops(op) if f == "r" and isinstance(v, list)]
 
 
-def _is_prefix(short: list, long: list) -> bool:
+def _is_prefix(short: list[Any], long: list[Any]) -> bool:
     return len(short) <= len(long) and long[:len(short)] == short
 
 
 def check_reads(txns: list[Op], writers: dict[tuple[Any, Any], Write],
-                by_index: dict[int, Op]) -> tuple[list[Anomaly], dict[Any, list]]:
+                by_index: dict[int, Op]) -> tuple[list[Anomaly], dict[Any, list[Any]]]:
     """G1a, G1b, garbage and duplicate reads, incompatible orders; the version order
     of every key (its longest read)."""
     anomalies: list[Anomaly] = []
-    longest: dict[Any, tuple[list, Op]] = {}
+    longest: dict[Any, tuple[list[Any], Op]] = {}
     final_of: dict[tuple[int, Any], Any] = {}
     for (k, v), w in writers.items():
         if w.final:
@@ -126,20 +126,20 @@ def check_reads(txns: list[Op], writers: dict[tuple[Any, Any], Write],
             anomalies.append(Anomaly("duplicate-elements",
                                      [f"key {k} read as {seen}: {op.describe()}"]))
         for v in seen:
-            w = writers.get((k, v))
-            if w is None:
+            write = writers.get((k, v))
+            if write is None:
                 anomalies.append(Anomaly("garbage-read", [
                     f"key {k}: value {v} was never appended: {op.describe()}"]))
                 continue
-            writer = by_index[w.txn]
+            writer = by_index[write.txn]
             if writer.outcome == FAIL:
                 anomalies.append(Anomaly("G1a", [
                     f"key {k}: {op.process} read {v}, appended by a failed transaction",
                     f"  reader: {op.describe()}", f"  writer: {writer.describe()}"]))
-            elif w.txn != op.index and final_of.get((w.txn, k)) not in seen_set:
+            elif write.txn != op.index and final_of.get((write.txn, k)) not in seen_set:
                 anomalies.append(Anomaly("G1b", [
                     f"key {k}: {op.process} read {v}, an intermediate append (the same "
-                    f"transaction's last append to key {k} was {final_of.get((w.txn, k))})",
+                    f"transaction's last append to key {k} was {final_of.get((write.txn, k))})",
                     f"  reader: {op.describe()}", f"  writer: {writer.describe()}"]))
         best = longest.get(k)
         if best is None or len(seen) > len(best[0]):
@@ -154,7 +154,7 @@ def check_reads(txns: list[Op], writers: dict[tuple[Any, Any], Write],
 
 
 def build_graph(txns: list[Op], writers: dict[tuple[Any, Any], Write],
-                orders: dict[Any, list], by_index: dict[int, Op]) -> Graph:
+                orders: dict[Any, list[Any]], by_index: dict[int, Op]) -> Graph:
     """ww, wr and rw edges between committed (or observed) transactions."""
     graph = Graph()
     counted = {op.index for op in txns if op.outcome == OK}

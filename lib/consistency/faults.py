@@ -27,13 +27,18 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Sequence
+
+import pymysql
 
 from .history import History
 from .reads import is_galera
 from ..errors import KewpieError, QueryError
 from ..platform.logsetup import get_logger
 from ..servers.server import Server
+
+if TYPE_CHECKING:
+    from ..servers.galera import GaleraServer
 
 HEAL_TIMEOUT = 180.0
 PARTITION_TIMEOUT = 30.0  # Galera notices a silent peer after evs.suspect_timeout (5 s)
@@ -43,11 +48,11 @@ class FaultError(KewpieError):
     """A fault could not be injected or healed (the servers are not as the test expects)."""
 
 
-def _names(nodes: list[Server]) -> str:
+def _names(nodes: Sequence[Server]) -> str:
     return ", ".join(n.name for n in nodes)
 
 
-def _galera(nodes: list[Server]) -> list[Any]:
+def _galera(nodes: list[Server]) -> list[GaleraServer]:
     return [n for n in nodes if is_galera(n)]
 
 
@@ -202,7 +207,9 @@ class Rejoin(Fault):
         for node in self.nodes:
             node.stop() if self.clean else node.kill()
             if self.sst:
-                node.wipe_datadir()  # type: ignore[attr-defined]
+                if not is_galera(node):
+                    raise FaultError(f"rejoin with sst: {node.name} is not a Galera node")
+                node.wipe_datadir()
         how = "stopped" if self.clean else "killed"
         return f"{how} {_names(self.nodes)}" + (" and wiped the datadir" if self.sst else "")
 
@@ -261,7 +268,7 @@ class Lag(Fault):
 
     def __init__(self, nodes: list[Server], group: list[Server] | None = None) -> None:
         super().__init__(nodes, group)
-        self._locks: list[Any] = []
+        self._locks: list[pymysql.Connection] = []
 
     def inject(self) -> str:
         """Stop the nodes applying."""

@@ -72,7 +72,7 @@ def error_code(exc: BaseException) -> int:
 def describe_error(exc: BaseException) -> str:
     """``1213 Deadlock found ...`` or the exception's text, on one line."""
     code = error_code(exc)
-    args = getattr(exc, "args", ())
+    args = exc.args
     message = str(args[1]) if code and len(args) > 1 else str(exc) or type(exc).__name__
     message = " ".join(message.split())[:200]
     return f"{code} {message}" if code else message

@@ -15,6 +15,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+import pymysql.cursors
+
 from .elle import check_list_append
 from .history import OK, Counts, Op
 from .reads import is_galera, live, read_rows
@@ -83,7 +85,7 @@ class ListAppend(Workload):
                 mops.append(["r", base + rng.randrange(self.keys), None])
         client.invoke("txn", mops, lambda cur, call: self._transaction(cur, call, mops))
 
-    def _transaction(self, cur: Any, call: Call, mops: list[list[Any]]) -> list[list[Any]]:
+    def _transaction(self, cur: pymysql.cursors.Cursor, call: Call, mops: list[list[Any]]) -> list[list[Any]]:
         done = []
         cur.execute("START TRANSACTION")
         for f, k, v in mops:

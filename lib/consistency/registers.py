@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pymysql.cursors
+
 from .history import OK, UNKNOWN, Counts, Op
 from .reads import is_galera, live, read_rows
 from .verdict import Verdict, VerdictStatus
@@ -76,18 +78,20 @@ class ReadYourWrites(Workload):
                       lambda cur, call: self._read(cur, call, k, client.name),
                       node=reader, session_sql=session)
 
-    def _write(self, cur: Any, call: Call, k: int, v: int, who: str) -> None:
+    def _write(self, cur: pymysql.cursors.Cursor, call: Call, k: int, v: int, who: str) -> None:
         call.committing = True
         cur.execute(f"UPDATE {self.table} SET v = %s WHERE k = %s", (v, k))
         if self.sync == "gtid":
             cur.execute(gtid_after_write_sql(self.nodes[0]))
-            self._gtids[who] = cur.fetchone()[0]
+            row = cur.fetchone()  # one row: the position after the write
+            self._gtids[who] = row[0] if row else ""
 
-    def _read(self, cur: Any, _call: Call, k: int, who: str) -> dict[str, Any]:
+    def _read(self, cur: pymysql.cursors.Cursor, _call: Call, k: int, who: str) -> dict[str, Any]:
         if self.sync == "gtid" and self._gtids.get(who):
             cur.execute(gtid_wait_sql(self.reader_for(who)),
                         (self._gtids[who], GTID_WAIT_TIMEOUT))
-            if cur.fetchone()[0] != 0:
+            waited = cur.fetchone()
+            if waited is None or waited[0] != 0:
                 raise Rejected(f"MASTER_GTID_WAIT({self._gtids[who]}) timed out")
         cur.execute(f"SELECT v FROM {self.table} WHERE k = %s", (k,))
         row = cur.fetchone()

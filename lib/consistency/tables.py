@@ -7,6 +7,8 @@ or changed (and in which columns).
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
+
 from ..checks import dbcompare
 from .reads import read_rows
 from .verdict import Verdict, VerdictStatus
@@ -16,7 +18,7 @@ from ..servers.server import Server
 ROWS_SHOWN = 20
 
 
-def _key_text(columns: list[str], key: tuple) -> str:
+def _key_text(columns: list[str], key: tuple[Any, ...]) -> str:
     return ", ".join(f"{c}={v!r}" for c, v in zip(columns, key))
 
 
@@ -58,18 +60,18 @@ def row_differences(reference: Server, other: Server, schema: str, table: str,
     other_rows = {tuple(r[i] for i in index): r for r in theirs}
     for pk in sorted(set(ref_rows) | set(other_rows), key=repr):
         where = f"{name} {_key_text(key, pk)}"
-        a, b = ref_rows.get(pk), other_rows.get(pk)
-        if a == b:
+        ours, their = ref_rows.get(pk), other_rows.get(pk)
+        if ours == their:
             continue
-        if b is None:
+        if their is None:
             lines.append(f"{where}: on {reference.name} but missing on {other.name} "
-                         f"(row {dict(zip(columns, a))})")
-        elif a is None:
+                         f"(row {dict(zip(columns, ours or ()))})")
+        elif ours is None:
             lines.append(f"{where}: on {other.name} but not on {reference.name} "
-                         f"(row {dict(zip(columns, b))})")
+                         f"(row {dict(zip(columns, their))})")
         else:
             changed = [f"{c}={x!r} on {reference.name} but {y!r} on {other.name}"
-                       for c, x, y in zip(columns, a, b) if x != y]
+                       for c, x, y in zip(columns, ours, their) if x != y]
             lines.append(f"{where}: " + "; ".join(changed))
         if len(lines) >= limit:
             lines.append(f"{name}: (stopped after {limit} differing rows)")

@@ -10,7 +10,10 @@ backup).  For randgen's data sets (``.zz`` files, the simple data set) use
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Sequence
+
+if TYPE_CHECKING:
+    from ..servers.server import Server
 
 TABLE_DDL = (
     "CREATE TABLE `{schema}`.`{table}` ("
@@ -28,7 +31,7 @@ FILL = ("INSERT INTO `{schema}`.`{table}` "
         "FROM `{schema}`.seq_1_to_{rows}")
 
 
-def create_tables(server: Any, schema: str, tables: int = 3, rows: int = 100,
+def create_tables(server: Server, schema: str, tables: int = 3, rows: int = 100,
                   engines: Sequence[str] = ("InnoDB",), prefix: str = "t") -> list[str]:
     """Create schema (if missing) and tables prefix1..prefixN, engines used in turn."""
     server.execute(f"CREATE DATABASE IF NOT EXISTS `{schema}`")
@@ -43,7 +46,7 @@ def create_tables(server: Any, schema: str, tables: int = 3, rows: int = 100,
     return names
 
 
-def change_rows(server: Any, schema: str, table: str, tag: str, count: int = 50) -> None:
+def change_rows(server: Server, schema: str, table: str, tag: str, count: int = 50) -> None:
     """Insert count new rows tagged with tag, update some old ones, delete a few."""
     top = server.execute(f"SELECT COALESCE(MAX(pk), 0) FROM `{schema}`.`{table}`")[0][0]
     server.execute(f"INSERT INTO `{schema}`.`{table}` (pk, col_int, col_char, col_text, col_dec, "

@@ -17,11 +17,15 @@ from __future__ import annotations
 import random
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pymysql
+import pymysql.cursors
 
 from ..platform.logsetup import get_logger
+
+if TYPE_CHECKING:
+    from ..servers.server import Server
 
 DDL = ("CREATE TABLE IF NOT EXISTS `{schema}`.`{table}` (id INT NOT NULL AUTO_INCREMENT PRIMARY KEY, "
        "k INT NOT NULL, c VARCHAR(64) NOT NULL, t TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), "
@@ -31,7 +35,7 @@ DDL = ("CREATE TABLE IF NOT EXISTS `{schema}`.`{table}` (id INT NOT NULL AUTO_IN
 class WriteLoad:
     """Threads writing to tables of one schema until :meth:`stop`."""
 
-    def __init__(self, server: Any, schema: str = "load", tables: int = 4, threads: int = 2,
+    def __init__(self, server: Server, schema: str = "load", tables: int = 4, threads: int = 2,
                  seed: int = 1, pause: float = 0.0) -> None:
         self.server = server
         self.schema = schema
@@ -111,7 +115,7 @@ class WriteLoad:
         if conn is not None:
             conn.close()
 
-    def _one(self, cur: Any, rng: random.Random) -> int:
+    def _one(self, cur: pymysql.cursors.Cursor, rng: random.Random) -> int:
         """One unit of work; returns the number of statements run."""
         table = f"`{rng.choice(self.tables)}`"
         what = rng.random()

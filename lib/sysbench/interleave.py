@@ -10,15 +10,17 @@ drift in load falls on all trees alike.  Used for sweeps with several
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 from ..platform.logsetup import get_logger
 from ..servers.server import Server
 from .sweep import RunRecord, ServerFor, SweepResult, SweepSpec
 from .tool import Sysbench, Workload
 
+T = TypeVar("T")
 
-def turn_order(servers: list[Any], repeat: int) -> list[Any]:
+
+def turn_order(servers: list[T], repeat: int) -> list[T]:
     """Who runs first alternates: as listed on odd repeats, reversed on even ones."""
     return list(servers) if repeat % 2 else list(reversed(servers))
 
