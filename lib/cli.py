@@ -468,7 +468,7 @@ def option_rows(parser: argparse.ArgumentParser) -> list[tuple[str, list[tuple[s
     """``--help``'s groups as (title, [(option, dest)...]) for ``--list-options``."""
     groups = []
     for group in parser._action_groups:  # noqa: SLF001 - argparse's groups, in --help order
-        rows = [(a.option_strings[0] if a.option_strings else a.metavar, a.dest)
+        rows = [(a.option_strings[0] if a.option_strings else str(a.metavar or a.dest), a.dest)
                 for a in group._group_actions  # noqa: SLF001
                 if not isinstance(a, argparse._HelpAction)]  # noqa: SLF001
         if rows:

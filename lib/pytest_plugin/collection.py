@@ -19,7 +19,9 @@ def uses_ours(item: pytest.Item, name: str, module: str) -> bool:
     conftest may shadow it)."""
     info = getattr(item, "_fixtureinfo", None)
     defs = info.name2fixturedefs.get(name) if info is not None else None
-    return bool(defs) and getattr(defs[-1].func, "__module__", "") == module
+    if not defs:
+        return False
+    return bool(getattr(defs[-1].func, "__module__", "") == module)
 
 
 def is_kewpie_testcase(item: pytest.Item) -> bool:

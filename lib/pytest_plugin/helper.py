@@ -50,7 +50,7 @@ class KewpieServers(ClusterTestCase):
         joiners = [joiner for _, joiner in self.context.spec.requirements.pairs]
         return [self.context.servers[i] for i in joiners]
 
-    def execute(self, sql: str, args: Any = None, server: Server | None = None) -> list[tuple]:
+    def execute(self, sql: str, args: Any = None, server: Server | None = None) -> list[tuple[Any, ...]]:
         """Run sql on server (default: the first); its rows (QueryError on an error)."""
         return (server or self.primary).execute(sql, args)
 

@@ -3,9 +3,12 @@ the ini file, turned into the run's RunConfig (RunConfig's defaults otherwise)."
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
+
+if TYPE_CHECKING:  # imported when the run starts: pytest's start-up stays light
+    from ..run.config import RunConfig
 
 SCOPE_CHOICES = ("function", "class", "module", "package", "session")
 
@@ -18,8 +21,9 @@ def add_options(parser: pytest.Parser) -> None:
         """One --kewpie-<name> option and its kewpie_<name> ini setting."""
         group.addoption(f"--kewpie-{name}", dest=f"kewpie_{name.replace('-', '_')}",
                         help=help_text, **kwargs)
-        parser.addini(f"kewpie_{name.replace('-', '_')}", help_text,
-                      type="bool" if kwargs.get("action") == "store_true" else "string")
+        kind: Literal["bool", "string"] = "bool" if kwargs.get("action") == "store_true" \
+            else "string"
+        parser.addini(f"kewpie_{name.replace('-', '_')}", help_text, type=kind)
 
     add("workdir", "kewpie's workdir: vardirs, logs, failed/ evidence (default: <rootdir>/workdir)",
         metavar="DIR")
@@ -55,7 +59,7 @@ def setting(config: pytest.Config, name: str) -> Any:
     return value
 
 
-def run_config(config: pytest.Config) -> Any:
+def run_config(config: pytest.Config) -> RunConfig:
     """The RunConfig of this pytest run's options (RunConfig's own defaults otherwise)."""
     from ..run.config import RunConfig, default
     workdir = setting(config, "workdir") or os.path.join(str(config.rootpath), "workdir")

@@ -13,7 +13,7 @@ marker (or an indirect parameter) says which servers, as suite_config.py does.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Generator, Iterator
 
 import pytest
 
@@ -59,7 +59,7 @@ class PluginState:
 
 STATE = pytest.StashKey[PluginState]()
 DECLARED = pytest.StashKey["Declared"]()
-RUN = pytest.StashKey["TestRun"]()
+RUN = pytest.StashKey["TestRun | None"]()
 NEXT = pytest.StashKey["pytest.Item | None"]()
 NODEID = pytest.StashKey[str]()  # as collected (pytest-xdist's loadgroup appends @group)
 
@@ -175,7 +175,7 @@ def _continues(item: pytest.Item, run: "TestRun") -> bool:
 def _kewpie_run(request: pytest.FixtureRequest) -> Iterator["KewpieServers"]:
     """The test's servers and helper; the reuse rule and evidence when it ends."""
     from .session import ServersNotStarted
-    item = request.node
+    item: pytest.Item = request.node
     declared = item.stash.get(DECLARED, None)
     if declared is None:
         pytest.fail(f"{item.nodeid}: kewpie did not see this test's fixtures at collection")
@@ -197,7 +197,7 @@ def _kewpie_run(request: pytest.FixtureRequest) -> Iterator["KewpieServers"]:
     try:
         yield run.helper
     finally:
-        item.stash[RUN] = None  # type: ignore[assignment]
+        item.stash[RUN] = None
         if not state.interrupted:
             session.end(run, _continues(item, run))
             _publish(request.config, session)
@@ -261,7 +261,8 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
+                              ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     """A test whose servers crashed or hung fails, with the error-log tail; a failing
     test's report gets its servers' status and log tails."""
     report = yield
@@ -334,7 +335,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
                                   f"{config.workdir})")
 
 
-def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatus: int,
+                            config: pytest.Config) -> None:
     """Where the evidence of failed tests is, and which servers were kept."""
     state = config.stash[STATE]
     if not (state.saved or state.kept or state.problems):

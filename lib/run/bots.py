@@ -119,8 +119,9 @@ class BotPool:
             """Index in pending (not empty) of bot's next test when its servers serve
             after: the one announced to it if still pending, else pick_next's choice among
             the tests not announced to another bot (all of them when only those are left)."""
-            if upcoming[bot] in pending:
-                return pending.index(upcoming[bot])  # type: ignore[arg-type]
+            announced = upcoming[bot]
+            if announced is not None and announced in pending:
+                return pending.index(announced)
             promised = {i for b, i in upcoming.items() if b != bot and i is not None}
             free = [i for i in pending if i not in promised] or pending
             busy_keys = [keys[i] for b, i in busy.items() if b != bot]

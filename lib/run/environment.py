@@ -8,6 +8,7 @@ import shutil
 import threading
 import time
 import uuid
+from functools import partial
 from types import MappingProxyType
 from typing import Callable, Mapping
 
@@ -227,7 +228,7 @@ class RunEnvironment:
         """
         problems: list[str] = []
 
-        def attempt(what: str, step: Callable[[], None]) -> None:
+        def attempt(what: str, step: Callable[[], object]) -> None:
             """Run one cleanup step, remembering (not raising) its failure."""
             started = time.monotonic()
             try:
@@ -251,14 +252,12 @@ class RunEnvironment:
                     # wrapper (valgrind, rr, gdb...) needs its server to exit to report.
                     discard = manager.settings.wrapper is None
                     attempt(f"stop servers of {manager.bot_name}",
-                            lambda m=manager, d=discard: m.shutdown(fast=fast, discard=d))  # type: ignore[misc]
+                            partial(manager.shutdown, fast=fast, discard=discard))
                 for manager in self.managers:
                     # Vardirs live in RAM (/dev/shm): free them; evidence of failures is
                     # in workdir/failed.  Disk vardirs (storage = 'disk') go as well.
-                    attempt(f"empty {manager.bot_dir}",
-                            lambda m=manager: self.workdir.empty_dir(m.bot_dir))  # type: ignore[misc]
-                    attempt(f"empty {manager.disk_dir}",
-                            lambda m=manager: self.workdir.empty_dir(m.disk_dir))  # type: ignore[misc]
+                    attempt(f"empty {manager.bot_dir}", partial(self.workdir.empty_dir, manager.bot_dir))
+                    attempt(f"empty {manager.disk_dir}", partial(self.workdir.empty_dir, manager.disk_dir))
                 attempt("kill leftover processes", lambda: self._kill_leftovers(bot))
                 for manager in self.managers:
                     if bot is None or manager.bot_name == bot:
@@ -266,8 +265,7 @@ class RunEnvironment:
                                 manager.host_network.destroy)
                 for manager in self.managers:
                     attempt(f"clear the state file of {manager.bot_name}",
-                            lambda m=manager: StateFile(  # type: ignore[misc]
-                                self.workdir.state_file_for(m.bot_name)).clear())
+                            StateFile(self.workdir.state_file_for(manager.bot_name)).clear)
         finally:
             if self._locked:
                 self.workdir.unlock()

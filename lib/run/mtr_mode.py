@@ -156,7 +156,7 @@ class MtrRunner(Runner):
     def expect_next(self, spec: TestSpec | None) -> None:
         """The case this bot gets after the one it is about to run (its servers may
         start meanwhile)."""
-        self.upcoming = spec  # type: ignore[assignment]
+        self.upcoming = spec  # type: ignore[assignment]  # bots pass the mode's own specs
 
     # ------------------------------------------------------------------ the other lane
     def _take_prepared(self, case: MtrCase) -> Preparation | None:
@@ -224,7 +224,7 @@ class MtrRunner(Runner):
                            f" (failed: {prep.problem})" if prep.problem else "")
 
     # ------------------------------------------------------------------ one case
-    def run_one(self, spec: MtrCase) -> Outcome:  # type: ignore[override]
+    def run_one(self, spec: MtrCase) -> Outcome:  # type: ignore[override]  # as expect_next
         """Servers for the case (kept when they fit), the case, its checks, evidence."""
         case = spec
         start = time.monotonic()
@@ -315,6 +315,7 @@ def run_mtr(env: RunEnvironment) -> int:
         raise UsageError("no mysql-test case selected")
     env.log.info(f"mysql-test: {plan.root}, {plan.mysqltest}; {len(cases)} case(s)")
     cases = start_from(config, in_run_order(config, cases))
+    # run_tests and its bots hand each runner the specs given here, MtrCases
     return run_tests(env, cases, lambda e, bot: MtrRunner(e, bot, plan))  # type: ignore[arg-type]
 
 
@@ -324,7 +325,7 @@ def list_mtr(env: RunEnvironment) -> int:
     tree = discover(config.basedir)
     plan = MtrPlan(env, tree)
     cases = narrow_cases(config, plan.cases(config.suites, config.tests, config.mysqld_options))
-    for case in apply_shard(config, in_run_order(config, cases)):  # type: ignore[arg-type]
+    for case in apply_shard(config, in_run_order(config, cases)):
         print(case.full_name + (f"  # skipped: {case.skip}" if case.skip else ""))
     return EXIT_OK
 

@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from ..checks import errorlog, valgrind
 from ..servers.server import Server
+
+if TYPE_CHECKING:
+    from ..servers.wrappers import ServerWrapper
+    from ..suites.context import BotSetup
 
 
 def warnings_problem(marks: errorlog.LogMarks, servers: Iterable[Server],
@@ -49,7 +53,7 @@ def valgrind_problem(servers: Iterable[Server], seen: set[str]) -> str:
     return "\n".join(parts)
 
 
-def debugger_problems(wrapper: Any, servers: Iterable[Server], seen: set[str],
+def debugger_problems(wrapper: ServerWrapper | None, servers: Iterable[Server], seen: set[str],
                       failed: bool) -> list[str]:
     """What the servers' debugger found: valgrind's new reports, and on a failed test
     the gdb report of a server that stopped on a signal (--gdb)."""
@@ -64,7 +68,7 @@ def debugger_problems(wrapper: Any, servers: Iterable[Server], seen: set[str],
     return [p for p in problems if p]
 
 
-def load_gendata(setup: Any, servers: list[Server], pairs: Iterable[tuple[int, int]],
+def load_gendata(setup: BotSetup, servers: list[Server], pairs: Iterable[tuple[int, int]],
                  server_type: str) -> str:
     """--gendata: load the file into schema test of every server that is no replica
     (the first node of a cluster); the failure text, '' when loaded."""

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from typing import Sequence
 
 from ..suites.status import TestStatus
 
@@ -19,7 +20,7 @@ class Outcome:
     time_ms: int
     bot: str = "bot0"
     message: str = ""
-    methods: list[tuple[str, str, int]] = field(default_factory=list)
+    methods: Sequence[tuple[str, str, int]] = field(default_factory=list)
     attempts: int = 1
     earlier_failures: list[str] = field(default_factory=list)
     evidence: str = ""

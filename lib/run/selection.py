@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+from typing import Protocol, TypeVar
 
 from ..errors import UsageError
 from .config import RunConfig
@@ -17,6 +18,17 @@ from ..servers.option_safety import check_requirements
 from ..servers.options import parse_options, reject_owned
 from ..servers.requirements import Requirements
 from ..suites.loader import TestSpec, declared_in, find_suite, select_tests, suite_requirements
+
+
+class Named(Protocol):
+    """A test to run, as sharding sees it (a TestSpec or a mysql-test case)."""
+
+    @property
+    def full_name(self) -> str:
+        """The test's name across suites."""
+
+
+NamedT = TypeVar("NamedT", bound=Named)
 
 
 def select(env: RunEnvironment) -> list[TestSpec]:
@@ -65,8 +77,8 @@ def check_trees(env: RunEnvironment, requirements: list[Requirements]) -> None:
             f"{label or 'default'} = {tree.label} ({tree.basedir})" for label, tree in resolved))
 
 
-def apply_shard(config: RunConfig, specs: list[TestSpec],
-                log: logging.Logger | None = None) -> list[TestSpec]:
+def apply_shard(config: RunConfig, specs: list[NamedT],
+                log: logging.Logger | None = None) -> list[NamedT]:
     """This run's slice of specs under --shard K/N (all of them without it), weighted by
     --timings-file when given; logs the slice's size when log is given."""
     if not config.shard:

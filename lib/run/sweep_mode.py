@@ -12,6 +12,7 @@ from ..platform.logsetup import get_logger
 from ..servers.option_safety import check_server_options
 from ..servers.options import parse_options
 from ..servers.option_catalog import load_catalog
+from ..servers.manager import ServerManager
 from ..servers.server import Server
 from ..servers.requirements import Requirements
 from ..sysbench.interleave import run_interleaved
@@ -35,7 +36,7 @@ def run_sweep_mode(env: RunEnvironment) -> int:
     config = env.config
     log = get_logger()
     spec = SweepSpec.from_file(config.sweep_file)
-    managers: dict[str, tuple] = {}
+    managers: dict[str, tuple[ServerManager, Server]] = {}
 
     def server_for(basedir: str, options: list[str]) -> Server:
         """A running server of basedir with options (restarted in place when they change)."""
@@ -45,7 +46,7 @@ def run_sweep_mode(env: RunEnvironment) -> int:
             if server.user_options != parse_options(options):
                 server.restart(options)
             return server
-        tree = env.tree if key == config.basedir else env.trees.resolve(key)  # 'old', a path
+        tree = env.tree if key == config.basedir and env.tree else env.trees.resolve(key)  # 'old', a path
         parsed = tuple(parse_options(options))
         check_server_options(parsed, load_catalog(tree.server, env.workdir.path),
                              where=f"{config.sweep_file}: server options")

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import signal
 import threading
-from typing import Callable
+from types import FrameType
+from typing import Any, Callable
 
 from ..errors import TestTimeoutError
 
@@ -42,10 +43,10 @@ class TestWatchdog:
         self._done = threading.Event()
         self._thread: threading.Thread | None = None
         self._target = threading.get_ident()
-        self._previous: object = None
+        self._previous: Callable[[int, FrameType | None], Any] | int | None = None
         self._armed = False
 
-    def run(self, body: Callable[[], None]) -> None:
+    def run(self, body: Callable[[], object]) -> None:
         """Run body under the watchdog.  The last resort's TestTimeoutError ends body
         quietly (``timed_out`` says so); the watchdog is always stopped and the
         previous SIGALRM handler restored."""
@@ -80,7 +81,8 @@ class TestWatchdog:
             self._thread = None
         if self._armed:
             self._armed = False
-            signal.signal(signal.SIGALRM, self._previous)  # type: ignore[arg-type]
+            previous = self._previous
+            signal.signal(signal.SIGALRM, previous if previous is not None else signal.SIG_DFL)
 
     def _watch(self) -> None:
         """The watchdog thread: fire on time, then the last resort after the grace."""

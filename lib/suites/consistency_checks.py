@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
+from typing import TYPE_CHECKING
 
 from ..consistency.elle import anomaly_kinds
 from ..consistency.faults import Isolate, Kill, Lag, Pause, Rejoin, Restart, Schedule, Tamper
@@ -26,15 +27,24 @@ from ..platform.logsetup import get_logger
 from ..servers.server import Server
 from .context import TestContext
 
+if TYPE_CHECKING:  # a mixin of unittest.TestCase (KewpieTestCase)
+    import unittest
+    _TestCase = unittest.TestCase
+else:
+    _TestCase = object
 
-class ConsistencyChecks:
+
+class ConsistencyChecks(_TestCase):
     """Run recorded workloads under faults and assert on the checkers' verdicts.
 
     Reads only ``self.context`` (a :class:`~lib.suites.context.TestContext`,
     provided by KewpieTestCase).
     """
 
-    context: TestContext
+    if TYPE_CHECKING:
+        @property
+        def context(self) -> TestContext:
+            """The test's context (KewpieTestCase's)."""
 
     # ------------------------------------------------------------ faults
     def kill(self, *nodes: Server, spacing: float = 0.0) -> Kill:
@@ -111,9 +121,9 @@ class ConsistencyChecks:
     def run_workloads(self, workloads: list[Workload], duration: float = 5.0,
                       faults: Schedule | None = None) -> RunResult:
         """Run workloads for duration seconds under faults; the verdict of each."""
-        label = self.id().split(".", 1)[-1]  # type: ignore[attr-defined]
+        label = self.id().split(".", 1)[-1]
         result = run_workloads(workloads, duration, faults, self.settle, self.history_dir(), label)
-        self.addCleanup(self._remove_histories_if_passed, result)  # type: ignore[attr-defined]
+        self.addCleanup(self._remove_histories_if_passed, result)
         return result
 
     def _remove_histories_if_passed(self, result: RunResult) -> None:
@@ -137,7 +147,8 @@ class ConsistencyChecks:
         servers = self.context.servers
         primary = primary or servers[0]
         if replicas is None:
-            replicas = [servers[r] for p, r in self.context.manager.current.pairs
+            current = self.context.manager.current
+            replicas = [servers[r] for p, r in (current.pairs if current else ())
                         if servers[p] is primary]
         self.settle()
         return check_pt_table_checksum(primary, replicas, schemas)
@@ -168,5 +179,5 @@ class ConsistencyChecks:
         for line in report.splitlines():  # a failure carries the report itself
             log.log(logging.INFO if verdict.valid else logging.DEBUG, line)
         if not verdict.valid:
-            self.fail(f"consistency check {verdict.status.upper()}:\n{report}")  # type: ignore[attr-defined]
+            self.fail(f"consistency check {verdict.status.upper()}:\n{report}")
         return verdict

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ..servers.codetree import CodeTree
     from ..servers.server import Server
     from ..servers.manager import ServerManager
     from .loader import TestSpec
@@ -47,12 +48,12 @@ class BotSetup:
     tools: ToolPaths
     verbose: bool = False
     seed: int = 1
-    code_tree: Any = None
-    config: Any = None
+    code_tree: CodeTree | None = None
+    config: Any = None  # the RunConfig (lib/run/ is a layer above)
 
     @classmethod
     def from_config(cls, bot: str, log_dir: str, workdir: str, config: Any,
-                    code_tree: Any = None) -> "BotSetup":
+                    code_tree: CodeTree | None = None) -> "BotSetup":
         """A bot's setup from the RunConfig (``--randgen-path``, ``--xtrabackup-path``...)."""
         tools = ToolPaths(randgen=(getattr(config, "randgen_path", "")
                                    or os.path.join(config.root, "randgen")),

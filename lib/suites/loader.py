@@ -376,8 +376,8 @@ def select_tests(suite_names: list[str], test_names: list[str], suitepaths: list
         candidates = ordered
     loaded = [_spec_for(suite, filename, default_type) for suite, filename in candidates]
     specs: list[TestSpec] = []
-    for suite in dict.fromkeys(spec.suite.name for spec in loaded):
-        mine = [spec for spec in loaded if spec.suite.name == suite]
+    for suite_name in dict.fromkeys(spec.suite.name for spec in loaded):
+        mine = [spec for spec in loaded if spec.suite.name == suite_name]
         # combination by combination: tests of one combination can share servers
         for combination in mine[0].suite.combinations or (None,):
             for spec in mine:

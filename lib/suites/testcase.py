@@ -10,16 +10,24 @@ from __future__ import annotations
 
 import time
 import unittest
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from ..checks import dbcompare
 
 from ..servers import replication
 from ..errors import KewpieError, QueryError
+from ..servers.galera import GaleraServer
 from ..servers.server import Server
 from ..servers.manager import ServerManager
 from .consistency_checks import ConsistencyChecks
 from .context import TestContext
+
+if TYPE_CHECKING:  # imported by the helpers that use them (a test that does not loads less)
+    from ..backup import ServerBackups, Snapshot
+    from ..randgen.result import RandgenResult
+    from ..servers.options import Option
+
+T = TypeVar("T")
 
 
 class KewpieTestCase(ConsistencyChecks, unittest.TestCase):
@@ -52,7 +60,7 @@ class KewpieTestCase(ConsistencyChecks, unittest.TestCase):
         return self.context.manager
 
     @staticmethod
-    def options(*items: str) -> list[Any]:
+    def options(*items: str) -> list[Option]:
         """Parse option strings (``'--name=value'``) into Option objects."""
         from ..servers.options import parse_options
         return parse_options(list(items))
@@ -74,8 +82,8 @@ class KewpieTestCase(ConsistencyChecks, unittest.TestCase):
         self.context.suppressions.append(regex)
 
     # ------------------------------------------------------------ waiting
-    def wait_for(self, predicate: Callable[[], Any], timeout: float = 30.0,
-                 interval: float = 0.1, msg: str = "condition") -> Any:
+    def wait_for(self, predicate: Callable[[], T], timeout: float = 30.0,
+                 interval: float = 0.1, msg: str = "condition") -> T:
         """Poll predicate until it returns a true value; fail the test on timeout."""
         deadline = time.monotonic() + timeout
         last_error: Exception | None = None
@@ -126,7 +134,8 @@ class KewpieTestCase(ConsistencyChecks, unittest.TestCase):
         """Wait for replicas, then compare each replica's checksums with its primary."""
         self.wait_for_replicas(timeout)
         servers = self.context.servers
-        for primary, replica in self.context.manager.current.pairs:
+        current = self.context.manager.current
+        for primary, replica in current.pairs if current else ():
             status = replication.replica_status(servers[replica])
             if status.get("Slave_SQL_Running") != "Yes" or status.get("Slave_IO_Running") != "Yes":
                 self.fail(f"replication on {servers[replica].name} is not healthy: "
@@ -144,7 +153,7 @@ class KewpieTestCase(ConsistencyChecks, unittest.TestCase):
     def randgen(self, server: Server | list[Server] | None = None, grammar: str | None = None,
                 gendata: str | bool | None = None, queries: int = 1000, threads: int = 1,
                 duration: float = 3600.0, seed: int | None = None, schema: str = "test",
-                **options: Any) -> Any:
+                **options: Any) -> RandgenResult:
         """Run a randgen load on server (default: the first); a ``RandgenResult``.
 
         seed defaults to the context's (1 unless the run sets another).  server
@@ -164,7 +173,7 @@ class KewpieTestCase(ConsistencyChecks, unittest.TestCase):
                             duration, context.seed if seed is None else seed, schema, **options)
 
     # ------------------------------------------------------------ backups
-    def backups(self, server: Server) -> Any:
+    def backups(self, server: Server) -> ServerBackups:
         """A :class:`lib.backup.ServerBackups` for server, in ``<bot>/backups/<test module>/``.
 
         The tool is ``--xtrabackup-path`` if given, else the code tree's
@@ -178,16 +187,16 @@ class KewpieTestCase(ConsistencyChecks, unittest.TestCase):
         self.addCleanup(self._remove_backups_if_passed, session)
         return session
 
-    def _remove_backups_if_passed(self, session: Any) -> None:
+    def _remove_backups_if_passed(self, session: ServerBackups) -> None:
         if not self.context.has_failed(self):
             session.remove()
 
-    def snapshot(self, server: Server, schemas: list[str] | None = None) -> Any:
+    def snapshot(self, server: Server, schemas: list[str] | None = None) -> Snapshot:
         """A :class:`lib.backup.Snapshot` (dump and checksums) of schemas on server."""
         from ..backup import take_snapshot
         return take_snapshot(server, schemas)
 
-    def assertMatchesSnapshot(self, snapshot: Any, server: Server, dumps: bool = True) -> None:
+    def assertMatchesSnapshot(self, snapshot: Snapshot, server: Server, dumps: bool = True) -> None:
         """Fail with the differing tables and a dump diff unless server matches snapshot."""
         from ..backup import compare_snapshot
         result = compare_snapshot(snapshot, server, dumps)
@@ -210,15 +219,15 @@ class ClusterTestCase(KewpieTestCase):
     status; the harness adds it to any failure of a Galera test as well.
     """
 
-    def nodes(self) -> list[Any]:
+    def nodes(self) -> list[GaleraServer]:
         """The Galera nodes of the test."""
-        return [s for s in self.context.servers if s.server_type == "galera"]
+        return [s for s in self.context.servers if isinstance(s, GaleraServer)]
 
     def wsrep_report(self) -> str:
         """One status line per node."""
         return "\n".join(n.status_report() for n in self.nodes())
 
-    def wait_synced(self, nodes: list[Any] | None = None, timeout: float = 120.0) -> None:
+    def wait_synced(self, nodes: list[GaleraServer] | None = None, timeout: float = 120.0) -> None:
         """Wait until nodes (default: all) are Synced in a cluster of their number."""
         from ..servers.galera_cluster import GaleraJoinError, wait_cluster
         try:
@@ -226,7 +235,7 @@ class ClusterTestCase(KewpieTestCase):
         except GaleraJoinError as exc:
             self.fail(str(exc))
 
-    def sync_execute(self, node: Any, sql: str, args: Any = None) -> list[tuple]:
+    def sync_execute(self, node: GaleraServer, sql: str, args: Any = None) -> list[tuple[Any, ...]]:
         """Run sql on node after it applied everything committed so far (wsrep_sync_wait).
 
         Galera applies other nodes' writes asynchronously: a statement on one
@@ -237,14 +246,14 @@ class ClusterTestCase(KewpieTestCase):
 
     sync_read = sync_execute
 
-    def kill_node(self, node: Any) -> None:
+    def kill_node(self, node: GaleraServer) -> None:
         """kill -9 a node and wait until the others see it gone."""
         node.kill()
         others = [n for n in self.nodes() if n is not node and n.is_alive()]
         self.wait_for(lambda: all(n.is_synced(len(others)) for n in others), timeout=60,
                       msg=f"the cluster to notice {node.name} is gone\n{self.wsrep_report()}")
 
-    def restart_node(self, node: Any, timeout: float = 180.0) -> None:
+    def restart_node(self, node: GaleraServer, timeout: float = 180.0) -> None:
         """Start a stopped or killed node and wait until the whole cluster is Synced.
 
         A node with its data rejoins by IST (its position is recovered after a

@@ -12,7 +12,10 @@ as the server version).
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..servers.codetree import CodeTree
 
 
 class TestTree:
@@ -20,7 +23,7 @@ class TestTree:
 
     __test__ = False  # not a pytest test class despite the name
 
-    def __init__(self, code_tree: Any, test_type: str) -> None:
+    def __init__(self, code_tree: CodeTree | None, test_type: str) -> None:
         self.code_tree = code_tree
         self.type = test_type
         self.basedir = getattr(code_tree, "basedir", "") or ""
@@ -53,7 +56,7 @@ class TestTree:
 class CodeManager:
     """kewpie 2012's ``system_manager.code_manager``: the run's code tree(s) by type."""
 
-    def __init__(self, code_tree: Any, test_type: str) -> None:
+    def __init__(self, code_tree: CodeTree | None, test_type: str) -> None:
         self.test_type = test_type
         self.test_tree = TestTree(code_tree, test_type)
         self.code_trees = {test_type: [self.test_tree]}

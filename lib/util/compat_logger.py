@@ -6,13 +6,14 @@ maps them onto kewpie's logger.
 """
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 
 class CompatLogger:
     """kewpie 2012's logging object (``test_debug``, ``info``...) over our logger."""
 
-    def __init__(self, logger: Any, show_test_debug: bool = False) -> None:
+    def __init__(self, logger: logging.Logger, show_test_debug: bool = False) -> None:
         self._logger = logger
         self._show_test_debug = show_test_debug  # --test-debug
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 from ..home import data_path
 from ..errors import SuiteError
 from ..platform.logsetup import get_logger
-from ..suites.context import TestContext
+from ..suites.context import BotSetup, TestContext
 from ..suites.testcase import KewpieTestCase
 from . import mysqlBaseTestCase as compat_base
 from .code_manager import CodeManager
@@ -30,21 +30,22 @@ from .server_compat import Kewpie2012Server, ServerWrappers
 from .xb_manager import xtrabackupManager
 
 if TYPE_CHECKING:
+    from ..servers.codetree import CodeTree
     from ..suites.loader import TestSpec
 
 
 FRONT_END = os.path.join("scripts", "innobackupex")  # kewpie's innobackupex (lib/home.py)
 
 
-def _tree_tool(code_tree: Any, *names: str) -> str:
-    tools = getattr(code_tree, "tools", None) or {}
+def _tree_tool(code_tree: CodeTree | None, *names: str) -> str:
+    tools: dict[str, str] = getattr(code_tree, "tools", None) or {}
     for name in names:
         if tools.get(name):
             return tools[name]
     return ""
 
 
-def default_xtrabackup_path(code_tree: Any) -> str:
+def default_xtrabackup_path(code_tree: CodeTree | None) -> str:
     """The backup binary 2012 tests get without --xtrabackup-path: the code tree's
     mariabackup or xtrabackup, else one on PATH ('' when there is none)."""
     return (_tree_tool(code_tree, "mariabackup", "xtrabackup")
@@ -52,7 +53,7 @@ def default_xtrabackup_path(code_tree: Any) -> str:
                      if p), ""))
 
 
-def default_innobackupex_path(code_tree: Any, root: str) -> str:
+def default_innobackupex_path(code_tree: CodeTree | None, root: str) -> str:
     """The innobackupex 2012 tests get without --innobackupex-path: kewpie's front end
     over ``mariadb-backup --innobackupex`` when mariabackup is the backup tool (see
     :mod:`lib.util.innobackupex`), else the code tree's or PATH's innobackupex."""
@@ -72,7 +73,8 @@ class SystemManager:
     command line, else the defaults above; ``randgen_seed`` is ``--randgen-seed``.
     """
 
-    def __init__(self, workdir: str, root: str, code_tree: Any, config: Any = None) -> None:
+    def __init__(self, workdir: str, root: str, code_tree: CodeTree | None,
+                 config: Any = None) -> None:
         self.workdir = workdir
         self.testdir = root
         self.code_tree = code_tree
@@ -116,7 +118,7 @@ class TestExecutor:
         return self.servers[0] if self.servers else None
 
 
-def system_manager_for(setup: Any) -> SystemManager:
+def system_manager_for(setup: BotSetup) -> SystemManager:
     """kewpie 2012's ``system_manager`` for a bot's setup (its tools and seed)."""
     system = SystemManager(setup.workdir, setup.root, setup.code_tree, setup.config)
     system.randgen_path = setup.tools.randgen
@@ -150,16 +152,16 @@ def install_globals(context: TestContext, tests: Iterable[unittest.TestCase]) ->
     server_manager = Kewpie2012Manager(manager, wrappers)
     executor = executor_for(context, servers, server_manager)
     module = context.spec.module
-    module.servers = servers
-    module.test_executor = executor
-    module.server_manager = server_manager
+    setattr(module, "servers", servers)  # the 2012 names are set, never declared
+    setattr(module, "test_executor", executor)
+    setattr(module, "server_manager", server_manager)
     compat_base.servers = servers
     for test in tests:
         if not isinstance(test, KewpieTestCase):
-            test.test_executor = executor  # type: ignore[attr-defined]
+            setattr(test, "test_executor", executor)
 
 
-def skip_reason(spec: TestSpec, setup: Any) -> str | None:
+def skip_reason(spec: TestSpec, setup: BotSetup) -> str | None:
     """What a 2012 module's ``skip_checks(system_manager)`` says before its servers start:
     the reason to skip it, or None to run it.  ``skip_checks`` returns
     ``(skip, reason)``; an exception in it is raised as a SuiteError naming the module."""

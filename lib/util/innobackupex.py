@@ -170,10 +170,11 @@ def translate(argv: Sequence[str], tool: str | None = None) -> Plan:
             rest.append(arg)
         i += 1
     chosen = tool if tool and not (ibbackup and is_mariabackup(ibbackup)) else None
-    plan.tool = find_mariabackup(ibbackup) if chosen is None else chosen
-    if not plan.tool:
+    found = find_mariabackup(ibbackup) if chosen is None else chosen
+    if not found:
         raise ValueError("kewpie innobackupex: no mariadb-backup found (install mariadb-backup, "
                          "or pass Percona's innobackupex with --innobackupex-path)")
+    plan.tool = found
     if ibbackup and plan.tool == ibbackup:
         plan.dropped = [d for d in plan.dropped if not d.startswith("--ibbackup")]
         plan.notes.append(f"--ibbackup={ibbackup}: runs that mariabackup")

@@ -113,7 +113,7 @@ class mysqlBaseTestCase(unittest.TestCase):  # noqa: N801 - the 2012 name
 
     def get_randgen_process(self, cmd_sequence: Sequence[str] | str, test_executor: Any,
                             server: Any, schema: str = "test", randgen_outfile: str | None = None,
-                            shell_flag: bool = False) -> Popen:
+                            shell_flag: bool = False) -> Popen[Any]:
         """See :func:`lib.util.randgen_methods.get_randgen_process`."""
         from . import randgen_methods
         return randgen_methods.get_randgen_process(cmd_sequence, test_executor, server, schema,

@@ -100,7 +100,7 @@ def randgen_argv(cmd_sequence: Sequence[str], home: str, dsn: str) -> list[str]:
 
 def get_randgen_process(cmd_sequence: Sequence[str] | str, test_executor: Any, server: Any,
                         schema: str = "test", randgen_outfile: str | None = None,
-                        shell_flag: bool = False) -> Popen:
+                        shell_flag: bool = False) -> Popen[Any]:
     """Start a randgen run against server and return its process without waiting
     (kewpie 2012): the caller polls, signals or waits.  Output goes to
     randgen_outfile (default ``<logdir>/randgen.out``); the run's seed, grammar and
@@ -141,6 +141,6 @@ class randgenManager:  # noqa: N801 - the 2012 name
                                     server, schema)
 
     def get_randgen_process(self, cmd_sequence: Sequence[str] | str, server: Any,
-                            schema: str = "test") -> Popen:
+                            schema: str = "test") -> Popen[Any]:
         """See :func:`get_randgen_process`."""
         return get_randgen_process(cmd_sequence, self.test_executor, server, schema)

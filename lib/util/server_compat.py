@@ -58,7 +58,8 @@ class Kewpie2012Server(ModernWrapper):
 
     @property
     def _server(self) -> Server:
-        return self._wrapped  # type: ignore[no-any-return]
+        server: Server = self._wrapped
+        return server
 
     # ------------------------------------------------------------ 2012 attributes
     @property
