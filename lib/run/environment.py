@@ -18,11 +18,12 @@ from lib.platform import netns, safedirs
 from lib.platform.logsetup import get_logger
 from lib.platform.ports import PortLeaser, default_lock_dir, ensure_lock_dir
 from lib.platform.process import TAG_BOT, TAG_RUN, TAG_WORKDIR, tagged_processes
-from lib.platform.workdir import MIN_SHM_FREE, Workdir
+from lib.platform.workdir import DESCRIPTION, MIN_SHM_FREE, Workdir
 from lib.run.config import RunConfig
 from lib.run.setup import check_reachable, log_header, resolve_server_user
 from lib.servers.bootstrap import BootstrapCache
 from lib.servers.codetree import CodeTree, discover
+from lib.servers.describe import write_description
 from lib.mtr.server import MtrServer, start_mtr_set
 from lib.servers.galera import GaleraServer
 from lib.servers.galera_cluster import form_galera_set, wait_galera_applied
@@ -216,6 +217,12 @@ class RunEnvironment:
             for manager in self.managers:
                 StateFile(self.workdir.state_file_for(manager.bot_name)).write(
                     run, [s.describe() for s in manager.servers])
+
+    def describe(self, servers: list[Server], run: dict[str, object]) -> str:
+        """Write ``workdir/cluster.json`` and the servers' scripts (recorded in the marker
+        first, so --mode=cleanup knows kewpie made it); returns its path."""
+        self.workdir.record_made(add=(DESCRIPTION,))
+        return write_description(self.workdir.description_file, servers, run, self.server_user)
 
     # ------------------------------------------------------------------ end
     def close(self, fast: bool = False, bot: str | None = None) -> None:
