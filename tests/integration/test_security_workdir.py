@@ -131,7 +131,7 @@ def test_workdir_owned_by_another_user_is_refused(public, precious, root_process
     assert tagged(workdir) == []
 
 
-def test_workdir_under_a_folder_of_another_user_is_refused(public, precious):
+def test_workdir_under_a_folder_of_another_user_is_refused(public):
     """/tmp/pub/wd with /tmp/pub nobody's: nobody could swap wd for a link at any time."""
     pub = os.path.join(public, "pub")
     nobody(f"mkdir -m 755 {pub}")
