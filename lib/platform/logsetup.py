@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import time
 from typing import TextIO
@@ -27,6 +28,17 @@ class KewpieFormatter(logging.Formatter):
 def get_logger() -> logging.Logger:
     """Return the harness logger (configured by :func:`configure`)."""
     return logging.getLogger(LOGGER_NAME)
+
+
+class NoFollowFileHandler(logging.FileHandler):
+    """A FileHandler that never opens its file through a symbolic link (O_NOFOLLOW)."""
+
+    def _open(self) -> TextIO:
+        """Open the log file ourselves: truncated for mode "w", appended to otherwise."""
+        flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+        flags |= os.O_TRUNC if "w" in self.mode else os.O_APPEND
+        fd = os.open(self.baseFilename, flags, 0o644)
+        return os.fdopen(fd, "a", encoding=self.encoding, errors=self.errors)
 
 
 class TqdmHandler(logging.StreamHandler):
@@ -60,7 +72,7 @@ def configure(verbose: bool = False, stream: TextIO | None = None, logfile: str 
     if console:
         logger.addHandler(handler)
     if logfile:
-        fh = logging.FileHandler(logfile, mode="w")
+        fh = NoFollowFileHandler(logfile, mode="w")
         fh.setFormatter(KewpieFormatter())
         fh.setLevel(logging.DEBUG)
         logger.addHandler(fh)
