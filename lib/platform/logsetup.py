@@ -1,7 +1,9 @@
 """kewpie-style logging: ``20120113-125552 INFO message``."""
 from __future__ import annotations
 
+import io
 import logging
+import os
 import sys
 import time
 from typing import TextIO
@@ -27,6 +29,17 @@ class KewpieFormatter(logging.Formatter):
 def get_logger() -> logging.Logger:
     """Return the harness logger (configured by :func:`configure`)."""
     return logging.getLogger(LOGGER_NAME)
+
+
+class NoFollowFileHandler(logging.FileHandler):
+    """A FileHandler that never opens its file through a symbolic link (O_NOFOLLOW)."""
+
+    def _open(self) -> io.TextIOWrapper:
+        """Open the log file ourselves: truncated for mode "w", appended to otherwise."""
+        flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+        flags |= os.O_TRUNC if "w" in self.mode else os.O_APPEND
+        fd = os.open(self.baseFilename, flags, 0o644)
+        return os.fdopen(fd, "a", encoding=self.encoding, errors=self.errors)
 
 
 class TqdmHandler(logging.StreamHandler[TextIO]):
@@ -60,7 +73,7 @@ def configure(verbose: bool = False, stream: TextIO | None = None, logfile: str 
     if console:
         logger.addHandler(handler)
     if logfile:
-        fh = logging.FileHandler(logfile, mode="w")
+        fh = NoFollowFileHandler(logfile, mode="w")
         fh.setFormatter(KewpieFormatter())
         fh.setLevel(logging.DEBUG)
         logger.addHandler(fh)

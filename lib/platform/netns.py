@@ -31,6 +31,7 @@ from typing import Callable, Sequence
 from ..errors import NetworkError
 from .logsetup import get_logger
 from .nsenter import NETNS_DIR
+from .safedirs import read_small_file
 
 SUBNET = "10.77.0"          # private /24; every hub is its own island, so runs may share it
 FIRST_HOST = 11             # s0 is 10.77.0.11
@@ -131,11 +132,12 @@ class Record:
     def _read(self) -> list[str]:
         if not self.path:
             return []
+        text = read_small_file(self.path, limit=1 << 20)  # never through a link
         try:
-            with open(self.path) as fh:
-                return list(json.load(fh).get("namespaces", []))
-        except (OSError, ValueError, AttributeError):
+            names = json.loads(text or "").get("namespaces", [])
+        except (ValueError, AttributeError):
             return []
+        return [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
 
     def names(self) -> list[str]:
         """Recorded names."""
@@ -143,14 +145,23 @@ class Record:
             return self._read()
 
     def update(self, add: Sequence[str] = (), remove: Sequence[str] = ()) -> None:
-        """Add and remove names (written atomically, mode 0600)."""
+        """Add and remove names (written atomically, mode 0600; nothing is written when
+        nothing changes)."""
         if not self.path:
             return
         with self._lock:
-            names = [n for n in self._read() if n not in remove]
+            before = self._read()
+            names = [n for n in before if n not in remove]
             names += [n for n in add if n not in names]
+            if names == before:
+                return
             tmp = f"{self.path}.tmp-{os.getpid()}-{threading.get_ident()}"
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+            try:
+                fd = os.open(tmp, flags, 0o600)
+            except FileExistsError:  # left by a killed writer of the same pid and thread
+                os.unlink(tmp)
+                fd = os.open(tmp, flags, 0o600)
             with os.fdopen(fd, "w") as fh:
                 json.dump({"namespaces": names}, fh, indent=2)
             os.replace(tmp, self.path)

@@ -262,6 +262,34 @@ def tagged_processes(tag: str, value: str) -> list[psutil.Process]:
     return found
 
 
+def tag_problem(environ: Mapping[str, str] | None, tag: str, value: str) -> str:
+    """'' when an environment carries tag=value, else what it has instead."""
+    if environ is None:
+        return "its environment cannot be read"
+    found = environ.get(tag)
+    if found is None:
+        return f"it has no {tag} in its environment"
+    if found != value:
+        return f"its {tag} is {found}"
+    return ""
+
+
+def tag_mismatch(pid: int, tag: str, value: str) -> str:
+    """'' when live process pid carries tag=value in its environment (kewpie started it
+    for that workdir, run or bot), else why not: a pid read from a file is acted on
+    only when this is ''."""
+    try:
+        proc = psutil.Process(pid)
+        if proc.status() == psutil.STATUS_ZOMBIE:
+            return "it has exited"
+        environ: Mapping[str, str] | None = proc.environ()
+    except psutil.NoSuchProcess:
+        return "it has exited"
+    except (psutil.AccessDenied, psutil.ZombieProcess):
+        environ = None
+    return tag_problem(environ, tag, value)
+
+
 def stop_policy(alive: Callable[[], bool], send: Callable[[int], None],
                 wait_gone: Callable[[float], bool], term_timeout: float,
                 kill_timeout: float = KILL_TIMEOUT) -> StopResult:

@@ -35,6 +35,10 @@ class UnsafeDirError(UsageError):
     """A directory kewpie would reuse is a link, someone else's, or writable by others."""
 
 
+class UnsafeFileError(UsageError):
+    """A file kewpie would open in a directory it trusts is a link or not a regular file."""
+
+
 class UnsafeLockDirError(UnsafeDirError, PortLeaseError):
     """The port lock directory is unsafe (also a PortLeaseError, as before)."""
 
@@ -165,6 +169,38 @@ def read_small_file(path: str, limit: int = 4096) -> str | None:
         return os.read(fd, limit).decode(errors="replace")
     finally:
         os.close(fd)
+
+
+def open_regular(path: str, flags: int, mode: int = 0o600) -> int:
+    """A descriptor on the regular file path, never opened through a link.
+
+    A new file is created exclusively (``O_EXCL``) with mode; an existing one
+    is opened with ``O_NOFOLLOW`` and must be a regular file.  flags are the
+    access flags (``os.O_RDWR``, ``os.O_WRONLY | os.O_APPEND``...; ``O_CREAT``
+    and ``O_EXCL`` are added here).  A link or anything else raises
+    :class:`UnsafeFileError` (one line: path, what it is, what to do).
+    """
+    base = flags | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        return os.open(path, base | os.O_CREAT | os.O_EXCL, mode)
+    except FileExistsError:
+        pass
+    try:
+        fd = os.open(path, base | os.O_NONBLOCK)  # a FIFO must not block us
+    except OSError as exc:
+        if exc.errno not in (errno.ELOOP, errno.EISDIR, errno.ENXIO):
+            raise
+        fd = -1
+    st = os.fstat(fd) if fd >= 0 else os.lstat(path)
+    if fd >= 0 and stat.S_ISREG(st.st_mode):
+        return fd
+    if fd >= 0:
+        os.close(fd)
+    what = (f"a symbolic link to {os.readlink(path)}" if stat.S_ISLNK(st.st_mode)
+            else "not a regular file")
+    raise UnsafeFileError(f"refusing to open {path}: it is {what} (owner {owner_name(st.st_uid)}, "
+                          f"mode {stat.S_IMODE(st.st_mode):04o}); remove it (rm {path}) if "
+                          f"you made it, and run again")
 
 
 def write_private_file(path: str, text: str) -> None:

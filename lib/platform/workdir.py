@@ -2,8 +2,9 @@
 
 Layout::
 
-    workdir/                  real directory, holds the marker and state
-      .kewpie-workdir         marker: kewpie may wipe what it created here
+    workdir/                  a directory only we (or root) can write: check_trusted()
+      .kewpie-workdir         marker (a regular file of ours): kewpie made this folder;
+                              it lists what cleanup may remove (JSON, "made")
       kewpie.lock             held (flock) by the run using this workdir
       servers.json            servers running now (for --mode=cleanup)
       kewpie.log              the last run's full log
@@ -19,8 +20,12 @@ Layout::
         workdir                 the workdir's path: is the tree still wanted?
         bot0/ bot1/ ...         vardirs (owned by the server user)
 
-Every directory there is made and checked with lib/platform/safedirs.py, and the
-workdir's links are followed only when they point where kewpie expects.  At
+The workdir itself is used only when lib/platform/trustedpath.py trusts it
+(owned by us or root, writable by nobody else, reached through nothing others
+control), before anything is written there; files in it are opened without
+following links and created exclusively when new (safedirs.open_regular).
+Every directory under /dev/shm is made and checked with lib/platform/safedirs.py,
+and the workdir's links are followed only when they point where kewpie expects.  At
 the start of each run, trees whose workdir is gone (and that no run or
 server uses) are removed, so RAM used by throwaway workdirs comes back.
 ``KEWPIE_SHM_ROOT`` in the environment moves the whole tree off /dev/shm
@@ -30,6 +35,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -40,15 +46,18 @@ from . import safedirs
 from ..errors import UsageError
 from .logsetup import get_logger
 from .process import TAG_WORKDIR, tagged_processes
+from .trustedpath import Finding, find_untrusted, trusted_uids
 
 MARKER = ".kewpie-workdir"
+MARKER_KIND = "kewpie workdir"
+DESCRIPTION = "cluster.json"
 SHM_ROOT = "/dev/shm"
 SHM_ROOT_ENV = "KEWPIE_SHM_ROOT"
 MIN_SHM_FREE = 2 << 30  # below this, vardirs go to disk: a full tmpfs stalls the machine
 TREE_LOCK = "lock"
 TREE_WORKDIR = "workdir"
 TREE_NAME = re.compile(r"wd-[0-9a-f]{10}")
-BOT_NAME = re.compile(r"bot\d+")
+BOT_NAME = re.compile(r"bot\d+b?")  # a bot, or its second (mtr) lane
 RECLAIM_GRACE = 60.0  # a tree younger than this without a recorded workdir is being made
 LOCK_WAIT = 10.0
 
@@ -109,7 +118,7 @@ class Workdir:
     @property
     def description_file(self) -> str:
         """The JSON description of servers left by --start-and-exit."""
-        return os.path.join(self.path, "cluster.json")
+        return os.path.join(self.path, DESCRIPTION)
 
     @property
     def log_file(self) -> str:
@@ -125,19 +134,92 @@ class Workdir:
         """A bot's directory (``workdir/bot0``)."""
         return os.path.join(self.path, bot)
 
+    # ------------------------------------------------------------ trust
+    def check_trusted(self) -> bool:
+        """Raise UnsafeDirError (one line: owner, mode, what to do) unless the workdir may
+        be trusted (lib/platform/trustedpath.py); False when it does not exist yet."""
+        finding, exists = find_untrusted(self.path)
+        if finding is not None:
+            raise safedirs.UnsafeDirError(refusal(self.path, finding))
+        return exists
+
+    def has_marker(self) -> bool:
+        """Whether kewpie made this (trusted) folder: its marker is a regular file of ours.
+
+        A marker that is a link, not a regular file or someone else's raises
+        UnsafeDirError: kewpie did not make the folder.
+        """
+        path = os.path.join(self.path, MARKER)
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            return False
+        problem = marker_problem(st, trusted_uids())
+        if problem:
+            raise safedirs.UnsafeDirError(
+                f"refusing to use workdir {self.path}: its {MARKER} {problem} (owner "
+                f"{safedirs.owner_name(st.st_uid)}, mode {stat.S_IMODE(st.st_mode):04o}), so kewpie "
+                f"did not make this folder; choose another --workdir")
+        return True
+
     def create(self) -> None:
-        """Create the workdir (0755) or check an existing one is ours."""
-        if os.path.exists(self.path):
-            if not os.path.isdir(self.path):
-                raise UsageError(f"--workdir {self.path} exists and is not a directory")
-            if os.listdir(self.path) and not os.path.exists(os.path.join(self.path, MARKER)):
-                raise UsageError(f"--workdir {self.path} is a non-empty directory kewpie did not "
-                                 f"create; choose an empty or new directory")
-        os.makedirs(self.path, mode=0o755, exist_ok=True)
-        st = os.stat(self.path)
-        if st.st_mode & 0o002:
-            os.chmod(self.path, 0o755)
-        open(os.path.join(self.path, MARKER), "a").close()
+        """Create the workdir (0755) or check an existing one is ours, before writing to it.
+
+        The path must be trusted (:meth:`check_trusted`), and an existing
+        non-empty directory must hold kewpie's marker (:meth:`has_marker`).
+        """
+        if not self.check_trusted():
+            _make_dirs(self.path)
+            self.check_trusted()  # ours now (or someone else's, made meanwhile: refused)
+        entries = os.listdir(self.path)
+        if self.has_marker():
+            return
+        if entries:
+            raise UsageError(f"--workdir {self.path} is a non-empty directory kewpie did not "
+                             f"create; choose an empty or new directory")
+        try:
+            fd = os.open(os.path.join(self.path, MARKER),
+                         os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        except FileExistsError:  # another process of the session made it just now
+            if not self.has_marker():
+                raise
+            return
+        try:
+            os.write(fd, marker_text([]).encode())
+        finally:
+            os.close(fd)
+
+    # ------------------------------------------------------------ what kewpie made here
+    def _open_marker(self) -> int:
+        """The marker, opened read-write without following a link, locked (flock)."""
+        fd = safedirs.open_regular(os.path.join(self.path, MARKER), os.O_RDWR, 0o644)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        return fd
+
+    def made(self) -> frozenset[str] | None:
+        """The names the marker records kewpie making here (None: a marker of an older
+        kewpie, which records nothing)."""
+        text = safedirs.read_small_file(os.path.join(self.path, MARKER), limit=1 << 20)
+        return parse_marker(text or "")
+
+    def record_made(self, add: tuple[str, ...] = (), remove: tuple[str, ...] = ()) -> None:
+        """Add names to (or remove them from) the marker's record of what kewpie made here."""
+        fd = self._open_marker()
+        try:
+            text = os.pread(fd, 1 << 20, 0).decode(errors="replace")
+            before = parse_marker(text) or frozenset()
+            after = (before | set(add)) - set(remove)
+            if after != before or parse_marker(text) is None:
+                data = marker_text(sorted(after)).encode()
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, data, 0)
+        finally:
+            os.close(fd)  # releases the flock
+
+    # ------------------------------------------------------------ lock
+    def _open_lock(self) -> int:
+        self.check_trusted()
+        return safedirs.open_regular(os.path.join(self.path, "kewpie.lock"), os.O_RDWR)
 
     def lock(self) -> None:
         """Take the workdir for this run; UsageError if another run has it.
@@ -145,7 +227,7 @@ class Workdir:
         With /dev/shm, also take this workdir's tree there (checked), refuse
         links that point elsewhere, and reclaim trees of deleted workdirs.
         """
-        fd = os.open(os.path.join(self.path, "kewpie.lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        fd = self._open_lock()
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
@@ -185,7 +267,7 @@ class Workdir:
         A kewpie run (:meth:`lock`) and another session are kept out, as they keep
         this session out.
         """
-        fd = os.open(os.path.join(self.path, "kewpie.lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        fd = self._open_lock()
         tag = f"{os.getpid()} session {session}\n"
         deadline = time.monotonic() + wait
         first = False
@@ -427,7 +509,8 @@ class Workdir:
         safedirs.remove_tree(os.path.join(self.shm_path, name), ignore_errors=True)
 
     def prepare_bot(self, bot: str) -> str:
-        """A clean bot directory (previous run's vardirs removed)."""
+        """A clean bot directory (previous run's vardirs removed), recorded in the marker."""
+        self.record_made(add=(bot,))
         return self._link_or_dir(bot, wipe=True)
 
     def prepare_disk_bot(self, bot: str, root: str | None = None) -> str | None:
@@ -470,16 +553,115 @@ class Workdir:
             safedirs.empty_dir(path, ignore_errors=True)
 
     def wipe_bots(self) -> None:
-        """Remove every bot directory and the description (cleanup mode)."""
-        if os.path.exists(self.description_file):
-            os.unlink(self.description_file)
-        for name in os.listdir(self.path):
-            if BOT_NAME.fullmatch(name):
+        """Cleanup mode: remove the bot directories and the description kewpie recorded
+        making here (and the bots' vardirs in this workdir's own /dev/shm tree).
+
+        A bot counts as made by kewpie when the marker records it or it is a link of
+        ours to this workdir's tree; cluster.json when the marker records it or it
+        describes a run of this workdir.  Anything else is left alone.
+        """
+        made = self.made() or frozenset()
+        gone = []
+        for name in sorted(os.listdir(self.path)):
+            if not (BOT_NAME.fullmatch(name) or name == DESCRIPTION):
+                continue
+            if name in made or self._own_link(name) or self._own_description(name):
                 safedirs.remove_tree(os.path.join(self.path, name), ignore_errors=True)
+                gone.append(name)
+            else:
+                get_logger().debug(f"left {name} in {self.path}: no record of kewpie making it")
+        if gone:
+            self.record_made(remove=tuple(gone))
         if self._tree_fd >= 0:  # ours and checked: the bots' vardirs go with it
             for name in os.listdir(self.shm_path):
                 if BOT_NAME.fullmatch(name):
                     safedirs.remove_tree(os.path.join(self.shm_path, name), ignore_errors=True)
+
+    def _own_link(self, name: str) -> bool:
+        """workdir/name is a link of ours to where this workdir's tree keeps name."""
+        link = os.path.join(self.path, name)
+        try:
+            st = os.lstat(link)
+        except FileNotFoundError:
+            return False
+        return (stat.S_ISLNK(st.st_mode) and st.st_uid == os.geteuid()
+                and os.readlink(link) in (self._shm_target(name), os.path.join(self._legacy_shm, name)))
+
+    def _own_description(self, name: str) -> bool:
+        """workdir/name is a cluster.json that describes a run of this workdir."""
+        if name != DESCRIPTION:
+            return False
+        text = safedirs.read_small_file(os.path.join(self.path, name), limit=16 << 20) or ""
+        try:
+            run = json.loads(text).get("run", {})
+        except (ValueError, AttributeError):
+            return False
+        return isinstance(run, dict) and run.get("workdir") == self.path
+
+
+def refusal(path: str, finding: Finding) -> str:
+    """The one line refusing workdir path for finding: what is wrong, owner, mode, the fix."""
+    if finding.path == path:
+        where = "it"
+    elif finding.last:
+        where = f"{finding.path} (where it leads)"
+    else:
+        where = f"{finding.path} (on its way)"
+    if not finding.last:
+        fix = ("choose a --workdir reached only through directories and links that you or root "
+               "own and nobody else can write")
+    elif "writable" in finding.problem:
+        fix = f"make it private (chmod go-w {finding.path}) or choose another --workdir"
+    else:
+        fix = ("choose another --workdir: a new path (kewpie makes it), or a directory you or "
+               "root own that nobody else can write")
+    return (f"refusing to use workdir {path}: {where} {finding.problem} (owner "
+            f"{safedirs.owner_name(finding.uid)}, mode {finding.mode:04o}); {fix}")
+
+
+def marker_problem(st: os.stat_result, owners: frozenset[int]) -> str:
+    """'' when a marker with this lstat result is kewpie's own, else what is wrong."""
+    if stat.S_ISLNK(st.st_mode):
+        return "is a symbolic link"
+    if not stat.S_ISREG(st.st_mode):
+        return "is not a regular file"
+    if st.st_uid not in owners:
+        return "is owned by neither you nor root"
+    return ""
+
+
+def marker_text(made: list[str]) -> str:
+    """The marker's content: what kewpie made in the workdir (cleanup removes only that)."""
+    return json.dumps({"kind": MARKER_KIND, "made": made}) + "\n"
+
+
+def parse_marker(text: str) -> frozenset[str] | None:
+    """The names a marker records; None for a marker that records nothing (older kewpie)."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or data.get("kind") != MARKER_KIND:
+        return None
+    made = data.get("made")
+    if not isinstance(made, list):
+        return None
+    return frozenset(n for n in made if isinstance(n, str) and "/" not in n and n not in ("", ".", ".."))
+
+
+def _make_dirs(path: str) -> None:
+    """Make path and its missing parents, 0755 each (the trust check, before and after,
+    decides whether what exists may be used)."""
+    missing = []
+    current = path
+    while not os.path.lexists(current):
+        missing.append(current)
+        current = os.path.dirname(current)
+    for directory in reversed(missing):
+        try:
+            os.mkdir(directory, 0o755)
+        except FileExistsError:
+            pass
 
 
 def _try_flock(fd: int, mode: int) -> int:

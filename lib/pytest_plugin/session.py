@@ -303,11 +303,8 @@ def sweep_after_workers(config: RunConfig, session_id: str) -> int:
     """
     from ..run.cleanup import cleanup
     from ..servers.state import StateFile
-    try:
-        with open(os.path.join(config.workdir, "kewpie.lock")) as fh:
-            held_by = fh.read(200).split()
-    except OSError:
-        return 0
+    from ..platform.safedirs import read_small_file
+    held_by = (read_small_file(os.path.join(config.workdir, "kewpie.lock"), 200) or "").split()
     if held_by[1:] != ["session", session_id]:
         return 0
     env = RunEnvironment(config)

@@ -7,7 +7,6 @@ import os
 
 from ..errors import UsageError
 from .environment import RunEnvironment
-from ..servers.describe import write_description
 from ..servers.server import Server
 from ..servers.wrappers import make_wrapper, rr_cannot_record
 from ..suites.loader import TestSpec
@@ -42,7 +41,7 @@ def report_kept(env: RunEnvironment, servers: list[Server], test: str) -> None:
     env.write_state()
     run = {"workdir": env.workdir.path, "basedir": env.tree.basedir if env.tree else "",
            "pid_of_kewpie": os.getpid(), "kept_failed_test": test}
-    described = write_description(env.workdir.description_file, servers, run, env.server_user)
+    described = env.describe(servers, run)
     log.info(f"Servers are described in {described}; each vardir has use, start and stop "
              f"scripts.  Stop them with: kewpie.py --mode=cleanup --workdir={env.workdir.path}")
     env.keep_servers = True

@@ -19,11 +19,12 @@ from ..platform import netns, safedirs
 from ..platform.logsetup import get_logger
 from ..platform.ports import PortLeaser, default_lock_dir, ensure_lock_dir
 from ..platform.process import TAG_BOT, TAG_RUN, TAG_WORKDIR, tagged_processes
-from ..platform.workdir import MIN_SHM_FREE, Workdir
+from ..platform.workdir import DESCRIPTION, MIN_SHM_FREE, Workdir
 from .config import RunConfig
 from .setup import check_reachable, log_header, resolve_server_user
 from ..servers.bootstrap import BootstrapCache
 from ..servers.codetree import CodeTree
+from ..servers.describe import write_description
 from ..mtr.server import MtrServer, start_mtr_set
 from ..servers.galera import GaleraServer
 from ..servers.galera_cluster import form_galera_set, wait_galera_applied
@@ -217,6 +218,12 @@ class RunEnvironment:
             for manager in self.managers:
                 StateFile(self.workdir.state_file_for(manager.bot_name)).write(
                     run, [s.describe() for s in manager.servers])
+
+    def describe(self, servers: list[Server], run: dict[str, object]) -> str:
+        """Write ``workdir/cluster.json`` and the servers' scripts (recorded in the marker
+        first, so --mode=cleanup knows kewpie made it); returns its path."""
+        self.workdir.record_made(add=(DESCRIPTION,))
+        return write_description(self.workdir.description_file, servers, run, self.server_user)
 
     # ------------------------------------------------------------------ end
     def close(self, fast: bool = False, bot: str | None = None) -> None:

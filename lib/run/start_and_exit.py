@@ -6,7 +6,6 @@ import os
 
 from ..errors import EXIT_OK
 from .environment import RunEnvironment
-from ..servers.describe import write_description
 from ..suites.loader import TestSpec, suite_requirements
 
 
@@ -30,7 +29,7 @@ def start_and_exit(env: RunEnvironment, specs: list[TestSpec]) -> int:
     env.write_state()
     run = {"workdir": env.workdir.path, "basedir": env.tree.basedir if env.tree else "",
            "pid_of_kewpie": os.getpid()}
-    described = write_description(env.workdir.description_file, servers, run, env.server_user)
+    described = env.describe(servers, run)
     log.info(f"Servers are described in {described}; each vardir has use, start "
              f"and stop scripts")
     log.info("User specified --start-and-exit.  kewpie.py exiting and leaving servers "

@@ -42,7 +42,13 @@ class Timings:
         if not self.path:
             return
         tmp = f"{self.path}.tmp-{os.getpid()}"
-        with open(tmp, "w") as fh:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        try:  # created exclusively: never through a link planted next to the file
+            fd = os.open(tmp, flags, 0o644)
+        except FileExistsError:  # a killed run of the same pid left it
+            os.unlink(tmp)
+            fd = os.open(tmp, flags, 0o644)
+        with os.fdopen(fd, "w") as fh:
             json.dump(self.ms, fh, indent=1, sort_keys=True)
         os.chmod(tmp, 0o644)
         os.replace(tmp, self.path)

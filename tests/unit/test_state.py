@@ -125,12 +125,15 @@ def test_create_refuses_a_file(tmp_path):
         Workdir(str(path), use_shm=False).create()
 
 
-def test_create_tightens_a_world_writable_directory(tmp_path):
+@pytest.mark.parametrize("mode", [0o777, 0o775, 0o1777])
+def test_create_refuses_a_directory_others_may_write(tmp_path, mode):
     path = tmp_path / "wd"
     path.mkdir()
-    os.chmod(path, 0o777)
-    Workdir(str(path), use_shm=False).create()
-    assert not stat.S_IMODE(os.stat(path).st_mode) & 0o002
+    os.chmod(path, mode)
+    with pytest.raises(UsageError, match=f"writable by group or others .*mode {mode:04o}.*chmod go-w"):
+        Workdir(str(path), use_shm=False).create()
+    assert os.listdir(path) == []  # nothing written before the refusal
+    assert stat.S_IMODE(os.stat(path).st_mode) == mode
 
 
 def test_paths_are_absolute(tmp_path, monkeypatch):
