@@ -287,6 +287,9 @@ def config_from_args(argv: Sequence[str] | None) -> RunConfig:
     suitepaths = [os.path.abspath(p) for p in _split(args.suitepath)]
     suitepaths.extend(RunConfig().suitepaths)  # kewpie's own suites, searched last
     suites = _split(args.suite)
+    from lib.platform.suite_names import check_suite_name
+    for name in suites:  # names, not paths (a path only as a directory given by --suitepath)
+        check_suite_name(name, suitepaths, nested=args.mode == "mtr")
     if not suites and not args.tests and args.default_server_type == "galera":
         suites = ["cluster_basic"]
     basedirs = list(args.basedir or [default("basedir")])  # the first is the tree under test

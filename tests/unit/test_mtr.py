@@ -57,8 +57,8 @@ def test_names_and_disabled(tmp_path):
 
 
 def test_collector_reads_the_fixture_suite():
-    collector = Collector("/nonexistent-mtr-root", {})
-    cases = {c.name: c for c in collector.collect([FIXTURE], [])}
+    collector = Collector("/nonexistent-mtr-root", {}, suitepaths=(os.path.dirname(FIXTURE),))
+    cases = {c.name: c for c in collector.collect(["kw_mtr"], [])}
     assert cases["disabled_one"].skip.startswith("disabled:")
     assert cases["opt"].master_opt == ["--max-connections=77", "--sql-mode=ANSI_QUOTES"]
     assert cases["plain"].result_file.endswith("r/plain.result")
