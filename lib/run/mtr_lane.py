@@ -22,7 +22,8 @@ from lib.mtr.bootstrap import MtrBootstrapCache
 from lib.mtr.cases import MtrCase
 from lib.mtr.cnf import MtrConfig
 from lib.mtr.config import (base_environment, build_config, command_line_args, expand_env,
-                            server_option_args)
+                            plugin_dir, server_option_args, share_dir)
+from lib.mtr.option_check import CaseBounds, case_problem
 from lib.mtr.execute import MtrExecutor, MtrSettings
 from lib.mtr.options import loopback_only, to_options
 from lib.mtr.server import MARK_ENV
@@ -174,6 +175,26 @@ class MtrLane:
                 f"--defaults-file={self.vardir.cnf}",
                 *command_line_args(config, last.name, extra, env)])
         return Requirements.declared("mtr", option_lists), config
+
+    def bounds(self, case: MtrCase) -> CaseBounds:
+        """What case's servers may reach on this lane: its vardir, the ports leased for
+        them, their sockets, the plugin directory and the read-only inputs."""
+        count = self._server_count(case.template)
+        plans = [self.manager.plan(index) for index in range(count)]
+        tree = self.plan.tree
+        provider = self.base_env.get("WSREP_PROVIDER", "")
+        return CaseBounds(
+            vardir=self.vardir.root,
+            ports=frozenset(p for _, lease, _ in plans for p in lease.ports),
+            sockets=frozenset(slot.socket for slot in self._slots(count)),
+            plugin_dirs=tuple(d for d in (plugin_dir(tree),) if d),
+            inputs=(self.plan.root, case.suite_dir, share_dir(tree)),
+            providers=(provider,) if provider else (), basedir=tree.basedir)
+
+    def unsafe(self, case: MtrCase, reqs: Requirements) -> str:
+        """Why case's servers may not start here ('' when their options are safe):
+        :mod:`lib.mtr.option_check` over the options as the servers read them."""
+        return case_problem(reqs.servers, self.plan.catalog, self.bounds(case))
 
     # ------------------------------------------------------------------ servers
     def fits(self, case: MtrCase, reqs: Requirements) -> bool:
