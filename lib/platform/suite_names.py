@@ -53,9 +53,11 @@ def given_directory(value: str, suitepaths: Iterable[str]) -> str | None:
     return None
 
 
-def check_suite_name(value: str, suitepaths: Iterable[str], nested: bool = False) -> str | None:
+def check_suite_name(value: str, suitepaths: Iterable[str], nested: bool = False,
+                     what: str = "") -> str | None:
     """The directory a path-valued suite names (see :func:`given_directory`), None for a
-    plain name; UsageError (one line) for a path that is neither."""
+    plain name; UsageError (one line, starting with what, default ``--suite 'value'``)
+    for a path that is neither."""
     problem = name_problem(value, nested)
     if problem is None:
         return None
@@ -63,7 +65,7 @@ def check_suite_name(value: str, suitepaths: Iterable[str], nested: bool = False
     found = given_directory(value, paths)
     if found is not None:
         return found
-    raise UsageError(f"--suite {value!r}: {problem}; a suite is named, not given as a path: "
+    raise UsageError(f"{what or f'--suite {value!r}'}: {problem}; a suite is named, not given as a path: "
                      f"pass its parent directory with --suitepath=DIR and its name with "
                      f"--suite=NAME (searched: {', '.join(paths) or 'no suite path'})")
 

@@ -47,7 +47,7 @@ class Leftover:
         return f"pid {self.pid} ({self.command})"
 
 
-def test_tags(run_tags: Mapping[str, str], value: str) -> dict[str, str]:
+def tags_for_test(run_tags: Mapping[str, str], value: str) -> dict[str, str]:
     """The tags a test's processes get: the run's (workdir, run, bot) and the test's own."""
     tags = {name: run_tags[name] for name in RUN_TAGS if run_tags.get(name)}
     tags[TAG_TEST] = value

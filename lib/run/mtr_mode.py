@@ -32,7 +32,7 @@ from lib.mtr.warnings import WarningScanner
 from lib.run.config import RunConfig
 from lib.run.environment import RunEnvironment
 from lib.run.evidence import EvidenceKeeper
-from lib.run.leftovers import collect_leftovers, leftover_report, test_tags
+from lib.run.leftovers import collect_leftovers, leftover_report, tags_for_test
 from lib.run.mtr_lane import MtrLane
 from lib.run.native import bot_log_path, run_tests
 from lib.run.postchecks import debugger_problems
@@ -284,7 +284,7 @@ class MtrRunner(Runner):
         self._prepare_next(case)
         # a prepared set was started for this case: its error log has the case's marker
         tag = self.next_test_tag()  # what the case starts (--exec ... &) carries it
-        verdict = lane.executor.run(case, servers, dict(env, **test_tags(env, tag)),
+        verdict = lane.executor.run(case, servers, dict(env, **tags_for_test(env, tag)),
                                     fresh=starting or prepared is not None)
         status, message = TestStatus(str(verdict.status)), verdict.message
         left = leftover_report(collect_leftovers(tag, (), self._server_pids()), can_keep=False)

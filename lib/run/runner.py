@@ -26,7 +26,8 @@ from lib.suites.status import TestStatus
 from lib.util.context import install_globals, skip_reason
 from lib.checks.errorlog import LogMarks
 from lib.run.postchecks import debugger_problems, load_gendata, warnings_problem
-from lib.run.leftovers import collect_leftovers, leftover_report, tagged_environment, test_tags
+from lib.run.leftovers import (collect_leftovers, leftover_report, tagged_environment,
+                               tags_for_test)
 from lib.platform.process import TAG_BOT
 from lib.servers.manager import stop_all
 
@@ -210,7 +211,7 @@ class Runner:
 
         watchdog = TestWatchdog(self.test_timeout, on_timeout)
         tag = self.next_test_tag()
-        with tagged_environment(test_tags(self.manager.settings.env, tag)):
+        with tagged_environment(tags_for_test(self.manager.settings.env, tag)):
             if not pre_problem:
                 watchdog.run(lambda: suite.run(result))
         timed_out = watchdog.timed_out

@@ -180,7 +180,11 @@ def judge(opt: Option, res: Resolution, vardir: str | None = None,
         return provider_problem(params, vardir, datadir)
     if name in PLUGIN_LOADERS and opt.value:
         for item in opt.value.split(";"):
-            library = os.path.basename(item.split("=", 1)[-1].strip())
+            named = item.split("=", 1)[-1].strip()
+            if "/" in named:
+                return (f"plugin library {named} is a path: plugins load from the server's "
+                        f"plugin directory only")
+            library = os.path.basename(named)
             if library.removesuffix(".so") in LISTENER_PLUGINS:
                 return f"plugin {library} opens its own TCP listeners"
         return None
