@@ -200,7 +200,7 @@ def build_config(template: str, mtr_root: str, vardir: MtrVardir, slots: list[Se
             if name in ("port", "socket"):
                 group.insert(name, value)  # kewpie leases the ports
             # (a test's own bind-address stays: the mode narrows wildcards to the loopback
-            # and refuses anything else, see lib/mtr/options.py)
+            # and lib/mtr/option_check.py refuses anything else)
             elif not group.has(name) and not (name == "plugin-dir" and value is None):
                 group.insert(name, value)
     client = config.group("client", create=True)

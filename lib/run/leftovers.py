@@ -9,8 +9,9 @@ too); for a mysql-test case, in mariadb-test's environment (its ``--exec``
 children inherit them).  Servers are not tagged with it: kewpie starts them
 with the environment it chose for them, and stops them itself.
 
-After the test, every live process with the test's tag is a leftover.  Each
-is stopped by its pid (SIGTERM, a bounded wait, SIGKILL -- never by name) and
+After the test, every live process with the test's tag that does not end
+within a short grace (a client whose server connection the test just killed
+is still on its way out) is a leftover.  Each is stopped by its pid (SIGTERM, a bounded wait, SIGKILL -- never by name) and
 reported with its pid and command line.  A suite that keeps a process on
 purpose names it in ``kept_processes`` (``suite_config.py``, matched against
 the process's name, e.g. ``['sleep']``): such a process is neither reported
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Iterable, Iterator, Mapping
@@ -27,9 +29,10 @@ from typing import Iterable, Iterator, Mapping
 import psutil
 
 from lib.platform.process import (TAG_BOT, TAG_RUN, TAG_TEST, TAG_WORKDIR, reap_if_child,
-                                  stop_foreign, tagged_processes)
+                                  stop_foreign, tagged_processes, wait_pid_gone)
 
 RUN_TAGS = (TAG_WORKDIR, TAG_RUN, TAG_BOT)
+EXIT_GRACE = 5.0   # seconds a tagged process has to end on its own after the test
 TERM_GRACE = 5.0   # seconds a leftover has to end after SIGTERM before SIGKILL
 COMMAND_WIDTH = 200
 
@@ -81,13 +84,14 @@ def _describe(proc: psutil.Process) -> Leftover | None:
     return Leftover(proc.pid, name, command)
 
 
-def collect_leftovers(value: str, kept: Iterable[str] = (), exclude: Iterable[int] = ()
-                      ) -> list[Leftover]:
-    """Stop (by pid) every live process tagged with the test's value, except those whose
-    name is in kept and the pids in exclude; returns what was stopped."""
+def collect_leftovers(value: str, kept: Iterable[str] = (), exclude: Iterable[int] = (),
+                      grace: float = EXIT_GRACE) -> list[Leftover]:
+    """Stop (by pid) every process tagged with the test's value that is still alive
+    after grace seconds, except those whose name is in kept and the pids in exclude;
+    returns what was stopped."""
     kept_names = set(kept)
     skip = set(exclude)
-    found = []
+    candidates: list[tuple[psutil.Process, Leftover, float]] = []
     for proc in tagged_processes(TAG_TEST, value):
         if proc.pid in skip:
             continue
@@ -95,9 +99,16 @@ def collect_leftovers(value: str, kept: Iterable[str] = (), exclude: Iterable[in
         if left is None or left.name in kept_names:
             continue
         try:
-            create_time: float | None = proc.create_time()
+            candidates.append((proc, left, proc.create_time()))
         except psutil.Error:
             continue
+    deadline = time.monotonic() + grace
+    found = []
+    for proc, left, create_time in candidates:
+        reap_if_child(proc.pid)
+        if wait_pid_gone(proc.pid, max(0.0, deadline - time.monotonic()), create_time):
+            reap_if_child(proc.pid)
+            continue  # it ended on its own
         found.append(left)
         stop_foreign(proc.pid, create_time, term_timeout=TERM_GRACE)
         reap_if_child(proc.pid)
