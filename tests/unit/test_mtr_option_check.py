@@ -144,3 +144,27 @@ def test_short_options_are_judged_as_their_long_forms():
     assert long_form(to_options(["-P3306"], defaults=False)[0]).name == "port"
     assert long_form(to_options(["-h/x"], defaults=False)[0]).value == "/x"
     assert long_form(to_options(["-V10.2.1"], defaults=False)[0]).name == "-V10.2.1"
+
+
+def test_restart_protocol_options_are_checked_too():
+    """A test's ``restart: --opt`` (the restart protocol) is checked against the case's
+    bounds before the server starts again; refused, the server stays down."""
+    from types import SimpleNamespace
+
+    from lib.errors import UnsafeOptionError
+    from lib.run.mtr_lane import MtrLane
+
+    started = []
+    server = SimpleNamespace(name="s0", user_options=to_options(["--port=9300"]),
+                             start=lambda: started.append(list(server.user_options)))
+    lane = SimpleNamespace(originals={}, case_bounds=BOUNDS,
+                           plan=SimpleNamespace(catalog=CATALOG))
+    MtrLane._restart_server(lane, server, ["--general-log-file=/work/wd/bot1/log/x.log"])
+    assert started and started[-1][-1].value == "/work/wd/bot1/log/x.log"
+    with pytest.raises(UnsafeOptionError, match="restart refused.*outside the case's vardir"):
+        MtrLane._restart_server(lane, server, ["--general-log-file=/tmp/escape/x.log"])
+    with pytest.raises(UnsafeOptionError, match="port 3306"):
+        MtrLane._restart_server(lane, server, ["--port=3306"])
+    assert len(started) == 1
+    MtrLane._restart_server(lane, server, None)  # plain restart: the case's own options
+    assert [o.value for o in started[-1]] == [o.value for o in to_options(["--port=9300"])]
