@@ -272,14 +272,14 @@ class MtrLane:
     def _restart_server(self, server: Server, extra: list[str] | None) -> None:
         """The restart protocol's restart: the same options, or those plus extra (a test's
         ``restart: --opt ...``), which go through the case's option check first
-        (UnsafeOptionError: the server stays down and the case fails saying why)."""
+        (UnsafeOptionError: the server stays down and the case is skipped saying why)."""
         original = self.originals.setdefault(server.name, list(server.user_options))
         options = loopback_only([*original, *to_options(extra, defaults=False)]) if extra \
             else list(original)
         if extra and self.case_bounds is not None:
             problem = server_problem(options, self.plan.catalog, self.case_bounds)
             if problem:
-                raise UnsafeOptionError(f"restart refused, not run by kewpie: {problem}")
+                raise UnsafeOptionError(f"restart: {problem}")
         server.user_options = options
         server.start()
 

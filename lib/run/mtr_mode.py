@@ -321,7 +321,7 @@ class MtrRunner(Runner):
             message += f"\nreject file: {verdict.reject}"
         return Outcome(case.full_name, status, ms, self.bot, message,
                        evidence=evidence, resets=resets,
-                       reset_reason=why if resets else "")
+                       reset_reason=why if resets else "", refused=verdict.refused)
 
 
 def run_mtr(env: RunEnvironment) -> int:

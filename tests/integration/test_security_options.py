@@ -2,8 +2,8 @@
 
 - A mysql-test suite planted by user ``nobody`` (``tests/fixtures/mtr/kw_unsafe``,
   copied into a directory of nobody's) whose ``.opt`` files write the general log
-  outside the vardir, or listen on port 3306, is run by root: those cases are
-  skipped with their reason, counted in the summary, and under ``strace -f``
+  outside the vardir, or listen on port 3306, or whose test restarts its server
+  with such an option, is run by root: those cases are skipped with their reason, counted in the summary, and under ``strace -f``
   nothing is created in the target directory (nobody's, world-writable) and
   nothing binds port 3306.  A case that leaves a ``sleep`` behind fails naming it,
   and the sleep is stopped.
@@ -118,11 +118,13 @@ def test_mtr_unsafe_options_are_skipped_and_nothing_escapes(kewpie, public_dir, 
     assert "outside the case's vardir" in why
     status, why = row(out, "kw_unsafe.port_3306")
     assert status == "skipped" and "'--port=3306'" in why and "did not lease" in why
+    status, why = row(out, "kw_unsafe.restart_escape")  # options of the restart protocol
+    assert status == "skipped" and why.startswith("not run by kewpie: mysqld.1's restart: server "
+                                                  f"option '--general-log-file={escape}/restart.log'")
     assert row(out, "kw_unsafe.vardir_log")[0] == "pass"  # placeholders resolved, in bounds
-    assert ("NOT RUN FOR UNSAFE SERVER OPTIONS (skipped, 2): kw_unsafe.escape_log "
-            "kw_unsafe.port_3306") in out or \
-        ("NOT RUN FOR UNSAFE SERVER OPTIONS (skipped, 2): kw_unsafe.port_3306 "
-         "kw_unsafe.escape_log") in out
+    summary = re.search(r"NOT RUN FOR UNSAFE SERVER OPTIONS \(skipped, 3\): (.*)$", out, re.M)
+    assert summary and set(summary.group(1).split()) == {
+        "kw_unsafe.escape_log", "kw_unsafe.port_3306", "kw_unsafe.restart_escape"}, out[-3000:]
     status, why = row(out, "kw_unsafe.leaves_sleep")
     m = re.search(r"pid (\d+) \(sleep 1004\)", why)
     assert status == "fail" and m and "stopped by kewpie" in why, why
