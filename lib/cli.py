@@ -436,6 +436,13 @@ def _config(args: argparse.Namespace) -> RunConfig:
     suitepaths = [os.path.abspath(p) for p in _split(args.suitepath)]
     suitepaths.extend(RunConfig().suitepaths)  # kewpie's own suites, searched last
     suites = _split(args.suite)
+    from .platform.suite_names import check_suite_name
+    for name in suites:  # names, not paths (a path only as a directory given by --suitepath)
+        check_suite_name(name, suitepaths, nested=args.mode == "mtr")
+    for name in args.tests:  # 'suite.test': the suite part too (mtr takes a .test file's name)
+        if "/" in name and not (args.mode == "mtr" and name.endswith(".test")):
+            check_suite_name(name.split(",")[0].rsplit(".", 1)[0], suitepaths,
+                             nested=args.mode == "mtr", what=f"test {name!r}: its suite")
     if not suites and not args.tests and args.default_server_type == "galera":
         suites = ["cluster_basic"]
     basedirs = list(args.basedir or [default("basedir")])  # the first is the tree under test

@@ -24,6 +24,7 @@ from ..platform.logtail import tail_file
 from ..platform.tools import run_tool
 from ..servers.bootstrap import BootstrapCache
 from ..servers.codetree import CodeTree
+from ..servers.help_probe import server_help
 from ..servers.options import Option
 
 SQL_FILES = ("mysql_system_tables.sql", "maria_add_gis_sp_bootstrap.sql",
@@ -48,9 +49,12 @@ def find_share_file(basedir: str, name: str) -> str | None:
     return None
 
 
-def server_features(server: str) -> tuple[dict[str, str], frozenset[str]]:
-    """(variables as ``--verbose --help`` lists them, optional plugins) of a server binary."""
-    ran = run_tool([server, "--no-defaults", "--verbose", "--help"], timeout=60)
+def server_features(server: str, scratch_parent: str | None = None
+                    ) -> tuple[dict[str, str], frozenset[str]]:
+    """(variables as ``--verbose --help`` lists them, optional plugins) of a server binary;
+    the probe's throwaway datadir is made under scratch_parent (the workdir; see
+    :mod:`lib.servers.help_probe`)."""
+    ran = server_help(server, scratch_parent, 60)
     variables: dict[str, str] = {}
     plugins: set[str] = set()
     in_options, in_vars = True, False

@@ -21,6 +21,7 @@ from typing import Iterable
 
 from ..errors import SuiteError, UsageError
 from .cnf import MtrConfig
+from ..platform.suite_names import check_suite_name, display_name
 from ..servers.requirements import Requirements
 
 SOURCE = re.compile(r"^\s*(?:--)?\s*source\s+([^;\s]+)")
@@ -232,29 +233,39 @@ class MtrSuite:
         return sorted(os.path.basename(p)[:-5] for p in glob.glob(os.path.join(self.tdir, "*.test")))
 
 
-def suite_dir(mtr_root: str, name: str) -> str:
-    """Where suite name lives (UsageError naming the places searched)."""
+def suite_dir(mtr_root: str, name: str, suitepaths: Iterable[str] = ()) -> str:
+    """Where suite name lives, as mysql-test-run looks (``main``, ``suite/<name>`` --
+    ``compat/oracle`` included --, ``plugin/*/<name>``), then in the --suitepath
+    directories; a path only when it is a directory given through --suitepath
+    (:mod:`lib.platform.suite_names`).  UsageError naming the places searched."""
+    paths = list(suitepaths)
+    given = check_suite_name(name, paths, nested=True)
+    if given is not None:
+        return given
     candidates = [os.path.join(mtr_root, "main")] if name == "main" else [
-        os.path.join(mtr_root, "suite", name), os.path.join(mtr_root, "plugin", name),
-        name if os.path.isdir(name) and os.sep in name else ""]
+        os.path.join(mtr_root, "suite", name),
+        *sorted(glob.glob(os.path.join(glob.escape(mtr_root), "plugin", "*", name))),
+        os.path.join(mtr_root, "plugin", name), *(os.path.join(p, name) for p in paths)]
     for candidate in candidates:
         if candidate and os.path.isdir(candidate):
             return os.path.abspath(candidate)
-    raise UsageError(f"mtr suite {name!r} not found under {mtr_root} (looked in main/ and "
-                     f"suite/{name}); see --mtr-root")
+    raise UsageError(f"mtr suite {name!r} not found under {mtr_root} (looked in main/, "
+                     f"suite/{name} and plugin/*/{name}) or the --suitepath directories; "
+                     f"see --mtr-root")
 
 
-def load_suite(mtr_root: str, name: str, skips: dict[str, object]) -> MtrSuite:
+def load_suite(mtr_root: str, name: str, skips: dict[str, object],
+               suitepaths: Iterable[str] = ()) -> MtrSuite:
     """A suite's directories, suite.opt, combinations and disabled tests."""
-    directory = suite_dir(mtr_root, name)
+    directory = suite_dir(mtr_root, name, suitepaths)
     tdir = os.path.join(directory, "t")
     tdir = tdir if os.path.isdir(tdir) else directory
     rdir = os.path.join(directory, "r")
     rdir = rdir if os.path.isdir(rdir) else tdir
-    short = os.path.basename(os.path.normpath(name))
+    short = display_name(name)
     disabled = parse_disabled(os.path.join(directory, "disabled.def"), short)
     disabled.update(parse_disabled(os.path.join(directory, "t", "disabled.def"), short))
-    return MtrSuite(name, directory, tdir, rdir, opts_from_file(os.path.join(directory, "suite.opt")),
+    return MtrSuite(short, directory, tdir, rdir, opts_from_file(os.path.join(directory, "suite.opt")),
                     combinations_from_file(os.path.join(directory, "combinations"), skips), disabled)
 
 
@@ -280,23 +291,19 @@ class Collector:
     skips: dict[str, object]
     big_test: bool = False
     enable_disabled: bool = False
+    suitepaths: tuple[str, ...] = ()   # --suitepath: searched after the mtr tree
 
     def __post_init__(self) -> None:
         self.scanner = Scanner(self.mtr_root, self.skips)
         self.suites: dict[str, MtrSuite] = {}
 
     def suite(self, name: str) -> MtrSuite:
-        """The suite called name (loaded once); a directory path names a suite outside
-        the mtr tree (called by its last component)."""
-        if os.sep in name:
-            path, name = os.path.abspath(name), os.path.basename(os.path.normpath(name))
-            if name not in self.suites:
-                suite = load_suite(self.mtr_root, path, self.skips)
-                suite.name = name
-                self.suites[name] = suite
-        if name not in self.suites:
-            self.suites[name] = load_suite(self.mtr_root, name, self.skips)
-        return self.suites[name]
+        """The suite called name (loaded once); a directory given through --suitepath
+        names a suite outside the mtr tree (called by its last component)."""
+        short = display_name(name)
+        if short not in self.suites:
+            self.suites[short] = load_suite(self.mtr_root, name, self.skips, self.suitepaths)
+        return self.suites[short]
 
     def collect(self, suites: list[str], names: list[str]) -> list[MtrCase]:
         """Cases for names (in the order given) or, without names, every test of suites."""

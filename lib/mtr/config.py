@@ -202,7 +202,7 @@ def build_config(template: str, mtr_root: str, vardir: MtrVardir, slots: list[Se
             if name in ("port", "socket"):
                 group.insert(name, value)  # kewpie leases the ports
             # (a test's own bind-address stays: the mode narrows wildcards to the loopback
-            # and refuses anything else, see lib/mtr/options.py)
+            # and lib/mtr/option_check.py refuses anything else)
             elif not group.has(name) and not (name == "plugin-dir" and value is None):
                 group.insert(name, value)
     client = config.group("client", create=True)
@@ -224,11 +224,22 @@ def build_config(template: str, mtr_root: str, vardir: MtrVardir, slots: list[Se
     return config
 
 
+PROVIDER_WILDCARD = re.compile(r"((?:^|;)\s*(?:gmcast\.listen_addr|ist\.recv_addr|ist\.recv_bind)"
+                              r"\s*=\s*(?:\w+://)?)(\[::\]|0\.0\.0\.0)")
+
+
 def _galera_on_loopback(group: CnfGroup) -> None:
-    """A Galera node's group communication listens on 127.0.0.1 only (kewpie's rule)."""
+    """A Galera node's group communication listens on 127.0.0.1 only (kewpie's rule): a
+    wildcard listener address (``tcp://[::]``, ``0.0.0.0``) is narrowed to the loopback
+    of its family, as a wildcard ``bind-address`` is."""
     options = group.value("wsrep_provider_options")
     if not options:
         return
+    narrowed = PROVIDER_WILDCARD.sub(
+        lambda m: m.group(1) + ("[::1]" if m.group(2).startswith("[") else "127.0.0.1"), options)
+    if narrowed != options:
+        group.insert("wsrep_provider_options", narrowed)
+        options = narrowed
     m = re.search(r"base_port=(\d+)", options)
     if m and "gmcast.listen_addr" not in options:
         group.insert("wsrep_provider_options",

@@ -23,12 +23,13 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Callable, Sequence
 
-from ..errors import QueryError, ServerError
+from ..errors import QueryError, ServerError, UnsafeOptionError
 from .cases import MtrCase
 from .vardir import MtrVardir
 from .warnings import WarningScanner, log_size, read_since
 from ..platform.logsetup import get_logger
 from ..platform.logtail import tail_file
+from ..platform.process import TAG_TEST, stop_foreign, tagged_processes
 from ..platform.tools import ToolResult, run_tool
 from ..servers.options import Option
 from ..servers.server import Server
@@ -65,6 +66,7 @@ class MtrVerdict:
     needs_restart: bool = False        # restarted with other options, or crashed
     restart_reason: str = ""           # why, when it is not a failure or a restart
     reject: str = ""
+    refused: str = ""                  # a restart's options broke kewpie's option rules
 
 
 @dataclass
@@ -92,6 +94,7 @@ class ServerWatch:
     options: list[Option] = field(default_factory=list)
     restarted_with_options: bool = False
     crashed: str = ""
+    refused: str = ""   # the test's restart options were refused (lib/mtr/option_check.py)
     log_mark: int = 0
 
 
@@ -226,6 +229,8 @@ class MtrExecutor:
             for w in watches:
                 if not w.crashed and w.server.executor is not None and not w.server.is_alive():
                     self._server_exited(w)
+            if any(w.refused for w in watches):
+                stop_tagged(env)  # the test cannot go on: mtr skips what it cannot run here
         runner.join()
         test_done = time.monotonic()
         ran = outcome[0] if outcome else None
@@ -234,7 +239,10 @@ class MtrExecutor:
             log_path = base + ".out"
         except OSError:
             pass
-        verdict = self._judge(case, ran, log_path, result_file, reject, watches)
+        refused = next((w.refused for w in watches if w.refused), "")
+        verdict = MtrVerdict(MtrStatus.SKIPPED, f"not run by kewpie: {refused}",
+                             needs_restart=True, refused=refused) if refused else \
+            self._judge(case, ran, log_path, result_file, reject, watches)
         if verdict.status == MtrStatus.PASS and self.settings.record and record_to:
             target = case.result_file if case.result_file and case.result_file.endswith(".result") \
                 else case.record_file
@@ -291,6 +299,8 @@ class MtrExecutor:
                     w.restarted_with_options = True
                 elif w.restarted_with_options:
                     w.restarted_with_options = False
+            except UnsafeOptionError as exc:  # the server stays down; the case is skipped
+                w.crashed = w.refused = f"mysqld.{w.number}'s {exc}"
             except Exception as exc:  # noqa: BLE001 - a failed restart is the test's failure
                 w.crashed = f"mysqld.{w.number} did not restart: {exc}"
             return
@@ -387,6 +397,18 @@ class MtrExecutor:
                 problems.append(f"could not execute check-warnings on mysqld.{w.number} "
                                 f"(exit {ran.returncode}):\n{tail_file(err, 30)}")
         return problems
+
+
+def stop_tagged(env: dict[str, str]) -> None:
+    """Stop, by pid, mariadb-test and what it started for the case (its test tag)."""
+    value = env.get(TAG_TEST)
+    if not value:
+        return
+    for proc in tagged_processes(TAG_TEST, value):
+        try:
+            stop_foreign(proc.pid, proc.create_time(), term_timeout=5.0)
+        except Exception:  # noqa: BLE001 - gone meanwhile
+            continue
 
 
 def _clear_suppressions(server: Server) -> None:

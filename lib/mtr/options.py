@@ -41,27 +41,6 @@ def to_options(args: list[str] | None, defaults: bool = True) -> list[Option]:
     return [*(KEWPIE_ONLY if defaults else ()), *(parse_arg(arg) for arg in args or [])]
 
 
-LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})
-
-
-def beyond_loopback(options: list[Option]) -> str:
-    """Why a server with these options would listen beyond the loopback ('' = it would
-    not): the last ``bind-address`` must name only 127.0.0.1, ::1 or localhost, and
-    ``skip-bind-address`` (listen everywhere) is refused."""
-    bind = None
-    for opt in options:
-        if opt.name == "bind-address":
-            bind = opt.value or ""
-        elif opt.name == "skip-bind-address":
-            return "--skip-bind-address (every interface)"
-    if bind is None:
-        return ""
-    addresses = [a.strip() for a in bind.split(",") if a.strip()]
-    if not addresses or any(a not in LOOPBACK for a in addresses):
-        return f"--bind-address={bind}"
-    return ""
-
-
 WILDCARDS = MappingProxyType({"*": "::1,127.0.0.1", "::": "::1,127.0.0.1",
                               "0.0.0.0": "127.0.0.1"})
 

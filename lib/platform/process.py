@@ -35,6 +35,7 @@ TAG_WORKDIR = "KEWPIE_WORKDIR"
 TAG_RUN = "KEWPIE_RUN"
 TAG_NAME = "KEWPIE_NAME"
 TAG_BOT = "KEWPIE_BOT"
+TAG_TEST = "KEWPIE_TEST"   # set for what one test starts: what is left of it afterwards
 PR_SET_PDEATHSIG = 1
 KILL_TIMEOUT = 10.0   # seconds to wait for a SIGKILLed group's leader to be reaped
 
@@ -100,8 +101,11 @@ def _switch_user(user: str | None) -> UserSwitch:
 
 
 def tool_env(env: Mapping[str, str] | None, tmpdir: str | None) -> dict[str, str]:
-    """A child's environment: env (default: ours, with its tags) and TMPDIR if given."""
-    out = dict(env if env is not None else os.environ)
+    """A child's environment: env (default: ours, with its tags but the test tag: a tool
+    kewpie runs, and waits for, is never a test's leftover -- a spare datadir copied in
+    the background while a test runs included) and TMPDIR if given."""
+    out = dict(env) if env is not None else {k: v for k, v in os.environ.items()
+                                             if k != TAG_TEST}
     if tmpdir:
         out["TMPDIR"] = tmpdir
     return out
@@ -288,6 +292,17 @@ def tag_mismatch(pid: int, tag: str, value: str) -> str:
     except (psutil.AccessDenied, psutil.ZombieProcess):
         environ = None
     return tag_problem(environ, tag, value)
+
+
+def reap_if_child(pid: int) -> None:
+    """Collect pid's exit status if it is an exited child of ours (a zombie we would
+    otherwise keep until its Popen object is collected); nothing otherwise."""
+    try:
+        if psutil.Process(pid).ppid() != os.getpid():
+            return
+        os.waitpid(pid, os.WNOHANG)
+    except (psutil.Error, ChildProcessError, ProcessLookupError):
+        pass
 
 
 def stop_policy(alive: Callable[[], bool], send: Callable[[int], None],

@@ -22,14 +22,15 @@ from ..mtr.bootstrap import MtrBootstrapCache
 from ..mtr.cases import MtrCase
 from ..mtr.cnf import MtrConfig
 from ..mtr.config import (base_environment, build_config, command_line_args, expand_env,
-                          server_option_args)
+                          plugin_dir, server_option_args, share_dir)
+from ..mtr.option_check import CaseBounds, case_problem, server_problem
 from ..mtr.execute import MtrExecutor, MtrSettings
 from ..mtr.options import loopback_only, to_options
 from ..mtr.server import MARK_ENV
 from ..mtr.vardir import MtrVardir, ServerSlot
 from ..platform.tools import run_tool
 from .environment import RunEnvironment
-from ..errors import ServerError
+from ..errors import ServerError, UnsafeOptionError
 from ..servers.manager import ServerManager
 from ..servers.options import Option
 from ..servers.requirements import Requirements
@@ -88,6 +89,7 @@ class MtrLane:
         self.config_env: dict[str, str] = {}
         self.originals: dict[str, list[Option]] = {}
         self.discarding: threading.Thread | None = None
+        self.case_bounds: CaseBounds | None = None  # of the case last checked (its restarts)
 
     # ------------------------------------------------------------------ environment
     def _tool_commands(self, cache: object) -> dict[str, str]:
@@ -175,6 +177,30 @@ class MtrLane:
                 *command_line_args(config, last.name, extra, env)])
         return Requirements.declared("mtr", option_lists), config
 
+    def bounds(self, case: MtrCase) -> CaseBounds:
+        """What case's servers may reach on this lane: its vardir, the ports leased for
+        them, their sockets, the plugin directory and the read-only inputs."""
+        count = self._server_count(case.template)
+        plans = [self.manager.plan(index) for index in range(count)]
+        tree = self.plan.tree
+        provider = self.base_env.get("WSREP_PROVIDER", "")
+        return CaseBounds(
+            vardir=self.vardir.root,
+            ports=frozenset(p for _, lease, _ in plans for p in lease.ports),
+            sockets=frozenset(slot.socket for slot in self._slots(count)),
+            plugin_dirs=tuple(d for d in (plugin_dir(tree),) if d),
+            inputs=(self.plan.root, case.suite_dir, share_dir(tree)),
+            providers=(provider,) if provider else (), basedir=tree.basedir)
+
+    def unsafe(self, case: MtrCase, reqs: Requirements) -> str:
+        """Why case's servers may not start here ('' when their options are safe):
+        :mod:`lib.mtr.option_check` over the options as the servers read them.  The
+        bounds are kept for the options of the case's restarts."""
+        bounds = self.bounds(case)
+        problem = case_problem(reqs.servers, self.plan.catalog, bounds)
+        self.case_bounds = None if problem else bounds
+        return problem
+
     # ------------------------------------------------------------------ servers
     def servers_for(self, case: MtrCase, reqs: Requirements, config: MtrConfig,
                     env: dict[str, str]) -> tuple[list[Server], bool]:
@@ -237,10 +263,17 @@ class MtrLane:
                                   f"{(ran.stdout + ran.stderr).strip()[-2000:]}")
 
     def _restart_server(self, server: Server, extra: list[str] | None) -> None:
-        """The restart protocol's restart: the same options, or those plus extra."""
+        """The restart protocol's restart: the same options, or those plus extra (a test's
+        ``restart: --opt ...``), which go through the case's option check first
+        (UnsafeOptionError: the server stays down and the case is skipped saying why)."""
         original = self.originals.setdefault(server.name, list(server.user_options))
-        server.user_options = [*original, *to_options(extra, defaults=False)] if extra \
+        options = loopback_only([*original, *to_options(extra, defaults=False)]) if extra \
             else list(original)
+        if extra and self.case_bounds is not None:
+            problem = server_problem(options, self.plan.catalog, self.case_bounds)
+            if problem:
+                raise UnsafeOptionError(f"restart: {problem}")
+        server.user_options = options
         server.start()
 
     def discard(self) -> None:

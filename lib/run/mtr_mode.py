@@ -27,12 +27,12 @@ from ..mtr.bootstrap import server_features
 from ..mtr.cases import Collector, MtrCase, skip_rules
 from ..mtr.cnf import MtrConfig
 from ..mtr.config import base_environment
-from ..mtr.options import beyond_loopback
 from ..mtr.vardir import MtrVardir
 from ..mtr.warnings import WarningScanner
 from .config import RunConfig
 from .environment import RunEnvironment
 from .evidence import EvidenceKeeper
+from .leftovers import collect_leftovers, leftover_report, tags_for_test
 from .mtr_lane import MtrLane
 from .native import bot_log_path, run_tests
 from .postchecks import debugger_problems
@@ -40,6 +40,7 @@ from .report import Outcome
 from .runner import Runner
 from .filters import matches
 from .selection import apply_shard, mysqld_requirements
+from ..servers.option_catalog import OptionCatalog, load_catalog
 from ..servers.option_safety import check_requirements
 from ..servers.codetree import CodeTree, discover
 from ..servers.manager import stop_all
@@ -85,19 +86,31 @@ def find_mysqltest(tree: CodeTree) -> str:
 class MtrPlan:
     """What every bot shares: the mtr tree, the server's features, the selected cases."""
 
-    def __init__(self, env: RunEnvironment, tree: CodeTree) -> None:
+    def __init__(self, env: RunEnvironment, tree: CodeTree, scratch: str | None = None) -> None:
+        """scratch: where the server's help probe may make its throwaway datadir (the
+        opened workdir; None: the system's temporary directory)."""
         config = env.config
         self.tree = tree
         self.root = mtr_root(config.mtr_root, tree)
         self.mysqltest = find_mysqltest(tree)
-        self.features, self.optional_plugins = server_features(tree.server)
+        self.features, self.optional_plugins = server_features(tree.server, scratch)
         probe_env = base_environment(tree, self.root, MtrVardir("/nonexistent", self.root, None))
         # as mtr: tests named on the command line run even when big
         self.collector = Collector(self.root, skip_rules(self.root, self.features, probe_env,
                                                          self.optional_plugins),
                                    big_test=config.big_test or bool(config.tests),
-                                   enable_disabled=config.enable_disabled)
+                                   enable_disabled=config.enable_disabled,
+                                   suitepaths=tuple(config.suitepaths))
         self.scanner = WarningScanner.for_tree(self.root)
+        self._catalog: OptionCatalog | None = None
+        self._scratch = scratch
+
+    @property
+    def catalog(self) -> OptionCatalog:
+        """The server's option names (asked once, cached in the workdir)."""
+        if self._catalog is None:
+            self._catalog = load_catalog(self.tree.server, self._scratch)
+        return self._catalog
 
     def cases(self, suites: list[str], names: list[str], extra: list[str]) -> list[MtrCase]:
         """The selected cases (with --mysqld options added to every server)."""
@@ -206,8 +219,8 @@ class MtrRunner(Runner):
             lane.discard()  # what it ran before (waits for a discard still under way)
             prep.env = lane.case_env(case)
             prep.reqs, prep.config = lane.requirements(case, prep.env)
-            if any(beyond_loopback(list(options)) for options in prep.reqs.servers):
-                prep.problem = "would listen beyond the loopback"
+            if lane.unsafe(case, prep.reqs):
+                prep.problem = "unsafe server options"
                 return
             servers, _ = lane.servers_for(case, prep.reqs, prep.config, prep.env)
             prep.problem = lane.executor.record_before(len(servers), prep.env)
@@ -222,6 +235,11 @@ class MtrRunner(Runner):
             self.log.debug("%s: servers for %s prepared in the background in %.0f ms%s",
                            self.bot, case.full_name, (time.monotonic() - started) * 1000,
                            f" (failed: {prep.problem})" if prep.problem else "")
+
+    def _server_pids(self) -> list[int]:
+        """The pids of the servers of both lanes (a case's leftovers are never these)."""
+        lanes = [lane for lane in (self.lane, self.other) if lane is not None]
+        return [pid for lane in lanes for pid in (s.pid for s in lane.manager.servers) if pid]
 
     # ------------------------------------------------------------------ one case
     def run_one(self, spec: MtrCase) -> Outcome:  # type: ignore[override]  # as expect_next
@@ -243,12 +261,10 @@ class MtrRunner(Runner):
             except (SuiteError, KewpieError) as exc:
                 return Outcome(case.full_name, TestStatus.FAIL, 0, self.bot,
                                f"cannot build the config of {case.full_name}: {exc}")
-        for options in reqs.servers:
-            unsafe = beyond_loopback(list(options))
-            if unsafe:  # kewpie's servers listen on 127.0.0.1 (and ::1) only
-                return Outcome(case.full_name, TestStatus.SKIPPED, 0, self.bot,
-                               f"not run by kewpie: {unsafe} would listen beyond the "
-                               f"loopback (kewpie's servers listen on 127.0.0.1 only)")
+        unsafe = lane.unsafe(case, reqs)
+        if unsafe:  # as mtr skips what it cannot run here; nothing has started
+            return Outcome(case.full_name, TestStatus.SKIPPED, 0, self.bot,
+                           f"not run by kewpie: {unsafe}", refused=unsafe)
         try:
             servers, starting = lane.servers_for(case, reqs, config, env)
         except (ServerError, QueryError, UsageError) as exc:
@@ -267,8 +283,14 @@ class MtrRunner(Runner):
                            evidence=evidence, resets=1)
         self._prepare_next(case)
         # a prepared set was started for this case: its error log has the case's marker
-        verdict = lane.executor.run(case, servers, env, fresh=starting or prepared is not None)
+        tag = self.next_test_tag()  # what the case starts (--exec ... &) carries it
+        verdict = lane.executor.run(case, servers, dict(env, **tags_for_test(env, tag)),
+                                    fresh=starting or prepared is not None)
         status, message = TestStatus(str(verdict.status)), verdict.message
+        left = leftover_report(collect_leftovers(tag, (), self._server_pids()), can_keep=False)
+        if left:  # stopped by pid; the case fails as a kewpie test would
+            status = TestStatus.FAIL if not status.failed else status
+            message = "\n".join(p for p in (message, left) if p)
         wrapper = manager.settings.wrapper
         if wrapper is not None and wrapper.stop_after_test and not verdict.failed:
             stop_all(servers)  # valgrind reports (leaks) when the server exits
@@ -299,7 +321,7 @@ class MtrRunner(Runner):
             message += f"\nreject file: {verdict.reject}"
         return Outcome(case.full_name, status, ms, self.bot, message,
                        evidence=evidence, resets=resets,
-                       reset_reason=why if resets else "")
+                       reset_reason=why if resets else "", refused=verdict.refused)
 
 
 def run_mtr(env: RunEnvironment) -> int:
@@ -309,7 +331,7 @@ def run_mtr(env: RunEnvironment) -> int:
     if config.mysqld_options:  # --mysqld goes to every server: the unsafe-option check first
         check_requirements([("--mysqld", mysqld_requirements(config))], env.tree.server,
                            env.workdir.path)
-    plan = MtrPlan(env, env.tree)
+    plan = MtrPlan(env, env.tree, env.workdir.path)
     cases = narrow_cases(config, plan.cases(config.suites, config.tests, config.mysqld_options))
     if not cases:
         raise UsageError("no mysql-test case selected")

@@ -26,6 +26,7 @@ class Outcome:
     evidence: str = ""
     resets: int = 0  # times its servers were discarded afterwards (retries add theirs)
     reset_reason: str = ""  # why, after the last attempt ('' = the servers were kept)
+    refused: str = ""  # skipped because its server options are unsafe: why ('' = not so)
 
     def __post_init__(self) -> None:
         self.status = TestStatus(self.status)
@@ -87,6 +88,10 @@ class Reporter:
         failed = [o.name for o in outcomes if o.failed]
         if failed:
             self.log.info(f"FAILED TESTS: {' '.join(failed)}")
+        refused = [o.name for o in outcomes if o.refused]
+        if refused:
+            self.log.info(f"NOT RUN FOR UNSAFE SERVER OPTIONS (skipped, {len(refused)}): "
+                          f"{' '.join(refused)}")
         flaky = [o.name for o in outcomes if o.status == TestStatus.FLAKY]
         if flaky:
             self.log.info(f"FLAKY TESTS (failed, then passed on a retry): {' '.join(flaky)}")

@@ -26,6 +26,9 @@ from ..suites.status import TestStatus
 from ..util.context import install_globals, skip_reason
 from ..checks.errorlog import LogMarks
 from .postchecks import debugger_problems, load_gendata, warnings_problem
+from .leftovers import (collect_leftovers, leftover_report, tagged_environment,
+                        tags_for_test)
+from ..platform.process import TAG_BOT
 from ..servers.manager import stop_all
 
 
@@ -99,6 +102,7 @@ class Runner:
         self.log_marks = LogMarks()  # how far each server's error log was checked
         self.valgrind_seen: set[str] = set()
         self.kept: list[Server] = []  # --keep-failed: the failed test's servers, left running
+        self.tests_run = 0  # numbers each test's tag (lib/run/leftovers.py)
 
     def run_with_retries(self, spec: TestSpec, retries: int = 0,
                          may_retry: Callable[[], bool] = lambda: True) -> Outcome:
@@ -206,9 +210,13 @@ class Runner:
                     self.log.debug(f"killing {server.name} on timeout failed", exc_info=True)
 
         watchdog = TestWatchdog(self.test_timeout, on_timeout)
-        if not pre_problem:
-            watchdog.run(lambda: suite.run(result))
+        tag = self.next_test_tag()
+        with tagged_environment(tags_for_test(self.manager.settings.env, tag)):
+            if not pre_problem:
+                watchdog.run(lambda: suite.run(result))
         timed_out = watchdog.timed_out
+        left = leftover_report(collect_leftovers(tag, spec.suite.kept_processes,
+                                                 self.server_pids(servers)))
         ms = int((time.monotonic() - start) * 1000)
         status, message = self._judge(spec, result, servers, timed_out)
         keep_failed = getattr(config, "keep_failed", False) and not self.kept
@@ -217,7 +225,8 @@ class Runner:
                 and not (keep_failed and status.failed)):
             stop_all(servers)  # valgrind reports (leaks) when the server exits
             self.manager.request_reset()
-        status, message = self._post_checks(spec, context, servers, status, message, pre_problem)
+        status, message = self._post_checks(spec, context, servers, status, message,
+                                            "\n".join(p for p in (pre_problem, left) if p))
         passed = status.ok
         evidence = ""
         keep = not passed and keep_failed and any(s.is_alive() for s in servers)
@@ -238,6 +247,16 @@ class Runner:
         return Outcome(spec.full_name, status, ms, self.manager.bot_name, message,
                        result.method_rows, evidence=evidence, resets=1 if reasons else 0,
                        reset_reason="; ".join(reasons))
+
+    def next_test_tag(self) -> str:
+        """The value of the next test's ``KEWPIE_TEST`` tag (``<run>/<bot>/<n>``)."""
+        self.tests_run += 1
+        bot = self.manager.settings.env.get(TAG_BOT) or self.manager.bot_name
+        return f"{bot}/{self.tests_run}"
+
+    def server_pids(self, servers: list[Server]) -> list[int]:
+        """The pids of the servers kewpie started for this bot (never a test's leftover)."""
+        return [pid for pid in (s.pid for s in [*servers, *self.manager.servers]) if pid]
 
     @staticmethod
     def _hand_over(context: TestContext, suite: unittest.TestSuite) -> None:

@@ -1,7 +1,8 @@
 """The option names a server binary accepts, learnt from the server itself and cached.
 
 ``<server> --no-defaults --verbose --help`` lists every option the server
-(and its compiled-in plugins) takes, one ``--name`` per entry.  We run it once
+(and its compiled-in plugins) takes, one ``--name`` per entry.  We run it
+(:mod:`lib.servers.help_probe`: with a throwaway datadir in the workdir) once
 per binary and keep the names as JSON, keyed by the binary's real path, size
 and mtime, so a rebuilt or upgraded server is asked again.  The names are
 what :mod:`lib.servers.option_names` resolves abbreviations and prefixes against.
@@ -16,7 +17,7 @@ import tempfile
 from dataclasses import dataclass
 
 from ..errors import CodeTreeError
-from ..platform.tools import run_tool
+from .help_probe import server_help
 
 HELP_TIMEOUT = 60.0
 CACHE_PREFIX = "server-options-"
@@ -51,10 +52,11 @@ def cache_key(server: str) -> str:
     return hashlib.sha1(f"{real}|{st.st_size}|{st.st_mtime_ns}".encode()).hexdigest()[:16]
 
 
-def ask_server(server: str) -> frozenset[str]:
-    """Run the server's ``--no-defaults --verbose --help`` and parse the option names."""
+def ask_server(server: str, scratch_parent: str | None = None) -> frozenset[str]:
+    """Run the server's ``--no-defaults --verbose --help`` (its throwaway datadir under
+    scratch_parent, see :mod:`lib.servers.help_probe`) and parse the option names."""
     try:
-        proc = run_tool([server, "--no-defaults", "--verbose", "--help"], timeout=HELP_TIMEOUT)
+        proc = server_help(server, scratch_parent, HELP_TIMEOUT)
     except OSError as exc:
         raise CodeTreeError(f"cannot list the options of {server}: {exc}") from None
     if proc.timed_out:
@@ -111,7 +113,7 @@ def load_catalog(server: str, cache_dir: str | None = None) -> OptionCatalog:
     path = cache_path(server, cache_dir) if cache_dir and os.path.isdir(cache_dir) else None
     names = _read_cache(path, server) if path else None
     if names is None:
-        names = ask_server(server)
+        names = ask_server(server, cache_dir)
         if path:
             _write_cache(path, server, names)
     return OptionCatalog(server=server, names=names)

@@ -72,25 +72,28 @@ PROVIDER_ADDRESSES = frozenset({"base_host", "ist.recv_bind", "gmcast.peer_addr"
 PROVIDER_PATHS = frozenset({"base_dir", "gcache.dir", "gcache.name"})
 PROVIDER_READ_ONLY = frozenset({"socket.ssl_cert", "socket.ssl_key", "socket.ssl_ca",
                                 "socket.ssl_password_file"})
-_PATHISH = re.compile(r"(file|path|dir|directory|home|basename|filename|cmd|log-bin|relay-log)")
-_LISTENERISH = re.compile(r"(^|[-_.])(port|address|addr|bind|listen)($|[-_.])")
+PATHISH = re.compile(r"(file|path|dir|directory|home|basename|filename|cmd|log-bin|relay-log)")
+LISTENERISH = re.compile(r"(^|[-_.])(port|address|addr|bind|listen)($|[-_.])")
 
 
-def _shown(opt: Option) -> str:
+def shown(opt: Option) -> str:
+    """The option as it was written (for error lines)."""
     return opt.text or opt.as_arg()
 
 
-def _resolved(res: Resolution, name: str, opt: Option) -> str:
+def resolved_text(res: Resolution, name: str, opt: Option) -> str:
+    """``--<prefixes>-<name>=<value>``: what the server makes of the option."""
     prefixes = "".join(f"{p}-" for p in res.prefixes)
     value = "" if opt.value is None else f"={opt.value}"
     return f"--{prefixes}{name}{value}"
 
 
-def _stem(res: Resolution) -> str:
-    stem = res.written
+def stem(res: Resolution) -> str:
+    """The written name without its special prefixes (the name of an unknown option)."""
+    text = res.written
     for prefix in res.prefixes:
-        stem = stem[len(prefix) + 1:]
-    return stem
+        text = text[len(prefix) + 1:]
+    return text
 
 
 def provider_problem(items: Iterable[tuple[str, str]], vardir: str | None,
@@ -103,11 +106,11 @@ def provider_problem(items: Iterable[tuple[str, str]], vardir: str | None,
             return (f"{where}: " + (bad or "kewpie sets the Galera listeners to 127.0.0.1 and "
                                     "its leased ports; a suite's value listens on a port kewpie "
                                     "never leased"))
-        if key in PROVIDER_ADDRESSES or (_LISTENERISH.search(key) and not value.isdigit()):
+        if key in PROVIDER_ADDRESSES or (LISTENERISH.search(key) and not value.isdigit()):
             bad = address_problem(value, port_allowed=False) if value else None
             if bad:
                 return f"{where}: {bad}"
-        elif _LISTENERISH.search(key) and value.isdigit():
+        elif LISTENERISH.search(key) and value.isdigit():
             bad = port_problem(value)
             if bad:
                 return f"{where}: {bad}"
@@ -141,7 +144,7 @@ def _path_problem(name: str, value: str | None, known: bool, vardir: str | None,
         paths = []
     elif name in PATH_OPTIONS:
         paths = [value] if value is not None else []
-    elif (not known or _PATHISH.search(name)) and looks_like_path(value):
+    elif (not known or PATHISH.search(name)) and looks_like_path(value):
         paths = [value or ""]
     else:
         paths = []
@@ -156,7 +159,7 @@ def judge(opt: Option, res: Resolution, vardir: str | None = None,
           datadir: str | None = None) -> str | None:
     """Why one parsed option is unsafe for this server, or None."""
     known = res.name is not None
-    name = res.name or _stem(res)
+    name = res.name or stem(res)
     value = res.effective_value(opt.value)
     if name in HARNESS_OWNED:
         bad = (address_problem(opt.value, port_allowed=False)
@@ -164,7 +167,7 @@ def judge(opt: Option, res: Resolution, vardir: str | None = None,
         return ((f"{bad}; " if bad else "") + f"kewpie sets --{name} itself for every server "
                 f"(it keeps servers in their vardir, on 127.0.0.1 and leased ports); remove it")
     if name == PROVIDER_OPTIONS:
-        if res.abbreviated or res.value_prefixes or _stem(res) != name:
+        if res.abbreviated or res.value_prefixes or stem(res) != name:
             return (f"write it in full as --{name}=... so kewpie can merge its loopback "
                     f"listener settings into it")
         return provider_problem(provider_items(opt.value or ""), vardir, datadir)
@@ -177,12 +180,16 @@ def judge(opt: Option, res: Resolution, vardir: str | None = None,
         return provider_problem(params, vardir, datadir)
     if name in PLUGIN_LOADERS and opt.value:
         for item in opt.value.split(";"):
-            library = os.path.basename(item.split("=", 1)[-1].strip())
+            named = item.split("=", 1)[-1].strip()
+            if "/" in named:
+                return (f"plugin library {named} is a path: plugins load from the server's "
+                        f"plugin directory only")
+            library = os.path.basename(named)
             if library.removesuffix(".so") in LISTENER_PLUGINS:
                 return f"plugin {library} opens its own TCP listeners"
         return None
     bad = _listener_problem(name, value)
-    if bad is None and not known and _LISTENERISH.search(name) and value:
+    if bad is None and not known and LISTENERISH.search(name) and value:
         bad = (port_problem(value) if value.strip().isdigit()
                else address_problem(value, port_allowed=False))
     return bad or _path_problem(name, value, known, vardir, datadir)
@@ -198,14 +205,14 @@ def check_server_options(options: Iterable[Option], catalog: OptionCatalog,
     for opt in options:
         res = resolve(("loose-" if opt.loose else "") + opt.name, catalog.names)
         if res.ambiguous:
-            shown = ", ".join(res.candidates[:6]) + (", ..." if len(res.candidates) > 6 else "")
+            listed = ", ".join(res.candidates[:6]) + (", ..." if len(res.candidates) > 6 else "")
             raise UnsafeOptionError(
-                f"{prefix}server option {_shown(opt)!r} is ambiguous: {catalog.server} would "
-                f"refuse it (it abbreviates {shown}); write the option name in full")
+                f"{prefix}server option {shown(opt)!r} is ambiguous: {catalog.server} would "
+                f"refuse it (it abbreviates {listed}); write the option name in full")
         reason = judge(opt, res, vardir, datadir)
         if reason:
-            raise UnsafeOptionError(f"{prefix}server option {_shown(opt)!r} resolves to "
-                                    f"{_resolved(res, res.name or _stem(res), opt)}: {reason}")
+            raise UnsafeOptionError(f"{prefix}server option {shown(opt)!r} resolves to "
+                                    f"{resolved_text(res, res.name or stem(res), opt)}: {reason}")
 
 
 def check_requirements(declared: Iterable[tuple[str, "Requirements"]], server_binary: str,

@@ -1,7 +1,8 @@
 """Find suites, read their suite_config.py, load their *_test.py modules.
 
 A suite is a directory ``<suitepath>/<suite>/`` holding ``suite_config.py``
-(``server_requirements``, optional ``server_requests`` and ``server_type``)
+(``server_requirements``, optional ``server_requests``, ``server_type``,
+``kept_processes``...)
 and test modules named ``*_test.py``.  A test module may override the
 suite's ``server_requirements``/``server_requests`` with its own globals, as
 kewpie's did.  A test base class may declare options its tests' servers start
@@ -27,6 +28,7 @@ from ..servers.options import Option, merge, parse_options, reject_owned
 from ..servers.requirements import Requirements
 from .combinations import Combination, parse_combinations
 from .disabled import read_disabled
+from ..platform.suite_names import check_suite_name, display_name
 
 TEST_SUFFIX = "_test.py"
 KNOWN_REQUESTS = ("join_cluster",)
@@ -50,6 +52,7 @@ class SuiteConfig:
     disabled: dict[str, str] = field(default_factory=dict)  # test module name -> reason
     suppressions: tuple[str, ...] = ()  # error-log regexes that do not fail a test
     server_basedirs: list[str] = field(default_factory=list)
+    kept_processes: tuple[str, ...] = ()  # process names a test may leave running on purpose
 
 
 @dataclass
@@ -193,7 +196,20 @@ def load_suite_config(name: str, path: str) -> SuiteConfig:
     config.disabled = read_disabled(path)
     config.server_basedirs = validate_basedirs(ns.get("server_basedirs"),
                                                len(config.server_requirements), where)
+    config.kept_processes = validate_kept(ns.get("kept_processes", ()), where)
     return config
+
+
+def validate_kept(value: Any, where: str) -> tuple[str, ...]:
+    """``kept_processes``: names of processes (as ``ps -o comm`` shows them, e.g.
+    ``['sleep']``) a test may leave running; the run's end stops them."""
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, (list, tuple)) or not all(
+            isinstance(v, str) and v.strip() and "/" not in v for v in value):
+        raise SuiteError(f"{where}: kept_processes must be a list of process names such as "
+                         f"['sleep']")
+    return tuple(v.strip() for v in value)
 
 
 def validate_suppressions(value: Any, where: str) -> tuple[str, ...]:
@@ -227,7 +243,11 @@ def validate_basedirs(value: Any, count: int, where: str) -> list[str]:
 
 
 def find_suite(name: str, suitepaths: list[str]) -> str:
-    """The directory of a suite; UsageError naming the paths searched if unknown."""
+    """The directory of a suite; UsageError naming the paths searched if unknown, or if
+    name is a path that is not a directory given through --suitepath (lib/platform/suite_names.py)."""
+    given = check_suite_name(name, suitepaths)
+    if given is not None:
+        return given
     for base in suitepaths:
         path = os.path.join(base, name)
         if os.path.isdir(path):
@@ -362,7 +382,7 @@ def select_tests(suite_names: list[str], test_names: list[str], suitepaths: list
     candidates: list[tuple[SuiteConfig, str]] = []
     for suite_name in wanted_suites:
         path = find_suite(suite_name, suitepaths)
-        suite = load_suite_config(suite_name, path)
+        suite = load_suite_config(display_name(suite_name), path)
         candidates.extend((suite, f) for f in test_files(path))
     if test_names:
         for name in test_names:
@@ -407,7 +427,7 @@ def declared_in(spec: TestSpec) -> str:
 
 def suite_requirements(suite_name: str, suitepaths: list[str], default_type: str) -> Requirements:
     """The servers a suite's suite_config.py declares (for --start-and-exit without tests)."""
-    suite = load_suite_config(suite_name, find_suite(suite_name, suitepaths))
+    suite = load_suite_config(display_name(suite_name), find_suite(suite_name, suitepaths))
     server_type = suite.server_type or default_type
     return Requirements.declared(server_type, suite.server_requirements,
                                  suite.server_requests.get("join_cluster", []),

@@ -21,6 +21,7 @@ from tests.conftest import ROOT, KewpieRunner, make_workdir, tagged
 
 MTR_ROOT = "/usr/share/mysql/mysql-test"
 FIXTURE = os.path.join(ROOT, "tests", "fixtures", "mtr", "kw_mtr")
+FIXTURE_PATH = f"--suitepath={os.path.dirname(FIXTURE)}"  # the fixture suite is named kw_mtr
 SLICE = ["kw_mtr.plain", "kw_mtr.differs", "kw_mtr.leaves_state", "kw_mtr.disabled_one",
          "main.my_getopt_case_insensitive", "main.comment_database", "main.auth_named_pipe",
          "rpl.rpl_charset,row"]
@@ -54,7 +55,7 @@ def mtr_run(tmp_path_factory):
     runner = KewpieRunner(workdir)
     junit = os.path.join(os.path.dirname(workdir), "mtr.xml")
     proc = runner.run("--mode=mtr", "--force", "--parallel=2", f"--junit-xml={junit}",
-                      f"--suite=main,rpl,{FIXTURE}", *SLICE, timeout=240)
+                      FIXTURE_PATH, "--suite=main,rpl,kw_mtr", *SLICE, timeout=240)
     yield proc.returncode, proc.stdout, _rows(proc.stdout), workdir, junit
     assert not tagged(workdir), "servers left running"
     from lib.platform.workdir import Workdir
@@ -117,7 +118,7 @@ def test_multi_server_rpl(mtr_run):
 
 def test_list_names_and_skips(tmp_path_factory):
     runner = KewpieRunner(make_workdir(tmp_path_factory, "mtr_list"))
-    proc = runner.run("--mode=mtr", "--list", f"--suite={FIXTURE}", timeout=60)
+    proc = runner.run("--mode=mtr", "--list", FIXTURE_PATH, "--suite=kw_mtr", timeout=60)
     assert proc.returncode == 0, proc.stdout
     lines = proc.stdout.splitlines()
     assert "kw_mtr.plain" in lines
@@ -155,7 +156,7 @@ def test_valgrind_runs_mtr_servers(tmp_path_factory):
     """--valgrind wraps the servers of mtr cases as kewpie's own: a clean case passes
     under memcheck, a failing one keeps the valgrind log in its evidence."""
     runner = KewpieRunner(make_workdir(tmp_path_factory, "mtr_vg"))
-    proc = runner.run("--mode=mtr", "--force", "--valgrind", f"--suite={FIXTURE}",
+    proc = runner.run("--mode=mtr", "--force", "--valgrind", FIXTURE_PATH, "--suite=kw_mtr",
                       "kw_mtr.plain", "kw_mtr.differs", timeout=300)
     rows = _rows(proc.stdout)
     assert rows["kw_mtr.plain"][0] == "pass" and rows["kw_mtr.differs"][0] == "fail", \
@@ -195,7 +196,7 @@ def test_next_cases_servers_start_while_a_test_runs(tmp_path_factory):
     case runs, with their check-testcase recorded, and take over when the case comes."""
     runner = KewpieRunner(make_workdir(tmp_path_factory, "mtr_lanes"))
     cases = ["kw_mtr.plain", "kw_mtr.opt", "main.comment_database"]
-    proc = runner.run("--mode=mtr", "--no-reorder", f"--suite=main,{FIXTURE}", *cases,
+    proc = runner.run("--mode=mtr", "--no-reorder", FIXTURE_PATH, "--suite=main,kw_mtr", *cases,
                       timeout=120)
     assert proc.returncode == 0, proc.stdout[-3000:]
     rows = _rows(proc.stdout)

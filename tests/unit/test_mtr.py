@@ -61,8 +61,8 @@ def test_names_and_disabled(tmp_path):
 
 
 def test_collector_reads_the_fixture_suite():
-    collector = Collector("/nonexistent-mtr-root", {})
-    cases = {c.name: c for c in collector.collect([FIXTURE], [])}
+    collector = Collector("/nonexistent-mtr-root", {}, suitepaths=(os.path.dirname(FIXTURE),))
+    cases = {c.name: c for c in collector.collect(["kw_mtr"], [])}
     assert cases["disabled_one"].skip.startswith("disabled:")
     assert cases["opt"].master_opt == ["--max-connections=77", "--sql-mode=ANSI_QUOTES"]
     assert cases["plain"].result_file.endswith("r/plain.result")
@@ -112,11 +112,17 @@ def test_warning_patterns_come_from_mtr():
 
 
 def test_servers_stay_on_the_loopback():
-    from lib.mtr.options import beyond_loopback, loopback_only
+    from lib.mtr.option_check import CaseBounds, server_problem
+    from lib.mtr.options import loopback_only
+    from lib.servers.option_catalog import OptionCatalog
+    catalog = OptionCatalog("mariadbd", frozenset({"bind-address", "x"}))
+    bounds = CaseBounds(vardir="/wd/bot1")
     narrowed = loopback_only(to_options(["--bind-address=*", "--x=1"], defaults=False))
     assert narrowed[0].value == "::1,127.0.0.1"
-    assert beyond_loopback(narrowed) == ""
+    assert server_problem(narrowed, catalog, bounds) is None
     assert loopback_only(to_options(["--bind-address=0.0.0.0"]))[1].value == "127.0.0.1"
-    assert beyond_loopback(to_options(["--bind-address=localhost,192.168.0.1"])) \
-        == "--bind-address=localhost,192.168.0.1"
-    assert beyond_loopback(to_options(["--skip-bind-address"]))
+    assert "192.168.0.1 is not a loopback address" in server_problem(
+        to_options(["--bind-address=localhost,192.168.0.1"], defaults=False), catalog, bounds)
+    assert "every interface" in server_problem(to_options(["--skip-bind-address"], defaults=False),
+                                               catalog, bounds)
+

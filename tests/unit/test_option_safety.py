@@ -111,6 +111,12 @@ def test_harness_owned_options_refused_under_any_spelling(text, resolved):
     assert repr(text) in message and resolved in message and "kewpie sets" in message
 
 
+@pytest.mark.parametrize("text", ["--plugin-load-add=x=/tmp/evil.so", "--plugin-load=../evil.so",
+                                  "--loose-plugin-load-add=a.so;b=/home/u/b.so"])
+def test_plugin_libraries_load_from_the_plugin_dir_only(text):
+    assert "plugins load from the server's plugin directory only" in refusal(text)
+
+
 def test_bind_beyond_loopback_says_so():
     assert "0.0.0.0 is not a loopback address" in refusal("--bind=0.0.0.0")
 
@@ -262,10 +268,11 @@ def test_catalog_without_cache_dir_asks_every_time(tmp_path):
 
 # ---------------------------------------------------------------- the real server
 
-def _server_says(token: str) -> str:
-    """What mariadbd makes of one option: 'ambiguous', 'unknown' or the full name."""
-    proc = subprocess.run([MARIADBD, "--no-defaults", token, "--verbose", "--help"],
-                          capture_output=True, text=True, timeout=60)
+def _server_says(token: str, scratch: str) -> str:
+    """What mariadbd makes of one option: 'ambiguous', 'unknown' or the full name (its
+    datadir a throwaway one, as kewpie's own probe: nothing in /var/lib/mysql)."""
+    proc = subprocess.run([MARIADBD, "--no-defaults", f"--datadir={scratch}", token,
+                           "--verbose", "--help"], capture_output=True, text=True, timeout=60)
     err = proc.stderr
     if "ambiguous option" in err or "is not unique" in err:
         return "ambiguous"
@@ -286,7 +293,9 @@ def test_resolution_matches_the_real_server(token, tmp_path):
     catalog = load_catalog(MARIADBD, str(tmp_path))
     opt = parse_options(token)[0]
     res = resolve(("loose-" if opt.loose else "") + opt.name, catalog.names)
-    said = _server_says(token)
+    scratch = tmp_path / "probe"
+    scratch.mkdir()
+    said = _server_says(token, str(scratch))
     if said == "ambiguous":
         assert res.ambiguous
     elif said == "unknown":
