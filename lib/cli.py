@@ -13,7 +13,7 @@ import math
 import os
 import signal
 import sys
-from typing import Sequence
+from typing import Any, Sequence
 
 from .run.config import MYSQLTEST_PROTOCOLS, RunConfig, default
 from .run.configfile import (Resolved, find_config_files, format_settings, option_specs,
@@ -28,7 +28,7 @@ COMMAND_LINE_ONLY = frozenset({"config_file", "no_config", "profile", "list_opti
 PATH_OPTIONS = frozenset({
     "workdir", "suitepath", "basedir", "lock-dir", "wsrep-provider-path", "junit-xml",
     "timings-file", "xtrabackup-path", "innobackupex-path", "randgen-path", "sweep-file",
-    "sweep-out", "mtr-root", "gendata"})
+    "sweep-out", "mtr-root", "gendata", "grammar", "redefine", "known-bugs", "random-options"})
 
 
 class _OnOff(argparse.BooleanOptionalAction):
@@ -72,6 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     _debugging_options(p)
     _mtr_options(p)
     _sweep_options(p)
+    _hunt_options(p)
     _tool_options(p)
     _kewpie2012_options(p)
     _config_options(p)
@@ -106,10 +107,12 @@ def _selection_options(p: argparse.ArgumentParser) -> None:
 def _run_options(p: argparse.ArgumentParser) -> None:
     """The mode, how tests run, where the run writes and what it prints."""
     g = p.add_argument_group("the run: mode, repeats, timeouts, workdir, output")
-    g.add_argument("--mode", default=default("mode"), choices=["native", "cleanup", "sweep", "mtr"],
+    g.add_argument("--mode", default=default("mode"),
+                   choices=["native", "cleanup", "sweep", "mtr", "hunt"],
                    help="native: run tests; cleanup: stop servers left in --workdir; "
                         "sweep: run a sysbench sweep file (docs/sysbench.md); mtr: the "
-                        "server's own mysql-test suites (docs/mtr.md)")
+                        "server's own mysql-test suites (docs/mtr.md); hunt: random loads "
+                        "in trials with oracles (docs/hunting.md)")
     g.add_argument("--force", action=_OnOff,
                    help="run every test even after a failure (default: stop at the first)")
     g.add_argument("--repeat", type=int, default=default("repeat"), metavar="N",
@@ -257,6 +260,58 @@ def _sweep_options(p: argparse.ArgumentParser) -> None:
                         "(mysql://user:pass@host:port/db) instead of workdir/results.sqlite")
 
 
+def _hunt_options(p: argparse.ArgumentParser) -> None:
+    """--mode=hunt: trials, budgets, oracles, known bugs (docs/hunting.md)."""
+    g = p.add_argument_group("hunting: with --mode=hunt, random loads in trials with oracles "
+                             "(docs/hunting.md; the servers: --suite or --topology; seeds: "
+                             "--randgen-seed; data: --gendata)")
+    g.add_argument("--grammar", action="append", default=[], metavar="FILE.yy",
+                   help="a randgen grammar (relative: under --randgen-path); repeatable, the "
+                        "trials take them in turn; its data: --gendata, else the .zz of the "
+                        "same name beside it, else the simple data set")
+    g.add_argument("--redefine", action="append", default=[], metavar="FILE.yy",
+                   help="a grammar file that redefines rules of every --grammar; repeatable")
+    g.add_argument("--trials", type=int, default=default("hunt_trials"), metavar="N",
+                   help="run N trials (0: until --duration; one when both are 0)")
+    g.add_argument("--duration", type=float, default=default("hunt_duration"), metavar="S",
+                   help="the hunt's time budget in seconds (0: until --trials)")
+    g.add_argument("--trial-duration", type=float, default=default("hunt_trial_duration"),
+                   metavar="S", help="seconds of load per trial (default: %(default)g)")
+    g.add_argument("--queries", type=int, default=default("hunt_queries"), metavar="N",
+                   help="sentences per thread per trial, as gentest.pl's --queries (0: no "
+                        "limit, the trial's duration decides)")
+    g.add_argument("--threads", type=int, default=default("hunt_threads"), metavar="N",
+                   help="connections of each trial's load (default: %(default)s)")
+    g.add_argument("--oracles", action="append", default=[], metavar="LIST",
+                   help="which oracles judge each trial: crash (always on), hang, errorlog, "
+                        "divergence, norec, tlp, differential, or all (default: "
+                        "crash,hang,errorlog,divergence)")
+    g.add_argument("--topology", default=default("hunt_topology"), metavar="KIND",
+                   help="the servers of a trial without --suite: single, replication[:N], "
+                        "galera[:N] or compare (default: %(default)s)")
+    g.add_argument("--compare-mysqld", action="append", default=[], metavar="OPTION",
+                   help="--topology compare: an option for s1 only (repeatable); a second "
+                        "--basedir runs s1 on that code tree")
+    g.add_argument("--known-bugs", action="append", default=[], metavar="FILE",
+                   help="a known-bugs file (repeatable; a suite's known_bugs.txt is read first)")
+    g.add_argument("--allow-known", action=_OnOff,
+                   help="exit 0 when every finding is a known (open) bug")
+    g.add_argument("--random-options", default=default("random_options"), metavar="FILE",
+                   help="server options, one a line: each trial's servers start with 1 to "
+                        "--random-options-max of them, drawn from its seed")
+    g.add_argument("--random-options-max", type=int, default=default("random_options_max"),
+                   metavar="N", help="at most N random options per trial (default: %(default)s)")
+    g.add_argument("--hang-timeout", type=float, default=default("hang_timeout"), metavar="S",
+                   help="the hang oracle: the load's statements stuck this long are a hang "
+                        "(randgen's Deadlock reporter rule; default: %(default)g)")
+    g.add_argument("--replica-timeout", type=float, default=default("replica_timeout"),
+                   metavar="S", help="the divergence oracle: seconds replicas (nodes) get to "
+                                     "apply a trial's writes (default: %(default)g)")
+    g.add_argument("--wrong-result-budget", type=int, default=default("wrong_result_budget"),
+                   metavar="N", help="checks of each wrong-result oracle per trial "
+                                     "(default: %(default)s)")
+
+
 def _tool_options(p: argparse.ArgumentParser) -> None:
     """Backup and randgen programs (docs/backup.md, docs/randgen.md)."""
     g = p.add_argument_group("tools (docs/backup.md, docs/randgen.md)")
@@ -400,6 +455,53 @@ def _debugging_config(args: argparse.Namespace, config: RunConfig) -> RunConfig:
     return config
 
 
+def _hunt_config(args: argparse.Namespace) -> dict[str, Any]:
+    """The --mode=hunt settings of RunConfig; KewpieError for a value that cannot work."""
+    hunt_only = [flag for flag, given in (("--grammar", args.grammar), ("--redefine", args.redefine),
+                                          ("--trials", args.trials), ("--duration", args.duration),
+                                          ("--known-bugs", args.known_bugs),
+                                          ("--random-options", args.random_options),
+                                          ("--compare-mysqld", args.compare_mysqld),
+                                          ("--oracles", args.oracles)) if given]
+    if hunt_only and args.mode != "hunt":
+        raise KewpieError(f"{', '.join(hunt_only)}: only with --mode=hunt; this run is "
+                          f"--mode={args.mode}")
+    if args.mode == "hunt" and not args.grammar:
+        raise KewpieError("--mode=hunt needs --grammar FILE.yy (a randgen grammar; relative "
+                          "paths are under --randgen-path)")
+    for name, value in (("--trials", args.trials), ("--queries", args.queries),
+                        ("--random-options-max", args.random_options_max),
+                        ("--wrong-result-budget", args.wrong_result_budget)):
+        if value < 0:
+            raise KewpieError(f"{name} must be 0 or more, not {value}")
+    if args.threads < 1:
+        raise KewpieError("--threads must be at least 1")
+    for name, seconds, least in (("--duration", args.duration, 0.0),
+                                 ("--trial-duration", args.trial_duration, 1.0),
+                                 ("--hang-timeout", args.hang_timeout, 1.0),
+                                 ("--replica-timeout", args.replica_timeout, 1.0)):
+        if not math.isfinite(seconds) or seconds < least:
+            raise KewpieError(f"{name} must be a number of seconds of at least {least:g}, "
+                              f"not {seconds:g}")
+    return dict(hunt_grammars=tuple(os.path.abspath(g) if os.path.exists(g) else g
+                                    for g in args.grammar),
+                hunt_redefine=tuple(os.path.abspath(r) if os.path.exists(r) else r
+                                    for r in args.redefine),
+                hunt_gendata=(os.path.abspath(args.gendata) if os.path.exists(args.gendata)
+                              else args.gendata) if args.gendata else "",
+                hunt_trials=args.trials, hunt_duration=args.duration,
+                hunt_trial_duration=args.trial_duration, hunt_queries=args.queries,
+                hunt_threads=args.threads,
+                hunt_oracles=tuple(_split(args.oracles)) or default("hunt_oracles"),
+                hunt_topology=args.topology, compare_mysqld=tuple(args.compare_mysqld),
+                known_bugs=tuple(os.path.abspath(k) for k in args.known_bugs),
+                allow_known=args.allow_known,
+                random_options=os.path.abspath(args.random_options) if args.random_options else "",
+                random_options_max=args.random_options_max, hang_timeout=args.hang_timeout,
+                replica_timeout=args.replica_timeout,
+                wrong_result_budget=args.wrong_result_budget)
+
+
 def _config(args: argparse.Namespace) -> RunConfig:
     """The settings' RunConfig; KewpieError for a value or combination that cannot work."""
     if args.repeat < 1:
@@ -418,6 +520,7 @@ def _config(args: argparse.Namespace) -> RunConfig:
         raise KewpieError(f"--tolerance must be a fraction in [0, 1), not {args.tolerance:g}")
     if args.mode == "sweep" and not args.sweep_file:
         raise KewpieError("--mode=sweep needs --sweep-file PATH")
+    hunt = _hunt_config(args)
     protocols = tuple(f for f in MYSQLTEST_PROTOCOLS if getattr(args, _protocol_dest(f)))
     mtr_only = [*protocols, *(["--record"] if args.record else []),
                 *(["--big-test"] if args.big_test else []),
@@ -468,7 +571,7 @@ def _config(args: argparse.Namespace) -> RunConfig:
         baseline=args.baseline, tolerance=args.tolerance, results_db_dsn=args.results_db_dsn,
         randgen_seed=randgen_seed, opt_matrix=args.opt_matrix,
         mtr_root=os.path.abspath(args.mtr_root) if args.mtr_root else "", record=args.record,
-        big_test=args.big_test, mysqltest_protocols=protocols, reorder=args.reorder))
+        big_test=args.big_test, mysqltest_protocols=protocols, reorder=args.reorder, **hunt))
 
 
 def option_rows(parser: argparse.ArgumentParser) -> list[tuple[str, list[tuple[str, str]]]]:

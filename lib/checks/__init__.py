@@ -1,3 +1,4 @@
 """Checks over servers besides a test's assertions: schemas compared across servers
 (``dbcompare``: dumps, checksums, row diffs), the error-log warnings check
-(``errorlog``) and valgrind's memcheck summaries (``valgrind``)."""
+(``errorlog``), valgrind's memcheck summaries (``valgrind``) and a crashed server's
+core read with gdb (``backtrace``)."""

@@ -15,6 +15,7 @@ Modules, by job (tests/unit/test_house_rules.py checks that each is listed):
   ``worker_main`` (a run's threads spread over worker processes),
   ``channel`` (the connection a thread's statements go through),
   ``colocate`` (a one-thread run's client and server thread on one CPU),
+  ``trace`` (every statement sent, per connection, with its result),
   ``connection`` (DSNs), ``validators``, ``reporters`` and ``run_checks``
   (the Perl tool's ``--validators``/``--reporters``), ``result``,
   ``errors``.

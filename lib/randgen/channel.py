@@ -45,8 +45,9 @@ class Channel(Protocol):
 
     driver: str
 
-    def run(self, sql: str) -> None:
-        """Run one statement and drain its results (StatementError when it fails)."""
+    def run(self, sql: str) -> tuple[int | None, int]:
+        """Run one statement and drain its results (StatementError when it fails); the
+        rows its result sets returned (None: no result set) and the affected-rows count."""
 
     def value(self, sql: str) -> Any:
         """The first column of the first row of a query (None for no row)."""
@@ -78,18 +79,21 @@ class PyChannel:
         self._conn = conn
         self._cur = conn.cursor()
 
-    def run(self, sql: str) -> None:
-        """Run one statement and drain its results (StatementError when it fails)."""
+    def run(self, sql: str) -> tuple[int | None, int]:
+        """Run one statement and drain its results (StatementError when it fails); the
+        rows its result sets returned (None: no result set) and the affected-rows count."""
         cur = self._cur
+        rows: int | None = None
         try:
-            cur.execute(sql)
+            affected = cur.execute(sql)
             if cur.description:
-                cur.fetchall()
+                rows = len(cur.fetchall())
             while cur.nextset():
                 if cur.description:
-                    cur.fetchall()
+                    rows = (rows or 0) + len(cur.fetchall())
         except pymysql.MySQLError as exc:
             raise _statement_error(exc, pymysql.err.InterfaceError) from exc
+        return rows, int(affected or 0)
 
     def value(self, sql: str) -> Any:
         """The first column of the first row of a query (None for no row)."""
@@ -125,16 +129,25 @@ class CChannel:
         self._errors: type[Exception] = mysqldb.MySQLError
         self._interface_error: type[Exception] = mysqldb.InterfaceError
 
-    def run(self, sql: str) -> None:
-        """Run one statement and drain its results (StatementError when it fails)."""
+    def run(self, sql: str) -> tuple[int | None, int]:
+        """Run one statement and drain its results (StatementError when it fails); the
+        rows its result sets returned (None: no result set) and the affected-rows count."""
         conn = self._conn
+        rows: int | None = None
         try:
             conn.query(sql.encode("utf8", "surrogateescape"))
-            conn.store_result()  # rows stay in libmariadb and are freed with the result
+            # rows stay in libmariadb and are freed with the result
+            result = conn.store_result()
+            if result is not None:
+                rows = result.num_rows()
+            affected = conn.affected_rows()
             while conn.next_result() == 0:
-                conn.store_result()
+                result = conn.store_result()
+                if result is not None:
+                    rows = (rows or 0) + result.num_rows()
         except self._errors as exc:
             raise _statement_error(exc, self._interface_error) from exc
+        return rows, int(affected) if affected is not None and 0 <= affected < 1 << 62 else 0
 
     def value(self, sql: str) -> Any:
         """The first column of the first row of a query (None for no row)."""

@@ -54,6 +54,7 @@ if TYPE_CHECKING:  # imported when a run needs them (plain runs load less)
     from .gendata import GendataPlan
     from .gendata_simple import SimpleGendata
     from .reporters import DeadlockWatch
+    from .trace import StatementTrace
     from .validators import Difference, Validators
     from .workers import Worker
 
@@ -112,8 +113,11 @@ class RandgenRun:
                  alive: Callable[[], bool] | None = None, base_dir: str = RANDGEN_HOME,
                  echo: bool = False, server: Server | None = None,
                  compare: list[ConnectionSpec] | None = None,
-                 thread_ids: list[int] | None = None, deadline_wall: float | None = None) -> None:
+                 thread_ids: list[int] | None = None, deadline_wall: float | None = None,
+                 trace: StatementTrace | None = None) -> None:
         self.opts = options
+        self.trace = trace            # every statement sent, with its connection and result
+        self.trace_names: dict[str, str] = {}  # a compared server's describe() -> its name
         self.thread_ids = thread_ids      # a worker process: only these threads
         self.deadline_wall = deadline_wall
         self._workers: list[Worker] = []
@@ -276,17 +280,26 @@ class RandgenRun:
                                  opts.varchar_length, opts.max_rows)
             self.log.write(f"gendata: simple data set, tables {', '.join(plan.table_names())}")
         prng = Prng(derive_seed(opts.seed, "gendata"), opts.varchar_length)
+        trace = self.trace
+        where = self.trace_names.get(target.describe(), target.describe()) if target else ""
+        conn_id = int(admin.thread_id()) if trace is not None else None
         with admin.cursor() as cur:
             for sql in plan.statements(prng):
                 res.gendata_statements += 1
                 if opts.sqltrace:
                     self.log.write(f"[gendata] {sql};", "INFO", keep=False)
+                seq, sent = trace.begin() if trace is not None else (0, 0.0)
                 try:
-                    cur.execute(sql)
-                    if cur.description:
-                        cur.fetchall()
+                    affected = cur.execute(sql)
+                    rows = len(cur.fetchall()) if cur.description else None
+                    if trace is not None:
+                        trace.done(seq, sent, 0, conn_id, sql, rows, int(affected or 0),
+                                   server=where)
                 except pymysql.MySQLError as exc:
                     code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else 0
+                    if trace is not None:
+                        trace.done(seq, sent, 0, conn_id, sql, error=code,
+                                   message=error_message(exc), server=where)
                     if code in LOST_CONNECTION_CODES or isinstance(exc, pymysql.err.InterfaceError):
                         raise _ServerLost(f"the server went away during gendata: {exc}") from exc
                     res.gendata_errors[code] = res.gendata_errors.get(code, 0) + 1
@@ -328,8 +341,8 @@ class RandgenRun:
         """The threads this process runs (the others go to worker processes)."""
         if self.thread_ids is not None:
             return list(self.thread_ids)
-        if self.opts.threads <= 1 or self.opts.processes == 1:
-            return list(range(1, self.opts.threads + 1))
+        if self.opts.threads <= 1 or self.opts.processes == 1 or self.trace is not None:
+            return list(range(1, self.opts.threads + 1))  # a traced run: one process
         from .workers import process_count, thread_groups
         return thread_groups(self.opts.threads,
                              process_count(self.opts.threads, self.opts.processes))[0]
@@ -590,9 +603,13 @@ class RandgenRun:
         st.statements += 1
         if checker is not None:
             return self._execute_checked(gen, st, chan.cursor(), sql, checker)
+        trace = self.trace
+        seq, sent = trace.begin() if trace is not None else (0, 0.0)
         try:
-            chan.run(sql)
+            rows, affected = chan.run(sql)
             st.ok += 1
+            if trace is not None:
+                trace.done(seq, sent, tid, gen.connection_id, sql, rows, affected)
             if self.opts.sqltrace:
                 self.log.write(f"[{tid}] {sql};", keep=False)
             if self._cache is not None and _DDL_RE.match(sql):
@@ -600,6 +617,8 @@ class RandgenRun:
             return "ok"
         except StatementError as exc:
             code = exc.code
+            if trace is not None:
+                trace.done(seq, sent, tid, gen.connection_id, sql, error=code, message=exc.message)
             st.errors[code] = st.errors.get(code, 0) + 1
             if code not in self.result.error_samples:
                 self.result.error_samples[code] = f"{exc.message} [sql: {sql[:MAX_SAMPLE]}]"

@@ -62,6 +62,7 @@ class DeadlockWatch:
         self.need = max(1, min(STALLED_COUNT, threads))
         self.interval = interval
         self._next = 0.0
+        self.stalled: list[dict[str, Any]] = []  # the processlist rows of the stuck statements
 
     def check(self, own_ids: Callable[[], set[int] | None]) -> tuple[str, list[int]] | None:
         """None, or (evidence, stuck connection ids) when the server looks deadlocked.
@@ -90,6 +91,7 @@ class DeadlockWatch:
                            and str(r[4]) == "Query" and float(r[5] or 0) >= self.timeout]
                 if len(stalled) < self.need:
                     return None
+                self.stalled = [{n: _plain(v) for n, v in zip(names, r)} for r in stalled]
                 evidence = [f"Deadlock: {len(stalled)} statement(s) of the run running for "
                             f"{self.timeout:g}s or more: the server is deadlocked "
                             f"(STATUS_SERVER_DEADLOCKED)", "SHOW FULL PROCESSLIST:",
@@ -107,6 +109,18 @@ class DeadlockWatch:
             return f"Deadlock: SHOW PROCESSLIST failed: {exc}", []
         finally:
             c.close()
+
+
+def _plain(value: Any) -> Any:
+    """A processlist value as JSON-friendly data (bytes decoded, decimals as floats)."""
+    if value is None or isinstance(value, (int, float, str)):
+        return value
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return str(value)
 
 
 def _cell(value: Any) -> str:

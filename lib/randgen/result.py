@@ -92,6 +92,7 @@ class RandgenResult:
     differences: list[dict[str, Any]] = field(default_factory=list)  # validators' (first 50)
     difference_count: int = 0
     reports: list[str] = field(default_factory=list)   # reporters' findings and evidence
+    stalled: list[dict[str, Any]] = field(default_factory=list)  # Deadlock: the stuck statements
     log_path: str = ""
     output: str = ""
 

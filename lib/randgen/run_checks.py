@@ -111,6 +111,8 @@ def deadlocked(run: RandgenRun, evidence: str, stuck: list[int]) -> None:
     """The Deadlock reporter fired: keep the evidence, fail the run, free the stuck statements."""
     from .reporters import EXIT_DEADLOCKED
     run.result.reports.append(evidence)
+    if run._deadlock is not None:
+        run.result.stalled = list(run._deadlock.stalled)
     run.log.write(evidence, "ERROR")
     run._exit_override = EXIT_DEADLOCKED
     run._fail(STATUS_FAILURE, evidence.splitlines()[0])
@@ -124,10 +126,19 @@ def execute_checked(run: RandgenRun, gen: Generator, st: ThreadStats,
     """Run a statement keeping its result, then let the validators judge it."""
     from .validators import run_statement
     tid = gen.thread_id
+    trace = run.trace
+    seq, sent = trace.begin() if trace is not None else (0, 0.0)
     try:
         first = run_statement(cur, sql, run.conn.describe())
     finally:
         run._current[tid] = None
+    if trace is not None:
+        if first.error:
+            trace.done(seq, sent, tid, gen.connection_id, sql, error=first.error,
+                       message=first.message)
+        else:
+            trace.done(seq, sent, tid, gen.connection_id, sql,
+                       None if first.rows is None else len(first.rows), first.affected)
     if run.opts.sqltrace:
         err = f"/* error {first.error}: {first.message} */ " if first.error else ""
         run.log.write(f"[{tid}] {err}{sql};", keep=False)

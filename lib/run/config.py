@@ -97,6 +97,25 @@ class RunConfig:
     big_test: bool = False      # --mode=mtr: also run big tests (mtr --big-test)
     mysqltest_protocols: tuple[str, ...] = ()  # --mode=mtr: e.g. ("--ps-protocol",), as mtr
     reorder: bool = True        # --mode=mtr: group cases by servers (mtr's default; --no-reorder)
+    # --mode=hunt (docs/hunting.md): trials of randgen loads with oracles
+    hunt_grammars: tuple[str, ...] = ()   # --grammar (repeatable): the trials take them in turn
+    hunt_redefine: tuple[str, ...] = ()   # --redefine: grammar files redefining rules
+    hunt_gendata: str = ""                # --gendata as given (relative: under --randgen-path)
+    hunt_trials: int = 0                  # --trials: 0 = no limit (1 when --duration is 0 too)
+    hunt_duration: float = 0.0            # --duration: the hunt's time budget (0 = none)
+    hunt_trial_duration: float = 60.0     # --trial-duration: one trial's load
+    hunt_queries: int = 0                 # --queries: sentences per thread per trial (0 = no limit)
+    hunt_threads: int = 4                 # --threads: the load's connections per trial
+    hunt_oracles: tuple[str, ...] = ("crash", "hang", "errorlog", "divergence")
+    hunt_topology: str = "single"         # --topology: single, replication[:N], galera[:N], compare
+    compare_mysqld: tuple[str, ...] = ()  # --compare-mysqld: options of s1 in --topology compare
+    known_bugs: tuple[str, ...] = ()      # --known-bugs: known-bugs files
+    allow_known: bool = False             # --allow-known: only known findings pass the run
+    random_options: str = ""              # --random-options FILE: options drawn per trial
+    random_options_max: int = 3           # --random-options-max: at most this many per trial
+    hang_timeout: float = 60.0            # --hang-timeout: the Deadlock reporter's threshold
+    replica_timeout: float = 120.0        # --replica-timeout: replicas' time to catch up
+    wrong_result_budget: int = 500        # --wrong-result-budget: checks per oracle per trial
 
 
 def default(name: str) -> Any:

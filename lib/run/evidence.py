@@ -3,8 +3,9 @@
 For each server: error log, option file, stdout log, SST logs and (for the
 first ``--max-save-datadir`` failures) the datadir; plus the failure text, the
 harness log so far and the tool logs of the bot.  A core file in a datadir is
-turned into ``backtrace.txt`` with gdb when gdb is installed, and its top
-frames are returned for the failure report.
+turned into ``backtrace.txt`` with gdb when gdb is installed
+(:mod:`lib.checks.backtrace`), and its top frames are returned for the failure
+report.
 """
 from __future__ import annotations
 
@@ -13,12 +14,10 @@ import re
 import shutil
 from dataclasses import dataclass
 
+from ..checks.backtrace import backtrace, find_core
 from ..platform.logsetup import get_logger
 from ..servers.server import Server
 from ..platform.tools import run_tool
-
-CORE_RE = re.compile(r"^core(\.\d+)?$")
-TOP_FRAMES = 8
 
 
 @dataclass
@@ -112,38 +111,3 @@ def _copy_wrapper_logs(logdir: str, dest: str) -> None:
             _copytree(src, dst)
         else:
             _copy(src, dst)
-
-
-def find_core(datadir: str) -> str | None:
-    """A core file left in a datadir by a crashed server, if any."""
-    try:
-        names = sorted(os.listdir(datadir))
-    except OSError:
-        return None
-    for name in names:
-        if CORE_RE.match(name):
-            return os.path.join(datadir, name)
-    return None
-
-
-def backtrace(binary: str, core: str, out_path: str) -> str:
-    """Write gdb's backtraces to out_path and return the crashing thread's top frames."""
-    gdb = shutil.which("gdb")
-    if not gdb:
-        return ""
-    argv = [gdb, "-batch", "-nx", "-ex", "bt 40", "-ex", "thread apply all bt 20", binary, core]
-    try:
-        proc = run_tool(argv, timeout=120)
-    except OSError as exc:
-        return f"(gdb failed: {exc})"
-    if proc.timed_out:
-        return "(gdb failed: no answer within 120 s)"
-    with open(out_path, "w") as fh:
-        fh.write(proc.stdout + proc.stderr)
-    frames: list[str] = []
-    for line in proc.stdout.splitlines():
-        if line.startswith("#0") and frames:
-            break  # the crashing thread again, in 'thread apply all'
-        if line.startswith("#"):
-            frames.append(line)
-    return "\n".join(frames[:TOP_FRAMES])

@@ -1,5 +1,5 @@
 """Picks and runs the mode a run asked for over its environment: cleanup, --list,
-sweep, --start-and-exit or the native test run."""
+sweep, mtr, hunt, --start-and-exit or the native test run."""
 from __future__ import annotations
 
 from ..errors import EXIT_OK
@@ -34,7 +34,7 @@ def run_mode(env: RunEnvironment) -> int:
         return list_mtr(env)
     if config.list_only:
         return list_tests(env)
-    env.open_workdir(fresh=config.mode in ("native", "mtr"))
+    env.open_workdir(fresh=config.mode in ("native", "mtr", "hunt"))
     configure(config.verbose, logfile=env.workdir.log_file)
     env.discover_tree()
     if config.mode == "sweep":
@@ -43,6 +43,9 @@ def run_mode(env: RunEnvironment) -> int:
     if config.mode == "mtr":
         from .mtr_mode import run_mtr
         return run_mtr(env)
+    if config.mode == "hunt":
+        from .hunt_mode import run_hunt
+        return run_hunt(env)
     specs = select(env)
     if config.start_and_exit:
         return start_and_exit(env, specs)

@@ -1,0 +1,17 @@
+"""Bug hunting: random loads in trials, oracles, signatures, known bugs, findings.
+
+The tool-layer parts of ``--mode=hunt`` (the mode itself is
+``lib/run/hunt_mode.py``; docs/hunting.md).  Modules, by job:
+
+- a trial: ``trial`` (one load with its seed on a set of servers, then the
+  oracles, then the findings written), ``topology`` (which servers),
+  ``randopts`` (random server options per trial);
+- oracles: ``crash`` (with ``crashreport``, mariadbd's own report, and
+  ``demangle``), ``hang``, ``logcheck`` (the error log), ``divergence``,
+  ``wrong`` (the wrong-result oracles of the ``wrongresult`` package in a
+  trial, and a compared load's differences);
+- signatures and bugs: ``signature``, ``knownbugs`` (new / known /
+  known-fixed);
+- results: ``finding`` (finding folders), ``summary`` (the table,
+  summary.json, JUnit), ``errors``.
+"""

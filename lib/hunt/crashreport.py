@@ -1,0 +1,164 @@
+"""mariadbd's own crash report, read from its error log.
+
+When mariadbd dies on a signal its handler writes a report to the error log::
+
+    261125 18:44:25 [ERROR] /usr/sbin/mariadbd got signal 11 ;
+    Sorry, we probably made a mistake, and this is a bug.
+    ...
+    Attempting backtrace. Include this in the bug report.
+    /usr/sbin/mariadbd(my_print_stacktrace+0x2e)[0x564ce0f3f87e]
+    /usr/sbin/mariadbd(handle_fatal_signal+0x1c7)[0x564ce0aba057]
+    libc_sigaction.c:0(__restore_rt)[0x7f4b30c5a050]
+    planted.c:11(kw_planted)[0x7f4b319e31cc]
+    /usr/sbin/mariadbd(_ZN17Item_func_udf_int7val_intEv+0x4a)[0x564ce0b3101a]
+    ...
+    Connection ID (thread ID): 4
+    Status: NOT_KILLED
+    Query (0x774af0010cc0): SELECT kw_planted(5)
+
+An assertion comes first (``mariadbd: /path/file.cc:123: bool f(): Assertion
+`x' failed.``, or InnoDB's ``Assertion failure in file ... line N`` with
+``Failing assertion: x``), and InnoDB's fatal errors say ``[FATAL]``.
+:func:`parse_crash_report` finds the report in what the log gained during a
+trial and returns its signal, assertion or fatal text, the stack frames (each
+reduced to a function name: module paths, offsets, addresses and line
+numbers dropped, C++ names demangled), the statement and connection the
+report names, and the report's text.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .demangle import function_name
+
+SIGNAL_RE = re.compile(r"got signal (\d+)")
+FATAL_RE = re.compile(r"\[FATAL\]\s*(.*)")
+ASSERT_RE = re.compile(r"^(?:.*?:\s*)?(?P<file>[^\s:]+):(?P<line>\d+):\s*(?P<func>.*?):\s*"
+                       r"Assertion [`'](?P<cond>.*)' failed\.?\s*$")
+INNODB_ASSERT_FILE_RE = re.compile(r"Assertion failure in (?:thread \d+ in )?file (\S+) line (\d+)")
+INNODB_FAILING_RE = re.compile(r"Failing assertion:\s*(.*)")
+# /usr/sbin/mariadbd(sym+0x2e)[0x56..]   planted.c:11(kw_planted)[0x7f..]   bin(+0x829ab1)[0x..]
+FRAME_RE = re.compile(r"^\s*(?P<where>[^\[\]]*?)\((?P<func>.*)\)\s*\[(?P<addr>0x[0-9a-fA-F]+)\]\s*$")
+QUERY_RE = re.compile(r"^Query \((?:0x[0-9a-fA-F]+|\(nil\))\):\s?(?P<sql>.*)$")
+CONNECTION_RE = re.compile(r"^Connection ID \(thread ID\):\s*(\d+)")
+REPORT_END_RE = re.compile(r"^(Optimizer switch:|Writing a core file|The manual page at|"
+                           r"Resource Limits|Core pattern:)")
+# Frames of the signal handler, abort() and assert() themselves: never the bug's.
+HANDLER_FRAMES = frozenset({
+    "my_print_stacktrace", "handle_fatal_signal", "__restore_rt", "raise", "__GI_raise", "abort",
+    "__GI_abort", "__pthread_kill_implementation", "__pthread_kill_internal", "pthread_kill",
+    "__pthread_kill", "__GI___pthread_kill", "__assert_fail_base", "__assert_fail",
+    "__GI___assert_fail", "ut_dbg_assertion_failed", "my_write_core", "killpg", "my_abort",
+    "ib::fatal::~fatal", "ib::fatal_or_error::~fatal_or_error", "<signal handler called>",
+    "__libc_message", "__fortify_fail", "__stack_chk_fail", "__chk_fail",
+})
+MAX_REPORT_LINES = 200
+
+
+@dataclass(frozen=True)
+class CrashReport:
+    """What mariadbd wrote about its crash (see the module docstring)."""
+
+    signal: int | None = None
+    assertion: str = ""          # the condition and where, line numbers and paths dropped
+    fatal: str = ""              # an InnoDB [FATAL] message
+    frames: tuple[str, ...] = ()  # function names, innermost first, handler frames included
+    query: str = ""
+    connection_id: int | None = None
+    text: str = ""               # the report as logged
+    raw_frames: tuple[str, ...] = field(default=(), compare=False)
+
+    def bug_frames(self) -> tuple[str, ...]:
+        """The frames below the signal handler and abort/assert machinery, innermost first."""
+        frames = list(self.frames)
+        start = 0
+        for i, name in enumerate(frames):
+            if name in HANDLER_FRAMES or name.startswith("__GI_") and "assert" in name:
+                start = i + 1
+        return tuple(f for f in frames[start:] if f and f != "?")
+
+
+def frame_function(line: str) -> str | None:
+    """The function of one stack line (``?`` for a frame without a symbol), None when the
+    line is not a frame."""
+    m = FRAME_RE.match(line)
+    if not m:
+        return None
+    func = m.group("func").strip()
+    if not func or func.startswith("+0x"):
+        return "?"
+    func = re.sub(r"\+0x[0-9a-fA-F]+$", "", func)
+    return function_name(func) or "?"
+
+
+def _normalise_path(text: str) -> str:
+    """Paths to their file names, line numbers out: stable across builds and machines."""
+    text = re.sub(r"(?:[\w.+-]*/)+([\w.+-]+)", r"\1", text)
+    return re.sub(r"(\.\w+):\d+", r"\1", text)
+
+
+def parse_crash_report(text: str) -> CrashReport | None:
+    """The crash report in an error-log excerpt (the last one when there are several), or
+    None when the excerpt holds none."""
+    lines = text.splitlines()
+    marks = [i for i, ln in enumerate(lines) if SIGNAL_RE.search(ln) or FATAL_RE.search(ln)
+             or "Assertion" in ln and ("failed" in ln or "failure" in ln)]
+    if not marks:
+        return None
+    signal_at = [i for i in marks if SIGNAL_RE.search(lines[i])]
+    last = signal_at[-1] if signal_at else marks[-1]
+    # the report starts at the assertion or fatal line logged just before the signal line
+    start = min(m for m in marks if last - 30 <= m <= last)
+    body = lines[start:start + MAX_REPORT_LINES]
+    signal = None
+    assertion = fatal = query = ""
+    connection_id = None
+    frames: list[str] = []
+    raw: list[str] = []
+    in_query = False
+    innodb_file = ""
+    for ln in body:
+        if in_query:
+            if not ln.strip() or REPORT_END_RE.match(ln):
+                in_query = False
+            else:
+                query += "\n" + ln
+                continue
+        m = SIGNAL_RE.search(ln)
+        if m and signal is None:
+            signal = int(m.group(1))
+            continue
+        m = FATAL_RE.search(ln)
+        if m and not fatal:
+            fatal = _normalise_path(re.sub(r"\d+", "N", m.group(1).strip()))
+            continue
+        m = ASSERT_RE.match(ln.strip())
+        if m and not assertion:
+            assertion = (f"{m.group('cond')} in {function_name(m.group('func'))} "
+                         f"({_normalise_path(m.group('file'))})")
+            continue
+        m = INNODB_ASSERT_FILE_RE.search(ln)
+        if m:
+            innodb_file = _normalise_path(m.group(1))
+            continue
+        m = INNODB_FAILING_RE.search(ln)
+        if m and not assertion:
+            assertion = f"{m.group(1).strip()}" + (f" ({innodb_file})" if innodb_file else "")
+            continue
+        func = frame_function(ln)
+        if func is not None:
+            frames.append(func)
+            raw.append(ln.strip())
+            continue
+        m = CONNECTION_RE.match(ln)
+        if m:
+            connection_id = int(m.group(1))
+            continue
+        m = QUERY_RE.match(ln)
+        if m:
+            query, in_query = m.group("sql"), True
+    end = next((i for i, ln in enumerate(body) if ln.startswith("Kernel version")), len(body))
+    return CrashReport(signal=signal, assertion=assertion, fatal=fatal, frames=tuple(frames),
+                       query=query.strip(), connection_id=connection_id,
+                       text="\n".join(body[:end + 1]).rstrip() + "\n", raw_frames=tuple(raw))

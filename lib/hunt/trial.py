@@ -1,0 +1,348 @@
+"""One trial: a randgen load with its own seed on a set of servers, then the oracles.
+
+:func:`run_trial` takes the trial's servers (started by the caller, with the
+trial's options), runs the load on s0 with the built-in randgen engine --
+every statement traced per connection (:mod:`lib.randgen.trace`), the
+Deadlock reporter watching when the hang oracle is on, the other servers
+compared statement by statement in a ``compare`` topology -- and then asks
+the oracles, in this order:
+
+1. crash: every server's health; a server that died gives a crash finding
+   (:mod:`lib.hunt.crash`), one that runs but answers no SQL a hang;
+2. hang: the Deadlock reporter's verdict (:mod:`lib.hunt.hang`);
+3. wrong results: NoREC, TLP, differential on the quiet tables
+   (:mod:`lib.hunt.wrong`), then the servers' health again;
+4. divergence: replicas or nodes against s0 (:mod:`lib.hunt.divergence`);
+5. errorlog: what each error log gained (:mod:`lib.hunt.logcheck`).
+
+Each finding is tagged with the known bugs and written to its folder
+(:mod:`lib.hunt.finding`) with the trial's trace, the error-log excerpts,
+the servers' option files, the grammar files and the randgen log; a crash
+with a core then gets gdb's backtrace.  The result says whether the servers
+may serve the next trial.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+import pymysql
+
+from ..checks.backtrace import backtrace
+from ..errors import KewpieError
+from ..platform.logsetup import get_logger
+from ..randgen.api import alive_check, make_options, server_connection
+from ..randgen.executor import RandgenRun
+from ..randgen.metadata import load_metadata
+from ..randgen.result import (STATUS_ENVIRONMENT_ERROR, STATUS_GRAMMAR_ERROR, STATUS_OK,
+                              RandgenResult)
+from ..randgen.trace import StatementTrace
+from ..servers.health import HealthState
+from ..servers.options import Option
+from .crash import crash_finding, crash_report_start
+from .divergence import divergence_findings
+from .finding import Finding, Written, add_backtrace, write_finding
+from .hang import deadlock_finding, unresponsive_finding
+from .knownbugs import KnownBugs
+from .logcheck import error_log_findings, suppressions
+from .randopts import pick_options
+from .topology import Topology
+from .wrong import NAMES as WRONG_RESULT_ORACLES
+from .wrong import load_difference_findings, load_oracles, run_oracles
+
+if TYPE_CHECKING:
+    from ..servers.server import Server
+
+MAX_EXCERPT = 1 << 20        # bytes of a server's error log kept in a finding
+UNLIMITED_QUERIES = 10 ** 9
+SCHEMA = "test"
+
+
+@dataclass(frozen=True)
+class Load:
+    """A grammar (absolute path), its gendata (a .zz, or '' for the simple data set) and
+    its redefine files."""
+
+    grammar: str
+    gendata: str = ""
+    redefine: tuple[str, ...] = ()
+
+    def files(self) -> list[str]:
+        """Every file of the load, grammar first."""
+        return [self.grammar, *([self.gendata] if self.gendata else []), *self.redefine]
+
+
+@dataclass(frozen=True)
+class TrialSpec:
+    """What one trial runs: its number, seed, load, random options and duration."""
+
+    number: int
+    seed: int
+    load: Load
+    options: tuple[Option, ...]
+    duration: float
+
+
+@dataclass(frozen=True)
+class HuntSettings:
+    """Everything that is the same for every trial of a hunt."""
+
+    loads: tuple[Load, ...]
+    topology: Topology
+    findings_dir: str
+    randgen_home: str
+    threads: int = 4
+    queries: int = 0                  # sentences per thread per trial (0: no limit)
+    trial_duration: float = 60.0
+    oracles: tuple[str, ...] = ("crash", "hang", "errorlog", "divergence")
+    hang_timeout: float = 60.0
+    replica_timeout: float = 120.0
+    wrong_result_budget: int = 500    # checks per wrong-result oracle per trial
+    random_options: tuple[Option, ...] = ()
+    random_options_max: int = 3
+    known_bugs: KnownBugs = field(default_factory=KnownBugs)
+    suppressions: tuple[str, ...] = ()
+    base_seed: int = 1
+    command: tuple[str, ...] = ()     # the command line's part shared by every trial
+
+    def trial(self, number: int, duration: float | None = None) -> TrialSpec:
+        """Trial number's spec: seed base+number-1, the loads in turn, its random options."""
+        seed = self.base_seed + number - 1
+        load = self.loads[(number - 1) % len(self.loads)]
+        options = pick_options(self.random_options, seed, self.random_options_max)
+        return TrialSpec(number, seed, load, options,
+                         self.trial_duration if duration is None else duration)
+
+    def reproduce(self, spec: TrialSpec) -> list[str]:
+        """The command line that runs this trial again, alone."""
+        argv = ["./kewpie.py", "--mode=hunt", *self.command, f"--grammar={spec.load.grammar}"]
+        if spec.load.gendata:
+            argv.append(f"--gendata={spec.load.gendata}")
+        argv += [f"--redefine={r}" for r in spec.load.redefine]
+        argv += [f"--randgen-seed={spec.seed}", "--trials=1",
+                 f"--trial-duration={spec.duration:g}"]
+        argv += [f"--mysqld={o.as_arg()}" for o in spec.options]
+        return argv
+
+
+@dataclass
+class TrialResult:
+    """What a trial did and found (plain data: it crosses from a bot to the hunt)."""
+
+    number: int
+    seed: int
+    grammar: str
+    bot: str
+    options: list[str] = field(default_factory=list)
+    status: str = STATUS_OK
+    reason: str = ""
+    statements: int = 0
+    load_seconds: float = 0.0
+    seconds: float = 0.0
+    findings: list[Written] = field(default_factory=list)
+    reusable: bool = True
+    error: str = ""                   # a grammar or environment problem: the hunt stops
+    oracle_stats: dict[str, Any] = field(default_factory=dict)
+
+
+def _excerpt(server: Server, mark: int) -> str:
+    try:
+        text = server.error_log_since(mark)
+    except OSError:
+        return ""
+    return text if len(text) <= MAX_EXCERPT else text[-MAX_EXCERPT:]
+
+
+def _version(server: Server) -> str:
+    return server.tree.version.version if server.tree.version else ""
+
+
+def _load_options(spec: TrialSpec, settings: HuntSettings) -> Any:
+    """The randgen options of the trial's load."""
+    return make_options(
+        grammar=spec.load.grammar, gendata=spec.load.gendata or True,
+        queries=settings.queries or UNLIMITED_QUERIES, threads=settings.threads,
+        duration=spec.duration, seed=spec.seed, redefine=list(spec.load.redefine),
+        processes=1, querytimeout=0.0,
+        reporters=["Deadlock"] if "hang" in settings.oracles else [],
+        deadlock_timeout=settings.hang_timeout)
+
+
+def run_load(spec: TrialSpec, settings: HuntSettings, servers: Sequence[Server],
+             work_dir: str) -> RandgenResult:
+    """The trial's randgen load on s0, traced to ``work_dir/trace.jsonl``."""
+    s0 = servers[0]
+    compare = list(servers[1:]) if settings.topology.kind == "compare" else []
+    trace = StatementTrace(os.path.join(work_dir, "trace.jsonl"), s0.name)
+    specs = [server_connection(c, SCHEMA) for c in compare]
+    run = RandgenRun(_load_options(spec, settings), server_connection(s0, SCHEMA),
+                     os.path.join(work_dir, "randgen.log"), alive_check(s0),
+                     settings.randgen_home, server=s0, compare=specs, trace=trace)
+    run.trace_names = {c.describe(): s.name for c, s in zip(specs, compare)}
+    try:
+        return run.run()
+    finally:
+        trace.close()
+
+
+def _health_findings(servers: Sequence[Server], marks: dict[str, int],
+                     dead: set[str]) -> list[Finding]:
+    """Crash and unresponsive-server findings of servers not yet known to be dead."""
+    findings = []
+    for index, server in enumerate(servers):
+        if server.name in dead:
+            continue
+        health = server.health(exit_wait=3.0)
+        if health.state is HealthState.CRASHED or (
+                health.state is HealthState.STOPPED and not server.stop_requested):
+            dead.add(server.name)
+            findings.append(crash_finding(server, _excerpt(server, marks[server.name]),
+                                          health.message))
+        elif health.state is HealthState.HUNG:
+            dead.add(server.name)
+            role = "s0 (the load's server)" if index == 0 else f"{server.name}"
+            findings.append(unresponsive_finding(server.name, role, health.message))
+    return findings
+
+
+def _wrong_results(settings: HuntSettings, spec: TrialSpec, servers: Sequence[Server],
+                   stats: dict[str, Any]) -> list[Finding]:
+    """The wrong-result oracles the hunt asked for, on s0 (and the compared servers)."""
+    names = [n for n in settings.oracles if n in WRONG_RESULT_ORACLES]
+    if not names:
+        return []
+    checked = list(servers[:1]) + (list(servers[1:]) if settings.topology.kind == "compare"
+                                   else [])
+    conns: list[pymysql.connections.Connection] = []
+    try:
+        for server in checked:
+            conns.append(server.connect(db=SCHEMA))
+        metadata = load_metadata(conns[0], SCHEMA)
+        oracles = [o for o in load_oracles(names)
+                   if o.name != "differential" or len(conns) > 1]
+        findings, kept = run_oracles(oracles, conns, metadata, spec.seed,
+                                     settings.wrong_result_budget, servers[0].name)
+        stats.update(kept)
+        return findings
+    except (pymysql.MySQLError, KewpieError) as exc:
+        get_logger().warning(f"trial {spec.number}: the wrong-result oracles stopped: {exc}")
+        return []
+    finally:
+        for conn in conns:
+            try:
+                conn.close()
+            except pymysql.MySQLError:
+                pass
+
+
+def collect_findings(spec: TrialSpec, settings: HuntSettings, servers: Sequence[Server],
+                     result: RandgenResult, marks: dict[str, int],
+                     wait_applied: Callable[[float], None],
+                     stats: dict[str, Any]) -> tuple[list[Finding], set[str]]:
+    """Ask the oracles (see the module docstring); the findings and the dead servers."""
+    oracles = settings.oracles
+    dead: set[str] = set()
+    findings = _health_findings(servers, marks, dead)
+    if "hang" in oracles:
+        hang = deadlock_finding(result, servers[0].name)
+        if hang is not None:
+            findings.append(hang)
+    if settings.topology.kind == "compare" and result.differences:
+        findings += load_difference_findings(result.differences, servers[0].name)
+    if not dead:
+        findings += _wrong_results(settings, spec, servers, stats)
+        findings += _health_findings(servers, marks, dead)
+    if not dead and "divergence" in oracles and settings.topology.replicated:
+        findings += divergence_findings(settings.topology.kind, servers, wait_applied,
+                                        settings.replica_timeout)
+    if "errorlog" in oracles:
+        patterns = suppressions(settings.suppressions)
+        for server in servers:
+            text = _excerpt(server, marks[server.name])
+            if server.name in dead:
+                text = text[:crash_report_start(text)]
+            findings += error_log_findings(server.name, text, patterns)
+    return findings, dead
+
+
+def trial_context(spec: TrialSpec, settings: HuntSettings, servers: Sequence[Server],
+                  result: RandgenResult, bot: str) -> dict[str, Any]:
+    """The trial's part of every finding.json."""
+    topology = settings.topology.describe()
+    for entry, server in zip(topology["servers"], servers):
+        entry.update(version=_version(server), code_tree=server.tree.basedir)
+    return {
+        "trial": {"number": spec.number, "seed": spec.seed, "bot": bot,
+                  "grammar": spec.load.grammar, "gendata": spec.load.gendata or "simple",
+                  "redefine": list(spec.load.redefine), "threads": settings.threads,
+                  "queries": settings.queries, "duration": spec.duration,
+                  "options": [o.as_arg() for o in spec.options], "schema": SCHEMA},
+        "topology": topology,
+        "load": {"status": result.status, "reason": result.reason,
+                 "statements": result.statements, "seconds": round(result.duration, 3),
+                 "errors": {str(k): v for k, v in sorted(result.errors.items())}},
+        "reproduce": settings.reproduce(spec),
+    }
+
+
+def write_findings(findings: Sequence[Finding], spec: TrialSpec, settings: HuntSettings,
+                   servers: Sequence[Server], result: RandgenResult, marks: dict[str, int],
+                   work_dir: str, bot: str) -> list[Written]:
+    """Each finding's folder (crashes first), then gdb's backtraces."""
+    context = trial_context(spec, settings, servers, result, bot)
+    by_name = {s.name: s for s in servers}
+    excerpts = {s.name: _excerpt(s, marks[s.name]) for s in servers}
+    written: list[Written] = []
+    order = sorted(range(len(findings)), key=lambda i: findings[i].kind != "crash")
+    for index in order:
+        finding = findings[index]
+        for name, text in excerpts.items():
+            if text:
+                finding.texts.setdefault(f"errorlog-{name}.txt", text)
+        for server in servers:
+            finding.copies.setdefault(f"my-{server.name}.cnf", server.cnf_path)
+        for path in spec.load.files():
+            finding.copies.setdefault(os.path.join("grammar", os.path.basename(path)), path)
+        finding.copies.setdefault("randgen.log", os.path.join(work_dir, "randgen.log"))
+        server = by_name.get(finding.server, servers[0])
+        tagged = settings.known_bugs.tag(finding.signature, _version(server))
+        written.append(write_finding(finding, settings.findings_dir, index + 1, tagged,
+                                     {**context, "server_version": _version(server)},
+                                     os.path.join(work_dir, "trace.jsonl")))
+    for finding, done in zip((findings[i] for i in order), written):
+        if finding.core:
+            server = by_name.get(finding.server, servers[0])
+            name = f"backtrace-{server.name}.txt"
+            top = backtrace(server.tree.server, finding.core, os.path.join(done.path, name))
+            if os.path.exists(os.path.join(done.path, name)):
+                add_backtrace(done.path, name, top)
+    return written
+
+
+def run_trial(spec: TrialSpec, settings: HuntSettings, servers: Sequence[Server],
+              wait_applied: Callable[[float], None], work_dir: str, bot: str) -> TrialResult:
+    """Run one trial on servers (see the module docstring); work_dir is emptied first and
+    removed when the trial found nothing."""
+    started = time.monotonic()
+    shutil.rmtree(work_dir, ignore_errors=True)
+    os.makedirs(work_dir)
+    marks = {s.name: s.error_log_size() for s in servers}
+    out = TrialResult(spec.number, spec.seed, spec.load.grammar, bot,
+                      [o.as_arg() for o in spec.options])
+    result = run_load(spec, settings, servers, work_dir)
+    out.status, out.reason = result.status, result.reason
+    out.statements, out.load_seconds = result.statements, result.duration
+    findings, dead = collect_findings(spec, settings, servers, result, marks, wait_applied,
+                                      out.oracle_stats)
+    if result.status in (STATUS_GRAMMAR_ERROR, STATUS_ENVIRONMENT_ERROR) and not findings:
+        out.error = f"trial {spec.number} ({os.path.basename(spec.load.grammar)}): {result.reason}"
+    out.findings = write_findings(findings, spec, settings, servers, result, marks,
+                                  work_dir, bot)
+    out.reusable = not findings and not dead and result.status == STATUS_OK
+    if not findings:
+        shutil.rmtree(work_dir, ignore_errors=True)
+    out.seconds = time.monotonic() - started
+    return out

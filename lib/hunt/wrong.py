@@ -1,0 +1,90 @@
+"""The wrong-result oracles in a trial: NoREC, TLP and differential over generated SELECTs.
+
+The oracles themselves are :mod:`lib.hunt.wrongresult` (their interface:
+``wrong_result_oracles(names)`` gives objects with ``name`` and
+``run(conns, metadata, seed, budget) -> list[WrongResult]``).  A trial runs
+them after its load, when the tables no longer change, on DB-API
+connections to the servers to check (s0; s0 and the servers it is compared
+with for ``differential``), and each :class:`WrongResult` becomes a finding
+of kind ``wrong-result`` signed with the oracle and the query's shape.
+
+The randgen load of a ``compare`` topology is itself differential: every
+statement also runs on the other servers (the ResultsetComparator
+validator), and each difference it saw is a finding of oracle
+``differential`` too (:func:`load_difference_findings`).
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Any, Protocol, Sequence
+
+from .finding import Finding
+from .signature import fingerprint, wrong_result_signature
+
+NAMES = ("norec", "tlp", "differential")
+MAX_TEXT = 20000
+
+
+class WrongResultLike(Protocol):
+    """What the hunt reads of a wrong-result oracle's finding."""
+
+    oracle: str
+    shape: str
+    queries: tuple[str, ...]
+    results: tuple[str, ...]
+    detail: str
+
+
+def load_oracles(names: Sequence[str]) -> list[Any]:
+    """The wrong-result oracles named (their package's typed error for an unknown name)."""
+    if not names:
+        return []
+    package = importlib.import_module(f"{__package__}.wrongresult")
+    return list(package.wrong_result_oracles(list(names)))
+
+
+def finding_of(result: WrongResultLike, server: str) -> Finding:
+    """A wrong result as a finding."""
+    text = [f"{result.oracle}: {result.detail}", f"shape: {result.shape}", ""]
+    for i, query in enumerate(result.queries, start=1):
+        text.append(f"query {i}: {query}")
+    for i, rendered in enumerate(result.results, start=1):
+        text.append(f"result {i}: {rendered}")
+    return Finding("wrong-result", result.oracle, wrong_result_signature(result.oracle, result.shape),
+                   f"{result.oracle} on {server}: {result.detail}"[:300], server,
+                   {"shape": result.shape, "queries": list(result.queries),
+                    "results": [r[:MAX_TEXT] for r in result.results], "detail": result.detail},
+                   {"wrong-result.txt": "\n".join(text)[:MAX_TEXT * 4] + "\n"})
+
+
+def run_oracles(oracles: Sequence[Any], conns: Sequence[Any], metadata: Any, seed: int,
+                budget: int, server: str) -> tuple[list[Finding], dict[str, Any]]:
+    """Run each oracle; its findings, and each oracle's statistics (when it keeps them)."""
+    findings: list[Finding] = []
+    stats: dict[str, Any] = {}
+    for oracle in oracles:
+        results = oracle.run(conns, metadata, seed, budget)
+        findings.extend(finding_of(r, server) for r in results)
+        kept = getattr(oracle, "stats", None)
+        if kept is not None:
+            stats[oracle.name] = {k: v for k, v in vars(kept).items()
+                                  if isinstance(v, (int, float, str))}
+    return findings, stats
+
+
+def load_difference_findings(differences: Sequence[dict[str, Any]], server: str) -> list[Finding]:
+    """The compare topology's load: the ResultsetComparator's differences as findings (one
+    per query shape)."""
+    findings: dict[str, Finding] = {}
+    for diff in differences:
+        query = str(diff.get("query", ""))
+        sig = wrong_result_signature("differential", fingerprint(query))
+        if sig.id in findings:
+            continue
+        findings[sig.id] = Finding(
+            "wrong-result", "differential", sig,
+            f"differential (load) on {server}: {diff.get('kind', 'difference')} in {query[:200]}",
+            server, {"source": "load (ResultsetComparator)", "difference": diff,
+                     "queries": [query]},
+            {"wrong-result.txt": f"{diff}\n"})
+    return list(findings.values())
