@@ -265,10 +265,11 @@ def _hunt_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("hunting: with --mode=hunt, random loads in trials with oracles "
                              "(docs/hunting.md; the servers: --suite or --topology; seeds: "
                              "--randgen-seed; data: --gendata)")
-    g.add_argument("--grammar", action="append", default=[], metavar="FILE.yy",
-                   help="a randgen grammar (relative: under --randgen-path); repeatable, the "
-                        "trials take them in turn; its data: --gendata, else the .zz of the "
-                        "same name beside it, else the simple data set")
+    g.add_argument("--grammar", action="append", default=[], metavar="FILE.yy[:DATA.zz]",
+                   help="a randgen grammar (relative: under --randgen-path), with its gendata "
+                        "after a ':'; repeatable, the trials take them in turn; without its "
+                        "own: --gendata, else the .zz of the same name beside it, else the "
+                        "simple data set")
     g.add_argument("--redefine", action="append", default=[], metavar="FILE.yy",
                    help="a grammar file that redefines rules of every --grammar; repeatable")
     g.add_argument("--trials", type=int, default=default("hunt_trials"), metavar="N",
@@ -455,6 +456,14 @@ def _debugging_config(args: argparse.Namespace, config: RunConfig) -> RunConfig:
     return config
 
 
+def _hunt_path(given: str) -> str:
+    """A --grammar value with its paths made absolute when they exist from here (the
+    others are looked up under --randgen-path); ``G.yy:D.zz`` keeps its two parts."""
+    grammar, sep, data = given.rpartition(":") if given.endswith(".zz") else (given, "", "")
+    parts = [grammar, data] if sep else [given]
+    return ":".join(os.path.abspath(p) if os.path.exists(p) else p for p in parts)
+
+
 def _hunt_config(args: argparse.Namespace) -> dict[str, Any]:
     """The --mode=hunt settings of RunConfig; KewpieError for a value that cannot work."""
     hunt_only = [flag for flag, given in (("--grammar", args.grammar), ("--redefine", args.redefine),
@@ -483,8 +492,7 @@ def _hunt_config(args: argparse.Namespace) -> dict[str, Any]:
         if not math.isfinite(seconds) or seconds < least:
             raise KewpieError(f"{name} must be a number of seconds of at least {least:g}, "
                               f"not {seconds:g}")
-    return dict(hunt_grammars=tuple(os.path.abspath(g) if os.path.exists(g) else g
-                                    for g in args.grammar),
+    return dict(hunt_grammars=tuple(_hunt_path(g) for g in args.grammar),
                 hunt_redefine=tuple(os.path.abspath(r) if os.path.exists(r) else r
                                     for r in args.redefine),
                 hunt_gendata=(os.path.abspath(args.gendata) if os.path.exists(args.gendata)

@@ -2,7 +2,8 @@
 
 What each server's error log gained during the trial is read with the
 warnings check's pieces (:mod:`lib.checks.errorlog`: kewpie's global
-suppressions, plus the suite's ``suppressions``); the lines that are
+suppressions, the hunt's own :data:`HUNT_SUPPRESSIONS` -- what a random load
+makes a healthy server log -- and the suite's ``suppressions``); the lines that are
 ``[ERROR]``, or that report corruption at any level, become findings, one per
 distinct signature (:func:`lib.hunt.signature.errorlog_signature`).  The
 crash report of a crashed server belongs to the crash oracle and is not read
@@ -22,11 +23,21 @@ CORRUPTION_RE = re.compile(r"corrupt|is marked as crashed|Incorrect key file|"
                            r"Table .* is crashed|checksum mismatch|Database page corruption",
                            re.I)
 MAX_LINES = 20
+# (regex, why a random load makes the server log it without a bug): narrow, each with its reason
+HUNT_SUPPRESSIONS: tuple[tuple[str, str], ...] = (
+    (r"\[ERROR\] (mariadbd|mysqld): Deadlock found when trying to get lock; try restarting "
+     r"transaction$",
+     "concurrent transactions deadlock by design; the server also logs the error when a "
+     "statement that reports errors to the log (ALTER TABLE copying rows, an event) loses"),
+    (r"\[ERROR\] (mariadbd|mysqld): Lock wait timeout exceeded; try restarting transaction$",
+     "the same for a lock wait that reached innodb_lock_wait_timeout"),
+)
 
 
 def suppressions(extra: Sequence[str]) -> list[Pattern[str]]:
-    """kewpie's global suppressions plus extra regexes (a suite's)."""
-    return compile_suppressions(extra)
+    """kewpie's global suppressions, the hunt's (:data:`HUNT_SUPPRESSIONS`) and extra
+    regexes (a suite's)."""
+    return compile_suppressions([regex for regex, _ in HUNT_SUPPRESSIONS], extra)
 
 
 def flagged_lines(text: str, patterns: Sequence[Pattern[str]]) -> list[str]:

@@ -146,6 +146,7 @@ class TrialResult:
     reusable: bool = True
     error: str = ""                   # a grammar or environment problem: the hunt stops
     oracle_stats: dict[str, Any] = field(default_factory=dict)
+    errors: str = ""                  # the load's statement errors by code ("1213 x3, ...")
 
 
 def _excerpt(server: Server, mark: int) -> str:
@@ -246,7 +247,7 @@ def collect_findings(spec: TrialSpec, settings: HuntSettings, servers: Sequence[
     oracles = settings.oracles
     dead: set[str] = set()
     findings = _health_findings(servers, marks, dead)
-    if "hang" in oracles:
+    if "hang" in oracles and servers[0].name not in dead:  # a crash is not a hang
         hang = deadlock_finding(result, servers[0].name)
         if hang is not None:
             findings.append(hang)
@@ -335,6 +336,7 @@ def run_trial(spec: TrialSpec, settings: HuntSettings, servers: Sequence[Server]
     result = run_load(spec, settings, servers, work_dir)
     out.status, out.reason = result.status, result.reason
     out.statements, out.load_seconds = result.statements, result.duration
+    out.errors = result.error_profile()
     findings, dead = collect_findings(spec, settings, servers, result, marks, wait_applied,
                                       out.oracle_stats)
     if result.status in (STATUS_GRAMMAR_ERROR, STATUS_ENVIRONMENT_ERROR) and not findings:

@@ -4,7 +4,8 @@
   the run have been running longer than ``--deadlock-timeout`` seconds
   (randgen: 600) — at least ``min(5, threads)`` of them, or any one when the
   server no longer accepts a connection within 20 s — the server is
-  deadlocked: the run stops with status ``failure`` (exit 107,
+  deadlocked (a connection refused at once is a server gone, not a hang):
+  the run stops with status ``failure`` (exit 107,
   STATUS_SERVER_DEADLOCKED), the processlist and ``SHOW ENGINE INNODB
   STATUS`` are the evidence, and the stuck statements get ``KILL QUERY``.
 - **Backtrace** / **ErrorLog**: when the server is lost, what its error log
@@ -77,6 +78,8 @@ class DeadlockWatch:
         try:
             c = self.conn.connect(connect_timeout=CONNECT_TIMEOUT)
         except RandgenEnvironmentError as exc:
+            if time.monotonic() - now < CONNECT_TIMEOUT * 0.9:
+                return None  # refused at once: the server is gone (a crash), not hung
             return (f"Deadlock: the server did not accept a connection within "
                     f"{CONNECT_TIMEOUT}s: {exc}", [])
         try:

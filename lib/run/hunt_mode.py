@@ -84,15 +84,19 @@ def _find_file(path: str, home: str, what: str) -> str:
 
 
 def _loads(env: RunEnvironment, home: str) -> tuple[Load, ...]:
-    """Each --grammar with its gendata and the redefine files, found and parsed."""
+    """Each --grammar (``G.yy`` or ``G.yy:D.zz``) with its gendata and the redefine files,
+    found and parsed."""
     config = env.config
     redefine = tuple(_find_file(r, home, "--redefine") for r in config.hunt_redefine)
     gendata = _find_file(config.hunt_gendata, home, "--gendata") if config.hunt_gendata else ""
-    loads = []
+    loads: list[Load] = []
     for given in config.hunt_grammars:
+        own_data = ""
+        if given.endswith(".zz") and ":" in given:
+            given, own_data = given.rsplit(":", 1)
         grammar = _find_file(given, home, "--grammar")
         Grammar.from_files([grammar, *redefine], [home])  # GrammarError (exit 2) if broken
-        data = gendata
+        data = _find_file(own_data, home, "--grammar's gendata") if own_data else gendata
         if not data:
             beside = os.path.splitext(grammar)[0] + ".zz"
             data = beside if os.path.isfile(beside) else ""
@@ -322,7 +326,8 @@ def _trial_line(result: TrialResult) -> Iterator[str]:
     found = f"{len(result.findings)} finding(s)" if result.findings else "nothing found"
     yield (f"trial {result.number} [{result.bot}] seed {result.seed} "
            f"{os.path.basename(result.grammar)}{opts}: {result.statements} statements in "
-           f"{result.load_seconds:.1f}s, load {result.status}; {found} "
+           f"{result.load_seconds:.1f}s (errors: {result.errors or 'none'}), load "
+           f"{result.status}; {found} "
            f"({result.seconds:.1f}s)")
     for w in result.findings:
         yield (f"  {w.kind} {w.signature_id} [{w.tag.upper()}]"
