@@ -45,10 +45,17 @@ def backtrace(binary: str, core: str, out_path: str) -> str:
         return f"(gdb failed: no answer within {GDB_TIMEOUT} s)"
     with open(out_path, "w") as fh:
         fh.write(proc.stdout + proc.stderr)
-    frames: list[str] = []
-    for line in proc.stdout.splitlines():
-        if line.startswith("#0") and frames:
-            break  # the crashing thread again, in 'thread apply all'
-        if line.startswith("#"):
-            frames.append(line)
-    return "\n".join(frames[:TOP_FRAMES])
+    return "\n".join(crashing_thread(proc.stdout)[:TOP_FRAMES])
+
+
+def crashing_thread(text: str) -> list[str]:
+    """The crashing thread's frame lines (``#0 ...``, ``#1 ...``) in gdb's output: the
+    first stack of more than one frame (gdb prints the current frame alone when it
+    loads the core, then ``bt``, then every thread's stack)."""
+    stacks: list[list[str]] = []
+    for line in text.splitlines():
+        if line.startswith("#0"):
+            stacks.append([])
+        if line.startswith("#") and stacks:
+            stacks[-1].append(line)
+    return next((s for s in stacks if len(s) > 1), stacks[0] if stacks else [])

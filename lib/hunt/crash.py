@@ -4,16 +4,21 @@ The finding's evidence is mariadbd's own crash report from the error log
 (:mod:`lib.hunt.crashreport`): signal or assertion, stack, the statement and
 connection it names; its signature is :func:`lib.hunt.signature.crash_signature`.
 Where the crash left a core in the datadir, the trial runs gdb on it once the
-finding is on disk (:mod:`lib.checks.backtrace`).  A server that died without
+finding is on disk (:mod:`lib.checks.backtrace`); when the report has no
+stack (it can stop short: a second thread crashing while the handler prints
+ends the process), gdb runs first and its frames sign the crash.  A server that died without
 a report (killed by the OS, say) still gives a finding, signed with how its
 process ended.
 """
 from __future__ import annotations
 
+import os
+import re
+import signal
 from typing import TYPE_CHECKING
 
-from ..checks.backtrace import find_core
-from .crashreport import parse_crash_report
+from ..checks.backtrace import backtrace, find_core
+from .crashreport import bug_frames, gdb_frames, parse_crash_report
 from .finding import Finding
 from .signature import crash_signature
 
@@ -21,31 +26,61 @@ if TYPE_CHECKING:
     from ..servers.server import Server
 
 
-def crash_finding(server: Server, log_text: str, how: str) -> Finding:
+def _gdb_stack(server: Server, core: str, work_dir: str) -> tuple[str, tuple[str, ...], int | None]:
+    """gdb's backtrace of core written in work_dir: (its path, the crashing thread's bug
+    frames, the signal that ended the process); ('', (), None) when gdb gave nothing."""
+    path = os.path.join(work_dir, f"backtrace-{server.name}.txt")
+    backtrace(server.tree.server, core, path)
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
+    except OSError:
+        return "", (), None
+    m = re.search(r"Program terminated with signal (SIG\w+)", text)
+    number = getattr(signal.Signals, m.group(1), None) if m else None
+    return path, bug_frames(gdb_frames(text)), int(number) if number is not None else None
+
+
+def crash_finding(server: Server, log_text: str, how: str, work_dir: str) -> Finding:
     """The finding for a server that died during the trial; log_text is what its error
-    log gained during the trial, how the health check's sentence (exit status)."""
+    log gained during the trial, how the health check's sentence (exit status).  When
+    the report has no stack (or there is no report), the frames come from gdb's
+    backtrace of the core, written to work_dir."""
     report = parse_crash_report(log_text)
     exit_note = how.split("(", 1)[-1].rstrip(")") if "(" in how else how
-    if report is None:
+    core = find_core(server.datadir) or ""
+    frames = report.bug_frames() if report else ()
+    sig_number = report.signal if report else None
+    copies: dict[str, str] = {}
+    source = "error log"
+    if not frames and core:
+        path, frames, from_core = _gdb_stack(server, core, work_dir)
+        if path:
+            copies[os.path.basename(path)] = path
+            core, source = "", "gdb backtrace of the core"
+            sig_number = sig_number if sig_number is not None else from_core
+    if report is None and not frames:
         sig = crash_signature(None, "", "", (), no_report=exit_note)
-        details = {"exit": how, "report": False}
+        details: dict[str, object] = {"exit": how, "report": False}
         summary = f"{server.name} died without a crash report ({exit_note})"
         texts: dict[str, str] = {}
     else:
-        frames = report.bug_frames()
-        sig = crash_signature(report.signal, report.assertion, report.fatal, frames,
-                              no_report=exit_note)
-        details = {"exit": how, "report": True, "signal": report.signal,
-                   "assertion": report.assertion, "fatal": report.fatal,
-                   "frames": list(frames), "raw_frames": list(report.raw_frames),
-                   "query": report.query, "connection_id": report.connection_id}
-        cause = (f"assertion {report.assertion}" if report.assertion else
-                 f"fatal error {report.fatal}" if report.fatal else f"signal {report.signal}")
+        assertion = report.assertion if report else ""
+        fatal = report.fatal if report else ""
+        sig = crash_signature(sig_number, assertion, fatal, frames, no_report=exit_note)
+        details = {"exit": how, "report": report is not None, "signal": sig_number,
+                   "assertion": assertion, "fatal": fatal, "frames": list(frames),
+                   "frames_from": source,
+                   "raw_frames": list(report.raw_frames) if report else [],
+                   "query": report.query if report else "",
+                   "connection_id": report.connection_id if report else None}
+        cause = (f"assertion {assertion}" if assertion else f"fatal error {fatal}" if fatal
+                 else f"signal {sig_number}")
         where = " < ".join(frames[:3]) or "no symbolic frames"
         summary = f"{server.name} crashed: {cause} in {where}"
-        texts = {f"crash-report-{server.name}.txt": report.text}
-    core = find_core(server.datadir) or ""
-    return Finding("crash", "crash", sig, summary, server.name, details, texts, core=core)
+        texts = {f"crash-report-{server.name}.txt": report.text} if report else {}
+    return Finding("crash", "crash", sig, summary, server.name, details, texts, copies,
+                   core=core)
 
 
 def crash_report_start(log_text: str) -> int:

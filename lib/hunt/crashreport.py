@@ -16,7 +16,9 @@ When mariadbd dies on a signal its handler writes a report to the error log::
     Status: NOT_KILLED
     Query (0x774af0010cc0): SELECT kw_planted(5)
 
-An assertion comes first (``mariadbd: /path/file.cc:123: bool f(): Assertion
+The report can stop short (another thread crashing while the handler prints
+the stack ends the process): :func:`gdb_frames` then reads the same function
+names from gdb's backtrace of the core.  An assertion comes first (``mariadbd: /path/file.cc:123: bool f(): Assertion
 `x' failed.``, or InnoDB's ``Assertion failure in file ... line N`` with
 ``Failing assertion: x``), and InnoDB's fatal errors say ``[FATAL]``.
 :func:`parse_crash_report` finds the report in what the log gained during a
@@ -30,6 +32,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..checks.backtrace import crashing_thread
 from .demangle import function_name
 
 SIGNAL_RE = re.compile(r"got signal (\d+)")
@@ -51,8 +54,11 @@ HANDLER_FRAMES = frozenset({
     "__pthread_kill", "__GI___pthread_kill", "__assert_fail_base", "__assert_fail",
     "__GI___assert_fail", "ut_dbg_assertion_failed", "my_write_core", "killpg", "my_abort",
     "ib::fatal::~fatal", "ib::fatal_or_error::~fatal_or_error", "<signal handler called>",
-    "__libc_message", "__fortify_fail", "__stack_chk_fail", "__chk_fail",
+    "__libc_message", "__fortify_fail", "__stack_chk_fail", "__chk_fail", "kill", "__kill",
+    "__GI_kill",
 })
+GDB_FRAME_RE = re.compile(r"^#\d+\s+(?:0x[0-9a-fA-F]+ in )?(?P<func><signal handler called>|.+?)"
+                          r"(?: \(.*)?$")
 MAX_REPORT_LINES = 200
 
 
@@ -71,12 +77,7 @@ class CrashReport:
 
     def bug_frames(self) -> tuple[str, ...]:
         """The frames below the signal handler and abort/assert machinery, innermost first."""
-        frames = list(self.frames)
-        start = 0
-        for i, name in enumerate(frames):
-            if name in HANDLER_FRAMES or name.startswith("__GI_") and "assert" in name:
-                start = i + 1
-        return tuple(f for f in frames[start:] if f and f != "?")
+        return bug_frames(self.frames)
 
 
 def frame_function(line: str) -> str | None:
@@ -90,6 +91,30 @@ def frame_function(line: str) -> str | None:
         return "?"
     func = re.sub(r"\+0x[0-9a-fA-F]+$", "", func)
     return function_name(func) or "?"
+
+
+def gdb_frames(text: str) -> tuple[str, ...]:
+    """The crashing thread's function names from gdb's output
+    (:func:`lib.checks.backtrace.crashing_thread`), innermost first; ``?`` for a frame
+    gdb could not name."""
+    frames: list[str] = []
+    for line in crashing_thread(text):
+        m = GDB_FRAME_RE.match(line)
+        if not m:
+            continue
+        func = m.group("func").strip()
+        frames.append("?" if func.startswith("??") else
+                      func if func.startswith("<") else function_name(func))
+    return tuple(frames)
+
+
+def bug_frames(frames: tuple[str, ...]) -> tuple[str, ...]:
+    """frames below the signal handler and abort/assert machinery, unnamed ones dropped."""
+    start = 0
+    for i, name in enumerate(frames):
+        if name in HANDLER_FRAMES:
+            start = i + 1
+    return tuple(f for f in frames[start:] if f and f != "?")
 
 
 def _normalise_path(text: str) -> str:

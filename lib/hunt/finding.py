@@ -107,6 +107,8 @@ def write_finding(finding: Finding, root: str, index: int, tagged: Tagged,
         try:
             shutil.copyfile(source, target)
             files[name] = name
+            if name.startswith("backtrace-"):
+                files["backtrace"] = name
         except OSError as exc:
             files[name] = f"(not copied: {exc.strerror or exc})"
     written_at = time.time()

@@ -39,7 +39,8 @@ from ..randgen.executor import RandgenRun
 from ..randgen.metadata import load_metadata
 from ..randgen.result import (STATUS_ENVIRONMENT_ERROR, STATUS_GRAMMAR_ERROR, STATUS_OK,
                               RandgenResult)
-from ..randgen.trace import StatementTrace
+from ..randgen.connection import LOST_CONNECTION_CODES
+from ..randgen.trace import StatementTrace, read_trace
 from ..servers.health import HealthState
 from ..servers.options import Option
 from .crash import crash_finding, crash_report_start
@@ -190,7 +191,7 @@ def run_load(spec: TrialSpec, settings: HuntSettings, servers: Sequence[Server],
 
 
 def _health_findings(servers: Sequence[Server], marks: dict[str, int],
-                     dead: set[str]) -> list[Finding]:
+                     dead: set[str], work_dir: str) -> list[Finding]:
     """Crash and unresponsive-server findings of servers not yet known to be dead."""
     findings = []
     for index, server in enumerate(servers):
@@ -201,7 +202,7 @@ def _health_findings(servers: Sequence[Server], marks: dict[str, int],
                 health.state is HealthState.STOPPED and not server.stop_requested):
             dead.add(server.name)
             findings.append(crash_finding(server, _excerpt(server, marks[server.name]),
-                                          health.message))
+                                          health.message, work_dir))
         elif health.state is HealthState.HUNG:
             dead.add(server.name)
             role = "s0 (the load's server)" if index == 0 else f"{server.name}"
@@ -241,12 +242,12 @@ def _wrong_results(settings: HuntSettings, spec: TrialSpec, servers: Sequence[Se
 
 def collect_findings(spec: TrialSpec, settings: HuntSettings, servers: Sequence[Server],
                      result: RandgenResult, marks: dict[str, int],
-                     wait_applied: Callable[[float], None],
-                     stats: dict[str, Any]) -> tuple[list[Finding], set[str]]:
+                     wait_applied: Callable[[float], None], stats: dict[str, Any],
+                     work_dir: str) -> tuple[list[Finding], set[str]]:
     """Ask the oracles (see the module docstring); the findings and the dead servers."""
     oracles = settings.oracles
     dead: set[str] = set()
-    findings = _health_findings(servers, marks, dead)
+    findings = _health_findings(servers, marks, dead, work_dir)
     if "hang" in oracles and servers[0].name not in dead:  # a crash is not a hang
         hang = deadlock_finding(result, servers[0].name)
         if hang is not None:
@@ -255,7 +256,7 @@ def collect_findings(spec: TrialSpec, settings: HuntSettings, servers: Sequence[
         findings += load_difference_findings(result.differences, servers[0].name)
     if not dead:
         findings += _wrong_results(settings, spec, servers, stats)
-        findings += _health_findings(servers, marks, dead)
+        findings += _health_findings(servers, marks, dead, work_dir)
     if not dead and "divergence" in oracles and settings.topology.replicated:
         findings += divergence_findings(settings.topology.kind, servers, wait_applied,
                                         settings.replica_timeout)
@@ -289,6 +290,18 @@ def trial_context(spec: TrialSpec, settings: HuntSettings, servers: Sequence[Ser
     }
 
 
+def in_flight(trace_path: str) -> list[dict[str, Any]]:
+    """The load's statements that lost their connection (the server died under them):
+    the crashing one is among them, in send order."""
+    try:
+        records = read_trace(trace_path)
+    except OSError:
+        return []
+    return [{"seq": r.get("seq"), "conn": r.get("conn"), "thread": r.get("thread"),
+             "sql": r.get("sql")} for r in records
+            if r.get("result") == "error" and r.get("error") in LOST_CONNECTION_CODES]
+
+
 def write_findings(findings: Sequence[Finding], spec: TrialSpec, settings: HuntSettings,
                    servers: Sequence[Server], result: RandgenResult, marks: dict[str, int],
                    work_dir: str, bot: str) -> list[Written]:
@@ -298,8 +311,11 @@ def write_findings(findings: Sequence[Finding], spec: TrialSpec, settings: HuntS
     excerpts = {s.name: _excerpt(s, marks[s.name]) for s in servers}
     written: list[Written] = []
     order = sorted(range(len(findings)), key=lambda i: findings[i].kind != "crash")
+    trace_path = os.path.join(work_dir, "trace.jsonl")
     for index in order:
         finding = findings[index]
+        if finding.kind == "crash" and finding.server == servers[0].name:
+            finding.details["in_flight"] = in_flight(trace_path)
         for name, text in excerpts.items():
             if text:
                 finding.texts.setdefault(f"errorlog-{name}.txt", text)
@@ -312,7 +328,7 @@ def write_findings(findings: Sequence[Finding], spec: TrialSpec, settings: HuntS
         tagged = settings.known_bugs.tag(finding.signature, _version(server))
         written.append(write_finding(finding, settings.findings_dir, index + 1, tagged,
                                      {**context, "server_version": _version(server)},
-                                     os.path.join(work_dir, "trace.jsonl")))
+                                     trace_path))
     for finding, done in zip((findings[i] for i in order), written):
         if finding.core:
             server = by_name.get(finding.server, servers[0])
@@ -338,7 +354,7 @@ def run_trial(spec: TrialSpec, settings: HuntSettings, servers: Sequence[Server]
     out.statements, out.load_seconds = result.statements, result.duration
     out.errors = result.error_profile()
     findings, dead = collect_findings(spec, settings, servers, result, marks, wait_applied,
-                                      out.oracle_stats)
+                                      out.oracle_stats, work_dir)
     if result.status in (STATUS_GRAMMAR_ERROR, STATUS_ENVIRONMENT_ERROR) and not findings:
         out.error = f"trial {spec.number} ({os.path.basename(spec.load.grammar)}): {result.reason}"
     out.findings = write_findings(findings, spec, settings, servers, result, marks,

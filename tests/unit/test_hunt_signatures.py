@@ -1,14 +1,15 @@
 """Crash reports read from mariadbd's error log, and the signatures of every kind of
 finding: stable across addresses, offsets, paths, literals and seeds.
 
-Covers: lib/hunt/crashreport.py, lib/hunt/demangle.py, lib/hunt/signature.py
+Covers: lib/hunt/crashreport.py, lib/hunt/demangle.py, lib/hunt/signature.py,
+lib/checks/backtrace.py
 """
 import os
 import re
 
 import pytest
 
-from lib.hunt.crashreport import frame_function, parse_crash_report
+from lib.hunt.crashreport import bug_frames, frame_function, gdb_frames, parse_crash_report
 from lib.hunt.demangle import demangle, function_name
 from lib.hunt.signature import (Signature, crash_signature, divergence_signature,
                                 errorlog_signature, fingerprint, hang_signature, title,
@@ -129,3 +130,19 @@ def test_other_kinds():
     assert wrong_result_signature("norec", "SELECT COUNT(*) FROM t WHERE p").kind == "wrong-result"
     assert Signature("x", ("a",)).to_json() == {"id": Signature("x", ("a",)).id, "text": "x | a",
                                                 "kind": "x", "parts": ["a"]}
+
+
+@pytest.mark.parametrize("name", ["gdb_handler.txt", "gdb_no_handler.txt"])
+def test_gdb_frames_sign_like_the_error_log(name):
+    """A report cut short (no stack) is signed from gdb's backtrace of the core: the same
+    frames, so the same signature."""
+    logged = parse_crash_report(_log("crash_signal11.log"))
+    from_gdb = bug_frames(gdb_frames(_log(name)))
+    assert from_gdb[:5] == logged.bug_frames()[:5]
+    assert crash_signature(11, "", "", from_gdb) == crash_signature(11, "", "", logged.bug_frames())
+
+
+def test_crashing_thread_skips_the_lone_current_frame():
+    from lib.checks.backtrace import crashing_thread
+    lines = crashing_thread(_log("gdb_no_handler.txt"))
+    assert lines[0].startswith("#0 ") and lines[1].startswith("#1 ") and len(lines) == 12
