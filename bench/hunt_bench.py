@@ -19,13 +19,14 @@ and whether one bug keeps one signature.  Prints figures; asserts nothing.
    seeds (two threads, ``--parallel 2``): how many distinct signatures
    (target: 1).
 4. **Wrong-result false positives** (issue 31's NoREC/TLP figure, once
-   ``lib/hunt/wrongresult`` is merged): NoREC and TLP checks over the tables
-   of stock gendata files on a healthy server; every finding there is a false
-   positive (target: 0 over >= 20,000 generated SELECTs).
+   ``lib/hunt/wrongresult`` and ``bench/wrongresult_bench.py`` are merged):
+   NoREC and TLP over the tables of every stock gendata file on a healthy
+   server, through ``wrongresult_bench.false_positive_run``; every finding
+   there is a false positive (target: 0 over >= 20,000 generated SELECTs).
 
 Run (about 5 minutes on 2 idle cores)::
 
-    bench/hunt_bench.py [--seconds 30] [--seeds 10] [--crashes 3] [--checks 2500]
+    bench/hunt_bench.py [--seconds 30] [--seeds 10] [--crashes 3] [--selects 20000]
                         [--randgen-conf ../shared/randgen-conf] [--json out.json]
 """
 from __future__ import annotations
@@ -190,48 +191,33 @@ def one_signature(workdir: str, plugins: str, seeds: int) -> dict[str, object]:
             "from_gdb": sum(1 for f in crashes if f["details"].get("frames_from", "").startswith("gdb"))}
 
 
-def false_positives(workdir: str, conf: str, checks: int) -> dict[str, object] | None:
-    """Figure 4: NoREC and TLP over stock gendata on a healthy server (None when the
-    oracles are not here)."""
-    if not wrong_result_available():
+def false_positives(workdir: str, conf: str, selects: int) -> dict[str, object] | None:
+    """Figure 4: NoREC and TLP over stock gendata on a healthy server, through
+    bench/wrongresult_bench.py's ``false_positive_run`` (None when the wrong-result
+    oracles, issue 31's lib/hunt/wrongresult, are not in this checkout)."""
+    if not wrong_result_available() or not os.path.exists(
+            os.path.join(os.path.dirname(os.path.abspath(__file__)), "wrongresult_bench.py")):
         return None
-    from lib.hunt.wrong import load_oracles
-    from lib.randgen.metadata import load_metadata
-    zz = sorted(glob.glob(os.path.join(conf, "*", "*.zz")))
-    config = RunConfig(workdir=workdir)
-    env = RunEnvironment(config)
-    totals = {"checks": 0, "compared": 0, "statements": 0, "findings": 0, "files": 0}
-    samples: list[str] = []
+    from wrongresult_bench import false_positive_run, zz_files
+    env = RunEnvironment(RunConfig(workdir=workdir))
     try:
         env.open_workdir()
         configure(False, logfile=env.workdir.log_file, console=False)
         env.discover_tree()
-        manager = env.make_manager("bot0")
-        server = manager.get_servers(parse_topology("single").requirements)[0]
-        per_file = max(1, checks // max(1, len(zz)))
-        for n, path in enumerate(zz):
-            server.execute("DROP DATABASE IF EXISTS test")
-            server.execute("CREATE DATABASE test")
-            opts = make_options(None, path, 1, 1, 600.0, n + 1, processes=1, max_rows=200)
-            if run_randgen(opts, server_connection(server), conf).status != "ok":
-                continue
-            totals["files"] += 1
-            conn = server.connect(db="test")
-            try:
-                metadata = load_metadata(conn, "test")
-                for oracle in load_oracles(list(WRONG_RESULT)):
-                    results = oracle.run([conn], metadata, n + 1, per_file)
-                    stats = getattr(oracle, "stats", None)
-                    totals["checks"] += getattr(stats, "checks", 0)
-                    totals["compared"] += getattr(stats, "compared", 0)
-                    totals["statements"] += getattr(stats, "statements", 0)
-                    totals["findings"] += len(results)
-                    samples += [f"{r.oracle}: {r.detail}" for r in results[:2]]
-            finally:
-                conn.close()
+        server = env.make_manager("bot0").get_servers(parse_topology("single").requirements)[0]
+        conn = server.connect()
+        try:
+            run = false_positive_run(conn, zz_files([conf]), selects)
+        finally:
+            conn.close()
     finally:
         env.close()
-    return {**totals, "samples": samples[:5]}
+    return {"files": len(run.files), "selects": run.selects,
+            "checks": sum(st.checks for st in run.stats.values()),
+            "compared": sum(st.compared for st in run.stats.values()),
+            "findings": len(run.findings),
+            "samples": [f"{os.path.basename(zz)}: {f.oracle}: {f.detail}"
+                        for zz, f in run.findings[:5]]}
 
 
 def main() -> int:
@@ -241,9 +227,8 @@ def main() -> int:
     p.add_argument("--threads", type=int, default=4, help="load threads for figure 1")
     p.add_argument("--crashes", type=int, default=3, help="planted-crash hunts for figure 2")
     p.add_argument("--seeds", type=int, default=10, help="planted-crash trials for figure 3")
-    p.add_argument("--checks", type=int, default=2500,
-                   help="NoREC and TLP checks in all for figure 4 (each check runs several "
-                        "SELECTs; 2500 gives over 20,000)")
+    p.add_argument("--selects", type=int, default=20000,
+                   help="generated SELECTs of NoREC and TLP in all, for figure 4")
     p.add_argument("--randgen-conf", default="/work/shared/randgen-conf",
                    help="stock grammars' folder (figure 4's gendata files; default: "
                         "%(default)s)")
@@ -303,16 +288,16 @@ def main() -> int:
             for text in one["texts"]:
                 print(f"   {text}")
         if "4" in only:
-            fp = false_positives(os.path.join(base, "w4"), conf, args.checks)
+            fp = false_positives(os.path.join(base, "w4"), conf, args.selects)
             figures["false_positives"] = fp
             if fp is None:
                 print("4. NoREC/TLP false positives: not measured (lib/hunt/wrongresult, "
                       "issue 31's wrong-result oracles, is not in this checkout)")
             else:
                 print(f"4. NoREC/TLP on a healthy server, {fp['files']} stock gendata file(s): "
-                      f"{fp['checks']} checks, {fp['statements']} SELECTs, {fp['compared']} "
+                      f"{fp['checks']} checks, {fp['selects']} SELECTs, {fp['compared']} "
                       f"compared: false positives {fp['findings']} (target 0 over >= 20,000: "
-                      f"{'PASS' if fp['findings'] == 0 and fp['statements'] >= 20000 else 'MISS'})")
+                      f"{'PASS' if fp['findings'] == 0 and fp['selects'] >= 20000 else 'MISS'})")
                 for s in fp["samples"]:
                     print(f"   {s[:300]}")
     finally:

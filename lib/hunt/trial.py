@@ -162,11 +162,17 @@ def _version(server: Server) -> str:
     return server.tree.version.version if server.tree.version else ""
 
 
+def load_threads(settings: HuntSettings) -> int:
+    """The load's threads: one in a compare topology (every statement runs on each server
+    in turn, so the servers must see them in the same order to keep the same data)."""
+    return 1 if settings.topology.kind == "compare" else settings.threads
+
+
 def _load_options(spec: TrialSpec, settings: HuntSettings) -> Any:
     """The randgen options of the trial's load."""
     return make_options(
         grammar=spec.load.grammar, gendata=spec.load.gendata or True,
-        queries=settings.queries or UNLIMITED_QUERIES, threads=settings.threads,
+        queries=settings.queries or UNLIMITED_QUERIES, threads=load_threads(settings),
         duration=spec.duration, seed=spec.seed, redefine=list(spec.load.redefine),
         processes=1, querytimeout=0.0,
         reporters=["Deadlock"] if "hang" in settings.oracles else [],
@@ -279,7 +285,7 @@ def trial_context(spec: TrialSpec, settings: HuntSettings, servers: Sequence[Ser
     return {
         "trial": {"number": spec.number, "seed": spec.seed, "bot": bot,
                   "grammar": spec.load.grammar, "gendata": spec.load.gendata or "simple",
-                  "redefine": list(spec.load.redefine), "threads": settings.threads,
+                  "redefine": list(spec.load.redefine), "threads": load_threads(settings),
                   "queries": settings.queries, "duration": spec.duration,
                   "options": [o.as_arg() for o in spec.options], "schema": SCHEMA},
         "topology": topology,

@@ -151,6 +151,10 @@ def build_settings(env: RunEnvironment, findings_dir: str) -> HuntSettings:
     loads = _loads(env, home)
     oracles = parse_oracles(config.hunt_oracles)
     topology, suite_suppressions, suite_known = _topology(env)
+    if topology.kind == "compare" and config.hunt_threads > 1:
+        env.log.info("--topology compare: each trial's load runs on one thread (every "
+                     "statement runs on both servers in turn; they must see them in the same "
+                     "order to keep the same data)")
     if any(o in oracles for o in ("differential",)) and topology.kind != "compare":
         env.log.warning("--oracles differential needs two servers to compare (--topology "
                         "compare, or a suite of two servers): it is skipped")
