@@ -98,15 +98,22 @@ def test_replica_divergence_found(kewpie):
 
 def test_healthy_run_on_two_bots_finds_nothing(kewpie, tmp_path):
     junit = tmp_path / "healthy.xml"
+    options = tmp_path / "options.txt"
+    options.write_text("# one of these per trial\n--innodb-flush-log-at-trx-commit=0\n"
+                       "--innodb-flush-log-at-trx-commit=2\n")
     proc = kewpie.run("--mode=hunt", "--grammar=conf/kewpie/transactions.yy", "--trials=3",
                       "--parallel=2", "--topology=replication:1", "--trial-duration=2",
-                      "--threads=2", f"--junit-xml={junit}", timeout=300)
+                      "--threads=2", f"--random-options={options}", "--random-options-max=1",
+                      f"--junit-xml={junit}", timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     assert proc.stdout.count("nothing found") == 3 and "(no findings)" in proc.stdout
     assert re.search(r"trial \d \[bot1\]", proc.stdout)
     summary = json.load(open(re.search(r"Summary: (\S+)", proc.stdout).group(1)))
     assert summary["signatures"] == [] and [t["seed"] for t in summary["trials"]] == [1, 2, 3]
     assert all(t["statements"] > 0 for t in summary["trials"])
+    # each trial's servers started with the random option its seed drew
+    drawn = [t["options"] for t in summary["trials"]]
+    assert all(len(o) == 1 and o[0].startswith("--innodb-flush-log-at-trx-commit=") for o in drawn)
     assert "<failure" not in junit.read_text()
 
 
