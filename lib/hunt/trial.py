@@ -59,6 +59,7 @@ if TYPE_CHECKING:
 
 MAX_EXCERPT = 1 << 20        # bytes of a server's error log kept in a finding
 UNLIMITED_QUERIES = 10 ** 9
+UNANSWERED_GRACE = 10.0      # seconds a running server may take to answer before it hangs
 SCHEMA = "test"
 
 
@@ -204,6 +205,10 @@ def _health_findings(servers: Sequence[Server], marks: dict[str, int],
         if server.name in dead:
             continue
         health = server.health(exit_wait=3.0)
+        patience = time.monotonic() + UNANSWERED_GRACE
+        while health.state is HealthState.HUNG and time.monotonic() < patience:
+            time.sleep(1.0)  # a loaded machine may answer late: a hang is no answer for long
+            health = server.health(exit_wait=3.0)
         if health.state is HealthState.CRASHED or (
                 health.state is HealthState.STOPPED and not server.stop_requested):
             dead.add(server.name)
