@@ -77,19 +77,27 @@ KNOWN_BUGS: Mapping[str, str] = MappingProxyType({
     "allany": "<, <=, >, >= ANY/ALL (rewritten with MIN/MAX): over a subquery returning NULL "
               "the predicate is NULL but IS NULL says 0 ('always not null'), and "
               "NOT (NOT (x <= ANY (...))) is not x <= ANY (...); only = ANY and <> ALL are written",
-    "key-fraction": "an indexed integer or decimal column equal to a constant with a fraction: "
-                    "the index lookup rounds the constant (int_key = 1.5 finds 2, "
-                    "int_key = '1.5' and NOT (int_key <> 1.5) too)",
+    "key-constant": "an indexed integer, decimal or YEAR column equal to a constant the column "
+                    "cannot hold: the index lookup stores it rounded or clipped (int_key = 1.5 "
+                    "finds 2; int_key = '1.5' and NOT (int_key <> 1.5) too; -128 IN (SELECT "
+                    "unsigned_key ...) finds 0); only integer literals 0..127 are written",
     "time-datetime": "a TIME compared with a DATE/DATETIME: = and <> disagree (NOT (t <> dt) is "
                      "not t = dt; the comparison also depends on CURRENT_DATE)",
+    "in-lookup": "x IN (SELECT indexed_column ...) (and = ANY, <> ALL): the index lookup "
+                 "truncates or clips x to the column's type ('l-1a' IN (SELECT char1_key ...) "
+                 "is 1 when the column holds 'l'); subqueries select unindexed columns only",
+    "bit-range": "a BIT column compared with a negative or fractional number: the range "
+                 "optimizer finds no row (bit64_key >= -1.5e1 counts 0 in WHERE, 8 as values); "
+                 "BIT columns are compared with integer literals 0..127 and BIT columns only",
     "temporal-number": "a DATE/DATETIME/TIME compared with a number: an indexed column's range "
                        "finds no row where the row-by-row comparison is true (-100e0 <> "
                        "datetime_key is false as a value, yet datetime_key = -100e0 matches nothing)",
 })
 EQUALITIES = ("=", "<>", "!=", "<=>")
 NUMBER_CLASSES = ("int", "dec", "float")
-# numeric classes whose indexed columns round a fractional lookup constant (key-fraction)
+# classes whose indexed columns round or clip a lookup constant (key-constant)
 LOOKUP_CLASSES = ("int", "dec", "year")
+SAFE_INT_LITERALS = ("0", "1", "2", "3", "5", "7", "9", "10", "100", "127")
 _COLUMN_REF_RE = re.compile(r"\b([ts]\d+)\.`")
 # type classes never given to IS [NOT] NULL or used as a bare condition: a NOT NULL
 # DATE/DATETIME column holding a zero date matches "col IS NULL" in a WHERE clause
@@ -237,13 +245,17 @@ class SqlGenerator:
         by_class: dict[str, list[tuple[str, ColumnInfo]]] = {}
         for a, c in before.columns():
             by_class.setdefault(c.type_class, []).append((a, c))
-        joinable = [d for d in table.columns
-                    if any(cls in by_class for cls in self.comparable(d.type_class))]
+        def partners(d: ColumnInfo) -> list[tuple[str, ColumnInfo]]:
+            """The earlier columns d may be joined with."""
+            found = [x for cls in self.comparable(d.type_class) for x in by_class.get(cls, ())]
+            if self.avoids("bit-range"):
+                found = [(a, c) for a, c in found if (c.data_type == "bit") == (d.data_type == "bit")]
+            return found
+        joinable = [d for d in table.columns if partners(d)]
         cond = ""
         if joinable and self.chance(0.85):
             d = self.choice(joinable)
-            a, c = self.choice([x for cls in self.comparable(d.type_class)
-                                for x in by_class.get(cls, ())])
+            a, c = self.choice(partners(d))
             op = self.weighted([(8, "="), (1, "<"), (1, ">="), (1, "<=>")])
             cond = f"{a}.{quote_name(c.name)} {op} {alias}.{quote_name(d.name)}"
         if not cond or self.chance(0.3):
@@ -331,15 +343,26 @@ class SqlGenerator:
             s = s.outer
         return not any(m.group(1) in visible for m in _COLUMN_REF_RE.finditer(sql))
 
-    def lookup_risk(self, scope: Scope, column_sql: str, other_sql: str) -> bool:
-        """key-fraction: column_sql is an indexed numeric column, other_sql a constant that
-        may have a fraction (any constant not known to be an integer)."""
-        if not self.avoids("key-fraction"):
-            return False
+    def constant_risk(self, scope: Scope, column_sql: str, other_sql: str, op: str) -> bool:
+        """True when comparing column_sql with other_sql by op would meet a known bug.
+
+        key-constant: column_sql is an indexed integer/decimal/YEAR column, op an
+        equality and other_sql a constant other than an integer literal 0..127;
+        bit-range: column_sql is a BIT column and other_sql neither such a literal
+        nor a BIT column.
+        """
         col = self.bare_column(scope, column_sql)
-        if col is None or not col.key or col.type_class not in LOOKUP_CLASSES:
+        if col is None or other_sql in SAFE_INT_LITERALS or other_sql == "NULL":
             return False
-        return self.is_constant(scope, other_sql) and not re.fullmatch(r"-?\d+|NULL", other_sql)
+        if col.data_type == "bit" and self.avoids("bit-range"):
+            other = self.bare_column(scope, other_sql)
+            return other is None or other.data_type != "bit"
+        return (self.avoids("key-constant") and op in EQUALITIES and bool(col.key)
+                and col.type_class in LOOKUP_CLASSES and self.is_constant(scope, other_sql))
+
+    def safe_literal(self) -> str:
+        """An integer literal every integer, decimal, YEAR and BIT column can hold."""
+        return self.choice(SAFE_INT_LITERALS)
 
     def value(self, scope: Scope, cls: str, depth: int = 0) -> str:
         """A value of the class, nested at most max_depth - depth deep."""
@@ -527,10 +550,10 @@ class SqlGenerator:
                 other = self.choice(self.cross_classes(cls))
             op = self.choice(COMPARISONS)
             left, right = self.value(scope, cls, nxt), self.value(scope, other, nxt)
-            if op in EQUALITIES and self.lookup_risk(scope, left, right):
-                right = self.value(scope, "int", nxt)
-            if op in EQUALITIES and self.lookup_risk(scope, right, left):
-                left = self.value(scope, "int", nxt)
+            if self.constant_risk(scope, left, right, op):
+                right = self.safe_literal()
+            if self.constant_risk(scope, right, left, op):
+                left = self.safe_literal()
             return f"({left} {op} {right})"
         if kind == "null":
             cls = self.value_class(scope, NO_NULL_TEST_CLASSES)
@@ -538,14 +561,16 @@ class SqlGenerator:
         if kind == "between":
             cls = self.value_class(scope)
             neg = self.choice(("", "NOT "))
-            return (f"({self.value(scope, cls, nxt)} {neg}BETWEEN {self.value(scope, cls, nxt)} "
-                    f"AND {self.value(scope, cls, nxt)})")
+            tested, low, high = (self.value(scope, cls, nxt) for _ in range(3))
+            if self.constant_risk(scope, tested, "0.5", "<"):
+                low, high = sorted((self.safe_literal(), self.safe_literal()), key=int)
+            return f"({tested} {neg}BETWEEN {low} AND {high})"
         if kind == "in":
             cls = self.value_class(scope)
             tested = self.value(scope, cls, nxt)
-            item_cls = "int" if self.lookup_risk(scope, tested, "0.5") else cls
-            items = ", ".join(self.literal(item_cls) if self.chance(0.7)
-                              else self.value(scope, item_cls, nxt)
+            safe = self.constant_risk(scope, tested, "0.5", "=")
+            items = ", ".join(self.safe_literal() if safe else self.literal(cls) if self.chance(0.7)
+                              else self.value(scope, cls, nxt)
                               for _ in range(self.rng.randrange(1, 5)))
             return f"({tested} {self.choice(('', 'NOT '))}IN ({items}))"
         if kind == "like":
@@ -590,12 +615,16 @@ class SqlGenerator:
         if kind == "exists":
             where = self._sub_where(inner, depth, always=True)
             return f"({self.choice(('', 'NOT '))}EXISTS (SELECT * FROM {from_sql}{where}))"
-        col = self.choice(table.columns)
+        columns = list(table.columns)
+        if self.avoids("in-lookup") and kind in ("in", "anyall"):
+            columns = [c for c in columns if not c.key]
+        if self.avoids("bit-range"):
+            columns = [c for c in columns if c.data_type != "bit"]
+        if not columns:
+            return f"(EXISTS (SELECT * FROM {from_sql}{self._sub_where(inner, depth)}))"
+        col = self.choice(columns)
         cls = col.type_class
-        outer_cls = self.choice(self.comparable(cls))
-        if self.avoids("key-fraction") and col.key and cls in LOOKUP_CLASSES and outer_cls != "year":
-            outer_cls = "int"
-        outer_value = self.value(scope, outer_cls, depth)
+        outer_value = self.value(scope, self.choice(self.comparable(cls)), depth)
         sub_col = f"{alias}.{quote_name(col.name)}"
         where = self._sub_where(inner, depth)
         if kind == "in":

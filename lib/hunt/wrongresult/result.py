@@ -9,7 +9,7 @@ order never matters, duplicates do.  A value is rendered by
 :func:`render_value`: ``NULL``, integers and decimals exactly, floats to
 :data:`FLOAT_DIGITS` significant digits (so two servers that compute a
 double in a different order still agree), strings as text (bytes that are not
-UTF-8 in hex), temporal values in ISO form, a SET's members sorted.
+printable UTF-8 in hex), temporal values in ISO form, a SET's members sorted.
 """
 from __future__ import annotations
 
@@ -73,9 +73,10 @@ def render_value(value: Any) -> str:
         return str(value)
     if isinstance(value, (bytes, bytearray)):
         try:
-            return bytes(value).decode("utf-8")
+            text = bytes(value).decode("utf-8")
         except UnicodeDecodeError:
             return "0x" + bytes(value).hex()
+        return text if text.isprintable() else "0x" + bytes(value).hex()
     if isinstance(value, (set, frozenset)):
         return ",".join(sorted(str(v) for v in value))
     if isinstance(value, (datetime.date, datetime.time)):
