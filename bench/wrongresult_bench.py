@@ -65,12 +65,13 @@ from lib.hunt.wrongresult.gendata import load_gendata  # noqa: E402
 from lib.hunt.wrongresult.generator import GeneratorOptions  # noqa: E402
 from lib.hunt.wrongresult.oracle import OracleBase, OracleStats  # noqa: E402
 from lib.platform.logsetup import configure, get_logger  # noqa: E402
+from lib.randgen.metadata import Metadata  # noqa: E402
 
 FIXTURE_SUITES = os.path.join(ROOT, "tests", "fixtures", "suites")
 TYPES_ZZ = os.path.join(FIXTURE_SUITES, "wrongresult", "types.zz")
 DEFAULT_ZZ_DIRS = (os.path.join(os.path.dirname(ROOT), "shared", "randgen-conf"),
                    "/work/shared/randgen-conf", os.path.join(ROOT, "randgen", "conf", "kewpie"))
-SELECTS_PER_CHECK = 2   # NoREC and TLP run two SELECTs per check (confirmations aside)
+SELECTS_PER_CHECK = 2   # NoREC and TLP run two SELECTs per check (fewer when one fails)
 SCHEMA = "wr_bench"
 
 
@@ -110,30 +111,53 @@ def false_positive_run(conn: pymysql.connections.Connection, files: Sequence[str
 
     conn: a connection (autocommit) to a healthy server; each file's tables
     are built in schema wr_bench (dropped and rebuilt per file; left at the
-    end).  options: the generator's (default: known bugs avoided).
+    end).  The SELECTs left are spread over the files left (a file whose
+    tables this server cannot create gets none), topped up at the end on the
+    file with most tables.  options: the generator's (default: known bugs
+    avoided).
     """
     log = get_logger()
     run = FalsePositiveRun()
     started = time.monotonic()
-    per_file = max(1, math.ceil(selects / (SELECTS_PER_CHECK * len(oracles) * max(1, len(files)))))
-    for zz in files:
+    richest: tuple[int, str] = (0, "")
+    for n, zz in enumerate(files):
         load = load_gendata(conn, zz, SCHEMA, seed=seed, max_rows=max_rows)
         tables = len(load.metadata.tables_by_schema.get(SCHEMA, ()))
         run.files.append((zz, tables, load.errors))
-        for oracle in wrong_result_oracles(oracles):
-            if options is not None and isinstance(oracle, OracleBase):
-                oracle.options = options
-            found = oracle.run([conn], load.metadata, seed, per_file)
-            stats: OracleStats = getattr(oracle, "stats")
-            run.stats.setdefault(oracle.name, OracleStats()).merge(stats)
-            run.findings += [(zz, f) for f in found]
-            log.info(f"{os.path.basename(zz)}: {tables} tables, {oracle.name}: {stats.checks} "
-                     f"checks, {stats.compared} compared, {stats.findings} findings"
-                     + (f", stopped: {stats.stopped}" if stats.stopped else ""))
-            if stats.stopped:
-                raise BenchError(f"{oracle.name} on {zz}: {stats.stopped}")
+        richest = max(richest, (tables, zz))
+        if tables:  # the budget left, spread over the files left (some have no table here)
+            checks = math.ceil(max(0, selects - run.selects)
+                               / (SELECTS_PER_CHECK * len(oracles) * (len(files) - n)))
+            _run_oracles(run, conn, zz, load.metadata, seed, checks, oracles, options)
+    top_up = 0
+    while run.selects < selects and richest[0] and top_up < 3:  # on the file with most tables
+        top_up += 1
+        load = load_gendata(conn, richest[1], SCHEMA, seed=seed, max_rows=max_rows)
+        checks = math.ceil((selects - run.selects) / (SELECTS_PER_CHECK * len(oracles)))
+        _run_oracles(run, conn, richest[1], load.metadata, seed + top_up, checks, oracles,
+                     options)
     run.seconds = time.monotonic() - started
     return run
+
+
+def _run_oracles(run: FalsePositiveRun, conn: pymysql.connections.Connection, zz: str,
+                 metadata: Metadata, seed: int, checks: int, oracles: Sequence[str],
+                 options: GeneratorOptions | None) -> None:
+    """Each oracle, checks checks over the file's tables; totals and findings into run."""
+    log = get_logger()
+    tables = len(metadata.tables_by_schema.get(SCHEMA, ()))
+    for oracle in wrong_result_oracles(oracles):
+        if options is not None and isinstance(oracle, OracleBase):
+            oracle.options = options
+        found = oracle.run([conn], metadata, seed, checks)
+        stats: OracleStats = getattr(oracle, "stats")
+        run.stats.setdefault(oracle.name, OracleStats()).merge(stats)
+        run.findings += [(zz, f) for f in found]
+        log.info(f"{os.path.basename(zz)}: {tables} tables, {oracle.name}: {stats.checks} "
+                 f"checks, {stats.compared} compared, {stats.findings} findings"
+                 + (f", stopped: {stats.stopped}" if stats.stopped else ""))
+        if stats.stopped:
+            raise BenchError(f"{oracle.name} on {zz}: {stats.stopped}")
 
 
 @contextmanager

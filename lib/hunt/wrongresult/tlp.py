@@ -38,7 +38,7 @@ class TLPOracle(OracleBase):
 
     def default_options(self) -> GeneratorOptions:
         """The unpartitioned query fetches every row: joins stay small."""
-        return GeneratorOptions(max_join_rows=20_000)
+        return GeneratorOptions(max_join_rows=5_000)
 
     def generate(self, gen: SqlGenerator) -> Check | None:
         """Q and the UNION [ALL] of its three partitions, in one of the variants."""
