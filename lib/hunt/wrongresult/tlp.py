@@ -70,7 +70,8 @@ class TLPOracle(OracleBase):
     @staticmethod
     def _aggregate(gen: SqlGenerator, cols: list[tuple[str, ColumnInfo]]) -> tuple[str, str]:
         """(the aggregate over one partition, the aggregate combining the partitions')."""
-        minmax = [(a, c) for a, c in cols if c.type_class in AGG_MIN_MAX_CLASSES]
+        minmax = [(a, c) for a, c in cols
+                  if c.type_class in AGG_MIN_MAX_CLASSES and c.data_type != "bit"]
         summable = [(a, c) for a, c in cols if c.type_class in SUM_CLASSES]
         options = [(2.0, "count*"), (1.0, "count")]
         options += [(3.0, "minmax")] if minmax else []
