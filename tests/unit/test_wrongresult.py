@@ -201,6 +201,14 @@ def test_no_null_test_on_date_columns():
         assert not re.search(r"\bt1\.`[ab]` IS (NOT )?NULL", check.queries[0]), check.queries[0]
 
 
+def test_a_string_column_is_never_a_bare_condition():
+    only_strings = tables_from([("test", "s", [("a", "char(8)", "indexed"), ("b", "varchar(4)")])])
+    for seed in range(300):
+        where = generate(NoRECOracle(), seed, only_strings).queries[0].split(" WHERE ", 1)[1]
+        assert not re.fullmatch(r"t\d\.`[ab]`", where), where
+        assert "NOT (t1.`a`)" not in where and "NOT (t1.`b`)" not in where, where
+
+
 # ---------------------------------------------------------------- errors and verdicts
 def test_error_kinds():
     assert error_kind(2013) == error_kind(2006) == "lost"

@@ -92,6 +92,13 @@ KNOWN_BUGS: Mapping[str, str] = MappingProxyType({
     "null-safe-ref": "two columns compared both with <=> and with =: the index lookup built for "
                      "<=> matches NULL with NULL and the = is dropped (a.x <=> b.y AND b.y = a.x "
                      "counts the NULL pairs); <=> is never written between two columns",
+    "temporal-string": "a DATE/DATETIME/TIME column compared with a string that is no valid "
+                       "value of it: the indexed column's range finds no row where the row-by-row "
+                       "comparison is true (zero_datetime <=> 'a1' is 1 as a value, 0 rows in "
+                       "WHERE with the index); temporal values are compared with temporal ones",
+    "not-string-key": "an indexed string column as a condition: WHERE NOT (c) finds no row "
+                      "('abc' is 0, so NOT 'abc' is 1 for every row; 0 rows with the index, "
+                      "all without); a bare string column is never a condition",
     "temporal-number": "a DATE/DATETIME/TIME compared with a number: an indexed column's range "
                        "finds no row where the row-by-row comparison is true (-100e0 <> "
                        "datetime_key is false as a value, yet datetime_key = -100e0 matches nothing)",
@@ -317,6 +324,11 @@ class SqlGenerator:
                 out = [c for c in out if c not in ("date", "datetime")]
             elif cls in ("date", "datetime"):
                 out = [c for c in out if c != "time"]
+        if self.avoids("temporal-string"):
+            if cls in ("date", "datetime", "time"):
+                out = [c for c in out if c != "str"]
+            elif cls == "str":
+                out = [c for c in out if c not in ("date", "datetime", "time")]
         if self.avoids("temporal-number"):
             if cls in ("date", "datetime", "time"):
                 out = [c for c in out if c not in NUMBER_CLASSES]
@@ -592,7 +604,8 @@ class SqlGenerator:
             truth = self.choice(("TRUE", "FALSE", "UNKNOWN"))
             return f"({self.predicate(scope, nxt, subqueries)} IS {self.choice(('', 'NOT '))}{truth})"
         if kind == "bare":
-            return self.value(scope, self.value_class(scope, NO_NULL_TEST_CLASSES), nxt)
+            no_bare = NO_NULL_TEST_CLASSES + (("str",) if self.avoids("not-string-key") else ())
+            return self.value(scope, self.value_class(scope, no_bare), nxt)
         return self.subquery_predicate(scope, nxt)
 
     # ------------------------------------------------------------ subqueries
@@ -645,8 +658,10 @@ class SqlGenerator:
             return (f"({outer_value} {op} {quantifier} "
                     f"(SELECT {sub_col} FROM {from_sql}{where}))")
         agg = self.choice(("MIN", "MAX"))
-        return (f"({outer_value} {self.choice(COMPARISONS)} "
-                f"(SELECT {agg}({sub_col}) FROM {from_sql}{where}))")
+        op = self.choice(COMPARISONS)
+        if self.constant_risk(scope, outer_value, "(SELECT ...)", op):
+            outer_value = f"({outer_value} + 0)"  # a value, not the column: no lookup, no range
+        return f"({outer_value} {op} (SELECT {agg}({sub_col}) FROM {from_sql}{where}))"
 
     def scalar_subquery(self, scope: Scope, depth: int) -> str:
         """``(SELECT COUNT(*) FROM ... WHERE ...)``: one row, always."""
