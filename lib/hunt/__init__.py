@@ -8,8 +8,9 @@ The tool-layer parts of ``--mode=hunt`` (the mode itself is
   ``randopts`` (random server options per trial);
 - oracles: ``crash`` (with ``crashreport``, mariadbd's own report, and
   ``demangle``), ``hang``, ``logcheck`` (the error log), ``divergence``,
-  ``wrong`` (the wrong-result oracles of the ``wrongresult`` package in a
-  trial, and a compared load's differences);
+  ``wrong`` (the wrong-result oracles in a trial, and a compared load's
+  differences), ``wrongresult`` (the NoREC, TLP and differential oracles
+  over generated SELECTs);
 - signatures and bugs: ``signature``, ``knownbugs`` (new / known /
   known-fixed);
 - results: ``finding`` (finding folders), ``summary`` (the table,

@@ -1,0 +1,35 @@
+"""Wrong-result oracles over generated SELECTs: NoREC, TLP and differential.
+
+A tool package (it works over DB-API connections and randgen's table
+metadata; it never imports ``lib/run/``).  The interface the hunt mode uses:
+
+- :class:`WrongResult` (``result``): a finding: oracle, shape, queries,
+  results, detail;
+- :class:`WrongResultOracle` (``oracle``): the protocol, ``name`` and
+  ``run(conns, metadata, seed, budget) -> list[WrongResult]``; each oracle
+  also keeps ``stats`` (:class:`OracleStats`) of its last run;
+- :func:`wrong_result_oracles` (``registry``): oracles by name (``norec``,
+  ``tlp``, ``differential``), :class:`UnknownOracleError` for another name.
+
+Modules: ``schema`` (tables and type classes), ``generator`` (FROM clauses,
+values, predicates), ``shape`` (a query's shape), ``execute`` (a statement's
+outcome, error kinds), ``result`` (findings, rendering, multiset compare),
+``oracle`` (the run loop), ``norec``, ``tlp``, ``differential``,
+``registry``, ``gendata`` (a ``.zz`` file's tables in a schema, for
+benchmarks and tests), ``errors``.  See docs/hunting.md, "Wrong-result
+oracles".
+"""
+from __future__ import annotations
+
+from .differential import DifferentialOracle
+from .errors import OracleSetupError, ServerLostError, UnknownOracleError, WrongResultError
+from .norec import NoRECOracle
+from .oracle import OracleStats, WrongResultOracle
+from .registry import ORACLES, wrong_result_oracles
+from .result import WrongResult
+from .shape import query_shape
+from .tlp import TLPOracle
+
+__all__ = ("WrongResult", "WrongResultOracle", "wrong_result_oracles", "OracleStats",
+           "NoRECOracle", "TLPOracle", "DifferentialOracle", "ORACLES", "query_shape",
+           "WrongResultError", "UnknownOracleError", "OracleSetupError", "ServerLostError")

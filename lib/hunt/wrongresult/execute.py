@@ -1,0 +1,102 @@
+"""Running one generated statement and judging its errors.
+
+:func:`run_query` executes a statement on any DB-API connection (PyMySQL,
+mysqlclient) and returns an :class:`Outcome`: the rows, or the error code
+and message.  A lost connection is no outcome: it raises
+:class:`~lib.hunt.wrongresult.errors.ServerLostError` (the hunt's crash and
+hang oracles judge the server; a wrong-result oracle stops).
+
+:func:`error_kind` sorts error codes: ``'lost'`` (the connection is gone),
+``'generator'`` (the generated SQL is malformed: a bug of the generator,
+counted apart so a benchmark shows it) or ``'expected'`` (a data-dependent
+error such as an out-of-range value, a subquery returning more than one row,
+an illegal mix of collations, a statement timeout).  Every SQL error skips
+the check it happened in: it is never a finding.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from .errors import ServerLostError
+
+LOST_CONNECTION_CODES = frozenset({2002, 2003, 2006, 2013, 2055})
+# malformed SQL: the generator's fault, not the data's
+GENERATOR_ERROR_CODES = frozenset({
+    1064,  # syntax error
+    1052,  # column is ambiguous
+    1054,  # unknown column (the generator only names columns of its tables)
+    1111,  # invalid use of group function
+    1140,  # mixing of GROUP columns without GROUP BY
+    1055,  # not in GROUP BY (ONLY_FULL_GROUP_BY)
+    1221,  # incorrect usage of UNION and ORDER BY / LIMIT
+    1222,  # different number of columns in a UNION
+    1248,  # every derived table must have an alias
+    1582, 1583, 1584,  # wrong parameter count / parameters to a native function
+})
+TIMEOUT_ERROR_CODES = frozenset({1969, 1317, 3024, 1028})
+DRIVER_MODULES = frozenset({"pymysql", "MySQLdb", "_mysql_exceptions"})
+
+
+class Connection(Protocol):
+    """The part of a DB-API connection the oracles use."""
+
+    def cursor(self) -> Any:
+        """A new cursor."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one statement gave: rows (a result set) or an error code and message."""
+
+    rows: tuple[tuple[Any, ...], ...] | None = None
+    error: int = 0
+    message: str = ""
+
+    @property
+    def failed(self) -> bool:
+        """True when the statement ended in an SQL error."""
+        return self.error != 0 or self.rows is None
+
+
+def error_code(exc: BaseException) -> int:
+    """The server's (or client library's) error number of exc, 0 when it has none."""
+    args = getattr(exc, "args", ())
+    return args[0] if args and isinstance(args[0], int) else 0
+
+
+def error_kind(code: int) -> str:
+    """'lost', 'generator' or 'expected' for an error code (see the module docstring)."""
+    if code in LOST_CONNECTION_CODES:
+        return "lost"
+    if code in GENERATOR_ERROR_CODES:
+        return "generator"
+    return "expected"
+
+
+def _is_lost(exc: BaseException, code: int) -> bool:
+    if code in LOST_CONNECTION_CODES:
+        return True
+    # PyMySQL raises InterfaceError (code 0) on a closed connection; a broken socket
+    # surfaces as OSError
+    return type(exc).__name__ == "InterfaceError" or isinstance(exc, (OSError, EOFError))
+
+
+def run_query(conn: Connection, sql: str) -> Outcome:
+    """Execute sql on conn: its rows, or the SQL error (ServerLostError when the connection died)."""
+    try:
+        with conn.cursor() as cur:
+            cur.execute(sql)
+            rows = tuple(tuple(r) for r in cur.fetchall()) if cur.description else ()
+            while cur.nextset():
+                if cur.description:
+                    cur.fetchall()
+        return Outcome(rows)
+    except Exception as exc:  # DB-API errors differ by driver: sorted by code below
+        code = error_code(exc)
+        if _is_lost(exc, code):
+            raise ServerLostError(f"the connection was lost running: {sql[:300]} ({exc})") from exc
+        if type(exc).__module__.split(".")[0] not in DRIVER_MODULES:
+            raise  # not an SQL error: a bug, shown as one
+        message = str(exc.args[1]) if len(getattr(exc, "args", ())) > 1 else str(exc)
+        return Outcome(None, code or -1, message)

@@ -1,0 +1,676 @@
+"""Generated SQL for the wrong-result oracles: FROM clauses, values and predicates.
+
+A :class:`SqlGenerator` draws from one ``random.Random`` (so one seed gives
+the same SQL on every machine) over the tables it is given
+(:mod:`~lib.hunt.wrongresult.schema`).  Everything it writes is deterministic:
+no ``RAND``, ``NOW``, ``UUID``, ``CONNECTION_ID``, user variables,
+``GROUP_CONCAT``, ``LIMIT`` without a total order, or anything else whose
+answer may change between two runs of the same query on the same data.
+Every compound expression is parenthesised, every column qualified by its
+alias (``t1``, ``t2``... in the main query, ``s1``, ``s2``... in subqueries).
+
+Values are typed by class (:data:`~lib.hunt.wrongresult.schema.TYPE_CLASSES`):
+a column, a literal (``NULL`` now and then), arithmetic, bit operations and
+deterministic functions of each class, ``CASE``/``IF``/``COALESCE``,
+comparisons used as values, scalar subqueries.  Predicates are comparisons,
+``IS [NOT] NULL``, ``BETWEEN``, ``IN`` lists, ``LIKE``, ``IS [NOT]
+TRUE/FALSE/UNKNOWN``, ``NOT``/``AND``/``OR``/``XOR``, and subqueries (``IN``,
+``EXISTS``, ``ANY``/``ALL``, scalar ``MIN``/``MAX``/``COUNT``), correlated or
+not.  :class:`GeneratorOptions` bounds depth, joins and the rows a query may
+touch.
+"""
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Callable, Mapping, Sequence, TypeVar
+
+from .schema import ColumnInfo, TableInfo, quote_name
+
+T = TypeVar("T")
+
+INT_LITERALS = ("0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "-1", "10", "100", "127",
+                "128", "255", "-128", "32767", "65535", "2147483647", "-2147483648",
+                "4294967295", "9223372036854775807")
+DEC_LITERALS = ("0.5", "1.5", "-2.25", "9.99", "0.001", "100.01", "3.0", "-0.5")
+FLOAT_LITERALS = ("1e0", "0.5e0", "-1.5e1", "1.0e2", "2.5e-1", "0e0")
+STR_LITERALS = ("'a'", "'b'", "'c'", "'d'", "'j'", "'m'", "'q'", "'x'", "'z'", "'A'", "'B'",
+                "''", "' '", "'a '", "'0'", "'1'", "'9'", "'-1'", "'ab'", "'abc'", "'time'",
+                "'that'", "'you'", "'with'", "'what'", "'well'", "'can'", "'he'", "'i'",
+                "'it'", "'on'", "'no'", "'yes'", "'1a'", "'0.5'")
+DATE_LITERALS = ("'1971-01-01'", "'2000-01-01'", "'2004-02-29'", "'2009-06-15'",
+                 "'2012-12-12'", "'2035-12-28'", "'1900-01-01'")
+DATETIME_LITERALS = ("'2000-01-01 00:00:00'", "'2005-06-07 12:30:00'",
+                     "'2009-12-31 23:59:59'", "'1980-02-03 04:05:06.500000'",
+                     "'2035-01-01 00:00:00'")
+TIME_LITERALS = ("'00:00:00'", "'01:02:03'", "'12:30:00'", "'23:59:59'", "'-01:00:00'",
+                 "'10:00:00.250000'", "'838:59:59'")
+YEAR_LITERALS = ("1971", "2000", "2009", "2035", "1901", "2155")
+LITERALS: Mapping[str, tuple[str, ...]] = MappingProxyType({
+    "int": INT_LITERALS, "dec": DEC_LITERALS, "float": FLOAT_LITERALS, "str": STR_LITERALS,
+    "date": DATE_LITERALS, "datetime": DATETIME_LITERALS, "time": TIME_LITERALS,
+    "year": YEAR_LITERALS,
+})
+CLASSES = tuple(LITERALS)
+# classes whose values compare with each other without surprises
+COMPARABLE: Mapping[str, tuple[str, ...]] = MappingProxyType({
+    "int": ("int", "dec", "float", "year"), "dec": ("int", "dec", "float", "year"),
+    "float": ("int", "dec", "float"), "year": ("int", "dec", "year"),
+    "str": ("str",), "date": ("date", "datetime"), "datetime": ("date", "datetime"),
+    "time": ("time",),
+})
+COMPARISONS = ("=", "<>", "!=", "<", "<=", ">", ">=", "<=>")
+LIKE_PATTERNS = ("'a%'", "'%a%'", "'%b'", "'_'", "'__'", "'%'", "'a_'", "'%e%'", "'t%'",
+                 "'%0%'", "''")
+UNKNOWN_ROWS = 100  # rows assumed for a table whose size is not known
+# Wrong results of MariaDB 10.11 (seen by these oracles; reproduced by hand, see
+# docs/hunting.md) that the generator steers clear of by default, as SQLancer's
+# MariaDBBugs: name -> what is avoided.  GeneratorOptions(avoid=frozenset()) hunts them.
+KNOWN_BUGS: Mapping[str, str] = MappingProxyType({
+    "year-lookup": "a YEAR value compared with a non-YEAR value: an index lookup stores an "
+                   "out-of-range constant as YEAR 0000 (-2 IN (SELECT indexed_year ...) is 1 "
+                   "when the table holds 0000)",
+    "cast-time-null": "CAST(number AS TIME): out of range it is NULL, yet compares as a time "
+                      "(CAST(9999999999 AS TIME) IS NULL and CAST(...) <= TIME'23:00:00' are both 1)",
+    "allany": "<, <=, >, >= ANY/ALL (rewritten with MIN/MAX): over a subquery returning NULL "
+              "the predicate is NULL but IS NULL says 0 ('always not null'), and "
+              "NOT (NOT (x <= ANY (...))) is not x <= ANY (...); only = ANY and <> ALL are written",
+    "key-constant": "an indexed integer, decimal or YEAR column equal to a constant the column "
+                    "cannot hold: the index lookup stores it rounded or clipped (int_key = 1.5 "
+                    "finds 2; int_key = '1.5' and NOT (int_key <> 1.5) too; -128 IN (SELECT "
+                    "unsigned_key ...) finds 0); only integer literals 0..127 are written",
+    "time-datetime": "a TIME compared with a DATE/DATETIME: = and <> disagree (NOT (t <> dt) is "
+                     "not t = dt; the comparison also depends on CURRENT_DATE)",
+    "in-lookup": "x IN (SELECT indexed_column ...) (and = ANY, <> ALL): the index lookup "
+                 "truncates or clips x to the column's type ('l-1a' IN (SELECT char1_key ...) "
+                 "is 1 when the column holds 'l'); subqueries select unindexed columns only",
+    "bit-range": "a BIT column compared with a negative or fractional number: the range "
+                 "optimizer finds no row (bit64_key >= -1.5e1 counts 0 in WHERE, 8 as values); "
+                 "BIT columns are compared with integer literals 0..127 and BIT columns only",
+    "null-safe-ref": "two columns compared both with <=> and with =: the index lookup built for "
+                     "<=> matches NULL with NULL and the = is dropped (a.x <=> b.y AND b.y = a.x "
+                     "counts the NULL pairs); <=> is never written between two columns",
+    "temporal-string": "a DATE/DATETIME/TIME column compared with a string that is no valid "
+                       "value of it: the indexed column's range finds no row where the row-by-row "
+                       "comparison is true (zero_datetime <=> 'a1' is 1 as a value, 0 rows in "
+                       "WHERE with the index); temporal values are compared with temporal ones",
+    "not-string-key": "an indexed string column as a condition: WHERE NOT (c) finds no row "
+                      "('abc' is 0, so NOT 'abc' is 1 for every row; 0 rows with the index, "
+                      "all without); a bare string column is never a condition",
+    "temporal-number": "a DATE/DATETIME/TIME compared with a number: an indexed column's range "
+                       "finds no row where the row-by-row comparison is true (-100e0 <> "
+                       "datetime_key is false as a value, yet datetime_key = -100e0 matches nothing)",
+})
+EQUALITIES = ("=", "<>", "!=", "<=>")
+NUMBER_CLASSES = ("int", "dec", "float")
+# classes whose indexed columns round or clip a lookup constant (key-constant)
+LOOKUP_CLASSES = ("int", "dec", "year")
+SAFE_INT_LITERALS = ("0", "1", "2", "3", "5", "7", "9", "10", "100", "127")
+_COLUMN_REF_RE = re.compile(r"\b([ts]\d+)\.`")
+# type classes never given to IS [NOT] NULL or used as a bare condition: a NOT NULL
+# DATE/DATETIME column holding a zero date matches "col IS NULL" in a WHERE clause
+# (documented ODBC behaviour, rewritten to col = 0), not as a value
+NO_NULL_TEST_CLASSES = ("date", "datetime")
+
+
+@dataclass(frozen=True)
+class GeneratorOptions:
+    """Bounds of what :class:`SqlGenerator` writes.
+
+    max_depth: nesting of values and predicates; subqueries: write subqueries
+    at all; max_join_tables: tables in a FROM clause; max_join_rows: the
+    largest product of table sizes a FROM clause may join; max_subquery_rows:
+    the largest outer row count a query with subqueries may have; floats:
+    write float arithmetic (float columns and literals are always used);
+    avoid: the :data:`KNOWN_BUGS` the generator steers clear of (all by default).
+    """
+
+    max_depth: int = 3
+    subqueries: bool = True
+    max_join_tables: int = 3
+    max_join_rows: int = 20000
+    max_subquery_rows: int = 2000
+    floats: bool = True
+    avoid: frozenset[str] = frozenset(KNOWN_BUGS)
+
+
+@dataclass
+class Scope:
+    """The tables an expression may name: (alias, table) pairs, and the enclosing query's."""
+
+    tables: list[tuple[str, TableInfo]]
+    outer: "Scope | None" = None
+    level: int = 0  # 0: the main query; 1: a subquery of it...
+    rows: int = 1
+    _columns: dict[tuple[tuple[str, ...], bool], list[tuple[str, ColumnInfo]]] = field(
+        default_factory=dict, repr=False)
+
+    def columns(self, *classes: str, outer: bool = False) -> list[tuple[str, ColumnInfo]]:
+        """(alias, column) pairs of these classes; outer adds the enclosing queries' columns."""
+        key = (classes, outer)
+        hit = self._columns.get(key)
+        if hit is None:
+            hit = [(a, c) for a, t in self.tables for c in t.columns_of(*classes)]
+            if outer and self.outer is not None:
+                hit += self.outer.columns(*classes, outer=True)
+            self._columns[key] = hit
+        return hit
+
+    def classes(self) -> list[str]:
+        """The type classes of this scope's columns, in a stable order."""
+        present = {c.type_class for _, t in self.tables for c in t.columns}
+        return [c for c in CLASSES if c in present]
+
+
+@dataclass(frozen=True)
+class FromClause:
+    """A generated FROM clause: its SQL and the scope of its tables."""
+
+    sql: str
+    scope: Scope
+    rows: int
+
+
+@dataclass
+class SqlGenerator:
+    """Random SQL over tables, from one ``random.Random`` (see the module docstring).
+
+    rows maps (schema, table) to its row count (an estimate is enough); a
+    table not in it counts as :data:`UNKNOWN_ROWS` rows.
+    """
+
+    tables: Sequence[TableInfo]
+    rng: random.Random
+    rows: Mapping[tuple[str, str], int] = field(default_factory=dict)
+    options: GeneratorOptions = field(default_factory=GeneratorOptions)
+
+    # ------------------------------------------------------------ helpers
+    def choice(self, items: Sequence[T]) -> T:
+        """One item, uniformly."""
+        return items[self.rng.randrange(len(items))]
+
+    def chance(self, p: float) -> bool:
+        """True with probability p."""
+        return self.rng.random() < p
+
+    def weighted(self, options: Sequence[tuple[float, T]]) -> T:
+        """One item of (weight, item) pairs, by weight."""
+        total = sum(w for w, _ in options if w > 0)
+        x = self.rng.random() * total
+        for w, item in options:
+            if w <= 0:
+                continue
+            x -= w
+            if x < 0:
+                return item
+        return [item for w, item in options if w > 0][-1]
+
+    def table_rows(self, table: TableInfo) -> int:
+        """The table's row count (estimate), or UNKNOWN_ROWS."""
+        n = self.rows.get((table.schema, table.name))
+        return UNKNOWN_ROWS if n is None else max(0, n)
+
+    def pick_table(self, max_rows: int | None = None) -> TableInfo | None:
+        """A table, non-empty ones first; None when none has at most max_rows rows."""
+        fitting = [t for t in self.tables if max_rows is None or self.table_rows(t) <= max_rows]
+        if not fitting:
+            return None
+        return self.weighted([(4.0 if self.table_rows(t) > 0 else 1.0, t) for t in fitting])
+
+    # ------------------------------------------------------------ FROM
+    def from_clause(self, max_rows: int | None = None, joins: bool = True) -> FromClause | None:
+        """One table, or two or three joined (INNER/LEFT/RIGHT/STRAIGHT_JOIN/CROSS)."""
+        limit = max_rows or self.options.max_join_rows
+        first = self.pick_table(limit)
+        if first is None:
+            return None
+        scope = Scope([("t1", first)])
+        rows = max(1, self.table_rows(first))
+        sql = f"{first.sql_name} AS t1"
+        wanted = 1
+        if joins and self.options.max_join_tables > 1:
+            wanted = self.weighted([(60, 1), (32, 2), (8, 3)])
+        wanted = min(wanted, self.options.max_join_tables)
+        for n in range(2, wanted + 1):
+            table = self.pick_table(max(0, limit // rows))
+            if table is None:
+                break
+            alias = f"t{n}"
+            kind = self.weighted([(30, "JOIN"), (30, "LEFT JOIN"), (10, "RIGHT JOIN"),
+                                  (10, "INNER JOIN"), (8, "STRAIGHT_JOIN"), (6, "CROSS JOIN")])
+            inner = Scope(scope.tables + [(alias, table)])
+            if kind == "CROSS JOIN":
+                sql += f" CROSS JOIN {table.sql_name} AS {alias}"
+            else:
+                sql += f" {kind} {table.sql_name} AS {alias} ON {self.join_condition(scope, alias, table, inner)}"
+            scope = inner
+            rows *= max(1, self.table_rows(table))
+        scope.rows = rows
+        return FromClause(sql, scope, rows)
+
+    def join_condition(self, before: Scope, alias: str, table: TableInfo, scope: Scope) -> str:
+        """An ON condition: mostly an equality of a new column with an earlier one."""
+        by_class: dict[str, list[tuple[str, ColumnInfo]]] = {}
+        for a, c in before.columns():
+            by_class.setdefault(c.type_class, []).append((a, c))
+        def partners(d: ColumnInfo) -> list[tuple[str, ColumnInfo]]:
+            """The earlier columns d may be joined with."""
+            found = [x for cls in self.comparable(d.type_class) for x in by_class.get(cls, ())]
+            if self.avoids("bit-range"):
+                found = [(a, c) for a, c in found if (c.data_type == "bit") == (d.data_type == "bit")]
+            return found
+        joinable = [d for d in table.columns if partners(d)]
+        cond = ""
+        if joinable and self.chance(0.85):
+            d = self.choice(joinable)
+            a, c = self.choice(partners(d))
+            op = self.weighted([(8, "="), (1, "<"), (1, ">="),
+                                (0 if self.avoids("null-safe-ref") else 1, "<=>")])
+            cond = f"{a}.{quote_name(c.name)} {op} {alias}.{quote_name(d.name)}"
+        if not cond or self.chance(0.3):
+            extra = self.predicate(scope, self.options.max_depth - 1, subqueries=False)
+            cond = f"({cond}) AND {extra}" if cond else extra
+        return cond
+
+    # ------------------------------------------------------------ values
+    def literal(self, cls: str) -> str:
+        """A literal of the class (NULL now and then)."""
+        if self.chance(0.04):
+            return "NULL"
+        return self.choice(LITERALS[cls])
+
+    def column(self, scope: Scope, cls: str) -> str | None:
+        """A qualified column of the class (sometimes of an enclosing query), or None."""
+        cols = scope.columns(cls, outer=scope.outer is not None and self.chance(0.35))
+        if not cols:
+            return None
+        alias, col = self.choice(cols)
+        return f"{alias}.{quote_name(col.name)}"
+
+    def leaf(self, scope: Scope, cls: str) -> str:
+        """A column of the class (mostly) or a literal."""
+        if self.chance(0.7):
+            col = self.column(scope, cls)
+            if col is not None:
+                return col
+        return self.literal(cls)
+
+    def value_class(self, scope: Scope, exclude: Sequence[str] = ()) -> str:
+        """A type class, mostly one the scope has columns of (never one of exclude)."""
+        present = [c for c in scope.classes() if c not in exclude]
+        if present and self.chance(0.85):
+            return self.choice(present)
+        return self.choice([c for c in CLASSES if c not in exclude])
+
+    def comparable(self, cls: str) -> tuple[str, ...]:
+        """The classes a value of cls is compared with (YEAR with YEAR only under year-lookup)."""
+        if "year-lookup" in self.options.avoid:
+            return ("year",) if cls == "year" else tuple(c for c in COMPARABLE[cls] if c != "year")
+        return COMPARABLE[cls]
+
+    def avoids(self, bug: str) -> bool:
+        """True when the generator steers clear of this known bug."""
+        return bug in self.options.avoid
+
+    def cross_classes(self, cls: str) -> list[str]:
+        """Classes a value of cls may be compared with now and then (beyond comparable)."""
+        out = list(CLASSES)
+        if self.avoids("year-lookup"):
+            out = [c for c in out if c != "year"] if cls != "year" else ["year"]
+        if self.avoids("time-datetime"):
+            if cls == "time":
+                out = [c for c in out if c not in ("date", "datetime")]
+            elif cls in ("date", "datetime"):
+                out = [c for c in out if c != "time"]
+        if self.avoids("temporal-string"):
+            if cls in ("date", "datetime", "time"):
+                out = [c for c in out if c != "str"]
+            elif cls == "str":
+                out = [c for c in out if c not in ("date", "datetime", "time")]
+        if self.avoids("temporal-number"):
+            if cls in ("date", "datetime", "time"):
+                out = [c for c in out if c not in NUMBER_CLASSES]
+            elif cls in NUMBER_CLASSES:
+                out = [c for c in out if c not in ("date", "datetime", "time")]
+        return out
+
+    def bare_column(self, scope: Scope, sql: str) -> ColumnInfo | None:
+        """The column sql names when it is a bare column of the scope (or an outer one)."""
+        m = re.fullmatch(r"([ts]\d+)\.`((?:[^`]|``)+)`", sql)
+        if m is None:
+            return None
+        alias, name = m.group(1), m.group(2).replace("``", "`")
+        s: Scope | None = scope
+        while s is not None:
+            for a, t in s.tables:
+                if a == alias:
+                    return next((c for c in t.columns if c.name == name), None)
+            s = s.outer
+        return None
+
+    def is_constant(self, scope: Scope, sql: str) -> bool:
+        """True when sql names no column of the scope or its enclosing queries."""
+        visible: set[str] = set()
+        s: Scope | None = scope
+        while s is not None:
+            visible.update(a for a, _ in s.tables)
+            s = s.outer
+        return not any(m.group(1) in visible for m in _COLUMN_REF_RE.finditer(sql))
+
+    def constant_risk(self, scope: Scope, column_sql: str, other_sql: str, op: str) -> bool:
+        """True when comparing column_sql with other_sql by op would meet a known bug.
+
+        key-constant: column_sql is an indexed integer/decimal/YEAR column, op an
+        equality and other_sql a constant other than an integer literal 0..127;
+        bit-range: column_sql is a BIT column and other_sql neither such a literal
+        nor a BIT column.
+        """
+        col = self.bare_column(scope, column_sql)
+        if col is None or other_sql in SAFE_INT_LITERALS or other_sql == "NULL":
+            return False
+        if col.data_type == "bit" and self.avoids("bit-range"):
+            other = self.bare_column(scope, other_sql)
+            return other is None or other.data_type != "bit"
+        return (self.avoids("key-constant") and op in EQUALITIES and bool(col.key)
+                and col.type_class in LOOKUP_CLASSES and self.is_constant(scope, other_sql))
+
+    def safe_literal(self) -> str:
+        """An integer literal every integer, decimal, YEAR and BIT column can hold."""
+        return self.choice(SAFE_INT_LITERALS)
+
+    def value(self, scope: Scope, cls: str, depth: int = 0) -> str:
+        """A value of the class, nested at most max_depth - depth deep."""
+        if depth >= self.options.max_depth or self.chance(0.5):
+            return self.leaf(scope, cls)
+        makers: Mapping[str, Callable[[Scope, int], str]] = {
+            "int": self._int_value, "dec": self._dec_value, "float": self._float_value,
+            "str": self._str_value, "date": self._date_value, "datetime": self._datetime_value,
+            "time": self._time_value, "year": lambda s, d: self.leaf(s, "year"),
+        }
+        if self.chance(0.12):
+            return self._generic_value(scope, cls, depth + 1)
+        return makers[cls](scope, depth + 1)
+
+    def _generic_value(self, scope: Scope, cls: str, depth: int) -> str:
+        def v() -> str:
+            """Another value of the class."""
+            return self.value(scope, cls, depth)
+        kind = self.choice(("coalesce", "ifnull", "nullif", "if", "case", "least", "greatest"))
+        if kind == "coalesce":
+            return f"COALESCE({v()}, {v()})"
+        if kind == "ifnull":
+            return f"IFNULL({v()}, {v()})"
+        if kind == "nullif":
+            return f"NULLIF({v()}, {v()})"
+        if kind == "if":
+            return f"IF({self.predicate(scope, depth)}, {v()}, {v()})"
+        if kind == "case":
+            return f"(CASE WHEN {self.predicate(scope, depth)} THEN {v()} ELSE {v()} END)"
+        return f"{kind.upper()}({v()}, {v()})"
+
+    def _numeric(self, scope: Scope, depth: int) -> str:
+        return self.value(scope, self.weighted([(6, "int"), (2, "dec"), (1, "float")]), depth)
+
+    def _int_value(self, scope: Scope, depth: int) -> str:
+        def i() -> str:
+            """Another integer value."""
+            return self.value(scope, "int", depth)
+        kind = self.weighted([
+            (6, "arith"), (2, "div"), (1, "neg"), (2, "abs"), (2, "bit"), (1, "shift"),
+            (2, "strfn"), (2, "datefn"), (2, "round"), (1, "cast"), (2, "bool"), (1, "bitcount"),
+            (1 if self._subqueries_allowed(scope) else 0, "count"),
+        ])
+        if kind == "arith":
+            return f"({i()} {self.choice(('+', '-', '*'))} {i()})"
+        if kind == "div":
+            return f"({i()} {self.choice(('DIV', 'MOD', '%'))} {i()})"
+        if kind == "neg":
+            return f"(- {i()})"
+        if kind == "abs":
+            return f"ABS({i()})" if self.chance(0.5) else f"SIGN({self._numeric(scope, depth)})"
+        if kind == "bit":
+            return f"({i()} {self.choice(('&', '|', '^'))} {i()})"
+        if kind == "shift":
+            return f"({i()} {self.choice(('>>', '<<'))} {self.rng.randrange(0, 4)})"
+        if kind == "strfn":
+            s = self.value(scope, "str", depth)
+            fn = self.choice(("LENGTH", "CHAR_LENGTH", "ASCII", "LOCATE", "STRCMP"))
+            if fn in ("LOCATE", "STRCMP"):
+                return f"{fn}({s}, {self.value(scope, 'str', depth)})"
+            return f"{fn}({s})"
+        if kind == "datefn":
+            d = self.value(scope, self.choice(("date", "datetime")), depth)
+            fn = self.choice(("YEAR", "MONTH", "DAYOFMONTH", "DAYOFYEAR", "TO_DAYS", "DATEDIFF"))
+            if fn == "DATEDIFF":
+                return f"DATEDIFF({d}, {self.value(scope, 'date', depth)})"
+            return f"{fn}({d})"
+        if kind == "round":
+            fn = self.choice(("FLOOR", "CEILING", "ROUND", "TRUNCATE"))
+            n = self.value(scope, self.choice(("dec", "int")), depth)
+            return f"TRUNCATE({n}, 0)" if fn == "TRUNCATE" else f"{fn}({n})"
+        if kind == "cast":
+            src = self.value(scope, self.value_class(scope), depth)
+            return f"CAST({src} AS {self.choice(('SIGNED', 'UNSIGNED'))})"
+        if kind == "bool":
+            return f"({self.predicate(scope, depth)})"
+        if kind == "bitcount":
+            return f"BIT_COUNT({i()})"
+        return self.scalar_subquery(scope, depth)
+
+    def _dec_value(self, scope: Scope, depth: int) -> str:
+        kind = self.weighted([(4, "divide"), (2, "plus"), (2, "round"), (1, "cast"), (1, "abs")])
+        if kind == "divide":
+            return (f"({self.value(scope, self.choice(('int', 'dec')), depth)} / "
+                    f"{self.value(scope, self.choice(('int', 'dec')), depth)})")
+        if kind == "plus":
+            return (f"({self.value(scope, self.choice(('int', 'dec')), depth)} "
+                    f"{self.choice(('+', '-', '*'))} {self.choice(DEC_LITERALS)})")
+        if kind == "round":
+            fn = self.choice(("ROUND", "TRUNCATE"))
+            return f"{fn}({self.value(scope, 'dec', depth)}, {self.rng.randrange(0, 3)})"
+        if kind == "cast":
+            return f"CAST({self.value(scope, self.value_class(scope), depth)} AS DECIMAL(12,3))"
+        return f"ABS({self.value(scope, 'dec', depth)})"
+
+    def _float_value(self, scope: Scope, depth: int) -> str:
+        if not self.options.floats:
+            return self.leaf(scope, "float")
+        kind = self.choice(("plus", "times", "cast"))
+        if kind == "plus":
+            return f"({self.value(scope, 'float', depth)} + {self.choice(FLOAT_LITERALS)})"
+        if kind == "times":
+            return f"({self._numeric(scope, depth)} * {self.choice(FLOAT_LITERALS)})"
+        return f"CAST({self._numeric(scope, depth)} AS DOUBLE)"
+
+    def _str_value(self, scope: Scope, depth: int) -> str:
+        def s() -> str:
+            """Another string value."""
+            return self.value(scope, "str", depth)
+        kind = self.weighted([(3, "concat"), (3, "case"), (2, "cut"), (2, "trim"), (1, "replace"),
+                              (1, "pad"), (1, "cast"), (1, "reverse"), (1, "repeat")])
+        if kind == "concat":
+            if self.chance(0.2):
+                return f"CONCAT_WS('-', {s()}, {s()})"
+            return f"CONCAT({s()}, {s()})"
+        if kind == "case":
+            return f"{self.choice(('UPPER', 'LOWER'))}({s()})"
+        if kind == "cut":
+            fn = self.choice(("LEFT", "RIGHT", "SUBSTRING"))
+            if fn == "SUBSTRING":
+                return f"SUBSTRING({s()}, {self.rng.randrange(1, 4)}, {self.rng.randrange(1, 4)})"
+            return f"{fn}({s()}, {self.rng.randrange(0, 4)})"
+        if kind == "trim":
+            return f"{self.choice(('TRIM', 'LTRIM', 'RTRIM'))}({s()})"
+        if kind == "replace":
+            return f"REPLACE({s()}, {self.choice(STR_LITERALS)}, {self.choice(STR_LITERALS)})"
+        if kind == "pad":
+            return f"{self.choice(('LPAD', 'RPAD'))}({s()}, {self.rng.randrange(0, 5)}, 'x')"
+        if kind == "cast":
+            return f"CAST({self.value(scope, self.value_class(scope), depth)} AS CHAR)"
+        if kind == "reverse":
+            return f"REVERSE({s()})"
+        return f"REPEAT({s()}, {self.rng.randrange(0, 3)})"
+
+    def _date_value(self, scope: Scope, depth: int) -> str:
+        d = self.value(scope, self.choice(("date", "datetime")), depth)
+        kind = self.choice(("date", "add", "sub", "last", "cast"))
+        if kind == "date":
+            return f"DATE({d})"
+        if kind in ("add", "sub"):
+            unit = self.choice(("DAY", "MONTH", "YEAR"))
+            fn = "DATE_ADD" if kind == "add" else "DATE_SUB"
+            return f"{fn}({d}, INTERVAL {self.rng.randrange(0, 40)} {unit})"
+        if kind == "last":
+            return f"LAST_DAY({d})"
+        return f"CAST({d} AS DATE)"
+
+    def _datetime_value(self, scope: Scope, depth: int) -> str:
+        d = self.value(scope, self.choice(("date", "datetime")), depth)
+        kind = self.choice(("cast", "add", "timestamp"))
+        if kind == "cast":
+            return f"CAST({d} AS DATETIME)"
+        if kind == "add":
+            return f"({d} + INTERVAL {self.rng.randrange(0, 48)} {self.choice(('HOUR', 'MINUTE', 'DAY'))})"
+        return f"TIMESTAMP({d})"
+
+    def _time_value(self, scope: Scope, depth: int) -> str:
+        kind = self.choice(("time", "cast", "sec", "add"))
+        if kind == "time":
+            return f"TIME({self.value(scope, self.choice(('datetime', 'time')), depth)})"
+        if kind == "cast":
+            src = ("time", "datetime") if self.avoids("cast-time-null") else CLASSES
+            return f"CAST({self.value(scope, self.choice(src), depth)} AS TIME)"
+        if kind == "sec":
+            return f"SEC_TO_TIME({self.value(scope, 'int', depth)})"
+        return f"ADDTIME({self.value(scope, 'time', depth)}, {self.choice(TIME_LITERALS)})"
+
+    # ------------------------------------------------------------ predicates
+    def predicate(self, scope: Scope, depth: int = 0, subqueries: bool = True) -> str:
+        """A condition over the scope (any SQL value is one: NULL, 0, non-zero)."""
+        deep = depth >= self.options.max_depth
+        sub_ok = subqueries and not deep and self._subqueries_allowed(scope)
+        kind = self.weighted([
+            (30, "cmp"), (8, "null"), (7, "between"), (8, "in"),
+            (5 if scope.columns("str", outer=True) else 1, "like"),
+            (0 if deep else 5, "not"), (0 if deep else 9, "and"), (0 if deep else 8, "or"),
+            (0 if deep else 2, "xor"), (0 if deep else 4, "istruth"), (2, "bare"),
+            (7 if sub_ok else 0, "sub"),
+        ])
+        nxt = depth + 1
+        if kind == "cmp":
+            cls = self.value_class(scope)
+            other = self.choice(self.comparable(cls))
+            if self.chance(0.2):
+                other = self.choice(self.cross_classes(cls))
+            op = self.choice(COMPARISONS)
+            left, right = self.value(scope, cls, nxt), self.value(scope, other, nxt)
+            if self.constant_risk(scope, left, right, op):
+                right = self.safe_literal()
+            if self.constant_risk(scope, right, left, op):
+                left = self.safe_literal()
+            if (op == "<=>" and self.avoids("null-safe-ref") and self.bare_column(scope, left)
+                    and self.bare_column(scope, right)):
+                op = "="
+            return f"({left} {op} {right})"
+        if kind == "null":
+            cls = self.value_class(scope, NO_NULL_TEST_CLASSES)
+            return f"({self.value(scope, cls, nxt)} IS {self.choice(('', 'NOT '))}NULL)"
+        if kind == "between":
+            cls = self.value_class(scope)
+            neg = self.choice(("", "NOT "))
+            tested, low, high = (self.value(scope, cls, nxt) for _ in range(3))
+            if self.constant_risk(scope, tested, "0.5", "<"):
+                low, high = sorted((self.safe_literal(), self.safe_literal()), key=int)
+            return f"({tested} {neg}BETWEEN {low} AND {high})"
+        if kind == "in":
+            cls = self.value_class(scope)
+            tested = self.value(scope, cls, nxt)
+            safe = self.constant_risk(scope, tested, "0.5", "=")
+            items = ", ".join(self.safe_literal() if safe else self.literal(cls) if self.chance(0.7)
+                              else self.value(scope, cls, nxt)
+                              for _ in range(self.rng.randrange(1, 5)))
+            return f"({tested} {self.choice(('', 'NOT '))}IN ({items}))"
+        if kind == "like":
+            return (f"({self.value(scope, 'str', nxt)} {self.choice(('', 'NOT '))}LIKE "
+                    f"{self.choice(LIKE_PATTERNS)})")
+        if kind == "not":
+            return f"(NOT {self.predicate(scope, nxt, subqueries)})"
+        if kind in ("and", "or", "xor"):
+            return (f"({self.predicate(scope, nxt, subqueries)} {kind.upper()} "
+                    f"{self.predicate(scope, nxt, subqueries)})")
+        if kind == "istruth":
+            truth = self.choice(("TRUE", "FALSE", "UNKNOWN"))
+            return f"({self.predicate(scope, nxt, subqueries)} IS {self.choice(('', 'NOT '))}{truth})"
+        if kind == "bare":
+            no_bare = NO_NULL_TEST_CLASSES + (("str",) if self.avoids("not-string-key") else ())
+            return self.value(scope, self.value_class(scope, no_bare), nxt)
+        return self.subquery_predicate(scope, nxt)
+
+    # ------------------------------------------------------------ subqueries
+    def _sub_from(self, scope: Scope) -> tuple[str, Scope] | None:
+        table = self.pick_table(self.options.max_subquery_rows)
+        if table is None:
+            return None
+        alias = f"s{scope.level + 1}"
+        inner = Scope([(alias, table)], scope, scope.level + 1,
+                      scope.rows * max(1, self.table_rows(table)))
+        return f"{table.sql_name} AS {alias}", inner
+
+    def _sub_where(self, inner: Scope, depth: int, always: bool = False) -> str:
+        if always or self.chance(0.6):
+            return f" WHERE {self.predicate(inner, depth)}"
+        return ""
+
+    def subquery_predicate(self, scope: Scope, depth: int) -> str:
+        """IN / EXISTS / ANY-ALL / scalar-comparison subquery (correlated now and then)."""
+        made = self._sub_from(scope)
+        if made is None:
+            return self.predicate(scope, depth, subqueries=False)
+        from_sql, inner = made
+        table = inner.tables[0][1]
+        alias = inner.tables[0][0]
+        kind = self.weighted([(4, "in"), (3, "exists"), (2, "anyall"), (3, "scalar")])
+        if kind == "exists":
+            where = self._sub_where(inner, depth, always=True)
+            return f"({self.choice(('', 'NOT '))}EXISTS (SELECT * FROM {from_sql}{where}))"
+        columns = list(table.columns)
+        if self.avoids("in-lookup") and kind in ("in", "anyall"):
+            columns = [c for c in columns if not c.key]
+        if self.avoids("bit-range"):
+            columns = [c for c in columns if c.data_type != "bit"]
+        if not columns:
+            return f"(EXISTS (SELECT * FROM {from_sql}{self._sub_where(inner, depth)}))"
+        col = self.choice(columns)
+        cls = col.type_class
+        outer_value = self.value(scope, self.choice(self.comparable(cls)), depth)
+        sub_col = f"{alias}.{quote_name(col.name)}"
+        where = self._sub_where(inner, depth)
+        if kind == "in":
+            return f"({outer_value} {self.choice(('', 'NOT '))}IN (SELECT {sub_col} FROM {from_sql}{where}))"
+        if kind == "anyall":
+            if self.avoids("allany"):
+                op, quantifier = self.choice((("=", "ANY"), ("=", "SOME"), ("<>", "ALL"),
+                                              ("!=", "ALL")))
+            else:
+                op, quantifier = self.choice(COMPARISONS[:-1]), self.choice(("ANY", "ALL", "SOME"))
+            return (f"({outer_value} {op} {quantifier} "
+                    f"(SELECT {sub_col} FROM {from_sql}{where}))")
+        agg = self.choice(("MIN", "MAX"))
+        op = self.choice(COMPARISONS)
+        if self.constant_risk(scope, outer_value, "(SELECT ...)", op):
+            outer_value = f"({outer_value} + 0)"  # a value, not the column: no lookup, no range
+        return f"({outer_value} {op} (SELECT {agg}({sub_col}) FROM {from_sql}{where}))"
+
+    def scalar_subquery(self, scope: Scope, depth: int) -> str:
+        """``(SELECT COUNT(*) FROM ... WHERE ...)``: one row, always."""
+        made = self._sub_from(scope)
+        if made is None:
+            return self.literal("int")
+        from_sql, inner = made
+        return f"(SELECT COUNT(*) FROM {from_sql}{self._sub_where(inner, depth)})"
+
+    def _subqueries_allowed(self, scope: Scope) -> bool:
+        return (self.options.subqueries and scope.level < 2 and bool(self.tables)
+                and scope.rows <= self.options.max_subquery_rows)

@@ -1,0 +1,262 @@
+"""What every wrong-result oracle shares: the protocol, the run loop, statistics.
+
+An oracle's :meth:`OracleBase.run` takes DB-API connections (one per
+server), the tables (:mod:`~lib.hunt.wrongresult.schema`), a seed and a
+budget (how many checks: one generated query each, with the statements the
+oracle derives from it), and returns the findings as
+:class:`~lib.hunt.wrongresult.result.WrongResult`.  The loop:
+
+1. once per run: each table's row count (capped; a table that cannot be read
+   is left out) and, on every connection, ``max_statement_time`` set for the
+   run and restored at its end (a statement killed by it is a skipped check);
+2. per check ``i``: a generator seeded with ``"<oracle>:<seed>:<i>"`` (the
+   same check on every machine), the oracle's statements, run;
+3. any SQL error skips the check (counted per error code; malformed SQL is
+   counted apart as a generator error); a lost connection ends the run
+   (``stats.stopped`` says why) and returns the findings so far;
+4. a disagreement is run again: only when it repeats with the same results
+   is it a finding (a table changed by someone else in between is not);
+5. on a connection that is not in autocommit mode every check ends with a
+   ROLLBACK, so no snapshot or metadata lock outlives it.
+
+The tables must not change while an oracle runs (run it between trials, or
+on tables the load does not write): the checks compare two reads of the
+same data.
+"""
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any, Protocol, Sequence, runtime_checkable
+
+from .errors import OracleSetupError, ServerLostError
+from .execute import Connection, Outcome, error_kind, run_query
+from .generator import GeneratorOptions, SqlGenerator
+from .result import WrongResult
+from .schema import TableInfo, Tables, shape_names, tables_from
+from .shape import query_shape
+
+STATEMENT_TIMEOUT = 10.0   # seconds: max_statement_time of every generated statement
+COUNT_CAP = 1_000_000      # row counts are read up to this many rows
+MAX_SAMPLES = 5            # generator-error messages kept in the statistics
+
+
+@runtime_checkable
+class WrongResultOracle(Protocol):
+    """A wrong-result oracle: its name and ``run`` (see the module docstring)."""
+
+    name: str
+
+    def run(self, conns: Sequence[Any], metadata: Tables, seed: int,
+            budget: int) -> list[WrongResult]:
+        """Run budget checks from seed over the tables; the findings."""
+
+
+@dataclass
+class OracleStats:
+    """What the last run did: checks, statements, skips by error code, findings."""
+
+    checks: int = 0             # generated queries tried (the budget, unless stopped)
+    compared: int = 0           # checks whose statements all ran and were compared
+    statements: int = 0         # statements sent (confirmations included)
+    skipped: dict[int, int] = field(default_factory=dict)  # error code -> checks skipped
+    ungenerated: int = 0        # checks the generator could not fill (no table fits)
+    generator_errors: int = 0   # checks skipped for malformed SQL (a generator bug)
+    generator_samples: list[str] = field(default_factory=list)
+    unconfirmed: int = 0        # disagreements that did not repeat
+    findings: int = 0
+    seconds: float = 0.0
+    stopped: str = ""           # why the run ended early ('' when it ran its budget)
+
+    def merge(self, other: "OracleStats") -> None:
+        """Add other's counts to these (for a benchmark's totals)."""
+        for name in ("checks", "compared", "statements", "ungenerated", "generator_errors",
+                     "unconfirmed", "findings"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.seconds += other.seconds
+        for code, n in other.skipped.items():
+            self.skipped[code] = self.skipped.get(code, 0) + n
+        self.generator_samples.extend(other.generator_samples[:MAX_SAMPLES - len(self.generator_samples)])
+        self.stopped = self.stopped or other.stopped
+
+
+@dataclass(frozen=True)
+class Check:
+    """One generated check: its statements and the variant that made them (for statistics)."""
+
+    queries: tuple[str, ...]
+    variant: str
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """How a check came out: agree, skip (with the error code) or differ (results, detail)."""
+
+    kind: str  # 'agree', 'skip', 'differ'
+    code: int = 0
+    message: str = ""
+    results: tuple[str, ...] = ()
+    detail: str = ""
+
+
+class OracleBase:
+    """The run loop; subclasses give ``generate``, ``execute`` and ``judge``."""
+
+    name = ""
+    min_connections = 1
+
+    def __init__(self, options: GeneratorOptions | None = None,
+                 statement_timeout: float = STATEMENT_TIMEOUT) -> None:
+        self.options = options or self.default_options()
+        self.statement_timeout = statement_timeout
+        self.stats = OracleStats()
+
+    def default_options(self) -> GeneratorOptions:
+        """The generator's bounds for this oracle."""
+        return GeneratorOptions()
+
+    # --------------------------------------------------------- subclass API
+    def generate(self, gen: SqlGenerator) -> Check | None:
+        """The statements of one check (None: nothing fits these tables)."""
+        raise NotImplementedError
+
+    def execute(self, conns: Sequence[Connection], check: Check) -> list[Outcome]:
+        """Run the check's statements: by default each in turn on the first connection."""
+        outcomes = []
+        for sql in check.queries:
+            self.stats.statements += 1
+            outcome = run_query(conns[0], sql)
+            outcomes.append(outcome)
+            if outcome.failed:
+                break
+        return outcomes
+
+    def judge(self, check: Check, outcomes: list[Outcome]) -> Verdict:
+        """Compare the outcomes of a check whose statements all ran."""
+        raise NotImplementedError
+
+    def verdict(self, check: Check, outcomes: list[Outcome]) -> Verdict:
+        """Skip on the first error, else :meth:`judge`."""
+        for o in outcomes:
+            if o.failed:
+                return Verdict("skip", o.error, o.message)
+        return self.judge(check, outcomes)
+
+    # --------------------------------------------------------- the loop
+    def run(self, conns: Sequence[Any], metadata: Tables, seed: int,
+            budget: int) -> list[WrongResult]:
+        """Run budget checks from seed over the tables; the findings (see the module docstring)."""
+        if len(conns) < self.min_connections:
+            raise OracleSetupError(f"the {self.name} oracle needs {self.min_connections} "
+                                   f"connections (one per server), got {len(conns)}")
+        self.stats = OracleStats()
+        started = time.monotonic()
+        findings: list[WrongResult] = []
+        try:
+            tables = tables_from(metadata)
+            if not tables or budget <= 0:
+                return findings
+            with _Sessions(conns, self.statement_timeout):
+                rows = row_counts(conns[0], tables)
+                tables = [t for t in tables if (t.schema, t.name) in rows]
+                names = shape_names(tables)
+                for i in range(budget):
+                    gen = SqlGenerator(tables, random.Random(f"{self.name}:{seed}:{i}"), rows,
+                                       self.options)
+                    self.stats.checks += 1
+                    finding = self._one(conns, gen, names)
+                    if finding is not None:
+                        findings.append(finding)
+        except ServerLostError as exc:
+            self.stats.stopped = str(exc)
+        finally:
+            self.stats.findings = len(findings)
+            self.stats.seconds = time.monotonic() - started
+        return findings
+
+    def _one(self, conns: Sequence[Connection], gen: SqlGenerator,
+             names: dict[str, str]) -> WrongResult | None:
+        check = self.generate(gen)
+        if check is None:
+            self.stats.ungenerated += 1
+            return None
+        try:
+            verdict = self.verdict(check, self.execute(conns, check))
+            if verdict.kind == "differ":
+                again = self.verdict(check, self.execute(conns, check))
+                if again.kind != "differ" or again.results != verdict.results:
+                    self.stats.unconfirmed += 1
+                    return None
+        finally:
+            _end_transactions(conns)
+        if verdict.kind == "skip":
+            self._count_skip(verdict, check)
+            return None
+        self.stats.compared += 1
+        if verdict.kind == "agree":
+            return None
+        return WrongResult(self.name, query_shape(check.queries[0], names), check.queries,
+                           verdict.results, verdict.detail)
+
+    def _count_skip(self, verdict: Verdict, check: Check) -> None:
+        self.stats.skipped[verdict.code] = self.stats.skipped.get(verdict.code, 0) + 1
+        if error_kind(verdict.code) == "generator":
+            self.stats.generator_errors += 1
+            if len(self.stats.generator_samples) < MAX_SAMPLES:
+                self.stats.generator_samples.append(
+                    f"{verdict.code} {verdict.message[:200]} in: {check.queries[0][:400]}")
+
+
+def row_counts(conn: Connection, tables: Sequence[TableInfo]) -> dict[tuple[str, str], int]:
+    """Each readable table's row count (up to COUNT_CAP); unreadable tables are left out."""
+    counts: dict[tuple[str, str], int] = {}
+    for t in tables:
+        outcome = run_query(conn, f"SELECT COUNT(*) FROM (SELECT 1 FROM {t.sql_name} "
+                                  f"LIMIT {COUNT_CAP}) AS n")
+        if not outcome.failed and outcome.rows:
+            counts[(t.schema, t.name)] = int(outcome.rows[0][0])
+    _end_transactions([conn])
+    return counts
+
+
+def _autocommit(conn: Connection) -> bool:
+    get = getattr(conn, "get_autocommit", None)
+    return bool(get()) if callable(get) else False
+
+
+def _end_transactions(conns: Sequence[Connection]) -> None:
+    for conn in conns:
+        if not _autocommit(conn):
+            rollback = getattr(conn, "rollback", None)
+            if callable(rollback):
+                try:
+                    rollback()
+                except Exception as exc:  # the driver's error: a lost connection ends the run
+                    raise ServerLostError(f"ROLLBACK failed: {exc}") from exc
+
+
+class _Sessions:
+    """max_statement_time set on every connection for the run, restored at its end."""
+
+    def __init__(self, conns: Sequence[Connection], timeout: float) -> None:
+        self.conns = conns
+        self.timeout = timeout
+        self.saved: list[Any] = []
+
+    def __enter__(self) -> "_Sessions":
+        for conn in self.conns:
+            got = run_query(conn, "SELECT @@SESSION.max_statement_time")
+            old = got.rows[0][0] if not got.failed and got.rows else None
+            self.saved.append(old)
+            if old is not None:
+                run_query(conn, f"SET SESSION max_statement_time = {self.timeout:g}")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for conn, old in zip(self.conns, self.saved):
+            if old is not None:
+                try:
+                    run_query(conn, f"SET SESSION max_statement_time = {float(old):g}")
+                except ServerLostError:
+                    pass  # nothing to restore on a connection that is gone

@@ -1,0 +1,35 @@
+"""Oracles by name: :func:`wrong_result_oracles`."""
+from __future__ import annotations
+
+from types import MappingProxyType
+from typing import Callable, Mapping, Sequence
+
+from .differential import DifferentialOracle
+from .errors import UnknownOracleError
+from .norec import NoRECOracle
+from .oracle import OracleBase, WrongResultOracle
+from .tlp import TLPOracle
+
+ORACLES: Mapping[str, Callable[[], OracleBase]] = MappingProxyType({
+    "norec": NoRECOracle, "tlp": TLPOracle, "differential": DifferentialOracle,
+})
+
+
+def wrong_result_oracles(names: Sequence[str]) -> list[WrongResultOracle]:
+    """New oracles for these names (case-insensitive, duplicates once, in order).
+
+    Each is an :class:`~lib.hunt.wrongresult.oracle.OracleBase` too, with the
+    ``stats`` of its last run.  Raises UnknownOracleError (a UsageError: exit status 2) for a name that is
+    not norec, tlp or differential.
+    """
+    oracles: list[WrongResultOracle] = []
+    seen: set[str] = set()
+    for raw in names:
+        name = raw.strip().lower()
+        if name not in ORACLES:
+            raise UnknownOracleError(f"unknown wrong-result oracle {raw!r}: use "
+                                     f"{', '.join(ORACLES)}")
+        if name not in seen:
+            seen.add(name)
+            oracles.append(ORACLES[name]())
+    return oracles

@@ -1,0 +1,147 @@
+"""The tables the wrong-result oracles query: columns with their type class.
+
+The oracles take the tables as randgen's :class:`~lib.randgen.metadata.MetadataCache`
+(or a :class:`~lib.randgen.metadata.Metadata` snapshot) or as a plain list of
+``(schema, table, [(column, type), ...])`` (a column may also be
+``(column, type, key)`` with key ``'primary'``, ``'indexed'`` or ``''``).
+:func:`tables_from` turns either into :class:`TableInfo` tuples, sorted by
+name so that the same seed picks the same tables, keeping only the columns
+whose type the generator knows (:data:`TYPE_CLASSES`).
+
+A type class says which values and operators fit a column: ``int``, ``dec``,
+``float``, ``str`` (character, binary, text and blob types, ENUM and SET),
+``date``, ``datetime`` (DATETIME and TIMESTAMP), ``time`` and ``year``.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Iterable, Mapping, Sequence
+
+from ...randgen.metadata import Metadata, MetadataCache
+
+TYPE_CLASSES: Mapping[str, str] = MappingProxyType({
+    **{t: "int" for t in ("tinyint", "smallint", "mediumint", "int", "integer", "bigint",
+                          "bit", "bool", "boolean", "serial")},
+    **{t: "dec" for t in ("decimal", "numeric", "fixed", "dec")},
+    **{t: "float" for t in ("float", "double", "real")},
+    **{t: "str" for t in ("char", "varchar", "binary", "varbinary", "tinytext", "text",
+                          "mediumtext", "longtext", "tinyblob", "blob", "mediumblob",
+                          "longblob", "enum", "set")},
+    "date": "date", "datetime": "datetime", "timestamp": "datetime", "time": "time",
+    "year": "year",
+})
+NUMERIC_CLASSES = ("int", "dec", "float")
+TEMPORAL_CLASSES = ("date", "datetime", "time", "year")
+_BASE_TYPE_RE = re.compile(r"\s*([a-z]+)")
+PlainTable = tuple[str, str, Sequence[Sequence[str]]]
+Tables = MetadataCache | Metadata | Iterable[PlainTable]
+
+
+@dataclass(frozen=True)
+class ColumnInfo:
+    """A column the generator may use: name, data type, type class and key kind."""
+
+    name: str
+    data_type: str
+    type_class: str
+    key: str = ""  # 'primary', 'indexed' or ''
+
+    @property
+    def role(self) -> str:
+        """The column as a query shape shows it: ``<int>``, ``<varchar:key>``, ``<int:pk>``."""
+        suffix = {"primary": ":pk", "indexed": ":key"}.get(self.key, "")
+        return f"<{self.data_type}{suffix}>"
+
+
+@dataclass(frozen=True)
+class TableInfo:
+    """A table or view: schema, name and its usable columns (in name order)."""
+
+    schema: str
+    name: str
+    columns: tuple[ColumnInfo, ...]
+    is_view: bool = False
+
+    @property
+    def sql_name(self) -> str:
+        """The schema-qualified, quoted name."""
+        return f"{quote_name(self.schema)}.{quote_name(self.name)}"
+
+    def columns_of(self, *classes: str) -> list[ColumnInfo]:
+        """The columns of these type classes (all columns when none is given)."""
+        return [c for c in self.columns if not classes or c.type_class in classes]
+
+
+def quote_name(name: str) -> str:
+    """An identifier in backquotes (a backquote inside doubled)."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+def base_type(type_text: str) -> str:
+    """The base data type of a column type: ``'int(11) unsigned'`` -> ``'int'``."""
+    m = _BASE_TYPE_RE.match(type_text.lower())
+    return m.group(1) if m else ""
+
+
+def type_class(type_text: str) -> str | None:
+    """The type class of a column type (``None``: a type the generator does not use)."""
+    return TYPE_CLASSES.get(base_type(type_text))
+
+
+def _column(name: str, type_text: str, key: str = "") -> ColumnInfo | None:
+    cls = type_class(type_text)
+    if cls is None:
+        return None
+    return ColumnInfo(name, base_type(type_text), cls, key)
+
+
+def _from_metadata(md: Metadata) -> list[TableInfo]:
+    tables = []
+    for schema, ts in md.tables_by_schema.items():
+        for t in ts:
+            cols = [_column(c.name, c.data_type, c.key) for c in t.columns]
+            tables.append(TableInfo(schema, t.name, tuple(c for c in cols if c), t.is_view))
+    return tables
+
+
+def _from_plain(items: Iterable[Any]) -> list[TableInfo]:
+    tables = []
+    for item in items:
+        schema, name, columns = item
+        cols = []
+        for col in columns:
+            col = tuple(col)
+            cols.append(_column(str(col[0]), str(col[1]), str(col[2]) if len(col) > 2 else ""))
+        tables.append(TableInfo(str(schema), str(name), tuple(sorted(
+            (c for c in cols if c), key=lambda c: c.name))))
+    return tables
+
+
+def tables_from(metadata: Tables) -> list[TableInfo]:
+    """The tables with at least one usable column, sorted by (schema, name)."""
+    if isinstance(metadata, MetadataCache):
+        tables = _from_metadata(metadata.current)
+    elif isinstance(metadata, Metadata):
+        tables = _from_metadata(metadata)
+    else:
+        tables = _from_plain(metadata)
+    return sorted((t for t in tables if t.columns), key=lambda t: (t.schema, t.name))
+
+
+def shape_names(tables: Sequence[TableInfo]) -> dict[str, str]:
+    """The name map of :func:`~lib.hunt.wrongresult.shape.query_shape` for these tables.
+
+    Schemas become ``<schema>``, tables ``<table>`` (views ``<view>``), columns
+    their role (``<int:key>``).  A column name with different types in two
+    tables keeps the role of the first table (by name order).
+    """
+    names: dict[str, str] = {}
+    for t in tables:
+        names.setdefault(t.schema.lower(), "<schema>")
+        names.setdefault(t.name.lower(), "<view>" if t.is_view else "<table>")
+    for t in tables:
+        for c in t.columns:
+            names.setdefault(c.name.lower(), c.role)
+    return names
