@@ -12,15 +12,14 @@ A results database is named by a DSN string in 2012's form,
 - ``results_db_connect(dsn_string, "insert" or "delete", query)`` runs it and
   commits (None).
 
-:func:`execute_dsn_query` is ``execute_query``'s form for a DSN, used by
-:func:`lib.util.sysbench_methods.sysbench_db_analysis`: ``(0, rows)`` or
-``(1, 'Error N: message')``.  Connection errors of ``results_db_connect``
-are raised, as 2012's were.
+:class:`Dsn` parses the string and connects (also for
+:func:`lib.util.sysbench_methods.sysbench_db_analysis`).  Connection and
+query errors of ``results_db_connect`` are raised, as 2012's were.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import pymysql
 
@@ -81,27 +80,8 @@ def results_db_connect(dsn_string: str, operation: str, query: str) -> dict[str,
         conn.close()
 
 
-def execute_dsn_query(query: str, dsn_string: str,
-                      args: Sequence[Any] | None = None) -> tuple[int, Any]:
-    """Run one statement on the results database and commit: ``(0, rows)``, or
-    ``(1, 'Error N: message')`` when it (or the connection) fails."""
-    try:
-        conn = Dsn.parse(dsn_string).connect()
-    except pymysql.MySQLError as exc:
-        return 1, _error_text(exc)
-    try:
-        with conn.cursor() as cursor:
-            cursor.execute(query, args)
-            rows = cursor.fetchall()
-        conn.commit()
-        return 0, rows
-    except pymysql.MySQLError as exc:
-        return 1, _error_text(exc)
-    finally:
-        conn.close()
-
-
-def _error_text(exc: pymysql.MySQLError) -> str:
+def error_text(exc: pymysql.MySQLError) -> str:
+    """2012's error text: ``Error N: message``."""
     if len(exc.args) >= 2:
         return f"Error {exc.args[0]}: {exc.args[1]}"
     return f"Error: {exc}"

@@ -71,7 +71,8 @@ def sendMail(mail_executor: Any, to_address: str | Sequence[str], message: str) 
     log_dir = getattr(mail_executor, "logdir", None) or os.getcwd()
     path = os.path.join(log_dir, MAIL_FILE)
     with open(path, "a") as fh:
-        fh.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')}\n{mail.as_string()}\n")
+        fh.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')}\nFrom: {mail['From']}\n"
+                 f"To: {mail['To']}\nSubject: {mail['Subject']}\n\n{message}\n")
     if logging is not None:
         logging.info(f"Report for {mail['To']} kept in {path} (set {SMTP_ENV}=host[:port] "
                      f"to mail it)")

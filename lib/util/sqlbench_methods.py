@@ -12,7 +12,8 @@ when the command exited 0 and no line of its report says ``Failed``, else
 ``<logdir>/sqlbench.out``.
 
 sql-bench is part of a MySQL/MariaDB source tree, not of any Debian package:
-it is looked for in ``$SQLBENCH_DIR``, ``<kewpie>/sql-bench`` (2012's place),
+it is looked for in ``$SQLBENCH_DIR`` (of ``test_executor.working_environment``,
+then of kewpie's environment), ``<kewpie>/sql-bench`` (2012's place),
 and the code tree's ``sql-bench``/``share/sql-bench``/``share/mysql/sql-bench``.
 Without one the helpers return ``('fail', 1, "<one line saying so>")``.
 """
@@ -32,7 +33,9 @@ CMD_TIMEOUT = 6 * 3600.0  # a full sql-bench run takes hours
 def find_sqlbench(test_executor: Any) -> str | None:
     """The sql-bench folder for the run, or None."""
     system = getattr(test_executor, "system_manager", None)
-    candidates = [os.environ.get("SQLBENCH_DIR", "")]
+    working: dict[str, str] = getattr(test_executor, "working_environment", None) or {}
+    candidates: list[str] = [working.get("SQLBENCH_DIR", ""),
+                             os.environ.get("SQLBENCH_DIR", "")]
     if system is not None:
         candidates.append(os.path.join(getattr(system, "testdir", ""), "sql-bench"))
         tree = getattr(system, "code_tree", None)

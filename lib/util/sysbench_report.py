@@ -27,7 +27,9 @@ from __future__ import annotations
 import statistics
 from typing import Any, Mapping, Sequence
 
-from .database_connect import execute_dsn_query
+import pymysql
+
+from .database_connect import Dsn, error_text
 
 BRANCH = "staging"  # 2012 recorded every run's version as staging-<revno>
 TABLES = (
@@ -57,26 +59,31 @@ class AnalysisError(Exception):
     """A statement on the results database failed (the text says which)."""
 
 
-def _query(dsn_string: str, query: str, args: Sequence[Any] | None = None) -> Any:
-    retcode, result = execute_dsn_query(query, dsn_string, args)
-    if retcode:
+def _query(conn: pymysql.Connection, query: str, args: Sequence[Any] | None = None) -> Any:
+    """Run one statement on the results database and commit; its rows."""
+    try:
+        with conn.cursor() as cursor:
+            cursor.execute(query, args)
+            rows = cursor.fetchall()
+        conn.commit()
+        return rows
+    except pymysql.MySQLError as exc:
         raise AnalysisError(f"sysbench_db_analysis: {query.split('(')[0].strip()} failed: "
-                            f"{result}")
-    return result
+                            f"{error_text(exc)}") from None
 
 
-def next_run_id(dsn_string: str) -> int:
+def next_run_id(conn: pymysql.Connection) -> int:
     """One more than the highest run id recorded (1 for the first run)."""
-    rows = _query(dsn_string, "SELECT MAX(run_id) FROM bench_runs")
+    rows = _query(conn, "SELECT MAX(run_id) FROM bench_runs")
     return int(rows[0][0] or 0) + 1
 
 
-def config_id_of(dsn_string: str, name: str) -> int:
+def config_id_of(conn: pymysql.Connection, name: str) -> int:
     """The id of the workload called name, recorded now if it is new."""
-    rows = _query(dsn_string, "SELECT config_id FROM bench_config WHERE name = %s", [name])
+    rows = _query(conn, "SELECT config_id FROM bench_config WHERE name = %s", [name])
     if not rows:
-        _query(dsn_string, "INSERT INTO bench_config (name) VALUES (%s)", [name])
-        rows = _query(dsn_string, "SELECT config_id FROM bench_config WHERE name = %s", [name])
+        _query(conn, "INSERT INTO bench_config (name) VALUES (%s)", [name])
+        rows = _query(conn, "SELECT config_id FROM bench_config WHERE name = %s", [name])
     return int(rows[0][0])
 
 
@@ -88,12 +95,16 @@ def concurrencies(test_data: Mapping[Any, Any]) -> list[int]:
 def sysbench_db_analysis(dsn_string: str, test_data: Mapping[Any, Any]) -> tuple[int, str]:
     """Store a run and report its regressions (see the module docstring)."""
     try:
+        conn = Dsn.parse(dsn_string).connect()
+    except pymysql.MySQLError as exc:
+        return 1, f"sysbench_db_analysis: cannot connect to {dsn_string}: {error_text(exc)}"
+    try:
         for statement in TABLES:
-            _query(dsn_string, statement)
-        run_id = next_run_id(dsn_string)
-        config_id = config_id_of(dsn_string, str(test_data["config_name"]))
-        _query(dsn_string, "INSERT INTO bench_runs (run_id, config_id, server, version, "
-                           "run_date) VALUES (%s, %s, %s, %s, %s)",
+            _query(conn, statement)
+        run_id = next_run_id(conn)
+        config_id = config_id_of(conn, str(test_data["config_name"]))
+        _query(conn, "INSERT INTO bench_runs (run_id, config_id, server, version, run_date) "
+                     "VALUES (%s, %s, %s, %s, %s)",
                [run_id, config_id, str(test_data["test_machine"]),
                 f"{BRANCH}-{test_data['test_server_revno']}", str(test_data["run_date"])])
         columns = ", ".join(column for column, _ in ITERATION_COLUMNS)
@@ -101,12 +112,14 @@ def sysbench_db_analysis(dsn_string: str, test_data: Mapping[Any, Any]) -> tuple
         for concurrency in concurrencies(test_data):
             for iteration in test_data[concurrency]:
                 values = [float(iteration.get(key, 0.0) or 0.0) for _, key in ITERATION_COLUMNS]
-                _query(dsn_string, f"INSERT INTO sysbench_run_iterations (run_id, concurrency, "
-                                   f"iteration, {columns}) VALUES ({marks})",
+                _query(conn, f"INSERT INTO sysbench_run_iterations (run_id, concurrency, "
+                             f"iteration, {columns}) VALUES ({marks})",
                        [run_id, concurrency, int(iteration.get("iteration", 0)), *values])
-        return 0, regression_report(dsn_string, run_id, config_id, test_data)
+        return 0, regression_report(conn, run_id, config_id, test_data)
     except AnalysisError as exc:
         return 1, str(exc)
+    finally:
+        conn.close()
 
 
 def trend_rows(runs: Mapping[int, Mapping[int, list[float]]], run_id: int,
@@ -127,10 +140,10 @@ def trend_rows(runs: Mapping[int, Mapping[int, list[float]]], run_id: int,
     return rows
 
 
-def regression_report(dsn_string: str, run_id: int, config_id: int,
+def regression_report(conn: pymysql.Connection, run_id: int, config_id: int,
                       test_data: Mapping[Any, Any]) -> str:
     """The text of the run's report (header, then one table per window)."""
-    found = _query(dsn_string, "SELECT r.run_id, i.concurrency, i.tps FROM bench_runs r JOIN "
+    found = _query(conn, "SELECT r.run_id, i.concurrency, i.tps FROM bench_runs r JOIN "
                                "sysbench_run_iterations i ON i.run_id = r.run_id WHERE "
                                "r.config_id = %s AND r.server = %s AND r.version LIKE %s",
                    [config_id, str(test_data["test_machine"]), f"{BRANCH}%"])
