@@ -31,9 +31,10 @@ SERVER_2012_NAMES = (
     "version", "std_data", "server_options", "status", "logging", "client_init_command",
     "restore_pristine", "get_innodb_version", "get_xtradb_version", "get_pid", "die",
     "dump_errlog", "restore_snapshot", "slave_stop", "slave_start", "slave_ready",
-    "get_binlog_info", "set_master", "wait_sync_with_slaves")
+    "get_binlog_info", "set_master", "wait_sync_with_slaves", "server_manager", "get_bzr_info",
+    "apply_server_options")
 MANAGER_2012_NAMES = ("start_server", "stop_server", "restart_server", "start_servers",
-                      "stop_servers", "reset_servers")
+                      "stop_servers", "reset_servers", "load_datadir")
 TESTCASE_2012_NAMES = ("test_executor", "system_manager")
 ALL_2012_NAMES = SERVER_2012_NAMES + MANAGER_2012_NAMES + TESTCASE_2012_NAMES
 
