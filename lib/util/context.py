@@ -146,10 +146,13 @@ def working_environment(system: SystemManager, servers: list[Kewpie2012Server],
     if not servers:
         return env
     master = servers[0]
-    tools: dict[str, str] = getattr(master.tree, "tools", None) or {}
-    connect = f"--no-defaults --user=root --host=127.0.0.1 --protocol=tcp --port={master.master_port}"
+    port = getattr(master, "master_port", None)
+    if port is None:  # not a server (a test's stand-in)
+        return env
+    tools: dict[str, str] = getattr(getattr(master, "tree", None), "tools", None) or {}
+    connect = f"--no-defaults --user=root --host=127.0.0.1 --protocol=tcp --port={port}"
     env.update({"MYSQLTEST_VARDIR": master.vardir, "MYSQL_TMP_DIR": master.tmpdir,
-                "MASTER_MYSOCK": master.socket_file, "MASTER_MYPORT": str(master.master_port)})
+                "MASTER_MYSOCK": master.socket_file, "MASTER_MYPORT": str(port)})
     for name, tool in (("MYSQL", "client"), ("MYSQL_DUMP", "dump"), ("MYSQL_UPGRADE", "upgrade")):
         if tools.get(tool):
             env[name] = f"{tools[tool]} {connect}"
@@ -158,8 +161,8 @@ def working_environment(system: SystemManager, servers: list[Kewpie2012Server],
     if len(servers) > 1:
         for server in servers:
             name = f"{bot}_{server.name}".upper()
-            env[name] = str(server.master_port)
-            env[f"{name}_PID"] = str(server.pid or "")
+            env[name] = str(getattr(server, "master_port", ""))
+            env[f"{name}_PID"] = str(getattr(server, "pid", None) or "")
     return env
 
 
