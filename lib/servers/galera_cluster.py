@@ -347,6 +347,7 @@ def sync_wait_execute(node: GaleraServer, sql: str, args: object = None,
     returns), a deadlock or certification failure, or a node not ready is retried
     for up to ``bound`` seconds (lib/servers/judging.py), then ReadUnknownError."""
     def attempt() -> list[tuple[Any, ...]]:
+        """One causal read on a new connection."""
         conn = node.connect(read_timeout=SYNC_READ_TIMEOUT)  # a hung node is an error, not a hang
         try:
             with conn.cursor() as cur:

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Callable, TypeVar
+from types import MappingProxyType
+from typing import Callable, Mapping, TypeVar
 
 import pymysql
 
@@ -29,11 +30,11 @@ from ..platform.logsetup import get_logger
 T = TypeVar("T")
 
 # code -> what it means for a judging read (the reason a verdict names)
-TRANSIENT_CODES: dict[int, str] = {
+TRANSIENT_CODES: Mapping[int, str] = MappingProxyType({
     1205: "lock wait timeout (or a causal read that waited too long)",
     1213: "deadlock (or a Galera certification failure)",
     1047: "Galera node not ready (wsrep not prepared for application use)",
-}
+})
 JUDGING_BOUND = 90.0  # seconds (three causal reads' own 30 s waits) a judging read keeps retrying before it says unknown
 FIRST_PAUSE = 0.2
 MAX_PAUSE = 2.0
