@@ -65,7 +65,7 @@ def test_detection_fixtures(kewpie_reachable):
     assert _rows(out) == {"broken_network.split_brain_test": "fail",
                           "broken_isolation.g_single_test": "fail"}
     assert re.search(r"fault schedule: split brain in [\d.]+s: s0 \| s1, s2, both halves", out)
-    with open(os.path.join(kewpie.workdir, "failed", "broken_network.split_brain_test",
+    with open(os.path.join(kewpie.workdir, "failed", "latest", "broken_network.split_brain_test",
                            "failure.txt")) as fh:
         split = fh.read()
     assert "append: INVALID" in split and re.search(r"\d+ diverged", split)

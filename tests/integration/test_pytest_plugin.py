@@ -74,7 +74,7 @@ def test_fixtures_reuse_scope_evidence_crash(workdir, tmp_path):
     assert pids["d"] == pids["e"]                     # scope=module: shared, database kept
     assert pids["h"] != pids["g"]                     # fresh server after the crash
     assert "server s0 died during the test (killed by signal 9)" in result.stdout
-    failed = os.path.join(workdir, "failed")
+    failed = os.path.realpath(os.path.join(workdir, "failed", "latest"))  # failed/<session>/
     assert sorted(os.listdir(failed)) == ["test_plugin_single.test_f_fails",
                                           "test_plugin_single.test_g_crash"]
     evidence = os.path.join(failed, "test_plugin_single.test_f_fails")
