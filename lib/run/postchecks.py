@@ -11,6 +11,7 @@ import re
 from typing import TYPE_CHECKING, Iterable
 
 from ..checks import errorlog, valgrind
+from ..platform.logsetup import get_logger
 from ..servers.server import Server
 
 if TYPE_CHECKING:
@@ -21,17 +22,40 @@ if TYPE_CHECKING:
 def warnings_problem(marks: errorlog.LogMarks, servers: Iterable[Server],
                      suppressions: Iterable[str]) -> str:
     """The [ERROR]/[Warning] lines servers logged since their last check, minus the
-    global, suite and test suppressions ('' when none)."""
+    global, suite and test suppressions and the lines of a fault class inside that
+    fault's window on the server ('' when none).  The servers' fault windows are
+    forgotten once judged."""
+    servers = list(servers)
     try:
         patterns = errorlog.compile_suppressions(list(suppressions))
     except re.error as exc:
+        forget_fault_windows(servers)
         return f"error log warnings: a suppression is not a regular expression: {exc}"
     found: dict[str, tuple[str, list[str]]] = {}
+    log = get_logger()
     for server in servers:
-        lines = errorlog.unsuppressed(marks.new_text(server), patterns)
-        if lines:
-            found[server.name] = (server.error_log, lines)
+        _text = marks.new_text(server)
+        judged = errorlog.judge(_text, patterns, server.fault_windows.all())
+        import os as _os  # TEMP-DUMP
+        if _os.environ.get("KW_DUMP"):  # TEMP-DUMP
+            with open(_os.environ["KW_DUMP"], "a") as _fh:  # TEMP-DUMP
+                _fh.write(f"=== {server.name} windows: {[w.describe() for w in server.fault_windows.all()]}\n")  # TEMP-DUMP
+                for _l in _text.splitlines():  # TEMP-DUMP
+                    if errorlog.WARNING_RE.search(_l):  # TEMP-DUMP
+                        _fh.write(("FAIL " if _l in judged.failing else "ok   ") + server.name + " " + _l + "\n")  # TEMP-DUMP
+        for line, window, fault_class in judged.excused:
+            log.debug(f"warnings check: {server.name}: excused by {window.describe()} "
+                      f"({fault_class.name}): {line}")
+        if judged.failing:
+            found[server.name] = (server.error_log, judged.failing)
+    forget_fault_windows(servers)
     return errorlog.report(found) if found else ""
+
+
+def forget_fault_windows(servers: Iterable[Server]) -> None:
+    """Drop the servers' fault windows (after their test's lines were judged)."""
+    for server in servers:
+        server.fault_windows.clear()
 
 
 def valgrind_problem(servers: Iterable[Server], seen: set[str]) -> str:

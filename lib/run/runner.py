@@ -25,7 +25,7 @@ from ..suites.context import BotSetup, TestContext
 from ..suites.status import TestStatus
 from ..util.context import install_globals, skip_reason
 from ..checks.errorlog import LogMarks
-from .postchecks import debugger_problems, load_gendata, warnings_problem
+from .postchecks import debugger_problems, forget_fault_windows, load_gendata, warnings_problem
 from .leftovers import (collect_leftovers, leftover_report, tagged_environment,
                         tags_for_test)
 from ..platform.process import TAG_BOT
@@ -279,6 +279,7 @@ class Runner:
         else:
             for server in servers:
                 self.log_marks.skip_to_end(server)
+            forget_fault_windows(servers)
         problems += debugger_problems(self.manager.settings.wrapper, servers,
                                       self.valgrind_seen, status.failed)
         problems = [p for p in problems if p]
