@@ -3,7 +3,8 @@
 A failed test's report names the evidence of its kewpie workdirs (``failed/<run>/``,
 the harness logs) in a "kewpie evidence" section; with CI=true that evidence is also
 copied under the clone, to ``workdir/ci-evidence/<test>/`` (datadirs excepted), where
-it outlives pytest's temporary directories.
+it outlives pytest's temporary directories; scripts/flake-hunt has it copied to its own
+folder instead (KEWPIE_TEST_EVIDENCE).
 """
 from __future__ import annotations
 
@@ -87,7 +88,12 @@ def _keep_for_ci(nodeid: str, workdirs: list[str]) -> str:
         home.record_made(add=(CI_EVIDENCE,))
     except Exception as exc:  # noqa: BLE001 - the report says why, the test result stands
         return f"(not copied: {exc})"
-    target = os.path.join(home.path, CI_EVIDENCE, re.sub(r"[^\w.+-]+", "-", nodeid).strip("-."))
+    return _keep_evidence(os.path.join(home.path, CI_EVIDENCE), nodeid, workdirs)
+
+
+def _keep_evidence(root: str, nodeid: str, workdirs: list[str]) -> str:
+    """Copy the workdirs' failed/ (datadirs excepted) and harness logs to root/<test>/."""
+    target = os.path.join(root, re.sub(r"[^\w.+-]+", "-", nodeid).strip("-."))
     shutil.rmtree(target, ignore_errors=True)
     for n, workdir in enumerate(workdirs):
         dest = os.path.join(target, f"workdir{n}" if len(workdirs) > 1 else "workdir")
@@ -124,7 +130,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
             lines += [f"    {name}/" for name in sorted(os.listdir(run))]
         else:
             lines.append("  no failed kewpie test: no evidence folder")
-    if os.environ.get("CI") == "true":
+    if os.environ.get("KEWPIE_TEST_EVIDENCE"):  # scripts/flake-hunt's folder for this run
+        lines.append(f"kept: {_keep_evidence(os.environ['KEWPIE_TEST_EVIDENCE'], item.nodeid, workdirs)}")
+    elif os.environ.get("CI") == "true":
         lines.append(f"kept under the clone: {_keep_for_ci(item.nodeid, workdirs)}")
     report.sections.append(("kewpie evidence", "\n".join(lines)))
 

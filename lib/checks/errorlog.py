@@ -45,11 +45,6 @@ GLOBAL_SUPPRESSIONS: tuple[tuple[str, str], ...] = (
      r"'(127\.0\.0\.1|localhost)' \(Got an error writing communication packets\)",
      "a replica that stops (a test's restart) leaves its primary's binlog dump thread to "
      "fail writing; a client that vanishes while reading logs 'reading' instead, still caught"),
-    (r"\[Warning\] Aborted connection \d+ to db: 'unconnected' user: 'unauthenticated' host: "
-     r"'(127\.0\.0\.1|localhost)' \(This connection closed normally without authentication\)",
-     "kewpie's readiness and health probes (2 s connect timeout, lib/servers/sql.py) give up "
-     "on a handshake a loaded, just-restarted server answers late (seen after a "
-     "whole-cluster restart on 2 shared cores); no statement was sent"),
     (r"\[Warning\] Unsafe statement written to the binary log using statement format since "
      r"BINLOG_FORMAT = STATEMENT\. REPLACE\.\.\. SELECT is unsafe .* Statement: REPLACE INTO "
      r"`percona`\.`checksums`",
@@ -98,6 +93,30 @@ class FaultClass:
 
 
 FAULT_CLASSES: tuple[FaultClass, ...] = (
+    FaultClass(
+        "group re-forming", DOWN | STALLED | CUT, ANY_ROLE,
+        r"\[Warning\] WSREP: Last Applied Action message in non-primary configuration "
+        r"from member \d+",
+        "a member vanished, stalled or was cut off: while the group re-forms, a member's "
+        "last-applied report arrives in a non-primary view"),
+    FaultClass(
+        "abandoned handshakes", EVERY_FAULT, ANY_ROLE,
+        r"\[Warning\] Aborted connection \d+ to db: 'unconnected' user: 'unauthenticated' "
+        r"host: '[^']*' \(This connection closed normally without authentication\)",
+        "clients (the workloads' 2 s connect timeout, kewpie's probes) give up on the "
+        "handshake of a node that is stalled, cut off, starting or catching up; no "
+        "statement was sent"),
+    FaultClass(
+        "clients cut off", EVERY_FAULT, ANY_ROLE,
+        r"\[Warning\] Aborted connection \d+ to db: '[^']*' user: '[^']*' host: '[^']*' "
+        r"\(Got (an error|timeout) (reading|writing) communication packets\)",
+        "a workload client whose statement failed or timed out on a node under the fault "
+        "drops its connection (lib/consistency/workload.py); the node notices later"),
+    FaultClass(
+        "relay log recovery", DOWN, frozenset({TARGET}),
+        r"\[Warning\] Recovery from master pos \d+ and file \S+\.$",
+        "a crash-safe replica (relay_log_recovery) that was killed or restarted drops its "
+        "relay log and says from where it fetches again"),
 )
 
 

@@ -104,9 +104,8 @@ def test_ctrl_c_under_xdist_leaves_no_server(workdir, tmp_path):
                    notes=str(notes), extra_env={"KEWPIE_PLUGIN_SLOW": "1"}, popen=True)
     deadline = time.monotonic() + 60
     while not (notes.exists() and "slow" in notes.read_text()) and time.monotonic() < deadline:
-        time.sleep(0.2)  # test_slow has its server
+        time.sleep(0.2)  # until test_slow has its server (it then sleeps for a minute)
     assert tagged(workdir), "the servers should be running"
-    time.sleep(0.5)
     # Ctrl-C in a terminal: SIGINT to the controller and its workers.  (SIGINT to the
     # controller alone works too, but xdist lets the workers run on for up to 10 s.)
     os.killpg(proc.pid, signal.SIGINT)
