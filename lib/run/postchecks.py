@@ -34,15 +34,7 @@ def warnings_problem(marks: errorlog.LogMarks, servers: Iterable[Server],
     found: dict[str, tuple[str, list[str]]] = {}
     log = get_logger()
     for server in servers:
-        _text = marks.new_text(server)
-        judged = errorlog.judge(_text, patterns, server.fault_windows.all())
-        import os as _os  # TEMP-DUMP
-        if _os.environ.get("KW_DUMP"):  # TEMP-DUMP
-            with open(_os.environ["KW_DUMP"], "a") as _fh:  # TEMP-DUMP
-                _fh.write(f"=== {server.name} windows: {[w.describe() for w in server.fault_windows.all()]}\n")  # TEMP-DUMP
-                for _l in _text.splitlines():  # TEMP-DUMP
-                    if errorlog.WARNING_RE.search(_l):  # TEMP-DUMP
-                        _fh.write(("FAIL " if _l in judged.failing else "ok   ") + server.name + " " + _l + "\n")  # TEMP-DUMP
+        judged = errorlog.judge(marks.new_text(server), patterns, server.fault_windows.all())
         for line, window, fault_class in judged.excused:
             log.debug(f"warnings check: {server.name}: excused by {window.describe()} "
                       f"({fault_class.name}): {line}")
