@@ -124,10 +124,14 @@ class Fault:
         """Open this fault's window on every server it touches (its nodes: targets;
         the rest of its group: peers), now."""
         at = time.time()
-        for server in dict.fromkeys([*self.nodes, *self.group]):
+        touched: list[Server] = []
+        for server in [*self.nodes, *self.group]:
+            if any(server is seen for seen in touched):
+                continue
+            touched.append(server)
             record: FaultWindows | None = getattr(server, "fault_windows", None)
             if record is not None:
-                role = TARGET if server in self.nodes else PEER
+                role = TARGET if any(server is n for n in self.nodes) else PEER
                 self.recorded.append((record, record.open(server.name, self.name, role,
                                                          str(self), at)))
 

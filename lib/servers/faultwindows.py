@@ -41,6 +41,7 @@ class FaultWindow:
     def describe(self, t0: float | None = None) -> str:
         """``kill s1 (target) 18:40:01..18:40:09`` (times of day, or seconds after t0)."""
         def at(t: float | None) -> str:
+            """A moment as the window's description shows it."""
             if t is None:
                 return "open"
             return f"+{t - t0:.1f}s" if t0 is not None else time.strftime("%H:%M:%S",
