@@ -1,9 +1,10 @@
 """--mode=hunt on real servers: a planted UDF crash (gcc-built, loaded with CREATE FUNCTION
 ... SONAME) found and tagged new, then known, then known-fixed; a hang the grammar makes;
+a planted differential difference (two servers that differ by div_precision_increment);
 a planted replica divergence; a healthy run on parallel bots that finds nothing; bad
 input (one ERROR line, exit 2, nothing left running).
 
-Covers: lib/run/hunt_mode.py, lib/hunt/, lib/randgen/trace.py, lib/checks/backtrace.py
+Covers: lib/run/hunt_mode.py, lib/hunt/ (with lib/hunt/wrong.py, lib/hunt/wrongresult/), lib/randgen/trace.py, lib/checks/backtrace.py
 """
 import json
 import os
@@ -11,8 +12,11 @@ import re
 
 import pytest
 
-from tests.fixtures.hunt.planted import (CRASH_GRAMMAR, DIVERGENCE_GRAMMAR, HANG_GRAMMAR,
-                                         build_plugin_dir, remove_plugin_dir)
+from tests.conftest import FIXTURE_SUITES
+from tests.fixtures.hunt.planted import (CRASH_GRAMMAR, DIFFERENTIAL_GRAMMAR, DIVERGENCE_GRAMMAR,
+                                         HANG_GRAMMAR, build_plugin_dir, remove_plugin_dir)
+
+TYPES_ZZ = os.path.join(FIXTURE_SUITES, "wrongresult", "types.zz")
 
 
 @pytest.fixture(scope="module")
@@ -83,6 +87,26 @@ def test_hang_found(kewpie):
     assert "Waiting for table metadata lock: select count(*) from kw_hang" in found["signature"]["text"]
     assert "SHOW FULL PROCESSLIST" in open(os.path.join(folder, "hang-s0.txt")).read()
     assert found["load"]["seconds"] < 60  # stopped by the oracle, not by the trial's end
+
+
+def test_planted_differential_difference_found(kewpie):
+    # s1 differs by div_precision_increment: the compared load sees the division differ,
+    # and so does the differential oracle's generated SELECTs over the gendata tables
+    proc = _hunt(kewpie, f"--grammar={DIFFERENTIAL_GRAMMAR}:{TYPES_ZZ}", "--topology=compare",
+                 "--compare-mysqld=--div-precision-increment=8", "--oracles=differential",
+                 "--wrong-result-budget=150", "--queries=30", "--randgen-seed=5")
+    assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-2000:]
+    found = list(_findings(proc.stdout).values())
+    assert found and all((f["kind"], f["oracle"], f["tag"]) == ("wrong-result", "differential", "new")
+                         for f in found), found
+    sources = {f["details"].get("source", "oracle") for f in found}
+    assert sources == {"load (ResultsetComparator)", "oracle"}, sources
+    load = next(f for f in found if f["details"].get("source"))
+    assert load["signature"]["text"] == ("wrong-result | differential | "
+                                         "select id, concat(?, v / ?) from kw_diff where id = ?")
+    generated = next(f for f in found if not f["details"].get("source"))
+    assert "/" in generated["details"]["queries"][0] or "AVG(" in generated["details"]["queries"][0]
+    assert found[0]["topology"]["kind"] == "compare"
 
 
 def test_replica_divergence_found(kewpie):
