@@ -108,11 +108,13 @@ def _run_options(p: argparse.ArgumentParser) -> None:
     """The mode, how tests run, where the run writes and what it prints."""
     g = p.add_argument_group("the run: mode, repeats, timeouts, workdir, output")
     g.add_argument("--mode", default=default("mode"),
-                   choices=["native", "cleanup", "sweep", "mtr", "hunt"],
+                   choices=["native", "cleanup", "sweep", "mtr", "hunt", "reduce"],
                    help="native: run tests; cleanup: stop servers left in --workdir; "
                         "sweep: run a sysbench sweep file (docs/sysbench.md); mtr: the "
                         "server's own mysql-test suites (docs/mtr.md); hunt: random loads "
-                        "in trials with oracles (docs/hunting.md)")
+                        "in trials with oracles (docs/hunting.md); reduce: a hunt finding "
+                        "(the TEST argument: its folder) to a minimal mysql-test case "
+                        "(docs/hunting.md)")
     g.add_argument("--force", action=_OnOff,
                    help="run every test even after a failure (default: stop at the first)")
     g.add_argument("--repeat", type=int, default=default("repeat"), metavar="N",
@@ -276,7 +278,10 @@ def _hunt_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--redefine", action="append", default=[], metavar="FILE.yy",
                    help="a grammar file that redefines rules of every --grammar; repeatable")
     g.add_argument("--trials", type=int, default=default("hunt_trials"), metavar="N",
-                   help="run N trials (0: until --duration; one when both are 0)")
+                   help="run N trials (0: until --duration; one when both are 0); with "
+                        "--mode=reduce: tries per candidate (a sporadic bug)")
+    g.add_argument("--reduce-out", default=default("reduce_out"), metavar="DIR",
+                   help="--mode=reduce: the output folder (default: the finding's reduce/)")
     g.add_argument("--duration", type=float, default=default("hunt_duration"), metavar="S",
                    help="the hunt's time budget in seconds (0: until --trials)")
     g.add_argument("--trial-duration", type=float, default=default("hunt_trial_duration"),
@@ -471,7 +476,8 @@ def _hunt_path(given: str) -> str:
 def _hunt_config(args: argparse.Namespace) -> dict[str, Any]:
     """The --mode=hunt settings of RunConfig; KewpieError for a value that cannot work."""
     hunt_only = [flag for flag, given in (("--grammar", args.grammar), ("--redefine", args.redefine),
-                                          ("--trials", args.trials), ("--duration", args.duration),
+                                          ("--trials", args.trials if args.mode != "reduce" else 0),
+                                          ("--duration", args.duration),
                                           ("--known-bugs", args.known_bugs),
                                           ("--random-options", args.random_options),
                                           ("--compare-mysqld", args.compare_mysqld),
@@ -511,7 +517,8 @@ def _hunt_config(args: argparse.Namespace) -> dict[str, Any]:
                 random_options=os.path.abspath(args.random_options) if args.random_options else "",
                 random_options_max=args.random_options_max, hang_timeout=args.hang_timeout,
                 replica_timeout=args.replica_timeout,
-                wrong_result_budget=args.wrong_result_budget)
+                wrong_result_budget=args.wrong_result_budget,
+                reduce_out=os.path.abspath(args.reduce_out) if args.reduce_out else "")
 
 
 def _config(args: argparse.Namespace) -> RunConfig:
@@ -555,14 +562,16 @@ def _config(args: argparse.Namespace) -> RunConfig:
     for name in suites:  # names, not paths (a path only as a directory given by --suitepath)
         check_suite_name(name, suitepaths, nested=args.mode == "mtr")
     for name in args.tests:  # 'suite.test': the suite part too (mtr takes a .test file's name)
-        if "/" in name and not (args.mode == "mtr" and name.endswith(".test")):
+        if "/" in name and args.mode != "reduce" and not (args.mode == "mtr"
+                                                          and name.endswith(".test")):
             check_suite_name(name.split(",")[0].rsplit(".", 1)[0], suitepaths,
                              nested=args.mode == "mtr", what=f"test {name!r}: its suite")
     if not suites and not args.tests and args.default_server_type == "galera":
         suites = ["cluster_basic"]
     basedirs = list(args.basedir or [default("basedir")])  # the first is the tree under test
     return _debugging_config(args, RunConfig(
-        suites=suites, tests=list(args.tests), suitepaths=suitepaths,
+        suites=suites, suitepaths=suitepaths,
+        tests=[os.path.abspath(t) for t in args.tests] if args.mode == "reduce" else list(args.tests),
         basedir=basedirs[0], extra_basedirs=basedirs[1:], default_server_type=args.default_server_type,
         workdir=os.path.abspath(args.workdir), use_shm=args.shm,
         start_and_exit=args.start_and_exit, mode=args.mode, force=args.force,

@@ -116,6 +116,8 @@ class RunConfig:
     hang_timeout: float = 60.0            # --hang-timeout: the Deadlock reporter's threshold
     replica_timeout: float = 120.0        # --replica-timeout: replicas' time to catch up
     wrong_result_budget: int = 500        # --wrong-result-budget: checks per oracle per trial
+    # --mode=reduce (docs/hunting.md): a finding reduced to a mysql-test case
+    reduce_out: str = ""                  # --reduce-out: the output folder ('' = FINDING/reduce)
 
 
 def default(name: str) -> Any:

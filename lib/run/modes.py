@@ -34,7 +34,7 @@ def run_mode(env: RunEnvironment) -> int:
         return list_mtr(env)
     if config.list_only:
         return list_tests(env)
-    env.open_workdir(fresh=config.mode in ("native", "mtr", "hunt"))
+    env.open_workdir(fresh=config.mode in ("native", "mtr", "hunt", "reduce"))
     configure(config.verbose, logfile=env.workdir.log_file)
     env.discover_tree()
     if config.mode == "sweep":
@@ -46,6 +46,9 @@ def run_mode(env: RunEnvironment) -> int:
     if config.mode == "hunt":
         from .hunt_mode import run_hunt
         return run_hunt(env)
+    if config.mode == "reduce":
+        from .reduce_mode import run_reduce
+        return run_reduce(env)
     specs = select(env)
     if config.start_and_exit:
         return start_and_exit(env, specs)

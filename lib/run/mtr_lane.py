@@ -179,7 +179,9 @@ class MtrLane:
 
     def bounds(self, case: MtrCase) -> CaseBounds:
         """What case's servers may reach on this lane: its vardir, the ports leased for
-        them, their sockets, the plugin directory and the read-only inputs."""
+        them, their sockets, the plugin directories (the server's, and the case's suite's
+        own ``plugin/`` folder: libraries shipped with the suite, as a reduced case's
+        planted UDF) and the read-only inputs."""
         count = self._server_count(case.template)
         plans = [self.manager.plan(index) for index in range(count)]
         tree = self.plan.tree
@@ -188,7 +190,8 @@ class MtrLane:
             vardir=self.vardir.root,
             ports=frozenset(p for _, lease, _ in plans for p in lease.ports),
             sockets=frozenset(slot.socket for slot in self._slots(count)),
-            plugin_dirs=tuple(d for d in (plugin_dir(tree),) if d),
+            plugin_dirs=tuple(d for d in (plugin_dir(tree), os.path.join(case.suite_dir, "plugin"))
+                              if d),
             inputs=(self.plan.root, case.suite_dir, share_dir(tree)),
             providers=(provider,) if provider else (), basedir=tree.basedir)
 

@@ -1,0 +1,123 @@
+"""What a reduction starts from and works on: a finding folder read into a
+:class:`ReduceInput` -- its signature, kind, topology, server options and the
+trace's statements (:class:`Statement`, in ``seq`` order).
+
+Bad input raises :class:`ReduceError` (a UsageError: one ERROR line, exit 2):
+a path that is not a finding folder (no ``finding.json`` of the finding
+format), a finding without a trace, a kind the reducer cannot check yet.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field, replace
+from typing import Any, Sequence
+
+from ..errors import UsageError
+from ..hunt.finding import FINDING_FILE, FORMAT, TRACE_FILE
+from ..hunt.signature import Signature
+from ..randgen.trace import read_trace
+
+SUPPORTED = frozenset({("crash", "crash"), ("wrong-result", "differential")})
+
+
+class ReduceError(UsageError):
+    """A reduction cannot start as asked (the message says what to change)."""
+
+
+@dataclass(frozen=True)
+class Statement:
+    """One statement of the trace: its send order, connection and SQL, and the error it
+    got when it was traced (0: none)."""
+
+    seq: int
+    conn: int
+    sql: str
+    error: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        """For the resume file."""
+        return {"seq": self.seq, "conn": self.conn, "sql": self.sql, "error": self.error}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "Statement":
+        """From the resume file (or a trace record)."""
+        return cls(int(data.get("seq") or 0), int(data.get("conn") or 0),
+                   str(data.get("sql") or ""), int(data.get("error") or 0))
+
+
+@dataclass(frozen=True)
+class ReduceInput:
+    """A finding to reduce: where it is, what it is and the statements it started from."""
+
+    folder: str
+    kind: str
+    oracle: str
+    signature: Signature
+    title: str
+    topology: str                      # single, compare (replication, galera: not yet)
+    server_options: tuple[tuple[str, ...], ...]   # per server: trial + topology options
+    statements: tuple[Statement, ...]
+    finding: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def failing(self) -> tuple[Statement, ...]:
+        """The statements the failure was seen on: a crash's in-flight statements (the
+        connection lost), a compared load's differing query."""
+        if self.kind == "crash":
+            seqs = {int(s.get("seq") or 0) for s in self.finding.get("details", {})
+                    .get("in_flight", [])}
+            return tuple(s for s in self.statements if s.seq in seqs)
+        queries = self.finding.get("details", {}).get("queries", [])
+        return tuple(s for s in self.statements if s.sql in queries)
+
+    def with_statements(self, statements: Sequence[Statement]) -> "ReduceInput":
+        """The same finding with other statements."""
+        return replace(self, statements=tuple(statements))
+
+
+def read_input(folder: str) -> ReduceInput:
+    """A finding folder (docs/hunting.md's format) read; ReduceError when it is not one."""
+    path = os.path.join(folder, FINDING_FILE)
+    if not os.path.isdir(folder):
+        raise ReduceError(f"--mode=reduce {folder}: no such folder (give a finding folder "
+                          f"of --mode=hunt: workdir/hunt/<run>/findings/<finding>)")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError) as exc:
+        raise ReduceError(f"--mode=reduce {folder}: not a finding folder ({FINDING_FILE} "
+                          f"cannot be read: {getattr(exc, 'strerror', None) or exc})") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise ReduceError(f"--mode=reduce {folder}: not a finding folder ({FINDING_FILE} is "
+                          f"not of format {FORMAT})")
+    kind, oracle = str(data.get("kind")), str(data.get("oracle"))
+    if (kind, oracle) not in SUPPORTED:
+        raise ReduceError(f"--mode=reduce {folder}: a {kind} finding of oracle {oracle} cannot "
+                          f"be reduced yet (crash, and differential wrong results can)")
+    trace = os.path.join(folder, TRACE_FILE)
+    if not os.path.isfile(trace):
+        raise ReduceError(f"--mode=reduce {folder}: the finding has no {TRACE_FILE}")
+    try:
+        records = read_trace(trace)
+    except (OSError, ValueError) as exc:
+        raise ReduceError(f"--mode=reduce {folder}: {TRACE_FILE} cannot be read: {exc}") from None
+    server = str(data.get("server") or "s0")
+    statements = tuple(Statement.from_json(r) for r in records
+                       if r.get("sql") and str(r.get("server") or server) == "s0")
+    if not statements:
+        raise ReduceError(f"--mode=reduce {folder}: {TRACE_FILE} holds no statements")
+    sig = data.get("signature") or {}
+    topology = data.get("topology") or {}
+    trial_options = tuple(a.split("=", 1)[1] for a in data.get("reproduce") or ()
+                          if str(a).startswith("--mysqld="))
+    trial_options += tuple((data.get("trial") or {}).get("options") or ())
+    options = tuple(tuple(s.get("options") or ()) + trial_options
+                    for s in topology.get("servers") or [{}])
+    kind_of_set = str(topology.get("kind") or "single")
+    if kind_of_set not in ("single", "compare"):
+        raise ReduceError(f"--mode=reduce {folder}: a finding on a {kind_of_set} topology "
+                          f"cannot be reduced yet (single and compare can)")
+    return ReduceInput(os.path.abspath(folder), kind, oracle,
+                       Signature(str(sig.get("kind") or kind), tuple(sig.get("parts") or ())),
+                       str(data.get("title") or ""), kind_of_set, options, statements, data)

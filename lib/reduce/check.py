@@ -1,0 +1,121 @@
+""""Still fails?": a candidate (some statements) replayed on the finding's topology gives
+the finding's signature.
+
+A :class:`Checker` owns one bot's servers (a :class:`lib.servers.manager.ServerManager`):
+each try gets the servers the finding needs -- the previous try's when the reuse rule
+keeps them (the ``test`` schema emptied), fresh ones after a crash or when a candidate
+changed anything else (a UDF in ``mysql.func``, a global variable) -- replays the
+candidate (:mod:`.replay`) and signs what happened with the hunt's own code:
+
+- crash: a server that died is signed by :func:`lib.hunt.crash.crash_finding` (its
+  crash report, gdb's frames when the report has none);
+- differential wrong result: each statement whose results differed between the
+  servers is signed with :func:`lib.hunt.signature.wrong_result_signature`.
+
+A candidate fails when one of ``trials`` tries gives the same signature id
+(sporadic bugs: ``--trials``); the tries stop at the first that does.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Sequence
+
+from ..hunt.crash import crash_finding
+from ..hunt.signature import Signature, fingerprint, wrong_result_signature
+from ..servers.health import HealthState
+from ..servers.options import parse_options
+from ..servers.requirements import Requirements
+from .case import ReduceInput, Statement
+from .replay import Replayed, replay
+
+if TYPE_CHECKING:
+    from ..servers.manager import ServerManager
+    from ..servers.server import Server
+
+
+def requirements(case: ReduceInput, options: Sequence[Sequence[str]] | None = None) -> Requirements:
+    """The finding's servers with their options (or the given per-server options)."""
+    lists = [parse_options(list(o)) for o in (options if options is not None
+                                             else case.server_options)]
+    return Requirements.declared("mysql", lists)
+
+
+@dataclass
+class Outcome:
+    """One try: the signatures seen, what the replay saw, the version of s0."""
+
+    signatures: list[Signature] = field(default_factory=list)
+    replayed: Replayed = field(default_factory=Replayed)
+    version: str = ""
+
+
+class Checker:
+    """Replays candidates on one manager's servers and compares their signature with the
+    finding's (see the module docstring)."""
+
+    def __init__(self, case: ReduceInput, manager: ServerManager, work_dir: str,
+                 trials: int = 1) -> None:
+        self.case = case
+        self.manager = manager
+        self.work_dir = work_dir
+        self.trials = max(1, trials)
+        self.runs = 0                 # tries made (servers used)
+        self.options: tuple[tuple[str, ...], ...] = case.server_options
+        self.last: Outcome | None = None   # the last try that reproduced
+
+    def fails(self, statements: Sequence[Statement],
+              options: Sequence[Sequence[str]] | None = None) -> bool:
+        """Does the candidate still give the finding's signature (in one of the tries)?"""
+        for _ in range(self.trials):
+            outcome = self.once(statements, options)
+            if any(s.id == self.case.signature.id for s in outcome.signatures):
+                self.last = outcome
+                return True
+        return False
+
+    def once(self, statements: Sequence[Statement],
+             options: Sequence[Sequence[str]] | None = None) -> Outcome:
+        """One try of the candidate on servers of this checker's manager."""
+        self.runs += 1
+        reqs = requirements(self.case, self.options if options is None else options)
+        servers = self.manager.get_servers(reqs)
+        marks = {s.name: s.error_log_size() for s in servers}
+        compare = self.case.topology == "compare"
+        replayed = replay(statements, servers, compare=compare)
+        out = Outcome(replayed=replayed, version=_version(servers[0]))
+        dead = self._crashes(servers, marks, out)
+        if not dead:
+            for stmt in replayed.differences:
+                out.signatures.append(wrong_result_signature("differential",
+                                                             fingerprint(stmt.sql)))
+        if dead:
+            self.manager.teardown(fast=True, discard=True)
+        else:
+            self.manager.after_test(True)
+        return out
+
+    def _crashes(self, servers: Sequence[Server], marks: dict[str, int], out: Outcome) -> bool:
+        dead = False
+        for server in servers:
+            health = server.health(exit_wait=3.0)
+            if health.state is HealthState.CRASHED or (
+                    health.state is HealthState.STOPPED and not server.stop_requested):
+                dead = True
+                scratch = os.path.join(self.work_dir, "crash")
+                shutil.rmtree(scratch, ignore_errors=True)
+                os.makedirs(scratch)
+                try:
+                    text = server.error_log_since(marks[server.name])
+                except OSError:
+                    text = ""
+                out.signatures.append(crash_finding(server, text, health.message,
+                                                    scratch).signature)
+            elif health.state is HealthState.HUNG:
+                dead = True
+        return dead
+
+
+def _version(server: Server) -> str:
+    return server.tree.version.version if server.tree.version else ""

@@ -1,0 +1,197 @@
+"""The reduction's output: a mysql-test case and a bug report.
+
+The case is a suite folder ``mtr/kw_reduce/`` with ``t/<name>.test``,
+``t/<name>.opt`` (the server options it needs) and ``r/<name>.result``, so it
+runs under ``kewpie --mode=mtr --suitepath=OUT/mtr --suite=kw_reduce`` and under
+mysql-test-run (``./mtr --suite=OUT/mtr/kw_reduce <name>``):
+
+- statements run with the query and result logs off, each on its connection
+  (``connect``/``connection`` when there are several); a statement that got an
+  error when replayed is expected with ``--error 0,<code>`` (the error may go
+  with the bug);
+- a crash is left to crash: the crashing statement is the case's last, with
+  no ``--error``: mysqltest fails with "Lost connection" while the bug is there;
+- a wrong result becomes a check that fails: the differing query's rows are
+  digested in SQL (a CTE over the query, ``MD5(GROUP_CONCAT(...))`` in a fixed
+  order) and compared with the digest the correct server gave; ``--die`` when
+  they differ;
+- the case ends by emptying schema ``test`` and dropping the UDFs it created
+  (mysql-test's check-testcase wants the servers as they were) and echoes one
+  line, the whole ``.result``.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from dataclasses import dataclass
+from typing import Sequence
+
+from ..randgen.connection import LOST_CONNECTION_CODES
+from .case import ReduceInput, Statement
+
+SUITE = "kw_reduce"
+DONE_LINE = "# kewpie: the case ran to its end"
+
+
+@dataclass(frozen=True)
+class WrongResultCheck:
+    """The differing query of a wrong result: its column count and the correct digest."""
+
+    sql: str
+    columns: int
+    digest: str
+
+
+def digest_query(sql: str, columns: int) -> str:
+    """SQL that returns one MD5 over the query's rows (order-independent, NULL kept)."""
+    names = [f"kw_c{i + 1}" for i in range(columns)]
+    row = "CONCAT_WS(0x1f, " + ", ".join(f"IFNULL({n}, 'NULL')" for n in names) + ")"
+    body = sql.strip().rstrip(";")
+    return (f"WITH kw_q({', '.join(names)}) AS ({body}) SELECT MD5(IFNULL(GROUP_CONCAT({row} "
+            f"ORDER BY {row} SEPARATOR 0x1e), '')) FROM kw_q")
+
+
+_UDF_RE = re.compile(r"\bCREATE\s+(?:AGGREGATE\s+)?FUNCTION\s+(?:IF\s+NOT\s+EXISTS\s+)?"
+                     r"`?(\w+)`?\s+RETURNS\b", re.I)
+
+
+def _delimiter(statements: Sequence[Statement]) -> str:
+    return "|||" if any(";" in s.sql for s in statements) else ";"
+
+
+def test_text(case: ReduceInput, statements: Sequence[Statement], errors: dict[int, int],
+              check: WrongResultCheck | None = None) -> str:
+    """The .test file's text (see the module docstring)."""
+    delim = _delimiter(statements)
+    lines = [f"# Reduced by kewpie --mode=reduce from {case.folder}",
+             f"# Signature: {case.signature.text}",
+             f"#   (id {case.signature.id}): {case.title}",
+             f"# {len(case.statements)} statements traced, {len(statements)} kept.", ""]
+    if any(re.search(r"\binnodb\b", s.sql, re.I) for s in statements):
+        lines.append("--source include/have_innodb.inc")
+    lines += ["--disable_query_log", "--disable_result_log", "--disable_warnings"]
+    if delim != ";":
+        lines.append(f"--delimiter {delim}")
+    conns = list(dict.fromkeys(s.conn for s in statements))
+    names = {c: f"con{i + 1}" for i, c in enumerate(conns)}
+    if len(conns) > 1:
+        lines += [f"connect ({names[c]},localhost,root,,test){delim}" for c in conns]
+    current = None
+    for stmt in statements:
+        if len(conns) > 1 and stmt.conn != current:
+            lines.append(f"connection {names[stmt.conn]}{delim}")
+            current = stmt.conn
+        code = errors.get(stmt.seq, 0)
+        if code and code not in LOST_CONNECTION_CODES:
+            lines.append(f"--error 0,{code}")
+        lines.append(stmt.sql.strip().rstrip(";") + delim)
+    if check is not None:
+        lines += ["", "# the wrong result: the correct server's rows have this digest",
+                  f"let $kw_ok= `SELECT ({digest_query(check.sql, check.columns)}) = "
+                  f"'{check.digest}'`{delim}",
+                  "if (!$kw_ok)", "{",
+                  f"  --die wrong result: {check.sql[:200].replace(chr(10), ' ')}", "}"]
+    if len(conns) > 1:
+        lines += [f"disconnect {names[c]}{delim}" for c in conns] + [
+            f"connection default{delim}"]
+    lines += ["", "# clean up for mysql-test's check-testcase"]
+    udfs = list(dict.fromkeys(m.group(1) for s in statements for m in _UDF_RE.finditer(s.sql)))
+    lines += [f"DROP FUNCTION IF EXISTS {u}{delim}" for u in udfs]
+    lines += [f"DROP DATABASE test{delim}", f"CREATE DATABASE test{delim}", "USE test" + delim]
+    if delim != ";":
+        lines.append("--delimiter ;")
+    lines += ["--enable_warnings", "--enable_result_log", "--enable_query_log",
+              f"--echo {DONE_LINE}", ""]
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class WrittenCase:
+    """Where the case went: the suite folder (for --suitepath / mtr --suite) and files."""
+
+    suite_dir: str
+    name: str
+    test: str
+    opt: str
+    result: str
+    options: tuple[str, ...] = ()
+
+    @property
+    def suitepath(self) -> str:
+        """What ``kewpie --mode=mtr --suitepath`` takes."""
+        return os.path.dirname(self.suite_dir)
+
+
+def ship_plugins(suite: str, options: Sequence[str]) -> list[str]:
+    """A ``--plugin-dir`` option's libraries copied into the suite's own ``plugin/``
+    folder (links kept as links), the option pointed there: the case carries the
+    plugins it needs (kewpie's mtr mode loads plugins from the server's directory or
+    the suite's ``plugin/`` only)."""
+    out = []
+    for option in options:
+        name, _, value = option.partition("=")
+        if name.replace("_", "-") not in ("--plugin-dir", "--loose-plugin-dir") or \
+                not os.path.isdir(value):
+            out.append(option)
+            continue
+        target = os.path.join(suite, "plugin")
+        shutil.rmtree(target, ignore_errors=True)
+        os.makedirs(target)
+        os.chmod(target, 0o755)
+        for entry in sorted(os.listdir(value)):
+            source = os.path.join(value, entry)
+            if os.path.islink(source):
+                os.symlink(os.readlink(source), os.path.join(target, entry))
+            elif os.path.isfile(source):
+                shutil.copy2(source, os.path.join(target, entry))
+        out.append(f"{name}={target}")
+    return out
+
+
+def write_case(out_dir: str, name: str, text: str, options: Sequence[str]) -> WrittenCase:
+    """The .test, .opt (when there are options) and .result under out_dir/mtr/kw_reduce."""
+    suite = os.path.join(out_dir, "mtr", SUITE)
+    os.makedirs(suite, exist_ok=True)
+    options = ship_plugins(suite, options)
+    os.makedirs(os.path.join(suite, "t"), exist_ok=True)
+    os.makedirs(os.path.join(suite, "r"), exist_ok=True)
+    test = os.path.join(suite, "t", f"{name}.test")
+    opt = os.path.join(suite, "t", f"{name}.opt")
+    result = os.path.join(suite, "r", f"{name}.result")
+    with open(test, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    if options:
+        with open(opt, "w", encoding="utf-8") as fh:
+            fh.write(" ".join(options) + "\n")
+    elif os.path.exists(opt):
+        os.unlink(opt)
+    with open(result, "w", encoding="utf-8") as fh:
+        fh.write(DONE_LINE + "\n")
+    return WrittenCase(suite, name, test, opt if options else "", result, tuple(options))
+
+
+def report_text(case: ReduceInput, statements: Sequence[Statement], options: Sequence[str],
+                written: WrittenCase, present: Sequence[str], absent: Sequence[str],
+                stack: str = "") -> str:
+    """The bug report: what, where it reproduces, the options and the reduced case."""
+    versions = (f"present in {', '.join(present) or 'none'}; "
+                f"absent in {', '.join(absent) or 'none'}")
+    lines = [f"Title: {case.title}", "",
+             f"Signature: {case.signature.text}", f"Signature id: {case.signature.id}",
+             f"Kind: {case.kind} (oracle {case.oracle}), found on a {case.topology} topology",
+             f"Versions: {versions}",
+             f"Server options: {' '.join(written.options or options) or '(none)'}", "",
+             f"How to repeat ({len(statements)} statements, reduced from "
+             f"{len(case.statements)}):", ""]
+    lines += ["  " + line for line in open(written.test, encoding="utf-8").read().splitlines()]
+    lines += ["", "Run it with:",
+              f"  kewpie --mode=mtr --suitepath={written.suitepath} --suite={SUITE} "
+              f"{SUITE}.{written.name}",
+              f"  cd /usr/share/mysql/mysql-test && ./mtr --suite={written.suite_dir} "
+              f"{written.name}"]
+    if stack:
+        lines += ["", "Stack (from the crash report):", ""] + ["  " + l for l in
+                                                               stack.splitlines()]
+    lines += ["", f"Finding: {case.folder}", ""]
+    return "\n".join(lines)

@@ -1,0 +1,197 @@
+"""The reduction's passes, in the order they run (docs/hunting.md, "Reducing a finding").
+
+Each pass takes the current statements and a ``fails`` test and returns fewer
+(or simpler) statements that still fail; the pure helpers below are what the
+passes cut with (unit-tested alone).
+
+1. ``truncate``: statements sent after the failing one are dropped (a crash's
+   in-flight statement, a wrong result's differing query) -- no test needed;
+2. ``one-connection``: every statement on one connection, in send order (as
+   reducer.sh's single-threaded replay); kept when it still fails;
+3. ``connections``: ddmin over the connections (a connection's statements go
+   or stay together);
+4. ``shapes``: ddmin over statement shapes (every statement of one
+   fingerprint goes or stays together): a long random load is mostly a few
+   shapes repeated;
+5. ``statements``: ddmin over single statements (1-minimal: dropping any one
+   statement left makes the failure go);
+6. ``rows``: ddmin over the rows of each multi-row INSERT;
+7. ``clauses``: each statement's ``WHERE``, ``ORDER BY``, ``LIMIT`` and
+   ``GROUP BY`` clause dropped when the failure stays;
+8. ``literals``: each string literal tried as ``''``, each number as ``0`` or
+   ``1``;
+9. ``options`` (on the servers, in :mod:`.reducer`): ddmin over the server
+   options.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Callable, Sequence
+
+from ..hunt.signature import fingerprint
+from .case import Statement
+from .ddmin import ddmin, ddmin_groups
+
+Fails = Callable[[Sequence[Statement]], bool]
+
+
+def truncate(statements: Sequence[Statement], failing: Sequence[Statement]) -> list[Statement]:
+    """The statements up to the last failing one (all of them when none is known)."""
+    if not failing:
+        return list(statements)
+    last = max(s.seq for s in failing)
+    return [s for s in statements if s.seq <= last]
+
+
+def one_connection(statements: Sequence[Statement]) -> list[Statement]:
+    """Every statement on the first statement's connection, in send order."""
+    if not statements:
+        return []
+    conn = statements[0].conn
+    return [replace(s, conn=conn) for s in statements]
+
+
+def by_connections(statements: Sequence[Statement], fails: Fails) -> list[Statement]:
+    """ddmin over the connections."""
+    return ddmin_groups(statements, lambda s: s.conn, fails)
+
+
+def by_shapes(statements: Sequence[Statement], fails: Fails) -> list[Statement]:
+    """ddmin over the statements' shapes (fingerprints)."""
+    return ddmin_groups(statements, lambda s: fingerprint(s.sql), fails)
+
+
+def by_statements(statements: Sequence[Statement], fails: Fails,
+                  on_smaller: Callable[[Sequence[Statement]], None] | None = None
+                  ) -> list[Statement]:
+    """ddmin over single statements."""
+    return ddmin(statements, fails, on_smaller)
+
+
+_VALUES_RE = re.compile(r"\bVALUES\s*", re.I)
+
+
+def _tuples(text: str) -> tuple[list[str], str] | None:
+    """The parenthesised tuples at the start of text (split at top level, quotes
+    respected) and what follows them; None when text does not start with one."""
+    rows: list[str] = []
+    i, n = 0, len(text)
+    while True:
+        while i < n and text[i].isspace():
+            i += 1
+        if i >= n or text[i] != "(":
+            return None if not rows else (rows, text[i:])
+        depth, j, quote = 0, i, ""
+        while j < n:
+            c = text[j]
+            if quote:
+                if c == "\\":
+                    j += 1
+                elif c == quote:
+                    quote = ""
+            elif c in "'\"`":
+                quote = c
+            elif c == "(":
+                depth += 1
+            elif c == ")":
+                depth -= 1
+                if depth == 0:
+                    break
+            j += 1
+        if j >= n:
+            return None
+        rows.append(text[i:j + 1])
+        i = j + 1
+        while i < n and text[i].isspace():
+            i += 1
+        if i < n and text[i] == ",":
+            i += 1
+            continue
+        return rows, text[i:]
+
+
+def insert_rows(sql: str) -> tuple[str, list[str], str] | None:
+    """A multi-row INSERT/REPLACE split: (head up to VALUES, the row tuples, the tail);
+    None for anything else."""
+    if not re.match(r"\s*(INSERT|REPLACE)\b", sql, re.I):
+        return None
+    m = _VALUES_RE.search(sql)
+    if not m:
+        return None
+    parsed = _tuples(sql[m.end():])
+    if parsed is None:
+        return None
+    rows, tail = parsed
+    return sql[:m.end()], rows, tail
+
+
+def join_insert(head: str, rows: Sequence[str], tail: str) -> str:
+    """The INSERT back together with the rows given."""
+    return head + ", ".join(rows) + (" " + tail if tail.strip() else "")
+
+
+def by_rows(statements: Sequence[Statement], fails: Fails) -> list[Statement]:
+    """ddmin over each multi-row INSERT's rows."""
+    current = list(statements)
+    for index in range(len(current)):
+        split = insert_rows(current[index].sql)
+        if split is None or len(split[1]) < 2:
+            continue
+        head, rows, tail = split
+
+        def with_rows(kept: Sequence[str], at: int = index, h: str = head,
+                      t: str = tail) -> list[Statement]:
+            """The statements with this INSERT's rows cut to kept."""
+            return current[:at] + [replace(current[at], sql=join_insert(h, kept, t))] + \
+                current[at + 1:]
+
+        kept = ddmin(rows, lambda cand: fails(with_rows(cand)))
+        current = with_rows(kept)
+    return current
+
+
+_CLAUSE_RE = re.compile(r"\s+(WHERE|ORDER\s+BY|GROUP\s+BY|LIMIT)\b", re.I)
+
+
+def clause_cuts(sql: str) -> list[str]:
+    """The statement with one trailing clause cut off (WHERE ..., ORDER BY ..., GROUP
+    BY ..., LIMIT ...), outermost last clause first; only for statements without
+    parentheses after the clause (no subquery is cut in half)."""
+    out = []
+    for m in reversed(list(_CLAUSE_RE.finditer(sql))):
+        rest = sql[m.end():]
+        if "(" in rest or ")" in rest or "'" in rest:
+            continue
+        out.append(sql[:m.start()])
+    return out
+
+
+_LITERAL_RE = re.compile(r"'(?:[^'\\]|\\.|'')+'|(?<![\w.])\d{2,}(?:\.\d+)?(?![\w.])")
+
+
+def literal_cuts(sql: str) -> list[str]:
+    """The statement with one literal made simpler: a string as '', a number as 1."""
+    out = []
+    for m in _LITERAL_RE.finditer(sql):
+        simple = "''" if m.group().startswith("'") else "1"
+        out.append(sql[:m.start()] + simple + sql[m.end():])
+    return out
+
+
+def by_edits(statements: Sequence[Statement], fails: Fails,
+             cuts: Callable[[str], list[str]]) -> list[Statement]:
+    """Each statement replaced by the first of its cuts that still fails (repeated while
+    one does)."""
+    current = list(statements)
+    for index in range(len(current)):
+        changed = True
+        while changed:
+            changed = False
+            for sql in cuts(current[index].sql):
+                candidate = current[:index] + [replace(current[index], sql=sql)] + \
+                    current[index + 1:]
+                if fails(candidate):
+                    current, changed = candidate, True
+                    break
+    return current

@@ -1,0 +1,180 @@
+"""One reduction: the passes of :mod:`.passes` run in turn over a finding's statements with a
+:class:`lib.reduce.check.Checker`, then the server options reduced.
+
+Every smaller failing case is written at once to ``smallest.json`` in the
+output folder (statements and options), so an interrupted reduction resumes
+from it (:func:`load_smallest`): Ctrl-C keeps the smallest case found so far.
+A log line per pass says how many statements are left and how many candidate
+runs it took; on a terminal a tqdm bar counts the candidate runs.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from ..platform.logsetup import get_logger
+from .case import ReduceInput, Statement
+from .ddmin import ddmin
+from . import passes
+
+SMALLEST_FILE = "smallest.json"
+
+
+@dataclass
+class PassRecord:
+    """What one pass did."""
+
+    name: str
+    before: int
+    after: int
+    runs: int
+    seconds: float
+
+
+@dataclass
+class Reduced:
+    """The reduction's result: the statements and options left, and what each pass did."""
+
+    statements: list[Statement]
+    options: tuple[tuple[str, ...], ...]
+    started_with: int
+    passes: list[PassRecord] = field(default_factory=list)
+    runs: int = 0
+    seconds: float = 0.0
+    resumed: bool = False
+
+
+def save_smallest(folder: str, case: ReduceInput, statements: Sequence[Statement],
+                  options: Sequence[Sequence[str]], done: Sequence[str]) -> None:
+    """The smallest failing case so far, atomically (the resume point)."""
+    data = {"signature": case.signature.id, "finding": case.folder,
+            "statements": [s.to_json() for s in statements],
+            "options": [list(o) for o in options], "passes_done": list(done),
+            "saved_at": round(time.time(), 3)}
+    path = os.path.join(folder, SMALLEST_FILE)
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, indent=1)
+    os.replace(tmp, path)
+
+
+def load_smallest(folder: str, case: ReduceInput) -> dict[str, Any] | None:
+    """The saved smallest case of this finding (None when there is none or it belongs
+    to another signature)."""
+    try:
+        with open(os.path.join(folder, SMALLEST_FILE), encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("signature") != case.signature.id:
+        return None
+    return data
+
+
+class Reducer:
+    """Runs the passes (module docstring) with a fails(statements, options) test."""
+
+    PASSES = ("truncate", "one-connection", "connections", "shapes", "statements", "rows",
+              "clauses", "literals", "statements-again", "options")
+
+    def __init__(self, case: ReduceInput, fails: Callable[..., bool], out_dir: str,
+                 runs: Callable[[], int], progress: Callable[[int, int], None] | None = None,
+                 skip: Sequence[str] = ()) -> None:
+        self.case = case
+        self._fails = fails
+        self.out_dir = out_dir
+        self.runs = runs
+        self.progress = progress
+        self.skip = set(skip)
+        self.statements = list(case.statements)
+        self.options: tuple[tuple[str, ...], ...] = case.server_options
+        self.done: list[str] = []
+
+    def fails(self, statements: Sequence[Statement]) -> bool:
+        """The test the passes use: the candidate with the current options; a smaller
+        failing candidate becomes the smallest case (saved)."""
+        result = bool(self._fails(statements, self.options))
+        if result and len(statements) < len(self.statements):
+            self.statements = list(statements)
+            self._save()
+        if self.progress is not None:
+            self.progress(len(self.statements), self.runs())
+        return result
+
+    def _save(self) -> None:
+        save_smallest(self.out_dir, self.case, self.statements, self.options, self.done)
+
+    def resume(self, data: dict[str, Any]) -> None:
+        """Start from a saved smallest case."""
+        self.statements = [Statement.from_json(s) for s in data.get("statements") or []]
+        self.options = tuple(tuple(o) for o in data.get("options") or self.options)
+        self.done = [p for p in data.get("passes_done") or [] if p in self.PASSES]
+
+    def _pass(self, name: str) -> list[Statement]:
+        s = self.statements
+        if name == "truncate":
+            return passes.truncate(s, self.case.failing)
+        if name == "one-connection":
+            merged = passes.one_connection(s)
+            return merged if len({x.conn for x in s}) > 1 and self.fails(merged) else s
+        if name == "connections":
+            return passes.by_connections(s, self.fails)
+        if name == "shapes":
+            return passes.by_shapes(s, self.fails)
+        if name in ("statements", "statements-again"):
+            return passes.by_statements(s, self.fails)
+        if name == "rows":
+            return passes.by_rows(s, self.fails)
+        if name == "clauses":
+            return passes.by_edits(s, self.fails, passes.clause_cuts)
+        if name == "literals":
+            return passes.by_edits(s, self.fails, passes.literal_cuts)
+        if name == "options":
+            self._reduce_options()
+            return self.statements
+        raise ValueError(name)
+
+    def _reduce_options(self) -> None:
+        """ddmin over every server's options (index, option) pairs."""
+        flat = [(i, o) for i, opts in enumerate(self.options) for o in opts]
+        if not flat:
+            return
+        count = len(self.options)
+
+        def as_lists(kept: Sequence[tuple[int, str]]) -> tuple[tuple[str, ...], ...]:
+            """Per-server option lists of the kept (server, option) pairs."""
+            return tuple(tuple(o for i, o in kept if i == n) for n in range(count))
+
+        if self._fails(self.statements, as_lists([])):
+            self.options = as_lists([])
+        else:
+            self.options = as_lists(ddmin(flat, lambda k: bool(
+                self._fails(self.statements, as_lists(k)))))
+        self._save()
+
+    def run(self) -> Reduced:
+        """Every pass not done yet, in order; the result."""
+        log = get_logger()
+        started = time.monotonic()
+        out = Reduced(self.statements, self.options, len(self.case.statements),
+                      resumed=bool(self.done))
+        for name in self.PASSES:
+            if name in self.done or name in self.skip:
+                continue
+            before, runs, t0 = len(self.statements), self.runs(), time.monotonic()
+            result = self._pass(name)
+            if len(result) <= len(self.statements):
+                self.statements = list(result)
+            self.done.append(name)
+            self._save()
+            record = PassRecord(name, before, len(self.statements), self.runs() - runs,
+                                time.monotonic() - t0)
+            out.passes.append(record)
+            log.info(f"reduce: pass {name}: {record.before} -> {record.after} statements "
+                     f"({record.runs} candidate runs, {record.seconds:.1f} s)")
+        out.statements, out.options = self.statements, self.options
+        out.runs, out.seconds = self.runs(), time.monotonic() - started
+        return out

@@ -1,0 +1,169 @@
+"""``./kewpie.py --mode=reduce FINDING``: a hunt finding reduced to a minimal mysql-test
+case, replayed on every code tree, written up as a bug report.
+
+Before any pass, the finding folder is read (:func:`lib.reduce.case.read_input`)
+and its whole trace (or the smallest case of an interrupted reduction) is
+replayed on the finding's topology: when it does not give the finding's
+signature in ``--trials`` tries, that is bad input (one ERROR line, exit 2).
+Then the passes of :mod:`lib.reduce.reducer` run; the case goes to
+``OUT/mtr/kw_reduce/`` (:mod:`lib.reduce.mtrcase`), replayed on each code tree
+kewpie knows (``--basedir``s and ``trees/``) for "present in ..., absent in
+...", with the bug report ``OUT/report.txt`` and the figures ``OUT/reduce.json``.
+OUT is ``--reduce-out``, else the finding's ``reduce/`` folder.  Exit status 0
+when the case is written.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from typing import Any, Callable
+
+from ..errors import EXIT_OK
+from ..reduce.case import ReduceError, ReduceInput, read_input
+from ..reduce.check import Checker, requirements
+from ..reduce.mtrcase import WrongResultCheck, digest_query, report_text, test_text, write_case
+from ..reduce.reducer import Reducer, load_smallest
+from ..reduce.replay import replay
+from ..servers.codetree import CodeTree
+from .environment import RunEnvironment
+
+CASE_NAME = "reduced"
+
+
+def _progress() -> tuple[Callable[[int, int], None] | None, Callable[[], None]]:
+    """A tqdm bar of candidate runs on a terminal (else nothing); its close."""
+    if not sys.stderr.isatty():
+        return None, lambda: None
+    from tqdm import tqdm
+    bar = tqdm(desc="reduce", unit="run", leave=False)
+
+    def tick(left: int, runs: int) -> None:
+        """Show the statements left and the runs made."""
+        bar.n = runs
+        bar.set_postfix(statements=left, refresh=False)
+        bar.refresh()
+    return tick, bar.close
+
+
+def _wrong_result_check(env: RunEnvironment, case: ReduceInput, checker: Checker,
+                        statements: list[Any]) -> WrongResultCheck | None:
+    """The differing query and the digest of its rows on the correct server (s0)."""
+    outcome = checker.last
+    if case.kind != "wrong-result" or outcome is None or not outcome.replayed.differences:
+        return None
+    query = outcome.replayed.differences[0]
+    manager = env.make_manager("digest")
+    try:
+        servers = manager.get_servers(requirements(case, checker.options[:1]))
+        replay([s for s in statements if s.seq < query.seq], servers[:1])
+        conn = servers[0].connect(db="test")
+        try:
+            with conn.cursor() as cur:
+                cur.execute(query.sql)
+                columns = len(cur.description or ())
+                cur.execute(digest_query(query.sql, columns))
+                row = cur.fetchone()
+        finally:
+            conn.close()
+        return WrongResultCheck(query.sql, columns, str(row[0]) if row else "")
+    finally:
+        manager.shutdown(fast=True, discard=True)
+
+
+def _confirm(env: RunEnvironment, case: ReduceInput, statements: list[Any],
+             options: tuple[tuple[str, ...], ...], trials: int, work: str
+             ) -> tuple[list[str], list[str]]:
+    """Replay the reduced case on every code tree: (versions present, versions absent)."""
+    present: list[str] = []
+    absent: list[str] = []
+    trees: list[CodeTree] = env.trees.all()
+    for index, tree in enumerate(trees):
+        label = tree.version.version if tree.version else tree.basedir
+        manager = env.make_manager(f"tree{index}", tree=tree)
+        try:
+            checker = Checker(case, manager, work, trials)
+            checker.options = options
+            found = checker.fails(statements)
+        finally:
+            manager.shutdown(fast=True, discard=True)
+        (present if found else absent).append(f"{label} ({tree.basedir})")
+        env.log.info(f"reduce: {'present' if found else 'absent'} in {label} ({tree.basedir})")
+    return present, absent
+
+
+def run_reduce(env: RunEnvironment) -> int:
+    """The reduction over env (see the module docstring); the exit status."""
+    config, log = env.config, env.log
+    if len(config.tests) != 1:
+        raise ReduceError("--mode=reduce takes one finding folder (workdir/hunt/<run>/"
+                          "findings/<finding>), not " + (" ".join(config.tests) or "none"))
+    case = read_input(config.tests[0])
+    out_dir = os.path.abspath(config.reduce_out or os.path.join(case.folder, "reduce"))
+    os.makedirs(out_dir, exist_ok=True)
+    work = os.path.join(env.workdir.path, "reduce", env.run_id[:6])
+    os.makedirs(work, exist_ok=True)
+    trials = max(1, config.hunt_trials or 1)
+    started = time.monotonic()
+    manager = env.make_manager("bot0")
+    checker = Checker(case, manager, work, trials)
+    reducer = Reducer(case, lambda stmts, opts: checker.fails(stmts, opts), out_dir,
+                      lambda: checker.runs)
+    log.info(f"Reducing {case.folder}: {case.kind} ({case.oracle}) {case.signature.id} "
+             f"{case.title!r}, {len(case.statements)} statements, topology {case.topology}, "
+             f"{trials} tr{'y' if trials == 1 else 'ies'} per candidate; output: {out_dir}")
+    saved = load_smallest(out_dir, case)
+    if saved is not None:
+        reducer.resume(saved)
+        if checker.fails(reducer.statements, reducer.options):
+            log.info(f"reduce: resuming from {len(reducer.statements)} statements (passes "
+                     f"done: {', '.join(reducer.done) or 'none'})")
+        else:
+            log.warning("reduce: the saved smallest case no longer fails: starting over")
+            reducer = Reducer(case, lambda stmts, opts: checker.fails(stmts, opts), out_dir,
+                              lambda: checker.runs)
+            saved = None
+    if saved is None and not checker.fails(case.statements):
+        raise ReduceError(f"--mode=reduce {case.folder}: the trace does not reproduce the "
+                          f"finding's signature {case.signature.id} ({case.title}) in "
+                          f"{trials} tr{'y' if trials == 1 else 'ies'} at the start (a "
+                          f"timing-dependent bug: try --trials N)")
+    tick, close_bar = _progress()
+    reducer.progress = tick
+    try:
+        result = reducer.run()
+    finally:
+        close_bar()
+    final = result.statements
+    if not checker.fails(final, result.options):
+        raise ReduceError(f"--mode=reduce {case.folder}: the reduced case of {len(final)} "
+                          f"statements did not fail again (a sporadic bug: try --trials N)")
+    assert checker.last is not None
+    errors = dict(checker.last.replayed.errors)
+    manager.shutdown(fast=True, discard=True)
+    check = _wrong_result_check(env, case, checker, final)
+    server_index = 1 if case.topology == "compare" and len(result.options) > 1 else 0
+    options = list(result.options[server_index]) if result.options else []
+    written = write_case(out_dir, CASE_NAME, test_text(case, final, errors, check), options)
+    present, absent = _confirm(env, case, final, result.options, trials, work)
+    details = case.finding.get("details", {})
+    stack = "\n".join(details.get("raw_frames") or details.get("frames") or [])
+    report = os.path.join(out_dir, "report.txt")
+    with open(report, "w", encoding="utf-8") as fh:
+        fh.write(report_text(case, final, options, written, present, absent, stack))
+    figures = {"finding": case.folder, "signature": case.signature.id,
+               "statements_in": len(case.statements), "statements_out": len(final),
+               "candidate_runs": checker.runs, "seconds": round(time.monotonic() - started, 3),
+               "trials": trials, "resumed": result.resumed, "options": [list(o) for o in result.options],
+               "passes": [vars(p) for p in result.passes], "present": present,
+               "absent": absent, "test": written.test, "report": report}
+    with open(os.path.join(out_dir, "reduce.json"), "w", encoding="utf-8") as fh:
+        json.dump(figures, fh, indent=2)
+    log.info(f"reduce: {len(case.statements)} -> {len(final)} statements in "
+             f"{checker.runs} candidate runs, {figures['seconds']:.0f} s")
+    log.info(f"reduce: present in {', '.join(present) or 'none'}; absent in "
+             f"{', '.join(absent) or 'none'}")
+    log.info(f"reduce: test case {written.test}")
+    log.info(f"reduce: bug report {report}")
+    return EXIT_OK
