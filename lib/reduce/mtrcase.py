@@ -60,7 +60,7 @@ def _delimiter(statements: Sequence[Statement]) -> str:
     return "|||" if any(";" in s.sql for s in statements) else ";"
 
 
-def test_text(case: ReduceInput, statements: Sequence[Statement], errors: dict[int, int],
+def case_text(case: ReduceInput, statements: Sequence[Statement], errors: dict[int, int],
               check: WrongResultCheck | None = None) -> str:
     """The .test file's text (see the module docstring)."""
     delim = _delimiter(statements)

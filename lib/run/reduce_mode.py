@@ -23,7 +23,7 @@ from typing import Any, Callable
 from ..errors import EXIT_OK
 from ..reduce.case import ReduceError, ReduceInput, read_input
 from ..reduce.check import Checker, requirements
-from ..reduce.mtrcase import WrongResultCheck, digest_query, report_text, test_text, write_case
+from ..reduce.mtrcase import WrongResultCheck, digest_query, report_text, case_text, write_case
 from ..reduce.reducer import Reducer, load_smallest
 from ..reduce.replay import replay
 from ..servers.codetree import CodeTree
@@ -145,7 +145,7 @@ def run_reduce(env: RunEnvironment) -> int:
     check = _wrong_result_check(env, case, checker, final)
     server_index = 1 if case.topology == "compare" and len(result.options) > 1 else 0
     options = list(result.options[server_index]) if result.options else []
-    written = write_case(out_dir, CASE_NAME, test_text(case, final, errors, check), options)
+    written = write_case(out_dir, CASE_NAME, case_text(case, final, errors, check), options)
     present, absent = _confirm(env, case, final, result.options, trials, work)
     details = case.finding.get("details", {})
     stack = "\n".join(details.get("raw_frames") or details.get("frames") or [])
