@@ -10,12 +10,15 @@ passes cut with (unit-tested alone).
    reducer.sh's single-threaded replay); kept when it still fails;
 3. ``connections``: ddmin over the connections (a connection's statements go
    or stay together);
+   ``verbs``: ddmin over the statements' kinds (every SELECT, every UPDATE...);
 4. ``shapes``: ddmin over statement shapes (every statement of one
    fingerprint goes or stays together): a long random load is mostly a few
    shapes repeated;
 5. ``statements``: ddmin over single statements (1-minimal: dropping any one
    statement left makes the failure go);
 6. ``rows``: ddmin over the rows of each multi-row INSERT;
+   ``merge``: consecutive INSERTs into one table joined into one multi-row INSERT,
+   when that still fails (fewer statements for the report);
 7. ``clauses``: each statement's ``WHERE``, ``ORDER BY``, ``LIMIT`` and
    ``GROUP BY`` clause dropped when the failure stays;
 8. ``literals``: each string literal tried as ``''``, each number as ``0`` or
@@ -55,6 +58,39 @@ def one_connection(statements: Sequence[Statement]) -> list[Statement]:
 def by_connections(statements: Sequence[Statement], fails: Fails) -> list[Statement]:
     """ddmin over the connections."""
     return ddmin_groups(statements, lambda s: s.conn, fails)
+
+
+def verb(sql: str) -> str:
+    """A statement's first keyword (SELECT, INSERT...), upper case."""
+    m = re.match(r"\s*(?:/\*.*?\*/\s*)*(\w+)", sql, re.S)
+    return m.group(1).upper() if m else ""
+
+
+def by_verbs(statements: Sequence[Statement], fails: Fails) -> list[Statement]:
+    """ddmin over the statements' kinds (every SELECT, every UPDATE...): the coarsest cut."""
+    return ddmin_groups(statements, lambda s: verb(s.sql), fails)
+
+
+def merged_inserts(statements: Sequence[Statement]) -> list[Statement]:
+    """Consecutive single-statement INSERTs of one connection with the same head (table
+    and columns) and no tail joined into one multi-row INSERT."""
+    out: list[Statement] = []
+    for stmt in statements:
+        split = insert_rows(stmt.sql)
+        if out and split is not None and not split[2].strip():
+            before = insert_rows(out[-1].sql)
+            if before is not None and not before[2].strip() and before[0] == split[0] \
+                    and out[-1].conn == stmt.conn:
+                out[-1] = replace(out[-1], sql=join_insert(before[0], before[1] + split[1], ""))
+                continue
+        out.append(stmt)
+    return out
+
+
+def by_merging(statements: Sequence[Statement], fails: Fails) -> list[Statement]:
+    """The INSERTs merged (:func:`merged_inserts`) when that still fails."""
+    merged = merged_inserts(statements)
+    return merged if len(merged) < len(statements) and fails(merged) else list(statements)
 
 
 def by_shapes(statements: Sequence[Statement], fails: Fails) -> list[Statement]:

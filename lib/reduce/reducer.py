@@ -77,8 +77,8 @@ def load_smallest(folder: str, case: ReduceInput) -> dict[str, Any] | None:
 class Reducer:
     """Runs the passes (module docstring) with a fails(statements, options) test."""
 
-    PASSES = ("truncate", "one-connection", "connections", "shapes", "statements", "rows",
-              "clauses", "literals", "statements-again", "options")
+    PASSES = ("truncate", "one-connection", "connections", "verbs", "shapes", "statements",
+              "rows", "merge", "clauses", "literals", "statements-again", "options")
 
     def __init__(self, case: ReduceInput, fails: Callable[..., bool], out_dir: str,
                  runs: Callable[[], int], progress: Callable[[int, int], None] | None = None,
@@ -92,6 +92,7 @@ class Reducer:
         self.statements = list(case.statements)
         self.options: tuple[tuple[str, ...], ...] = case.server_options
         self.done: list[str] = []
+        self._after_statements: list[Statement] = []
 
     def fails(self, statements: Sequence[Statement]) -> bool:
         """The test the passes use: the candidate with the current options; a smaller
@@ -122,9 +123,15 @@ class Reducer:
             return merged if len({x.conn for x in s}) > 1 and self.fails(merged) else s
         if name == "connections":
             return passes.by_connections(s, self.fails)
+        if name == "verbs":
+            return passes.by_verbs(s, self.fails)
+        if name == "merge":
+            return passes.by_merging(s, self.fails)
         if name == "shapes":
             return passes.by_shapes(s, self.fails)
-        if name in ("statements", "statements-again"):
+        if name == "statements-again":  # only when a later pass changed a statement
+            return s if s == self._after_statements else passes.by_statements(s, self.fails)
+        if name == "statements":
             return passes.by_statements(s, self.fails)
         if name == "rows":
             return passes.by_rows(s, self.fails)
@@ -168,6 +175,8 @@ class Reducer:
             result = self._pass(name)
             if len(result) <= len(self.statements):
                 self.statements = list(result)
+            if name == "statements":
+                self._after_statements = list(self.statements)
             self.done.append(name)
             self._save()
             record = PassRecord(name, before, len(self.statements), self.runs() - runs,

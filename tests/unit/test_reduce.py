@@ -219,3 +219,13 @@ def test_test_text_of_a_wrong_result_dies_on_the_wrong_digest():
     assert "if (!$kw_ok)" in text and "--die wrong result" in text
     assert digest_query("SELECT a, b FROM t", 2).startswith(
         "WITH kw_q(kw_c1, kw_c2) AS (SELECT a, b FROM t) SELECT MD5(")
+
+
+def test_verbs_and_merged_inserts():
+    assert passes.verb("  /* x */ select 1") == "SELECT"
+    stmts = [_s(1, "INSERT INTO t (v) VALUES (4)"), _s(2, "INSERT INTO t (v) VALUES (5)"),
+             _s(3, "INSERT INTO u (v) VALUES (6)"), _s(4, "INSERT INTO u (v) VALUES (7)", conn=2)]
+    merged = passes.merged_inserts(stmts)
+    assert [s.sql for s in merged] == ["INSERT INTO t (v) VALUES (4), (5)",
+                                       "INSERT INTO u (v) VALUES (6)",
+                                       "INSERT INTO u (v) VALUES (7)"]

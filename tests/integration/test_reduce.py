@@ -1,0 +1,131 @@
+"""--mode=reduce on real servers: the planted UDF crash (gcc-built, tests/fixtures/hunt/)
+buried in a small multi-connection trace is reduced -- interrupted once with SIGINT
+(nothing left running, the smallest case kept) and resumed -- to the statements it
+needs; the reduced case fails under kewpie --mode=mtr and under mysql-test-run and
+passes with the defect removed; the confirmation names both code trees.  Bad input: a
+folder that is no finding, a trace that does not reproduce (one ERROR line, exit 2,
+nothing left running).
+
+Covers: lib/run/reduce_mode.py, lib/reduce/, lib/run/mtr_lane.py
+"""
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+
+import pytest
+
+from tests.conftest import tagged
+from tests.fixtures.hunt.planted import build_plugin_dir, remove_plugin_dir
+from tests.fixtures.reduce.planted import (PLANTED, build_fixed_library, crash_trace,
+                                           write_finding)
+
+MTR_ROOT = "/usr/share/mysql/mysql-test"
+TREE_18 = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "trees", "10.11.18")
+
+
+@pytest.fixture(scope="module")
+def plugin_dir():
+    """A plugin directory holding the planted UDF (built with gcc now), removed after."""
+    path = build_plugin_dir()
+    yield path
+    remove_plugin_dir(path)
+
+
+def _errors(out):
+    return [l for l in out.splitlines() if " ERROR " in l]
+
+
+def _interrupt_after(kewpie, line_re, *args):
+    """Start kewpie, SIGINT it once a line matches; (exit status, output)."""
+    proc = kewpie.popen(*args)
+    seen = []
+    for line in proc.stdout:
+        seen.append(line)
+        if re.search(line_re, line):
+            proc.send_signal(signal.SIGINT)
+            break
+    rest, _ = proc.communicate(timeout=120)
+    return proc.returncode, "".join(seen) + rest
+
+
+def test_planted_crash_reduced_resumed_and_confirmed(kewpie, plugin_dir, tmp_path):
+    finding = write_finding(str(tmp_path / "t0001-1-crash-planted"), crash_trace(14, 2, 3),
+                            [f"--plugin-dir={plugin_dir}"])
+    out = str(tmp_path / "out")
+    args = ("--mode=reduce", finding, f"--reduce-out={out}")
+    code, text = _interrupt_after(kewpie, r"reduce: pass verbs:", *args)
+    assert code != 0 and not tagged(kewpie.workdir), text[-2000:]
+    saved = json.load(open(os.path.join(out, "smallest.json")))
+    assert "verbs" in saved["passes_done"] and len(saved["statements"]) < 20
+
+    proc = kewpie.run(*args, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert re.search(r"reduce: resuming from \d+ statements", proc.stdout)
+    figures = json.load(open(os.path.join(out, "reduce.json")))
+    assert figures["statements_in"] == 20 and figures["resumed"]
+    test = open(figures["test"]).read()
+    kept = [l for l in test.splitlines() if l.rstrip(";") in PLANTED or "kw_armed (v) VALUES" in l
+            or l.startswith("SELECT kw_planted")]
+    assert len(kept) == figures["statements_out"] <= 5, test  # the INSERTs merged into one
+    assert test.splitlines()[test.splitlines().index("SELECT kw_planted(COUNT(*)) FROM kw_armed;") + 1] == ""
+    present = " ".join(figures["present"])
+    assert "10.11.19" in present and (not os.path.isdir(TREE_18) or "10.11.18" in present)
+    report = open(figures["report"]).read()
+    assert "Signature: crash | signal 11 | frames: kw_planted" in report
+    assert "present in 10.11.19" in report
+
+    # the case under kewpie --mode=mtr and mysql-test-run: the planted library fails it,
+    # the fixed one passes it (a copy of the suite at a path without '-', which mtr's
+    # --suite cannot take)
+    suite_src = os.path.dirname(os.path.dirname(figures["test"]))
+    base = tempfile.mkdtemp(prefix="kwreduce", dir="/tmp")
+    os.chmod(base, 0o755)  # mariadb-test runs as the server's user
+    try:
+        suite = os.path.join(base, "kw_reduce")
+        shutil.copytree(suite_src, suite, symlinks=True)
+        fixed = os.path.join(suite, "plugin", "fixed")
+        build_fixed_library(fixed)
+        shutil.copy(os.path.join(suite, "t", "reduced.test"), os.path.join(suite, "t", "fixed.test"))
+        shutil.copy(os.path.join(suite, "r", "reduced.result"), os.path.join(suite, "r", "fixed.result"))
+        open(os.path.join(suite, "t", "reduced.opt"), "w").write(
+            f"--plugin-dir={os.path.join(suite, 'plugin')}\n")
+        open(os.path.join(suite, "t", "fixed.opt"), "w").write(f"--plugin-dir={fixed}\n")
+        mtr = kewpie.run("--mode=mtr", "--force", f"--suitepath={base}", "--suite=kw_reduce",
+                         "kw_reduce.reduced", "kw_reduce.fixed", timeout=240)
+        assert mtr.returncode == 1, mtr.stdout[-3000:]
+        assert re.search(r"kw_reduce\.reduced\s+\[ fail \]", mtr.stdout)
+        assert "Lost connection" in mtr.stdout
+        assert re.search(r"kw_reduce\.fixed\s+\[ pass \]", mtr.stdout), mtr.stdout[-3000:]
+        if os.path.isfile(os.path.join(MTR_ROOT, "mysql-test-run.pl")):
+            real = subprocess.run(["perl", "./mysql-test-run.pl", "--force", f"--suite={suite}",
+                                   f"--vardir={os.path.join(base, 'var')}", "reduced", "fixed"],
+                                  cwd=MTR_ROOT, capture_output=True, text=True, timeout=300)
+            assert real.returncode != 0, real.stdout[-3000:]
+            assert re.search(r"kw_reduce\.reduced\s+\[ fail \]", real.stdout), real.stdout[-3000:]
+            assert re.search(r"kw_reduce\.fixed\s+\[ pass \]", real.stdout), real.stdout[-3000:]
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def test_bad_input_one_error_exit_2(kewpie, plugin_dir, tmp_path):
+    nothing = tmp_path / "not_a_finding"
+    nothing.mkdir()
+    proc = kewpie.run("--mode=reduce", str(nothing))
+    assert proc.returncode == 2 and len(_errors(proc.stdout + proc.stderr)) == 1, proc.stdout
+    assert "not a finding folder" in proc.stdout + proc.stderr
+
+    # two rows only: the UDF never sees three, the trace does not crash
+    harmless = [(0, PLANTED[0]), (0, PLANTED[1]), (0, PLANTED[2]), (0, PLANTED[3]),
+                (0, "SELECT kw_planted(COUNT(*)) FROM kw_armed")]
+    finding = write_finding(str(tmp_path / "t0001-1-crash-harmless"), harmless,
+                            [f"--plugin-dir={plugin_dir}"])
+    proc = kewpie.run("--mode=reduce", finding)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 2 and len(_errors(out)) == 1, out[-3000:]
+    assert "does not reproduce the finding's signature" in out
+    assert not tagged(kewpie.workdir)
