@@ -20,8 +20,9 @@ import pytest
 
 from tests.conftest import tagged
 from tests.fixtures.hunt.planted import build_plugin_dir, remove_plugin_dir
-from tests.fixtures.reduce.planted import (PLANTED, build_fixed_library, crash_trace,
-                                           write_finding)
+from tests.fixtures.reduce.planted import (PLANTED, WRONG_OPTION, build_fixed_library,
+                                           crash_trace, wrong_result_trace, write_finding,
+                                           write_wrong_result_finding)
 
 MTR_ROOT = "/usr/share/mysql/mysql-test"
 TREE_18 = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
@@ -54,20 +55,20 @@ def _interrupt_after(kewpie, line_re, *args):
 
 
 def test_planted_crash_reduced_resumed_and_confirmed(kewpie, plugin_dir, tmp_path):
-    finding = write_finding(str(tmp_path / "t0001-1-crash-planted"), crash_trace(14, 2, 3),
+    finding = write_finding(str(tmp_path / "t0001-1-crash-planted"), crash_trace(10, 2, 3),
                             [f"--plugin-dir={plugin_dir}"])
     out = str(tmp_path / "out")
     args = ("--mode=reduce", finding, f"--reduce-out={out}")
     code, text = _interrupt_after(kewpie, r"reduce: pass verbs:", *args)
     assert code != 0 and not tagged(kewpie.workdir), text[-2000:]
     saved = json.load(open(os.path.join(out, "smallest.json")))
-    assert "verbs" in saved["passes_done"] and len(saved["statements"]) < 20
+    assert "verbs" in saved["passes_done"] and len(saved["statements"]) < 16
 
     proc = kewpie.run(*args, timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert re.search(r"reduce: resuming from \d+ statements", proc.stdout)
     figures = json.load(open(os.path.join(out, "reduce.json")))
-    assert figures["statements_in"] == 20 and figures["resumed"]
+    assert figures["statements_in"] == 16 and figures["resumed"]
     test = open(figures["test"]).read()
     kept = [l for l in test.splitlines() if l.rstrip(";") in PLANTED or "kw_armed (v) VALUES" in l
             or l.startswith("SELECT kw_planted")]
@@ -110,6 +111,34 @@ def test_planted_crash_reduced_resumed_and_confirmed(kewpie, plugin_dir, tmp_pat
             assert re.search(r"kw_reduce\.fixed\s+\[ pass \]", real.stdout), real.stdout[-3000:]
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+def test_planted_wrong_result_reduced_to_a_check_that_dies(kewpie, tmp_path):
+    finding = write_wrong_result_finding(str(tmp_path / "t0001-1-wrong-result-planted"),
+                                         wrong_result_trace(6, seed=2))
+    out = str(tmp_path / "out")
+    proc = kewpie.run("--mode=reduce", finding, f"--reduce-out={out}", timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    figures = json.load(open(os.path.join(out, "reduce.json")))
+    assert figures["statements_out"] <= 3 and figures["options"] == [[], [WRONG_OPTION]]
+    assert "--die wrong result" in open(figures["test"]).read()
+    base = tempfile.mkdtemp(prefix="kwreduce", dir="/tmp")
+    os.chmod(base, 0o755)  # mariadb-test runs as the server's user
+    try:
+        suite = os.path.join(base, "kw_reduce")
+        shutil.copytree(os.path.dirname(os.path.dirname(figures["test"])), suite)
+        assert open(os.path.join(suite, "t", "reduced.opt")).read().split() == [WRONG_OPTION]
+        # the defect removed: the same case without s1's option
+        shutil.copy(figures["test"], os.path.join(suite, "t", "fixed.test"))
+        shutil.copy(os.path.join(suite, "r", "reduced.result"), os.path.join(suite, "r", "fixed.result"))
+        mtr = kewpie.run("--mode=mtr", "--force", f"--suitepath={base}", "--suite=kw_reduce",
+                         "kw_reduce.reduced", "kw_reduce.fixed", timeout=240)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    assert mtr.returncode == 1, mtr.stdout[-3000:]
+    assert re.search(r"kw_reduce\.reduced\s+\[ fail \]", mtr.stdout)
+    assert re.search(r"mysqltest: At line \d+: wrong result: SELECT", mtr.stdout)
+    assert re.search(r"kw_reduce\.fixed\s+\[ pass \]", mtr.stdout), mtr.stdout[-3000:]
 
 
 def test_bad_input_one_error_exit_2(kewpie, plugin_dir, tmp_path):
