@@ -6,6 +6,9 @@ passes cut with (unit-tested alone).
 
 1. ``truncate``: statements sent after the failing one are dropped (a crash's
    in-flight statement, a wrong result's differing query) -- no test needed;
+   ``related``: the failing statements and the statements that mention one of
+   their names (tables, functions, columns), when that still fails: one
+   candidate that cuts a long random trace at once;
 2. ``one-connection``: every statement on one connection, in send order (as
    reducer.sh's single-threaded replay); kept when it still fails;
 3. ``connections``: ddmin over the connections (a connection's statements go
@@ -45,6 +48,39 @@ def truncate(statements: Sequence[Statement], failing: Sequence[Statement]) -> l
         return list(statements)
     last = max(s.seq for s in failing)
     return [s for s in statements if s.seq <= last]
+
+
+# words of SQL that name nothing: left out of a statement's names
+_SQL_WORDS = frozenset("""
+select from where and or not null is in exists if insert into values value update set delete
+create drop alter table function returns integer int bigint varchar char text soname
+aggregate real decimal string count sum min max avg limit order by group having as on join
+left right inner outer cross distinct all primary key unique index auto_increment default
+asc desc union like between case when then else end true false replace ignore with
+database schema view procedure trigger begin commit rollback start transaction lock
+unlock tables read write straight_join using natural engine innodb myisam memory aria
+""".split())
+_NAME_RE = re.compile(r"`([^`]+)`|\b([A-Za-z_][\w$]*)\b")
+
+
+def names(sql: str) -> set[str]:
+    """The names a statement mentions (tables, columns, functions...): its words that are
+    not SQL's own, lower case; strings and comments left out."""
+    text = re.sub(r"'(?:[^'\\]|\\.|'')*'|/\*.*?\*/", " ", sql, flags=re.S)
+    found = set()
+    for m in _NAME_RE.finditer(text):
+        word = (m.group(1) or m.group(2)).lower()
+        if word not in _SQL_WORDS:
+            found.add(word)
+    return found
+
+
+def related(statements: Sequence[Statement], failing: Sequence[Statement]) -> list[Statement]:
+    """The failing statements and every statement that mentions one of their names (the
+    statements they most likely need): one candidate that cuts a long trace at once."""
+    wanted = set().union(*(names(s.sql) for s in failing)) if failing else set()
+    seqs = {s.seq for s in failing}
+    return [s for s in statements if s.seq in seqs or names(s.sql) & wanted]
 
 
 def one_connection(statements: Sequence[Statement]) -> list[Statement]:

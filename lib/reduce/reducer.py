@@ -77,7 +77,7 @@ def load_smallest(folder: str, case: ReduceInput) -> dict[str, Any] | None:
 class Reducer:
     """Runs the passes (module docstring) with a fails(statements, options) test."""
 
-    PASSES = ("truncate", "one-connection", "connections", "verbs", "shapes", "statements",
+    PASSES = ("truncate", "related", "one-connection", "connections", "verbs", "shapes", "statements",
               "rows", "merge", "clauses", "literals", "statements-again", "options")
 
     def __init__(self, case: ReduceInput, fails: Callable[..., bool], out_dir: str,
@@ -118,6 +118,10 @@ class Reducer:
         s = self.statements
         if name == "truncate":
             return passes.truncate(s, self.case.failing)
+        if name == "related":
+            failing = {f.seq for f in self.case.failing}
+            kept = passes.related(s, [x for x in s if x.seq in failing])
+            return kept if len(kept) < len(s) and self.fails(kept) else s
         if name == "one-connection":
             merged = passes.one_connection(s)
             return merged if len({x.conn for x in s}) > 1 and self.fails(merged) else s

@@ -229,3 +229,12 @@ def test_verbs_and_merged_inserts():
     assert [s.sql for s in merged] == ["INSERT INTO t (v) VALUES (4), (5)",
                                        "INSERT INTO u (v) VALUES (6)",
                                        "INSERT INTO u (v) VALUES (7)"]
+
+
+def test_names_and_the_related_statements():
+    assert passes.names("SELECT kw_planted(COUNT(*)) FROM `kw_armed` WHERE b = 'x y'") == \
+        {"kw_planted", "kw_armed", "b"}
+    stmts = [_s(1, "CREATE TABLE kw_noise (a INT)"), _s(2, "CREATE TABLE kw_armed (v INT)"),
+             _s(3, "INSERT INTO kw_armed (v) VALUES (4)"), _s(4, "SELECT a FROM kw_noise"),
+             _s(5, "SELECT kw_planted(COUNT(*)) FROM kw_armed")]
+    assert [s.seq for s in passes.related(stmts, [stmts[-1]])] == [2, 3, 5]
