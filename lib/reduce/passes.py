@@ -75,12 +75,34 @@ def names(sql: str) -> set[str]:
     return found
 
 
+_BUILTINS = frozenset("""
+concat concat_ws rand ifnull coalesce substr substring length abs round floor ceil now md5
+sha1 cast convert upper lower trim greatest least date time year month day sleep char_length
+group_concat json_extract nullif hex unhex
+""".split())
+_OBJECT_RE = re.compile(r"\b(?:from|into|update|table|join|function|view|procedure|exists)\s+"
+                        r"(?:if\s+(?:not\s+)?exists\s+)?`?(\w+)`?|`?(\w+)`?\s*\(", re.I)
+
+
+def objects(sql: str) -> set[str]:
+    """The tables and functions a statement names (after FROM, INTO, UPDATE, TABLE,
+    JOIN..., or called), lower case; SQL's own words and built-in functions left out."""
+    text = re.sub(r"'(?:[^'\\]|\\.|'')*'|/\*.*?\*/", " ", sql, flags=re.S)
+    found = set()
+    for m in _OBJECT_RE.finditer(text):
+        word = (m.group(1) or m.group(2)).lower()
+        if word not in _SQL_WORDS and word not in _BUILTINS:
+            found.add(word)
+    return found
+
+
 def related(statements: Sequence[Statement], failing: Sequence[Statement]) -> list[Statement]:
-    """The failing statements and every statement that mentions one of their names (the
-    statements they most likely need): one candidate that cuts a long trace at once."""
-    wanted = set().union(*(names(s.sql) for s in failing)) if failing else set()
+    """The failing statements and every statement that names one of their tables or
+    functions (the statements they most likely need): one candidate that cuts a long
+    trace at once."""
+    wanted = set().union(*(objects(s.sql) for s in failing)) if failing else set()
     seqs = {s.seq for s in failing}
-    return [s for s in statements if s.seq in seqs or names(s.sql) & wanted]
+    return [s for s in statements if s.seq in seqs or objects(s.sql) & wanted]
 
 
 def one_connection(statements: Sequence[Statement]) -> list[Statement]:

@@ -238,3 +238,7 @@ def test_names_and_the_related_statements():
              _s(3, "INSERT INTO kw_armed (v) VALUES (4)"), _s(4, "SELECT a FROM kw_noise"),
              _s(5, "SELECT kw_planted(COUNT(*)) FROM kw_armed")]
     assert [s.seq for s in passes.related(stmts, [stmts[-1]])] == [2, 3, 5]
+    assert passes.objects("SELECT id, CONCAT('v=', v / 3) FROM kw_diff WHERE id = 2") == {"kw_diff"}
+    assert passes.objects("CREATE FUNCTION IF NOT EXISTS kw_planted RETURNS INTEGER "
+                          "SONAME 'kw_planted.so'") == {"kw_planted"}
+    assert passes.objects("INSERT INTO kw_armed (v) VALUES (4)") == {"kw_armed"}
