@@ -43,6 +43,9 @@ TRANSFORMERS = ("Distinct", "ExecuteAsDerived", "ExecuteAsView", "ExecuteAsPrepa
 MAX_ROWS_SHOWN = 20
 # errors that depend on timing, not on the server's answer to the query
 TIMING_ERRORS = frozenset({1205, 1213, 1317, 1028, 3024, 1969, 1180, 1181})
+# a result the driver could not decode (not valid in the connection's character set):
+# not compared
+UNDECODABLE = -2
 _SELECT_RE = re.compile(r"^[\s(]*SELECT\b", re.I)
 _READONLY_RE = re.compile(r"^[\s/*!0-9(]*(EXPLAIN|SELECT|SHOW|DESC|DESCRIBE|ANALYZE|CHECK|"
                           r"CHECKSUM|ALTER|LOAD\s+INDEX|CACHE\s+INDEX)\b", re.I)
@@ -151,6 +154,27 @@ def run_statement(cur: pymysql.cursors.Cursor, sql: str, label: str) -> Outcome:
     except pymysql.MySQLError as exc:
         code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else 0
         return Outcome(label, error=code, message=str(exc.args[1]) if len(exc.args) > 1 else str(exc))
+    except UnicodeDecodeError as exc:
+        # PyMySQL stops reading the result at a value it cannot decode; the rest is
+        # still on the socket: reopen the connection (its session starts afresh)
+        reopened = _reopen(cur.connection)
+        return Outcome(label, error=UNDECODABLE,
+                       message=f"a value the driver cannot decode ({exc.reason}); "
+                               + ("the connection was reopened" if reopened else
+                                  "the connection could not be reopened"))
+
+
+def _reopen(conn: pymysql.connections.Connection) -> bool:
+    """Close and reopen a connection left out of step; False when it cannot reconnect."""
+    try:
+        conn.close()
+    except Exception:  # noqa: BLE001 - out of step: any error is expected
+        pass
+    try:
+        conn.connect()
+    except pymysql.MySQLError:
+        return False
+    return True
 
 
 def compare_outcomes(first: Outcome, other: Outcome) -> str:
@@ -242,7 +266,8 @@ class Validators:
     def _compare(self, sql: str, first: Outcome) -> bool:
         others = [run_statement(c, sql, label) for label, c in self.cursors]
         if not comparable(sql) or first.error in TIMING_ERRORS or \
-                any(o.error in TIMING_ERRORS or o.error == 1064 for o in others) or first.error == 1064:
+                any(o.error in TIMING_ERRORS or o.error in (1064, UNDECODABLE) for o in others) or \
+                first.error in (1064, UNDECODABLE):
             return True
         for other in others:
             kind = compare_outcomes(first, other)

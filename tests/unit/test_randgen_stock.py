@@ -23,8 +23,9 @@ from lib.randgen.offline import block_factory, offline_generators
 from lib.randgen.perl_coprocess import find_perl
 from lib.randgen.perl_randgen import EXIT_NAMES, map_exit_code, options_to_args, resolve_for_perl
 from lib.randgen.perl_subset import PerlState, compile_block
-from lib.randgen.validators import (Outcome, compare_outcomes, normalise_names, same_rows,
-                                    transform, transformable)
+from lib.randgen.validators import (UNDECODABLE, Outcome, Validators, compare_outcomes,
+                                    normalise_names, run_statement, same_rows, transform,
+                                    transformable)
 
 needs_perl = pytest.mark.skipif(find_perl() is None, reason="no perl with JSON::PP")
 
@@ -230,6 +231,33 @@ def test_comparator_outcomes():
     assert compare_outcomes(Outcome("s1", affected=1), Outcome("s2", affected=0)) == "length"
     assert same_rows([("0.33333",)], [("0.3333",)])        # randgen compares 4 decimals
     assert not same_rows([("0.3333",)], [("0",)])
+
+
+def test_an_undecodable_result_reopens_the_connection_and_is_not_compared():
+    class Conn:
+        def __init__(self):
+            self.calls = []
+
+        def close(self):
+            self.calls.append("close")
+
+        def connect(self):
+            self.calls.append("connect")
+
+    class Cursor:
+        def __init__(self):
+            self.connection = Conn()
+
+        def execute(self, sql):
+            raise UnicodeDecodeError("utf-8", b"\xed", 0, 1, "invalid continuation byte")
+
+    cur = Cursor()
+    got = run_statement(cur, "SELECT c FROM t", "s1")
+    assert got.error == UNDECODABLE and "reopened" in got.message
+    assert cur.connection.calls == ["close", "connect"]
+    checker = Validators(["ResultsetComparator"], [], [("s2", cur)], 1,
+                         lambda *a: pytest.fail("an undecodable result is not a difference"))
+    assert checker.check(cur, "SELECT c FROM t", Outcome("s1", rows=[("x",)]))
 
 
 def test_transformers_rewrite_selects_only():

@@ -23,7 +23,8 @@ from lib.errors import KewpieError, UsageError
 from lib.hunt.wrongresult import (DifferentialOracle, NoRECOracle, OracleSetupError, TLPOracle,
                                   UnknownOracleError, WrongResult, WrongResultOracle,
                                   query_shape, wrong_result_oracles)
-from lib.hunt.wrongresult.execute import Outcome, error_kind, run_query
+from lib.hunt.wrongresult.execute import (STATEMENT_TIMEOUT, UNDECODABLE, Outcome, error_kind,
+                                          run_query)
 from lib.hunt.wrongresult.generator import KNOWN_BUGS, GeneratorOptions, Scope, SqlGenerator
 from lib.hunt.wrongresult.oracle import Check
 from lib.hunt.wrongresult.result import (multiset_difference, render_row, render_rows,
@@ -348,6 +349,30 @@ def test_run_query_raises_non_sql_errors():
             return ValueError("a bug")
     with pytest.raises(ValueError):
         run_query(Broken(), "SELECT 1")
+
+
+def test_an_undecodable_result_is_skipped_and_the_connection_reopened():
+    undecodable = UnicodeDecodeError("utf-8", b"\xed", 0, 1, "invalid continuation byte")
+
+    class Reopening(ScriptedConnection):
+        def __init__(self):
+            super().__init__(error=undecodable)
+            self.reopened = 0
+
+        def close(self):
+            self.log.append("close")
+
+        def connect(self):
+            self.reopened += 1
+            self.error = None  # the fresh session answers
+
+    conn = Reopening()
+    got = run_query(conn, "SELECT c FROM t")
+    assert got.failed and got.error == UNDECODABLE and "reopened" in got.message
+    assert conn.reopened == 1 and conn.log[-3:] == [
+        "SELECT c FROM t", "close", f"SET SESSION max_statement_time = {STATEMENT_TIMEOUT:g}"]
+    assert error_kind(UNDECODABLE) == "expected"
+    assert run_query(conn, "SELECT c FROM t").rows == ((1,),)
 
 
 # ---------------------------------------------------------------- names

@@ -35,6 +35,10 @@ GENERATOR_ERROR_CODES = frozenset({
     1582, 1583, 1584,  # wrong parameter count / parameters to a native function
 })
 TIMEOUT_ERROR_CODES = frozenset({1969, 1317, 3024, 1028})
+# a result set the driver could not decode (a value not valid in the connection's
+# character set): an expected error, the check is skipped
+UNDECODABLE = -2
+STATEMENT_TIMEOUT = 10.0   # seconds: max_statement_time of every generated statement
 DRIVER_MODULES = frozenset({"pymysql", "MySQLdb", "_mysql_exceptions"})
 
 
@@ -92,6 +96,10 @@ def run_query(conn: Connection, sql: str) -> Outcome:
                 if cur.description:
                     cur.fetchall()
         return Outcome(rows)
+    except UnicodeDecodeError as exc:
+        reopen(conn)
+        return Outcome(None, UNDECODABLE, f"a value the driver cannot decode ({exc.reason} at "
+                                          f"byte {exc.start}); the connection was reopened")
     except Exception as exc:  # DB-API errors differ by driver: sorted by code below
         code = error_code(exc)
         if _is_lost(exc, code):
@@ -100,3 +108,24 @@ def run_query(conn: Connection, sql: str) -> Outcome:
             raise  # not an SQL error: a bug, shown as one
         message = str(exc.args[1]) if len(getattr(exc, "args", ())) > 1 else str(exc)
         return Outcome(None, code or -1, message)
+
+
+def reopen(conn: Connection) -> None:
+    """Close and reopen a PyMySQL connection whose result set could not be decoded.
+
+    PyMySQL stops reading a result set at the first value it cannot decode, and
+    the rest of it stays on the socket: the next statement would read it.  The
+    connection is reopened (same account and schema; the session starts with
+    ``max_statement_time`` at :data:`STATEMENT_TIMEOUT`); ServerLostError when
+    that fails."""
+    try:
+        conn.close()  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001 - the connection is out of step: any error is expected
+        pass
+    try:
+        conn.connect()  # type: ignore[attr-defined]
+        with conn.cursor() as cur:
+            cur.execute(f"SET SESSION max_statement_time = {STATEMENT_TIMEOUT:g}")
+    except Exception as exc:  # noqa: BLE001 - DB-API errors differ by driver
+        raise ServerLostError(f"cannot reopen the connection after an undecodable result: "
+                              f"{exc}") from exc

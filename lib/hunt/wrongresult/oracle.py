@@ -31,13 +31,12 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, Sequence, runtime_checkable
 
 from .errors import OracleSetupError, ServerLostError
-from .execute import Connection, Outcome, error_kind, run_query
+from .execute import STATEMENT_TIMEOUT, Connection, Outcome, error_kind, run_query
 from .generator import GeneratorOptions, SqlGenerator
 from .result import WrongResult
 from .schema import TableInfo, Tables, shape_names, tables_from
 from .shape import query_shape
 
-STATEMENT_TIMEOUT = 10.0   # seconds: max_statement_time of every generated statement
 COUNT_CAP = 1_000_000      # row counts are read up to this many rows
 MAX_SAMPLES = 5            # generator-error messages kept in the statistics
 
