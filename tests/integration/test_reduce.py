@@ -2,7 +2,9 @@
 buried in a small multi-connection trace is reduced -- interrupted once with SIGINT
 (nothing left running, the smallest case kept) and resumed -- to the statements it
 needs; the reduced case fails under kewpie --mode=mtr and under mysql-test-run and
-passes with the defect removed; the confirmation names both code trees.  Bad input: a
+passes with the defect removed; the confirmation names both code trees.  A planted
+differential wrong result (s1 with another div_precision_increment) is reduced to a
+check that dies under both tools and passes without s1's option.  Bad input: a
 folder that is no finding, a trace that does not reproduce (one ERROR line, exit 2,
 nothing left running).
 
@@ -133,8 +135,18 @@ def test_planted_wrong_result_reduced_to_a_check_that_dies(kewpie, tmp_path):
         shutil.copy(os.path.join(suite, "r", "reduced.result"), os.path.join(suite, "r", "fixed.result"))
         mtr = kewpie.run("--mode=mtr", "--force", f"--suitepath={base}", "--suite=kw_reduce",
                          "kw_reduce.reduced", "kw_reduce.fixed", timeout=240)
+        real = None
+        if os.path.isfile(os.path.join(MTR_ROOT, "mysql-test-run.pl")):
+            real = subprocess.run(["perl", "./mysql-test-run.pl", "--force", f"--suite={suite}",
+                                   f"--vardir={os.path.join(base, 'var')}", "reduced", "fixed"],
+                                  cwd=MTR_ROOT, capture_output=True, text=True, timeout=300)
     finally:
         shutil.rmtree(base, ignore_errors=True)
+    if real is not None:
+        assert real.returncode != 0, real.stdout[-3000:]
+        assert re.search(r"kw_reduce\.reduced\s+\[ fail \]", real.stdout), real.stdout[-3000:]
+        assert "wrong result: SELECT" in real.stdout
+        assert re.search(r"kw_reduce\.fixed\s+\[ pass \]", real.stdout), real.stdout[-3000:]
     assert mtr.returncode == 1, mtr.stdout[-3000:]
     assert re.search(r"kw_reduce\.reduced\s+\[ fail \]", mtr.stdout)
     assert re.search(r"mysqltest: At line \d+: wrong result: SELECT", mtr.stdout)
