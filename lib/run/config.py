@@ -97,6 +97,12 @@ class RunConfig:
     big_test: bool = False      # --mode=mtr: also run big tests (mtr --big-test)
     mysqltest_protocols: tuple[str, ...] = ()  # --mode=mtr: e.g. ("--ps-protocol",), as mtr
     reorder: bool = True        # --mode=mtr: group cases by servers (mtr's default; --no-reorder)
+    xml_report: str = ""        # --mode=mtr: --xml-report PATH, mtr's JUnit dialect
+    # the results history (docs/history.md)
+    history: bool = True        # record this run (--no-history: not)
+    history_path: str = ""      # --history PATH ('' = WORKDIR/history.sqlite)
+    history_dsn: str = ""       # --history-dsn mysql://user:password@host:port/database
+    history_labels: tuple[tuple[str, str], ...] = ()  # --label KEY=VALUE
 
 
 def default(name: str) -> Any:

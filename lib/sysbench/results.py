@@ -1,95 +1,63 @@
-"""The results database: SQLite in the workdir by default, or a MySQL-family server."""
+"""Sweeps and their baselines in the results history (lib/history/sweeps.py).
+
+The sweeps' results database is one with the test results' history: the same store
+(``WORKDIR/history.sqlite``, ``--history PATH`` or ``--history-dsn``), reached
+through SQLAlchemy; an old ``results.sqlite`` opens as a store (upgraded in place) or
+is copied into one (``import_legacy``).  This module turns a :class:`SweepResult`
+into the store's rows and back.
+"""
 from __future__ import annotations
 
-import json
-import sqlite3
-import time
 from typing import Any
-from urllib.parse import unquote, urlparse
 
-import pymysql
+from sqlalchemy.engine import Engine
 
-from ..errors import UsageError
+from ..history.store import open_engine
+from ..history.target import StoreTarget
+from ..history.sweeps import SweepStore
 from .parse import Interval, SysbenchResult
 from .sweep import RunRecord, SweepResult, SweepSpec
 
-RUN_COLUMNS = ("basedir", "version", "value", "threads", "rep", "tps", "qps", "lat_avg",
-               "lat_pct", "errors", "reconnects", "result")
+
+def _run_row(run: RunRecord) -> dict[str, Any]:
+    r = run.result
+    return {"basedir": run.basedir, "version": run.version, "value": run.value,
+            "threads": run.threads, "rep": run.repeat, "tps": r.tps, "qps": r.qps,
+            "lat_avg": r.latency_avg_ms, "lat_pct": r.latency_pct_ms, "errors": r.errors,
+            "reconnects": r.reconnects, "result": r.to_dict()}
 
 
 class ResultsDB:
     """Stores sweeps and their runs; finds baselines."""
 
-    def __init__(self, sqlite_path: str | None = None, dsn: str | None = None) -> None:
-        if dsn:
-            url = urlparse(dsn)
-            if url.scheme not in ("mysql", "mariadb"):
-                raise UsageError(f"--results-db-dsn {dsn}: expected mysql://user:pass@host:port/db")
-            self.conn: Any = pymysql.connect(host=url.hostname or "127.0.0.1", port=url.port or 3306,
-                                             user=unquote(url.username or "root"),
-                                             password=unquote(url.password or ""),
-                                             database=url.path.lstrip("/") or None, autocommit=True)
-            self.mark, key = "%s", "INTEGER PRIMARY KEY AUTO_INCREMENT"
-        else:
-            self.conn = sqlite3.connect(sqlite_path or ":memory:")
-            self.mark, key = "?", "INTEGER PRIMARY KEY AUTOINCREMENT"
-        cur = self.conn.cursor()
-        cur.execute(f"CREATE TABLE IF NOT EXISTS kewpie_sweeps (id {key}, name VARCHAR(200), "
-                    "label VARCHAR(200), context_key VARCHAR(64), created VARCHAR(32), "
-                    "spec TEXT, context TEXT)")
-        cur.execute(f"CREATE TABLE IF NOT EXISTS kewpie_runs (id {key}, sweep_id INTEGER, "
-                    "basedir TEXT, version VARCHAR(100), value VARCHAR(100), threads INTEGER, "
-                    "rep INTEGER, tps DOUBLE PRECISION, qps DOUBLE PRECISION, "
-                    "lat_avg DOUBLE PRECISION, lat_pct DOUBLE PRECISION, errors INTEGER, "
-                    "reconnects INTEGER, result TEXT)")
-        self.conn.commit()
+    def __init__(self, sqlite_path: str | None = None, dsn: str | None = None,
+                 engine: Engine | None = None) -> None:
+        """The store of engine, else of dsn (a server) or sqlite_path (created when
+        missing); HistoryError when it cannot be reached, HistoryUsageError for a
+        malformed DSN."""
+        if engine is None:
+            target = StoreTarget.choose(sqlite_path or "", dsn or "", ".")
+            engine = open_engine(target, writer=True, create=True)
+        self.store = SweepStore(engine)
 
-    def _sql(self, text: str) -> str:
-        return text.replace("?", self.mark)
-
-    def save(self, sweep: SweepResult, label: str) -> int:
-        """Store a sweep and its runs; return its id."""
-        cur = self.conn.cursor()
-        cur.execute(self._sql("INSERT INTO kewpie_sweeps (name, label, context_key, created, spec, "
-                              "context) VALUES (?, ?, ?, ?, ?, ?)"),
-                    (sweep.spec.name, label, sweep.context.get("key", ""),
-                     time.strftime("%Y-%m-%dT%H:%M:%S"), json.dumps(sweep.spec.to_dict()),
-                     json.dumps(sweep.context)))
-        sweep_id = cur.lastrowid
-        for run in sweep.runs:
-            r = run.result
-            cur.execute(self._sql(f"INSERT INTO kewpie_runs (sweep_id, {', '.join(RUN_COLUMNS)}) "
-                                  f"VALUES (?, {', '.join('?' * len(RUN_COLUMNS))})"),
-                        (sweep_id, run.basedir, run.version, str(run.value), run.threads, run.repeat,
-                         r.tps, r.qps, r.latency_avg_ms, r.latency_pct_ms, r.errors, r.reconnects,
-                         json.dumps(r.to_dict())))
-        self.conn.commit()
-        return int(sweep_id)
+    def save(self, sweep: SweepResult, label: str, run_id: int | None = None) -> int:
+        """Store a sweep and its runs (run_id: the history run that measured it); its id."""
+        return self.store.save(sweep.spec.name, label, str(sweep.context.get("key", "")),
+                               sweep.spec.to_dict(), sweep.context,
+                               [_run_row(run) for run in sweep.runs], run_id=run_id)
 
     def find(self, baseline: str, context_key: str, exclude_id: int | None = None) -> int | None:
         """The id of the baseline: the newest sweep labelled baseline, or with
         baseline == 'last', the newest other sweep with the same context."""
-        cur = self.conn.cursor()
-        if baseline == "last":
-            cur.execute(self._sql("SELECT id FROM kewpie_sweeps WHERE context_key = ? AND id <> ? "
-                                  "ORDER BY id DESC LIMIT 1"), (context_key, exclude_id or -1))
-        else:
-            cur.execute(self._sql("SELECT id FROM kewpie_sweeps WHERE label = ? AND id <> ? "
-                                  "ORDER BY id DESC LIMIT 1"), (baseline, exclude_id or -1))
-        row = cur.fetchone()
-        return int(row[0]) if row else None
+        return self.store.find(baseline, context_key, exclude_id)
 
     def load(self, sweep_id: int) -> SweepResult:
         """A stored sweep with its runs."""
-        cur = self.conn.cursor()
-        cur.execute(self._sql("SELECT spec, context FROM kewpie_sweeps WHERE id = ?"), (sweep_id,))
-        spec_text, context_text = cur.fetchone()
-        sweep = SweepResult(SweepSpec(**json.loads(spec_text)), json.loads(context_text))
-        cur.execute(self._sql(f"SELECT {', '.join(RUN_COLUMNS)} FROM kewpie_runs WHERE sweep_id = ? "
-                              "ORDER BY id"), (sweep_id,))
-        for basedir, version, value, threads, rep, *_rest, result in cur.fetchall():
-            raw = json.loads(result)
+        stored = self.store.load(sweep_id)
+        sweep = SweepResult(SweepSpec(**stored.spec), stored.context)
+        for run in stored.runs:
+            raw = dict(run["result"])
             raw["intervals"] = [Interval(**i) for i in raw.get("intervals", [])]
-            sweep.runs.append(RunRecord(basedir, version, value, threads, rep, SysbenchResult(**raw)))
+            sweep.runs.append(RunRecord(run["basedir"], run["version"], run["value"],
+                                        run["threads"], run["rep"], SysbenchResult(**raw)))
         return sweep
-
