@@ -20,6 +20,7 @@ from sqlalchemy.engine import Engine
 
 from .errors import HistoryUsageError
 from .patterns import parse_when
+from .records import headline
 from .queries import (DEFAULT_WINDOW_RUNS, STATUS_CHOICES, FlakyRow, ResultRow, SearchFilter,
                       Window, flaky, recent_runs, run_detail, search, slowest, timeline,
                       unstable)
@@ -163,7 +164,7 @@ def _when(at: datetime | None) -> str:
 
 
 def _first(text: str, width: int = 80) -> str:
-    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    line = headline(text)
     return line if len(line) <= width else line[:width - 3] + "..."
 
 

@@ -23,6 +23,7 @@ SIGNATURE_CHARS = 255
 LABEL_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}")
 # labels that set a run's own fields instead of going to its labels
 RUN_FIELD_LABELS = ("branch", "revision", "job", "build", "build_url", "platform")
+EXCEPTION_LINE = re.compile(r"^[\w.]*(Error|Exception|Failure|Timeout|Interrupt)\b[^:]*: ")
 NATIVE_COMBINATION = re.compile(r"^(?P<test>\S+) '(?P<combination>[^']*)'$")
 
 
@@ -140,6 +141,19 @@ def first_lines(text: str, lines: int = FAILURE_LINES, chars: int = FAILURE_CHAR
     kept = [line.rstrip() for line in text.strip().splitlines()[:lines]]
     out = "\n".join(kept)
     return out if len(out) <= chars else out[:chars - 3] + "..."
+
+
+def headline(text: str) -> str:
+    """The line that says what went wrong: the first exception line (``AssertionError:
+    ...``), else the first line that is neither a header (``test:``) nor a traceback's."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    for line in lines:
+        if EXCEPTION_LINE.match(line):
+            return line
+    for line in lines:
+        if not line.endswith(":") and not line.startswith(("Traceback", "File ")):
+            return line
+    return lines[0] if lines else ""
 
 
 def parse_label(text: str) -> tuple[str, str]:

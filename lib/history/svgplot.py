@@ -97,7 +97,7 @@ def line_plot(series: Sequence[Series], title: str = "", x_label: str = "", y_la
               log2_x: bool = False) -> Plot:
     """A line plot of series: y from zero, x linear (or log2), with nice ticks;
     x_labels names the x ticks (and only those are drawn) when given."""
-    plot = Plot(width, height, 64, 16, 28 if title else 12, 40, title, x_label, y_label)
+    plot = Plot(width, height, 64, 44, 28 if title else 12, 40, title, x_label, y_label)
     xs = [x for s in series for x, _ in s.points]
     ys = [y for s in series for _, y in s.points]
     if not xs:

@@ -22,6 +22,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from .errors import HistoryUsageError
 from .patterns import parse_when
+from .records import headline
 from .queries import (STATUS_CHOICES, SearchFilter, Window, flaky, recent_runs, run_detail,
                       search, slowest, test_records, timeline)
 from .svgplot import Series, line_plot, strip, time_plot
@@ -224,8 +225,8 @@ def fmt_time(at: datetime | None) -> str:
 
 
 def first_line(text: str) -> str:
-    """A failure's first non-empty line."""
-    return next((ln.strip() for ln in (text or "").splitlines() if ln.strip()), "")
+    """A failure's line that says what went wrong (its headline)."""
+    return headline(text or "")
 
 
 def create_app(engine: Engine) -> Flask:
