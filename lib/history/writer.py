@@ -73,12 +73,15 @@ class HistoryWriter:
     # ------------------------------------------------------------------ the API
     def record_result(self, test: str, status: str, duration_ms: int = 0, combination: str = "",
                       attempts: int = 1, failure: str = "", signature: str = "",
-                      evidence: str = "", bot: str = "") -> ResultRecord:
-        """Record one result (statuses: pass, flaky, fail, skipped, timeout); returns it.
-        HistoryUsageError for an unknown status; nothing else is raised."""
+                      evidence: str = "", bot: str = "",
+                      finished_at: datetime | None = None) -> ResultRecord:
+        """Record one result (statuses: pass, flaky, fail, skipped, timeout; finished_at
+        in UTC, now by default); returns it.  HistoryUsageError for an unknown status;
+        nothing else is raised."""
         record = ResultRecord(test=test, status=status, duration_ms=duration_ms,
                               combination=combination, attempts=attempts, failure=failure,
-                              signature=signature, evidence=evidence, bot=bot)
+                              signature=signature, evidence=evidence, bot=bot,
+                              finished_at=finished_at or utcnow())
         self.record(record)
         return record
 
