@@ -89,8 +89,10 @@ results = Table(
     Column("evidence", _text(), nullable=False, default=""),
     # one row per (run, bot, seq): a spooled result sent twice is stored once
     Index("ux_history_results_seq", "run_id", "bot", "seq", unique=True),
-    # the search: failures newest first; a test's timeline; a finding's other sightings
+    # the search: failures newest first (every status newest first); a test's timeline; a
+    # finding's other sightings
     Index("ix_history_results_failing", "failing", "finished_at"),
+    Index("ix_history_results_finished", "finished_at"),
     Index("ix_history_results_test", "test", "finished_at"),
     Index("ix_history_results_signature", "signature", "finished_at"),
 )
