@@ -19,13 +19,14 @@ from typing import Any, Sequence
 from sqlalchemy import ColumnElement, Select, and_, case, func, select, true
 from sqlalchemy.engine import Connection, Row
 
-from .patterns import check, matches
+from .patterns import check, has_wildcards, literal_prefix, matches, prefix_range
 from .records import FAILING, utcnow
 from .schema import results, runs
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 1000
 DEFAULT_WINDOW_RUNS = 50
+RANGE_ROWS = 5000  # a test prefix with more results than this is searched newest first
 STATUS_CHOICES = ("failing", "all", "fail", "timeout", "flaky", "pass", "skipped")
 
 
@@ -112,6 +113,17 @@ def _status_condition(status: str) -> ColumnElement[bool] | None:
     return results.c.status == status
 
 
+def _narrow(conn: Connection, pattern: str) -> bool:
+    """Whether a test pattern's prefix names few enough results to read them all and sort
+    them (else the search walks results newest first until a page is found)."""
+    prefix = literal_prefix(pattern)
+    if not prefix or not has_wildcards(pattern):
+        return True
+    rows = select(results.c.id).where(prefix_range(results.c.test, prefix)).limit(RANGE_ROWS + 1)
+    return int(conn.execute(select(func.count()).select_from(rows.subquery())).scalar_one()) \
+        <= RANGE_ROWS
+
+
 def search(conn: Connection, f: SearchFilter) -> list[ResultRow]:
     """The cross-reference: results matching f, newest first (f.limit from f.offset)."""
     conditions: list[ColumnElement[bool]] = []
@@ -119,7 +131,7 @@ def search(conn: Connection, f: SearchFilter) -> list[ResultRow]:
     if status is not None:
         conditions.append(status)
     if f.test:
-        conditions.append(matches(results.c.test, f.test))
+        conditions.append(matches(results.c.test, f.test, use_range=_narrow(conn, f.test)))
     if f.failure:
         conditions.append(matches(results.c.failure, f.failure, anywhere=True))
     if f.signature:
