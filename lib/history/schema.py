@@ -97,7 +97,6 @@ results = Table(
     Index("ix_history_results_signature", "signature", "finished_at"),
 )
 
-
 shard_cuts = Table(
     "history_shard_cuts", metadata,
     Column("build_key", String(255), primary_key=True),

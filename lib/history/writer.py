@@ -34,7 +34,7 @@ from .spool import Spool, claim, pending, read
 from .target import StoreTarget
 
 if TYPE_CHECKING:
-    from sqlalchemy.engine import Engine
+    from sqlalchemy.engine import Connection, Engine
 
 CLOSE_WAIT = 60.0
 BATCH = 500
@@ -63,6 +63,7 @@ class HistoryWriter:
         self.sent = 0
         self.warned = ""
         self._engine: "Engine | None" = None
+        self._conn: "Connection | None" = None  # held for the run: no checkout per batch
         self._queue: "queue.SimpleQueue[ResultRecord | _End]" = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -182,9 +183,10 @@ class HistoryWriter:
             from .store import open_engine
             from .writes import insert_run
             self._engine = open_engine(self.target, writer=True, create=True)
+            self._conn = self._engine.connect()
             self._send_spooled()
-            with self._engine.begin() as conn:
-                self.run_id = insert_run(conn, self.run)
+            with self._conn.begin():
+                self.run_id = insert_run(self._conn, self.run)
             return True
         except HistoryError as exc:
             self._warn(str(exc).split(": ", 1)[-1])
@@ -194,12 +196,12 @@ class HistoryWriter:
 
     def _handle(self, batch: list[ResultRecord]) -> None:
         """Store a batch of results, or spool it."""
-        if not self.warned and self._open() and self._engine is not None:
+        if not self.warned and self._open() and self._conn is not None:
             try:
                 from .writes import insert_results
-                with self._engine.begin() as conn:
+                with self._conn.begin():
                     assert self.run_id is not None
-                    self.sent += insert_results(conn, self.run_id, batch)
+                    self.sent += insert_results(self._conn, self.run_id, batch)
                 return
             except Exception as exc:  # noqa: BLE001 - spooled instead, never a failed run
                 self._warn(_describe(exc))
@@ -215,12 +217,12 @@ class HistoryWriter:
     def _finish(self, end: _End) -> None:
         """Record the end in the store (or the spool), then let the engine go."""
         try:
-            if not self.warned and self._open() and self._engine is not None:
+            if not self.warned and self._open() and self._conn is not None:
                 try:
                     from .writes import end_run
-                    with self._engine.begin() as conn:
+                    with self._conn.begin():
                         assert self.run_id is not None
-                        end_run(conn, self.run_id, end.ended_at, end.exit_code)
+                        end_run(self._conn, self.run_id, end.ended_at, end.exit_code)
                     return
                 except Exception as exc:  # noqa: BLE001 - spooled instead
                     self._warn(_describe(exc))
@@ -230,6 +232,12 @@ class HistoryWriter:
                 except OSError as exc:
                     self.log.debug("history spool %s: %s", self.spool.path, exc)
         finally:
+            if self._conn is not None:
+                try:
+                    self._conn.close()
+                except Exception:  # noqa: BLE001 - a connection the store already dropped
+                    pass
+                self._conn = None
             if self._engine is not None:
                 self._engine.dispose()
 
@@ -245,7 +253,8 @@ class HistoryWriter:
     def _send_spooled(self) -> None:
         """Send what earlier runs of this workdir kept while the store was down."""
         from .writes import end_run, insert_results, insert_run
-        assert self._engine is not None
+        conn = self._conn
+        assert conn is not None
         for path in pending(self.spool.directory, skip=self.run.uuid):
             claimed = claim(path)
             if claimed is None:
@@ -253,7 +262,7 @@ class HistoryWriter:
             try:
                 spooled = read(claimed)
                 if spooled is not None:
-                    with self._engine.begin() as conn:
+                    with conn.begin():
                         run_id = insert_run(conn, spooled.run)
                         count = insert_results(conn, run_id, spooled.results, skip_stored=True)
                         if spooled.ended_at is not None:

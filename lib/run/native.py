@@ -66,8 +66,8 @@ def _run_tests(env: RunEnvironment, specs: list[TestSpec],
     config, log = env.config, env.log
     timings = Timings(env.workdir.timings_file)
     specs = apply_shard(config, specs, log)
-    if not config.timings_file:  # longest first, by the history where this workdir has no time
-        timings.fill(history_weights(config, for_shard=False) or {})
+    if not config.timings_file and any(s.full_name not in timings.ms for s in specs):
+        timings.fill(history_weights(config, for_shard=False) or {})  # longest first
     queue = [spec for spec in specs for _ in range(max(1, config.repeat))]
     bots = max(1, min(config.parallel, len(queue) or 1))
     log.info(f"Creating {bots} bot(s)")
