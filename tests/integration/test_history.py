@@ -30,7 +30,16 @@ def _warnings(text: str) -> list[str]:
     return [line for line in text.splitlines() if re.match(r"^\d{8}-\d{6} WARNING ", line)]
 
 
-def test_two_runs_with_a_planted_flaky_test_fill_the_store(kewpie):
+def in_process(capsys, *args: str) -> tuple[int, str]:
+    """``kewpie history ...`` in this process (lib.cli.main): status, output."""
+    from lib.cli import main
+    capsys.readouterr()
+    status = main(["history", *args])
+    captured = capsys.readouterr()
+    return status, captured.out + captured.err
+
+
+def test_two_runs_with_a_planted_flaky_test_fill_the_store(kewpie, capsys):
     first = kewpie.run(*SUITE, "--label=branch=feature-x")
     assert first.returncode == 1, first.stdout[-3000:]  # the planted test fails first
     second = kewpie.run(*SUITE, "--label=branch=feature-x")
@@ -51,16 +60,18 @@ def test_two_runs_with_a_planted_flaky_test_fill_the_store(kewpie):
     hits = [line for line in found.stdout.splitlines() if re.match(r"^\d{4}-\d\d-\d\d ", line)]
     assert len(hits) == 1 and "alternate_test" in hits[0] and " fail " in hits[0], found.stdout
     assert "evidence " + os.path.join(kewpie.workdir, "failed") in found.stdout
-    none = history("failures", f"--workdir={kewpie.workdir}", "--failure=*no such text*")
-    assert none.returncode == 0 and "no result matches" in none.stdout
+    status, none = in_process(capsys, "failures", f"--workdir={kewpie.workdir}",
+                              "--failure=*no such text*")
+    assert status == 0 and "no result matches" in none
 
-    timeline = history("test", "history_flaky.alternate_test", f"--workdir={kewpie.workdir}")
-    assert "oldest to newest: F." in timeline.stdout, timeline.stdout
-    unstable = history("unstable", "--min-rate=0.5", f"--workdir={kewpie.workdir}")
-    assert re.search(r"^history_flaky\.alternate_test : failed 1/2 \(50\.0%\)", unstable.stdout,
-                     re.M), unstable.stdout
-    bad = history("failures", f"--workdir={kewpie.workdir}", "--since=yesterday")
-    assert bad.returncode == 2 and (bad.stdout + bad.stderr).count(" ERROR ") == 1, bad.stdout
+    status, timeline = in_process(capsys, "test", "history_flaky.alternate_test",
+                                  f"--workdir={kewpie.workdir}")
+    assert status == 0 and "oldest to newest: F." in timeline, timeline
+    status, unstable = in_process(capsys, "unstable", "--min-rate=0.5", f"--workdir={kewpie.workdir}")
+    assert re.search(r"^history_flaky\.alternate_test : failed 1/2 \(50\.0%\)", unstable,
+                     re.M), unstable
+    status, bad = in_process(capsys, "failures", f"--workdir={kewpie.workdir}", "--since=yesterday")
+    assert status == 2 and bad.count(" ERROR ") == 1, bad
 
 
 def test_a_store_that_is_down_is_one_warning_and_the_exit_code_stays(kewpie):
