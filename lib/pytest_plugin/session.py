@@ -152,8 +152,7 @@ class KewpieSession:
             os.makedirs(logdir, exist_ok=True)
             self.setup = BotSetup.from_config(self.bot, logdir, env.workdir.path, self.config,
                                               tree)
-            self.evidence = EvidenceKeeper(env.workdir.failed_dir, self.config.max_save_datadir,
-                                           self.log_file)
+            self.evidence = env.evidence_keeper(self.log_file)
             # the results history: one run per session (pytest-xdist's workers share it)
             self.history = open_history(env, mode="pytest", run_key=(
                 f"pytest-xdist:{self.session_id}" if self.session_id else ""))

@@ -11,7 +11,6 @@ from ..platform.logsetup import configure
 from .bots import BotPool
 from .debugging import report_kept
 from .environment import RunEnvironment
-from .evidence import EvidenceKeeper
 from .history import RunHistory, history_weights, open_history
 from .junit import write as write_junit
 from .mtr_junit import write as write_mtr_xml
@@ -32,8 +31,7 @@ def make_runner(env: RunEnvironment, bot: str) -> Runner:
     logdir = os.path.join(manager.bot_dir, "log")
     os.makedirs(logdir, exist_ok=True)
     setup = BotSetup.from_config(bot, logdir, env.workdir.path, config, env.tree)
-    evidence = EvidenceKeeper(env.workdir.failed_dir, config.max_save_datadir,
-                              bot_log_path(env, bot))
+    evidence = env.evidence_keeper(bot_log_path(env, bot))
     # valgrind, rr, gdb... make tests slower too
     return Runner(manager, setup, config.test_timeout * manager.settings.timeout_factor, evidence)
 
