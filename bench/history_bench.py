@@ -207,6 +207,10 @@ def measure(label: str, target: StoreTarget, workdir: str, args: argparse.Namesp
         if have < args.results:
             print(f"{label}: generating {args.results:,} results...", flush=True)
             generated = generate(engine, args.results)
+    finally:
+        engine.dispose()
+    engine = open_engine(target)  # a reader's engine, as `kewpie history serve` opens
+    try:
         times = search_times(engine, args.repeat)
     finally:
         engine.dispose()

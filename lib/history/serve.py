@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TextIO
 
-import waitress
+from waitress.server import create_server
 
 from ..platform.ports import PortLeaser, default_lock_dir
 from .errors import HistoryUsageError
@@ -30,15 +30,19 @@ def serve(target: StoreTarget, port: int, lock_dir: str, base_port: int, out: Te
         if not port:
             lease = PortLeaser(lock_dir or default_lock_dir(), base_port).lease()
             port = lease.first
-        app = create_app(engine)
+        # bound (and listening) before the line that says so: a reader of that line may
+        # connect at once
+        server = create_server(create_app(engine), host=HOST, port=port,
+                               threads=THREADS, ident="kewpie-history")
         out.write(f"kewpie history: serving {target.display} on http://{HOST}:{port}/ "
                   f"(Ctrl-C stops it)\n")
         out.flush()
         try:
-            waitress.serve(app, host=HOST, port=port, threads=THREADS, ident="kewpie-history",
-                           _quiet=True)
+            server.run()
         except KeyboardInterrupt:
             pass
+        finally:
+            server.close()
         return 0
     finally:
         if lease is not None:

@@ -29,6 +29,8 @@ from .target import StoreTarget
 CONNECT_TIMEOUT = 5
 IO_TIMEOUT = 60
 BUSY_TIMEOUT = 60.0
+READER_CACHE_KIB = 65536        # a reader's SQLite page cache (64 MiB)
+READER_MMAP_BYTES = 1 << 30     # and how much of the file it maps (1 GiB)
 UNKNOWN_DATABASE = 1049
 
 
@@ -45,7 +47,8 @@ def _server_url(dsn: str, with_database: bool = True) -> Any:
 
 def _sqlite_engine(path: str, writer: bool) -> Engine:
     """A SQLite engine over path: WAL, NORMAL sync, busy timeout; a writer's transactions
-    take the write lock at BEGIN (IMMEDIATE)."""
+    take the write lock at BEGIN (IMMEDIATE); a reader has a larger page cache and maps
+    the file."""
     engine = create_engine(f"sqlite:///{path}",
                            connect_args={"timeout": BUSY_TIMEOUT, "check_same_thread": False})
 
@@ -55,6 +58,9 @@ def _sqlite_engine(path: str, writer: bool) -> Engine:
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA synchronous=NORMAL")
+        if not writer:  # searches read scattered rows: keep their pages, map the file
+            cursor.execute(f"PRAGMA cache_size=-{READER_CACHE_KIB}")
+            cursor.execute(f"PRAGMA mmap_size={READER_MMAP_BYTES}")
         cursor.close()
 
     @event.listens_for(engine, "begin")

@@ -2,7 +2,7 @@
 JavaScript OFF, driven by selenium against ``kewpie history serve``: a failure searched
 by its text, a test's page with its pass/fail strip and duration plot, the flaky table
 and a sweep's plot.  A screenshot of each page is saved in the test's tmp dir (the
-paths are printed).
+paths are printed and recorded as JUnit properties).
 
 Covers: lib/history/web.py, lib/history/serve.py, lib/history/templates/, lib/history/svgplot.py
 """
@@ -100,17 +100,21 @@ def browser():
         shutil.rmtree(profile, ignore_errors=True)
 
 
-def _shot(driver, out, name: str) -> str:
+def _shot(driver, out, name: str, record_property) -> str:
+    """Save the page's screenshot in the test's output: its tmp dir, the path printed and
+    recorded as a property (JUnit's <properties>)."""
     path = os.path.join(out, f"{name}.png")
     driver.save_screenshot(path)
     print(f"screenshot: {path}")
+    record_property(f"screenshot-{name}", path)
     return path
 
 
-def test_search_a_failure_then_open_its_test_page(served, browser, tmp_path):
+def test_search_a_failure_then_open_its_test_page(served, browser, tmp_path, record_property):
     from selenium.webdriver.common.by import By
     out = str(tmp_path / "screenshots")
     os.makedirs(out)
+    shot = lambda name: _shot(browser, out, name, record_property)  # noqa: E731
     browser.get(served)
     browser.find_element(By.ID, "failure").send_keys("*lock wait timeout*")
     browser.find_element(By.ID, "branch").send_keys("main")
@@ -122,7 +126,7 @@ def test_search_a_failure_then_open_its_test_page(served, browser, tmp_path):
     assert whens == sorted(whens, reverse=True)  # newest first
     assert rows[0].find_element(By.LINK_TEXT, "evidence").get_attribute("href") == \
         "file:///var/tmp/wd/failed/run6"
-    _shot(browser, out, "search")
+    shot("search")
 
     rows[0].find_element(By.CSS_SELECTOR, "a.test-link").click()
     assert browser.find_element(By.ID, "test-name").text == "innodb.lock_wait"
@@ -132,15 +136,15 @@ def test_search_a_failure_then_open_its_test_page(served, browser, tmp_path):
     assert browser.find_elements(By.CSS_SELECTOR, "#duration-plot polyline.series")
     assert len(browser.find_elements(By.CSS_SELECTOR, "#duration-plot circle")) == 8
     assert "failure rate 50.0%" in browser.find_element(By.TAG_NAME, "main").text
-    _shot(browser, out, "test")
+    shot("test")
 
     browser.find_element(By.LINK_TEXT, "Flaky").click()
     table = browser.find_element(By.ID, "flaky").text
     assert "innodb.lock_wait" in table and "50.0% (4/8)" in table and "main.steady" not in table
-    _shot(browser, out, "flaky")
+    shot("flaky")
 
     browser.find_element(By.LINK_TEXT, "Sweeps").click()
     assert browser.find_elements(By.CSS_SELECTOR, "svg.plot polyline.series")
-    _shot(browser, out, "sweeps")
+    shot("sweeps")
     for name in ("search", "test", "flaky", "sweeps"):
         assert os.path.getsize(os.path.join(out, f"{name}.png")) > 10000
