@@ -110,6 +110,21 @@ def _shot(driver, out, name: str, record_property) -> str:
     return path
 
 
+def _follow(driver, element, ready: str) -> None:
+    """Click a link or a submit button, then wait for the page it loads: the old page's
+    document gone, the new one loaded and its element ``ready`` (CSS) there.  A click
+    returns once the browser has it, not always once the navigation it starts has begun."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as EC
+    from selenium.webdriver.support.ui import WebDriverWait
+    old = driver.find_element(By.TAG_NAME, "html")
+    element.click()
+    wait = WebDriverWait(driver, 60)
+    wait.until(EC.staleness_of(old))
+    wait.until(lambda d: d.execute_script("return document.readyState") == "complete")
+    wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, ready)))
+
+
 def test_search_a_failure_then_open_its_test_page(served, browser, tmp_path, record_property):
     from selenium.webdriver.common.by import By
     out = str(tmp_path / "screenshots")
@@ -118,7 +133,8 @@ def test_search_a_failure_then_open_its_test_page(served, browser, tmp_path, rec
     browser.get(served)
     browser.find_element(By.ID, "failure").send_keys("*lock wait timeout*")
     browser.find_element(By.ID, "branch").send_keys("main")
-    browser.find_element(By.ID, "search").click()  # a plain GET form: no script runs
+    # a plain GET form: no script runs
+    _follow(browser, browser.find_element(By.ID, "search"), "table.results")
     rows = browser.find_elements(By.CSS_SELECTOR, "table.results tr.result")
     assert len(rows) == 4, browser.page_source[:3000]  # runs 0, 2, 4, 6 (branch main)
     assert "failure=*lock+wait+timeout*&branch=main" in browser.current_url  # a GET form
@@ -128,7 +144,7 @@ def test_search_a_failure_then_open_its_test_page(served, browser, tmp_path, rec
         "file:///var/tmp/wd/failed/run6"
     shot("search")
 
-    rows[0].find_element(By.CSS_SELECTOR, "a.test-link").click()
+    _follow(browser, rows[0].find_element(By.CSS_SELECTOR, "a.test-link"), "#test-name")
     assert browser.find_element(By.ID, "test-name").text == "innodb.lock_wait"
     cells = browser.find_elements(By.CSS_SELECTOR, "#strip rect.cell")
     colors = [c.get_attribute("fill") for c in cells]
@@ -138,12 +154,12 @@ def test_search_a_failure_then_open_its_test_page(served, browser, tmp_path, rec
     assert "failure rate 50.0%" in browser.find_element(By.TAG_NAME, "main").text
     shot("test")
 
-    browser.find_element(By.LINK_TEXT, "Flaky").click()
+    _follow(browser, browser.find_element(By.LINK_TEXT, "Flaky"), "#flaky")
     table = browser.find_element(By.ID, "flaky").text
     assert "innodb.lock_wait" in table and "50.0% (4/8)" in table and "main.steady" not in table
     shot("flaky")
 
-    browser.find_element(By.LINK_TEXT, "Sweeps").click()
+    _follow(browser, browser.find_element(By.LINK_TEXT, "Sweeps"), "svg.plot")
     assert browser.find_elements(By.CSS_SELECTOR, "svg.plot polyline.series")
     shot("sweeps")
     for name in ("search", "test", "flaky", "sweeps"):
