@@ -28,7 +28,8 @@ COMMAND_LINE_ONLY = frozenset({"config_file", "no_config", "profile", "list_opti
 PATH_OPTIONS = frozenset({
     "workdir", "suitepath", "basedir", "lock-dir", "wsrep-provider-path", "junit-xml",
     "timings-file", "xtrabackup-path", "innobackupex-path", "randgen-path", "sweep-file",
-    "sweep-out", "mtr-root", "gendata", "grammar", "redefine", "known-bugs", "random-options"})
+    "sweep-out", "mtr-root", "gendata", "grammar", "redefine", "known-bugs", "random-options",
+    "history", "xml-report"})
 
 
 class _OnOff(argparse.BooleanOptionalAction):
@@ -69,6 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     _run_options(p)
     _server_options(p)
     _regression_options(p)
+    _history_options(p)
     _debugging_options(p)
     _mtr_options(p)
     _sweep_options(p)
@@ -185,6 +187,22 @@ def _regression_options(p: argparse.ArgumentParser) -> None:
                                      "workdir/failed (logs are always kept; default: %(default)s)")
 
 
+def _history_options(p: argparse.ArgumentParser) -> None:
+    """The results history every run writes to (docs/history.md)."""
+    g = p.add_argument_group("results history (docs/history.md; kewpie.py history --help)")
+    g.add_argument("--history", default=default("history_path"), metavar="PATH|off",
+                   help="the SQLite store of runs and results (default: WORKDIR/history.sqlite); "
+                        "'off' records nothing")
+    g.add_argument("--history-dsn", default=default("history_dsn"), metavar="DSN",
+                   help="store them in a MariaDB/MySQL server instead, shared by many agents: "
+                        "mysql://user:password@host:port/database")
+    g.add_argument("--label", action="append", default=[], metavar="KEY=VALUE|NAME",
+                   help="KEY=VALUE: a label of this run in the history (repeatable; branch=, "
+                        "revision=, job=, build=, build_url=, platform= replace what Jenkins' "
+                        "variables say); NAME: the sweep's label (--mode=sweep; default: its "
+                        "name)")
+
+
 def _debugging_options(p: argparse.ArgumentParser) -> None:
     """Debuggers and wrappers, failed servers, warnings (docs/debugging.md)."""
     g = p.add_argument_group("debugging (docs/debugging.md)")
@@ -237,6 +255,9 @@ def _mtr_options(p: argparse.ArgumentParser) -> None:
                    help="write the result files of passing tests (mtr --record)")
     g.add_argument("--big-test", action=_OnOff,
                    help="also run tests marked big (mtr --big-test)")
+    g.add_argument("--xml-report", default=default("xml_report"), metavar="PATH",
+                   help="also write the report in mysql-test-run's --xml-report JUnit dialect "
+                        "(for MariaDB's mtr-log-collector and cross-reference)")
     g.add_argument("--reorder", action=_OnOff, default=default("reorder"),
                    help="group the cases that need the same servers (the default, as mtr); "
                         "--no-reorder runs them in the order given (mtr --no-reorder)")
@@ -250,8 +271,6 @@ def _sweep_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("sweeps: with --mode=sweep (docs/sysbench.md)")
     g.add_argument("--sweep-file", default=default("sweep_file"), metavar="PATH",
                    help="the JSON sweep to run")
-    g.add_argument("--label", default=default("sweep_label"), metavar="NAME",
-                   help="store the sweep under this label (default: its name)")
     g.add_argument("--sweep-out", default=default("sweep_out"), metavar="DIR",
                    help="where the table, CSV, JSON and PNGs go "
                         "(default: workdir/sweeps/<name>-<time>)")
@@ -261,8 +280,8 @@ def _sweep_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--tolerance", type=float, default=default("tolerance"), metavar="FRACTION",
                    help="allowed throughput drop beyond the repeats' noise (default: %(default)s)")
     g.add_argument("--results-db-dsn", default=default("results_db_dsn"), metavar="DSN",
-                   help="store sweep results in a MySQL-family server "
-                        "(mysql://user:pass@host:port/db) instead of workdir/results.sqlite")
+                   help="the sweeps' former store: now the results history's (as "
+                        "--history-dsn; docs/history.md)")
 
 
 def _hunt_options(p: argparse.ArgumentParser) -> None:
@@ -519,6 +538,14 @@ def _hunt_config(args: argparse.Namespace) -> dict[str, Any]:
                 replica_timeout=args.replica_timeout,
                 wrong_result_budget=args.wrong_result_budget,
                 reduce_out=os.path.abspath(args.reduce_out) if args.reduce_out else "")
+def _labels(values: list[str]) -> tuple[tuple[tuple[str, str], ...], str]:
+    """--label values: the run's KEY=VALUE labels, and the sweep's NAME (one at most)."""
+    from .history.records import parse_label
+    names = [v for v in values if "=" not in v]
+    if len(names) > 1:
+        raise UsageError(f"--label: one sweep label (NAME), not {', '.join(names)}; labels of "
+                         f"the run are KEY=VALUE")
+    return tuple(parse_label(v) for v in values if "=" in v), (names[0] if names else "")
 
 
 def _config(args: argparse.Namespace) -> RunConfig:
@@ -542,6 +569,7 @@ def _config(args: argparse.Namespace) -> RunConfig:
     hunt = _hunt_config(args)
     protocols = tuple(f for f in MYSQLTEST_PROTOCOLS if getattr(args, _protocol_dest(f)))
     mtr_only = [*protocols, *(["--record"] if args.record else []),
+                *(["--xml-report"] if args.xml_report else []),
                 *(["--big-test"] if args.big_test else []),
                 *([] if args.reorder else ["--no-reorder"])]
     if mtr_only and args.mode != "mtr":
@@ -569,6 +597,11 @@ def _config(args: argparse.Namespace) -> RunConfig:
     if not suites and not args.tests and args.default_server_type == "galera":
         suites = ["cluster_basic"]
     basedirs = list(args.basedir or [default("basedir")])  # the first is the tree under test
+    labels, sweep_label = _labels(args.label)
+    if args.history_dsn or args.results_db_dsn:
+        from .history.dsn import check_dsn
+        check_dsn(args.history_dsn or args.results_db_dsn,
+                  "--history-dsn" if args.history_dsn else "--results-db-dsn")
     return _debugging_config(args, RunConfig(
         suites=suites, suitepaths=suitepaths,
         tests=[os.path.abspath(t) for t in args.tests] if args.mode == "reduce" else list(args.tests),
@@ -588,11 +621,15 @@ def _config(args: argparse.Namespace) -> RunConfig:
         retry=args.retry, retry_failures_max=args.retry_failures_max,
         max_save_datadir=args.max_save_datadir,
         sweep_file=os.path.abspath(args.sweep_file) if args.sweep_file else "",
-        sweep_label=args.label, sweep_out=os.path.abspath(args.sweep_out) if args.sweep_out else "",
+        sweep_label=sweep_label, sweep_out=os.path.abspath(args.sweep_out) if args.sweep_out else "",
         baseline=args.baseline, tolerance=args.tolerance, results_db_dsn=args.results_db_dsn,
         randgen_seed=randgen_seed, opt_matrix=args.opt_matrix,
         mtr_root=os.path.abspath(args.mtr_root) if args.mtr_root else "", record=args.record,
-        big_test=args.big_test, mysqltest_protocols=protocols, reorder=args.reorder, **hunt))
+        big_test=args.big_test, mysqltest_protocols=protocols, reorder=args.reorder,
+        xml_report=os.path.abspath(args.xml_report) if args.xml_report else "",
+        history=args.history != "off",
+        history_path=os.path.abspath(args.history) if args.history not in ("", "off") else "",
+        history_dsn=args.history_dsn or args.results_db_dsn, history_labels=labels, **hunt))
 
 
 def option_rows(parser: argparse.ArgumentParser) -> list[tuple[str, list[tuple[str, str]]]]:
@@ -631,7 +668,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     os.umask(0o022)  # nothing kewpie writes may be world-writable
     os.environ.setdefault("KEWPIE_PYTHON", sys.executable)  # for scripts/innobackupex
-    log = configure(verbose="--verbose" in (argv if argv is not None else sys.argv[1:]))
+    args = list(argv if argv is not None else sys.argv[1:])
+    if args[:1] == ["history"]:
+        return history_main(args[1:])
+    log = configure(verbose="--verbose" in args)
     try:
         config, resolved = settings_from_args(argv)
     except KewpieError as exc:
@@ -691,6 +731,28 @@ def main(argv: Sequence[str] | None = None) -> int:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
     return status
+
+
+def history_main(argv: Sequence[str]) -> int:
+    """``kewpie history ...`` (lib/history/commands.py) over the settings' workdir, store
+    and port leasing (config files included); one ERROR line and exit 2 on failure."""
+    log = configure()
+    from .history.commands import Defaults, build_parser as history_parser, config_argv, run_command
+    args = history_parser().parse_args(list(argv))  # --help, usage errors: argparse exits 2
+    try:
+        config = config_from_args(config_argv(args))
+        defaults = Defaults(workdir=config.workdir, history_path=config.history_path,
+                            history_dsn=config.history_dsn, lock_dir=config.lock_dir,
+                            base_port=config.base_port)
+        return run_command(args, defaults)
+    except KewpieError as exc:
+        log.error(str(exc).splitlines()[0])
+        return EXIT_ENVIRONMENT
+    except BrokenPipeError:  # | head
+        return EXIT_OK
+    except OSError as exc:
+        log.error(_os_error_line(exc))
+        return EXIT_ENVIRONMENT
 
 
 def console_main() -> None:

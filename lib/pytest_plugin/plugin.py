@@ -62,6 +62,7 @@ DECLARED = pytest.StashKey["Declared"]()
 RUN = pytest.StashKey["TestRun | None"]()
 NEXT = pytest.StashKey["pytest.Item | None"]()
 NODEID = pytest.StashKey[str]()  # as collected (pytest-xdist's loadgroup appends @group)
+PHASES = pytest.StashKey["list[pytest.TestReport]"]()  # a kewpie test's reports, for the history
 
 
 # ---------------------------------------------------------------- configure
@@ -266,8 +267,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
     """A test whose servers crashed or hung fails, with the error-log tail; a failing
     test's report gets its servers' status and log tails."""
     report = yield
-    run = item.stash.get(RUN, None)
     state = item.config.stash[STATE]
+    if item.stash.get(DECLARED, None) is not None and not state.interrupted:
+        _remember(item, report, state)
+    run = item.stash.get(RUN, None)
     if run is None or state.session is None or state.interrupted:
         return report
     if report.when == "call":
@@ -282,6 +285,25 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
     elif report.skipped and hasattr(report, "wasxfail"):
         run.xfailed = True
     return report
+
+
+def _remember(item: pytest.Item, report: pytest.TestReport, state: PluginState) -> None:
+    """Keep a kewpie test's phase reports; after its teardown, record it in the results
+    history: failed (any phase failed), skipped (or an expected failure), else passed."""
+    phases = item.stash.setdefault(PHASES, [])
+    phases.append(report)
+    if report.when != "teardown" or state.session is None:
+        return
+    failed = [r for r in phases if r.failed]
+    if failed:
+        status, text = "fail", f"{failed[0].when}: {failed[0].longreprtext}"
+    elif any(r.skipped for r in phases):
+        status, text = "skipped", next(r.longreprtext for r in phases if r.skipped)
+    else:
+        status, text = "pass", ""
+    ms = int(sum(r.duration for r in phases) * 1000)
+    state.session.record(item.stash.get(NODEID, item.nodeid), status, ms, text)
+    item.stash[PHASES] = []
 
 
 def _publish(config: pytest.Config, session: "KewpieSession") -> None:
@@ -319,7 +341,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if kewpie_session is not None:
         from .session import ignoring_sigint
         try:
-            ignoring_sigint(lambda: kewpie_session.close(interrupted))
+            code = None if state.xdist_session or hasattr(session.config, "workerinput") \
+                else int(exitstatus)
+            ignoring_sigint(lambda: kewpie_session.close(interrupted, code))
         except KewpieError as exc:
             state.problems.append(f"kewpie cleanup: {exc} (servers were stopped; "
                                   f"./kewpie.py --mode=cleanup --workdir=... if in doubt)")

@@ -29,6 +29,7 @@ from .marker import Declared
 from ..run.config import RunConfig
 from ..run.environment import RunEnvironment
 from ..run.evidence import EvidenceKeeper
+from ..run.history import RunHistory, open_history
 from ..run.setup import check_galera
 from ..servers.health import HealthState
 from ..servers.manager import ServerManager
@@ -114,6 +115,7 @@ class KewpieSession:
         self.interrupted = False
         self.unit_failed = False
         self.log_file = ""
+        self.history: RunHistory | None = None
         self._signals: dict[int, Any] = {}
         self.log = get_logger()
 
@@ -151,6 +153,9 @@ class KewpieSession:
             self.setup = BotSetup.from_config(self.bot, logdir, env.workdir.path, self.config,
                                               tree)
             self.evidence = env.evidence_keeper(self.log_file)
+            # the results history: one run per session (pytest-xdist's workers share it)
+            self.history = open_history(env, mode="pytest", run_key=(
+                f"pytest-xdist:{self.session_id}" if self.session_id else ""))
             self.manager = manager
         except BaseException:
             self.close(interrupted=False)
@@ -251,17 +256,31 @@ class KewpieSession:
         saved = self.evidence.save(name, message, servers, tool_logdir)
         self.saved.append(Saved(name, saved.path))
 
+    def record(self, nodeid: str, status: str, duration_ms: int, failure: str) -> None:
+        """Record a finished kewpie test in the results history (its evidence, if kept)."""
+        if self.history is None:
+            return
+        name = evidence_name(nodeid)
+        evidence = next((s.path for s in reversed(self.saved) if s.test == name), "")
+        self.history.record_result(name, status, duration_ms, failure=failure,
+                                   evidence=evidence, bot=self.bot)
+
     # ------------------------------------------------------------ the end
     def describe_kept(self) -> list[str]:
         """One line per kept server: name, address, socket, vardir."""
         return [f"{s.name}: 127.0.0.1:{s.port} socket {s.socket_file} vardir {s.vardir}"
                 for s in self.kept]
 
-    def close(self, interrupted: bool) -> None:
+    def close(self, interrupted: bool, exit_code: int | None = None) -> None:
         """Stop every server this process started (fast when interrupted) — except the
-        kept servers of a failed test, which outlive pytest until ``--mode=cleanup``."""
+        kept servers of a failed test, which outlive pytest until ``--mode=cleanup``;
+        record the end of the session's run in the results history (exit_code: pytest's,
+        when this process knows it)."""
         self.interrupted = self.interrupted or interrupted
         env, self.env = self.env, None
+        history, self.history = self.history, None
+        if history is not None:
+            history.close(exit_code)
         try:
             if env is not None:
                 if self.kept and not self.interrupted:

@@ -118,6 +118,12 @@ class RunConfig:
     wrong_result_budget: int = 500        # --wrong-result-budget: checks per oracle per trial
     # --mode=reduce (docs/hunting.md): a finding reduced to a mysql-test case
     reduce_out: str = ""                  # --reduce-out: the output folder ('' = FINDING/reduce)
+    xml_report: str = ""        # --mode=mtr: --xml-report PATH, mtr's JUnit dialect
+    # the results history (docs/history.md)
+    history: bool = True        # record this run (--no-history: not)
+    history_path: str = ""      # --history PATH ('' = WORKDIR/history.sqlite)
+    history_dsn: str = ""       # --history-dsn mysql://user:password@host:port/database
+    history_labels: tuple[tuple[str, str], ...] = ()  # --label KEY=VALUE
 
 
 def default(name: str) -> Any:

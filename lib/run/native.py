@@ -11,7 +11,9 @@ from ..platform.logsetup import configure
 from .bots import BotPool
 from .debugging import report_kept
 from .environment import RunEnvironment
+from .history import RunHistory, history_weights, open_history
 from .junit import write as write_junit
+from .mtr_junit import write as write_mtr_xml
 from .progress import Progress, wanted as progress_wanted
 from .report import Outcome, Reporter
 from .runner import Runner
@@ -45,10 +47,25 @@ def bot_log_path(env: RunEnvironment, bot: str) -> str:
 def run_tests(env: RunEnvironment, specs: list[TestSpec],
               runner_factory: Callable[[RunEnvironment, str], Runner] = make_runner) -> int:
     """Run the tests (sharded, on N bots, with retries); return the exit status.
-    runner_factory(env, bot) builds a bot's runner (another mode passes its own)."""
+    runner_factory(env, bot) builds a bot's runner (another mode passes its own).
+    Every outcome is recorded in the results history (lib/run/history.py)."""
+    history = open_history(env)
+    status: int | None = None
+    try:
+        status = _run_tests(env, specs, runner_factory, history)
+        return status
+    finally:
+        history.close(status)
+
+
+def _run_tests(env: RunEnvironment, specs: list[TestSpec],
+               runner_factory: Callable[[RunEnvironment, str], Runner],
+               history: RunHistory) -> int:
     config, log = env.config, env.log
     timings = Timings(env.workdir.timings_file)
     specs = apply_shard(config, specs, log)
+    if not config.timings_file and any(s.full_name not in timings.ms for s in specs):
+        timings.fill(history_weights(config, for_shard=False) or {})  # longest first
     queue = [spec for spec in specs for _ in range(max(1, config.repeat))]
     bots = max(1, min(config.parallel, len(queue) or 1))
     log.info(f"Creating {bots} bot(s)")
@@ -62,6 +79,7 @@ def run_tests(env: RunEnvironment, specs: list[TestSpec],
     def finished(outcome: Outcome) -> None:
         """Record, report and count one finished test."""
         outcomes.append(outcome)
+        history.record(outcome)
         timings.record(outcome.name, outcome.time_ms / max(1, outcome.attempts))
         reporter.row(outcome)
         progress.advance(outcome.failed)
@@ -84,6 +102,9 @@ def run_tests(env: RunEnvironment, specs: list[TestSpec],
         if config.junit_xml and outcomes:
             write_junit(outcomes, config.junit_xml)
             log.info(f"JUnit report: {config.junit_xml}")
+        if config.xml_report and outcomes:
+            write_mtr_xml(outcomes, config.xml_report)
+            log.info(f"mtr XML report: {config.xml_report}")
     reporter.summary(outcomes, len(queue), time.monotonic() - started, stopped_early)
     failed = any(o.failed for o in outcomes)
     return EXIT_TEST_FAILED if failed or stopped_early else EXIT_OK

@@ -92,15 +92,24 @@ def check_trees(env: RunEnvironment, requirements: list[Requirements]) -> None:
 def apply_shard(config: RunConfig, specs: list[NamedT],
                 log: logging.Logger | None = None) -> list[NamedT]:
     """This run's slice of specs under --shard K/N (all of them without it), weighted by
-    --timings-file when given; logs the slice's size when log is given."""
+    --timings-file when given, else by the results history's durations (the same for
+    every shard of a build: lib/run/history.py); logs the slice's size when log is given."""
     if not config.shard:
         return specs
     k, n = parse_shard(config.shard)
-    weights = Timings(config.timings_file) if config.timings_file else None
+    weights, source = None, "by count"
+    if config.timings_file:
+        weights, source = Timings(config.timings_file), f"by {config.timings_file}"
+    else:  # the results history's durations, as every shard of the build reads them
+        from .history import history_weights
+        known = history_weights(config, for_shard=True)
+        if known:
+            weights, source = Timings(None), f"by the results history ({len(known)} known)"
+            weights.fill(known)
     chosen = shard(specs, k, n, lambda s: s.full_name,
                    (lambda s: weights.weight(s.full_name)) if weights else (lambda s: 1.0))
     if log is not None:
-        log.info(f"Shard {k}/{n}: {len(chosen)} of {len(specs)} test(s)")
+        log.info(f"Shard {k}/{n}: {len(chosen)} of {len(specs)} test(s), balanced {source}")
     return chosen
 
 

@@ -18,9 +18,11 @@ from ..servers.requirements import Requirements
 from ..sysbench.interleave import run_interleaved
 from ..sysbench.outputs import table, write_all
 from ..sysbench.regression import compare
+from ..history.sweeps import import_legacy
 from ..sysbench.results import ResultsDB
 from ..sysbench.sweep import SweepSpec, run_sweep
 from .environment import RunEnvironment
+from .history import RunHistory, open_history
 
 
 def context_key(spec: SweepSpec, versions: list[str]) -> str:
@@ -32,7 +34,19 @@ def context_key(spec: SweepSpec, versions: list[str]) -> str:
 
 def run_sweep_mode(env: RunEnvironment) -> int:
     """Run config.sweep_file on servers from env's manager factory (one bot per code
-    tree), store it, write outputs, compare with config.baseline."""
+    tree), store it in the results history (lib/run/history.py: the run, the sweep's
+    rows and one result, ``sweep.<name>``), write outputs, compare with config.baseline."""
+    history = open_history(env, background=False)
+    status: int | None = None
+    started = time.monotonic()
+    try:
+        status = _run_sweep_mode(env, history, started)
+        return status
+    finally:
+        history.close(status)
+
+
+def _run_sweep_mode(env: RunEnvironment, history: RunHistory, started: float) -> int:
     config = env.config
     log = get_logger()
     spec = SweepSpec.from_file(config.sweep_file)
@@ -66,16 +80,26 @@ def run_sweep_mode(env: RunEnvironment) -> int:
     sweep.context.update({"versions": versions, "key": context_key(spec, versions),
                           "flavor": env.tree.version.flavor if env.tree and env.tree.version else "",
                           "options": spec.server_options})
-    db = ResultsDB(sqlite_path=os.path.join(env.workdir.path, "results.sqlite"),
-                   dsn=config.results_db_dsn or None)
+    engine, run_id = history.store()
+    if engine is None and config.baseline:
+        raise UsageError(f"--baseline {config.baseline}: the results history, where baselines "
+                         f"are, is {'off' if not config.history else 'unreachable'}")
     label = config.sweep_label or spec.name
-    sweep_id = db.save(sweep, label)
+    db = None
+    if engine is not None:
+        db = ResultsDB(engine=engine)
+        legacy = os.path.join(env.workdir.path, "results.sqlite")  # the sweeps' store before
+        if os.path.isfile(legacy) and import_legacy(engine, legacy):
+            log.info(f"sweeps of {legacy} copied into the results history")
+    sweep_id = db.save(sweep, label, run_id) if db is not None else None
     paths = write_all(sweep, out_dir)
     for line in table(sweep).splitlines():
         log.info(line)
     log.info(f"sweep stored as #{sweep_id} (label {label!r}); files in {out_dir}: "
              f"{', '.join(os.path.basename(p) for p in paths.values())}")
-    if not config.baseline:
+    took = int((time.monotonic() - started) * 1000)
+    if not config.baseline or db is None:
+        history.record_result(f"sweep.{spec.name}", "pass", took)
         return EXIT_OK
     base_id = db.find(config.baseline, sweep.context["key"], exclude_id=sweep_id)
     if base_id is None:
@@ -87,4 +111,6 @@ def run_sweep_mode(env: RunEnvironment) -> int:
     for line in verdict.regressions:
         log.error(line)
     log.info("no regression" if verdict.ok else f"{len(verdict.regressions)} regression(s)")
+    history.record_result(f"sweep.{spec.name}", "pass" if verdict.ok else "fail", took,
+                          failure="\n".join(verdict.regressions))
     return EXIT_OK if verdict.ok else EXIT_TEST_FAILED

@@ -32,6 +32,12 @@ class Timings:
             return self.ms[name]
         return statistics.median(self.ms.values()) if self.ms else 1000.0
 
+    def fill(self, known: dict[str, float]) -> None:
+        """Take durations from elsewhere (the results history) for the tests this file
+        has no time for."""
+        for name, ms in known.items():
+            self.ms.setdefault(name, ms)
+
     def record(self, name: str, ms: float) -> None:
         """Fold one observed duration into the average."""
         old = self.ms.get(name)

@@ -1,10 +1,15 @@
-"""The results database: SQLite in the workdir by default, or a MySQL-family server."""
+"""The results database: SQLite in the workdir by default, or a MySQL-family server.
+
+Runs give it the results history's store (``engine``: lib/history/, docs/history.md),
+where ``kewpie_sweeps`` and ``kewpie_runs`` are part of the history's schema; a path or
+a DSN opens a database of its own, as before.
+"""
 from __future__ import annotations
 
 import json
 import sqlite3
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
 
 import pymysql
@@ -13,6 +18,9 @@ from ..errors import UsageError
 from .parse import Interval, SysbenchResult
 from .sweep import RunRecord, SweepResult, SweepSpec
 
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
+
 RUN_COLUMNS = ("basedir", "version", "value", "threads", "rep", "tps", "qps", "lat_avg",
                "lat_pct", "errors", "reconnects", "result")
 
@@ -20,12 +28,21 @@ RUN_COLUMNS = ("basedir", "version", "value", "threads", "rep", "tps", "qps", "l
 class ResultsDB:
     """Stores sweeps and their runs; finds baselines."""
 
-    def __init__(self, sqlite_path: str | None = None, dsn: str | None = None) -> None:
-        if dsn:
+    def __init__(self, sqlite_path: str | None = None, dsn: str | None = None,
+                 engine: "Engine | None" = None) -> None:
+        """engine: the results history's store (its tables made by its schema)."""
+        self.conn: Any
+        if engine is not None:  # a DB-API connection of the history's store
+            self.conn = engine.raw_connection()
+            if engine.dialect.name == "sqlite":
+                self.mark, key = "?", "INTEGER PRIMARY KEY AUTOINCREMENT"
+            else:
+                self.mark, key = "%s", "BIGINT PRIMARY KEY AUTO_INCREMENT"
+        elif dsn:
             url = urlparse(dsn)
             if url.scheme not in ("mysql", "mariadb"):
                 raise UsageError(f"--results-db-dsn {dsn}: expected mysql://user:pass@host:port/db")
-            self.conn: Any = pymysql.connect(host=url.hostname or "127.0.0.1", port=url.port or 3306,
+            self.conn = pymysql.connect(host=url.hostname or "127.0.0.1", port=url.port or 3306,
                                              user=unquote(url.username or "root"),
                                              password=unquote(url.password or ""),
                                              database=url.path.lstrip("/") or None, autocommit=True)
@@ -47,8 +64,9 @@ class ResultsDB:
     def _sql(self, text: str) -> str:
         return text.replace("?", self.mark)
 
-    def save(self, sweep: SweepResult, label: str) -> int:
-        """Store a sweep and its runs; return its id."""
+    def save(self, sweep: SweepResult, label: str, run_id: int | None = None) -> int:
+        """Store a sweep and its runs (run_id: the history's run that measured it); return
+        its id."""
         cur = self.conn.cursor()
         cur.execute(self._sql("INSERT INTO kewpie_sweeps (name, label, context_key, created, spec, "
                               "context) VALUES (?, ?, ?, ?, ?, ?)"),
@@ -56,6 +74,9 @@ class ResultsDB:
                      time.strftime("%Y-%m-%dT%H:%M:%S"), json.dumps(sweep.spec.to_dict()),
                      json.dumps(sweep.context)))
         sweep_id = cur.lastrowid
+        if run_id is not None:
+            cur.execute(self._sql("UPDATE kewpie_sweeps SET run_id = ? WHERE id = ?"),
+                        (run_id, sweep_id))
         for run in sweep.runs:
             r = run.result
             cur.execute(self._sql(f"INSERT INTO kewpie_runs (sweep_id, {', '.join(RUN_COLUMNS)}) "

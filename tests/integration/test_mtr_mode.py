@@ -8,7 +8,7 @@ fixture test whose result differs ([ fail ] with the unified diff), and one
 real multi-server rpl test (its suite's my.cnf with @mysqld.N templates).
 Skipped when Debian's mariadb-test package (scripts/setup.sh) is missing.
 
-Covers: lib/run/mtr_mode.py, lib/run/mtr_lane.py, lib/mtr/
+Covers: lib/run/mtr_mode.py, lib/run/mtr_lane.py, lib/mtr/, lib/run/mtr_junit.py
 """
 import glob
 import os
@@ -54,7 +54,9 @@ def mtr_run(tmp_path_factory):
     workdir = make_workdir(tmp_path_factory, "mtr_mode")
     runner = KewpieRunner(workdir)
     junit = os.path.join(os.path.dirname(workdir), "mtr.xml")
+    xml = os.path.join(os.path.dirname(workdir), "mtr-report.xml")  # mtr's own dialect
     proc = runner.run("--mode=mtr", "--force", "--parallel=2", f"--junit-xml={junit}",
+                      f"--xml-report={xml}",
                       FIXTURE_PATH, "--suite=main,rpl,kw_mtr", *SLICE, timeout=240)
     yield proc.returncode, proc.stdout, _rows(proc.stdout), workdir, junit
     assert not tagged(workdir), "servers left running"
@@ -70,6 +72,23 @@ def test_exit_status_and_summary(mtr_run):
         "FAILED TESTS: kw_mtr.leaves_state kw_mtr.differs" in out
     with open(junit) as fh:
         assert "kw_mtr.differs" in fh.read()
+
+
+def test_xml_report_in_mtrs_dialect_and_the_history(mtr_run):
+    import sqlite3
+    import xml.etree.ElementTree as ET
+    _, _, _, workdir, _ = mtr_run
+    root = ET.parse(os.path.join(os.path.dirname(workdir), "mtr-report.xml")).getroot()
+    cases = {(c.get("classname"), c.get("name"), c.get("combinations")): c
+             for c in root.iter("testcase")}
+    assert cases[("kw_mtr", "differs", "")].get("status") == "MTR_RES_FAILED"
+    assert cases[("kw_mtr", "differs", "")].find("failure").get("type") == "MTR_RES_FAILED"
+    assert cases[("rpl", "rpl_charset", "row")].get("status") == "MTR_RES_PASSED"
+    assert cases[("kw_mtr", "disabled_one", "")].find("disabled") is not None
+    history = sqlite3.connect(os.path.join(workdir, "history.sqlite"))
+    stored = set(history.execute("SELECT test, combination, status FROM history_results"))
+    assert ("rpl.rpl_charset", "row", "pass") in stored and ("kw_mtr.differs", "", "fail") in stored
+    assert history.execute("SELECT mode FROM history_runs").fetchall() == [("mtr",)]
 
 
 def test_plain_fixture_passes(mtr_run):

@@ -6,11 +6,12 @@ evidence of a failure and of a crash, a KewpieTestCase class; pytest-xdist
 workers as separate bots; Ctrl-C; kept servers of a failed test; bad markers
 and unsafe options before anything starts.
 
-Covers: lib/pytest_plugin/
+Covers: lib/pytest_plugin/, lib/run/history.py (the plugin's results history)
 """
 import importlib.metadata
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -82,6 +83,12 @@ def test_fixtures_reuse_scope_evidence_crash(workdir, tmp_path):
     assert os.path.exists(os.path.join(evidence, "s0", "error.log"))
     assert f"evidence of test_plugin_single.test_f_fails: {evidence}" in result.stdout
     assert tagged(workdir) == [] and _no_servers_recorded(workdir)
+    history = sqlite3.connect(os.path.join(workdir, "history.sqlite"))  # the results history
+    assert history.execute("SELECT mode, exit_code FROM history_runs").fetchall() == [("pytest", 1)]
+    failing = dict(history.execute("SELECT test, evidence FROM history_results WHERE failing = 1"))
+    assert failing == {"test_plugin_single.test_f_fails": evidence,
+                       "test_plugin_single.test_g_crash": os.path.join(failed,
+                                                                       "test_plugin_single.test_g_crash")}
 
 
 def test_xdist_workers_are_bots_with_their_own_ports(workdir):
@@ -96,6 +103,9 @@ def test_xdist_workers_are_bots_with_their_own_ports(workdir):
         assert ports[bot], f"{bot} started no server"
     assert not ports["bot0"] & ports["bot1"]
     assert tagged(workdir) == [] and _no_servers_recorded(workdir)
+    history = sqlite3.connect(os.path.join(workdir, "history.sqlite"))  # one run, two bots
+    assert history.execute("SELECT COUNT(*), COUNT(DISTINCT run_id), COUNT(DISTINCT bot) "
+                           "FROM history_results").fetchone() == (5, 1, 2)
 
 
 def test_ctrl_c_under_xdist_leaves_no_server(workdir, tmp_path):

@@ -46,7 +46,7 @@ def test_regression_check_flags_slowed_config_and_passes_baseline_repeat():
         assert "no regression" in repeat.stdout
         # A regression, made certain: the stored baseline becomes 1000x faster than what
         # this machine can do (timing a real slowdown on a shared disk is too noisy for a test).
-        with sqlite3.connect(os.path.join(base, "wd", "results.sqlite")) as db:
+        with sqlite3.connect(os.path.join(base, "wd", "history.sqlite")) as db:  # the history
             rows = db.execute("SELECT id, result FROM kewpie_runs WHERE sweep_id = "
                               "(SELECT id FROM kewpie_sweeps WHERE label = 'relaxed')").fetchall()
             assert rows

@@ -1,0 +1,140 @@
+"""The history's tables (SQLAlchemy Core, one definition for SQLite and MariaDB/MySQL).
+
+``history_runs``: one row per run (or pytest session).  ``history_results``: one
+row per test result, with ``failing`` (the first attempt failed) and the run's time
+copied in ``finished_at`` so that the page's search walks one index newest first.
+``history_shard_cuts``: the results every shard of one CI build balances on.
+``kewpie_sweeps`` and ``kewpie_runs`` are the sweeps' tables, kept as the sweeps'
+results database had them (a ``results.sqlite`` of before is a store of schema
+version 0) plus ``run_id``, the run that measured the sweep.  ``history_meta`` holds
+the schema version (lib/history/migrations.py).
+"""
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import (BigInteger, Column, DateTime, Double, ForeignKey, Index, Integer,
+                        MetaData, SmallInteger, String, Table, Text)
+from sqlalchemy.dialects import mysql, sqlite
+from sqlalchemy.types import TypeEngine
+
+SCHEMA_VERSION = 1
+metadata = MetaData()
+
+
+def _id() -> TypeEngine[int]:
+    """An auto-increment key: BIGINT on a server, the rowid on SQLite."""
+    return BigInteger().with_variant(sqlite.INTEGER(), "sqlite")
+
+
+def _time() -> TypeEngine[datetime]:
+    """A UTC time with microseconds on both back ends."""
+    return DateTime().with_variant(mysql.DATETIME(fsp=6), "mysql", "mariadb")
+
+
+def _text() -> TypeEngine[str]:
+    """Long text (MEDIUMTEXT on a server: a sweep's JSON can pass 64 KiB)."""
+    return Text().with_variant(mysql.MEDIUMTEXT(), "mysql", "mariadb")
+
+
+meta = Table(
+    "history_meta", metadata,
+    Column("name", String(64), primary_key=True),
+    Column("value", String(255), nullable=False),
+)
+
+runs = Table(
+    "history_runs", metadata,
+    Column("id", _id(), primary_key=True, autoincrement=True),
+    Column("uuid", String(40), nullable=False, unique=True),
+    Column("started_at", _time(), nullable=False),
+    Column("ended_at", _time()),
+    Column("host", String(255), nullable=False, default=""),
+    Column("platform", String(100), nullable=False, default=""),
+    Column("kewpie_version", String(40), nullable=False, default=""),
+    Column("mode", String(20), nullable=False, default=""),
+    Column("selection", _text(), nullable=False, default=""),
+    Column("shard", String(20), nullable=False, default=""),
+    Column("options", _text(), nullable=False, default="{}"),
+    Column("tree_version", String(100), nullable=False, default=""),
+    Column("tree_path", _text(), nullable=False, default=""),
+    Column("trees", _text(), nullable=False, default="[]"),
+    Column("branch", String(255), nullable=False, default=""),
+    Column("revision", String(64), nullable=False, default=""),
+    Column("job", String(255), nullable=False, default=""),
+    Column("build", Integer),
+    Column("build_url", _text(), nullable=False, default=""),
+    Column("labels", _text(), nullable=False, default="{}"),
+    Column("exit_code", Integer),
+    Index("ix_history_runs_started", "started_at"),
+    Index("ix_history_runs_branch", "branch", "started_at"),
+    Index("ix_history_runs_job", "job", "build"),
+)
+
+results = Table(
+    "history_results", metadata,
+    Column("id", _id(), primary_key=True, autoincrement=True),
+    Column("run_id", _id(), ForeignKey("history_runs.id"), nullable=False),
+    Column("bot", String(20), nullable=False, default=""),
+    Column("seq", Integer, nullable=False),
+    Column("test", String(255), nullable=False),
+    Column("combination", String(255), nullable=False, default=""),
+    Column("status", String(10), nullable=False),
+    Column("failing", SmallInteger, nullable=False, default=0),
+    Column("duration_ms", Integer, nullable=False, default=0),
+    Column("attempts", SmallInteger, nullable=False, default=1),
+    Column("finished_at", _time(), nullable=False),
+    Column("failure", _text(), nullable=False, default=""),
+    Column("signature", String(255), nullable=False, default=""),
+    Column("evidence", _text(), nullable=False, default=""),
+    # one row per (run, bot, seq): a spooled result sent twice is stored once
+    Index("ux_history_results_seq", "run_id", "bot", "seq", unique=True),
+    # the search: failures newest first (every status newest first); a test's timeline; a
+    # finding's other sightings
+    Index("ix_history_results_failing", "failing", "finished_at"),
+    Index("ix_history_results_finished", "finished_at"),
+    Index("ix_history_results_test", "test", "finished_at"),
+    Index("ix_history_results_signature", "signature", "finished_at"),
+)
+
+shard_cuts = Table(
+    "history_shard_cuts", metadata,
+    Column("build_key", String(255), primary_key=True),
+    Column("max_result_id", _id(), nullable=False),
+    Column("created_at", _time(), nullable=False),
+)
+
+sweeps = Table(
+    "kewpie_sweeps", metadata,
+    Column("id", _id(), primary_key=True, autoincrement=True),
+    Column("name", String(200)),
+    Column("label", String(200)),
+    Column("context_key", String(64)),
+    Column("created", String(32)),
+    Column("spec", _text()),
+    Column("context", _text()),
+    Column("run_id", _id()),
+    Index("ix_kewpie_sweeps_label", "label"),
+)
+
+sweep_runs = Table(
+    "kewpie_runs", metadata,
+    Column("id", _id(), primary_key=True, autoincrement=True),
+    Column("sweep_id", _id()),
+    Column("basedir", Text),
+    Column("version", String(100)),
+    Column("value", String(100)),
+    Column("threads", Integer),
+    Column("rep", Integer),
+    Column("tps", Double),
+    Column("qps", Double),
+    Column("lat_avg", Double),
+    Column("lat_pct", Double),
+    Column("errors", Integer),
+    Column("reconnects", Integer),
+    Column("result", _text()),
+    Index("ix_kewpie_runs_sweep", "sweep_id"),
+)
+
+HISTORY_TABLES = (meta, runs, results, shard_cuts)
+SWEEP_TABLES = (sweeps, sweep_runs)
