@@ -3,7 +3,8 @@ import os
 import re
 
 from lib.sysbench.outputs import table, write_all
-from lib.sysbench.sweep import SweepSpec, run_sweep
+from lib.sysbench.runner import run_sweep
+from lib.sysbench.sweep import SweepSpec
 from lib.testcase import KewpieTestCase
 
 
