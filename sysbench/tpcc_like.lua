@@ -12,7 +12,7 @@
 -- Delivery transaction runs inline, the mix is drawn at random per event, and
 -- the cardinalities can be scaled down (--items, --customers).  "tpmC-like" is
 -- the number of New-Order transactions completed per minute of the run (the 1%
--- that roll back by design included, as the specification counts them).
+-- that roll back by design included; the statistics show how many).
 --
 -- Commands:
 --   prepare   create the tables and load --warehouses warehouses (in parallel

@@ -260,6 +260,12 @@ def _pyplot() -> Any:
     return plt
 
 
+def _figure(width: float, height: float) -> Any:
+    """A matplotlib Figure outside pyplot (cheaper for the per-run plots)."""
+    from matplotlib.figure import Figure
+    return Figure(figsize=(width, height))
+
+
 def plot_threads(sweep: SweepResult, path: str) -> str:
     """Throughput against threads, one line per combination (or version)."""
     plt = _pyplot()
@@ -316,30 +322,38 @@ def _panels(run: RunRecord) -> list[tuple[str, list[tuple[str, str, str, float]]
 
 
 def plot_timeline(run: RunRecord, path: str, title: str = "") -> str:
-    """tps over time beside the resources, one figure over a shared time axis."""
-    plt = _pyplot()
-    panels = _panels(run)
-    fig, axes = plt.subplots(1 + len(panels), 1, sharex=True,
-                             figsize=(8, 2.0 + 1.6 * len(panels)), squeeze=False)
+    """tps over time beside the resources, one figure over a shared time axis (lines that
+    stay at zero, and panels left empty so, are left out)."""
+    panels = []
+    for name, content in _panels(run):
+        kept = []
+        for source, metric, legend, scale in content:
+            t, values = series(run.samples, source, metric)
+            if any(values) or name in ("CPU %", "disk MB/s"):
+                kept.append((legend, t, [v * scale for v in values]))
+        if kept:
+            panels.append((name, kept))
+    fig = _figure(8, 1.9 + 1.45 * len(panels))
+    axes = fig.subplots(1 + len(panels), 1, sharex=True, squeeze=False)
     ax = axes[0][0]
     if run.result.intervals:
         ax.plot([i.second for i in run.result.intervals], [i.tps for i in run.result.intervals],
-                marker=".", color="black", label="tps")
-    ax.set_ylabel("transactions/s")
+                marker=".", color="black")
+    ax.set_ylabel("transactions/s", fontsize="small")
     ax.set_title(title or run_label(run), fontsize="medium")
     ax.grid(True, alpha=0.3)
-    for (name, content), row in zip(panels, axes[1:]):
+    for (name, kept), row in zip(panels, axes[1:]):
         ax = row[0]
-        for source, metric, legend, scale in content:
-            t, values = series(run.samples, source, metric)
-            ax.plot(t, [v * scale for v in values], label=legend)
+        for legend, t, values in kept:
+            ax.plot(t, values, label=legend)
         ax.set_ylabel(name, fontsize="small")
+        ax.ticklabel_format(axis="y", useOffset=False, style="plain")
         ax.grid(True, alpha=0.3)
-        ax.legend(fontsize="x-small", loc="upper right", ncol=2)
+        ax.legend(fontsize="x-small", loc="upper left", ncol=3, framealpha=0.6)
     axes[-1][0].set_xlabel("seconds")
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
+    axes[-1][0].set_xlim(left=0)
+    fig.subplots_adjust(left=0.1, right=0.97, top=0.96, bottom=0.06, hspace=0.12)
+    fig.savefig(path, dpi=85)
     return path
 
 
@@ -357,25 +371,24 @@ def plot_over_time(sweep: SweepResult, path: str) -> str:
 
 def plot_latency(run: RunRecord, path: str) -> str:
     """One run's latency distribution (sysbench's histogram) with p50/p95/p99/max."""
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(7, 3.5))
+    fig = _figure(7, 3.4)
+    ax = fig.add_subplot()
     hist = run.result.histogram
     if hist:
-        ax.bar(range(len(hist)), [c for _, c in hist], width=1.0, color="tab:blue")
-        step = max(1, len(hist) // 8)
-        ticks = list(range(0, len(hist), step))
-        ax.set_xticks(ticks, labels=[f"{hist[i][0]:.3g}" for i in ticks])
+        ax.fill_between([v for v, _ in hist], [c for _, c in hist], step="mid", alpha=0.35)
+        ax.step([v for v, _ in hist], [c for _, c in hist], where="mid")
+        ax.set_xscale("log")
         pct = run.result.percentiles()
-        for key, style in (("p50", ":"), ("p95", "--"), ("p99", "-.")):
-            index = next((i for i, (v, _) in enumerate(hist) if v >= pct[key]), len(hist) - 1)
-            ax.axvline(index, linestyle=style, color="tab:red", label=f"{key} {pct[key]:.2f} ms")
-        ax.legend(fontsize="small", title=f"max {pct['max']:.2f} ms", title_fontsize="small")
-    ax.set_xlabel("latency, ms (sysbench's histogram buckets)")
+        for key, style in (("p50", ":"), ("p95", "--"), ("p99", "-."), ("max", "-")):
+            ax.axvline(pct[key], linestyle=style, color="tab:red", linewidth=1,
+                       label=f"{key} {pct[key]:.2f} ms")
+        ax.legend(fontsize="small")
+    ax.set_xlabel("latency, ms (sysbench's histogram)")
     ax.set_ylabel("transactions")
     ax.set_title(run_label(run), fontsize="medium")
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
+    ax.grid(True, alpha=0.3)
+    fig.subplots_adjust(left=0.11, right=0.97, top=0.9, bottom=0.15)
+    fig.savefig(path, dpi=85)
     return path
 
 
