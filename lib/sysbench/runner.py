@@ -2,14 +2,16 @@
 
 The order, from the outside in:
 
-1. the variable settings (a setting that needs a restart restarts the servers;
-   the data stays);
+1. the variable settings, when one of their variables needs a restart (the
+   servers restart with it; the data stays); when all are dynamic, the settings
+   take turns with the rest instead (3), set with SET GLOBAL before a run, and
+   a run after a change gets its own warm-up first;
 2. the thread counts;
 3. a warm-up run of every unit (a code tree's servers x a cell of the matrix's
-   engine, tables, reconnect and nodes dimensions), then the repeats, in which
-   the units take turns, the order alternating between repeats
-   (:func:`lib.sysbench.interleave.turn_order`), so load that comes and goes on
-   a shared machine falls on all of them alike.
+   engine, tables, reconnect and nodes dimensions, x a setting when they take
+   turns), then the repeats, in which the units take turns, the order
+   alternating between repeats (:func:`lib.sysbench.interleave.turn_order`),
+   so load that comes and goes on a shared machine falls on all of them alike.
 
 Every data set (engine x tables, or the TPC-C-like warehouses) lives in its own
 database and is prepared once per code tree, before its first run; after the
@@ -126,6 +128,25 @@ def apply_setting(current: ServerSet, setting: tuple[tuple[str, Any], ...],
     return set_for(current.basedir, base_options + restart)
 
 
+def all_dynamic(server_sets: list[ServerSet],
+                settings: list[tuple[tuple[str, Any], ...]]) -> bool:
+    """True when every variable of the settings can change without a restart on every
+    server set (information_schema.SYSTEM_VARIABLES' READ_ONLY): the settings can then
+    take turns like the other dimensions."""
+    names = sorted({name for setting in settings for name, _ in setting})
+    if not names:
+        return False
+    marks = ", ".join(["%s"] * len(names))
+    for server_set in server_sets:
+        rows = server_set.servers[0].execute(
+            f"SELECT LOWER(VARIABLE_NAME), READ_ONLY FROM information_schema.SYSTEM_VARIABLES "
+            f"WHERE LOWER(VARIABLE_NAME) IN ({marks})", tuple(names))
+        writable = {str(name) for name, read_only in rows if str(read_only).upper() == "NO"}
+        if writable != set(names):
+            return False
+    return True
+
+
 def run_matrix(spec: SweepSpec, set_for: SetFor, log_dir: str,
                context: dict[str, Any]) -> SweepResult:
     """Run the sweep (see the module); set_for(basedir, options) returns that code tree's
@@ -169,30 +190,52 @@ def run_matrix(spec: SweepSpec, set_for: SetFor, log_dir: str,
             data[key] = _DataSet(name, tool, engine)
         return data[key]
 
-    for setting in settings:
-        for b in basedirs:
-            sets[b] = apply_setting(sets[b], setting, options, set_for)
+    current: dict[str, tuple[tuple[str, Any], ...] | None] = {b: None for b in basedirs}
+
+    def use_setting(basedir: str, setting: tuple[tuple[str, Any], ...]) -> bool:
+        """Put basedir's servers on setting; True when that changed something."""
+        if current[basedir] == setting:
+            return False
+        sets[basedir] = apply_setting(sets[basedir], setting, options, set_for)
+        current[basedir] = setting
+        return bool(setting)
+
+    groups = ([settings] if len(settings) > 1 and all_dynamic(list(sets.values()), settings)
+              else [[setting] for setting in settings])
+    for group in groups:
         units: list[_Unit] = []
         for b in basedirs:
-            for cell in cells:
-                full = Cell(cell.engine, cell.tables, cell.reconnect, cell.nodes, setting)
-                label = full.label(grid.varied + (("variables",) if legacy and setting else ()))
-                if legacy:
-                    value: Any = setting[0][1] if setting else None
-                else:
-                    value = label or None
-                cell_dict = {"engine": cell.engine, "tables": cell.tables,
-                             "reconnect": cell.reconnect, "nodes": cell.nodes,
-                             "variables": dict(setting)}
-                units.append(_Unit(b, full, value, label, data_set(b, cell), cell_dict))
+            for setting in group:
+                for cell in cells:
+                    full = Cell(cell.engine, cell.tables, cell.reconnect, cell.nodes, setting)
+                    label = full.label(grid.varied + (("variables",) if legacy and setting else ()))
+                    if legacy:
+                        value: Any = setting[0][1] if setting else None
+                    else:
+                        value = label or None
+                    cell_dict = {"engine": cell.engine, "tables": cell.tables,
+                                 "reconnect": cell.reconnect, "nodes": cell.nodes,
+                                 "variables": dict(setting)}
+                    units.append(_Unit(b, full, value, label, None, cell_dict))
+        for unit in units:  # settings first (a restart keeps the data), then the data sets
+            use_setting(unit.basedir, unit.cell.variables)
+        for unit in units:
+            unit.data = data_set(unit.basedir, unit.cell)
+
+        def warm(unit: _Unit, threads: int) -> None:
+            """A warm-up run of the unit (not recorded)."""
+            _run(spec, sets[unit.basedir], unit, threads, spec.warmup, spread,
+                 f"warmup-{safe_name(versions[unit.basedir])}-{safe_name(unit.value)}-"
+                 f"{threads}.log", watch=False)
         for threads in spec.threads:
             if spec.warmup > 0:
                 for unit in units:
-                    _run(spec, sets[unit.basedir], unit, threads, spec.warmup, spread,
-                         f"warmup-{safe_name(versions[unit.basedir])}-{safe_name(unit.value)}-"
-                         f"{threads}.log", watch=False)
+                    use_setting(unit.basedir, unit.cell.variables)
+                    warm(unit, threads)
             for repeat in range(1, spec.repeats + 1):
                 for unit in turn_order(units, repeat):
+                    if use_setting(unit.basedir, unit.cell.variables) and spec.warmup > 0:
+                        warm(unit, threads)  # settings take turns: warm up after a change
                     version = versions[unit.basedir]
                     log_name = (f"run-{safe_name(version)}-{safe_name(unit.value)}-{threads}-"
                                 f"{repeat}.log")
