@@ -91,7 +91,7 @@ def data_set_name(spec: SweepSpec, cell: Cell) -> str:
 
 def safe_name(value: Any) -> str:
     """A value as a file-name part."""
-    return re.sub(r"[^A-Za-z0-9_.=-]+", "_", str(value))
+    return re.sub(r"[^A-Za-z0-9_.=+-]+", "_", str(value))
 
 
 def variable_points(spec: SweepSpec) -> tuple[bool, list[tuple[tuple[str, Any], ...]]]:
