@@ -214,8 +214,11 @@ def _debugging_options(p: argparse.ArgumentParser) -> None:
                    help="stop at the first failed test and leave its servers running after "
                         "the run (printed as with --start-and-exit); --mode=cleanup stops them")
     g.add_argument("--check-warnings", action=_OnOff, default=default("check_warnings"),
-                   help="fail tests whose servers logged [ERROR] or [Warning] lines, minus "
-                        "suppressions (the default); --no-check-warnings does not")
+                   help="fail every test whose servers logged new [ERROR] or [Warning] "
+                        "lines, minus suppressions, kewpie 2012-style modules too. Default: "
+                        "they fail the other tests, and a 2012-style module (mysqlBaseTestCase) "
+                        "gets them reported after its row unless its suite_config.py sets "
+                        "check_warnings = True; --no-check-warnings neither checks nor reports")
 
 
 def _mtr_options(p: argparse.ArgumentParser) -> None:
@@ -286,7 +289,8 @@ def _kewpie2012_options(p: argparse.ArgumentParser) -> None:
                    help="load this randgen gendata file into the servers (schema test) "
                         "before each test")
     g.add_argument("--start-dirty", action=_OnOff,
-                   help="keep workdir/failed (earlier runs' evidence) at the start")
+                   help="kewpie 2012's option, kept for its command lines: earlier runs' "
+                        "evidence is always kept now (workdir/failed/<run>/, the newest 5 runs)")
 
 
 def _config_options(p: argparse.ArgumentParser) -> None:
