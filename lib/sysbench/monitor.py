@@ -214,6 +214,12 @@ class ResourceMonitor:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
+    def read_once(self) -> None:
+        """Take one reading of the machine and every server, as each sample does, and
+        drop it (after :meth:`start`, before :meth:`mark`: bench/sweep_overhead.py times
+        what a sample costs)."""
+        self._read_all()
+
     def _read_all(self) -> tuple[_Reading, list[_Reading]]:
         at = time.monotonic()
         return (_Reading(at, _machine_now()),
