@@ -348,8 +348,8 @@ def plot_timeline(run: RunRecord, path: str, title: str = "") -> str:
             ax.plot(t, values, label=legend)
         ax.set_ylabel(name, fontsize="small")
         ax.ticklabel_format(axis="y", useOffset=False, style="plain")
-        if name == "RSS MB":
-            ax.set_ylim(bottom=0)
+        if name == "RSS MB":  # from 0, the line clear of the frame (RSS barely moves)
+            ax.set_ylim(0, 1.15 * max((max(v, default=0.0) for _, _, v in kept), default=0.0) + 1)
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize="x-small", loc="upper left", ncol=3, framealpha=0.6)
     axes[-1][0].set_xlabel("seconds")

@@ -120,9 +120,16 @@ def test_tpcc_like_sweep_passes_its_consistency_checks(kewpie, tmp_path):
         "workload": "tpcc_like", "warehouses": 1, "items": 2000, "customers": 30,
         "duration": 3, "warmup": 0, "repeats": 1, "threads": [2], "latency_plots": False,
         "server_options": ["--innodb-buffer-pool-size=32M"]})
-    assert "consistency: 11 of 11 conditions hold" in proc.stdout
-    assert db.execute("SELECT passed, data_set FROM kewpie_sweep_checks").fetchall() == \
-        [(1, "tpcc_like")]
+    (passed, data_set, output), = db.execute(
+        "SELECT passed, data_set, output FROM kewpie_sweep_checks").fetchall()
+    assert (passed, data_set) == (1, "tpcc_like"), output
+    # condition 11 holds only until a Delivery runs (a 3 s run may have none: 4% of the mix)
+    (log,), = db.execute("SELECT log FROM kewpie_run_details").fetchall()
+    deliveries = int(_one(r"^\s+delivery\s+(\d+)\s", open(os.path.join(out, "logs", log)).read()))
+    skipped = "condition 11: skipped" in output
+    assert skipped == (deliveries > 0), (deliveries, output)
+    held = 11 if skipped else 12
+    assert f"consistency: {held} of {held} conditions hold" in proc.stdout
     (tpmc,), = db.execute("SELECT tpmc_like FROM kewpie_run_details").fetchall()
     assert tpmc > 0
     check_stored_equals_printed(db, out)
