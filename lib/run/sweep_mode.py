@@ -20,7 +20,7 @@ from ..sysbench.outputs import table, write_all
 from ..sysbench.regression import compare
 from ..sysbench.results import ResultsDB
 from ..sysbench.runner import ServerSet, run_matrix
-from ..sysbench.sweep import SweepSpec
+from ..sysbench.sweep import SweepResult, SweepSpec
 from .environment import RunEnvironment
 
 REPLICA_WAIT = 600.0  # seconds replicas or nodes get to apply a data set
@@ -40,6 +40,18 @@ def context_key(spec: SweepSpec, versions: list[str]) -> str:
 def cluster_pairs(spec: SweepSpec) -> list[tuple[int, int]]:
     """join_cluster / replication pairs: every other server joins (or replicates) s0."""
     return [(0, i) for i in range(1, spec.cluster_size)]
+
+
+def consistency_holds(sweep: SweepResult) -> bool:
+    """False when a TPC-C-like consistency check failed (each failed condition logged as
+    an ERROR line)."""
+    failed = [c for c in sweep.checks if c.passed is False]
+    for check in failed:
+        for line in check.output.splitlines():
+            if "FAILED" in line:
+                get_logger().error(f"TPC-C-like consistency of {check.data_set} on "
+                                   f"{check.version}: {line.strip()}")
+    return not failed
 
 
 def run_sweep_mode(env: RunEnvironment) -> int:
@@ -100,13 +112,7 @@ def run_sweep_mode(env: RunEnvironment) -> int:
         log.info(line)
     log.info(f"sweep stored as #{sweep_id} (label {label!r}); files in {out_dir}: "
              f"{', '.join(os.path.basename(p) for p in paths.values())}")
-    failed_checks = [c for c in sweep.checks if c.passed is False]
-    for check in failed_checks:
-        for line in check.output.splitlines():
-            if "FAILED" in line:
-                log.error(f"TPC-C-like consistency of {check.data_set} on {check.version}: "
-                          f"{line.strip()}")
-    if failed_checks:
+    if not consistency_holds(sweep):
         return EXIT_TEST_FAILED
     if not config.baseline:
         return EXIT_OK

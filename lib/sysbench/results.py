@@ -1,13 +1,4 @@
-"""The results database: SQLite in the workdir by default, or a MySQL-family server.
-
-``kewpie_sweeps`` and ``kewpie_runs`` hold the sweeps and their runs.  Beside
-them, in tables of their own (the "details" section below, added without
-changing the first two): each run's cell, latency percentiles and TPC-C-like
-figures (``kewpie_run_details``), sysbench's latency histogram
-(``kewpie_run_histograms``), the resource monitors' seconds
-(``kewpie_run_samples``), the TPC-C-like transactions (``kewpie_run_txns``) and
-consistency checks (``kewpie_sweep_checks``).
-"""
+"""The results database: SQLite in the workdir by default, or a MySQL-family server."""
 from __future__ import annotations
 
 import json
@@ -111,9 +102,14 @@ class ResultsDB:
         return sweep
 
     # ------------------------------------------------------------------ details
-    # Issue 35's tables: additive, keyed by kewpie_runs.id / kewpie_sweeps.id.
+    # Issue 35's tables: additive, keyed by kewpie_runs.id / kewpie_sweeps.id; the
+    # sweeps and runs tables above are unchanged.
     def _create_details(self, cur: Any, key: str) -> None:
-        """Create the details tables when missing."""
+        """Create the details tables when missing: each run's cell, latency percentiles
+        and TPC-C-like figures (``kewpie_run_details``), sysbench's latency histogram
+        (``kewpie_run_histograms``), the resource monitors' seconds
+        (``kewpie_run_samples``), the TPC-C-like transactions (``kewpie_run_txns``) and
+        the sweep's consistency checks (``kewpie_sweep_checks``)."""
         cur.execute("CREATE TABLE IF NOT EXISTS kewpie_run_details (run_id INTEGER PRIMARY KEY, "
                     "cell TEXT, lat_p50 DOUBLE PRECISION, lat_p95 DOUBLE PRECISION, "
                     "lat_p99 DOUBLE PRECISION, lat_max DOUBLE PRECISION, "
