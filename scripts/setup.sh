@@ -19,6 +19,7 @@ DEB_PACKAGES+=(patch)  # --mode=mtr applies mysql-test's .rdiff result files wit
 DEB_PACKAGES+=(chromium chromium-driver)  # tests drive the history page in a real browser (docs/history.md)
 # mysqlclient (the C client the randgen engine runs its statements through) is built by pip
 DEB_PACKAGES+=(libmariadb-dev pkg-config gcc python3-dev)
+DEB_PACKAGES+=(mariadb-plugin-rocksdb)  # sweeps: the RocksDB engine (MyRocks; docs/sysbench.md)
 
 missing=()
 for p in "${DEB_PACKAGES[@]}"; do

@@ -15,21 +15,45 @@ from ..servers.option_catalog import load_catalog
 from ..servers.manager import ServerManager
 from ..servers.server import Server
 from ..servers.requirements import Requirements
-from ..sysbench.interleave import run_interleaved
+from ..sysbench.engines import resolve_engine
 from ..sysbench.outputs import table, write_all
 from ..sysbench.regression import compare
 from ..history.sweeps import import_legacy
 from ..sysbench.results import ResultsDB
-from ..sysbench.sweep import SweepSpec, run_sweep
+from ..sysbench.runner import ServerSet, run_matrix
+from ..sysbench.sweep import SweepResult, SweepSpec
 from .environment import RunEnvironment
 from .history import RunHistory, open_history
+
+REPLICA_WAIT = 600.0  # seconds replicas or nodes get to apply a data set
 
 
 def context_key(spec: SweepSpec, versions: list[str]) -> str:
     """Sweeps with the same key are comparable ('last' baseline)."""
     parts = [spec.workload, spec.tables, spec.table_size, spec.duration, spec.threads,
              spec.variable, spec.values, sorted(spec.server_options), sorted(versions)]
+    extra = [spec.matrix, spec.cluster, spec.storage, spec.protocol, spec.total_rows,
+             spec.tpcc_scale(), spec.sysbench_options]
+    if any(x not in (None, "", "socket", {}, []) for x in extra):  # old sweeps keep their keys
+        parts.append(extra)
     return hashlib.sha1(json.dumps(parts, default=str).encode()).hexdigest()[:16]
+
+
+def cluster_pairs(spec: SweepSpec) -> list[tuple[int, int]]:
+    """join_cluster / replication pairs: every other server joins (or replicates) s0."""
+    return [(0, i) for i in range(1, spec.cluster_size)]
+
+
+def consistency_holds(sweep: SweepResult) -> bool:
+    """False when a TPC-C-like consistency check failed (each failed condition logged as
+    an ERROR line)."""
+    failed = [c for c in sweep.checks if c.passed is False]
+    for check in failed:
+        for line in check.output.splitlines():
+            if "FAILED" in line:
+                get_logger().error(f"TPC-C-like consistency of {check.data_set} on "
+                                   f"{check.version}: {line.strip()}")
+    return not failed
 
 
 def run_sweep_mode(env: RunEnvironment) -> int:
@@ -50,32 +74,45 @@ def _run_sweep_mode(env: RunEnvironment, history: RunHistory, started: float) ->
     config = env.config
     log = get_logger()
     spec = SweepSpec.from_file(config.sweep_file)
-    managers: dict[str, tuple[ServerManager, Server]] = {}
+    engines = [e for e in spec.grid().values_of("engine") if e]
+    for basedir in spec.basedirs or [config.basedir]:  # before any server starts
+        tree = env.tree if basedir == config.basedir and env.tree else env.trees.resolve(basedir)
+        for engine in engines:
+            resolve_engine(engine, tree)
+    managers: dict[str, tuple[ServerManager, list[Server]]] = {}
 
-    def server_for(basedir: str, options: list[str]) -> Server:
-        """A running server of basedir with options (restarted in place when they change)."""
+    def set_for(basedir: str, options: list[str]) -> ServerSet:
+        """basedir's running servers with options (a single server restarts in place
+        when they change)."""
         key = basedir or config.basedir
         if key in managers:
-            manager, server = managers[key]
-            if server.user_options != parse_options(options):
-                server.restart(options)
-            return server
+            manager, servers = managers[key]
+            if servers[0].user_options != parse_options(options):
+                if len(servers) > 1:
+                    raise UsageError("sweep: a cluster's server options cannot change "
+                                     "during a sweep")
+                servers[0].restart(options)
+            return ServerSet(basedir, servers, lambda: manager.wait_for_replicas(REPLICA_WAIT))
         tree = env.tree if key == config.basedir and env.tree else env.trees.resolve(key)  # 'old', a path
         parsed = tuple(parse_options(options))
         check_server_options(parsed, load_catalog(tree.server, env.workdir.path),
                              where=f"{config.sweep_file}: server options")
         manager = env.make_manager(f"bot{len(managers)}", tree=tree)
-        server = manager.get_servers(Requirements.declared("mysql", [parsed]))[0]
-        managers[key] = (manager, server)
-        return server
+        reqs = Requirements.declared(spec.server_type, [parsed] * spec.cluster_size,
+                                     cluster_pairs(spec), on_disk=spec.storage == "disk")
+        servers = manager.get_servers(reqs)
+        managers[key] = (manager, servers)
+        return ServerSet(basedir, servers, lambda: manager.wait_for_replicas(REPLICA_WAIT))
 
     out_dir = config.sweep_out or os.path.join(
         env.workdir.path, "sweeps", f"{spec.name}-{time.strftime('%Y%m%d-%H%M%S')}")
     context = {"machine": {"host": platform.node(), "nproc": os.cpu_count(),
                            "kernel": platform.release()},
-               "time": time.strftime("%Y-%m-%dT%H:%M:%S"), "shm": env.workdir.use_shm}
-    runner = run_interleaved if len(spec.basedirs) > 1 and spec.variable is None else run_sweep
-    sweep = runner(spec, server_for, os.path.join(out_dir, "logs"), context)
+               "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
+               "shm": env.workdir.use_shm and spec.storage != "disk",
+               "load_before": os.getloadavg()}
+    sweep = run_matrix(spec, set_for, os.path.join(out_dir, "logs"), context)
+    sweep.context["load_after"] = os.getloadavg()
     versions = sorted({r.version for r in sweep.runs})
     sweep.context.update({"versions": versions, "key": context_key(spec, versions),
                           "flavor": env.tree.version.flavor if env.tree and env.tree.version else "",
@@ -98,6 +135,9 @@ def _run_sweep_mode(env: RunEnvironment, history: RunHistory, started: float) ->
     log.info(f"sweep stored as #{sweep_id} (label {label!r}); files in {out_dir}: "
              f"{', '.join(os.path.basename(p) for p in paths.values())}")
     took = int((time.monotonic() - started) * 1000)
+    if not consistency_holds(sweep):
+        history.record_result(f"sweep.{spec.name}", "fail", took)
+        return EXIT_TEST_FAILED
     if not config.baseline or db is None:
         history.record_result(f"sweep.{spec.name}", "pass", took)
         return EXIT_OK

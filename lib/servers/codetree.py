@@ -133,6 +133,10 @@ class CodeTree:
                 break
         return opts
 
+    def plugin_dir(self) -> str:
+        """The tree's server plugin directory ('' when it has none)."""
+        return _first_dir(self.basedir, PLUGIN_SUBDIRS)
+
     def bin_dirs(self) -> list[str]:
         """The tree's directories of programs (first in PATH for what its server runs)."""
         if not self.relocated:

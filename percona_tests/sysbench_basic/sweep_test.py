@@ -3,7 +3,8 @@ import os
 import re
 
 from lib.sysbench.outputs import table, write_all
-from lib.sysbench.sweep import SweepSpec, run_sweep
+from lib.sysbench.runner import run_sweep
+from lib.sysbench.sweep import SweepSpec
 from lib.testcase import KewpieTestCase
 
 
@@ -36,8 +37,7 @@ class SweepTest(KewpieTestCase):
                 self.assertEqual(run.result.errors, 0, run)
                 self.assertGreaterEqual(len(run.result.intervals), 1)
                 # the parsed figure is sysbench's own
-                log = open(os.path.join(out, "logs", f"run-{run.version}-{run.value}-"
-                                        f"{run.threads}-{run.repeat}.log")).read()
+                log = open(os.path.join(out, "logs", run.log)).read()
                 own = float(re.search(r"transactions:\s+\d+\s+\(([\d.]+) per sec", log).group(1))
                 self.assertAlmostEqual(run.result.tps, own)
             self.assertEqual(self.servers[0].variable("innodb_spin_wait_delay"), "4")

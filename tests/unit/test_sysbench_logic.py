@@ -1,13 +1,20 @@
-"""sysbench output parsing, sweep specs, the results database and the regression check.
+"""sysbench output parsing (summary, intervals, histogram, the TPC-C-like block, the
+reconnect count), sweep specs, the results database with its details tables, the
+output tables and the regression check.
 
 Covers: lib/sysbench/parse.py, lib/sysbench/sweep.py, lib/sysbench/results.py,
-lib/sysbench/regression.py
+lib/sysbench/regression.py, lib/sysbench/outputs.py
 """
+import os
+
 import pytest
 
 from lib.errors import UsageError
 from lib.sysbench.parse import SysbenchOutputError, parse_output
-from lib.sysbench.parse import SysbenchResult
+from lib.sysbench.monitor import Sample
+from lib.sysbench.outputs import markdown, table, write_all
+from lib.sysbench.parse import SysbenchResult, histogram_percentile
+from lib.sysbench.sweep import CheckRecord
 from lib.sysbench.regression import compare, spread
 from lib.sysbench.results import ResultsDB
 from lib.sysbench.sweep import RunRecord, SweepResult, SweepSpec
@@ -104,3 +111,101 @@ def test_results_db_roundtrip_and_baselines(tmp_path):
     assert db.find("nope", "k1") is None
     loaded = db.load(first)
     assert loaded.runs[0].result.tps == 1000.5 and loaded.spec.workload == "oltp_read_only"
+
+
+HISTOGRAM_OUTPUT = OUTPUT.replace("SQL statistics:", """Latency histogram (values are in milliseconds)
+       value  ------------- distribution ------------- count
+       0.510 |**                                       1
+       0.520 |**********                               5
+       1.010 |****************************************  20
+       2.610 |********                                 4
+      42.090 |**                                       1
+
+SQL statistics:""")
+
+TPCC_BLOCK = """
+TPC-C-like statistics (not TPC-C results):
+    measured over:                       5.012s
+    tpmC-like (New-Order per minute):    10199.48
+    transactions per minute (all five):  23032.63
+    reconnects (--reconnect):            12
+    transaction     count  rollbacks   retries  mix %    avg ms    p50 ms    p95 ms    p99 ms    max ms
+    new_order         852          6         3  44.28    14.407    12.301    29.194    51.945    72.517
+    payment           841          0         0  43.71     6.498     5.570    13.953    20.736    24.995
+    order_status       88          0         0   4.57     2.039     1.697     5.090    10.274    10.328
+    delivery           79          0         0   4.11    23.314    22.284    39.650    73.135    73.767
+    stock_level        64          0         0   3.33     3.502     2.347     4.028    52.889    52.755
+"""
+
+
+def test_histogram_and_percentiles_by_sysbench_rule():
+    r = parse_output(HISTOGRAM_OUTPUT)
+    assert r.histogram == [(0.51, 1), (0.52, 5), (1.01, 20), (2.61, 4), (42.09, 1)]
+    # 31 events: p50 wants floor(15.5 + 0.5) = 16 -> 1.01; p95 wants 29 -> 2.61; p99 31 -> 42.09
+    assert (r.latency_at(50), r.latency_at(99)) == (1.01, 42.09)
+    assert histogram_percentile(r.histogram, 95) == 2.61 == r.latency_at(95)
+    assert r.percentiles() == {"p50": 1.01, "p95": 2.61, "p99": 42.09, "max": 42.09}
+    assert histogram_percentile([], 50) == 0.0
+    assert parse_output(OUTPUT).histogram == []
+
+
+def test_tpcc_block_and_reconnect_lines():
+    r = parse_output(OUTPUT + TPCC_BLOCK)
+    assert r.tpcc is not None and (r.tpcc.measured_s, r.tpcc.tpmc_like, r.tpcc.reconnects) == \
+        (5.012, 10199.48, 12)
+    assert [t.name for t in r.tpcc.txns] == ["new_order", "payment", "order_status", "delivery",
+                                             "stock_level"]
+    assert (r.tpcc.txns[0].count, r.tpcc.txns[0].rollbacks, r.tpcc.txns[0].p99_ms) == (852, 6, 51.945)
+    assert r.planned_reconnects == 12
+    wrapped = parse_output(OUTPUT + "kewpie reconnect: 5737 reconnects (a new connection every 1 events)\n")
+    assert wrapped.planned_reconnects == 5737 and wrapped.tpcc is None
+    with pytest.raises(SysbenchOutputError, match="TPC-C-like statistics have no"):
+        parse_output(OUTPUT + "TPC-C-like statistics (not TPC-C results):\n")
+
+
+def _detailed_sweep():
+    spec = SweepSpec.from_dict({"name": "d", "workload": "tpcc_like", "threads": [2],
+                                "matrix": {"reconnect": [0, 1]}})
+    sweep = SweepResult(spec, {"key": "k2"})
+    for value, text in (("reconnect=0", HISTOGRAM_OUTPUT + TPCC_BLOCK),
+                        ("reconnect=1", OUTPUT + TPCC_BLOCK)):
+        samples = [Sample(float(t), source, {"cpu_user_pct": 10.0 * t, "bp_reads_per_s": 5.0,
+                                              "bp_read_requests_per_s": 500.0})
+                   for t in (1, 2) for source in ("machine", "s0")]
+        sweep.runs.append(RunRecord("", "10.11", value, 2, 1, parse_output(text),
+                                    {"reconnect": int(value[-1])}, samples, f"run-{value}.log"))
+    sweep.checks.append(CheckRecord("10.11", "tpcc_like", True, "consistency: 11 of 11 conditions hold"))
+    return sweep
+
+
+def test_details_tables_roundtrip(tmp_path):
+    db = ResultsDB(sqlite_path=str(tmp_path / "r.sqlite"))
+    sweep_id = db.save(_detailed_sweep(), "detailed")
+    loaded = db.load(sweep_id)
+    first = loaded.runs[0]
+    assert first.result.histogram == [(0.51, 1), (0.52, 5), (1.01, 20), (2.61, 4), (42.09, 1)]
+    assert first.cell == {"reconnect": 0} and first.log == "run-reconnect=0.log"
+    assert first.result.tpcc.txns[4].name == "stock_level" and first.result.planned_reconnects == 12
+    assert [(s.t, s.source, s.values["cpu_user_pct"]) for s in first.samples] == \
+        [(1.0, "machine", 10.0), (1.0, "s0", 10.0), (2.0, "machine", 20.0), (2.0, "s0", 20.0)]
+    assert loaded.checks[0].passed is True
+    rows = db.conn.execute("SELECT lat_p50, lat_p95, lat_p99, lat_max, tpmc_like FROM "
+                           "kewpie_run_details ORDER BY run_id").fetchall()
+    assert rows[0] == (1.01, 2.61, 42.09, 42.09, 10199.48)
+    assert db.conn.execute("SELECT COUNT(*) FROM kewpie_run_txns").fetchone()[0] == 10
+
+
+def test_tables_and_files_show_percentiles_resources_and_checks(tmp_path):
+    sweep = _detailed_sweep()
+    text = table(sweep)
+    assert "reconnect=0" in text and "p99 ms" in text and "tpmC-like" in text
+    assert "bp miss %" in text and "1.00" in text  # 5 misses of 500 requests
+    assert "TPC-C-like consistency, tpcc_like on 10.11: all hold" in text
+    md = markdown(sweep)
+    assert "| threads | reconnect=0 | reconnect=1 |" in md and "*latency*" in md
+    paths = write_all(sweep, str(tmp_path / "out"))
+    for key in ("csv", "json", "plot_threads", "plot_time", "plot_latency", "table", "markdown"):
+        assert os.path.getsize(paths[key]) > 0, key
+    assert sorted(os.listdir(tmp_path / "out" / "latency")) == \
+        ["10.11_reconnect=0_2t_r1.png"]  # the other run printed no histogram
+    assert len(os.listdir(tmp_path / "out" / "timeline")) == 2
