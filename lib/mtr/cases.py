@@ -8,7 +8,10 @@ the tags and options of the test and of every file it sources (``.opt``,
 test's own ``.cnf`` or the suite's ``my.cnf`` (``rpl``'s for replication
 tests, ``include/default_my.cnf`` otherwise), and the result file (the most
 specific ``name,comb.result``).  The skip lists of the suites' ``suite.pm``
-files are Perl; :func:`skip_rules` holds their Debian-relevant part.
+files are Perl: :mod:`lib.mtr.suite_rules` reads what they decide.  Without a
+suite, the suites are mtr's default list (``DEFAULT_SUITES`` and the plugin
+suites that say so); combinations are made as mtr's ``make_combinations``
+makes them.
 """
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ from ..errors import SuiteError, UsageError
 from .cnf import MtrConfig
 from ..platform.suite_names import check_suite_name, display_name
 from ..servers.requirements import Requirements
+from .suite_rules import BuildFacts, default_suites, suite_skip
 
 SOURCE = re.compile(r"^\s*(?:--)?\s*source\s+([^;\s]+)")
 TAGS = MappingProxyType({"big_test": "big_test", "master-slave": "rpl_test",
@@ -198,6 +202,10 @@ class Scanner:
         combs = combinations_from_file(stem + ".combinations", self.skips)
         if combs is not None:
             result.combinations.append(combs)
+        # mtr stores a file's lists through 'sort ::uniq(@combinations)': uniq there is
+        # sort's comparison sub, which always answers 'greater', so the lists come out
+        # reversed (the file's own last-read list first), duplicates kept
+        result.combinations.reverse()
         return result
 
 
@@ -213,6 +221,7 @@ class MtrSuite:
     opts: list[str]
     combinations: list[Combination] | str | None
     disabled: dict[str, str]
+    skip: str = ""   # why its suite.pm skips every test of it ('' = it runs)
 
     def results_for(self, test: str) -> list[str]:
         """Paths of the result-dir files whose name starts with test (listed once)."""
@@ -255,8 +264,9 @@ def suite_dir(mtr_root: str, name: str, suitepaths: Iterable[str] = ()) -> str:
 
 
 def load_suite(mtr_root: str, name: str, skips: dict[str, object],
-               suitepaths: Iterable[str] = ()) -> MtrSuite:
-    """A suite's directories, suite.opt, combinations and disabled tests."""
+               suitepaths: Iterable[str] = (), facts: BuildFacts | None = None) -> MtrSuite:
+    """A suite's directories, suite.opt, combinations and disabled tests, and why its
+    suite.pm skips it (with facts)."""
     directory = suite_dir(mtr_root, name, suitepaths)
     tdir = os.path.join(directory, "t")
     tdir = tdir if os.path.isdir(tdir) else directory
@@ -265,8 +275,11 @@ def load_suite(mtr_root: str, name: str, skips: dict[str, object],
     short = display_name(name)
     disabled = parse_disabled(os.path.join(directory, "disabled.def"), short)
     disabled.update(parse_disabled(os.path.join(directory, "t", "disabled.def"), short))
+    skip = suite_skip(directory, facts) if facts is not None else ""
+    combinations = None if skip else combinations_from_file(
+        os.path.join(directory, "combinations"), skips)
     return MtrSuite(short, directory, tdir, rdir, opts_from_file(os.path.join(directory, "suite.opt")),
-                    combinations_from_file(os.path.join(directory, "combinations"), skips), disabled)
+                    combinations, disabled, skip)
 
 
 def split_name(text: str) -> tuple[str | None, str, list[str]]:
@@ -292,6 +305,7 @@ class Collector:
     big_test: bool = False
     enable_disabled: bool = False
     suitepaths: tuple[str, ...] = ()   # --suitepath: searched after the mtr tree
+    facts: BuildFacts | None = None    # for the suite.pm files' conditions
 
     def __post_init__(self) -> None:
         self.scanner = Scanner(self.mtr_root, self.skips)
@@ -302,12 +316,22 @@ class Collector:
         names a suite outside the mtr tree (called by its last component)."""
         short = display_name(name)
         if short not in self.suites:
-            self.suites[short] = load_suite(self.mtr_root, name, self.skips, self.suitepaths)
+            self.suites[short] = load_suite(self.mtr_root, name, self.skips, self.suitepaths,
+                                            self.facts)
         return self.suites[short]
 
+    def default_suites(self) -> list[str]:
+        """mtr's default suite list for this tree and build (``main`` alone without the
+        build's facts)."""
+        if self.facts is None:
+            return ["main"]
+        return default_suites(self.mtr_root, self.facts)
+
     def collect(self, suites: list[str], names: list[str]) -> list[MtrCase]:
-        """Cases for names (in the order given) or, without names, every test of suites."""
-        suites = [self.suite(s).name for s in (suites or ["main"])]
+        """Cases for names (in the order given) or, without names, every test of suites
+        (mtr's default list when none is given).  A name without a suite is looked for
+        in every suite, as mtr looks."""
+        suites = [self.suite(s).name for s in (suites or self.default_suites())]
         cases: list[MtrCase] = []
         if not names:
             for sname in suites:
@@ -323,7 +347,6 @@ class Collector:
                 if os.path.isfile(os.path.join(suite.tdir, tname + ".test")):
                     cases += self.one(suite, tname, combs)
                     found = True
-                    break
             if not found:
                 raise UsageError(f"mtr test {text!r} not found in suite(s) "
                                  f"{', '.join([named] if named else suites)}")
@@ -344,6 +367,9 @@ class Collector:
                     break
         if disabled is not None and not self.enable_disabled:
             case.skip = f"disabled: {disabled}"
+            return [case]
+        if suite.skip:
+            case.skip = suite.skip
             return [case]
         scan = self.scanner.scan(path, suite.dir)
         case.rpl_test = "rpl_test" in scan.tags
@@ -372,30 +398,17 @@ class Collector:
                     case.timezone = "GMT-8"
                 target.append(opt)
         cases = [case]
-        wanted = list(wanted)
+        forced = {name: 1 for name in wanted}   # mtr's %test_combs: 1 named, 2 used
         for combs in [suite.combinations, *scan.combinations]:
             if combs is None:
                 continue
-            cases = [c for base in cases for c in self._combine(base, combs, wanted)]
+            cases = [c for base in cases for c in make_combinations(base, forced, combs)]
+        unused = sorted(name for name, state in forced.items() if state == 1)
+        if unused:
+            raise UsageError(f"could not run {full} with '{','.join(unused)}' combination(s)")
         for c in cases:
             self._result_file(suite, c)
         return cases
-
-    @staticmethod
-    def _combine(case: MtrCase, combs: list[Combination] | str, wanted: list[str]) -> list[MtrCase]:
-        if isinstance(combs, str):
-            if not case.skip:
-                case.skip = combs
-            return [case]
-        if case.skip:
-            return [case]
-        chosen = [c for c in combs if c.name in wanted] or combs
-        # A combination whose options the test already fixes runs alone (mtr's is_subset).
-        for comb in chosen:
-            if comb.options and all(o in case.master_opt for o in comb.options) \
-                    and all(o in case.slave_opt for o in comb.options):
-                return [_with_comb(case, comb, prepend=False)]
-        return [_with_comb(case, comb) for comb in chosen]
 
     @staticmethod
     def _result_file(suite: MtrSuite, case: MtrCase) -> None:
@@ -424,41 +437,55 @@ class Collector:
         case.result_file = best[1]
 
 
+def split_option(option: str) -> str:
+    """``name=value`` of an option as mtr's My::Options::_split_option reads it (the last
+    ``=`` splits; a bare ``--name`` is ``name=``)."""
+    m = re.match(r"^--(.*)=(.*)$", option, re.S) or re.match(r"^--(.*)$", option, re.S) \
+        or re.match(r"^\$(.*)$", option, re.S) or re.match(r"^(.*)=(.*)$", option, re.S)
+    if not m:
+        return option
+    return f"{m.group(1)}={m.group(2) if m.lastindex and m.lastindex > 1 else ''}"
+
+
+def is_subset(options: list[str], subset: Iterable[str]) -> bool:
+    """mtr's My::Options::is_subset: every option of subset is among options, by name and
+    value."""
+    have = {split_option(o) for o in options}
+    return all(split_option(o) in have for o in subset)
+
+
+def make_combinations(case: MtrCase, forced: dict[str, int],
+                      combs: list[Combination] | str) -> list[MtrCase]:
+    """mtr's make_combinations: the cases of case under one combinations file.
+
+    A file's skip reason skips the case.  A combination whose options the case already
+    has (is_subset) names it alone; a named one (forced, shared by all the cases of the
+    test, as mtr's %test_combs is: once used, it is taken for the test's later cases
+    too -- binlog's suite and rpl_init's row/stmt/mix give mix,row, row,row and row,stmt)
+    runs alone; otherwise one case per combination, its options first."""
+    if isinstance(combs, str):
+        if not case.skip:
+            case.skip = combs
+        return [case]
+    if not combs:
+        return [case]
+    chosen = combs
+    for comb in combs:
+        if comb.options and is_subset(case.master_opt, comb.options) \
+                and is_subset(case.slave_opt, comb.options):
+            forced[comb.name] = 2
+            return [_with_comb(case, comb, prepend=False)]
+        if forced.get(comb.name):
+            chosen = [comb]
+            forced[comb.name] = 2
+            break
+    if case.skip:
+        return [case]
+    return [_with_comb(case, comb) for comb in chosen]
+
+
 def _with_comb(case: MtrCase, comb: Combination, prepend: bool = True) -> MtrCase:
     from dataclasses import replace
     opts = list(comb.options) if prepend else []
     return replace(case, master_opt=opts + case.master_opt, slave_opt=opts + case.slave_opt,
                    combinations=case.combinations + (comb.name,))
-
-
-def skip_rules(mtr_root: str, features: dict[str, str], env: dict[str, str],
-               optional_plugins: frozenset[str] = frozenset()) -> dict[str, object]:
-    """The skip lists of main's, mariabackup's and rpl's ``suite.pm`` for this build:
-    {combinations path: reason (skip every test sourcing it) or [combinations to skip]}."""
-    def inc(name: str) -> str:
-        """The combinations file of mysql-test's include/<name>."""
-        return os.path.join(mtr_root, "include", name + ".combinations")
-    debug = "debug-dbug" in features
-    rules: dict[str, object] = {
-        inc("platform"): ["aix", "win"],
-        inc("protocol"): ["ps"],
-        inc("maybe_debug"): ["release" if debug else "debug"],
-        inc("word_size"): ["64bit" if features.get("max-binlog-stmt-cache-size") == "4294963200"
-                           else "32bit"],
-        inc("check_windows_admin"): "Requires admin privileges",
-        inc("no_utf8_cli"): "Not tested with utf8 command line support",
-    }
-    if not debug:
-        rules[inc("have_debug")] = "Requires debug build"
-    if not env.get("DEBUG_KEY_MANAGEMENT_SO"):
-        rules[inc("innodb_encrypt_log")] = ["crypt"]
-    if not env.get("HA_EXAMPLE_SO"):
-        rules[inc("have_example_plugin")] = "Need example plugin"
-    backup = os.path.join(mtr_root, "suite", "mariabackup")
-    if not env.get("FILE_KEY_MANAGEMENT_SO"):
-        rules[os.path.join(backup, "include", "have_file_key_management.combinations")] = \
-            "needs file_key_management plugin"
-    rules[os.path.join(backup, "compress_qpress.combinations")] = "needs qpress executable in PATH"
-    main = os.path.join(mtr_root, "main")
-    rules[os.path.join(main, "openssl_6975.combinations")] = "no or wrong openssl version"
-    return rules
