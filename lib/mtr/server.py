@@ -12,8 +12,9 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import socket
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .cnf import MtrConfig
 from ..platform.process import ProcessExecutor
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from ..servers.requirements import Requirements
 
 
+MYSQLTEST_CHARSET = "latin1"   # mariadb-test's default character set
 MARK_ENV = "KEWPIE_MTR_MARK"  # set while a test's servers start: the CURRENT_TEST to write
 READY_LINE = re.compile(rb"\nVersion: '[^']*'\s+Socket: '")
 
@@ -34,6 +36,13 @@ class MtrServer(Server):
     """A plain server whose user options keep their own order (``mtr`` server kind)."""
 
     server_type = "mtr"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # kewpie's own connections (Galera's state, the suppressions' cleanup) speak
+        # mariadb-test's latin1, so they add no collation a test can see (the feedback
+        # plugin counts each one used: plugins.feedback_plugin_load)
+        self.sql.charset = MYSQLTEST_CHARSET
 
     def effective_options(self) -> list[Option]:
         """kewpie's base options the config does not set, then the config's, in its order
@@ -58,22 +67,24 @@ class MtrServer(Server):
 
     @property
     def stdout_log(self) -> str:  # type: ignore[override]  # Server's is its layout's path
-        """The server's stdout and stderr go to its error log, as under mtr (what it
-        prints before opening the log, e.g. option warnings, is there too)."""
-        return self._log_error()
+        """The server's stdout and stderr go to the error log its config names, as under
+        mtr (what it prints before opening the log, e.g. option warnings, is there too;
+        a test's bare ``--log-error`` sends the server's own lines elsewhere)."""
+        return self._configured_log()
 
     def launch(self, extra_args: tuple[str, ...] = ()) -> ProcessExecutor:
         """Launch, remembering where the error log ends (readiness is read from it)."""
-        path = self._log_error()
-        if not os.path.exists(path) and os.path.isdir(os.path.dirname(path)):
-            with open(path, "ab"):
-                pass
-            if self.settings.user:
-                shutil.chown(path, self.settings.user, self.settings.user)
+        configured, path = self._configured_log(), self._log_error()
+        for log in {configured, path}:
+            if not os.path.exists(log) and os.path.isdir(os.path.dirname(log)):
+                with open(log, "ab"):
+                    pass
+                if self.settings.user:
+                    shutil.chown(log, self.settings.user, self.settings.user)
         mark = self.settings.env.get(MARK_ENV)
         if mark:  # started for a test: mtr's mark_log comes before the server's startup lines
             try:
-                with open(path, "a") as fh:
+                with open(configured, "a") as fh:
                     fh.write(f"CURRENT_TEST: {mark}\n")
             except OSError:
                 pass
@@ -95,10 +106,37 @@ class MtrServer(Server):
         # the line after "ready for connections" (which --lc-messages translates)
         return b"ready for connections" in text or READY_LINE.search(text) is not None
 
-    def _log_error(self) -> str:
+    def _last(self, name: str) -> str | None:
+        """The value of the last option called name (None: not given or bare)."""
+        for opt in reversed(self.user_options):
+            if opt.name == name:
+                return opt.value or None
+        return None
+
+    def _configured_log(self) -> str:
+        """The last ``log-error`` with a value (the config's), else the layout's."""
         for opt in reversed(self.user_options):
             if opt.name == "log-error" and opt.value:
                 return opt.value
+        return self.error_log
+
+    def _log_error(self) -> str:
+        """The file mysqld writes its log to: the last ``log-error``'s value or, for a
+        bare ``--log-error`` (binlog.binlog_stm_unsafe_warning), mysqld's default: the
+        pid file's name up to its first ``.`` with ``.err`` (``fn_format(pidfile_name,
+        datadir, ".err", MY_REPLACE_EXT)``: ``run/mysqld.1.pid`` gives ``run/mysqld.err``),
+        in the datadir when the name has no directory."""
+        datadir = self._last("datadir") or self.datadir
+        for opt in reversed(self.user_options):
+            if opt.name != "log-error":
+                continue
+            if opt.value:
+                path = opt.value if "." in os.path.basename(opt.value) else opt.value + ".err"
+                return os.path.join(datadir, path)   # an absolute value stays as it is
+            pid = self._last("pid-file") or (self._last("log-basename")
+                                             or socket.gethostname().split(".")[0]) + ".pid"
+            head, name = os.path.split(pid)   # MY_REPLACE_EXT: from the name's first '.'
+            return os.path.join(datadir, head, name.split(".", 1)[0] + ".err")
         return self.error_log
 
     def write_cnf(self) -> None:
