@@ -106,13 +106,6 @@ class MtrServer(Server):
         # the line after "ready for connections" (which --lc-messages translates)
         return b"ready for connections" in text or READY_LINE.search(text) is not None
 
-    def _last(self, name: str) -> str | None:
-        """The value of the last option called name (None: not given or bare)."""
-        for opt in reversed(self.user_options):
-            if opt.name == name:
-                return opt.value or None
-        return None
-
     def _configured_log(self) -> str:
         """The last ``log-error`` with a value (the config's), else the layout's."""
         for opt in reversed(self.user_options):
@@ -121,23 +114,8 @@ class MtrServer(Server):
         return self.error_log
 
     def _log_error(self) -> str:
-        """The file mysqld writes its log to: the last ``log-error``'s value or, for a
-        bare ``--log-error`` (binlog.binlog_stm_unsafe_warning), mysqld's default: the
-        pid file's name up to its first ``.`` with ``.err`` (``fn_format(pidfile_name,
-        datadir, ".err", MY_REPLACE_EXT)``: ``run/mysqld.1.pid`` gives ``run/mysqld.err``),
-        in the datadir when the name has no directory."""
-        datadir = self._last("datadir") or self.datadir
-        for opt in reversed(self.user_options):
-            if opt.name != "log-error":
-                continue
-            if opt.value:
-                path = opt.value if "." in os.path.basename(opt.value) else opt.value + ".err"
-                return os.path.join(datadir, path)   # an absolute value stays as it is
-            pid = self._last("pid-file") or (self._last("log-basename")
-                                             or socket.gethostname().split(".")[0]) + ".pid"
-            head, name = os.path.split(pid)   # MY_REPLACE_EXT: from the name's first '.'
-            return os.path.join(datadir, head, name.split(".", 1)[0] + ".err")
-        return self.error_log
+        """The file mysqld writes its log to (:func:`mysqld_error_log`)."""
+        return mysqld_error_log(self.user_options, self.datadir) or self.error_log
 
     def write_cnf(self) -> None:
         """my.cnf as kewpie writes it, except that bytes a test's .opt holds in another
@@ -166,6 +144,33 @@ class MtrServer(Server):
             return {}
         return {"sst": [Option(str(n).replace("_", "-"), v) for n, v in group.options
                         if not str(n).startswith("#")]}
+
+
+def mysqld_error_log(options: list[Option], datadir: str, host: str = "") -> str:
+    """Where mysqld writes its error log with these options ('' when no ``log-error``):
+    the last ``log-error``'s value (in the datadir when relative, ``.err`` added when it
+    has no extension) or, for a bare ``--log-error`` (binlog.binlog_stm_unsafe_warning),
+    mysqld's default: the pid file's name up to its first ``.`` with ``.err``
+    (``fn_format(pidfile_name, datadir, ".err", MY_REPLACE_EXT)``: ``run/mysqld.1.pid``
+    gives ``run/mysqld.err``), in the datadir when the name has no directory."""
+    def last(name: str) -> str | None:
+        """The value of the last option called name (None: not given or bare)."""
+        for opt in reversed(options):
+            if opt.name == name:
+                return opt.value or None
+        return None
+    datadir = last("datadir") or datadir
+    for opt in reversed(options):
+        if opt.name != "log-error":
+            continue
+        if opt.value:
+            path = opt.value if "." in os.path.basename(opt.value) else opt.value + ".err"
+            return os.path.join(datadir, path)   # an absolute value stays as it is
+        pid = last("pid-file") or (last("log-basename")
+                                   or (host or socket.gethostname()).split(".")[0]) + ".pid"
+        head, name = os.path.split(pid)   # MY_REPLACE_EXT: from the name's first '.'
+        return os.path.join(datadir, head, name.split(".", 1)[0] + ".err")
+    return ""
 
 
 def is_wsrep(server: Server) -> bool:

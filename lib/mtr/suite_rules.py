@@ -449,7 +449,7 @@ def _encryption_skips(name: str) -> Callable[[Mapping[str, str], Mapping[str, st
 
 
 SUITE_SKIPS: Mapping[str, Callable[[Mapping[str, str], Mapping[str, str], str | None],
-                                   dict[str, object]]] = {
+                                   dict[str, object]]] = MappingProxyType({
     "": _main_skips,
     "suite/mariabackup": _mariabackup_skips,
     "suite/plugins": _plugins_skips,
@@ -458,7 +458,7 @@ SUITE_SKIPS: Mapping[str, Callable[[Mapping[str, str], Mapping[str, str], str | 
     "suite/binlog_encryption": _encryption_skips("encryption_algorithms.combinations"),
     "plugin/myisam/mtr2": lambda features, env, user: {"combinations": ["1st"]},
     "plugin/example/mtr": lambda features, env, user: {"t/combs.combinations": ["c1"]},
-}
+})
 
 
 # ---------------------------------------------------------------------- the default list
