@@ -64,6 +64,7 @@ class MtrCase:
     big_test: bool = False
     base_result: str | None = None
     scripts: tuple[str, ...] = ()   # <test>-master.sh / -slave.sh, run before servers start
+    overlay_dir: str = ""           # an overlay suite's directory (suite_dir: its parent's)
 
     @property
     def full_name(self) -> str:
@@ -151,15 +152,32 @@ class Scan:
     master: list[str] = field(default_factory=list)
     slave: list[str] = field(default_factory=list)
     combinations: list[list[Combination] | str] = field(default_factory=list)
+    in_overlay: bool = False   # something of it comes from an overlay's directory
 
 
 class Scanner:
-    """Scans test files recursively, each file once (as mtr's get_tags_from_file)."""
+    """Scans test files recursively, each file once (as mtr's get_tags_from_file).
 
-    def __init__(self, mtr_root: str, skips: dict[str, object]) -> None:
+    overlay: (overlay directory, parent suite directory) when scanning for an overlay
+    suite -- a file of either then looks for its includes, options and combinations in
+    the overlay first, as mtr's does."""
+
+    def __init__(self, mtr_root: str, skips: dict[str, object],
+                 overlay: tuple[str, str] | None = None) -> None:
         self.mtr_root = mtr_root
         self.skips = skips
+        self.overlay = overlay
         self.cache: dict[str, Scan] = {}
+
+    def _twins(self, path: str) -> list[str]:
+        """path and its overlay twin: [overlay's, parent's] for a file of either, else [path]."""
+        if self.overlay is None:
+            return [path]
+        for top in self.overlay:
+            if path.startswith(top + os.sep):
+                rel = os.path.relpath(path, top)
+                return [os.path.join(self.overlay[0], rel), os.path.join(self.overlay[1], rel)]
+        return [path]
 
     def scan(self, path: str, suite_dir: str) -> Scan:
         """Tags, options, combinations of path (test or include file)."""
@@ -172,6 +190,10 @@ class Scanner:
                 lines = fh.read().splitlines()
         except OSError:
             return result
+        twins = self._twins(path)
+        bases = [os.path.dirname(t) for t in twins] + [suite_dir, *(self.overlay or ()),
+                                                      self.mtr_root]
+        result.in_overlay = self.overlay is not None and path.startswith(self.overlay[0] + os.sep)
         for line in lines:
             if line.startswith("#"):
                 continue
@@ -183,7 +205,7 @@ class Scanner:
             m = SOURCE.match(line)
             if m:
                 include = m.group(1)
-                for base in (os.path.dirname(path), suite_dir, self.mtr_root):
+                for base in bases:
                     candidate = os.path.join(base, include)
                     if candidate != path and os.path.exists(candidate):
                         sub = self.scan(candidate, suite_dir)
@@ -191,17 +213,25 @@ class Scanner:
                         result.master += sub.master
                         result.slave += sub.slave
                         result.combinations += sub.combinations
+                        result.in_overlay |= sub.in_overlay
                         break
-        stem = path.rsplit(".", 1)[0]
+        stems = [t.rsplit(".", 1)[0] for t in twins]
         for suffix in (".opt", "-master.opt", "-slave.opt"):
-            opts = opts_from_file(stem + suffix)
+            opts = [o for stem in reversed(stems) for o in opts_from_file(stem + suffix)]
+            if len(stems) > 1 and os.path.isfile(stems[0] + suffix):
+                result.in_overlay = True
             if "slave" not in suffix:
                 result.master += opts
             if "master" not in suffix:
                 result.slave += opts
-        combs = combinations_from_file(stem + ".combinations", self.skips)
-        if combs is not None:
-            result.combinations.append(combs)
+        found = [c for c in (combinations_from_file(stem + ".combinations", self.skips)
+                             for stem in stems) if c is not None]
+        if len(stems) > 1 and os.path.isfile(stems[0] + ".combinations"):
+            result.in_overlay = True
+        if found:   # the overlay's and the parent's (a skip reason of either wins)
+            reason = next((c for c in found if isinstance(c, str)), None)
+            result.combinations.append(reason if reason is not None else [
+                c for group in found if not isinstance(group, str) for c in group])
         # mtr stores a file's lists through 'sort ::uniq(@combinations)': uniq there is
         # sort's comparison sub, which always answers 'greater', so the lists come out
         # reversed (the file's own last-read list first), duplicates kept
@@ -222,9 +252,18 @@ class MtrSuite:
     combinations: list[Combination] | str | None
     disabled: dict[str, str]
     skip: str = ""   # why its suite.pm skips every test of it ('' = it runs)
+    parent: MtrSuite | None = None   # an overlay's suite (mtr's 'archive-test_sql_discovery')
+    all_in_overlay: bool = False      # the overlay has its own suite.opt: all its tests count
 
     def results_for(self, test: str) -> list[str]:
-        """Paths of the result-dir files whose name starts with test (listed once)."""
+        """Paths of the result-dir files whose name starts with test (listed once; an
+        overlay's own first, then its parent's)."""
+        if self.parent is not None:
+            own = self._own_results(test) if self.rdir else []
+            return own + self.parent.results_for(test)
+        return self._own_results(test)
+
+    def _own_results(self, test: str) -> list[str]:
         if not hasattr(self, "_results"):
             by_first: dict[str, list[str]] = {}
             try:
@@ -238,8 +277,55 @@ class MtrSuite:
         return [os.path.join(self.rdir, n) for n in self._results.get(test, [])]
 
     def test_names(self) -> list[str]:
-        """Every ``*.test`` in the test directory, sorted."""
-        return sorted(os.path.basename(p)[:-5] for p in glob.glob(os.path.join(self.tdir, "*.test")))
+        """Every ``*.test`` in the test directory (an overlay's and its parent's), sorted."""
+        names = {os.path.basename(p)[:-5] for p in glob.glob(os.path.join(self.tdir, "*.test"))} \
+            if self.tdir else set()
+        if self.parent is not None:
+            names |= set(self.parent.test_names())
+        return sorted(names)
+
+    def find(self, name: str) -> str:
+        """A file of the test directory: the overlay's own, else its parent's ('' if none)."""
+        for tdir in (self.tdir, self.parent.tdir if self.parent else ""):
+            if tdir and os.path.isfile(os.path.join(tdir, name)):
+                return os.path.join(tdir, name)
+        return ""
+
+
+def overlay_dirs(mtr_root: str, name: str, own_dir: str) -> list[tuple[str, str]]:
+    """(plugin, directory) of every overlay of suite name: ``plugin/<plugin>/<name>``
+    directories other than the suite's own (mtr's ``main-``, ``archive-`` take them)."""
+    own = os.path.realpath(own_dir)
+    return [(os.path.basename(os.path.dirname(d)), d)
+            for d in sorted(glob.glob(os.path.join(glob.escape(mtr_root), "plugin", "*", name)))
+            if os.path.isdir(d) and os.path.realpath(d) != own]
+
+
+def load_overlay(parent: MtrSuite, plugin: str, directory: str, skips: dict[str, object],
+                 facts: BuildFacts | None) -> MtrSuite:
+    """Overlay suite ``<parent>-<plugin>`` (mtr's process_suite with a parent): its test
+    and result directories are the parent's, moved into the overlay (when there);
+    suite.opt and combinations add to the parent's."""
+    def moved(path: str) -> str:
+        """path of the parent's tree, inside the overlay ('' when not there)."""
+        rel = os.path.relpath(path, parent.dir)
+        target = directory if rel == "." else os.path.join(directory, rel)
+        return target if os.path.isdir(target) else ""
+    name = f"{parent.name}-{plugin}"
+    disabled = parse_disabled(os.path.join(directory, "disabled.def"), name)
+    disabled.update(parse_disabled(os.path.join(directory, "t", "disabled.def"), name))
+    own_opts = opts_from_file(os.path.join(directory, "suite.opt"))
+    own = combinations_from_file(os.path.join(directory, "combinations"), skips)
+    combinations: list[Combination] | str | None = parent.combinations
+    if isinstance(own, str) or (own and not isinstance(parent.combinations, list)):
+        combinations = own
+    elif own:
+        assert isinstance(parent.combinations, list)
+        combinations = parent.combinations + own
+    skip = suite_skip(directory, facts) if facts is not None else ""
+    return MtrSuite(name, directory, moved(parent.tdir), moved(parent.rdir),
+                    parent.opts + own_opts, combinations, disabled, skip or parent.skip,
+                    parent=parent, all_in_overlay=bool(own_opts))
 
 
 def suite_dir(mtr_root: str, name: str, suitepaths: Iterable[str] = ()) -> str:
@@ -309,16 +395,50 @@ class Collector:
 
     def __post_init__(self) -> None:
         self.scanner = Scanner(self.mtr_root, self.skips)
+        self.scanners: dict[str, Scanner] = {}   # an overlay's own (mtr's local caches)
         self.suites: dict[str, MtrSuite] = {}
 
     def suite(self, name: str) -> MtrSuite:
         """The suite called name (loaded once); a directory given through --suitepath
-        names a suite outside the mtr tree (called by its last component)."""
+        names a suite outside the mtr tree (called by its last component);
+        ``<suite>-<plugin>`` is an overlay of suite."""
         short = display_name(name)
         if short not in self.suites:
-            self.suites[short] = load_suite(self.mtr_root, name, self.skips, self.suitepaths,
-                                            self.facts)
+            base, dash, plugin = short.partition("-")
+            if dash and plugin and not self._named_suite(short):
+                parent = self.suite(base)
+                found = dict(overlay_dirs(self.mtr_root, base, parent.dir))
+                if plugin not in found:
+                    raise UsageError(f"mtr suite {short!r}: no overlay {plugin!r} of {base!r} "
+                                     f"(plugin/{plugin}/{base} under {self.mtr_root})")
+                self.suites[short] = load_overlay(parent, plugin, found[plugin], self.skips,
+                                                  self.facts)
+                self.scanners[short] = Scanner(self.mtr_root, self.skips,
+                                               (found[plugin], parent.dir))
+            else:
+                self.suites[short] = load_suite(self.mtr_root, name, self.skips,
+                                                self.suitepaths, self.facts)
         return self.suites[short]
+
+    def _named_suite(self, name: str) -> bool:
+        """Whether name is a suite of its own (a name with '-' that is no overlay)."""
+        try:
+            suite_dir(self.mtr_root, name, self.suitepaths)
+        except UsageError:
+            return False
+        return True
+
+    def expand(self, spec: str) -> list[str]:
+        """The suites a suite name stands for, as mtr reads it: ``name``; ``name-``, the
+        suite and its overlays (the default list's form); ``name-plugin``, one overlay."""
+        base, dash, plugin = spec.partition("-")
+        if not dash or self._named_suite(spec):
+            return [spec]
+        if plugin:
+            return [spec]
+        parent = self.suite(base)
+        return [base, *(f"{base}-{p}" for p, _ in overlay_dirs(self.mtr_root, base,
+                                                                parent.dir))]
 
     def default_suites(self) -> list[str]:
         """mtr's default suite list for this tree and build (``main`` alone without the
@@ -331,7 +451,8 @@ class Collector:
         """Cases for names (in the order given) or, without names, every test of suites
         (mtr's default list when none is given).  A name without a suite is looked for
         in every suite, as mtr looks."""
-        suites = [self.suite(s).name for s in (suites or self.default_suites())]
+        suites = [self.suite(s).name for spec in (suites or self.default_suites())
+                  for s in self.expand(spec)]
         cases: list[MtrCase] = []
         if not names:
             for sname in suites:
@@ -344,7 +465,7 @@ class Collector:
             found = False
             for candidate in ([named] if named else suites):
                 suite = self.suite(candidate)
-                if os.path.isfile(os.path.join(suite.tdir, tname + ".test")):
+                if suite.find(tname + ".test"):
                     cases += self.one(suite, tname, combs)
                     found = True
             if not found:
@@ -353,13 +474,25 @@ class Collector:
         return cases
 
     def one(self, suite: MtrSuite, tname: str, wanted: Iterable[str]) -> list[MtrCase]:
-        """The case(s) of one test: one per combination (or one, skipped, with a reason)."""
-        path = os.path.join(suite.tdir, tname + ".test")
-        case = MtrCase(suite=suite.name, name=tname, path=path, suite_dir=suite.dir,
-                       result_file=None, record_file=os.path.join(suite.rdir, tname + ".result"),
-                       template="", master_opt=list(suite.opts), slave_opt=list(suite.opts))
+        """The case(s) of one test: one per combination (or one, skipped, with a reason);
+        none for a test of an overlay's parent that the overlay does not change."""
+        parent = suite.parent
+        path = suite.find(tname + ".test")
+        rdir = suite.rdir or (parent.rdir if parent else suite.rdir)
+        case = MtrCase(suite=suite.name, name=tname, path=path,
+                       suite_dir=parent.dir if parent else suite.dir,
+                       result_file=None, record_file=os.path.join(rdir, tname + ".result"),
+                       template="", master_opt=list(suite.opts), slave_opt=list(suite.opts),
+                       overlay_dir=suite.dir if parent else "")
         full = f"{suite.name}.{tname}"
+        if parent is not None and not (suite.all_in_overlay or any(
+                suite.tdir and os.path.isfile(os.path.join(suite.tdir, tname + suffix))
+                for suffix in (".test", ".cnf", "-master.sh", "-slave.sh"))
+                or self.scanners[suite.name].scan(path, case.suite_dir).in_overlay):
+            return []   # mtr keeps only the cases an overlay changes
         disabled = suite.disabled.get(full)
+        if disabled is None and parent is not None:
+            disabled = parent.disabled.get(f"{parent.name}.{tname}")
         if disabled is None:
             for pattern, reason in suite.disabled.items():
                 if "*" in pattern and re.match("^" + pattern.replace("*", ".*"), full):
@@ -371,20 +504,22 @@ class Collector:
         if suite.skip:
             case.skip = suite.skip
             return [case]
-        scan = self.scanner.scan(path, suite.dir)
+        scan = self.scanners.get(suite.name, self.scanner).scan(path, case.suite_dir)
         case.rpl_test = "rpl_test" in scan.tags
         case.big_test = "big_test" in scan.tags
         if case.big_test and not self.big_test:
             case.skip = "Test needs --big-test"
             return [case]
-        case.scripts = tuple(p for p in (os.path.join(suite.tdir, f"{tname}-master.sh"),
-                                         os.path.join(suite.tdir, f"{tname}-slave.sh"))
-                             if os.path.isfile(p))
-        cnf = os.path.join(suite.tdir, tname + ".cnf")
-        if os.path.isfile(cnf):
+        case.scripts = tuple(p for p in (suite.find(f"{tname}-master.sh"),
+                                         suite.find(f"{tname}-slave.sh")) if p)
+        cnf = suite.find(tname + ".cnf")
+        suite_cnf = next((os.path.join(d, "my.cnf") for d in (suite.dir, parent.dir if parent
+                                                              else "")
+                          if d and os.path.isfile(os.path.join(d, "my.cnf"))), "")
+        if cnf:
             case.template = cnf
-        elif os.path.isfile(os.path.join(suite.dir, "my.cnf")):
-            case.template = os.path.join(suite.dir, "my.cnf")
+        elif suite_cnf:
+            case.template = suite_cnf
         elif case.rpl_test:
             case.template = os.path.join(self.mtr_root, "suite", "rpl", "my.cnf")
         else:
@@ -412,7 +547,7 @@ class Collector:
 
     @staticmethod
     def _result_file(suite: MtrSuite, case: MtrCase) -> None:
-        best: tuple[tuple[int, str, int], str] | None = None
+        best: tuple[tuple[int, str, int, int], str] | None = None
         combs = set(case.combinations)
         for path in suite.results_for(case.name):
             base = os.path.basename(path)
@@ -422,7 +557,9 @@ class Collector:
             names = [n for n in m.group(1).split(",") if n]
             if not set(names) <= combs:
                 continue
-            key = (99 - len(names), ",".join(sorted(names)), 1 if m.group(2) == "result" else 2)
+            own = 1 if os.path.dirname(path) == (suite.rdir or os.path.dirname(path)) else 2
+            key = (99 - len(names), ",".join(sorted(names)), own,
+                   1 if m.group(2) == "result" else 2)
             if best is None or key < best[0]:
                 best = (key, path)
         if best is None:

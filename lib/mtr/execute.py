@@ -201,6 +201,7 @@ class MtrExecutor:
                 f"--character-sets-dir={env.get('MYSQL_CHARSETSDIR', '')}",
                 f"--logdir={self.settings.vardir.log}", "--database=test",
                 f"--timer-file={self.settings.vardir.log}/timer",
+                *([f"--overlay-dir={case.overlay_dir}/"] if case.overlay_dir else []),
                 f"--suite-dir={case.suite_dir}/", f"--test-file={case.path}",
                 f"--tail-lines={TAIL_LINES}", "--wait-for-pos-timeout=300",
                 *self.settings.protocols]

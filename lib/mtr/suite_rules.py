@@ -467,8 +467,9 @@ DEFAULT_STR = re.compile(r"""\$DEFAULT_SUITES\s*=\s*["'](?P<names>[^"']*)["']"""
 
 
 def listed_default_suites(mtr_root: str) -> list[str]:
-    """DEFAULT_SUITES of the tree's mariadb-test-run.pl (mysql-test-run.pl), without
-    mtr's overlay marks (``main-``); ['main'] when the script names none."""
+    """DEFAULT_SUITES of the tree's mariadb-test-run.pl (mysql-test-run.pl), with mtr's
+    overlay marks (``main-``: the suite and its overlays); ['main-'] when the script
+    names none."""
     for script in ("mariadb-test-run.pl", "mysql-test-run.pl"):
         try:
             with open(os.path.join(mtr_root, script), errors="replace") as fh:
@@ -477,9 +478,8 @@ def listed_default_suites(mtr_root: str) -> list[str]:
             continue
         m = DEFAULT_QW.search(text) or DEFAULT_STR.search(text)
         if m:
-            names = [n.strip().split("-", 1)[0] for n in re.split(r"[\s,]+", m.group("names"))]
-            return [n for n in names if n]
-    return ["main"]
+            return [n.strip() for n in re.split(r"[\s,]+", m.group("names")) if n.strip()]
+    return ["main-"]
 
 
 def plugin_suites(mtr_root: str) -> list[tuple[str, str]]:
@@ -504,12 +504,13 @@ def plugin_suites(mtr_root: str) -> list[tuple[str, str]]:
 
 
 def default_suites(mtr_root: str, facts: BuildFacts) -> list[str]:
-    """mtr's default suite list: DEFAULT_SUITES, then the plugin suites whose suite.pm
-    says is_default (overlays of a suite of mysql-test/suite, and ``main``, left out)."""
+    """mtr's default suite list: DEFAULT_SUITES (``main-``: with its overlays), then the
+    plugin suites whose suite.pm says is_default (overlays of a suite of
+    mysql-test/suite, and ``main``, left out)."""
     names = listed_default_suites(mtr_root)
     for name, directory in plugin_suites(mtr_root):
         if name == "main" or os.path.isdir(os.path.join(mtr_root, "suite", name)):
             continue
-        if name not in names and is_default(directory, facts):
+        if name not in names and f"{name}-" not in names and is_default(directory, facts):
             names.append(name)
     return names

@@ -80,7 +80,7 @@ def test_default_list_as_mtr_builds_it(tmp_path):
            'return "No baz" unless $ENV{BAZ_SO};\nsub is_default { 1 }\n')
     _write(root / "plugin" / "r" / "foo" / "suite.pm", "sub is_default { 1 }\n")  # an overlay
     _write(root / "plugin" / "s" / "grp" / "sub1" / "suite.pm", "sub is_default { 1 }\n")
-    assert default_suites(str(root), FACTS) == ["main", "foo", "bar", "grp/sub1"]
+    assert default_suites(str(root), FACTS) == ["main-", "foo-", "bar", "grp/sub1"]
 
 
 def test_pam_tests_skip_as_under_mtr(tmp_path):
