@@ -147,3 +147,25 @@ def test_error_log_of_a_bare_log_error():
     assert mysqld_error_log(to_options(["--log-error=x"]), "/v/data") == "/v/data/x.err"
     assert mysqld_error_log(to_options(["--log-error"]), "/d", "db1.example") == "/d/db1.err"
     assert mysqld_error_log(to_options(["--port=1"]), "/d") == ""
+
+
+def test_overlays_as_mtr_reads_them(tmp_path):
+    root = tmp_path / "mtr"
+    _write(root / "include" / "default_my.cnf", "")
+    for name in ("a", "b"):
+        _write(root / "suite" / "s" / "t" / f"{name}.test", "select 1;\n")
+    _write(root / "plugin" / "p" / "s" / "t" / "a.test", "--source a.inc\n")
+    _write(root / "plugin" / "p" / "s" / "t" / "c.test", "select 3;\n")
+    collector = Collector(str(root), {})
+
+    def names(suites):
+        return sorted(c.full_name for c in collector.collect(suites, []))
+    assert names(["s"]) == ["s.a", "s.b"]
+    assert names(["s-"]) == ["s-p.a", "s-p.c", "s.a", "s.b"]
+    assert names(["s-p"]) == ["s-p.a", "s-p.c"]
+    case = next(c for c in collector.collect(["s-p"], []) if c.name == "a")
+    assert case.overlay_dir == str(root / "plugin" / "p" / "s")
+    assert case.suite_dir == str(root / "suite" / "s")
+    assert case.path == str(root / "plugin" / "p" / "s" / "t" / "a.test")
+    with pytest.raises(UsageError, match="no overlay"):
+        collector.collect(["s-q"], [])
