@@ -43,6 +43,15 @@ class MtrServer(Server):
         # mariadb-test's latin1, so they add no collation a test can see (the feedback
         # plugin counts each one used: plugins.feedback_plugin_load)
         self.sql.charset = MYSQLTEST_CHARSET
+        self.sql.socket_file = self.socket_file
+
+    @property
+    def socket_file(self) -> str:  # type: ignore[override]  # Server's is its layout's path
+        """The socket the test's config gives it (mtr's ``tmp/mysqld.N.sock``)."""
+        for opt in reversed(self.user_options):
+            if opt.name == "socket" and opt.value:
+                return opt.value
+        return self.layout.socket_file
 
     def effective_options(self) -> list[Option]:
         """kewpie's base options the config does not set, then the config's, in its order
@@ -120,8 +129,9 @@ class MtrServer(Server):
     def write_cnf(self) -> None:
         """my.cnf as kewpie writes it, except that bytes a test's .opt holds in another
         encoding than UTF-8 (kept as surrogates) reach the server unchanged."""
-        text = render_cnf({"mysqld": self.effective_options(),
-                           "client": self.layout.client_options(self.port),
+        client = [Option("socket", self.socket_file) if o.name == "socket" else o
+                  for o in self.layout.client_options(self.port)]
+        text = render_cnf({"mysqld": self.effective_options(), "client": client,
                            **self.extra_cnf_sections()})
         try:
             text.encode()

@@ -32,6 +32,7 @@ from ..platform.tools import run_tool
 from .environment import RunEnvironment
 from ..errors import ServerError, UnsafeOptionError
 from ..servers.manager import ServerManager
+from ..servers.layout import SOCKET_PATH_MAX
 from ..servers.options import Option
 from ..servers.requirements import Requirements
 from ..servers.server import Server
@@ -134,7 +135,9 @@ class MtrLane:
     def _slots(self, count: int) -> list[ServerSlot]:
         """Where each server of a set lives; client ports consecutive from the first
         lease's block, as mtr numbers them (tests compute a server's number as
-        1 + @@port - MASTER_MYPORT); the other leased ports are the spares."""
+        1 + @@port - MASTER_MYPORT); the other leased ports are the spares; sockets
+        where mtr puts them, ``$MYSQL_TMP_DIR/mysqld.N.sock`` (kewpie's own place when
+        that path would be too long)."""
         plans = [self.manager.plan(index) for index in range(count)]
         block = plans[0][1].ports
         consecutive = count <= len(block)
@@ -143,6 +146,9 @@ class MtrLane:
         slots = []
         for index, (vardir, lease, socket) in enumerate(plans):
             mine = tuple(spare[index * 3:index * 3 + 3])  # e.g. Galera's three
+            mtr_socket = os.path.join(self.vardir.tmp, f"mysqld.{index + 1}.sock")
+            if len(mtr_socket) <= SOCKET_PATH_MAX:   # mtr's name (sys_vars.socket_basic)
+                socket = mtr_socket
             slots.append(ServerSlot(index + 1, vardir, ports[index], socket,
                                     os.path.join(vardir, "log", "error.log"),
                                     os.path.join(vardir, "tmp"), mine))
