@@ -84,6 +84,7 @@ RUN_TIMEOUT = 4 * 3600.0   # seconds one tool's run of a whole suite may take
 TAIL_LINES = 25            # lines of a failed run's output shown
 OUTLIER_MS = 5000.0   # a test's own time differing this much between the tools is listed
 REASON_CHARS = 160         # a reason's length in the differences table
+COMMAND_ARGS = 24          # a command's arguments shown (the names of a sample are many)
 DETAIL_CHARS = 4000        # a failure text's length kept in the saved JSON
 DEFAULT_SUITE = "main"
 PASS, FAIL, SKIPPED, DISABLED, ABSENT = "pass", "fail", "skipped", "disabled", "absent"
@@ -571,7 +572,9 @@ def differences(mtr: ToolRun, kewpie: ToolRun) -> list[tuple[str, Verdict | None
 
 def render_side(run: ToolRun) -> list[str]:
     """The command line and the circumstances of one side."""
-    return [f"  {run.tool}: (cd {run.cwd} && {shlex.join(run.command)})",
+    command = run.command if len(run.command) <= COMMAND_ARGS else [
+        *run.command[:COMMAND_ARGS], f"... {len(run.command) - COMMAND_ARGS} more"]
+    return [f"  {run.tool}: (cd {run.cwd} && {shlex.join(command)})",
             f"    {run.source}; started {run.started}; exit status {run.exit_status};"
             f" load average before {run.load_before}, after {run.load_after}"]
 
