@@ -69,6 +69,8 @@ class MtrLane:
         self.base_env.pop("TZ", None)
         self.base_env.update(base_environment(plan.tree, plan.root, self.vardir))
         self.base_env["STAGING_RUN"] = "0"
+        if env.server_user:   # who mariadb-test runs as (plugins.unix_socket reads $USER)
+            self.base_env["USER"] = self.base_env["LOGNAME"] = env.server_user
         if config.big_test or config.tests:
             self.base_env["BIG_TEST"] = "1"
         ssl = plan.features.get("version-ssl-library", "")
