@@ -215,8 +215,11 @@ def _debugging_options(p: argparse.ArgumentParser) -> None:
                    help="stop at the first failed test and leave its servers running after "
                         "the run (printed as with --start-and-exit); --mode=cleanup stops them")
     g.add_argument("--check-warnings", action=_OnOff, default=default("check_warnings"),
-                   help="fail tests whose servers logged [ERROR] or [Warning] lines, minus "
-                        "suppressions (the default); --no-check-warnings does not")
+                   help="fail every test whose servers logged new [ERROR] or [Warning] "
+                        "lines, minus suppressions, kewpie 2012-style modules too. Default: "
+                        "they fail the other tests, and a 2012-style module (mysqlBaseTestCase) "
+                        "gets them reported after its row unless its suite_config.py sets "
+                        "check_warnings = True; --no-check-warnings neither checks nor reports")
 
 
 def _mtr_options(p: argparse.ArgumentParser) -> None:

@@ -4,7 +4,7 @@ A checkout is the folder holding ``kewpie.py`` and ``lib/`` (this package):
 its suites, grammars and scripts are beside the package, and the default
 workdir and code trees are inside it.  Installed (a wheel), the package is
 ``kewpie`` and carries the same files under ``kewpie/_data/``
-(``percona_tests/``, ``randgen/``, ``scripts/``); the default workdir and
+(``percona_tests/``, ``randgen/``, ``scripts/``, ``std_data/``); the default workdir and
 ``trees/`` are then in the current directory, as with kewpie 2012.
 """
 from __future__ import annotations
@@ -26,7 +26,7 @@ def checkout_root() -> str | None:
 
 
 def data_root() -> str:
-    """The folder holding ``percona_tests/``, ``randgen/`` and ``scripts/``."""
+    """The folder holding ``percona_tests/``, ``randgen/``, ``scripts/`` and ``std_data/``."""
     return checkout_root() or os.path.join(PACKAGE_DIR, DATA_FOLDER)
 
 

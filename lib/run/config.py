@@ -80,7 +80,7 @@ class RunConfig:
     server_wrapper: str = ""
     libeatmydata: bool = False
     keep_failed: bool = False
-    check_warnings: bool = True
+    check_warnings: bool | None = None  # None: each test's rule (lib/run/postchecks.py)
     do_test: list[str] = field(default_factory=list)
     skip_test: list[str] = field(default_factory=list)
     enable_disabled: bool = False

@@ -66,6 +66,8 @@ def build(outcomes: list[Outcome], name: str = "kewpie") -> JUnitXml:
                 flaky = FlakyFailure(_first_line(earlier) or "failed", type_="flaky")
                 flaky.system_out = _short(earlier)
                 case.add_interim_result(flaky)
+        if outcome.notes and not outcome.failed:
+            case.system_out = _short(outcome.notes)
         suite.add_testcase(case)
     xml = JUnitXml(name)
     for suite in suites.values():

@@ -34,6 +34,25 @@ def warnings_problem(marks: errorlog.LogMarks, servers: Iterable[Server],
     return errorlog.report(found) if found else ""
 
 
+def warnings_fail(check_warnings: bool | None, module_default: bool) -> bool:
+    """Whether a test's new error-log lines fail it: ``--check-warnings`` (True) fails
+    every test on them; by default (None) the test's own rule decides (the loader's
+    ``TestSpec.check_warnings``: new-style modules fail, kewpie 2012's are only
+    reported unless their suite_config.py sets ``check_warnings = True``);
+    ``--no-check-warnings`` (False) neither checks nor reports."""
+    if check_warnings is None:
+        return module_default
+    return check_warnings
+
+
+def warnings_note(found: str) -> str:
+    """The error-log lines of a test they do not fail (a kewpie 2012 module), as
+    reported after its row."""
+    return ("error log lines, reported, not failed (kewpie 2012 judged only the unittest "
+            "result; check_warnings = True in suite_config.py or --check-warnings fails on "
+            "them):\n" + found.split("\n", 1)[1])
+
+
 def valgrind_problem(servers: Iterable[Server], seen: set[str]) -> str:
     """Reports of valgrind logs that finished since the last check and count errors
     ('' when none); seen collects the logs already judged."""

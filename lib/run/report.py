@@ -27,6 +27,7 @@ class Outcome:
     resets: int = 0  # times its servers were discarded afterwards (retries add theirs)
     reset_reason: str = ""  # why, after the last attempt ('' = the servers were kept)
     refused: str = ""  # skipped because its server options are unsafe: why ('' = not so)
+    notes: str = ""  # shown after a test's row whatever its status (reported error-log lines)
 
     def __post_init__(self) -> None:
         self.status = TestStatus(self.status)
@@ -62,6 +63,8 @@ class Reporter:
         if outcome.message and outcome.status != TestStatus.PASS:
             for line in outcome.message.rstrip().splitlines():
                 self.log.info(line)
+        for line in outcome.notes.rstrip().splitlines():
+            self.log.info(line)
         if outcome.evidence:
             self.log.info(f"evidence: {outcome.evidence}")
         if self.verbose and outcome.reset_reason:

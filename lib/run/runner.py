@@ -25,7 +25,8 @@ from ..suites.context import BotSetup, TestContext
 from ..suites.status import TestStatus
 from ..util.context import install_globals, skip_reason
 from ..checks.errorlog import LogMarks
-from .postchecks import debugger_problems, load_gendata, warnings_problem
+from .postchecks import (debugger_problems, load_gendata, warnings_fail, warnings_note,
+                         warnings_problem)
 from .leftovers import (collect_leftovers, leftover_report, tagged_environment,
                         tags_for_test)
 from ..platform.process import TAG_BOT
@@ -225,8 +226,8 @@ class Runner:
                 and not (keep_failed and status.failed)):
             stop_all(servers)  # valgrind reports (leaks) when the server exits
             self.manager.request_reset()
-        status, message = self._post_checks(spec, context, servers, status, message,
-                                            "\n".join(p for p in (pre_problem, left) if p))
+        status, message, notes = self._post_checks(spec, context, servers, status, message,
+                                                   "\n".join(p for p in (pre_problem, left) if p))
         passed = status.ok
         evidence = ""
         keep = not passed and keep_failed and any(s.is_alive() for s in servers)
@@ -242,11 +243,11 @@ class Runner:
                     message += f"\n--- backtrace (top frames) ---\n{saved.backtrace}"
         if keep:
             return Outcome(spec.full_name, status, ms, self.manager.bot_name, message,
-                           result.method_rows, evidence=evidence)
+                           result.method_rows, evidence=evidence, notes=notes)
         reasons = self.manager.after_test(passed)
         return Outcome(spec.full_name, status, ms, self.manager.bot_name, message,
                        result.method_rows, evidence=evidence, resets=1 if reasons else 0,
-                       reset_reason="; ".join(reasons))
+                       reset_reason="; ".join(reasons), notes=notes)
 
     def next_test_tag(self) -> str:
         """The value of the next test's ``KEWPIE_TEST`` tag (``<run>/<bot>/<n>``)."""
@@ -268,26 +269,36 @@ class Runner:
         install_globals(context, tests)
 
     def _post_checks(self, spec: TestSpec, context: TestContext, servers: list[Server],
-                     status: TestStatus, message: str, pre_problem: str) -> tuple[TestStatus, str]:
+                     status: TestStatus, message: str,
+                     pre_problem: str) -> tuple[TestStatus, str, str]:
         """--gendata's failure, valgrind's reports and the error-log warnings check:
-        each fails a passing test, and adds its text to a failing one."""
+        each fails a passing test, and adds its text to a failing one.  Error-log lines
+        that only get reported (:func:`~lib.run.postchecks.warnings_fail`: a kewpie 2012
+        module, by default) are added to a failing test's message, else returned as its
+        notes: (status, message, notes)."""
         config = self.setup.config
+        check = getattr(config, "check_warnings", None)
         problems = [pre_problem] if pre_problem else []
-        if getattr(config, "check_warnings", True):
-            problems.append(warnings_problem(self.log_marks, servers,
-                                             [*spec.suite.suppressions, *context.suppressions]))
-        else:
+        reported = ""
+        if check is False:
             for server in servers:
                 self.log_marks.skip_to_end(server)
+        else:
+            found = warnings_problem(self.log_marks, servers,
+                                     [*spec.suite.suppressions, *context.suppressions])
+            if warnings_fail(check, spec.check_warnings):
+                problems.append(found)
+            elif found:
+                reported = warnings_note(found)
         problems += debugger_problems(self.manager.settings.wrapper, servers,
                                       self.valgrind_seen, status.failed)
         problems = [p for p in problems if p]
-        if not problems:
-            return status, message
-        if not status.failed:
+        if problems and not status.failed:
             status = TestStatus.FAIL
             message = ""
-        return status, "\n".join(p for p in [message, *problems] if p)
+        if status.failed:
+            return status, "\n".join(p for p in [message, *problems, reported] if p), ""
+        return status, message, reported
 
     def _judge(self, spec: TestSpec, result: TimedResult, servers: list[Server],
                timed_out: bool) -> tuple[TestStatus, str]:

@@ -37,6 +37,7 @@ def select(env: RunEnvironment) -> list[TestSpec]:
     config, log = env.config, env.log
     log.info("Processing test suites...")
     specs = select_tests(config.suites, config.tests, config.suitepaths, config.default_server_type)
+    report_shadowed(specs, log)
     specs = narrow(config, specs)  # --do-test, --skip-test, --combination, --start-from, disabled
     for spec in specs:
         if spec.requirements.server_type not in SERVER_KINDS:
@@ -59,6 +60,17 @@ def select(env: RunEnvironment) -> list[TestSpec]:
     check_trees(env, [spec.requirements for spec in specs])
     log.info(f"Found {len(specs)} test(s) for execution")
     return specs
+
+
+def report_shadowed(specs: list[TestSpec], log: logging.Logger) -> None:
+    """One line per selected suite whose name other suite folders also hold: which
+    folder the run uses, and how to choose another."""
+    suites = {spec.suite.name: spec.suite for spec in specs}
+    for name, suite in suites.items():
+        if suite.shadows:
+            log.info(f"suite {name}: using {suite.path}; also in {', '.join(suite.shadows)}, "
+                     f"not used (suites are looked up in --suitepath order, kewpie's own "
+                     f"last: put the folder you want first)")
 
 
 def mysqld_requirements(config: RunConfig) -> Requirements:

@@ -8,6 +8,12 @@ suite's ``server_requirements``/``server_requests`` with its own globals, as
 kewpie's did.  A test base class may declare options its tests' servers start
 with (``kewpie_server_defaults``: kewpie 2012's ``mysqlBaseTestCase`` gives
 2012's binlog and latin1 defaults so); the declared options win over them.
+
+Before a suite's modules import, ``percona_tests.<suite>`` is made that suite's
+folder (:mod:`lib.suites.suite_imports`), whichever suite path it came from;
+:attr:`SuiteConfig.shadows` names the other folders of the same name, unused.
+Whether the servers' new error-log lines fail a module's tests or are only
+reported is :func:`warnings_fail` (``TestSpec.check_warnings``).
 """
 from __future__ import annotations
 
@@ -28,6 +34,7 @@ from ..servers.options import Option, merge, parse_options, reject_owned
 from ..servers.requirements import Requirements
 from .combinations import Combination, parse_combinations
 from .disabled import read_disabled
+from .suite_imports import shadowed_by, use_suites
 from ..platform.suite_names import check_suite_name, display_name
 
 TEST_SUFFIX = "_test.py"
@@ -35,6 +42,7 @@ KNOWN_REQUESTS = ("join_cluster",)
 STORAGE_CHOICES = ("default", "disk")
 NETWORK_CHOICES = ("loopback", "namespaces")
 DEFAULTS_ATTRIBUTE = "kewpie_server_defaults"  # on a test class: option strings
+WARNINGS_ATTRIBUTE = "kewpie_check_warnings"  # on a test class: False = report, not fail
 
 
 @dataclass
@@ -53,6 +61,8 @@ class SuiteConfig:
     suppressions: tuple[str, ...] = ()  # error-log regexes that do not fail a test
     server_basedirs: list[str] = field(default_factory=list)
     kept_processes: tuple[str, ...] = ()  # process names a test may leave running on purpose
+    check_warnings: bool | None = None  # error-log lines fail (True) or are reported (False)
+    shadows: tuple[str, ...] = ()  # other suite folders of the same name, not used
 
 
 @dataclass
@@ -67,6 +77,7 @@ class TestSpec:
     load_error: str = ""
     combination: str = ""  # the suite's combination this run uses ('' = none)
     disabled: str = ""  # why disabled.txt disables it ('' = enabled)
+    check_warnings: bool = True  # its servers' new error-log lines fail it (else reported)
 
     @property
     def broken(self) -> bool:
@@ -197,6 +208,12 @@ def load_suite_config(name: str, path: str) -> SuiteConfig:
     config.server_basedirs = validate_basedirs(ns.get("server_basedirs"),
                                                len(config.server_requirements), where)
     config.kept_processes = validate_kept(ns.get("kept_processes", ()), where)
+    check = ns.get("check_warnings")
+    if check is not None and not isinstance(check, bool):
+        raise SuiteError(f"{where}: check_warnings must be True (new [ERROR]/[Warning] lines "
+                         f"in the servers' error logs fail every test) or False (they are "
+                         f"reported), got {check!r}")
+    config.check_warnings = check
     return config
 
 
@@ -313,6 +330,22 @@ def class_server_defaults(module: ModuleType, where: str = "") -> list[Option]:
         raise SuiteError(f"{where}: {DEFAULTS_ATTRIBUTE}: {exc}") from None
 
 
+def warnings_fail(suite: SuiteConfig, module: ModuleType) -> bool:
+    """Whether new [ERROR]/[Warning] lines of the servers' error logs fail module's tests
+    (else they are reported): the suite's ``check_warnings`` when suite_config.py sets
+    it; otherwise False when a test class of module declares ``kewpie_check_warnings =
+    False`` (kewpie 2012's mysqlBaseTestCase does: 2012 judged only the unittest
+    result), True for every other module."""
+    if suite.check_warnings is not None:
+        return suite.check_warnings
+    loader = unittest.TestLoader()
+    for obj in vars(module).values():
+        if inspect.isclass(obj) and issubclass(obj, unittest.TestCase) and \
+                loader.getTestCaseNames(obj) and getattr(obj, WARNINGS_ATTRIBUTE, True) is False:
+            return False
+    return True
+
+
 def requirements_for(suite: SuiteConfig, module: ModuleType, default_type: str,
                      where: str) -> Requirements:
     """Combine suite and module declarations into Requirements."""
@@ -362,7 +395,8 @@ def _spec_for(suite: SuiteConfig, filename: str, default_type: str) -> TestSpec:
         return TestSpec(suite=suite, name=filename[:-3], path=path, module=module,
                         requirements=reqs, load_error=str(exc))
     reqs = requirements_for(suite, module, default_type, _short(path))
-    return TestSpec(suite=suite, name=filename[:-3], path=path, module=module, requirements=reqs)
+    return TestSpec(suite=suite, name=filename[:-3], path=path, module=module, requirements=reqs,
+                    check_warnings=warnings_fail(suite, module))
 
 
 def select_tests(suite_names: list[str], test_names: list[str], suitepaths: list[str],
@@ -380,10 +414,18 @@ def select_tests(suite_names: list[str], test_names: list[str], suitepaths: list
     if not wanted_suites:
         wanted_suites = ["main"]
     candidates: list[tuple[SuiteConfig, str]] = []
+    chosen: dict[str, str] = {}
     for suite_name in wanted_suites:
         path = find_suite(suite_name, suitepaths)
-        suite = load_suite_config(display_name(suite_name), path)
+        name = display_name(suite_name)
+        if os.path.realpath(chosen.setdefault(name, path)) != os.path.realpath(path):
+            raise UsageError(f"two suites called {name} ({chosen[name]}, {path}): their "
+                             f"modules' percona_tests.{name} would be ambiguous; run them "
+                             f"in separate runs")
+        suite = load_suite_config(name, path)
+        suite.shadows = tuple(shadowed_by(name, path, suitepaths))
         candidates.extend((suite, f) for f in test_files(path))
+    use_suites(suitepaths, chosen)  # percona_tests.<suite>: these folders, before any import
     if test_names:
         for name in test_names:
             if not any(_matches([name], s.name, f) for s, f in candidates):

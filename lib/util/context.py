@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 import unittest
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Iterable
 
 from ..home import data_path
@@ -27,6 +28,7 @@ from .manager_compat import Kewpie2012Manager
 from .matrix_manager import matrixManager, parse_opt_matrix
 from .randgen_methods import randgenManager
 from .server_compat import Kewpie2012Server, ServerWrappers
+from .sqlbench_methods import find_sqlbench
 from .xb_manager import xtrabackupManager
 
 if TYPE_CHECKING:
@@ -129,6 +131,41 @@ def system_manager_for(setup: BotSetup) -> SystemManager:
     return system
 
 
+def working_environment(system: SystemManager, servers: list[Kewpie2012Server],
+                        bot: str) -> dict[str, str]:
+    """kewpie 2012's ``test_executor.working_environment`` (the environment of its shell
+    commands: sql-bench's, crash-me's): ours, plus 2012's variables for the test's first
+    server (``MASTER_MYPORT``, ``MASTER_MYSOCK``, ``MYSQLTEST_VARDIR``,
+    ``MYSQL_TMP_DIR``, ``EXE_MYSQL``, ``MYSQL``, ``MYSQL_DUMP``, ``MYSQL_UPGRADE``),
+    ``MYSQL_TEST_WORKDIR`` (the workdir) and ``SQLBENCH_DIR``, and with several servers
+    ``<BOT>_<SERVER>`` (port) and ``<BOT>_<SERVER>_PID`` for each."""
+    env = dict(os.environ)
+    env["MYSQL_TEST_WORKDIR"] = system.workdir
+    env["SQLBENCH_DIR"] = find_sqlbench(SimpleNamespace(system_manager=system)) or \
+        os.path.join(system.testdir, "sql-bench")
+    if not servers:
+        return env
+    master = servers[0]
+    port = getattr(master, "master_port", None)
+    if port is None:  # not a server (a test's stand-in)
+        return env
+    tools: dict[str, str] = getattr(getattr(master, "tree", None), "tools", None) or {}
+    connect = f"--no-defaults --user=root --host=127.0.0.1 --protocol=tcp --port={port}"
+    env.update({"MYSQLTEST_VARDIR": master.vardir, "MYSQL_TMP_DIR": master.tmpdir,
+                "MASTER_MYSOCK": master.socket_file, "MASTER_MYPORT": str(port)})
+    for name, tool in (("MYSQL", "client"), ("MYSQL_DUMP", "dump"), ("MYSQL_UPGRADE", "upgrade")):
+        if tools.get(tool):
+            env[name] = f"{tools[tool]} {connect}"
+    if tools.get("client"):
+        env["EXE_MYSQL"] = tools["client"]
+    if len(servers) > 1:
+        for server in servers:
+            name = f"{bot}_{server.name}".upper()
+            env[name] = str(getattr(server, "master_port", ""))
+            env[f"{name}_PID"] = str(getattr(server, "pid", None) or "")
+    return env
+
+
 def executor_for(context: TestContext, servers: list[Kewpie2012Server],
                  server_manager: Kewpie2012Manager) -> TestExecutor:
     """A 2012 ``test_executor`` for context, whose ``servers`` is the given list."""
@@ -138,6 +175,7 @@ def executor_for(context: TestContext, servers: list[Kewpie2012Server],
     executor.logging = CompatLogger(get_logger(), bool(getattr(setup.config, "test_debug", False)))
     executor.servers = servers
     executor.current_testcase = context.spec
+    executor.working_environment = working_environment(system, servers, setup.bot)
     return executor
 
 

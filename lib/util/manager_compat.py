@@ -1,15 +1,18 @@
 """kewpie 2012's ``server_manager``: a modern ServerManager with the 2012 methods.
 
 ``start_server``, ``stop_server``, ``restart_server``, ``start_servers``,
-``stop_servers`` and ``reset_servers`` take their 2012 arguments and return
-2012's retcodes; ``servers`` are the 2012 server wrappers
+``stop_servers``, ``reset_servers`` and ``load_datadir(source, server,
+servers)`` take their 2012 arguments and return 2012's retcodes; ``servers`` are the 2012 server wrappers
 (:mod:`lib.util.server_compat`, the same objects as the test module's
 ``servers``).  Every other name is the modern manager's (:mod:`lib.util.wrapper`).
 """
 from __future__ import annotations
 
+import os
+import shutil
 from typing import TYPE_CHECKING, Any
 
+from .innobackupex import give_to_parent_owner
 from .server_compat import Kewpie2012Server, ServerWrappers
 from .wrapper import ModernWrapper, unwrap
 
@@ -23,6 +26,7 @@ class Kewpie2012Manager(ModernWrapper):
     def __init__(self, manager: ServerManager, wrappers: ServerWrappers) -> None:
         super().__init__(manager)
         self._wrappers = wrappers
+        wrappers.manager = self  # each server's server_manager
 
     @property
     def servers(self) -> list[Kewpie2012Server]:
@@ -42,8 +46,35 @@ class Kewpie2012Manager(ModernWrapper):
         return self._wrappers.wrap(unwrap(server)).start(expect_fail=expect_fail)
 
     def restart_server(self, server: Any, options: list[str] | None = None) -> None:
-        """Restart one server, optionally with new options."""
+        """Restart one server, with new options, else with its live ``server_options``."""
+        if options is None:
+            self._wrappers.wrap(unwrap(server)).apply_server_options()
         unwrap(server).restart(options)
+
+    def load_datadir(self, source_dir: str, server: Any,
+                     current_servers: list[Any] | None = None) -> int:
+        """kewpie 2012's: give server (a server, or its index in current_servers, default
+        the current set) a copy of source_dir as its datadir.  source_dir is relative to
+        the server's ``std_data`` (kewpie's ``std_data/``) or absolute.  A running server
+        is stopped first and started again after; the set is reset after the test, as
+        2012 did (a datadir that is not the pristine one).  Returns 0."""
+        if isinstance(server, int):
+            server = (self.servers if current_servers is None else current_servers)[server]
+        wrapper = self._wrappers.wrap(unwrap(server))
+        source = os.path.join(wrapper.std_data, source_dir)
+        if not os.path.isdir(source):
+            raise FileNotFoundError(f"load_datadir: no folder {source} (a path relative to "
+                                    f"{wrapper.std_data}, or absolute)")
+        running = wrapper.is_alive()
+        if running:
+            wrapper.stop()
+        shutil.rmtree(wrapper.datadir, ignore_errors=True)
+        shutil.copytree(source, wrapper.datadir, symlinks=True)
+        give_to_parent_owner(wrapper.datadir)  # the server's user owns its vardir
+        self._wrapped.request_reset()
+        if running:
+            wrapper.start()
+        return 0
 
     def start_servers(self, requester: Any = None, working_environ: Any = None,
                       expect_fail: bool = False) -> int:

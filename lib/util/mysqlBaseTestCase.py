@@ -3,7 +3,9 @@
 ``from lib.util.mysqlBaseTestCase import mysqlBaseTestCase`` works as it did:
 ``setUp`` gives ``self.servers`` (:mod:`lib.util.context` sets this module's ``servers``
 global, as well as the test module's), and the helpers are methods.  Its tests'
-servers start with kewpie 2012's defaults (:mod:`lib.util.server_defaults`).
+servers start with kewpie 2012's defaults (:mod:`lib.util.server_defaults`), and the
+error-log warnings check reports their servers' new [ERROR]/[Warning] lines without
+failing them (``kewpie_check_warnings``), as 2012 judged only the unittest result.
 """
 from __future__ import annotations
 
@@ -22,6 +24,9 @@ class mysqlBaseTestCase(unittest.TestCase):  # noqa: N801 - the 2012 name
     """Base class of kewpie 2012 tests."""
 
     kewpie_server_defaults = KEWPIE2012_OPTIONS  # read by the suite loader
+    # read by the suite loader: new error-log lines are reported, not failed (2012
+    # judged only the unittest result), unless the suite sets check_warnings = True
+    kewpie_check_warnings = False
 
     def setUp(self) -> None:
         """Expose the harness's servers as self.servers."""

@@ -13,19 +13,20 @@ compares servers or finds one in a list sees the same object everywhere.
 """
 from __future__ import annotations
 
-import os
 import time
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import QueryError, ReplicationError, ServerStartError
+from ..home import data_path
+from ..servers.option_safety import check_restart_options
+from ..servers.options import Option, parse_options
 from .compat_logger import CompatLogger
 from .wrapper import ModernWrapper, unwrap
 
 if TYPE_CHECKING:
     from ..servers.server import Server
 
-STD_DATA_DIRS = ("mysql-test/std_data", "share/mysql/mysql-test/std_data",
-                 "share/mariadb/mysql-test/std_data", "share/mysql-test/std_data")
+STD_DATA = "std_data"  # kewpie's own, beside the suites (lib/home.py): 2012's std_data/
 
 
 def query_2012(server: Server, sql: str) -> tuple[int, Any]:
@@ -52,9 +53,13 @@ class Kewpie2012Server(ModernWrapper):
     client_init_command: str | None = None  # kewpie 2012: run on each execute_query connection
 
     def __init__(self, server: Server,
-                 restore_pristine: Callable[[Server], None] | None = None) -> None:
+                 restore_pristine: Callable[[Server], None] | None = None,
+                 family: ServerWrappers | None = None) -> None:
         super().__init__(server)
         self._restore_pristine = restore_pristine  # the manager's copy of the pristine datadir
+        self._family = family  # the wrappers of the test's servers (and their manager)
+        self._options: list[str] | None = None  # server_options, the live list
+        self._options_of: list[Option] | None = None  # the user_options it was made from
 
     @property
     def _server(self) -> Server:
@@ -105,17 +110,44 @@ class Kewpie2012Server(ModernWrapper):
 
     @property
     def std_data(self) -> str:
-        """The code tree's ``mysql-test/std_data`` (certificates, data files), or ''."""
-        for sub in STD_DATA_DIRS:
-            path = os.path.join(self._server.tree.basedir, sub)
-            if os.path.isdir(path):
-                return path
-        return ""
+        """kewpie's own ``std_data/`` (shipped beside the suites, as 2012's vardirs linked
+        to the harness's): the data files 2012 tests load (``bug723097.sql``...)."""
+        return data_path(STD_DATA)
 
     @property
     def server_options(self) -> list[str]:
-        """The suite's options for this server, as ``--name=value`` strings."""
-        return [o.as_arg() for o in self._server.user_options]
+        """The server's live option list (the suite's options, as written): 2012 code
+        changes it in place (``append``, ``remove``) and the next ``start()`` (or the
+        manager's ``start_server``/``restart_server``) starts the server with it."""
+        current = self._server.user_options
+        if self._options is None or self._options_of is not current:
+            self._options = [o.text or o.as_arg() for o in current]
+            self._options_of = current
+        return self._options
+
+    @server_options.setter
+    def server_options(self, options: list[str]) -> None:
+        """2012 code may also assign a new list (it takes effect as above)."""
+        self._options = list(options)
+        self._options_of = self._server.user_options
+
+    @property
+    def server_manager(self) -> Any:
+        """The test's 2012 ``server_manager`` (:mod:`lib.util.manager_compat`); None for
+        a server no 2012 test was handed."""
+        return self._family.manager if self._family is not None else None
+
+    def apply_server_options(self) -> None:
+        """Give the server the options of :attr:`server_options` when the test changed
+        that list (checked as a restart's options are: lib/servers/option_safety.py);
+        they take effect at its next start."""
+        if self._options is None or self._options_of is not self._server.user_options:
+            return
+        wanted = parse_options(self._options)
+        if wanted != self._server.user_options:
+            check_restart_options(self._server, list(self._options))
+            self._server.user_options = wanted
+        self._options_of = self._server.user_options
 
     @property
     def status(self) -> int:
@@ -135,6 +167,8 @@ class Kewpie2012Server(ModernWrapper):
         (a test expecting the start to fail); working_environ is accepted for the
         2012 signature.  Other keywords are the server's (Galera's ``new_cluster``)."""
         del working_environ
+        if not self._server.is_alive():
+            self.apply_server_options()
         try:
             self._server.start(timeout=timeout, wait=wait, extra_args=extra_args, **kwargs)
         except ServerStartError:
@@ -164,6 +198,14 @@ class Kewpie2012Server(ModernWrapper):
         MariaDB 10.11 has plain InnoDB."""
         version = self.get_innodb_version()
         return version if version and "rel" in version else None
+
+    def get_bzr_info(self) -> tuple[int, str]:
+        """(revision number, comment) of the server's source, as 2012's sysbench reports
+        recorded them: a packaged server has no bzr revision (0); the comment is its
+        version and build comment (``10.11.19-MariaDB (Debian 12)``)."""
+        version = self._server.tree.version
+        comment = f"{version.version}{version.suffix} {version.comment}".strip() if version else ""
+        return 0, comment
 
     def get_pid(self) -> int | None:
         """The server's pid: the process's when running, else the pid file's, else None."""
@@ -258,6 +300,7 @@ class ServerWrappers:
     def __init__(self, restore_pristine: Callable[[Server], None] | None = None) -> None:
         self._restore_pristine = restore_pristine
         self._made: dict[int, Kewpie2012Server] = {}
+        self.manager: Any = None  # the 2012 server_manager (set by it): server.server_manager
 
     def wrap(self, server: Any) -> Kewpie2012Server:
         """The 2012 wrapper of server (server itself when it already is one)."""
@@ -265,7 +308,8 @@ class ServerWrappers:
             return server
         made = self._made.get(id(server))
         if made is None:  # the wrapper holds the server, so its id is not reused meanwhile
-            made = self._made[id(server)] = Kewpie2012Server(server, self._restore_pristine)
+            made = self._made[id(server)] = Kewpie2012Server(server, self._restore_pristine,
+                                                             self)
         return made
 
     def wrap_all(self, servers: Any) -> list[Kewpie2012Server]:

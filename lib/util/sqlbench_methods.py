@@ -1,39 +1,49 @@
 """kewpie 2012's ``lib.util.sqlbench_methods``: run sql-bench's ``run-all-tests``.
 
-``execute_sqlbench(test_cmd, test_executor, servers)`` runs the command a
-test wrote (``run-all-tests --server=mysql --dir=... --log
---connect-options=port=N``...) in the sql-bench folder and returns
-``(retcode, output)``; the output is in ``<logdir>/sqlbench.out``.  A run
-whose report says ``Failed`` or ``Got error`` has retcode 1, as in 2012.
+``execute_sqlbench(test_cmd, test_executor, servers)`` runs the command line a
+test wrote through a shell, as 2012 did, in the sql-bench folder and with
+``test_executor.working_environment`` (``$SQLBENCH_DIR``, ``$MASTER_MYPORT``,
+``$MYSQL_TEST_WORKDIR``... :func:`lib.util.context.working_environment`), so
+``"$SQLBENCH_DIR/run-all-tests --server=mysql --dir=$MYSQL_TEST_WORKDIR --log
+--connect-options=port=$MASTER_MYPORT --user=root"`` works as written.  It
+returns 2012's ``(test_status, retcode, output)``: test_status is ``'pass'``
+when the command exited 0 and no line of its report says ``Failed``, else
+``'fail'``; retcode is the command's; the output is also in
+``<logdir>/sqlbench.out``.
 
 sql-bench is part of a MySQL/MariaDB source tree, not of any Debian package:
-it is looked for in ``$SQLBENCH_DIR``, ``<kewpie>/sql-bench``, and the code
-tree's ``sql-bench``/``share/sql-bench``/``share/mysql/sql-bench``.  Without
-one the helpers return ``(1, "<one line saying so>")``.
+it is looked for in ``$SQLBENCH_DIR`` (of ``test_executor.working_environment``,
+then of kewpie's environment), ``<kewpie>/sql-bench`` (2012's place),
+and the code tree's ``sql-bench``/``share/sql-bench``/``share/mysql/sql-bench``.
+Without one the helpers return ``('fail', 1, "<one line saying so>")``.
 """
 from __future__ import annotations
 
 import os
-import shlex
 from typing import Any
 
+from ..platform.process import with_tags
 from ..platform.tools import run_tool
 
 SUBDIRS = ("sql-bench", "share/sql-bench", "share/mysql/sql-bench", "mysql-test/sql-bench")
+MARKERS = ("run-all-tests", "crash-me")
+CMD_TIMEOUT = 6 * 3600.0  # a full sql-bench run takes hours
 
 
 def find_sqlbench(test_executor: Any) -> str | None:
     """The sql-bench folder for the run, or None."""
     system = getattr(test_executor, "system_manager", None)
-    candidates = [os.environ.get("SQLBENCH_DIR", "")]
+    working: dict[str, str] = getattr(test_executor, "working_environment", None) or {}
+    candidates: list[str] = [working.get("SQLBENCH_DIR", ""),
+                             os.environ.get("SQLBENCH_DIR", "")]
     if system is not None:
         candidates.append(os.path.join(getattr(system, "testdir", ""), "sql-bench"))
         tree = getattr(system, "code_tree", None)
         basedir = getattr(tree, "basedir", "") if tree is not None else ""
         candidates += [os.path.join(basedir, sub) for sub in SUBDIRS if basedir]
     for path in candidates:
-        if path and os.path.isfile(os.path.join(path, "run-all-tests")):
-            return path
+        if path and any(os.path.isfile(os.path.join(path, m)) for m in MARKERS):
+            return os.path.abspath(path)
     return None
 
 
@@ -43,29 +53,36 @@ def missing_line() -> str:
             "tree): set SQLBENCH_DIR, or use a --basedir that has sql-bench/")
 
 
-def run_in_sqlbench(test_cmd: str, test_executor: Any, outfile_name: str) -> tuple[int, str]:
-    """Run test_cmd (its first word relative to sql-bench) in the sql-bench folder."""
-    home = find_sqlbench(test_executor)
-    if home is None:
-        return 1, missing_line()
-    argv = shlex.split(test_cmd)
-    if argv and not os.path.isabs(argv[0]):
-        argv[0] = os.path.join(home, os.path.basename(argv[0]))
-    argv = ["perl", *argv]
+def run_in_sqlbench(test_cmd: str, test_executor: Any, servers: Any, home: str,
+                    outfile_name: str) -> tuple[int, str]:
+    """Run the shell command line test_cmd in the sql-bench folder home with the
+    executor's working environment (``SQLBENCH_DIR`` is home); (retcode, output)."""
+    env = dict(getattr(test_executor, "working_environment", None) or os.environ)
+    env["SQLBENCH_DIR"] = home
+    tags = next((getattr(getattr(s, "settings", None), "env", None) for s in servers or ()),
+                None)
     log_dir = getattr(test_executor, "logdir", None) or home
     outfile = os.path.join(log_dir, outfile_name)
+    logging = getattr(test_executor, "logging", None)
+    if logging is not None:
+        logging.info(f"Executing {outfile_name[:-4]}:  {test_cmd}")
     try:
-        result = run_tool(argv, log_path=outfile, cwd=home, tmpdir=log_dir)
+        result = run_tool(["/bin/sh", "-c", test_cmd], log_path=outfile, cwd=home,
+                          env=with_tags(env, tags), tmpdir=log_dir, timeout=CMD_TIMEOUT)
     except OSError as exc:
-        return 1, f"cannot run {argv[1]}: {exc.strerror or exc}"
+        return 1, f"cannot run {test_cmd}: {exc.strerror or exc}"
     return result.returncode, result.output
 
 
-def execute_sqlbench(test_cmd: str, test_executor: Any, servers: Any) -> tuple[int, str]:
-    """Run sql-bench; (retcode, output), retcode 1 when the report shows a failure."""
-    del servers  # the command names the server (--connect-options=port=N)
-    retcode, output = run_in_sqlbench(test_cmd, test_executor, "sqlbench.out")
-    if retcode == 0 and any(("Failed" in line or "Got error" in line)
-                            for line in output.splitlines()):
-        retcode = 1
-    return retcode, output
+def execute_sqlbench(test_cmd: str, test_executor: Any, servers: Any) -> tuple[str, int, str]:
+    """Run sql-bench; ``(test_status, retcode, output)`` (see the module docstring)."""
+    home = find_sqlbench(test_executor)
+    if home is None:
+        return "fail", 1, missing_line()
+    retcode, output = run_in_sqlbench(test_cmd, test_executor, servers, home, "sqlbench.out")
+    failed = [line for line in output.splitlines() if "Failed" in line]
+    logging = getattr(test_executor, "logging", None)
+    if logging is not None:
+        for line in failed:
+            logging.info(line.strip())
+    return ("pass" if retcode == 0 and not failed else "fail"), retcode, output

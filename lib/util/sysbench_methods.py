@@ -16,6 +16,10 @@ them to sysbench 1.0 (the one installed): ``--test=oltp`` becomes the
 ``--mysql-storage-engine``; 0.4-only tuning options (``--oltp-test-mode``,
 ``--oltp-dist-type``, ``--init-rng``...) are dropped.  1.0 command lines
 pass through unchanged.
+
+``sysbench_db_analysis(dsn_string, test_data)`` and ``getSysbenchReport(run,
+fetch)``, 2012's results-database analysis and per-iteration report, are
+:mod:`lib.util.sysbench_report`'s, importable from here as in 2012.
 """
 from __future__ import annotations
 
@@ -26,6 +30,11 @@ from types import MappingProxyType
 from typing import Any, Mapping, Sequence
 
 from ..platform.tools import run_tool
+from .sysbench_report import getSysbenchReport, sysbench_db_analysis
+
+__all__ = ("modern_sysbench_argv", "prepare_sysbench", "execute_sysbench", "cleanup_sysbench",
+           "process_sysbench_output", "sysbench_report", "sysbench_db_analysis",
+           "getSysbenchReport")
 
 RENAMED: Mapping[str, str] = MappingProxyType({
     "--max-time": "--time", "--max-requests": "--events", "--num-threads": "--threads",

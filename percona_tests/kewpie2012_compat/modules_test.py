@@ -33,9 +33,9 @@ class basicTest(sysbenchTestCase):
             master_server.master_port)
         if sqlbench_methods.find_sqlbench(test_executor) is not None:
             self.skipTest("sql-bench is installed: not running it here")
-        retcode, output = sqlbench_methods.execute_sqlbench(cmd, test_executor, servers)
-        self.assertEqual(retcode, 1)
+        test_status, retcode, output = sqlbench_methods.execute_sqlbench(cmd, test_executor,
+                                                                         servers)
+        self.assertEqual((test_status, retcode), ('fail', 1))
         self.assertIn("sql-bench not found", output)
-        retcode, output = crashme_methods.execute_crashme("./crash-me --force", test_executor,
-                                                          servers)
-        self.assertEqual((retcode, output), (1, sqlbench_methods.missing_line()))
+        result = crashme_methods.execute_crashme("./crash-me --force", test_executor, servers)
+        self.assertEqual(result, ('fail', 1, sqlbench_methods.missing_line()))

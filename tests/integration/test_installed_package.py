@@ -64,7 +64,8 @@ def test_the_wheel_has_no_lib_and_ships_what_a_run_needs(installed: dict[str, st
     for shipped in ("kewpie/servers/valgrind.supp", "kewpie/randgen/coprocess.pl",
                     "kewpie/_data/percona_tests/main/basic_test.py",
                     "kewpie/_data/randgen/conf/kewpie/transactions.yy",
-                    "kewpie/_data/scripts/innobackupex"):
+                    "kewpie/_data/scripts/innobackupex",
+                    "kewpie/_data/std_data/bug723097.sql"):
         assert shipped in names, shipped
 
 

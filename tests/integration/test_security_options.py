@@ -16,6 +16,9 @@
 - A kewpie test that leaves ``sleep`` processes behind (a child in its own
   session, an orphaned daemon) fails naming them, and they are stopped; a suite
   that declares ``kept_processes`` keeps its sleep until the run ends.
+
+Covers: lib/mtr/option_check.py, lib/servers/help_probe.py,
+lib/platform/suite_names.py, lib/run/leftovers.py
 """
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
 """Issue 27: the option probe's throwaway datadir (lib/servers/help_probe.py) and the
-pure parts of the leftover-process check (lib/run/leftovers.py)."""
+pure parts of the leftover-process check (lib/run/leftovers.py).
+
+Covers: lib/servers/help_probe.py, lib/run/leftovers.py
+"""
 from __future__ import annotations
 
 import os

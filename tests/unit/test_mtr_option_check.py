@@ -1,5 +1,8 @@
 """Issue 27: mysql-test cases' server options under the option-safety rules
-(lib/mtr/option_check.py), with mtr's placeholders resolved first."""
+(lib/mtr/option_check.py), with mtr's placeholders resolved first.
+
+Covers: lib/mtr/option_check.py
+"""
 from __future__ import annotations
 
 import pytest

@@ -1,5 +1,8 @@
 """Issue 27: suite names are names (lib/platform/suite_names.py); a path only as a
-directory given through --suitepath."""
+directory given through --suitepath.
+
+Covers: lib/platform/suite_names.py
+"""
 from __future__ import annotations
 
 import os
