@@ -217,13 +217,17 @@ class RunEnvironment:
         with self._state_lock:  # a bot's two server sets may change from two threads
             for manager in self.managers:
                 StateFile(self.workdir.state_file_for(manager.bot_name)).write(
-                    run, [s.describe() for s in manager.servers])
+                    run, [*(s.describe() for s in manager.servers),
+                          *(a.describe() for a in manager.arbitrators)])
 
-    def describe(self, servers: list[Server], run: dict[str, object]) -> str:
+    def describe(self, servers: list[Server], run: dict[str, object],
+                 arbitrators: list[dict[str, object]] | None = None) -> str:
         """Write ``workdir/cluster.json`` and the servers' scripts (recorded in the marker
-        first, so --mode=cleanup knows kewpie made it); returns its path."""
+        first, so --mode=cleanup knows kewpie made it); arbitrators: the descriptions of
+        the set's garbd processes.  Returns its path."""
         self.workdir.record_made(add=(DESCRIPTION,))
-        return write_description(self.workdir.description_file, servers, run, self.server_user)
+        return write_description(self.workdir.description_file, servers, run, self.server_user,
+                                 arbitrators or [])
 
     # ------------------------------------------------------------------ end
     def close(self, fast: bool = False, bot: str | None = None) -> None:
