@@ -25,6 +25,7 @@ from ..mtr.config import (base_environment, build_config, command_line_args, exp
                           plugin_dir, server_option_args, share_dir)
 from ..mtr.option_check import CaseBounds, case_problem, server_problem
 from ..mtr.execute import MtrExecutor, MtrSettings
+from ..mtr.garbd import garbd_wrapper
 from ..mtr.options import loopback_only, to_options
 from ..mtr.server import MARK_ENV
 from ..mtr.vardir import MtrVardir, ServerSlot
@@ -77,6 +78,10 @@ class MtrLane:
             if name in self.base_env:
                 manager.settings.env[name] = self.base_env[name]
         self.base_env.update(self._tool_commands(manager.cache))
+        garbd = garbd_wrapper(self.vardir.root, self.vardir.tmp,
+                              self.base_env.get("WSREP_PROVIDER", ""), env.server_user)
+        if garbd:  # as suite/wsrep/common.pm sets it (garbd on the loopback: lib.mtr.garbd)
+            self.base_env["MTR_GARBD_EXE"] = garbd
         self.executor = MtrExecutor(MtrSettings(plan.mysqltest, plan.root, self.vardir,
                                                 env.server_user, plan.scanner, config.record,
                                                 config.test_timeout, config.verbose,
