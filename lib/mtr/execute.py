@@ -25,6 +25,7 @@ from typing import Callable, Sequence
 
 from ..errors import QueryError, ServerError, UnsafeOptionError
 from .cases import MtrCase
+from .galera import REUSE_WAIT, cluster_sizes, reuse_problem
 from .vardir import MtrVardir
 from .warnings import WarningScanner, log_size, read_since
 from ..platform.logsetup import get_logger
@@ -106,6 +107,8 @@ class MtrExecutor:
         self.settings = settings
         self.restart = restart
         self.recorded: set[int] = set()   # servers whose check-testcase 'before' result is current
+        # {server index: wsrep_cluster_size} of the set's Galera nodes as it was handed over
+        self.cluster_sizes: dict[int, int] | None = None
         self.log = get_logger()
 
     # ------------------------------------------------------------------ helpers
@@ -123,6 +126,7 @@ class MtrExecutor:
     def forget(self) -> None:
         """The servers are new (or were reset): record their state again before the next test."""
         self.recorded.clear()
+        self.cluster_sizes = None
 
     def check_testcase(self, number: int, env: dict[str, str], record: bool) -> tuple[int, str]:
         """check-testcase.test against mysqld.N (record: the 'before' state)."""
@@ -177,6 +181,8 @@ class MtrExecutor:
         problem = self.record_before(len(servers), env)
         if problem:
             return MtrVerdict(MtrStatus.FAIL, problem, needs_restart=True)
+        if self.cluster_sizes is None:  # a new set: its Galera clusters as formed
+            self.cluster_sizes = cluster_sizes(list(servers))
         result_file = self._prepare_result(case, env)
         base = os.path.join(self.settings.vardir.log, case.name)
         reject = base + ".reject"
@@ -254,6 +260,7 @@ class MtrExecutor:
                        (test_done - started) * 1000, (time.monotonic() - test_done) * 1000)
         if verdict.status != MtrStatus.PASS or verdict.needs_restart:
             self.recorded.clear()  # a skipped test may have changed something before skipping
+            self.cluster_sizes = None
         return verdict
 
     def _prepare_result(self, case: MtrCase, env: dict[str, str]) -> str | None:
@@ -360,6 +367,14 @@ class MtrExecutor:
         problems += self._warnings(watches, env, case.suite_dir)
         if problems:
             return MtrVerdict(MtrStatus.FAIL, "\n".join(problems), needs_restart=True)
+        if self.cluster_sizes and not verdict.needs_restart:
+            # mtr's check-testcase says nothing of wsrep: a node left Desynced, out of
+            # its cluster or in a non-Primary component gets the next case a fresh set
+            unsettled = reuse_problem([w.server for w in watches], self.cluster_sizes,
+                                      REUSE_WAIT * self.settings.timeout_factor)
+            if unsettled:
+                verdict.needs_restart = True
+                verdict.restart_reason = f"the Galera cluster is not as it was: {unsettled}"
         if len(checked) == 1 and len(watches) == 1 and replica_configured(checked[0].server):
             # left a stopped source behind (main.mysqldump-nl): a later test's restart
             # would start its replica threads, so the next case gets a fresh datadir

@@ -27,6 +27,7 @@ from ..mtr.bootstrap import server_features
 from ..mtr.cases import Collector, MtrCase, skip_rules
 from ..mtr.cnf import MtrConfig
 from ..mtr.config import base_environment
+from ..mtr.galera import galera_skip_rules
 from ..mtr.vardir import MtrVardir
 from ..mtr.warnings import WarningScanner
 from .config import RunConfig
@@ -96,8 +97,9 @@ class MtrPlan:
         self.features, self.optional_plugins = server_features(tree.server, scratch)
         probe_env = base_environment(tree, self.root, MtrVardir("/nonexistent", self.root, None))
         # as mtr: tests named on the command line run even when big
-        self.collector = Collector(self.root, skip_rules(self.root, self.features, probe_env,
-                                                         self.optional_plugins),
+        rules = {**skip_rules(self.root, self.features, probe_env, self.optional_plugins),
+                 **galera_skip_rules(self.root, self.features)}
+        self.collector = Collector(self.root, rules,
                                    big_test=config.big_test or bool(config.tests),
                                    enable_disabled=config.enable_disabled,
                                    suitepaths=tuple(config.suitepaths))

@@ -1,0 +1,157 @@
+"""mysql-test's Galera suites under kewpie: their skip lists and how their clusters start.
+
+**Skips.** The ``skip_combinations`` of ``suite/galera/suite.pm`` and
+``suite/galera_3nodes/suite.pm`` for this machine (:func:`galera_skip_rules`):
+tests that need stunnel, qpress or pkill skip without them, as under mtr.
+
+**Clusters.** A set with Galera nodes starts as mtr starts it: fresh datadirs,
+the servers in the config's order, each Galera node Synced before the next one
+starts (the first, ``wsrep_cluster_address=gcomm://``, bootstraps the cluster;
+the others join it by a full state transfer).
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import time
+from typing import TYPE_CHECKING
+
+from ..errors import ServerStartError
+from ..servers.server import Server
+
+if TYPE_CHECKING:
+    from ..servers.manager import ServerManager
+
+
+def _which(name: str) -> bool:
+    return shutil.which(name) is not None
+
+
+def galera_skip_rules(mtr_root: str, features: dict[str, str]) -> dict[str, object]:
+    """The Galera suites' ``skip_combinations`` (suite.pm) for this machine, in the form
+    of :func:`lib.mtr.cases.skip_rules`: {combinations path: reason or [combinations]}
+    (mtr keys an include file's skip by its name with ``.combinations``)."""
+    galera = os.path.join(mtr_root, "suite", "galera")
+    rules: dict[str, object] = {}
+
+    def inc(suite_dir: str, name: str) -> str:
+        """The key mtr makes of suite.pm's ``include/<name>.inc``."""
+        return os.path.join(suite_dir, "include", name + ".combinations")
+    if not (_which("lsof") or _which("sockstat") or _which("ss")):
+        reason = "Need socket statistics utility"
+        rules[inc(galera, "have_mariabackup")] = reason
+        rules[inc(os.path.join(mtr_root, "suite", "galera_3nodes"), "have_mariabackup")] = reason
+    if not _which("stunnel"):
+        rules[inc(galera, "have_stunnel")] = "Need 'stunnel' utility"
+        rules[os.path.join(galera, "t", "galera_sst_cn_injection.combinations")] = ["rsync"]
+    if not _which("qpress"):
+        rules[inc(galera, "have_qpress")] = "Need 'qpress' utility"
+    ssl = features.get("version-ssl-library", "")
+    found = re.search(r"OpenSSL (\S+)", ssl)
+    if not (found and found.group(1) >= "1.1.1"):
+        rules[os.path.join(mtr_root, "suite", "encryption", "include",
+                           "have_file_key_management_plugin.combinations")] = ["ctr"]
+    if not (found and found.group(1) >= "3.0.0"):
+        rules[os.path.join(galera, "t", "galera_sst_cn_injection.combinations")] = \
+            "does not work with OpenSSL <= 1.1.1"
+    if not _which("pkill"):
+        rules[inc(galera, "have_pkill")] = "Need 'pkill' utility"
+    return rules
+
+
+# ---------------------------------------------------------------------- clusters
+def is_wsrep(server: Server) -> bool:
+    """The server's options switch Galera replication on (a galera suite's node)."""
+    for opt in server.user_options:
+        if opt.name == "wsrep-on" and (opt.value or "1").lower() in ("1", "on", "true"):
+            return True
+    return False
+
+
+WSREP_KEYS = ("wsrep_ready", "wsrep_local_state_comment", "wsrep_cluster_status",
+              "wsrep_cluster_size")
+REUSE_WAIT = 30.0   # seconds a node may take to be Synced again after a test
+
+
+def wsrep_state(server: Server) -> dict[str, str]:
+    """The node's readiness, state, component and cluster size ({} when it does not
+    answer); as mtr asks (``wsrep_sync_wait = 0``), on a connection closed afterwards,
+    so tests never see one of kewpie's in their process list."""
+    try:
+        server.execute("SET SESSION wsrep_sync_wait = 0")
+        rows = server.execute("SHOW GLOBAL STATUS WHERE Variable_name IN (%s, %s, %s, %s)",
+                              WSREP_KEYS)
+        return {str(name).lower(): str(value) for name, value in rows}
+    except Exception:  # noqa: BLE001 - not answering (yet): the callers wait or judge
+        return {}
+    finally:
+        server.sql.close()
+
+
+def wait_wsrep_ready(server: Server, timeout: float) -> None:
+    """Until the node says wsrep_ready ON and Synced (ServerStartError after timeout, or
+    at once when it exits)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not server.is_alive():
+            raise ServerStartError(f"server {server.name}: Galera node exited while joining "
+                                   f"its cluster", server.error_log_tail(20))
+        state = wsrep_state(server)
+        if state.get("wsrep_ready", "").upper() == "ON" and \
+                state.get("wsrep_local_state_comment") == "Synced":
+            return
+        time.sleep(0.05)
+    raise ServerStartError(f"server {server.name}: Galera node not Synced within {timeout:g}s",
+                           server.error_log_tail(20))
+
+
+def cluster_sizes(servers: list[Server]) -> dict[int, int]:
+    """{index: wsrep_cluster_size} of the set's Galera nodes (as a new set is handed over)."""
+    sizes = {}
+    for index, server in enumerate(servers):
+        if is_wsrep(server) and server.is_alive():
+            size = wsrep_state(server).get("wsrep_cluster_size", "")
+            if size.isdigit():
+                sizes[index] = int(size)
+    return sizes
+
+
+def reuse_problem(servers: list[Server], sizes: dict[int, int], timeout: float = REUSE_WAIT
+                  ) -> str:
+    """Why the set's Galera nodes cannot go to the next case ('' when they can): each
+    one Synced in a Primary component of the size it had when the set was handed
+    over (waiting up to timeout for a node to get there, e.g. a donor)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        problem = ""
+        for index, size in sizes.items():
+            if index >= len(servers):
+                continue
+            server = servers[index]
+            state = wsrep_state(server) if server.is_alive() else {}
+            seen = (state.get("wsrep_local_state_comment"), state.get("wsrep_cluster_status"),
+                    state.get("wsrep_cluster_size"))
+            if seen != ("Synced", "Primary", str(size)):
+                problem = (f"{server.name} is {seen[0] or 'not answering'} in a {seen[1]} "
+                           f"component of {seen[2]} (was Synced, Primary, {size})")
+                break
+        if not problem or time.monotonic() >= deadline:
+            return problem
+        time.sleep(0.2)
+
+
+def form_cold(manager: "ServerManager", servers: list[Server]) -> None:
+    """As mtr forms it: fresh datadirs, the servers started in turn, each Galera node
+    Synced before the next starts (joiners by a full state transfer)."""
+    for server in servers:
+        manager.copy_pristine(server)
+    for server in servers:
+        server.start()
+        if is_wsrep(server):
+            wait_wsrep_ready(server, server.settings.start_timeout)
+
+
+def start_galera_set(manager: "ServerManager", servers: list[Server]) -> None:
+    """A set with Galera nodes, formed as mtr forms it (:func:`form_cold`)."""
+    form_cold(manager, servers)
