@@ -4,10 +4,13 @@
 ``suite/galera_3nodes/suite.pm`` for this machine (:func:`galera_skip_rules`):
 tests that need stunnel, qpress or pkill skip without them, as under mtr.
 
-**Clusters.** A set with Galera nodes starts as mtr starts it: fresh datadirs,
-the servers in the config's order, each Galera node Synced before the next one
-starts (the first, ``wsrep_cluster_address=gcomm://``, bootstraps the cluster;
-the others join it by a full state transfer).
+**Clusters.** A set with Galera nodes starts as mtr starts it (:func:`form_cold`):
+fresh datadirs; the bootstrap node (``wsrep_cluster_address=gcomm://``) first,
+until it is Synced; then the others at once, each joining by a full state
+transfer.  Between cases the set is kept only while every node is Synced in a
+Primary component of the size it had (:func:`reuse_problem`): mtr's
+check-testcase does not look at wsrep, so a node a test left Desynced or alone
+would fail the next case under mtr.
 """
 from __future__ import annotations
 
@@ -72,6 +75,7 @@ def is_wsrep(server: Server) -> bool:
 WSREP_KEYS = ("wsrep_ready", "wsrep_local_state_comment", "wsrep_cluster_status",
               "wsrep_cluster_size")
 REUSE_WAIT = 30.0   # seconds a node may take to be Synced again after a test
+MTR_START_TIMEOUT = 180.0   # mtr's --start-timeout
 
 
 def wsrep_state(server: Server) -> dict[str, str]:
@@ -141,15 +145,42 @@ def reuse_problem(servers: list[Server], sizes: dict[int, int], timeout: float =
         time.sleep(0.2)
 
 
+def bootstraps(server: Server) -> bool:
+    """The node starts a new cluster (``wsrep_cluster_address=gcomm://``), as mtr's
+    wsrep_is_bootstrap_server says."""
+    address = None
+    for opt in server.user_options:
+        if opt.name == "wsrep-cluster-address":
+            address = (opt.value or "").strip().strip("'\"")
+    return address == "gcomm://"
+
+
 def form_cold(manager: "ServerManager", servers: list[Server]) -> None:
-    """As mtr forms it: fresh datadirs, the servers started in turn, each Galera node
-    Synced before the next starts (joiners by a full state transfer)."""
+    """As mtr starts a set with Galera nodes: fresh datadirs; the servers launched in
+    the config's order, waiting only after a bootstrap node (``gcomm://``) until it is
+    ready and Synced; then each of the others until it is ready and, a Galera node,
+    Synced (joiners get a full state transfer meanwhile).  mtr's --start-timeout
+    (180 s) bounds each wait, as a state transfer takes long on a loaded machine."""
+    timeout = max(MTR_START_TIMEOUT, servers[0].settings.start_timeout) if servers else 0.0
     for server in servers:
         manager.copy_pristine(server)
-    for server in servers:
-        server.start()
-        if is_wsrep(server):
-            wait_wsrep_ready(server, server.settings.start_timeout)
+    waited = []
+    try:
+        for server in servers:
+            server.start(wait=False)
+            if is_wsrep(server) and bootstraps(server):
+                server.wait_ready(timeout)
+                wait_wsrep_ready(server, timeout)
+                waited.append(server)
+        for server in servers:
+            if server not in waited:
+                server.wait_ready(timeout)
+                if is_wsrep(server):
+                    wait_wsrep_ready(server, timeout)
+    except BaseException:
+        for server in servers:  # a joiner left waiting for its donor would wait on
+            server.kill()
+        raise
 
 
 def start_galera_set(manager: "ServerManager", servers: list[Server]) -> None:
