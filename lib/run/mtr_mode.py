@@ -27,9 +27,9 @@ from ..mtr.bootstrap import server_features
 from ..mtr.cases import Collector, MtrCase, skip_rules
 from ..mtr.cnf import MtrConfig
 from ..mtr.config import base_environment
-from ..mtr.galera import galera_skip_rules
 from ..mtr.vardir import MtrVardir
 from ..mtr.warnings import WarningScanner
+from ..mtr.galera import galera_skip_rules
 from .config import RunConfig
 from .environment import RunEnvironment
 from .evidence import EvidenceKeeper
@@ -97,13 +97,14 @@ class MtrPlan:
         self.features, self.optional_plugins = server_features(tree.server, scratch)
         probe_env = base_environment(tree, self.root, MtrVardir("/nonexistent", self.root, None))
         # as mtr: tests named on the command line run even when big
-        rules = {**skip_rules(self.root, self.features, probe_env, self.optional_plugins),
-                 **galera_skip_rules(self.root, self.features)}
-        self.collector = Collector(self.root, rules,
+        self.collector = Collector(self.root, skip_rules(self.root, self.features, probe_env,
+                                                         self.optional_plugins),
                                    big_test=config.big_test or bool(config.tests),
                                    enable_disabled=config.enable_disabled,
                                    suitepaths=tuple(config.suitepaths))
         self.scanner = WarningScanner.for_tree(self.root)
+        # the Galera suites' suite.pm skip lists (lib.mtr.galera)
+        self.collector.skips.update(galera_skip_rules(self.root, self.features))
         self._catalog: OptionCatalog | None = None
         self._scratch = scratch
 
