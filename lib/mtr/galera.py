@@ -22,9 +22,11 @@ from typing import TYPE_CHECKING
 
 from ..errors import ServerStartError
 from ..servers.server import Server
+from .server import is_wsrep
 
 if TYPE_CHECKING:
     from ..servers.manager import ServerManager
+    from ..servers.requirements import Requirements
 
 
 def _which(name: str) -> bool:
@@ -64,14 +66,6 @@ def galera_skip_rules(mtr_root: str, features: dict[str, str]) -> dict[str, obje
 
 
 # ---------------------------------------------------------------------- clusters
-def is_wsrep(server: Server) -> bool:
-    """The server's options switch Galera replication on (a galera suite's node)."""
-    for opt in server.user_options:
-        if opt.name == "wsrep-on" and (opt.value or "1").lower() in ("1", "on", "true"):
-            return True
-    return False
-
-
 WSREP_KEYS = ("wsrep_ready", "wsrep_local_state_comment", "wsrep_cluster_status",
               "wsrep_cluster_size")
 REUSE_WAIT = 30.0   # seconds a node may take to be Synced again after a test
@@ -183,6 +177,17 @@ def form_cold(manager: "ServerManager", servers: list[Server]) -> None:
         raise
 
 
-def start_galera_set(manager: "ServerManager", servers: list[Server]) -> None:
-    """A set with Galera nodes, formed as mtr forms it (:func:`form_cold`)."""
-    form_cold(manager, servers)
+def start_mtr_set(manager: "ServerManager", servers: list[Server],
+                  reqs: "Requirements") -> None:
+    """The mtr server kind's start (lib.run.environment's SERVER_KINDS): fresh datadirs;
+    plain servers start all at once; a set with Galera nodes as mtr starts it
+    (:func:`form_cold`)."""
+    if any(is_wsrep(s) for s in servers):
+        form_cold(manager, servers)
+        return
+    for server in servers:
+        manager.copy_pristine(server)
+    for server in servers:
+        server.start(wait=False)
+    for server in servers:
+        server.wait_ready()

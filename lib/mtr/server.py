@@ -12,10 +12,10 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import time
 from typing import TYPE_CHECKING
 
 from .cnf import MtrConfig
-from .galera import is_wsrep, start_galera_set
 from ..platform.process import ProcessExecutor
 from ..servers.layout import write_private_file
 from ..servers.options import Option, render_cnf
@@ -130,19 +130,12 @@ class MtrServer(Server):
                         if not str(n).startswith("#")]}
 
 
-def start_mtr_set(manager: ServerManager, servers: list[Server], reqs: Requirements) -> None:
-    """Fresh datadirs; plain servers start all at once; a set with Galera nodes as mtr
-    starts it (one after the other, each Synced before the next joins), or warm from a
-    snapshot of the same config (:mod:`lib.mtr.galera`)."""
-    if any(is_wsrep(s) for s in servers):
-        start_galera_set(manager, servers)
-        return
-    for server in servers:
-        manager.copy_pristine(server)
-    for server in servers:
-        server.start(wait=False)
-    for server in servers:
-        server.wait_ready()
+def is_wsrep(server: Server) -> bool:
+    """The server's options switch Galera replication on (a galera suite's node)."""
+    for opt in server.user_options:
+        if opt.name == "wsrep-on" and (opt.value or "1").lower() in ("1", "on", "true"):
+            return True
+    return False
 
 
 def _size(path: str) -> int:

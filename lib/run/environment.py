@@ -25,7 +25,8 @@ from .setup import check_reachable, log_header, resolve_server_user
 from ..servers.bootstrap import BootstrapCache
 from ..servers.codetree import CodeTree
 from ..servers.describe import write_description
-from ..mtr.server import MtrServer, start_mtr_set
+from ..mtr.galera import start_mtr_set
+from ..mtr.server import MtrServer
 from ..servers.galera import GaleraServer
 from ..servers.galera_cluster import form_galera_set, wait_galera_applied
 from ..servers.manager import ServerKind, ServerManager, start_replicating_set, wait_replicas_applied
