@@ -21,7 +21,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from ..errors import QueryError, ServerError, UnsafeOptionError
 from .cases import MtrCase
@@ -328,7 +328,10 @@ class MtrExecutor:
             for line in output.splitlines():
                 if "reason: " in line:
                     reason = line.split("reason: ", 1)[1]
-            return MtrVerdict(MtrStatus.SKIPPED, reason or "skipped by the test (reason unknown)")
+            # as mtr: a test that skips itself after force_restart_if_skipped restarts them
+            return MtrVerdict(MtrStatus.SKIPPED, reason or "skipped by the test (reason unknown)",
+                              needs_restart=restart_forced((w.server for w in watches),
+                                                           "force_restart_if_skipped"))
         parts = [f"mariadb-test exited with status {ran.returncode}"]
         parts += crashed
         body = _tail(output)
@@ -348,12 +351,16 @@ class MtrExecutor:
                       verdict: MtrVerdict) -> MtrVerdict:
         problems: list[str] = []
         checked = []
+        forced = restart_forced(w.server for w in watches)
         for w in watches:
             if w.restarted_with_options or not w.server.is_alive():
                 verdict.needs_restart = True
                 self.recorded.discard(w.number)
-            else:
+            elif not forced:
                 checked.append(w)
+        if forced:  # as mtr: no check-testcase after the test, the servers are restarted
+            verdict.needs_restart = True
+            verdict.restart_reason = "the test asked for a restart (include/force_restart.inc)"
         results = self._checks([w.number for w in checked], env, record=False)
         for w, (rc, text) in zip(checked, results):
             if rc == 1:
@@ -412,6 +419,13 @@ class MtrExecutor:
                 problems.append(f"could not execute check-warnings on mysqld.{w.number} "
                                 f"(exit {ran.returncode}):\n{tail_file(err, 30)}")
         return problems
+
+
+def restart_forced(servers: Iterable[Server], name: str = "force_restart") -> bool:
+    """Whether a test left ``<datadir>/mtr/force_restart`` on one of its servers
+    (``include/force_restart.inc``): mtr then skips check-testcase after the test and
+    restarts every server (mtr's restart_forced_by_test)."""
+    return any(os.path.isfile(os.path.join(s.datadir, "mtr", name)) for s in servers)
 
 
 def stop_tagged(env: dict[str, str]) -> None:

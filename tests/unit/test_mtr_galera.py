@@ -1,7 +1,8 @@
-"""mtr mode's Galera pieces: the Galera suites' skip lists for this machine and the
-wsrep part of the reuse rule (each node Synced, Primary, in a cluster of its size).
+"""mtr mode's Galera pieces: the Galera suites' skip lists for this machine, the
+wsrep part of the reuse rule (each node Synced, Primary, in a cluster of its size) and
+mtr's forced restarts (include/force_restart.inc).
 
-Covers: lib/mtr/galera.py
+Covers: lib/mtr/galera.py, lib/mtr/execute.py (restart_forced)
 """
 import os
 
@@ -68,3 +69,19 @@ def test_skip_rules_follow_the_tools_found(monkeypatch, tmp_path):
     old = galera.galera_skip_rules(str(tmp_path), {"version-ssl-library": "OpenSSL 1.1.0"})
     assert old[os.path.join(g, "t", "galera_sst_cn_injection.combinations")] == \
         "does not work with OpenSSL <= 1.1.1"
+
+
+def test_a_forced_restart_is_read_from_the_datadirs(tmp_path):
+    from lib.mtr.execute import restart_forced
+
+    class Datadir:
+        def __init__(self, path):
+            self.datadir = str(path)
+    first, second = tmp_path / "d1", tmp_path / "d2"
+    for d in (first, second):
+        (d / "mtr").mkdir(parents=True)
+    servers = [Datadir(first), Datadir(second)]
+    assert not restart_forced(servers)
+    (second / "mtr" / "force_restart").write_text("1\n")   # include/force_restart.inc
+    assert restart_forced(servers)
+    assert not restart_forced(servers, "force_restart_if_skipped")
