@@ -126,3 +126,14 @@ def test_servers_stay_on_the_loopback():
     assert "every interface" in server_problem(to_options(["--skip-bind-address"], defaults=False),
                                                catalog, bounds)
 
+
+
+def test_an_end_comment_goes_as_mysqld_drops_it(tmp_path):
+    # galera_3nodes.MDEV-38147.cnf: mysqld reads "6", never the comment
+    cnf = tmp_path / "t.cnf"
+    cnf.write_text("[mysqld.1]\nwsrep_sync_wait=6 # allow SHOW to reproduce \"error 1950\"\n"
+                   "ssl-cipher='a#b' # c\n[ENV]\nX=1 # kept, as mtr exports it\n")
+    config = MtrConfig.read(str(cnf))
+    assert config.group("mysqld.1").value("wsrep_sync_wait") == "6"
+    assert config.group("mysqld.1").value("ssl-cipher") == "a#b"
+    assert config.env()["X"] == "1 # kept, as mtr exports it"
