@@ -2,7 +2,7 @@
 wsrep part of the reuse rule (each node Synced, Primary, in a cluster of its size) and
 mtr's forced restarts (include/force_restart.inc).
 
-Covers: lib/mtr/galera.py, lib/mtr/execute.py (restart_forced)
+Covers: lib/mtr/galera.py, lib/mtr/execute.py (restart_forced), lib/run/mtr_lane.py (spare_runs)
 """
 import os
 
@@ -85,3 +85,15 @@ def test_a_forced_restart_is_read_from_the_datadirs(tmp_path):
     (second / "mtr" / "force_restart").write_text("1\n")   # include/force_restart.inc
     assert restart_forced(servers)
     assert not restart_forced(servers, "force_restart_if_skipped")
+
+
+def test_spare_ports_come_in_runs_of_three_consecutive_ones(tmp_path):
+    # Galera listens for IST on its base port + 1: #galera_port and #ist_port must be
+    # consecutive leased ports (galera_3nodes.galera-features#119 met a foreign 9324)
+    from lib.platform.ports import PortLease
+    from lib.run.mtr_lane import spare_runs
+    leases = [PortLease(first=first, size=4, lock_path=str(tmp_path / str(first)), fd=-1)
+              for first in (9320, 9340, 9360)]
+    clients = [9320, 9321, 9322]
+    assert spare_runs(leases, clients) == [(9340, 9341, 9342), (9360, 9361, 9362)]
+    assert spare_runs(leases[:1], [9320]) == [(9321, 9322, 9323)]
