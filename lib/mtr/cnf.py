@@ -71,6 +71,15 @@ class CnfGroup:
         """Whether the option is in the group."""
         return self.find(name) is not None
 
+    def has_exact(self, name: str) -> bool:
+        """Whether an option of exactly this name is in the group (mtr's My::Config tells
+        ``server_id`` from ``server-id``)."""
+        return any(option[0] == name for option in self.options)
+
+    def append(self, name: str, value: str | None) -> None:
+        """Add an option last, whatever else the group holds (mysqld applies the last)."""
+        self.options.append([name, value])
+
 
 def end_comment_removed(value: str) -> str:
     """A value without its end comment, as mysqld's option-file reader cuts it (its

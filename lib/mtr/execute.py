@@ -26,6 +26,7 @@ from typing import Callable, Iterable, Sequence
 from ..errors import QueryError, ServerError, UnsafeOptionError
 from .cases import MtrCase
 from .galera import REUSE_WAIT, cluster_sizes, reuse_problem
+from .server import is_wsrep
 from .vardir import MtrVardir
 from .warnings import WarningScanner, log_size, read_since
 from ..platform.logsetup import get_logger
@@ -442,7 +443,9 @@ def stop_tagged(env: dict[str, str]) -> None:
 
 def _clear_suppressions(server: Server) -> None:
     """What check_warnings does at its end when there was nothing to check: the test's
-    suppressions go (unlogged, so replicas keep theirs)."""
+    suppressions go (unlogged and, as check-warnings.test sets ``WSREP_ON=0``, not
+    replicated, so replicas and the other Galera nodes keep theirs until their own
+    check: galera_3nodes.MDEV-40179 suppresses on node 3 only)."""
     try:
         conn = server.connect()
     except Exception:  # noqa: BLE001 - a server that does not answer is judged elsewhere
@@ -450,6 +453,8 @@ def _clear_suppressions(server: Server) -> None:
     try:
         with conn.cursor() as cur:
             cur.execute("SET SESSION sql_log_bin=0")
+            if is_wsrep(server):
+                cur.execute("SET SESSION wsrep_on=0")
             cur.execute("SELECT COUNT(*) FROM mtr.test_suppressions")
             row = cur.fetchone()
             if row and row[0]:

@@ -137,3 +137,22 @@ def test_an_end_comment_goes_as_mysqld_drops_it(tmp_path):
     assert config.group("mysqld.1").value("wsrep_sync_wait") == "6"
     assert config.group("mysqld.1").value("ssl-cipher") == "a#b"
     assert config.env()["X"] == "1 # kept, as mtr exports it"
+
+
+def test_generated_options_go_after_another_spelling(tmp_path):
+    # mtr's My::Config tells server_id from server-id: ConfigFactory adds server-id=1
+    # after a test's server_id=10999, and mysqld applies the last
+    # (galera_3nodes.galera_gtid_consistency expects gtid 1111-1-N)
+    from lib.mtr.config import build_config
+    from lib.mtr.vardir import MtrVardir, ServerSlot
+    from lib.servers.codetree import CodeTree
+    cnf = tmp_path / "t.cnf"
+    cnf.write_text("[mysqld.1]\nserver_id=10999\n")
+    vardir = MtrVardir(str(tmp_path / "var"), str(tmp_path), None)
+    slot = ServerSlot(1, str(tmp_path / "s0"), 9300, str(tmp_path / "s.sock"),
+                      str(tmp_path / "e.err"), str(tmp_path / "tmp"))
+    tree = CodeTree.__new__(CodeTree)
+    tree.basedir = str(tmp_path)
+    config = build_config(str(cnf), str(tmp_path), vardir, [slot], tree, {}, frozenset())
+    args = config.server_options("mysqld.1")
+    assert args.index("--server_id=10999") < args.index("--server-id=1")
