@@ -91,7 +91,10 @@ PASS, FAIL, SKIPPED, DISABLED, ABSENT = "pass", "fail", "skipped", "disabled", "
 # Targets of issue 15: suite -> (least parity, largest kewpie/mtr wall ratio or None).
 TARGETS: dict[str, tuple[float, float | None]] = {
     "main": (0.98, 0.8), "mariabackup": (0.90, None), "rpl": (0.90, None),
-    "sample": (0.99, 0.8)}   # issue 34: --sample N of mtr's default list
+    "sample": (0.99, 0.8),   # issue 34: --sample N of mtr's default list
+    # issue 34: the Galera suites whole (mtr as the user it needs: --mtr-user=mysql)
+    **{suite: (0.98, 0.8) for suite in ("galera", "galera_3nodes", "galera_sr",
+                                        "galera_3nodes_sr", "wsrep")}}
 SAMPLE_USER = "mysql"      # mtr's user for --sample (kewpie's server user)
 BIG_TEST = "Test needs --big-test"
 
@@ -174,12 +177,13 @@ def normalize_name(name: str) -> str:
 
 
 def read_tests_file(path: str, suite: str) -> list[str]:
-    """Test names from a file, one per line (``#`` comments, blank lines ignored); a name
+    """Test names from a file, one per line (``#`` comments at a line's start or after a
+    blank, blank lines ignored); a name
     without a suite gets suite."""
     names = []
     with open(path, encoding="utf-8") as fh:
         for line in fh:
-            line = line.split("#", 1)[0].strip()
+            line = re.sub(r"(?:^|\s)#.*", "", line).strip()  # galera.galera#500 is a name
             if line:
                 names.append(line if "." in line.split(",")[0] else f"{suite}.{line}")
     if not names:
@@ -317,11 +321,11 @@ def short_reason(text: str) -> str:
 
 # ---------------------------------------------------------------- mtr
 def mtr_command(vardir: str, suite: str, names: Sequence[str], parallel: int,
-                user: str | None = None) -> list[str]:
+                user: str | None = None, big_test: bool = False) -> list[str]:
     """argv of the mtr run: every named test, or the whole suite when names is empty; run as
     user (through runuser) when given -- mtr's galera suites fail as root (rsync SST)."""
     argv = [MTR_SCRIPT, "--force", "--max-test-fail=0", f"--parallel={parallel}",
-            f"--vardir={vardir}"]
+            f"--vardir={vardir}", *(["--big-test"] if big_test else [])]
     argv += list(names) if names else ([f"--suite={suite}"] if suite else [])
     return ["runuser", "-u", user, "--", *argv] if user else argv
 
@@ -360,11 +364,11 @@ def parse_mtr_output(out: str) -> dict[str, Verdict]:
 
 # ---------------------------------------------------------------- kewpie
 def kewpie_command(workdir: str, junit: str, suite: str, names: Sequence[str],
-                   parallel: int) -> list[str]:
+                   parallel: int, big_test: bool = False) -> list[str]:
     """argv of the kewpie run (mtr mode, --force, the same parallelism, JUnit to junit)."""
     return [python_for_kewpie(), KEWPIE, "--mode=mtr", *([f"--suite={suite}"] if suite else []),
             "--force", f"--parallel={parallel}", f"--workdir={workdir}", f"--junit-xml={junit}",
-            *names]
+            *(["--big-test"] if big_test else []), *names]
 
 
 def parse_junit(path: str) -> dict[str, Verdict]:
@@ -467,12 +471,12 @@ def tail(text: str) -> str:
 
 
 def run_mtr(base: str, suite: str, names: Sequence[str], parallel: int,
-            user: str | None = None) -> ToolRun:
+            user: str | None = None, big_test: bool = False) -> ToolRun:
     """mtr's run of the list (as user when given: its vardir is made theirs); raises
     BenchError when it reports no test at all."""
     vardir = os.path.join(base, "mtr_var")
     make_vardir(vardir, user)
-    argv = mtr_command(vardir, suite, names, parallel, user)
+    argv = mtr_command(vardir, suite, names, parallel, user, big_test)
     started, before = time.strftime("%Y-%m-%d %H:%M:%S %Z"), load_average()
     wall, status, out = run_tool("mtr", argv, MTR_DIR, os.path.join(base, "mtr.out"))
     tests = parse_mtr_output(out)
@@ -481,12 +485,13 @@ def run_mtr(base: str, suite: str, names: Sequence[str], parallel: int,
     return ToolRun("mtr", argv, MTR_DIR, wall, status, before, load_average(), started, tests)
 
 
-def run_kewpie(base: str, suite: str, names: Sequence[str], parallel: int) -> ToolRun:
+def run_kewpie(base: str, suite: str, names: Sequence[str], parallel: int,
+               big_test: bool = False) -> ToolRun:
     """kewpie's run of the list; raises BenchError when it wrote no JUnit file."""
     junit = os.path.join(base, "kewpie.xml")
     workdir = os.path.join(base, "kewpie_workdir")
     os.makedirs(workdir, mode=0o755, exist_ok=True)
-    argv = kewpie_command(workdir, junit, suite, names, parallel)
+    argv = kewpie_command(workdir, junit, suite, names, parallel, big_test)
     started, before = time.strftime("%Y-%m-%d %H:%M:%S %Z"), load_average()
     wall, status, out = run_tool("kewpie", argv, ROOT, os.path.join(base, "kewpie.out"))
     if os.path.exists(junit):
@@ -700,6 +705,9 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--mtr-user", metavar="USER",
                         help="run mtr as USER (runuser; e.g. mysql for galera, whose rsync SST"
                              " fails as root); kewpie runs as usual")
+    parser.add_argument("--big-test", action="store_true",
+                        help="both tools run big tests too (mtr's --big-test; galera_3nodes'"
+                             " garbd tests are big)")
     parser.add_argument("--keep", action="store_true",
                         help="keep the temporary directory (outputs, vardir, JUnit, workdir)")
     args = parser.parse_args(argv)
@@ -772,7 +780,7 @@ def main(argv: Sequence[str]) -> int:
             runs.append(load_saved(args.mtr_results))
         elif need_mtr:
             print(f"mtr_parity: running mtr ({title}) ...", flush=True)
-            runs.append(run_mtr(base, suite, names, args.parallel, mtr_user))
+            runs.append(run_mtr(base, suite, names, args.parallel, mtr_user, args.big_test))
             print(f"mtr_parity: mtr done in {runs[-1].wall:.1f} s", flush=True)
             if args.save_dir:   # now: a failed kewpie run must not lose mtr's side
                 print(f"saved: {save(runs[-1], args.save_dir, label)}", flush=True)
@@ -781,7 +789,7 @@ def main(argv: Sequence[str]) -> int:
         elif not args.mtr_only:
             print(f"mtr_parity: running kewpie ({title}) ...", flush=True)
             runs.append(run_kewpie(base, suite, [n for n in names if n not in unlisted],
-                                   args.parallel))
+                                   args.parallel, args.big_test))
             for name in unlisted:
                 runs[-1].tests.setdefault(name, Verdict(ABSENT, "not listed by kewpie"))
             print(f"mtr_parity: kewpie done in {runs[-1].wall:.1f} s", flush=True)

@@ -16,6 +16,7 @@ DEB_PACKAGES+=(iproute2 nftables)  # network = 'namespaces': ip netns, veth, bri
 # debuggers and wrappers for --valgrind, --rr, --gdb, --manual-gdb, --libeatmydata (docs/debugging.md)
 DEB_PACKAGES+=(valgrind rr gdb gdbserver eatmydata)
 DEB_PACKAGES+=(patch)  # --mode=mtr applies mysql-test's .rdiff result files with patch
+DEB_PACKAGES+=(galera-arbitrator-4)  # garbd: server_requests arbitrator, mtr's MTR_GARBD_EXE (docs/galera.md)
 # mysqlclient (the C client the randgen engine runs its statements through) is built by pip
 DEB_PACKAGES+=(libmariadb-dev pkg-config gcc python3-dev)
 

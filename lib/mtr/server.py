@@ -191,40 +191,6 @@ def is_wsrep(server: Server) -> bool:
     return False
 
 
-def start_mtr_set(manager: ServerManager, servers: list[Server], reqs: Requirements) -> None:
-    """Fresh datadirs; plain servers start all at once, Galera nodes one after the other,
-    each Synced before the next joins (as mtr starts a galera suite's servers)."""
-    for server in servers:
-        manager.copy_pristine(server)
-    if not any(is_wsrep(s) for s in servers):
-        for server in servers:
-            server.start(wait=False)
-        for server in servers:
-            server.wait_ready()
-        return
-    for server in servers:
-        server.start()
-        if is_wsrep(server):
-            wait_wsrep_ready(server, server.settings.start_timeout)
-
-
-def wait_wsrep_ready(server: Server, timeout: float) -> None:
-    """Until the node says wsrep_ready ON and Synced (ServerStartError after timeout)."""
-    from ..errors import ServerStartError
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            ready = server.status_var("wsrep_ready")
-            state = server.status_var("wsrep_local_state_comment")
-        except Exception:  # noqa: BLE001 - not answering yet
-            ready = state = None
-        if (ready or "").upper() == "ON" and state == "Synced":
-            return
-        time.sleep(0.1)
-    raise ServerStartError(f"server {server.name}: Galera node not Synced within {timeout:g}s",
-                           server.error_log_tail(20))
-
-
 def _size(path: str) -> int:
     try:
         return os.path.getsize(path)

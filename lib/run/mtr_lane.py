@@ -25,9 +25,11 @@ from ..mtr.config import (base_environment, build_config, command_line_args, exp
                           plugin_dir, server_option_args, share_dir)
 from ..mtr.option_check import CaseBounds, case_problem, server_problem
 from ..mtr.execute import MtrExecutor, MtrSettings
+from ..mtr.garbd import garbd_wrapper
 from ..mtr.options import loopback_only, to_options
 from ..mtr.server import MARK_ENV
 from ..mtr.vardir import MtrVardir, ServerSlot
+from ..platform.ports import PortLease
 from ..platform.tools import run_tool
 from .environment import RunEnvironment
 from ..errors import ServerError, UnsafeOptionError
@@ -80,6 +82,10 @@ class MtrLane:
             if name in self.base_env:
                 manager.settings.env[name] = self.base_env[name]
         self.base_env.update(self._tool_commands(manager.cache))
+        garbd = garbd_wrapper(self.vardir.root, self.vardir.tmp,
+                              self.base_env.get("WSREP_PROVIDER", ""), env.server_user)
+        if garbd:  # as suite/wsrep/common.pm sets it (garbd on the loopback: lib.mtr.garbd)
+            self.base_env["MTR_GARBD_EXE"] = garbd
         self.executor = MtrExecutor(MtrSettings(plan.mysqltest, plan.root, self.vardir,
                                                 env.server_user, plan.scanner, config.record,
                                                 config.test_timeout, config.verbose,
@@ -144,7 +150,7 @@ class MtrLane:
         block = plans[0][1].ports
         consecutive = count <= len(block)
         ports = list(block[:count]) if consecutive else [lease.port(0) for _, lease, _ in plans]
-        spare = [p for _, lease, _ in plans for p in lease.ports if p not in ports]
+        spare = [p for run in self._spare_runs(count, ports)[0] for p in run]  # in threes
         slots = []
         for index, (vardir, lease, socket) in enumerate(plans):
             mine = tuple(spare[index * 3:index * 3 + 3])  # e.g. Galera's three
@@ -155,6 +161,25 @@ class MtrLane:
                                     os.path.join(vardir, "log", "error.log"),
                                     os.path.join(vardir, "tmp"), mine))
         return slots
+
+    def _spare_runs(self, count: int, clients: list[int]
+                    ) -> tuple[list[tuple[int, int, int]], list[PortLease]]:
+        """count runs of three consecutive leased ports besides the client ports, one per
+        server (a Galera node's ``#galera_port``, ``#ist_port``, ``#sst_port``, which mtr
+        hands out in turn, consecutive: Galera listens for IST on its base port + 1), from
+        the servers' leases and, when they hold too few runs, more leases of the bot; and
+        every lease the set uses."""
+        leases = [self.manager.plan(index)[1] for index in range(count)]
+        runs = spare_runs(leases, clients)
+        while len(runs) < count:
+            leases.append(self.manager.lease_extra(len(leases)))
+            runs += spare_runs(leases[-1:], clients)
+        return runs[:count], leases
+
+    def _leases(self, count: int) -> list[PortLease]:
+        """Every lease a set of count servers uses (theirs and those of its spare runs)."""
+        clients = [slot.port for slot in self._slots(count)]
+        return self._spare_runs(count, clients)[1]
 
     def lease(self, case: MtrCase) -> None:
         """Lease the ports case's servers need (from the calling thread: leases are taken
@@ -189,12 +214,12 @@ class MtrLane:
         """What case's servers may reach on this lane: its vardir, the ports leased for
         them, their sockets, the plugin directory and the read-only inputs."""
         count = self._server_count(case.template)
-        plans = [self.manager.plan(index) for index in range(count)]
+        leases = self._leases(count)
         tree = self.plan.tree
         provider = self.base_env.get("WSREP_PROVIDER", "")
         return CaseBounds(
             vardir=self.vardir.root,
-            ports=frozenset(p for _, lease, _ in plans for p in lease.ports),
+            ports=frozenset(p for lease in leases for p in lease.ports),
             sockets=frozenset(slot.socket for slot in self._slots(count)),
             plugin_dirs=tuple(d for d in (plugin_dir(tree),) if d),
             inputs=(self.plan.root, case.suite_dir, share_dir(tree)),
@@ -322,3 +347,18 @@ class MtrLane:
         with open(self.vardir.cnf) as src, open(os.path.join(target, "my.cnf"), "w") as dst:
             dst.write(src.read())
         return target
+
+
+def spare_runs(leases: list[PortLease], clients: list[int]) -> list[tuple[int, int, int]]:
+    """The runs of three consecutive ports the leases hold besides the client ports."""
+    runs = []
+    for lease in leases:
+        free = [p for p in lease.ports if p not in clients]
+        index = 0
+        while index + 2 < len(free):
+            if free[index + 2] - free[index] == 2:
+                runs.append((free[index], free[index + 1], free[index + 2]))
+                index += 3
+            else:
+                index += 1
+    return runs

@@ -30,6 +30,7 @@ from ..mtr.config import base_environment, find_binary
 from ..mtr.suite_rules import BuildFacts, skip_rules
 from ..mtr.vardir import MtrVardir
 from ..mtr.warnings import WarningScanner
+from ..mtr.galera import galera_skip_rules
 from .config import RunConfig
 from .environment import RunEnvironment
 from .evidence import EvidenceKeeper
@@ -108,6 +109,8 @@ class MtrPlan:
                                    enable_disabled=config.enable_disabled,
                                    suitepaths=tuple(config.suitepaths), facts=self.facts)
         self.scanner = WarningScanner.for_tree(self.root)
+        # the Galera suites' suite.pm skip lists (lib.mtr.galera)
+        self.collector.skips.update(galera_skip_rules(self.root, self.features))
         self._catalog: OptionCatalog | None = None
         self._scratch = scratch
 
