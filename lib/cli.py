@@ -290,7 +290,8 @@ def _kewpie2012_options(p: argparse.ArgumentParser) -> None:
                    help="load this randgen gendata file into the servers (schema test) "
                         "before each test")
     g.add_argument("--start-dirty", action=_OnOff,
-                   help="keep workdir/failed (earlier runs' evidence) at the start")
+                   help="kewpie 2012's option, kept for its command lines: earlier runs' "
+                        "evidence is always kept now (workdir/failed/<run>/, the newest 5 runs)")
 
 
 def _config_options(p: argparse.ArgumentParser) -> None:

@@ -1,7 +1,16 @@
-"""Shared fixtures: run the real kewpie CLI in a private workdir, then check for leaks."""
+"""Shared fixtures: run the real kewpie CLI in a private workdir, then check for leaks.
+
+A failed test's report names the evidence of its kewpie workdirs (``failed/<run>/``,
+the harness logs) in a "kewpie evidence" section; with CI=true that evidence is also
+copied under the clone, to ``workdir/ci-evidence/<test>/`` (datadirs excepted), where
+it outlives pytest's temporary directories; scripts/flake-hunt has it copied to its own
+folder instead (KEWPIE_TEST_EVIDENCE).
+"""
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -51,6 +60,83 @@ def make_workdir(tmp_path_factory: pytest.TempPathFactory, name: str) -> str:
     return os.path.join(str(base), "wd")
 
 
+CI_EVIDENCE = "ci-evidence"
+FAILED_KEY = pytest.StashKey[bool]()
+
+
+def _workdirs_of(value: object, depth: int = 0) -> list[str]:
+    """The kewpie workdirs a fixture value names (a KewpieRunner, a workdir path, or a
+    tuple or list holding them)."""
+    if isinstance(value, KewpieRunner):
+        return [value.workdir]
+    if isinstance(value, (str, os.PathLike)):
+        path = os.fspath(value)
+        return [path] if os.path.isfile(os.path.join(path, ".kewpie-workdir")) else []
+    if isinstance(value, (tuple, list)) and depth == 0:
+        return [w for v in value for w in _workdirs_of(v, 1)]
+    return []
+
+
+def _keep_for_ci(nodeid: str, workdirs: list[str]) -> str:
+    """Copy the workdirs' evidence and logs to <checkout>/workdir/ci-evidence/<test>/
+    (a kewpie workdir that records it, so --mode=cleanup knows it); returns the path
+    or why not."""
+    from lib.platform.workdir import Workdir
+    home = Workdir(os.path.join(ROOT, "workdir"))
+    try:
+        home.create()
+        home.record_made(add=(CI_EVIDENCE,))
+    except Exception as exc:  # noqa: BLE001 - the report says why, the test result stands
+        return f"(not copied: {exc})"
+    return _keep_evidence(os.path.join(home.path, CI_EVIDENCE), nodeid, workdirs)
+
+
+def _keep_evidence(root: str, nodeid: str, workdirs: list[str]) -> str:
+    """Copy the workdirs' failed/ (datadirs excepted) and harness logs to root/<test>/."""
+    target = os.path.join(root, re.sub(r"[^\w.+-]+", "-", nodeid).strip("-."))
+    shutil.rmtree(target, ignore_errors=True)
+    for n, workdir in enumerate(workdirs):
+        dest = os.path.join(target, f"workdir{n}" if len(workdirs) > 1 else "workdir")
+        os.makedirs(dest, exist_ok=True)
+        if os.path.isdir(os.path.join(workdir, "failed")):
+            shutil.copytree(os.path.join(workdir, "failed"), os.path.join(dest, "failed"),
+                            symlinks=True, ignore=shutil.ignore_patterns("data"),
+                            dirs_exist_ok=True)
+        for name in os.listdir(workdir):
+            if name.startswith("kewpie") and name.endswith(".log"):
+                shutil.copy2(os.path.join(workdir, name), dest)
+    return target
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """A failed test's report gets a section naming its kewpie workdirs' evidence."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.when != "call" or not report.failed:
+        return
+    item.stash[FAILED_KEY] = True
+    funcargs = getattr(item, "funcargs", {})
+    workdirs = list(dict.fromkeys(w for v in funcargs.values() for w in _workdirs_of(v)))
+    if not workdirs:
+        return
+    lines = []
+    for workdir in workdirs:
+        lines.append(f"workdir {workdir} (its log: kewpie.log)")
+        latest = os.path.join(workdir, "failed", "latest")
+        if os.path.isdir(latest):
+            run = os.path.realpath(latest)
+            lines.append(f"  evidence of its last failed run: {run}/")
+            lines += [f"    {name}/" for name in sorted(os.listdir(run))]
+        else:
+            lines.append("  no failed kewpie test: no evidence folder")
+    if os.environ.get("KEWPIE_TEST_EVIDENCE"):  # scripts/flake-hunt's folder for this run
+        lines.append(f"kept: {_keep_evidence(os.environ['KEWPIE_TEST_EVIDENCE'], item.nodeid, workdirs)}")
+    elif os.environ.get("CI") == "true":
+        lines.append(f"kept under the clone: {_keep_for_ci(item.nodeid, workdirs)}")
+    report.sections.append(("kewpie evidence", "\n".join(lines)))
+
+
 @pytest.fixture
 def kewpie(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest):
     """A KewpieRunner; after the test, no server of its workdir may be left running."""
@@ -77,11 +163,10 @@ def _free_shm_after_test(tmp_path_factory: pytest.TempPathFactory):
 
 
 @pytest.fixture
-def kewpie_reachable():
+def kewpie_reachable(request: pytest.FixtureRequest):
     """Like ``kewpie``, with the workdir under a 0755 directory in /tmp: servers run as
     mysql can enter it (pytest's own tmp dirs are 0700), as suites with
     ``storage = 'disk'`` and --no-shm runs need."""
-    import shutil
     import tempfile
     from lib.platform.workdir import Workdir
     base = tempfile.mkdtemp(prefix="kewpie-it-", dir="/tmp")
@@ -92,5 +177,6 @@ def kewpie_reachable():
     for proc in leftovers:
         proc.kill()
     Workdir(workdir).remove_shm()
-    shutil.rmtree(base, ignore_errors=True)
+    if not request.node.stash.get(FAILED_KEY, False):  # a failed test's workdir stays
+        shutil.rmtree(base, ignore_errors=True)
     assert not leftovers, f"servers left running: {[p.pid for p in leftovers]}"

@@ -1,11 +1,15 @@
-"""Dumps, checksums and comparisons of schemas across servers."""
+"""Dumps, checksums and comparisons of schemas across servers.
+
+The checksum reads are judging reads (lib/servers/judging.py): a transient
+refusal is retried within a bound, then ReadUnknownError."""
 from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Any, Sequence
 
 from ..errors import KewpieError
+from ..servers.judging import JUDGING_BOUND, retry_transient
 from ..servers.server import Server
 from ..platform.tools import run_tool
 
@@ -18,9 +22,19 @@ class DumpError(KewpieError):
     """The dump tool failed."""
 
 
-def user_schemas(server: Server) -> list[str]:
+def _judging(server: Server, sql: str, args: object = None,
+             bound: float = JUDGING_BOUND) -> list[tuple[Any, ...]]:
+    """server.execute as a judging read: transient refusals (lock wait timeout,
+    deadlock, node not ready) retried for bound seconds, then ReadUnknownError
+    (lib/servers/judging.py)."""
+    return retry_transient(lambda: server.execute(sql, args), f"checksum read on {server.name}",
+                           bound)
+
+
+def user_schemas(server: Server, bound: float = JUDGING_BOUND) -> list[str]:
     """Every schema except the system ones."""
-    rows = server.execute("SELECT SCHEMA_NAME FROM information_schema.SCHEMATA ORDER BY 1")
+    rows = _judging(server, "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA ORDER BY 1",
+                    bound=bound)
     return [r[0] for r in rows if r[0] not in SYSTEM_SCHEMAS]
 
 
@@ -60,19 +74,22 @@ def diff_text(a: str, b: str, name_a: str, name_b: str, limit: int = 200) -> str
     return "".join(lines)
 
 
-def table_checksums(server: Server, schemas: list[str] | None = None) -> dict[str, int | None]:
-    """``CHECKSUM TABLE`` of every base table in schemas: {'schema.table': checksum}."""
-    schemas = schemas if schemas is not None else user_schemas(server)
+def table_checksums(server: Server, schemas: list[str] | None = None,
+                    bound: float = JUDGING_BOUND) -> dict[str, int | None]:
+    """``CHECKSUM TABLE`` of every base table in schemas: {'schema.table': checksum}
+    (judging reads: transient refusals retried for bound seconds)."""
+    schemas = schemas if schemas is not None else user_schemas(server, bound)
     if not schemas:
         return {}
     marks = ", ".join(["%s"] * len(schemas))
-    rows = server.execute(
-        "SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES "
-        f"WHERE TABLE_TYPE='BASE TABLE' AND TABLE_SCHEMA IN ({marks}) ORDER BY 1, 2", schemas)
+    rows = _judging(
+        server, "SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES "
+        f"WHERE TABLE_TYPE='BASE TABLE' AND TABLE_SCHEMA IN ({marks}) ORDER BY 1, 2", schemas, bound)
     tables = [f"`{s}`.`{t}`" for s, t in rows]
     result: dict[str, int | None] = {}
     for i in range(0, len(tables), 100):
-        for name, checksum in server.execute("CHECKSUM TABLE " + ", ".join(tables[i:i + 100])):
+        chunk = "CHECKSUM TABLE " + ", ".join(tables[i:i + 100])
+        for name, checksum in _judging(server, chunk, bound=bound):
             result[name] = checksum
     return result
 
@@ -83,6 +100,7 @@ class Comparison:
 
     differences: list[str] = field(default_factory=list)
     changed: list[tuple[str, str]] = field(default_factory=list)  # (schema.table, other server)
+    tables: list[str] = field(default_factory=list)  # the reference's tables (checksums)
 
     @property
     def equal(self) -> bool:
@@ -94,13 +112,15 @@ class Comparison:
 
 
 def compare_checksums(reference: Server, others: Sequence[Server],
-                      schemas: list[str] | None = None) -> Comparison:
-    """Compare per-table checksums of others against reference."""
-    schemas = schemas if schemas is not None else user_schemas(reference)
-    expected = table_checksums(reference, schemas)
-    result = Comparison()
+                      schemas: list[str] | None = None,
+                      bound: float = JUDGING_BOUND) -> Comparison:
+    """Compare per-table checksums of others against reference (judging reads:
+    transient refusals retried for bound seconds, then ReadUnknownError)."""
+    schemas = schemas if schemas is not None else user_schemas(reference, bound)
+    expected = table_checksums(reference, schemas, bound)
+    result = Comparison(tables=sorted(expected))
     for other in others:
-        got = table_checksums(other, schemas)
+        got = table_checksums(other, schemas, bound)
         for table in sorted(set(expected) | set(got)):
             if table not in got:
                 result.differences.append(f"{table}: missing on {other.name}")

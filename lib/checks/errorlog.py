@@ -10,12 +10,26 @@ kewpie's own options, each with its reason, docs/debugging.md), the suite's
 ``suppressions`` in suite_config.py, and the test's own
 (``self.suppress_warning(regex)``).  Suppressions are regular expressions
 searched in the line.
+
+Faults a test injects on purpose (lib/consistency/faults.py, netfaults.py)
+make servers log lines too.  Those are excused by *class*, never line by line:
+each :class:`FaultClass` of :data:`FAULT_CLASSES` names the kinds of fault,
+the role of the server (the ``target`` the fault acts on, or a ``peer`` of its
+group), the lines, and why that fault causes them.  A line is excused only
+when its timestamp falls inside a window of such a fault on that server
+(lib/servers/faultwindows.py: from the injection until the group is healthy
+again, plus :data:`FAULT_SETTLE`); the same line outside every window still
+fails the test.
 """
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass, field
-from typing import Iterable, Protocol
+from datetime import datetime
+from typing import Iterable, Protocol, Sequence
+
+from ..servers.faultwindows import PEER, TARGET, FaultWindow
 
 WARNING_RE = re.compile(r"\[(ERROR|Warning)\]")
 MAX_LINES = 20  # per server, in the failure report
@@ -31,11 +45,6 @@ GLOBAL_SUPPRESSIONS: tuple[tuple[str, str], ...] = (
      r"'(127\.0\.0\.1|localhost)' \(Got an error writing communication packets\)",
      "a replica that stops (a test's restart) leaves its primary's binlog dump thread to "
      "fail writing; a client that vanishes while reading logs 'reading' instead, still caught"),
-    (r"\[Warning\] Aborted connection \d+ to db: 'unconnected' user: 'unauthenticated' host: "
-     r"'(127\.0\.0\.1|localhost)' \(This connection closed normally without authentication\)",
-     "kewpie's readiness and health probes (2 s connect timeout, lib/servers/sql.py) give up "
-     "on a handshake a loaded, just-restarted server answers late (seen after a "
-     "whole-cluster restart on 2 shared cores); no statement was sent"),
     (r"\[Warning\] Unsafe statement written to the binary log using statement format since "
      r"BINLOG_FORMAT = STATEMENT\. REPLACE\.\.\. SELECT is unsafe .* Statement: REPLACE INTO "
      r"`percona`\.`checksums`",
@@ -53,6 +62,61 @@ GLOBAL_SUPPRESSIONS: tuple[tuple[str, str], ...] = (
      "a real partition is still reported by its own lines"),
     (r"\[Warning\] WSREP: Could not open state file for reading: '[^']*/grastate\.dat'",
      "a joiner that starts with an empty datadir (a full SST) has no grastate.dat yet"),
+)
+
+
+FAULT_SETTLE = 5.0  # seconds after a fault's heal in which its lines are still excused
+LINE_TIME_RE = re.compile(r"^(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}) ")  # MariaDB's error log
+ANY_ROLE = frozenset({TARGET, PEER})
+
+# The fault kinds (Fault.name) by what they do to a server.
+DOWN = frozenset({"kill", "restart", "rejoin", "upgrade"})      # the process goes and comes back
+STALLED = frozenset({"pause", "lag"})                            # it stops answering or applying
+CUT = frozenset({"isolate", "partition", "flaky", "loss", "latency"})  # its network breaks
+EVERY_FAULT = DOWN | STALLED | CUT
+
+
+@dataclass(frozen=True)
+class FaultClass:
+    """Lines that faults of ``kinds`` cause on a server in one of ``roles``, and why."""
+
+    name: str
+    kinds: frozenset[str]
+    roles: frozenset[str]
+    regex: str
+    reason: str
+
+    def excuses(self, line: str, window: FaultWindow) -> bool:
+        """True when line is one of this class's lines for window's fault and role."""
+        return (window.kind in self.kinds and window.role in self.roles
+                and re.search(self.regex, line) is not None)
+
+
+FAULT_CLASSES: tuple[FaultClass, ...] = (
+    FaultClass(
+        "group re-forming", DOWN | STALLED | CUT, ANY_ROLE,
+        r"\[Warning\] WSREP: Last Applied Action message in non-primary configuration "
+        r"from member \d+",
+        "a member vanished, stalled or was cut off: while the group re-forms, a member's "
+        "last-applied report arrives in a non-primary view"),
+    FaultClass(
+        "abandoned handshakes", EVERY_FAULT, ANY_ROLE,
+        r"\[Warning\] Aborted connection \d+ to db: 'unconnected' user: 'unauthenticated' "
+        r"host: '[^']*' \(This connection closed normally without authentication\)",
+        "clients (the workloads' 2 s connect timeout, kewpie's probes) give up on the "
+        "handshake of a node that is stalled, cut off, starting or catching up; no "
+        "statement was sent"),
+    FaultClass(
+        "clients cut off", EVERY_FAULT, ANY_ROLE,
+        r"\[Warning\] Aborted connection \d+ to db: '[^']*' user: '[^']*' host: '[^']*' "
+        r"\(Got (an error|timeout) (reading|writing) communication packets\)",
+        "a workload client whose statement failed or timed out on a node under the fault "
+        "drops its connection (lib/consistency/workload.py); the node notices later"),
+    FaultClass(
+        "relay log recovery", DOWN, frozenset({TARGET}),
+        r"\[Warning\] Recovery from master pos \d+ and file \S+\.$",
+        "a crash-safe replica (relay_log_recovery) that was killed or restarted drops its "
+        "relay log and says from where it fetches again"),
 )
 
 
@@ -105,10 +169,67 @@ def compile_suppressions(*groups: Iterable[str]) -> list[re.Pattern[str]]:
     return patterns
 
 
-def unsuppressed(text: str, suppressions: list[re.Pattern[str]]) -> list[str]:
-    """The [ERROR]/[Warning] lines of text that no suppression matches."""
-    return [line for line in text.splitlines()
-            if WARNING_RE.search(line) and not any(s.search(line) for s in suppressions)]
+def line_time(line: str) -> float | None:
+    """When an error-log line was written (seconds since the epoch, local time as the
+    server writes it), or None for a line without MariaDB's timestamp."""
+    match = LINE_TIME_RE.match(line)
+    if not match:
+        return None
+    try:
+        return datetime.strptime(match.group(1), "%Y-%m-%d %H:%M:%S").timestamp()
+    except ValueError:
+        return None
+
+
+def fault_excuse(line: str, windows: Sequence[FaultWindow], now: float | None = None,
+                 settle: float = FAULT_SETTLE,
+                 classes: Sequence[FaultClass] = FAULT_CLASSES) -> tuple[FaultWindow, FaultClass] | None:
+    """The fault window and class that excuse line, or None (the line counts)."""
+    if not windows:
+        return None
+    when = line_time(line)
+    if when is None:
+        return None
+    now = time.time() if now is None else now
+    for window in windows:
+        if window.covers(when, settle, now):
+            for fault_class in classes:
+                if fault_class.excuses(line, window):
+                    return window, fault_class
+    return None
+
+
+@dataclass
+class Judged:
+    """An error log's new [ERROR]/[Warning] lines: those that fail the test, and those a
+    fault window excused (with the window and the class)."""
+
+    failing: list[str] = field(default_factory=list)
+    excused: list[tuple[str, FaultWindow, FaultClass]] = field(default_factory=list)
+
+
+def judge(text: str, suppressions: list[re.Pattern[str]],
+          windows: Sequence[FaultWindow] = (), now: float | None = None,
+          settle: float = FAULT_SETTLE) -> Judged:
+    """Sort text's [ERROR]/[Warning] lines: suppressed ones go, lines of a fault class
+    inside one of windows are excused, the rest fail."""
+    judged = Judged()
+    for line in text.splitlines():
+        if not WARNING_RE.search(line) or any(s.search(line) for s in suppressions):
+            continue
+        excuse = fault_excuse(line, windows, now, settle)
+        if excuse is None:
+            judged.failing.append(line)
+        else:
+            judged.excused.append((line, *excuse))
+    return judged
+
+
+def unsuppressed(text: str, suppressions: list[re.Pattern[str]],
+                 windows: Sequence[FaultWindow] = (), now: float | None = None) -> list[str]:
+    """The [ERROR]/[Warning] lines of text that no suppression matches and no fault
+    window excuses."""
+    return judge(text, suppressions, windows, now).failing
 
 
 def report(found: dict[str, tuple[str, list[str]]]) -> str:

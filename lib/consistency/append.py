@@ -12,7 +12,7 @@ from typing import Any
 import pymysql.cursors
 
 from .history import FAIL, OK, UNKNOWN, Counts, Op
-from .reads import live, read_rows
+from .reads import live
 from .verdict import Verdict, VerdictStatus
 from .workload import Call, Client, Workload
 from ..servers.server import Server
@@ -51,7 +51,8 @@ class Append(Workload):
 
     def final_state(self) -> dict[str, set[int]]:
         """The keys present on each running node."""
-        return {n.name: {int(r[0]) for r in read_rows(n, f"SELECT id FROM {self.table}")}
+        sql = f"SELECT id FROM {self.table}"
+        return {n.name: {int(r[0]) for r in self.final_rows(n, sql)}
                 for n in live(self.all_servers)}
 
     def check(self, final: dict[str, set[int]]) -> Verdict:

@@ -13,7 +13,7 @@ from typing import Any
 import pymysql.cursors
 
 from .history import OK
-from .reads import live, read_rows
+from .reads import live
 from .verdict import Verdict, VerdictStatus
 from .workload import Call, Client, Rejected, Workload
 from ..servers.server import Server
@@ -74,7 +74,7 @@ class Bank(Workload):
     def final_state(self) -> dict[str, dict[str, int]]:
         """Balances per running node."""
         return {n.name: {str(i): int(b) for i, b in
-                         read_rows(n, f"SELECT id, balance FROM {self.table}")}
+                         self.final_rows(n, f"SELECT id, balance FROM {self.table}")}
                 for n in live(self.all_servers)}
 
     def check(self, final: dict[str, dict[str, int]]) -> Verdict:

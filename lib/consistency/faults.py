@@ -35,6 +35,7 @@ from .history import History
 from .reads import is_galera
 from ..errors import KewpieError, QueryError
 from ..platform.logsetup import get_logger
+from ..servers.faultwindows import PEER, TARGET, FaultWindow, FaultWindows
 from ..servers.server import Server
 
 if TYPE_CHECKING:
@@ -101,7 +102,15 @@ def _component(node: Server) -> str:
 
 
 class Fault:
-    """Something that goes wrong on purpose; ``heal`` undoes it."""
+    """Something that goes wrong on purpose; ``heal`` undoes it.
+
+    While it acts, it has a window on each server of its group (role ``target`` on
+    ``nodes``, ``peer`` on the rest; lib/servers/faultwindows.py): :meth:`open_windows`
+    when it is injected, :meth:`close_windows` once its heal made the group healthy.
+    A :class:`Schedule` does both; code that calls inject and heal itself calls them
+    too.  The warnings check excuses, inside a window, the lines of the fault's
+    class (lib/checks/errorlog.py, ``FAULT_CLASSES``, by ``name``).
+    """
 
     name = "fault"
 
@@ -109,6 +118,29 @@ class Fault:
         self.nodes = list(nodes)
         self.group = list(group) if group else list(nodes)
         self.active = False
+        self.recorded: list[tuple[FaultWindows, FaultWindow]] = []  # open fault windows
+
+    def open_windows(self) -> None:
+        """Open this fault's window on every server it touches (its nodes: targets;
+        the rest of its group: peers), now."""
+        at = time.time()
+        touched: list[Server] = []
+        for server in [*self.nodes, *self.group]:
+            if any(server is seen for seen in touched):
+                continue
+            touched.append(server)
+            record: FaultWindows | None = getattr(server, "fault_windows", None)
+            if record is not None:
+                role = TARGET if any(server is n for n in self.nodes) else PEER
+                self.recorded.append((record, record.open(server.name, self.name, role,
+                                                         str(self), at)))
+
+    def close_windows(self) -> None:
+        """Close the windows :meth:`open_windows` opened (the group is healthy), now."""
+        at = time.time()
+        for record, window in self.recorded:
+            record.close(window, at)
+        self.recorded = []
 
     def inject(self) -> str:
         """Break something; returns what was done."""
@@ -380,6 +412,7 @@ class Schedule:
             if self._stop.wait(step.after):
                 return
             fault = step.fault
+            fault.open_windows()
             try:
                 self._note(f"{fault.name}-start", str(fault), _names(fault.nodes))
                 self._note(fault.name, fault.inject(), _names(fault.nodes))
@@ -394,6 +427,7 @@ class Schedule:
     def _heal(self, fault: Fault) -> bool:
         try:
             self._note(f"heal-{fault.name}", fault.heal(), _names(fault.nodes))
+            fault.close_windows()
             return True
         except Exception as exc:  # noqa: BLE001 - reported by the run
             first = (str(exc).splitlines() or [""])[0]

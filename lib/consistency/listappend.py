@@ -19,7 +19,7 @@ import pymysql.cursors
 
 from .elle import check_list_append
 from .history import OK, Counts, Op
-from .reads import is_galera, live, read_rows
+from .reads import is_galera, live
 from .verdict import Verdict, VerdictStatus, combine
 from .workload import Call, Client, Workload
 from ..servers.server import Server
@@ -104,7 +104,7 @@ class ListAppend(Workload):
     def final_state(self) -> dict[str, dict[int, list[int]]]:
         """Every running node's lists."""
         return {n.name: {int(k): parse_list(v)
-                         for k, v in read_rows(n, f"SELECT k, v FROM {self.table}")}
+                         for k, v in self.final_rows(n, f"SELECT k, v FROM {self.table}")}
                 for n in live(self.all_servers)}
 
     def check(self, final: dict[str, dict[int, list[int]]]) -> Verdict:

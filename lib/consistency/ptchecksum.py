@@ -16,10 +16,12 @@ import os
 import shutil
 from types import MappingProxyType
 
+from .reads import read_rows
 from .tables import row_differences
 from .verdict import INVALID, UNKNOWN_VERDICT, VALID, Verdict
 from ..errors import QueryError
 from ..platform.tools import run_tool
+from ..servers.judging import ReadUnknownError
 from ..servers.server import Server
 
 TABLE_DIFF = 16
@@ -92,13 +94,13 @@ def parse_report(text: str) -> list[dict[str, str]]:
 
 def differing_chunks(replica: Server, primary: Server) -> list[str]:
     """Chunks whose count or checksum on replica differs from the primary's."""
+    sql = (f"SELECT db, tbl, chunk, lower_boundary, upper_boundary, this_cnt, master_cnt, "
+           f"this_crc, master_crc FROM `{CHECKSUM_SCHEMA}`.checksums WHERE master_cnt <> this_cnt "
+           f"OR master_crc <> this_crc OR ISNULL(master_crc) <> ISNULL(this_crc) "
+           f"ORDER BY db, tbl, chunk")
     try:
-        rows = replica.execute(
-            f"SELECT db, tbl, chunk, lower_boundary, upper_boundary, this_cnt, master_cnt, "
-            f"this_crc, master_crc FROM `{CHECKSUM_SCHEMA}`.checksums WHERE master_cnt <> this_cnt "
-            f"OR master_crc <> this_crc OR ISNULL(master_crc) <> ISNULL(this_crc) "
-            f"ORDER BY db, tbl, chunk")
-    except QueryError as exc:
+        rows = read_rows(replica, sql)
+    except (QueryError, ReadUnknownError) as exc:
         return [f"cannot read {CHECKSUM_SCHEMA}.checksums on {replica.name}: {exc}"]
     return [f"pt-table-checksum: {db}.{tbl} chunk {chunk} ({lower} .. {upper}) differs on "
             f"{replica.name}: {this_cnt} rows, crc {this_crc} vs {master_cnt} rows, crc "
@@ -148,7 +150,10 @@ def check_pt_table_checksum(primary: Server, replicas: list[Server], schemas: li
         evidence += differing_chunks(replica, primary)
         for t in diff_tables:
             schema, _, table = t["TABLE"].partition(".")
-            evidence += row_differences(primary, replica, schema, table)
+            try:
+                evidence += row_differences(primary, replica, schema, table)
+            except ReadUnknownError as exc:  # the chunks differ: invalid, rows unknown
+                evidence.append(f"{t['TABLE']}: the differing rows could not be read: {exc}")
     return Verdict("pt-table-checksum", INVALID,
                    f"{len(diff_tables)} of {len(tables)} tables differ between {primary.name} "
                    f"and its replicas", evidence + [f"command: {command}"])

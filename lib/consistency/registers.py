@@ -20,7 +20,7 @@ from typing import Any
 import pymysql.cursors
 
 from .history import OK, UNKNOWN, Counts, Op
-from .reads import is_galera, live, read_rows
+from .reads import is_galera, live
 from .verdict import Verdict, VerdictStatus
 from .workload import Call, Client, Rejected, Workload
 from ..servers.server import Server
@@ -99,7 +99,8 @@ class ReadYourWrites(Workload):
 
     def final_state(self) -> dict[str, dict[int, int]]:
         """Register values per running node."""
-        return {n.name: {int(k): int(v) for k, v in read_rows(n, f"SELECT k, v FROM {self.table}")}
+        sql = f"SELECT k, v FROM {self.table}"
+        return {n.name: {int(k): int(v) for k, v in self.final_rows(n, sql)}
                 for n in live(self.all_servers + [r for r in self.readers or []
                                                   if r not in self.all_servers])}
 

@@ -10,7 +10,8 @@
 The run: set up each workload, start every client thread and the schedule,
 wait ``duration`` seconds (and for the schedule to finish), stop the
 clients, heal what is still broken, ``settle`` (wait until replicas or
-nodes caught up), read the final state and check each history.  Histories
+nodes caught up), read the final state and check each history (:func:`judge`:
+a final read refused past its bound makes the verdict unknown).  Histories
 are saved as JSON lines when ``history_dir`` is given.
 """
 from __future__ import annotations
@@ -22,10 +23,11 @@ from typing import Callable
 
 from .faults import Schedule
 from .history import History
-from .verdict import Verdict, combine
+from .verdict import Verdict, VerdictStatus, combine
 from .workload import ClientThreads, Workload
 from ..errors import KewpieError
 from ..platform.logsetup import get_logger
+from ..servers.judging import ReadUnknownError
 
 
 class WorkloadError(KewpieError):
@@ -64,6 +66,31 @@ def fault_timeline(history: History | None, evidence_lines: int = 40) -> str:
     return "\n".join(lines)
 
 
+def judge(workload: Workload, unsettled: str = "") -> Verdict:
+    """workload's verdict over its history and final state.
+
+    The final state is read with judging reads (lib/servers/judging.py): when
+    one is still refused transiently after its bound, the verdict cannot be
+    valid: it is ``unknown`` and names the reason, unless the history alone
+    already proves a violation (then it stays ``invalid``).  ``unsettled`` is why
+    the servers could not be settled first (the same judging reads): the final
+    state is not read then.
+    """
+    why = unsettled
+    if not why:
+        try:
+            return workload.check(workload.final_state())
+        except ReadUnknownError as exc:
+            why = str(exc)
+    verdict = workload.check({})
+    if verdict.invalid:
+        verdict.summary += f" (final state unknown: {why})"
+    else:
+        verdict.status = VerdictStatus.UNKNOWN
+        verdict.summary = f"final state unknown: {why}"
+    return verdict
+
+
 def run_workloads(workloads: list[Workload], duration: float, schedule: Schedule | None = None,
                   settle: Callable[[], None] | None = None, history_dir: str | None = None,
                   label: str = "run") -> RunResult:
@@ -98,10 +125,14 @@ def run_workloads(workloads: list[Workload], duration: float, schedule: Schedule
     if result.fault_errors:
         raise WorkloadError("fault schedule failed: " + "; ".join(result.fault_errors) + "\n" +
                             fault_timeline(workloads[0].history if workloads else None))
+    unsettled = ""
     if settle:
-        settle()
+        try:
+            settle()
+        except ReadUnknownError as exc:  # the causal reads that settle a cluster
+            unsettled = f"the servers did not settle: {exc}"
     for workload in workloads:
-        verdict = workload.check(workload.final_state())
+        verdict = judge(workload, unsettled)
         if history_dir:
             os.makedirs(history_dir, exist_ok=True)
             path = os.path.join(history_dir, f"{label}-{workload.name}.jsonl")

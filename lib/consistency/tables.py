@@ -13,6 +13,7 @@ from ..checks import dbcompare
 from .reads import read_rows
 from .verdict import Verdict, VerdictStatus
 from ..errors import QueryError
+from ..servers.judging import JUDGING_BOUND, ReadUnknownError
 from ..servers.server import Server
 
 ROWS_SHOWN = 20
@@ -39,14 +40,14 @@ def table_columns(server: Server, schema: str, table: str) -> list[str]:
 
 
 def row_differences(reference: Server, other: Server, schema: str, table: str,
-                    limit: int = ROWS_SHOWN) -> list[str]:
+                    limit: int = ROWS_SHOWN, bound: float = JUDGING_BOUND) -> list[str]:
     """Lines naming the rows of schema.table that differ between two servers."""
     name = f"`{schema}`.`{table}`"
     columns = table_columns(reference, schema, table)
     key = primary_key(reference, schema, table)
     order = ", ".join(f"`{c}`" for c in key) or "1"
     sql = f"SELECT {', '.join(f'`{c}`' for c in columns)} FROM {name} ORDER BY {order}"
-    mine, theirs = read_rows(reference, sql), read_rows(other, sql)
+    mine, theirs = read_rows(reference, sql, bound=bound), read_rows(other, sql, bound=bound)
     lines: list[str] = []
     if not key:
         a, b = Counter(mine), Counter(theirs)
@@ -80,16 +81,18 @@ def row_differences(reference: Server, other: Server, schema: str, table: str,
 
 
 def check_tables_equal(reference: Server, others: list[Server],
-                       schemas: list[str] | None = None, checker: str = "checksums") -> Verdict:
-    """Valid when every table's checksum matches; invalid with the differing rows."""
+                       schemas: list[str] | None = None, checker: str = "checksums",
+                       bound: float = JUDGING_BOUND) -> Verdict:
+    """Valid when every table's checksum matches; invalid with the differing rows;
+    unknown (with the reason) when a read stays refused for bound seconds."""
     try:
-        schemas = schemas if schemas is not None else dbcompare.user_schemas(reference)
-        comparison = dbcompare.compare_checksums(reference, others, schemas)
-    except QueryError as exc:
+        schemas = schemas if schemas is not None else dbcompare.user_schemas(reference, bound)
+        comparison = dbcompare.compare_checksums(reference, others, schemas, bound)
+    except (QueryError, ReadUnknownError) as exc:
         return Verdict(checker, VerdictStatus.UNKNOWN, f"cannot checksum the tables: {exc}")
     names = ", ".join(o.name for o in others)
     if comparison.equal:
-        count = len(dbcompare.table_checksums(reference, schemas))
+        count = len(comparison.tables)
         return Verdict(checker, VerdictStatus.VALID,
                        f"{count} tables in {', '.join(schemas) or 'no schema'} "
                        f"equal on {reference.name} and {names}")
@@ -97,7 +100,10 @@ def check_tables_equal(reference: Server, others: list[Server],
     by_name = {o.name: o for o in others}
     for table, other in comparison.changed:
         schema, _, name = table.partition(".")
-        evidence += row_differences(reference, by_name[other], schema, name)
+        try:
+            evidence += row_differences(reference, by_name[other], schema, name, bound=bound)
+        except ReadUnknownError as exc:  # the checksums differ: invalid, rows unknown
+            evidence.append(f"{table}: the differing rows could not be read: {exc}")
     return Verdict(checker, VerdictStatus.INVALID,
                    f"{len(comparison.differences)} table(s) differ between "
                    f"{reference.name} and {names}", evidence)

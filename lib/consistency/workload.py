@@ -19,7 +19,9 @@ import pymysql
 
 from .history import (FAIL, OK, History, Op, classify_error, describe_error,
                       error_code)
+from .reads import read_rows
 from .verdict import Verdict
+from ..servers.judging import JUDGING_BOUND
 from ..servers.server import Server
 
 CONNECT_TIMEOUT = 2.0
@@ -136,6 +138,7 @@ class Workload:
 
     name = "workload"
     session_sql: tuple[str, ...] = ()  # SET statements each client runs first
+    judging_bound = JUDGING_BOUND  # seconds a final read retries transient refusals
 
     def __init__(self, nodes: list[Server], clients: int = 4, seed: int = 1,
                  read_timeout: float = READ_TIMEOUT,
@@ -172,6 +175,11 @@ class Workload:
     def final_state(self) -> Any:
         """Read what the servers hold once the run is over and faults are healed."""
         return None
+
+    def final_rows(self, node: Server, sql: str) -> list[tuple[Any, ...]]:
+        """Rows of a final-state read on node: a judging read (lib/consistency/reads.py),
+        retried for ``judging_bound`` seconds when refused transiently."""
+        return read_rows(node, sql, bound=self.judging_bound)
 
     def check(self, final: Any) -> Verdict:
         """Judge the history (and the final state)."""

@@ -150,8 +150,7 @@ class KewpieSession:
             os.makedirs(logdir, exist_ok=True)
             self.setup = BotSetup.from_config(self.bot, logdir, env.workdir.path, self.config,
                                               tree)
-            self.evidence = EvidenceKeeper(env.workdir.failed_dir, self.config.max_save_datadir,
-                                           self.log_file)
+            self.evidence = env.evidence_keeper(self.log_file)
             self.manager = manager
         except BaseException:
             self.close(interrupted=False)

@@ -21,6 +21,7 @@ from ..platform.ports import PortLeaser, default_lock_dir, ensure_lock_dir
 from ..platform.process import TAG_BOT, TAG_RUN, TAG_WORKDIR, tagged_processes
 from ..platform.workdir import DESCRIPTION, MIN_SHM_FREE, Workdir
 from .config import RunConfig
+from .evidence import EvidenceKeeper
 from .setup import check_reachable, log_header, resolve_server_user
 from ..servers.bootstrap import BootstrapCache
 from ..servers.codetree import CodeTree
@@ -57,6 +58,7 @@ class RunEnvironment:
         self.config = config
         self.log = get_logger()
         self.run_id = uuid.uuid4().hex[:12]
+        self.evidence_run = self.run_id  # workdir/failed/<this>/ (a pytest-xdist session's id)
         self.server_user = resolve_server_user(config.server_user)
         self.workdir = Workdir(config.workdir, config.use_shm, self.server_user)
         if self.workdir.use_shm and not self.workdir.shm_has_room():
@@ -76,27 +78,32 @@ class RunEnvironment:
     # ------------------------------------------------------------------ workdir
     def open_workdir(self, fresh: bool = True) -> None:
         """Create and lock the workdir; with fresh, stop the servers an earlier run left
-        in it and drop its failure evidence."""
+        in it.  Earlier runs' evidence stays (``failed/<run>/``, lib/run/evidence.py)."""
         self.workdir.create()
         self.lock()
         if fresh:
             stop_recorded(self.state_files(), self.workdir.path)
             self.sweep_network()
-            if not self.config.start_dirty:  # --start-dirty keeps earlier runs' evidence
-                shutil.rmtree(self.workdir.failed_dir, ignore_errors=True)
 
     def join_workdir(self, session: str) -> None:
         """Open the workdir together with the other processes of one session (pytest-xdist
-        workers, one bot each): the first stops the servers an earlier run left and drops
-        its failure evidence, the others wait for that and share the workdir."""
+        workers, one bot each): the first stops the servers an earlier run left, the
+        others wait for that and share the workdir.  Their evidence goes to one folder
+        named for the session."""
         self.workdir.create()
         first = self.workdir.join(session)
         self._locked = True
+        self.evidence_run = session
         if first:
             stop_recorded(self.state_files(), self.workdir.path)
             self.sweep_network()
-            shutil.rmtree(self.workdir.failed_dir, ignore_errors=True)
             self.workdir.share()
+
+    def evidence_keeper(self, harness_log: str | None) -> EvidenceKeeper:
+        """A bot's keeper of failed tests' evidence, in this run's own folder
+        ``workdir/failed/<run>/`` (never emptied by a later run; the newest runs' kept)."""
+        return EvidenceKeeper(self.workdir.failed_dir, self.config.max_save_datadir,
+                              harness_log, run=self.evidence_run)
 
     def sweep_network(self) -> list[str]:
         """Remove the network namespaces earlier runs of this workdir left (after their

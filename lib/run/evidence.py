@@ -1,4 +1,10 @@
-"""Keep what a failed test leaves behind, under ``workdir/failed/<suite.test>/``.
+"""Keep what a failed test leaves behind, under ``workdir/failed/<run>/<suite.test>/``.
+
+Each run's evidence has its own folder, named for the run (its run id, or the
+pytest-xdist session shared by the workers): a later run in the same workdir
+never empties it.  The newest :data:`KEEP_RUNS` runs' folders are kept (older
+ones are removed when a run first saves evidence), and ``failed/latest`` links
+to the newest.  A run whose tests all pass makes no folder.
 
 For each server: error log, option file, stdout log, SST logs and (for the
 first ``--max-save-datadir`` failures) the datadir; plus the failure text, the
@@ -11,14 +17,18 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import stat
 from dataclasses import dataclass
 
+from ..platform import safedirs
 from ..platform.logsetup import get_logger
 from ..servers.server import Server
 from ..platform.tools import run_tool
 
 CORE_RE = re.compile(r"^core(\.\d+)?$")
 TOP_FRAMES = 8
+KEEP_RUNS = 5  # runs whose evidence stays in workdir/failed/
+LATEST = "latest"
 
 
 @dataclass
@@ -32,23 +42,43 @@ class Saved:
 class EvidenceKeeper:
     """Saves evidence of failed tests (one instance per bot)."""
 
-    def __init__(self, root: str, max_datadirs: int, harness_log: str | None) -> None:
+    def __init__(self, root: str, max_datadirs: int, harness_log: str | None,
+                 run: str = "run", keep_runs: int = KEEP_RUNS) -> None:
+        """root: ``workdir/failed``; run: this run's folder name in it (its id)."""
         self.root = root
+        self.run = _safe_name(run) or "run"
+        self.keep_runs = keep_runs
         self.max_datadirs = max_datadirs
         self.harness_log = harness_log
         self.datadirs_saved = 0
         self.log = get_logger()
 
+    @property
+    def run_dir(self) -> str:
+        """This run's evidence folder (``workdir/failed/<run>``)."""
+        return os.path.join(self.root, self.run)
+
+    def _open_run(self) -> str:
+        """This run's folder, made on its first failure: older runs beyond keep_runs
+        are removed and ``latest`` points here."""
+        if not os.path.isdir(self.run_dir):
+            os.makedirs(self.run_dir, mode=0o755, exist_ok=True)  # bots of a run race here
+            prune_runs(self.root, self.keep_runs, keep=self.run)
+            point_latest(self.root, self.run)
+        return self.run_dir
+
     def _target(self, name: str) -> str:
-        os.makedirs(self.root, mode=0o755, exist_ok=True)
-        name = re.sub(r"[^\w.+-]+", "-", name).strip("-")  # suite.test 'row' -> suite.test-row
-        path = os.path.join(self.root, name)
+        run_dir = self._open_run()
+        name = _safe_name(name)  # suite.test 'row' -> suite.test-row
+        path = os.path.join(run_dir, name)
         n = 2
-        while os.path.exists(path):
-            path = os.path.join(self.root, f"{name}-{n}")
-            n += 1
-        os.makedirs(path, mode=0o755)
-        return path
+        while True:
+            try:
+                os.mkdir(path, 0o755)
+                return path
+            except FileExistsError:  # a retried test: suite.test-2, -3...
+                path = os.path.join(run_dir, f"{name}-{n}")
+                n += 1
 
     def save(self, name: str, message: str, servers: list[Server], tool_logdir: str | None) -> Saved:
         """Copy the evidence of one failed attempt; never raises for missing files."""
@@ -82,6 +112,52 @@ class EvidenceKeeper:
         if keep_data:
             self.datadirs_saved += 1
         return saved
+
+
+def _safe_name(name: str) -> str:
+    """name as one path component: runs of other characters become '-'."""
+    return re.sub(r"[^\w.+-]+", "-", name).strip("-.")
+
+
+def run_folders(root: str) -> list[str]:
+    """The runs' folders in root (``workdir/failed``), newest first (by modification time)."""
+    found: list[tuple[float, str]] = []
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return []
+    for name in names:
+        try:
+            st = os.lstat(os.path.join(root, name))
+        except OSError:
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            found.append((st.st_mtime, name))
+    return [name for _, name in sorted(found, reverse=True)]
+
+
+def prune_runs(root: str, keep_runs: int, keep: str = "") -> list[str]:
+    """Remove the runs' folders beyond the newest keep_runs (never keep itself);
+    returns the names removed.  Folders of an older layout (``failed/<suite.test>``)
+    count as runs and age out the same way."""
+    names = [n for n in run_folders(root) if n != keep]
+    spare = max(keep_runs - (1 if keep else 0), 0)
+    removed = names[spare:]
+    for name in removed:
+        safedirs.remove_tree(os.path.join(root, name), ignore_errors=True)
+    return removed
+
+
+def point_latest(root: str, run: str) -> None:
+    """Make ``root/latest`` a relative link to run (replaced atomically)."""
+    tmp = os.path.join(root, f".{LATEST}-{os.getpid()}")
+    try:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+        os.symlink(run, tmp)
+        os.replace(tmp, os.path.join(root, LATEST))
+    except OSError as exc:
+        get_logger().debug("evidence: cannot link %s/%s: %s", root, LATEST, exc)
 
 
 def _copy(src: str, dst: str) -> None:

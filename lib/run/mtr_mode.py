@@ -33,7 +33,6 @@ from ..mtr.warnings import WarningScanner
 from ..mtr.galera import galera_skip_rules
 from .config import RunConfig
 from .environment import RunEnvironment
-from .evidence import EvidenceKeeper
 from .leftovers import collect_leftovers, leftover_report, tags_for_test
 from .mtr_lane import MtrLane
 from .native import bot_log_path, run_tests
@@ -162,8 +161,7 @@ class MtrRunner(Runner):
         manager = self.lane.manager
         setup = BotSetup.from_config(bot, os.path.join(manager.bot_dir, "log"),
                                      env.workdir.path, config, env.tree)
-        evidence = EvidenceKeeper(env.workdir.failed_dir, config.max_save_datadir,
-                                  bot_log_path(env, bot))
+        evidence = env.evidence_keeper(bot_log_path(env, bot))
         super().__init__(manager, setup, config.test_timeout, evidence)
         self.bot = bot
         self.plan = plan

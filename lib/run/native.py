@@ -11,7 +11,6 @@ from ..platform.logsetup import configure
 from .bots import BotPool
 from .debugging import report_kept
 from .environment import RunEnvironment
-from .evidence import EvidenceKeeper
 from .junit import write as write_junit
 from .progress import Progress, wanted as progress_wanted
 from .report import Outcome, Reporter
@@ -30,8 +29,7 @@ def make_runner(env: RunEnvironment, bot: str) -> Runner:
     logdir = os.path.join(manager.bot_dir, "log")
     os.makedirs(logdir, exist_ok=True)
     setup = BotSetup.from_config(bot, logdir, env.workdir.path, config, env.tree)
-    evidence = EvidenceKeeper(env.workdir.failed_dir, config.max_save_datadir,
-                              bot_log_path(env, bot))
+    evidence = env.evidence_keeper(bot_log_path(env, bot))
     # valgrind, rr, gdb... make tests slower too
     return Runner(manager, setup, config.test_timeout * manager.settings.timeout_factor, evidence)
 

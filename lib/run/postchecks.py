@@ -11,6 +11,7 @@ import re
 from typing import TYPE_CHECKING, Iterable
 
 from ..checks import errorlog, valgrind
+from ..platform.logsetup import get_logger
 from ..servers.server import Server
 
 if TYPE_CHECKING:
@@ -21,16 +22,25 @@ if TYPE_CHECKING:
 def warnings_problem(marks: errorlog.LogMarks, servers: Iterable[Server],
                      suppressions: Iterable[str]) -> str:
     """The [ERROR]/[Warning] lines servers logged since their last check, minus the
-    global, suite and test suppressions ('' when none)."""
+    global, suite and test suppressions and the lines of a fault class inside that
+    fault's window on the server ('' when none).  The servers' fault windows are
+    forgotten once judged."""
+    servers = list(servers)
     try:
         patterns = errorlog.compile_suppressions(list(suppressions))
     except re.error as exc:
+        forget_fault_windows(servers)
         return f"error log warnings: a suppression is not a regular expression: {exc}"
     found: dict[str, tuple[str, list[str]]] = {}
+    log = get_logger()
     for server in servers:
-        lines = errorlog.unsuppressed(marks.new_text(server), patterns)
-        if lines:
-            found[server.name] = (server.error_log, lines)
+        judged = errorlog.judge(marks.new_text(server), patterns, server.fault_windows.all())
+        for line, window, fault_class in judged.excused:
+            log.debug(f"warnings check: {server.name}: excused by {window.describe()} "
+                      f"({fault_class.name}): {line}")
+        if judged.failing:
+            found[server.name] = (server.error_log, judged.failing)
+    forget_fault_windows(servers)
     return errorlog.report(found) if found else ""
 
 
@@ -51,6 +61,12 @@ def warnings_note(found: str) -> str:
     return ("error log lines, reported, not failed (kewpie 2012 judged only the unittest "
             "result; check_warnings = True in suite_config.py or --check-warnings fails on "
             "them):\n" + found.split("\n", 1)[1])
+
+
+def forget_fault_windows(servers: Iterable[Server]) -> None:
+    """Drop the servers' fault windows (after their test's lines were judged)."""
+    for server in servers:
+        server.fault_windows.clear()
 
 
 def valgrind_problem(servers: Iterable[Server], seen: set[str]) -> str:

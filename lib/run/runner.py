@@ -25,8 +25,8 @@ from ..suites.context import BotSetup, TestContext
 from ..suites.status import TestStatus
 from ..util.context import install_globals, skip_reason
 from ..checks.errorlog import LogMarks
-from .postchecks import (debugger_problems, load_gendata, warnings_fail, warnings_note,
-                         warnings_problem)
+from .postchecks import (debugger_problems, forget_fault_windows, load_gendata,
+                         warnings_fail, warnings_note, warnings_problem)
 from .leftovers import (collect_leftovers, leftover_report, tagged_environment,
                         tags_for_test)
 from ..platform.process import TAG_BOT
@@ -283,6 +283,7 @@ class Runner:
         if check is False:
             for server in servers:
                 self.log_marks.skip_to_end(server)
+            forget_fault_windows(servers)
         else:
             found = warnings_problem(self.log_marks, servers,
                                      [*spec.suite.suppressions, *context.suppressions])

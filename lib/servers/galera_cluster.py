@@ -32,6 +32,7 @@ from .galera import SST_GRANTS, SST_PASSWORD, SST_USER, GaleraServer, GraState
 from .garbd import Arbitrator
 from ..platform.logsetup import get_logger
 from ..platform.tools import run_tool
+from .judging import JUDGING_BOUND, retry_transient
 from .options import bootstrap_subset
 from .server import Server
 
@@ -378,14 +379,22 @@ def wait_galera_applied(manager: "ServerManager", timeout: float) -> None:
         sync_wait_execute(node, "SELECT 1")
 
 
-def sync_wait_execute(node: GaleraServer, sql: str, args: object = None) -> list[tuple[Any, ...]]:
+def sync_wait_execute(node: GaleraServer, sql: str, args: object = None,
+                      bound: float = JUDGING_BOUND) -> list[tuple[Any, ...]]:
     """Run a statement on node once it has applied everything the cluster committed
-    before (``wsrep_sync_wait=15``: reads, updates, deletes, inserts)."""
-    conn = node.connect(read_timeout=SYNC_READ_TIMEOUT)  # a hung node is an error, not a hang
-    try:
-        with conn.cursor() as cur:
-            cur.execute("SET SESSION wsrep_sync_wait = 15")
-            cur.execute(sql, args)
-            return list(cur.fetchall())
-    finally:
-        conn.close()
+    before (``wsrep_sync_wait=15``: reads, updates, deletes, inserts).
+
+    A judging read: a lock wait timeout (what a causal read that waited too long
+    returns), a deadlock or certification failure, or a node not ready is retried
+    for up to ``bound`` seconds (lib/servers/judging.py), then ReadUnknownError."""
+    def attempt() -> list[tuple[Any, ...]]:
+        """One causal read on a new connection."""
+        conn = node.connect(read_timeout=SYNC_READ_TIMEOUT)  # a hung node is an error, not a hang
+        try:
+            with conn.cursor() as cur:
+                cur.execute("SET SESSION wsrep_sync_wait = 15")
+                cur.execute(sql, args)
+                return list(cur.fetchall())
+        finally:
+            conn.close()
+    return retry_transient(attempt, f"causal read on {node.name}", bound)

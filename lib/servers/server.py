@@ -31,6 +31,7 @@ from ..platform.netrules import NetworkControl
 from ..platform.ports import PortLease, port_is_free
 from ..platform.process import ProcessExecutor, TAG_NAME, tagged_processes
 from .codetree import CodeTree
+from .faultwindows import FaultWindows
 from .health import Health, HealthState, unanswered_health
 from .layout import HOST, SOCKET_PATH_MAX, LayoutPath, ServerLayout, write_private_file
 from .lifecycle import await_ready, start_process
@@ -115,6 +116,7 @@ class Server:
         self.executor: ProcessExecutor | None = None
         self.start_count = 0
         self.stop_requested = False
+        self.fault_windows = FaultWindows()  # recorded by faults, read by the warnings check
         self.log = get_logger()
 
     @property

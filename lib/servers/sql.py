@@ -17,6 +17,7 @@ from ..errors import QueryError, ServerDiedError
 from .layout import HOST
 
 LOST_CONNECTION_CODES = (2002, 2003, 2006, 2013)
+PROBE_TIMEOUT = 10  # seconds a readiness or health probe waits for the handshake and answer
 
 
 def error_code(exc: pymysql.MySQLError) -> int:
@@ -59,11 +60,15 @@ class SqlClient:
         return self.connect(db=db, unix_socket=None, host=HOST, port=self.port, **kwargs)
 
     def ping(self) -> bool:
-        """True when the server answers ``SELECT 1`` on a new connection right now."""
+        """True when the server answers ``SELECT 1`` on a new connection right now.
+
+        The handshake may take PROBE_TIMEOUT seconds: a loaded server that was just
+        started answers late, and a probe that gave up mid-handshake would make it log
+        an aborted unauthenticated connection (the warnings check counts those)."""
         if not os.path.exists(self.socket_file):
             return False
         try:
-            conn = self.connect(connect_timeout=2, read_timeout=5)
+            conn = self.connect(connect_timeout=PROBE_TIMEOUT, read_timeout=PROBE_TIMEOUT)
         except pymysql.MySQLError:
             return False
         try:

@@ -16,6 +16,7 @@ from ..checks import dbcompare
 
 from ..servers import replication
 from ..errors import KewpieError, QueryError
+from ..servers.faultwindows import PEER, TARGET
 from ..servers.galera import GaleraServer
 from ..servers.garbd import Arbitrator
 from ..servers.server import Server
@@ -253,7 +254,16 @@ class ClusterTestCase(KewpieTestCase):
     sync_read = sync_execute
 
     def kill_node(self, node: GaleraServer) -> None:
-        """kill -9 a node and wait until the others see it gone."""
+        """kill -9 a node and wait until the others see it gone.
+
+        Like a ``Kill`` fault it opens a fault window (lib/servers/faultwindows.py)
+        on the node and its peers, closed by :meth:`restart_node` once the cluster
+        is Synced again: the warnings check excuses the kill's lines inside it."""
+        opened = getattr(self, "_kill_windows", {})
+        self._kill_windows = opened
+        opened[node.name] = [(n.fault_windows, n.fault_windows.open(
+            n.name, "kill", TARGET if n is node else PEER, f"kill_node {node.name}"))
+            for n in self.nodes()]
         node.kill()
         others = [n for n in self.nodes() if n is not node and n.is_alive()]
         size = len(others) + len(self.arbitrators())
@@ -268,6 +278,8 @@ class ClusterTestCase(KewpieTestCase):
         """
         node.start(timeout=timeout)
         self.wait_synced(timeout=timeout)
+        for record, window in getattr(self, "_kill_windows", {}).pop(node.name, []):
+            record.close(window)
 
     def assertClusterConsistent(self, schemas: list[str] | None = None) -> None:
         """All nodes Synced, caught up, and with equal checksums of schemas."""

@@ -25,7 +25,7 @@ def test_disk_suite_in_a_workdir_mysql_cannot_enter_uses_the_lock_dir(kewpie):
 
 
 def _failure(workdir, name):
-    with open(os.path.join(workdir, "failed", name, "failure.txt")) as fh:
+    with open(os.path.join(workdir, "failed", "latest", name, "failure.txt")) as fh:
         return fh.read()
 
 
@@ -83,6 +83,6 @@ def test_detection_power(kewpie_reachable):
     assert re.search(r"append: INVALID \(ops: \d+ ok, \d+ fail, \d+ unknown\): [1-9]\d* lost", unsafe)
     assert re.search(r"lost on s0: acknowledged insert id=\d+ is missing: #\d+ a\d insert", unsafe)
 
-    histories = os.path.join(kewpie.workdir, "failed", "broken_cluster.stale_read_test",
+    histories = os.path.join(kewpie.workdir, "failed", "latest", "broken_cluster.stale_read_test",
                              "tool_logs", "histories")
     assert any(n.endswith("-ryw.jsonl") for n in os.listdir(histories))

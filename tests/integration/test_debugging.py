@@ -32,12 +32,12 @@ def test_valgrind_clean_run_and_log_in_evidence(kewpie):
                       timeout=600)
     assert proc.returncode == 1, proc.stdout[-4000:]
     assert _rows(proc.stdout) == {"debugging.query_test": "pass", "debugging.fails_test": "fail"}
-    logs = glob.glob(os.path.join(kewpie.workdir, "failed", "debugging.fails_test", "s0",
-                                  "valgrind.*.log"))
-    assert logs, os.listdir(os.path.join(kewpie.workdir, "failed", "debugging.fails_test", "s0"))
+    s0 = os.path.join(kewpie.workdir, "failed", "latest", "debugging.fails_test", "s0")
+    logs = glob.glob(os.path.join(s0, "valgrind.*.log"))
+    assert logs, os.listdir(s0)
     text = open(logs[0]).read()
     assert "Memcheck" in text and re.search(r"ERROR SUMMARY: 0 errors", text), text[-2000:]
-    cnf = open(os.path.join(kewpie.workdir, "failed", "debugging.fails_test", "s0", "stdout.log")).read()
+    cnf = open(os.path.join(s0, "stdout.log")).read()
     assert "valgrind" not in cnf.lower() or "Memcheck" not in cnf  # valgrind writes its own log
 
 
@@ -48,7 +48,7 @@ def test_keep_failed_leaves_a_reachable_server_and_cleanup_stops_it(kewpie):
     assert "--keep-failed: debugging.fails_test failed; its servers are left running" in proc.stdout
     port = int(re.search(r"INFO MASTER_PORT: (\d+)", proc.stdout).group(1))
     assert os.path.exists(os.path.join(kewpie.workdir, "cluster.json"))
-    assert os.path.exists(os.path.join(kewpie.workdir, "failed", "debugging.fails_test",
+    assert os.path.exists(os.path.join(kewpie.workdir, "failed", "latest", "debugging.fails_test",
                                        "s0", "error.log"))  # the evidence too
     assert len(tagged(kewpie.workdir)) == 1
     conn = pymysql.connect(host="127.0.0.1", port=port, user="root", ssl_disabled=True)
@@ -71,7 +71,7 @@ def test_unsuppressed_error_fails_and_suppressed_passes(kewpie):
     assert proc.returncode == 1, proc.stdout[-4000:]
     assert _rows(proc.stdout) == {"debugging.corrupt_myisam_test": "fail",
                                   "debugging.corrupt_suppressed_test": "pass"}
-    failure = open(os.path.join(kewpie.workdir, "failed", "debugging.corrupt_myisam_test",
+    failure = open(os.path.join(kewpie.workdir, "failed", "latest", "debugging.corrupt_myisam_test",
                                 "failure.txt")).read()
     assert failure.startswith("error log warnings"), failure
     assert re.search(r"\[ERROR\] Got an error from thread_id=\d+, .*ha_myisam\.cc", failure)
@@ -127,7 +127,7 @@ def test_rr_records_or_says_why_not(kewpie):
         assert tagged(kewpie.workdir) == []
     else:
         assert proc.returncode == 1, proc.stdout[-4000:]
-        traces = glob.glob(os.path.join(kewpie.workdir, "failed", "debugging.fails_test",
+        traces = glob.glob(os.path.join(kewpie.workdir, "failed", "latest", "debugging.fails_test",
                                         "s0", "rr", "s0-start*"))
         assert traces, proc.stdout[-3000:]
 

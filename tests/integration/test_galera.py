@@ -8,6 +8,8 @@ import re
 import subprocess
 import time
 
+import psutil
+
 from tests.conftest import FIXTURE_SUITES, tagged
 
 
@@ -70,13 +72,26 @@ def test_failed_sst_is_reported_with_sst_log(kewpie):
     assert tagged(kewpie.workdir) == []
 
 
+def wait_for_sst(kewpie, proc, timeout=180):
+    """Return once a joiner's SST script runs (a state transfer is under way)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, "kewpie ended before any SST began"
+        for child in tagged(kewpie.workdir):
+            try:
+                if any("wsrep_sst_" in part and "joiner" in " ".join(child.cmdline())
+                       for part in child.cmdline()):
+                    return
+            except psutil.Error:
+                pass
+        time.sleep(0.05)
+    raise AssertionError("no SST began")
+
+
 def test_sigint_during_sst_leaves_nothing(kewpie):
     import signal
     proc = kewpie.popen("--suite=cluster_basic", "--no-cluster-snapshot")
-    for line in proc.stdout:
-        if "Taking clean db snapshot" in line or "Test execution begins" in line:
-            break
-    time.sleep(3)  # node 0 is up; node 1 is in the middle of its SST
+    wait_for_sst(kewpie, proc)  # node 0 is up; node 1 is in the middle of its SST
     sent = time.monotonic()
     proc.send_signal(signal.SIGINT)
     proc.communicate(timeout=60)

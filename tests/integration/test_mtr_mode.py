@@ -122,9 +122,9 @@ def test_result_difference_fails_with_unified_diff(mtr_run):
     assert status == "fail"
     assert "differs.result" in text and "differs.reject" in text
     assert "\n-3\n+2\n" in text, text
-    assert os.path.isfile(os.path.join(workdir, "failed", "kw_mtr.differs", "failure.txt"))
-    assert os.path.isfile(os.path.join(workdir, "failed", "kw_mtr.differs", "tool_logs",
-                                       "differs.reject"))
+    evidence = os.path.join(workdir, "failed", "latest", "kw_mtr.differs")
+    assert os.path.isfile(os.path.join(evidence, "failure.txt"))
+    assert os.path.isfile(os.path.join(evidence, "tool_logs", "differs.reject"))
 
 
 def test_state_left_behind_is_reported(mtr_run):
@@ -181,7 +181,7 @@ def test_valgrind_runs_mtr_servers(tmp_path_factory):
     rows = _rows(proc.stdout)
     assert rows["kw_mtr.plain"][0] == "pass" and rows["kw_mtr.differs"][0] == "fail", \
         proc.stdout[-3000:]
-    logs = glob.glob(os.path.join(runner.workdir, "failed", "kw_mtr.differs", "s0",
+    logs = glob.glob(os.path.join(runner.workdir, "failed", "latest", "kw_mtr.differs", "s0",
                                   "valgrind.*.log"))
     assert logs, proc.stdout[-3000:]
     text = open(logs[0]).read()

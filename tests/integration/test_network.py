@@ -17,7 +17,7 @@ import time
 import pytest
 
 from lib.platform.netns import prefix_for, unavailable_reason
-from tests.conftest import FIXTURE_SUITES
+from tests.conftest import FIXTURE_SUITES, tagged
 
 WHY = unavailable_reason()
 pytestmark = pytest.mark.skipif(bool(WHY), reason=f"network namespaces: {WHY}")
@@ -65,7 +65,7 @@ def test_detection_fixtures(kewpie_reachable):
     assert _rows(out) == {"broken_network.split_brain_test": "fail",
                           "broken_isolation.g_single_test": "fail"}
     assert re.search(r"fault schedule: split brain in [\d.]+s: s0 \| s1, s2, both halves", out)
-    with open(os.path.join(kewpie.workdir, "failed", "broken_network.split_brain_test",
+    with open(os.path.join(kewpie.workdir, "failed", "latest", "broken_network.split_brain_test",
                            "failure.txt")) as fh:
         split = fh.read()
     assert "append: INVALID" in split and re.search(r"\d+ diverged", split)
@@ -77,13 +77,14 @@ def test_detection_fixtures(kewpie_reachable):
 
 
 def _start_and_wait_for_namespaces(kewpie, count=4, timeout=120):
+    """kewpie running replication_network once its namespaces exist and a server has
+    started inside one (the state both tests interrupt)."""
     proc = kewpie.popen("--suite=replication_network", "partition_test")
     deadline = time.monotonic() + timeout
-    while len(_ours(kewpie.workdir)[0]) < count:
+    while len(_ours(kewpie.workdir)[0]) < count or not tagged(kewpie.workdir):
         assert proc.poll() is None, proc.communicate()[0][-3000:]
-        assert time.monotonic() < deadline, "the namespaces never appeared"
+        assert time.monotonic() < deadline, "the namespaces and servers never appeared"
         time.sleep(0.1)
-    time.sleep(1.0)  # servers starting or started inside them
     return proc
 
 

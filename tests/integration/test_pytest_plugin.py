@@ -74,7 +74,7 @@ def test_fixtures_reuse_scope_evidence_crash(workdir, tmp_path):
     assert pids["d"] == pids["e"]                     # scope=module: shared, database kept
     assert pids["h"] != pids["g"]                     # fresh server after the crash
     assert "server s0 died during the test (killed by signal 9)" in result.stdout
-    failed = os.path.join(workdir, "failed")
+    failed = os.path.realpath(os.path.join(workdir, "failed", "latest"))  # failed/<session>/
     assert sorted(os.listdir(failed)) == ["test_plugin_single.test_f_fails",
                                           "test_plugin_single.test_g_crash"]
     evidence = os.path.join(failed, "test_plugin_single.test_f_fails")
@@ -104,9 +104,8 @@ def test_ctrl_c_under_xdist_leaves_no_server(workdir, tmp_path):
                    notes=str(notes), extra_env={"KEWPIE_PLUGIN_SLOW": "1"}, popen=True)
     deadline = time.monotonic() + 60
     while not (notes.exists() and "slow" in notes.read_text()) and time.monotonic() < deadline:
-        time.sleep(0.2)  # test_slow has its server
+        time.sleep(0.2)  # until test_slow has its server (it then sleeps for a minute)
     assert tagged(workdir), "the servers should be running"
-    time.sleep(0.5)
     # Ctrl-C in a terminal: SIGINT to the controller and its workers.  (SIGINT to the
     # controller alone works too, but xdist lets the workers run on for up to 10 s.)
     os.killpg(proc.pid, signal.SIGINT)

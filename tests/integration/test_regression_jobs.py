@@ -68,7 +68,8 @@ def test_failure_evidence_and_core_backtrace(kewpie):
     match = re.search(r"evidence: (\S+)", proc.stdout)
     assert match, proc.stdout[-3000:]
     evidence = match.group(1)
-    assert evidence == os.path.join(kewpie.workdir, "failed", "crashes.segv_test")
+    run_dir = os.path.realpath(os.path.join(kewpie.workdir, "failed", "latest"))
+    assert evidence == os.path.join(run_dir, "crashes.segv_test")  # failed/<run>/<suite.test>
     for name in ("failure.txt", "kewpie.log", "s0/error.log", "s0/my.cnf", "s0/data"):
         assert os.path.exists(os.path.join(evidence, name)), name
     assert "--- backtrace (top frames) ---" in proc.stdout

@@ -23,6 +23,7 @@ import stat
 import subprocess
 import time
 from dataclasses import dataclass
+from typing import Callable
 
 import psutil
 import pytest
@@ -131,6 +132,23 @@ def wait_for_sst_listener(kewpie: KewpieRunner, timeout: float = 180) -> psutil.
     raise AssertionError("no SST listener appeared")
 
 
+def wait_for_tagged(kewpie: KewpieRunner, match: Callable[[psutil.Process], bool], what: str,
+                    gone: bool = False, timeout: float = 60) -> None:
+    """Wait until a process of the workdir matches (with gone: until none does)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = False
+        for proc in tagged(kewpie.workdir):
+            try:
+                found = found or match(proc)
+            except psutil.Error:
+                pass
+        if found != gone:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"waited {timeout:.0f}s for {what}")
+
+
 def assert_clean(trace: Trace) -> None:
     """At least one SST listener was seen; every bind is loopback; nothing created in /tmp."""
     assert any("htons(" in b for b in trace.binds), "strace saw no bind at all"
@@ -155,7 +173,8 @@ def test_sigterm_mid_sst_leaves_nothing_in_tmp(kewpie, tmp_path):
     proc = traced_popen(kewpie, trace_file, *SST_PAIR, MARIABACKUP)
     harness = kewpie_under(proc)
     wait_for_sst_listener(kewpie)
-    time.sleep(2)  # the donor is streaming (or sleeping before it streams)
+    wait_for_tagged(kewpie, lambda p: "--role donor" in " ".join(p.cmdline()),
+                    "the donor's SST script")  # the donor is streaming (or about to)
     harness.send_signal(signal.SIGTERM)
     out, _ = proc.communicate(timeout=120)  # strace ends when the last helper has gone
     assert proc.returncode == 143, out[-3000:]  # strace exits with kewpie's status
@@ -170,7 +189,8 @@ def test_sigkill_mid_sst_leftovers_are_loopback_and_cleanup_ends_them(kewpie, tm
     wait_for_sst_listener(kewpie)
     harness.kill()  # at once: the joiner still waits for its donor's first byte
     harness.wait(10)
-    time.sleep(1)  # the nodes die with kewpie (parent-death signal)
+    wait_for_tagged(kewpie, lambda p: p.name() == "mariadbd", "the nodes to die with kewpie "
+                    "(parent-death signal)", gone=True)
     leftovers = tagged(kewpie.workdir)
     listening = []
     for p in leftovers:

@@ -136,7 +136,9 @@ def test_stop_policy_term_then_kill(tmp_path):
     polite = spawn([SH, "-c", "sleep 30"])
     assert stop_child(polite, 5.0) == StopResult.TERMINATED == "terminated"
     stubborn = spawn(["bash", "-c", "trap '' TERM; sleep 30 & wait; sleep 30"])
-    time.sleep(0.2)
+    deadline = time.monotonic() + 30  # the trap is set once bash has started its sleep
+    while not psutil.Process(stubborn.pid).children() and time.monotonic() < deadline:
+        time.sleep(0.01)
     t0 = time.monotonic()
     assert stop_child(stubborn, 0.3) == StopResult.KILLED
     assert stubborn.returncode == -signal.SIGKILL and time.monotonic() - t0 < 5

@@ -47,12 +47,24 @@ def test_missing_program_raises_as_popen_would():
         run_tool(["kewpie-no-such-tool"])
 
 
+def _name(pid: int) -> str:
+    """The program a process runs now ('' once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/comm") as fh:
+            return fh.read().strip()
+    except OSError:
+        return ""
+
+
 def test_tool_dies_with_the_thread_that_started_it():
     started = {}
 
     def body():
         started["proc"] = spawn(["sleep", "30"], stdout=subprocess.DEVNULL)
-        time.sleep(0.3)  # the child has set its death signal by now
+        # setpriv sets the death signal, then becomes sleep: wait for that exec
+        deadline = time.monotonic() + 30
+        while _name(started["proc"].pid) != "sleep" and time.monotonic() < deadline:
+            time.sleep(0.01)
 
     thread = threading.Thread(target=body)
     thread.start()
