@@ -431,7 +431,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     log = configure(verbose=False)
     results: dict[str, Series] = {c.key: Series(c.label) for c in CONFIGS}
-    with bench_workdir(args.workdir, "kewpie-bench-galera-", cleanup=kewpie_cleanup) as workdir, \
+    with bench_workdir(args.workdir, "kewpie-bench-galera-", cleanup=kewpie_cleanup,
+                       private_cache=True) as workdir, \
             measuring() as outcome:
         info = machine_info(galera_info)
         user = default_server_user()

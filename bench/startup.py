@@ -246,7 +246,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     log = configure(verbose=False)
     results: dict[str, StartupSeries] = {}
-    with bench_workdir(args.workdir, "kewpie-bench-workdir-") as workdir, \
+    with bench_workdir(args.workdir, "kewpie-bench-workdir-", private_cache=True) as workdir, \
             measuring() as outcome:
         info = machine_info()
         user = default_server_user()
