@@ -110,8 +110,11 @@ class BootstrapCache:
         if rc != 0:
             text = tail_file(logfile, 200)
             errors = [line for line in text.splitlines() if "ERROR" in line or "[Warning]" in line]
-            raise ServerError(f"bootstrapping a datadir with {argv[0]} failed (exit {rc}); "
-                              f"log: {logfile}", "\n".join(errors[-10:]) or tail_file(logfile, 20))
+            last = ([line for line in errors if "ERROR" in line] or errors
+                    or text.strip().splitlines() or ["(empty log)"])[-1].strip()
+            raise ServerError(f"bootstrapping a datadir with {argv[0]} failed (exit {rc}): "
+                              f"{last[:300]}; log: {logfile}",
+                              "\n".join(errors[-10:]) or tail_file(logfile, 20))
         # kewpie's tests expect a `test` schema; a directory is a schema.
         test_db = os.path.join(data, "test")
         os.makedirs(test_db, mode=0o700, exist_ok=True)
