@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/env -S python3 -S
 """kewpie: run unittest suites against MySQL-family servers. See README.md.
 
 Run as a script, this is the command line.  Imported as the module ``kewpie``
@@ -14,6 +14,9 @@ if __name__ == "__main__":
     if os.path.exists(_venv_python) and not os.environ.get("KEWPIE_NO_VENV") and \
             os.path.realpath(sys.prefix) != os.path.realpath(os.path.join(_root, ".venv")):
         os.execv(_venv_python, [_venv_python, os.path.abspath(__file__), *sys.argv[1:]])
+    if sys.flags.no_site:   # the shebang's -S spares the re-exec'd run a site import
+        import site         # (~40 ms); without a venv to exec, site's paths are needed
+        site.main()
 if _root not in sys.path:
     sys.path.insert(0, _root)
 

@@ -42,7 +42,7 @@ if ROOT not in sys.path:
 
 from lib.platform.logsetup import get_logger  # noqa: E402
 from lib.platform.logtail import tail_file  # noqa: E402
-from lib.platform.workdir import Workdir  # noqa: E402
+from lib.platform.workdir import SHM_ROOT, SHM_ROOT_ENV, Workdir  # noqa: E402
 
 KEWPIE = os.path.join(ROOT, "kewpie.py")
 MARIADBD = "/usr/sbin/mariadbd"
@@ -200,13 +200,20 @@ def echo_kewpie(line: str) -> None:
 # ---------------------------------------------------------------- workdir
 @contextmanager
 def bench_workdir(requested: str | None, prefix: str,
-                  cleanup: Callable[[str], None] | None = None) -> Iterator[str]:
+                  cleanup: Callable[[str], None] | None = None,
+                  private_cache: bool = False) -> Iterator[str]:
     """The kewpie workdir for the with-block (created if missing, mode 755).
 
     requested (--workdir) is kept at the end; without it a fresh directory
     whose name starts with prefix is made under /tmp and removed at the end
     (see :func:`remove_workdir`).  cleanup, when given, is called with the
     path at the end, whatever happened, before any removal.
+
+    private_cache (benches whose cold runs empty the caches): without --workdir,
+    kewpie's RAM tree, shared cache included, is a fresh directory in /dev/shm
+    for the block ($KEWPIE_SHM_ROOT, inherited by the kewpie runs), removed at
+    the end, so clearing the caches never takes the cache from under another run
+    of the user's (a test run, another bench) at the same time.
     """
     if requested:
         path = os.path.abspath(requested)
@@ -214,13 +221,27 @@ def bench_workdir(requested: str | None, prefix: str,
     else:
         path = tempfile.mkdtemp(prefix=prefix, dir="/tmp")
     os.chmod(path, 0o755)
+    shm = None
+    before = os.environ.get(SHM_ROOT_ENV)
+    if private_cache and not requested:
+        shm = tempfile.mkdtemp(prefix="kewpie-bench-shm-", dir=SHM_ROOT)
+        os.chmod(shm, 0o755)
+        os.environ[SHM_ROOT_ENV] = shm
     try:
         yield path
     finally:
-        if cleanup is not None:
-            cleanup(path)
-        if not requested:
-            remove_workdir(path)
+        try:
+            if cleanup is not None:
+                cleanup(path)
+            if not requested:
+                remove_workdir(path)
+        finally:
+            if shm is not None:
+                if before is None:
+                    os.environ.pop(SHM_ROOT_ENV, None)
+                else:
+                    os.environ[SHM_ROOT_ENV] = before
+                shutil.rmtree(shm, ignore_errors=True)
 
 
 def cache_root(workdir: str) -> str:
@@ -231,7 +252,8 @@ def cache_root(workdir: str) -> str:
 def clear_caches(workdir: str, kinds: Sequence[str]) -> None:
     """Delete the contents of the caches of those kinds (``bootstrap``, ``galera``).
 
-    The caches are shared by every workdir of the user: run benchmarks alone."""
+    The caches are shared by every workdir of the user under one RAM tree: without
+    bench_workdir's private_cache, run such benchmarks alone."""
     for kind in kinds:
         real = os.path.realpath(os.path.join(workdir, "cache", kind))
         if not os.path.isdir(real):

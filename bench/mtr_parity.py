@@ -28,6 +28,19 @@ For iteration on one side: ``--mtr-only`` or ``--kewpie-only`` run one tool;
 ``--kewpie-results FILE``) reads such a file instead of running that tool (the
 report says so: figures for a note must come from one run doing both).
 
+``--sample N`` takes a stratified sample of mtr's default suite list (what
+``mysql-test-run.pl`` runs with no suite named: its DEFAULT_SUITES and the plugin
+suites that say so): mtr's own list of the cases (``--dry-run``) grouped by suite,
+and in each suite every N-th test (by name, from the first), with all of its
+combinations -- the unit is the test, as mtr cannot be given every combination it
+computes by name (binlog's ``mix,row``).  Tests the default run leaves out as big
+(``Test needs --big-test``, from ``kewpie.py --mode=mtr --list``) are not sampled:
+named, both tools would run them.  Both tools then run the named tests; mtr runs
+as the server user ``mysql`` (as kewpie's servers and mariadb-test do; root's mtr
+skips the tests that source ``include/not_as_root.inc``) unless ``--mtr-user``
+says otherwise.  A test kewpie does not list (an overlay suite's) is reported
+absent.  The report adds one row per suite.  Target: parity >= 99% and wall <= 0.8x.
+
 Exit status: 0 when every side needed was measured (whatever the parity); 1
 when a tool's run produced no verdicts or timed out (its output tail is
 shown); 2 when mtr is missing or usage is bad.
@@ -38,6 +51,7 @@ Usage::
     bench/mtr_parity.py --tests-file names.txt [--suite=main]
     bench/mtr_parity.py --suite=main --mtr-results main.mtr.json
     bench/mtr_parity.py --tests-file galera.txt --mtr-user=mysql
+    bench/mtr_parity.py --sample 10 --parallel 2 [--save-dir DIR]
 
 Everything lives in one temporary directory, removed at the end unless
 ``--keep`` (kept: mtr's stdout and vardir, kewpie's output, JUnit file and
@@ -70,12 +84,19 @@ RUN_TIMEOUT = 4 * 3600.0   # seconds one tool's run of a whole suite may take
 TAIL_LINES = 25            # lines of a failed run's output shown
 OUTLIER_MS = 5000.0   # a test's own time differing this much between the tools is listed
 REASON_CHARS = 160         # a reason's length in the differences table
+COMMAND_ARGS = 24          # a command's arguments shown (the names of a sample are many)
 DETAIL_CHARS = 4000        # a failure text's length kept in the saved JSON
 DEFAULT_SUITE = "main"
 PASS, FAIL, SKIPPED, DISABLED, ABSENT = "pass", "fail", "skipped", "disabled", "absent"
 # Targets of issue 15: suite -> (least parity, largest kewpie/mtr wall ratio or None).
 TARGETS: dict[str, tuple[float, float | None]] = {
-    "main": (0.98, 0.8), "mariabackup": (0.90, None), "rpl": (0.90, None)}
+    "main": (0.98, 0.8), "mariabackup": (0.90, None), "rpl": (0.90, None),
+    "sample": (0.99, 0.8),   # issue 34: --sample N of mtr's default list
+    # issue 34: the Galera suites whole (mtr as the user it needs: --mtr-user=mysql)
+    **{suite: (0.98, 0.8) for suite in ("galera", "galera_3nodes", "galera_sr",
+                                        "galera_3nodes_sr", "wsrep")}}
+SAMPLE_USER = "mysql"      # mtr's user for --sample (kewpie's server user)
+BIG_TEST = "Test needs --big-test"
 
 # mtr's per-test line: "main.alias 'innodb'   w2 [ pass ]     23" (worker and combination optional)
 MTR_LINE = re.compile(r"^(?P<name>[\w./#-]+)(?: '(?P<comb>[^']*)')?\s+(?:w\d+\s+)?"
@@ -156,17 +177,125 @@ def normalize_name(name: str) -> str:
 
 
 def read_tests_file(path: str, suite: str) -> list[str]:
-    """Test names from a file, one per line (``#`` comments, blank lines ignored); a name
+    """Test names from a file, one per line (``#`` comments at a line's start or after a
+    blank, blank lines ignored); a name
     without a suite gets suite."""
     names = []
     with open(path, encoding="utf-8") as fh:
         for line in fh:
-            line = line.split("#", 1)[0].strip()
+            line = re.sub(r"(?:^|\s)#.*", "", line).strip()  # galera.galera#500 is a name
             if line:
                 names.append(line if "." in line.split(",")[0] else f"{suite}.{line}")
     if not names:
         raise BenchError(f"no test names in {path}")
     return names
+
+
+# ---------------------------------------------------------------- the sample
+def parse_dry_run(out: str) -> tuple[list[str], list[str]]:
+    """(the suites mtr uses, its cases as test_keys) from ``mysql-test-run.pl --dry-run``."""
+    suites: list[str] = []
+    cases: list[str] = []
+    collecting = False
+    for line in out.splitlines():
+        if line.startswith("Using suites: "):
+            suites = [name for name in line[len("Using suites: "):].strip().split(",") if name]
+        elif line.startswith("Collecting tests"):
+            collecting = True
+        elif collecting and re.fullmatch(r"[\w./#+-]+\.[\w#+-]+(?: '[^']*')?", line.strip()):
+            cases.append(normalize_name(line))
+    return suites, cases
+
+
+def mtr_default_cases(base: str, user: str | None) -> tuple[list[str], list[str]]:
+    """mtr's default suite list and its cases (``--dry-run``, as user)."""
+    vardir = os.path.join(base, "dry_var")
+    make_vardir(vardir, user)
+    argv = [MTR_SCRIPT, "--dry-run", f"--vardir={vardir}"]
+    argv = ["runuser", "-u", user, "--", *argv] if user else argv
+    _, status, out = run_tool("mtr --dry-run", argv, MTR_DIR, os.path.join(base, "dry_run.out"))
+    suites, cases = parse_dry_run(out)
+    if not cases:
+        raise BenchError(f"mtr --dry-run: exit status {status}, no case listed; last lines:\n"
+                         f"{tail(out)}")
+    return suites, cases
+
+
+def kewpie_listing(base: str) -> dict[str, str]:
+    """kewpie's default list (``--mode=mtr --list``): test_key -> why it is skipped ('')."""
+    argv = [python_for_kewpie(), KEWPIE, "--mode=mtr", "--list",
+            f"--workdir={os.path.join(base, 'list_workdir')}"]
+    _, status, out = run_tool("kewpie --list", argv, ROOT, os.path.join(base, "kewpie_list.out"))
+    listed: dict[str, str] = {}
+    for line in out.splitlines():
+        name, _, reason = line.partition("  # skipped: ")
+        if re.fullmatch(r"[\w./#+-]+\.[\w#+,.-]+", name.strip()):
+            listed[normalize_name(name)] = reason.strip()
+    if not listed:
+        raise BenchError(f"kewpie --list: exit status {status}, no case listed; last lines:\n"
+                         f"{tail(out)}")
+    return listed
+
+
+@dataclass
+class Sample:
+    """The tests of a stratified sample and what was left out of it."""
+
+    names: list[str]                       # suite.test, as both tools take them
+    suites: dict[str, list[str]]           # suite -> its sampled tests
+    big: int = 0                           # tests left out as big (default run skips them)
+    unlisted: list[str] = field(default_factory=list)   # sampled tests kewpie does not list
+    total_tests: int = 0
+
+
+def suite_of(key: str) -> str:
+    """The suite of a test_key (suite names may hold '/', never '.')."""
+    return key.split(".", 1)[0]
+
+
+def stratified_sample(mtr_cases: Sequence[str], kewpie: dict[str, str], every: int) -> Sample:
+    """Every N-th test (by name, from the first) of each suite of mtr's list, big tests
+    left out; tests kewpie does not list are noted (they cannot be named to it)."""
+    tests: dict[str, set[str]] = {}
+    for key in mtr_cases:
+        tests.setdefault(suite_of(key), set()).add(base_name(key))
+    big_tests = {base_name(k) for k, reason in kewpie.items() if reason == BIG_TEST}
+    kewpie_tests = {base_name(k) for k in kewpie}
+    sample = Sample([], {})
+    for suite in sorted(tests):
+        names = sorted(tests[suite])
+        sample.total_tests += len(names)
+        runnable = [n for n in names if n not in big_tests]
+        sample.big += len(names) - len(runnable)
+        chosen = runnable[::every]
+        if chosen:
+            sample.suites[suite] = chosen
+        for name in chosen:
+            (sample.names if name in kewpie_tests else sample.unlisted).append(name)
+    return sample
+
+
+def make_vardir(path: str, user: str | None) -> None:
+    """A directory user may write (mtr's vardir)."""
+    os.makedirs(path, mode=0o755, exist_ok=True)
+    if user:
+        entry = pwd.getpwnam(user)
+        os.chown(path, entry.pw_uid, entry.pw_gid)
+
+
+def suite_rows(mtr: ToolRun, kewpie: ToolRun) -> list[str]:
+    """Per suite: cases, mtr's passes, kewpie's passes of those, differences."""
+    suites = sorted({suite_of(n) for n in mtr.tests} | {suite_of(n) for n in kewpie.tests})
+    rows = ["", f"  {'suite':<24} {'cases':>6} {'mtr pass':>9} {'kewpie of those':>16}"
+                f" {'differ':>7}"]
+    differ = {name for name, _, _ in differences(mtr, kewpie)}
+    for suite in suites:
+        cases = [n for n in set(mtr.tests) | set(kewpie.tests) if suite_of(n) == suite]
+        passed = [n for n in cases if n in mtr.tests and mtr.tests[n].verdict == PASS]
+        both = [n for n in passed if n in kewpie.tests and kewpie.tests[n].verdict == PASS]
+        rows.append(f"  {suite:<24} {len(cases):>6} {len(passed):>9} {len(both):>16}"
+                    f" {sum(1 for n in cases if n in differ):>7}")
+    return rows
 
 
 # ---------------------------------------------------------------- reasons
@@ -192,12 +321,12 @@ def short_reason(text: str) -> str:
 
 # ---------------------------------------------------------------- mtr
 def mtr_command(vardir: str, suite: str, names: Sequence[str], parallel: int,
-                user: str | None = None) -> list[str]:
+                user: str | None = None, big_test: bool = False) -> list[str]:
     """argv of the mtr run: every named test, or the whole suite when names is empty; run as
     user (through runuser) when given -- mtr's galera suites fail as root (rsync SST)."""
     argv = [MTR_SCRIPT, "--force", "--max-test-fail=0", f"--parallel={parallel}",
-            f"--vardir={vardir}"]
-    argv += list(names) if names else [f"--suite={suite}"]
+            f"--vardir={vardir}", *(["--big-test"] if big_test else [])]
+    argv += list(names) if names else ([f"--suite={suite}"] if suite else [])
     return ["runuser", "-u", user, "--", *argv] if user else argv
 
 
@@ -235,10 +364,11 @@ def parse_mtr_output(out: str) -> dict[str, Verdict]:
 
 # ---------------------------------------------------------------- kewpie
 def kewpie_command(workdir: str, junit: str, suite: str, names: Sequence[str],
-                   parallel: int) -> list[str]:
+                   parallel: int, big_test: bool = False) -> list[str]:
     """argv of the kewpie run (mtr mode, --force, the same parallelism, JUnit to junit)."""
-    return [python_for_kewpie(), KEWPIE, "--mode=mtr", f"--suite={suite}", "--force",
-            f"--parallel={parallel}", f"--workdir={workdir}", f"--junit-xml={junit}", *names]
+    return [python_for_kewpie(), KEWPIE, "--mode=mtr", *([f"--suite={suite}"] if suite else []),
+            "--force", f"--parallel={parallel}", f"--workdir={workdir}", f"--junit-xml={junit}",
+            *(["--big-test"] if big_test else []), *names]
 
 
 def parse_junit(path: str) -> dict[str, Verdict]:
@@ -341,15 +471,12 @@ def tail(text: str) -> str:
 
 
 def run_mtr(base: str, suite: str, names: Sequence[str], parallel: int,
-            user: str | None = None) -> ToolRun:
+            user: str | None = None, big_test: bool = False) -> ToolRun:
     """mtr's run of the list (as user when given: its vardir is made theirs); raises
     BenchError when it reports no test at all."""
     vardir = os.path.join(base, "mtr_var")
-    if user:
-        os.makedirs(vardir, mode=0o755, exist_ok=True)
-        entry = pwd.getpwnam(user)
-        os.chown(vardir, entry.pw_uid, entry.pw_gid)
-    argv = mtr_command(vardir, suite, names, parallel, user)
+    make_vardir(vardir, user)
+    argv = mtr_command(vardir, suite, names, parallel, user, big_test)
     started, before = time.strftime("%Y-%m-%d %H:%M:%S %Z"), load_average()
     wall, status, out = run_tool("mtr", argv, MTR_DIR, os.path.join(base, "mtr.out"))
     tests = parse_mtr_output(out)
@@ -358,12 +485,13 @@ def run_mtr(base: str, suite: str, names: Sequence[str], parallel: int,
     return ToolRun("mtr", argv, MTR_DIR, wall, status, before, load_average(), started, tests)
 
 
-def run_kewpie(base: str, suite: str, names: Sequence[str], parallel: int) -> ToolRun:
+def run_kewpie(base: str, suite: str, names: Sequence[str], parallel: int,
+               big_test: bool = False) -> ToolRun:
     """kewpie's run of the list; raises BenchError when it wrote no JUnit file."""
     junit = os.path.join(base, "kewpie.xml")
     workdir = os.path.join(base, "kewpie_workdir")
     os.makedirs(workdir, mode=0o755, exist_ok=True)
-    argv = kewpie_command(workdir, junit, suite, names, parallel)
+    argv = kewpie_command(workdir, junit, suite, names, parallel, big_test)
     started, before = time.strftime("%Y-%m-%d %H:%M:%S %Z"), load_average()
     wall, status, out = run_tool("kewpie", argv, ROOT, os.path.join(base, "kewpie.out"))
     if os.path.exists(junit):
@@ -449,7 +577,9 @@ def differences(mtr: ToolRun, kewpie: ToolRun) -> list[tuple[str, Verdict | None
 
 def render_side(run: ToolRun) -> list[str]:
     """The command line and the circumstances of one side."""
-    return [f"  {run.tool}: (cd {run.cwd} && {shlex.join(run.command)})",
+    command = run.command if len(run.command) <= COMMAND_ARGS else [
+        *run.command[:COMMAND_ARGS], f"... {len(run.command) - COMMAND_ARGS} more"]
+    return [f"  {run.tool}: (cd {run.cwd} && {shlex.join(command)})",
             f"    {run.source}; started {run.started}; exit status {run.exit_status};"
             f" load average before {run.load_before}, after {run.load_after}"]
 
@@ -491,6 +621,8 @@ def render(title: str, parallel: int, runs: Sequence[ToolRun], target_key: str) 
         for name, m, k in rows:
             lines.append(f"    {name:<{width}}  {cell(m)[:40]:<40}  {cell(k)[:REASON_CHARS]}")
     lines += time_outliers(mtr, kewpie)
+    if target_key == "sample":
+        lines += suite_rows(mtr, kewpie)
     target = TARGETS.get(target_key)
     lines.append("")
     if target:
@@ -552,6 +684,10 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
                              " --tests-file, the suite of names given without one")
     parser.add_argument("--tests-file", metavar="FILE",
                         help="run these tests (one name a line, as mtr takes them) instead")
+    parser.add_argument("--sample", type=int, metavar="N",
+                        help="every N-th test of each suite of mtr's default list (with all"
+                             " its combinations; big tests left out); mtr runs as"
+                             f" {SAMPLE_USER} unless --mtr-user")
     parser.add_argument("--parallel", type=int, default=2, help="workers of each tool (default: 2)")
     side = parser.add_mutually_exclusive_group()
     side.add_argument("--mtr-only", action="store_true", help="run mtr only")
@@ -569,6 +705,9 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--mtr-user", metavar="USER",
                         help="run mtr as USER (runuser; e.g. mysql for galera, whose rsync SST"
                              " fails as root); kewpie runs as usual")
+    parser.add_argument("--big-test", action="store_true",
+                        help="both tools run big tests too (mtr's --big-test; galera_3nodes'"
+                             " garbd tests are big)")
     parser.add_argument("--keep", action="store_true",
                         help="keep the temporary directory (outputs, vardir, JUnit, workdir)")
     args = parser.parse_args(argv)
@@ -579,6 +718,8 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
             parser.error(f"--mtr-user: no such user {args.mtr_user!r}")
     if args.parallel < 1:
         parser.error("--parallel must be at least 1")
+    if args.sample is not None and (args.sample < 1 or args.tests_file or args.suite):
+        parser.error("--sample N: N of at least 1, without --tests-file or --suite")
     if (args.mtr_results and args.mtr_only) or (args.kewpie_results and args.kewpie_only):
         parser.error("--mtr-results with --mtr-only (or --kewpie-results with --kewpie-only):"
                      " nothing to run")
@@ -608,17 +749,38 @@ def main(argv: Sequence[str]) -> int:
     label = args.label or (os.path.splitext(os.path.basename(args.tests_file))[0]
                            if args.tests_file else suite)
     title = (f"{len(names)} tests from {args.tests_file}" if names else f"suite {suite}")
+    target_key = suite if not names else ""
+    mtr_user = args.mtr_user
+    if args.sample is not None:
+        suite, target_key, label = "", "sample", args.label or f"sample{args.sample}"
+        if mtr_user is None and os.geteuid() == 0:
+            mtr_user = SAMPLE_USER
     # No '-' in the path: mtr splits --suite=<name> at '-'; the server user must pass through.
     base = tempfile.mkdtemp(prefix="kewpie_mtr_parity_", dir="/tmp")
     os.chmod(base, 0o755)
     status = 0
     runs: list[ToolRun] = []
+    unlisted: list[str] = []
     try:
+        if args.sample is not None:
+            print("mtr_parity: listing mtr's default suites (mtr --dry-run, kewpie --list) ...",
+                  flush=True)
+            used, mtr_cases = mtr_default_cases(base, mtr_user)
+            sample = stratified_sample(mtr_cases, kewpie_listing(base), args.sample)
+            names, unlisted = sample.names, sample.unlisted
+            title = (f"every {args.sample}th test of each of the {len(sample.suites)} suites of"
+                     f" mtr's default list ({len(names) + len(unlisted)} of {sample.total_tests}"
+                     f" tests; {sample.big} big tests not sampled)")
+            print(f"mtr_parity: {title}; mtr's suites: {','.join(used)}", flush=True)
+            if unlisted:
+                print(f"mtr_parity: not listed by kewpie (reported absent): {' '.join(unlisted)}",
+                      flush=True)
+            names = names + unlisted   # mtr runs them all
         if args.mtr_results and not args.kewpie_only:
             runs.append(load_saved(args.mtr_results))
         elif need_mtr:
             print(f"mtr_parity: running mtr ({title}) ...", flush=True)
-            runs.append(run_mtr(base, suite, names, args.parallel, args.mtr_user))
+            runs.append(run_mtr(base, suite, names, args.parallel, mtr_user, args.big_test))
             print(f"mtr_parity: mtr done in {runs[-1].wall:.1f} s", flush=True)
             if args.save_dir:   # now: a failed kewpie run must not lose mtr's side
                 print(f"saved: {save(runs[-1], args.save_dir, label)}", flush=True)
@@ -626,13 +788,16 @@ def main(argv: Sequence[str]) -> int:
             runs.append(load_saved(args.kewpie_results))
         elif not args.mtr_only:
             print(f"mtr_parity: running kewpie ({title}) ...", flush=True)
-            runs.append(run_kewpie(base, suite, names, args.parallel))
+            runs.append(run_kewpie(base, suite, [n for n in names if n not in unlisted],
+                                   args.parallel, args.big_test))
+            for name in unlisted:
+                runs[-1].tests.setdefault(name, Verdict(ABSENT, "not listed by kewpie"))
             print(f"mtr_parity: kewpie done in {runs[-1].wall:.1f} s", flush=True)
         if args.save_dir and runs and runs[-1].tool == "kewpie" \
                 and not runs[-1].source.startswith("saved"):
             print(f"saved: {save(runs[-1], args.save_dir, label)}")
         print()
-        print(render(title, args.parallel, runs, suite if not names else ""))
+        print(render(title, args.parallel, runs, target_key))
     except BenchError as exc:
         print(f"mtr_parity: {exc}", file=sys.stderr)
         status = 1

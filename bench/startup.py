@@ -5,6 +5,9 @@ Measures, on this machine and in one run:
 
 - **bare**: launching ``mariadbd`` on an existing datadir until ``SELECT 1``
   succeeds over the unix socket (the floor no harness can beat);
+- **bare python**: the venv's ``python -c pass`` (the interpreter's own start, the floor of
+  any kewpie command) and **kewpie --help**: ``kewpie.py --help`` to its exit (the fixed
+  cost every kewpie command pays: the interpreter and the imports of the command line);
 - **kewpie, 1 server** (suite ``bench_one``) and **kewpie, 3 servers with
   replication** (suite ``bench_repl``), each **cold** (the workdir's bootstrap
   cache deleted before every run, so ``mariadb-install-db`` runs) and **warm**
@@ -13,8 +16,8 @@ Measures, on this machine and in one run:
 Each kewpie figure is the time from just before ``Popen`` to the first output
 line containing ``[ pass ]``; the process is then left to finish and must exit 0.
 It prints a table (min/median/max in ms), the warm 1-server overhead above the
-bare cost and the warm 3-server figure against their targets (PASS/MISS, print
-only).  Exit status: 0 when every figure could be measured (whatever PASS/MISS
+bare cost, ``--help`` and the warm 3-server figure against their targets (PASS/MISS,
+print only).  Exit status: 0 when every figure could be measured (whatever PASS/MISS
 says), 2 when the benchmark itself cannot run (setup failed, or a configuration
 got no successful run).  Individual failed runs are reported and counted.
 
@@ -36,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import (KEWPIE_RUN_TIMEOUT, MARIADBD, ROOT, BenchError, Config,  # noqa: E402
+from benchlib import (KEWPIE, KEWPIE_RUN_TIMEOUT, MARIADBD, ROOT, BenchError, Config,  # noqa: E402
                       Series, Target, attempt, bench_parser, bench_workdir, clear_caches,
                       default_server_user, echo_kewpie, enter_venv, install_db,
                       kewpie_command, machine_info, measuring, parse_bench_args, publish,
@@ -54,7 +57,8 @@ SUITES_DIR = os.path.join(ROOT, "bench", "suites")
 PASS_MARK = "[ pass ]"
 POLL_INTERVAL = 0.015          # seconds between SELECT 1 attempts on the bare server
 BARE_START_TIMEOUT = 60.0      # seconds a bare mariadbd may take to answer
-TARGET_OVERHEAD_MS = 1000.0    # warm 1-server overhead above bare cost
+TARGET_OVERHEAD_MS = 250.0     # warm 1-server overhead above bare cost (issue 34)
+TARGET_HELP_MS = 120.0         # ./kewpie.py --help to its exit (issue 34)
 TARGET_REPL_MS = 3000.0        # warm 3-server replication ready
 
 
@@ -150,6 +154,31 @@ def measure_bare(runs: int, base_port: int, user: str | None) -> tuple[StartupSe
     return series, install_s
 
 
+# ---------------------------------------------------------------- fixed cost
+def command_ms(argv: Sequence[str]) -> float:
+    """Run argv to its exit (output discarded); its wall time in ms; BenchError unless 0."""
+    start = time.monotonic()
+    rc = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                        stderr=subprocess.DEVNULL, cwd=ROOT, timeout=60).returncode
+    ms = (time.monotonic() - start) * 1000.0
+    if rc != 0:
+        raise BenchError(f"{' '.join(argv)}: exit status {rc}")
+    return ms
+
+
+def measure_command(label: str, argv: Sequence[str], runs: int) -> StartupSeries:
+    """Time argv runs times, after one discarded warm-up run (the page cache)."""
+    log = get_logger()
+    series = StartupSeries(label)
+    command_ms(argv)
+    for i in range(runs):
+        timed = attempt(series, i, runs, lambda: command_ms(argv))
+        if timed is not None:
+            series.samples_ms.append(timed)
+            log.info(f"{label}: run {i + 1}/{runs}: {timed:.0f} ms")
+    return series
+
+
 # ---------------------------------------------------------------- kewpie runs
 def kewpie_run(suite: str, workdir: str, base_port: int, verbose: bool) -> tuple[float, float]:
     """Run kewpie on one bench suite; return (ms to first '[ pass ]', ms to exit).
@@ -217,13 +246,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     log = configure(verbose=False)
     results: dict[str, StartupSeries] = {}
-    with bench_workdir(args.workdir, "kewpie-bench-workdir-") as workdir, \
+    with bench_workdir(args.workdir, "kewpie-bench-workdir-", private_cache=True) as workdir, \
             measuring() as outcome:
         info = machine_info()
         user = default_server_user()
         log.info(f"bench: {args.runs} run(s) per configuration, workdir {workdir}")
         bare, install_s = measure_bare(args.runs, args.base_port, user)
         results["bare"] = bare
+        results["python"] = measure_command("bare python -c pass",
+                                            [sys.executable, "-c", "pass"], args.runs)
+        results["help"] = measure_command("kewpie.py --help",
+                                          [KEWPIE, "--help"], args.runs)
         for config in CONFIGS:
             results[config.key] = measure_kewpie(config, args.runs, workdir, args.base_port,
                                                  args.verbose)
@@ -235,8 +268,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     repl_warm = results["repl_warm"].stats()["median"]
     overhead = None if bare_med is None or one_warm is None else one_warm - bare_med
     targets = [Target("warm 1-server overhead above bare cost", overhead, TARGET_OVERHEAD_MS),
+               Target("kewpie.py --help", results["help"].stats()["median"], TARGET_HELP_MS),
                Target("warm 3-server replication ready", repl_warm, TARGET_REPL_MS)]
-    series = [results["bare"], *(results[c.key] for c in CONFIGS)]
+    series = [results["bare"], results["python"], results["help"],
+              *(results[c.key] for c in CONFIGS)]
     details = [f"runs:      {args.runs} per configuration (bare: after 1 discarded warm-up start)",
                f"bootstrap: mariadb-install-db once took {install_s * 1000:.0f} ms"]
     report = render_report("kewpie startup benchmark", info, details, series, targets,

@@ -87,7 +87,8 @@ def _selection_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("tests", nargs="*", metavar="TEST",
                    help="tests to run, as 'test' or 'suite.test' (default: every test of the suites)")
     g.add_argument("--suite", action="append", metavar="SUITE[,SUITE...]",
-                   help="suite(s) to run; comma list, repeatable (default: main)")
+                   help="suite(s) to run; comma list, repeatable (default: main; "
+                        "--mode=mtr: mtr's default list)")
     g.add_argument("--suitepath", action="append", metavar="DIR",
                    help="extra directories holding suites (searched before percona_tests/)")
     g.add_argument("--do-test", action="append", default=[], metavar="REGEX",

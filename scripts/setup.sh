@@ -17,6 +17,7 @@ DEB_PACKAGES+=(iproute2 nftables)  # network = 'namespaces': ip netns, veth, bri
 DEB_PACKAGES+=(valgrind rr gdb gdbserver eatmydata)
 DEB_PACKAGES+=(patch)  # --mode=mtr applies mysql-test's .rdiff result files with patch
 DEB_PACKAGES+=(chromium chromium-driver)  # tests drive the history page in a real browser (docs/history.md)
+DEB_PACKAGES+=(galera-arbitrator-4)  # garbd: server_requests arbitrator, mtr's MTR_GARBD_EXE (docs/galera.md)
 # mysqlclient (the C client the randgen engine runs its statements through) is built by pip
 DEB_PACKAGES+=(libmariadb-dev pkg-config gcc python3-dev)
 DEB_PACKAGES+=(mariadb-plugin-rocksdb)  # sweeps: the RocksDB engine (MyRocks; docs/sysbench.md)

@@ -71,6 +71,30 @@ class CnfGroup:
         """Whether the option is in the group."""
         return self.find(name) is not None
 
+    def has_exact(self, name: str) -> bool:
+        """Whether an option of exactly this name is in the group (mtr's My::Config tells
+        ``server_id`` from ``server-id``)."""
+        return any(option[0] == name for option in self.options)
+
+    def append(self, name: str, value: str | None) -> None:
+        """Add an option last, whatever else the group holds (mysqld applies the last)."""
+        self.options.append([name, value])
+
+
+def end_comment_removed(value: str) -> str:
+    """A value without its end comment, as mysqld's option-file reader cuts it (its
+    remove_end_comment: a ``#`` outside quotes starts a comment): mtr keeps
+    ``wsrep_sync_wait=6 # why`` whole in the my.cnf it writes, where mysqld drops the
+    comment (galera_3nodes.MDEV-38147)."""
+    quote, escape = "", False
+    for index, char in enumerate(value):
+        if char in "'\"" and not escape:
+            quote = "" if quote == char else (quote or char)
+        if not quote and char == "#":
+            return value[:index].rstrip()
+        escape = bool(quote) and char == "\\" and not escape
+    return value
+
 
 def _strip_quotes(value: str) -> str:
     if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
@@ -145,6 +169,8 @@ class MtrConfig:
             if current is None:
                 raise SuiteError(f"{path}:{number}: option {line!r} outside a group")
             name, sep, value = line.partition("=")
+            if sep and current.name not in SPECIAL_GROUPS:
+                value = end_comment_removed(value)  # as mysqld reads its option files
             current.insert(name.strip(), _strip_quotes(value.strip()) if sep else None)
 
     def _include(self, path: str, name: str, search_dirs: tuple[str, ...], depth: int) -> None:

@@ -203,8 +203,10 @@ def build_config(template: str, mtr_root: str, vardir: MtrVardir, slots: list[Se
                 group.insert(name, value)  # kewpie leases the ports
             # (a test's own bind-address stays: the mode narrows wildcards to the loopback
             # and lib/mtr/option_check.py refuses anything else)
-            elif not group.has(name) and not (name == "plugin-dir" and value is None):
-                group.insert(name, value)
+            elif not group.has_exact(name) and not (name == "plugin-dir" and value is None):
+                # as mtr's ConfigFactory: an option of another spelling (server_id=10999,
+                # galera_3nodes.galera_gtid_consistency) stays, and this one, last, wins
+                group.append(name, value)
     client = config.group("client", create=True)
     assert client is not None
     client.insert("character-sets-dir", charsets, if_missing=True)

@@ -21,10 +21,12 @@ import threading
 import time
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from ..errors import QueryError, ServerError, UnsafeOptionError
 from .cases import MtrCase
+from .galera import REUSE_WAIT, cluster_sizes, reuse_problem
+from .server import is_wsrep
 from .vardir import MtrVardir
 from .warnings import WarningScanner, log_size, read_since
 from ..platform.logsetup import get_logger
@@ -106,6 +108,8 @@ class MtrExecutor:
         self.settings = settings
         self.restart = restart
         self.recorded: set[int] = set()   # servers whose check-testcase 'before' result is current
+        # {server index: wsrep_cluster_size} of the set's Galera nodes as it was handed over
+        self.cluster_sizes: dict[int, int] | None = None
         self.log = get_logger()
 
     # ------------------------------------------------------------------ helpers
@@ -123,6 +127,7 @@ class MtrExecutor:
     def forget(self) -> None:
         """The servers are new (or were reset): record their state again before the next test."""
         self.recorded.clear()
+        self.cluster_sizes = None
 
     def check_testcase(self, number: int, env: dict[str, str], record: bool) -> tuple[int, str]:
         """check-testcase.test against mysqld.N (record: the 'before' state)."""
@@ -177,6 +182,8 @@ class MtrExecutor:
         problem = self.record_before(len(servers), env)
         if problem:
             return MtrVerdict(MtrStatus.FAIL, problem, needs_restart=True)
+        if self.cluster_sizes is None:  # a new set: its Galera clusters as formed
+            self.cluster_sizes = cluster_sizes(list(servers))
         result_file = self._prepare_result(case, env)
         base = os.path.join(self.settings.vardir.log, case.name)
         reject = base + ".reject"
@@ -201,6 +208,7 @@ class MtrExecutor:
                 f"--character-sets-dir={env.get('MYSQL_CHARSETSDIR', '')}",
                 f"--logdir={self.settings.vardir.log}", "--database=test",
                 f"--timer-file={self.settings.vardir.log}/timer",
+                *([f"--overlay-dir={case.overlay_dir}/"] if case.overlay_dir else []),
                 f"--suite-dir={case.suite_dir}/", f"--test-file={case.path}",
                 f"--tail-lines={TAIL_LINES}", "--wait-for-pos-timeout=300",
                 *self.settings.protocols]
@@ -254,6 +262,7 @@ class MtrExecutor:
                        (test_done - started) * 1000, (time.monotonic() - test_done) * 1000)
         if verdict.status != MtrStatus.PASS or verdict.needs_restart:
             self.recorded.clear()  # a skipped test may have changed something before skipping
+            self.cluster_sizes = None
         return verdict
 
     def _prepare_result(self, case: MtrCase, env: dict[str, str]) -> str | None:
@@ -321,7 +330,10 @@ class MtrExecutor:
             for line in output.splitlines():
                 if "reason: " in line:
                     reason = line.split("reason: ", 1)[1]
-            return MtrVerdict(MtrStatus.SKIPPED, reason or "skipped by the test (reason unknown)")
+            # as mtr: a test that skips itself after force_restart_if_skipped restarts them
+            return MtrVerdict(MtrStatus.SKIPPED, reason or "skipped by the test (reason unknown)",
+                              needs_restart=restart_forced((w.server for w in watches),
+                                                           "force_restart_if_skipped"))
         parts = [f"mariadb-test exited with status {ran.returncode}"]
         parts += crashed
         body = _tail(output)
@@ -341,12 +353,16 @@ class MtrExecutor:
                       verdict: MtrVerdict) -> MtrVerdict:
         problems: list[str] = []
         checked = []
+        forced = restart_forced(w.server for w in watches)
         for w in watches:
             if w.restarted_with_options or not w.server.is_alive():
                 verdict.needs_restart = True
                 self.recorded.discard(w.number)
-            else:
+            elif not forced:
                 checked.append(w)
+        if forced:  # as mtr: no check-testcase after the test, the servers are restarted
+            verdict.needs_restart = True
+            verdict.restart_reason = "the test asked for a restart (include/force_restart.inc)"
         results = self._checks([w.number for w in checked], env, record=False)
         for w, (rc, text) in zip(checked, results):
             if rc == 1:
@@ -360,6 +376,14 @@ class MtrExecutor:
         problems += self._warnings(watches, env, case.suite_dir)
         if problems:
             return MtrVerdict(MtrStatus.FAIL, "\n".join(problems), needs_restart=True)
+        if self.cluster_sizes and not verdict.needs_restart:
+            # mtr's check-testcase says nothing of wsrep: a node left Desynced, out of
+            # its cluster or in a non-Primary component gets the next case a fresh set
+            unsettled = reuse_problem([w.server for w in watches], self.cluster_sizes,
+                                      REUSE_WAIT * self.settings.timeout_factor)
+            if unsettled:
+                verdict.needs_restart = True
+                verdict.restart_reason = f"the Galera cluster is not as it was: {unsettled}"
         if len(checked) == 1 and len(watches) == 1 and replica_configured(checked[0].server):
             # left a stopped source behind (main.mysqldump-nl): a later test's restart
             # would start its replica threads, so the next case gets a fresh datadir
@@ -399,6 +423,13 @@ class MtrExecutor:
         return problems
 
 
+def restart_forced(servers: Iterable[Server], name: str = "force_restart") -> bool:
+    """Whether a test left ``<datadir>/mtr/force_restart`` on one of its servers
+    (``include/force_restart.inc``): mtr then skips check-testcase after the test and
+    restarts every server (mtr's restart_forced_by_test)."""
+    return any(os.path.isfile(os.path.join(s.datadir, "mtr", name)) for s in servers)
+
+
 def stop_tagged(env: dict[str, str]) -> None:
     """Stop, by pid, mariadb-test and what it started for the case (its test tag)."""
     value = env.get(TAG_TEST)
@@ -413,7 +444,9 @@ def stop_tagged(env: dict[str, str]) -> None:
 
 def _clear_suppressions(server: Server) -> None:
     """What check_warnings does at its end when there was nothing to check: the test's
-    suppressions go (unlogged, so replicas keep theirs)."""
+    suppressions go (unlogged and, as check-warnings.test sets ``WSREP_ON=0``, not
+    replicated, so replicas and the other Galera nodes keep theirs until their own
+    check: galera_3nodes.MDEV-40179 suppresses on node 3 only)."""
     try:
         conn = server.connect()
     except Exception:  # noqa: BLE001 - a server that does not answer is judged elsewhere
@@ -421,6 +454,8 @@ def _clear_suppressions(server: Server) -> None:
     try:
         with conn.cursor() as cur:
             cur.execute("SET SESSION sql_log_bin=0")
+            if is_wsrep(server):
+                cur.execute("SET SESSION wsrep_on=0")
             cur.execute("SELECT COUNT(*) FROM mtr.test_suppressions")
             row = cur.fetchone()
             if row and row[0]:

@@ -12,8 +12,9 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import socket
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .cnf import MtrConfig
 from ..platform.process import ProcessExecutor
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from ..servers.requirements import Requirements
 
 
+MYSQLTEST_CHARSET = "latin1"   # mariadb-test's default character set
 MARK_ENV = "KEWPIE_MTR_MARK"  # set while a test's servers start: the CURRENT_TEST to write
 READY_LINE = re.compile(rb"\nVersion: '[^']*'\s+Socket: '")
 
@@ -34,6 +36,22 @@ class MtrServer(Server):
     """A plain server whose user options keep their own order (``mtr`` server kind)."""
 
     server_type = "mtr"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # kewpie's own connections (Galera's state, the suppressions' cleanup) speak
+        # mariadb-test's latin1, so they add no collation a test can see (the feedback
+        # plugin counts each one used: plugins.feedback_plugin_load)
+        self.sql.charset = MYSQLTEST_CHARSET
+        self.sql.socket_file = self.socket_file
+
+    @property
+    def socket_file(self) -> str:  # type: ignore[override]  # Server's is its layout's path
+        """The socket the test's config gives it (mtr's ``tmp/mysqld.N.sock``)."""
+        for opt in reversed(self.user_options):
+            if opt.name == "socket" and opt.value:
+                return opt.value
+        return self.layout.socket_file
 
     def effective_options(self) -> list[Option]:
         """kewpie's base options the config does not set, then the config's, in its order
@@ -58,22 +76,24 @@ class MtrServer(Server):
 
     @property
     def stdout_log(self) -> str:  # type: ignore[override]  # Server's is its layout's path
-        """The server's stdout and stderr go to its error log, as under mtr (what it
-        prints before opening the log, e.g. option warnings, is there too)."""
-        return self._log_error()
+        """The server's stdout and stderr go to the error log its config names, as under
+        mtr (what it prints before opening the log, e.g. option warnings, is there too;
+        a test's bare ``--log-error`` sends the server's own lines elsewhere)."""
+        return self._configured_log()
 
     def launch(self, extra_args: tuple[str, ...] = ()) -> ProcessExecutor:
         """Launch, remembering where the error log ends (readiness is read from it)."""
-        path = self._log_error()
-        if not os.path.exists(path) and os.path.isdir(os.path.dirname(path)):
-            with open(path, "ab"):
-                pass
-            if self.settings.user:
-                shutil.chown(path, self.settings.user, self.settings.user)
+        configured, path = self._configured_log(), self._log_error()
+        for log in {configured, path}:
+            if not os.path.exists(log) and os.path.isdir(os.path.dirname(log)):
+                with open(log, "ab"):
+                    pass
+                if self.settings.user:
+                    shutil.chown(log, self.settings.user, self.settings.user)
         mark = self.settings.env.get(MARK_ENV)
         if mark:  # started for a test: mtr's mark_log comes before the server's startup lines
             try:
-                with open(path, "a") as fh:
+                with open(configured, "a") as fh:
                     fh.write(f"CURRENT_TEST: {mark}\n")
             except OSError:
                 pass
@@ -95,17 +115,23 @@ class MtrServer(Server):
         # the line after "ready for connections" (which --lc-messages translates)
         return b"ready for connections" in text or READY_LINE.search(text) is not None
 
-    def _log_error(self) -> str:
+    def _configured_log(self) -> str:
+        """The last ``log-error`` with a value (the config's), else the layout's."""
         for opt in reversed(self.user_options):
             if opt.name == "log-error" and opt.value:
                 return opt.value
         return self.error_log
 
+    def _log_error(self) -> str:
+        """The file mysqld writes its log to (:func:`mysqld_error_log`)."""
+        return mysqld_error_log(self.user_options, self.datadir) or self.error_log
+
     def write_cnf(self) -> None:
         """my.cnf as kewpie writes it, except that bytes a test's .opt holds in another
         encoding than UTF-8 (kept as surrogates) reach the server unchanged."""
-        text = render_cnf({"mysqld": self.effective_options(),
-                           "client": self.layout.client_options(self.port),
+        client = [Option("socket", self.socket_file) if o.name == "socket" else o
+                  for o in self.layout.client_options(self.port)]
+        text = render_cnf({"mysqld": self.effective_options(), "client": client,
                            **self.extra_cnf_sections()})
         try:
             text.encode()
@@ -130,46 +156,39 @@ class MtrServer(Server):
                         if not str(n).startswith("#")]}
 
 
+def mysqld_error_log(options: list[Option], datadir: str, host: str = "") -> str:
+    """Where mysqld writes its error log with these options ('' when no ``log-error``):
+    the last ``log-error``'s value (in the datadir when relative, ``.err`` added when it
+    has no extension) or, for a bare ``--log-error`` (binlog.binlog_stm_unsafe_warning),
+    mysqld's default: the pid file's name up to its first ``.`` with ``.err``
+    (``fn_format(pidfile_name, datadir, ".err", MY_REPLACE_EXT)``: ``run/mysqld.1.pid``
+    gives ``run/mysqld.err``), in the datadir when the name has no directory."""
+    def last(name: str) -> str | None:
+        """The value of the last option called name (None: not given or bare)."""
+        for opt in reversed(options):
+            if opt.name == name:
+                return opt.value or None
+        return None
+    datadir = last("datadir") or datadir
+    for opt in reversed(options):
+        if opt.name != "log-error":
+            continue
+        if opt.value:
+            path = opt.value if "." in os.path.basename(opt.value) else opt.value + ".err"
+            return os.path.join(datadir, path)   # an absolute value stays as it is
+        pid = last("pid-file") or (last("log-basename")
+                                   or (host or socket.gethostname()).split(".")[0]) + ".pid"
+        head, name = os.path.split(pid)   # MY_REPLACE_EXT: from the name's first '.'
+        return os.path.join(datadir, head, name.split(".", 1)[0] + ".err")
+    return ""
+
+
 def is_wsrep(server: Server) -> bool:
     """The server's options switch Galera replication on (a galera suite's node)."""
     for opt in server.user_options:
         if opt.name == "wsrep-on" and (opt.value or "1").lower() in ("1", "on", "true"):
             return True
     return False
-
-
-def start_mtr_set(manager: ServerManager, servers: list[Server], reqs: Requirements) -> None:
-    """Fresh datadirs; plain servers start all at once, Galera nodes one after the other,
-    each Synced before the next joins (as mtr starts a galera suite's servers)."""
-    for server in servers:
-        manager.copy_pristine(server)
-    if not any(is_wsrep(s) for s in servers):
-        for server in servers:
-            server.start(wait=False)
-        for server in servers:
-            server.wait_ready()
-        return
-    for server in servers:
-        server.start()
-        if is_wsrep(server):
-            wait_wsrep_ready(server, server.settings.start_timeout)
-
-
-def wait_wsrep_ready(server: Server, timeout: float) -> None:
-    """Until the node says wsrep_ready ON and Synced (ServerStartError after timeout)."""
-    from ..errors import ServerStartError
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            ready = server.status_var("wsrep_ready")
-            state = server.status_var("wsrep_local_state_comment")
-        except Exception:  # noqa: BLE001 - not answering yet
-            ready = state = None
-        if (ready or "").upper() == "ON" and state == "Synced":
-            return
-        time.sleep(0.1)
-    raise ServerStartError(f"server {server.name}: Galera node not Synced within {timeout:g}s",
-                           server.error_log_tail(20))
 
 
 def _size(path: str) -> int:

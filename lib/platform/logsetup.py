@@ -8,8 +8,6 @@ import sys
 import time
 from typing import TextIO
 
-from tqdm import tqdm
-
 LOGGER_NAME = "kewpie"
 
 
@@ -46,8 +44,10 @@ class TqdmHandler(logging.StreamHandler[TextIO]):
     """A log handler that prints above the progress bar instead of through it."""
 
     def emit(self, record: logging.LogRecord) -> None:
-        """Write one formatted record with tqdm.write."""
+        """Write one formatted record with tqdm.write (tqdm imported here: only a run
+        with a progress line pays for it, not every command)."""
         try:
+            from tqdm import tqdm
             tqdm.write(self.format(record), file=self.stream)
         except Exception:  # noqa: BLE001 - logging must not raise
             self.handleError(record)

@@ -16,7 +16,8 @@ from typing import Any, Iterable, Mapping
 from ..errors import SuiteError
 from ..run.environment import SERVER_KINDS
 from ..servers.requirements import Requirements
-from ..suites.loader import STORAGE_CHOICES, validate_requirements, validate_requests
+from ..suites.loader import (STORAGE_CHOICES, check_arbitrator, validate_requirements,
+                             validate_requests)
 
 SINGLE, REPLICATION, CLUSTER = "single", "replication", "cluster"
 FIXTURE_SHAPES = MappingProxyType({
@@ -113,5 +114,6 @@ def declare(shape: str, values: Mapping[str, Any], default_scope: str, where: st
     if scope not in SCOPES:
         raise SuiteError(f"{where}: scope must be one of {', '.join(SCOPES)}, got {scope!r}")
     reqs = Requirements.declared(server_type, servers, checked.get("join_cluster", []),
-                                 on_disk=storage == "disk")
+                                 on_disk=storage == "disk",
+                                 arbitrator=check_arbitrator(checked, server_type, where))
     return Declared(reqs, scope)

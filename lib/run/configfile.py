@@ -27,7 +27,6 @@ argparse parser, and it reads the options' kinds from there.
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 import os
 from dataclasses import dataclass
@@ -299,6 +298,7 @@ def _path(value: str, folder: str) -> str:
 
 
 def _suggest(key: str, specs: Mapping[str, OptionSpec]) -> str:
+    import difflib   # only for a misspelt key: not on every command's path
     close = difflib.get_close_matches(key.replace("_", "-"), list(specs), n=1)
     return f"did you mean {close[0]!r}? " if close else ""
 

@@ -26,7 +26,8 @@ from .setup import check_reachable, log_header, resolve_server_user
 from ..servers.bootstrap import BootstrapCache
 from ..servers.codetree import CodeTree
 from ..servers.describe import write_description
-from ..mtr.server import MtrServer, start_mtr_set
+from ..mtr.galera import start_mtr_set
+from ..mtr.server import MtrServer
 from ..servers.galera import GaleraServer
 from ..servers.galera_cluster import form_galera_set, wait_galera_applied
 from ..servers.manager import ServerKind, ServerManager, start_replicating_set, wait_replicas_applied
@@ -224,13 +225,17 @@ class RunEnvironment:
         with self._state_lock:  # a bot's two server sets may change from two threads
             for manager in self.managers:
                 StateFile(self.workdir.state_file_for(manager.bot_name)).write(
-                    run, [s.describe() for s in manager.servers])
+                    run, [*(s.describe() for s in manager.servers),
+                          *(a.describe() for a in manager.arbitrators)])
 
-    def describe(self, servers: list[Server], run: dict[str, object]) -> str:
+    def describe(self, servers: list[Server], run: dict[str, object],
+                 arbitrators: list[dict[str, object]] | None = None) -> str:
         """Write ``workdir/cluster.json`` and the servers' scripts (recorded in the marker
-        first, so --mode=cleanup knows kewpie made it); returns its path."""
+        first, so --mode=cleanup knows kewpie made it); arbitrators: the descriptions of
+        the set's garbd processes.  Returns its path."""
         self.workdir.record_made(add=(DESCRIPTION,))
-        return write_description(self.workdir.description_file, servers, run, self.server_user)
+        return write_description(self.workdir.description_file, servers, run, self.server_user,
+                                 arbitrators or [])
 
     # ------------------------------------------------------------------ end
     def close(self, fast: bool = False, bot: str | None = None) -> None:

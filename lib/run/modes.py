@@ -2,19 +2,23 @@
 sweep, mtr, hunt, --start-and-exit or the native test run."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..errors import EXIT_OK
 from ..platform.logsetup import configure
-from .cleanup import cleanup
-from .environment import RunEnvironment
-from .filters import narrow
-from .native import run_tests
-from .selection import apply_shard, require_tests, select
-from .start_and_exit import start_and_exit
-from ..suites.loader import select_tests
+
+if TYPE_CHECKING:
+    from .environment import RunEnvironment
+
+# Each mode's modules are imported when that mode runs (issue 34: a small fixed cost):
+# --mode=cleanup needs none of the test runner's.
 
 
 def list_tests(env: RunEnvironment) -> int:
     """--list: print this shard's selected tests, one suite.test a line (nothing starts)."""
+    from .filters import narrow
+    from .selection import apply_shard, require_tests
+    from ..suites.loader import select_tests
     config = env.config
     specs = narrow(config, select_tests(config.suites, config.tests, config.suitepaths,
                                         config.default_server_type))
@@ -28,6 +32,7 @@ def run_mode(env: RunEnvironment) -> int:
     """The chosen mode over env; returns the exit status (the caller closes env)."""
     config = env.config
     if config.mode == "cleanup":
+        from .cleanup import cleanup
         return cleanup(env)
     if config.list_only and config.mode == "mtr":
         from .mtr_mode import list_mtr
@@ -49,8 +54,11 @@ def run_mode(env: RunEnvironment) -> int:
     if config.mode == "reduce":
         from .reduce_mode import run_reduce
         return run_reduce(env)
+    from .selection import require_tests, select
     specs = select(env)
     if config.start_and_exit:
+        from .start_and_exit import start_and_exit
         return start_and_exit(env, specs)
+    from .native import run_tests
     require_tests(specs, config)  # an empty shard of a real selection is fine
     return run_tests(env, specs)

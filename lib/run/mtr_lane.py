@@ -25,13 +25,16 @@ from ..mtr.config import (base_environment, build_config, command_line_args, exp
                           plugin_dir, server_option_args, share_dir)
 from ..mtr.option_check import CaseBounds, case_problem, server_problem
 from ..mtr.execute import MtrExecutor, MtrSettings
+from ..mtr.garbd import garbd_wrapper
 from ..mtr.options import loopback_only, to_options
 from ..mtr.server import MARK_ENV
 from ..mtr.vardir import MtrVardir, ServerSlot
+from ..platform.ports import PortLease
 from ..platform.tools import run_tool
 from .environment import RunEnvironment
 from ..errors import ServerError, UnsafeOptionError
 from ..servers.manager import ServerManager
+from ..servers.layout import SOCKET_PATH_MAX
 from ..servers.options import Option
 from ..servers.requirements import Requirements
 from ..servers.server import Server
@@ -68,6 +71,8 @@ class MtrLane:
         self.base_env.pop("TZ", None)
         self.base_env.update(base_environment(plan.tree, plan.root, self.vardir))
         self.base_env["STAGING_RUN"] = "0"
+        if env.server_user:   # who mariadb-test runs as (plugins.unix_socket reads $USER)
+            self.base_env["USER"] = self.base_env["LOGNAME"] = env.server_user
         if config.big_test or config.tests:
             self.base_env["BIG_TEST"] = "1"
         ssl = plan.features.get("version-ssl-library", "")
@@ -77,6 +82,10 @@ class MtrLane:
             if name in self.base_env:
                 manager.settings.env[name] = self.base_env[name]
         self.base_env.update(self._tool_commands(manager.cache))
+        garbd = garbd_wrapper(self.vardir.root, self.vardir.tmp,
+                              self.base_env.get("WSREP_PROVIDER", ""), env.server_user)
+        if garbd:  # as suite/wsrep/common.pm sets it (garbd on the loopback: lib.mtr.garbd)
+            self.base_env["MTR_GARBD_EXE"] = garbd
         self.executor = MtrExecutor(MtrSettings(plan.mysqltest, plan.root, self.vardir,
                                                 env.server_user, plan.scanner, config.record,
                                                 config.test_timeout, config.verbose,
@@ -134,19 +143,43 @@ class MtrLane:
     def _slots(self, count: int) -> list[ServerSlot]:
         """Where each server of a set lives; client ports consecutive from the first
         lease's block, as mtr numbers them (tests compute a server's number as
-        1 + @@port - MASTER_MYPORT); the other leased ports are the spares."""
+        1 + @@port - MASTER_MYPORT); the other leased ports are the spares; sockets
+        where mtr puts them, ``$MYSQL_TMP_DIR/mysqld.N.sock`` (kewpie's own place when
+        that path would be too long)."""
         plans = [self.manager.plan(index) for index in range(count)]
         block = plans[0][1].ports
         consecutive = count <= len(block)
         ports = list(block[:count]) if consecutive else [lease.port(0) for _, lease, _ in plans]
-        spare = [p for _, lease, _ in plans for p in lease.ports if p not in ports]
+        spare = [p for run in self._spare_runs(count, ports)[0] for p in run]  # in threes
         slots = []
         for index, (vardir, lease, socket) in enumerate(plans):
             mine = tuple(spare[index * 3:index * 3 + 3])  # e.g. Galera's three
+            mtr_socket = os.path.join(self.vardir.tmp, f"mysqld.{index + 1}.sock")
+            if len(mtr_socket) <= SOCKET_PATH_MAX:   # mtr's name (sys_vars.socket_basic)
+                socket = mtr_socket
             slots.append(ServerSlot(index + 1, vardir, ports[index], socket,
                                     os.path.join(vardir, "log", "error.log"),
                                     os.path.join(vardir, "tmp"), mine))
         return slots
+
+    def _spare_runs(self, count: int, clients: list[int]
+                    ) -> tuple[list[tuple[int, int, int]], list[PortLease]]:
+        """count runs of three consecutive leased ports besides the client ports, one per
+        server (a Galera node's ``#galera_port``, ``#ist_port``, ``#sst_port``, which mtr
+        hands out in turn, consecutive: Galera listens for IST on its base port + 1), from
+        the servers' leases and, when they hold too few runs, more leases of the bot; and
+        every lease the set uses."""
+        leases = [self.manager.plan(index)[1] for index in range(count)]
+        runs = spare_runs(leases, clients)
+        while len(runs) < count:
+            leases.append(self.manager.lease_extra(len(leases)))
+            runs += spare_runs(leases[-1:], clients)
+        return runs[:count], leases
+
+    def _leases(self, count: int) -> list[PortLease]:
+        """Every lease a set of count servers uses (theirs and those of its spare runs)."""
+        clients = [slot.port for slot in self._slots(count)]
+        return self._spare_runs(count, clients)[1]
 
     def lease(self, case: MtrCase) -> None:
         """Lease the ports case's servers need (from the calling thread: leases are taken
@@ -183,12 +216,12 @@ class MtrLane:
         own ``plugin/`` folder: libraries shipped with the suite, as a reduced case's
         planted UDF) and the read-only inputs."""
         count = self._server_count(case.template)
-        plans = [self.manager.plan(index) for index in range(count)]
+        leases = self._leases(count)
         tree = self.plan.tree
         provider = self.base_env.get("WSREP_PROVIDER", "")
         return CaseBounds(
             vardir=self.vardir.root,
-            ports=frozenset(p for _, lease, _ in plans for p in lease.ports),
+            ports=frozenset(p for lease in leases for p in lease.ports),
             sockets=frozenset(slot.socket for slot in self._slots(count)),
             plugin_dirs=tuple(d for d in (plugin_dir(tree), os.path.join(case.suite_dir, "plugin"))
                               if d),
@@ -317,3 +350,18 @@ class MtrLane:
         with open(self.vardir.cnf) as src, open(os.path.join(target, "my.cnf"), "w") as dst:
             dst.write(src.read())
         return target
+
+
+def spare_runs(leases: list[PortLease], clients: list[int]) -> list[tuple[int, int, int]]:
+    """The runs of three consecutive ports the leases hold besides the client ports."""
+    runs = []
+    for lease in leases:
+        free = [p for p in lease.ports if p not in clients]
+        index = 0
+        while index + 2 < len(free):
+            if free[index + 2] - free[index] == 2:
+                runs.append((free[index], free[index + 1], free[index + 2]))
+                index += 3
+            else:
+                index += 1
+    return runs

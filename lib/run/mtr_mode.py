@@ -24,11 +24,13 @@ from dataclasses import dataclass, field
 
 from ..errors import EXIT_OK, KewpieError, QueryError, ServerError, SuiteError, UsageError
 from ..mtr.bootstrap import server_features
-from ..mtr.cases import Collector, MtrCase, skip_rules
+from ..mtr.cases import Collector, MtrCase
 from ..mtr.cnf import MtrConfig
-from ..mtr.config import base_environment
+from ..mtr.config import base_environment, find_binary
+from ..mtr.suite_rules import BuildFacts, skip_rules
 from ..mtr.vardir import MtrVardir
 from ..mtr.warnings import WarningScanner
+from ..mtr.galera import galera_skip_rules
 from .config import RunConfig
 from .environment import RunEnvironment
 from .leftovers import collect_leftovers, leftover_report, tags_for_test
@@ -94,13 +96,20 @@ class MtrPlan:
         self.mysqltest = find_mysqltest(tree)
         self.features, self.optional_plugins = server_features(tree.server, scratch)
         probe_env = base_environment(tree, self.root, MtrVardir("/nonexistent", self.root, None))
+        # mtr's user is whoever runs it; kewpie's servers and mariadb-test run as this one
+        user = env.server_user or None
+        self.facts = BuildFacts(self.features, probe_env, user, probe_env.get("PLUGIN_DIR", ""),
+                                tree.basedir,
+                                {"$sst_dump": find_binary(tree, "sst_dump") or None})
         # as mtr: tests named on the command line run even when big
         self.collector = Collector(self.root, skip_rules(self.root, self.features, probe_env,
-                                                         self.optional_plugins),
+                                                         self.optional_plugins, user),
                                    big_test=config.big_test or bool(config.tests),
                                    enable_disabled=config.enable_disabled,
-                                   suitepaths=tuple(config.suitepaths))
+                                   suitepaths=tuple(config.suitepaths), facts=self.facts)
         self.scanner = WarningScanner.for_tree(self.root)
+        # the Galera suites' suite.pm skip lists (lib.mtr.galera)
+        self.collector.skips.update(galera_skip_rules(self.root, self.features))
         self._catalog: OptionCatalog | None = None
         self._scratch = scratch
 

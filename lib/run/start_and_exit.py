@@ -26,10 +26,14 @@ def start_and_exit(env: RunEnvironment, specs: list[TestSpec]) -> int:
         log.info("bot0 server:")
         for line in server.info_block():
             log.info(line)
+    for arbitrator in manager.arbitrators:
+        log.info("bot0 arbitrator:")
+        for line in arbitrator.info_block():
+            log.info(line)
     env.write_state()
     run = {"workdir": env.workdir.path, "basedir": env.tree.basedir if env.tree else "",
            "pid_of_kewpie": os.getpid()}
-    described = env.describe(servers, run)
+    described = env.describe(servers, run, [a.describe() for a in manager.arbitrators])
     log.info(f"Servers are described in {described}; each vardir has use, start "
              f"and stop scripts")
     log.info("User specified --start-and-exit.  kewpie.py exiting and leaving servers "

@@ -85,8 +85,9 @@ def write_scripts(server: Server, user: str | None) -> dict[str, str]:
 
 
 def write_description(path: str, servers: list[Server], run: dict[str, Any],
-                      user: str | None) -> str:
-    """Write the set's JSON description (with script paths) to path."""
+                      user: str | None, arbitrators: list[dict[str, Any]] | None = None) -> str:
+    """Write the set's JSON description (with script paths) to path; arbitrators (the
+    descriptions of its garbd processes) under ``arbitrators`` when there are any."""
     nodes = []
     for server in servers:
         entry = server.describe()
@@ -94,6 +95,6 @@ def write_description(path: str, servers: list[Server], run: dict[str, Any],
         nodes.append(entry)
     kinds = {s.server_type for s in servers}
     data = {"type": kinds.pop() if len(kinds) == 1 else sorted(kinds), "run": run,
-            "servers": nodes}
+            "servers": nodes, **({"arbitrators": arbitrators} if arbitrators else {})}
     write_private_file(path, json.dumps(data, indent=2, sort_keys=True))
     return path

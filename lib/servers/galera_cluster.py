@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 from ..platform import safedirs
 from ..errors import QueryError, ServerError, ServerStartError
 from .galera import SST_GRANTS, SST_PASSWORD, SST_USER, GaleraServer, GraState
+from .garbd import Arbitrator
 from ..platform.logsetup import get_logger
 from ..platform.tools import run_tool
 from .judging import JUDGING_BOUND, retry_transient
@@ -78,27 +79,40 @@ def cluster_groups(count: int, pairs: tuple[tuple[int, int], ...]) -> list[list[
     return sorted(groups.values(), key=lambda g: g[0])
 
 
-def wait_cluster(nodes: list[GaleraServer], timeout: float) -> None:
-    """Wait until every node is Synced in a cluster of len(nodes); explain failures."""
+def wait_cluster(nodes: list[GaleraServer], timeout: float,
+                 arbitrators: "list[Arbitrator] | tuple[Arbitrator, ...]" = ()) -> None:
+    """Wait until every node is Synced in a cluster of the nodes and the arbitrators;
+    explain failures."""
     deadline = time.monotonic() + timeout
-    size = len(nodes)
+    size = len(nodes) + len(arbitrators)
     while True:
         dead = [n for n in nodes if not n.is_alive()]
         if dead:
             raise GaleraJoinError(f"node {dead[0].name} exited while the cluster formed",
                                   cluster_evidence(nodes))
+        gone = [a for a in arbitrators if not a.is_alive()]
+        if gone:
+            raise GaleraJoinError(f"{gone[0].name} exited while the cluster formed",
+                                  cluster_evidence(nodes, arbitrators=arbitrators))
         if all(n.is_synced(size) for n in nodes):
             return
         if time.monotonic() >= deadline:
             raise GaleraJoinError(f"cluster of {size} did not reach Synced within {timeout:.0f}s",
-                                  cluster_evidence(nodes))
+                                  cluster_evidence(nodes, arbitrators=arbitrators))
         time.sleep(0.02)
 
 
 def cluster_evidence(nodes: list[GaleraServer], joiner: GaleraServer | None = None,
-                     donor: GaleraServer | None = None) -> str:
-    """Status of every node, then joiner's and donor's error-log and SST log tails."""
+                     donor: GaleraServer | None = None,
+                     arbitrators: "list[Arbitrator] | tuple[Arbitrator, ...]" = ()) -> str:
+    """Status of every node, then joiner's and donor's error-log and SST log tails (and
+    each arbitrator's output)."""
     parts = ["wsrep status:"] + [f"  {n.status_report()}" for n in nodes]
+    for arbitrator in arbitrators:
+        state = "running" if arbitrator.is_alive() else "not running"
+        parts.append(f"  {arbitrator.name}: {state}")
+        parts.append(f"--- {arbitrator.name} output ({arbitrator.log_file}) ---")
+        parts.append(arbitrator.log_tail(10))
     for role, node in (("joiner", joiner), ("donor", donor)):
         if node is None:
             continue
@@ -324,16 +338,43 @@ def restart_cluster(nodes: list[GaleraServer], timeout: float = JOIN_TIMEOUT) ->
 
 
 def form_galera_set(manager: "ServerManager", servers: list[Server], reqs: "Requirements") -> None:
-    """ServerKind hook: form the set's clusters (warm from snapshots when allowed)."""
+    """ServerKind hook: form the set's clusters (warm from snapshots when allowed), then
+    start the arbitrator the requirements ask for in the cluster of node 0."""
     nodes = [s for s in servers if isinstance(s, GaleraServer)]
     ClusterFormer(manager, manager.settings.cluster_snapshots).form(nodes, reqs)
+    if reqs.arbitrator:
+        members = [nodes[i] for i in cluster_groups(len(nodes), reqs.pairs)[0]]
+        start_arbitrator(manager, members, len(servers))
+
+
+def start_arbitrator(manager: "ServerManager", members: list[GaleraServer],
+                     index: int) -> Arbitrator:
+    """A garbd joining the cluster of members (its lease: the set's index-th), recorded
+    with the set; returns once every member sees it (GaleraJoinError otherwise)."""
+    vardir = os.path.join(manager.bot_dir, "var_garbd")
+    arbitrator = Arbitrator("garbd", vardir, manager.lease_extra(index), manager.settings,
+                            [n.gmcast_address for n in members])
+    manager.arbitrators.append(arbitrator)
+    arbitrator.start()
+    manager.log.debug("%s: %s started (pid %s, port %d)", manager.bot_name, arbitrator.name,
+                      arbitrator.pid, arbitrator.port)
+    if manager.on_change:
+        manager.on_change()
+    wait_cluster(members, JOIN_TIMEOUT, arbitrators=[arbitrator])
+    return arbitrator
+
+
+def cluster_arbitrators(manager: "ServerManager", group: list[int]) -> list[Arbitrator]:
+    """The running arbitrators of the cluster of group (node 0's cluster has them)."""
+    return [a for a in manager.arbitrators if a.is_alive()] if 0 in group else []
 
 
 def wait_galera_applied(manager: "ServerManager", timeout: float) -> None:
     """galera kind: every node Synced and caught up (a causal read with wsrep_sync_wait)."""
     nodes = [s for s in manager.servers if isinstance(s, GaleraServer)]
     for group in cluster_groups(len(nodes), manager.current.pairs if manager.current else ()):
-        wait_cluster([nodes[i] for i in group], timeout)
+        wait_cluster([nodes[i] for i in group], timeout,
+                     arbitrators=cluster_arbitrators(manager, group))
     for node in nodes:
         sync_wait_execute(node, "SELECT 1")
 

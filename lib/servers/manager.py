@@ -24,6 +24,7 @@ from typing import Callable, Mapping
 from .bootstrap import BootstrapCache
 from .codetree import CodeTree
 from ..errors import KewpieError, UsageError
+from .garbd import Arbitrator
 from ..platform.logsetup import get_logger
 from .layout import socket_path
 from .options import bootstrap_subset
@@ -91,6 +92,8 @@ class ServerManager:
         self.kinds = kinds
         self.on_change = on_change
         self.servers: list[Server] = []
+        # processes of the set that are no servers: Galera arbitrators (garbd)
+        self.arbitrators: list[Arbitrator] = []
         self.last_servers: list[Server] = []  # the latest set, kept for evidence after a failed start
         self.current: Requirements | None = None
         self.leases: list[PortLease] = []
@@ -118,6 +121,11 @@ class ServerManager:
         lease = self._lease(index)
         vardir = os.path.join(self.bot_dir, f"var_s{index}")
         return vardir, lease, socket_path(vardir, self.settings.socket_fallback_dir, lease.first)
+
+    def lease_extra(self, index: int) -> PortLease:
+        """The port lease of a set's process beyond its servers (index from the set's
+        server count on: an arbitrator's)."""
+        return self._lease(index)
 
     def _notify(self, _server: Server | None = None) -> None:
         if self.on_change:
@@ -231,6 +239,9 @@ class ServerManager:
             return ["the test did not pass"]
         if not self.servers:
             return []
+        gone = [f"{a.name} is not running" for a in self.arbitrators if not a.is_alive()]
+        if gone:
+            return gone
         if self.baseline is None:
             return ["no baseline fingerprint"]
         return set_reasons(self.servers, self.baseline, self.wait_for_replicas,
@@ -276,6 +287,12 @@ class ServerManager:
     def teardown(self, fast: bool = False, discard: bool = False) -> None:
         """Stop every server of the current set (leases are kept for reuse); discard:
         kill -9, the datadirs are thrown away and no evidence is wanted."""
+        arbitrators, self.arbitrators = self.arbitrators, []
+        for arbitrator in arbitrators:  # first: it leaves the cluster while the nodes run
+            if fast or discard:
+                arbitrator.kill()
+            else:
+                arbitrator.stop()
         stop_all(self.servers, fast=fast, kill=discard)
         if any(s.net for s in self.servers) or self.host_network.hosts:
             self.host_network.destroy()

@@ -23,6 +23,8 @@ class Requirements:
     network namespace, see lib.platform.netns).
     ``basedirs`` names each server's code tree (``'old'``, ``'new'``, a version, a
     path: :mod:`lib.servers.trees`); empty: every server runs the tree under test.
+    ``arbitrator``: a Galera arbitrator (garbd, :mod:`lib.servers.garbd`) joins the
+    cluster of server 0 as a member without data.
     """
 
     server_type: str
@@ -31,15 +33,17 @@ class Requirements:
     on_disk: bool = False
     network: str = "loopback"
     basedirs: tuple[str, ...] = ()
+    arbitrator: bool = False
 
     @classmethod
     def declared(cls, server_type: str, option_lists: Iterable[Sequence[Option]],
                  join_cluster: Iterable[Sequence[int]] = (), on_disk: bool = False,
-                 network: str = "loopback", basedirs: Iterable[str] = ()) -> "Requirements":
+                 network: str = "loopback", basedirs: Iterable[str] = (),
+                 arbitrator: bool = False) -> "Requirements":
         """Requirements from declarations as suites write them (lists become tuples)."""
         return cls(server_type=server_type, servers=tuple(tuple(o) for o in option_lists),
                    pairs=tuple((int(a), int(b)) for a, b in join_cluster), on_disk=on_disk,
-                   network=network, basedirs=tuple(basedirs))
+                   network=network, basedirs=tuple(basedirs), arbitrator=bool(arbitrator))
 
     @property
     def namespaced(self) -> bool:

@@ -36,6 +36,7 @@ class SqlClient:
         self._alive = alive
         self._log_tail = log_tail
         self._conn: pymysql.connections.Connection | None = None
+        self.charset = ""   # the connections' character set ('' = PyMySQL's, utf8mb4)
 
     def connect(self, db: str | None = None, autocommit: bool = True,
                 **kwargs: Any) -> pymysql.Connection:
@@ -47,6 +48,8 @@ class SqlClient:
         protects nothing.  TCP connections keep PyMySQL's default."""
         params: dict[str, Any] = dict(unix_socket=self.socket_file, user="root", password="",
                                       database=db, autocommit=autocommit, connect_timeout=10)
+        if self.charset:
+            params["charset"] = self.charset
         params.update(kwargs)
         if params.get("unix_socket") and not any(k.startswith("ssl") for k in kwargs):
             params["ssl_disabled"] = True

@@ -38,7 +38,7 @@ from .suite_imports import shadowed_by, use_suites
 from ..platform.suite_names import check_suite_name, display_name
 
 TEST_SUFFIX = "_test.py"
-KNOWN_REQUESTS = ("join_cluster",)
+KNOWN_REQUESTS = ("join_cluster", "arbitrator")
 STORAGE_CHOICES = ("default", "disk")
 NETWORK_CHOICES = ("loopback", "namespaces")
 DEFAULTS_ATTRIBUTE = "kewpie_server_defaults"  # on a test class: option strings
@@ -141,7 +141,8 @@ def validate_requirements(value: Any, where: str) -> list[list[Option]]:
 
 
 def validate_requests(value: Any, count: int, where: str) -> dict[str, Any]:
-    """server_requests: {'join_cluster': [(0, 1), ...]} with valid server indexes."""
+    """server_requests: {'join_cluster': [(0, 1), ...]} with valid server indexes, and
+    {'arbitrator': True} (a garbd joins the cluster of server 0: two servers at least)."""
     if value is None:
         return {}
     if not isinstance(value, dict):
@@ -152,6 +153,14 @@ def validate_requests(value: Any, count: int, where: str) -> dict[str, Any]:
         if key not in KNOWN_REQUESTS:
             raise SuiteError(f"{where}: unknown server_requests key {key!r} "
                              f"(known: {', '.join(KNOWN_REQUESTS)})")
+        if key == "arbitrator":
+            if not isinstance(pairs, bool):
+                raise SuiteError(f"{where}: arbitrator must be True or False, got {pairs!r}")
+            if pairs and count < 2:
+                raise SuiteError(f"{where}: an arbitrator joins a cluster of two servers or "
+                                 f"more; server_requirements declares {count}")
+            result[key] = pairs
+            continue
         if pairs is None:
             pairs = []
         if not isinstance(pairs, (list, tuple)):
@@ -358,6 +367,7 @@ def requirements_for(suite: SuiteConfig, module: ModuleType, default_type: str,
         requests = validate_requests(module.server_requests, len(reqs), where)
     server_type = getattr(module, "server_type", None) or suite.server_type or default_type
     pairs = requests.get("join_cluster", [])
+    arbitrator = check_arbitrator(requests, server_type, where)
     defaults = class_server_defaults(module, where)  # e.g. kewpie 2012's, for its tests
     if defaults:
         reqs = [merge(defaults, opts) for opts in reqs]
@@ -367,7 +377,18 @@ def requirements_for(suite: SuiteConfig, module: ModuleType, default_type: str,
     elif len(basedirs) != len(reqs):
         basedirs = []  # the module declared other servers: they run the tree under test
     return Requirements.declared(server_type, reqs, pairs, on_disk=suite.storage == "disk",
-                                 network=suite.network, basedirs=basedirs)
+                                 network=suite.network, basedirs=basedirs,
+                                 arbitrator=arbitrator)
+
+
+def check_arbitrator(requests: dict[str, Any], server_type: str, where: str) -> bool:
+    """Whether the requests ask for an arbitrator (SuiteError unless the servers are
+    Galera nodes)."""
+    wanted = bool(requests.get("arbitrator"))
+    if wanted and server_type != "galera":
+        raise SuiteError(f"{where}: server_requests 'arbitrator' needs Galera nodes "
+                         f"(server_type = 'galera'), not {server_type!r}")
+    return wanted
 
 
 def _matches(test_names: list[str], suite: str, filename: str) -> bool:
@@ -474,4 +495,6 @@ def suite_requirements(suite_name: str, suitepaths: list[str], default_type: str
     return Requirements.declared(server_type, suite.server_requirements,
                                  suite.server_requests.get("join_cluster", []),
                                  on_disk=suite.storage == "disk", network=suite.network,
-                                 basedirs=suite.server_basedirs)
+                                 basedirs=suite.server_basedirs,
+                                 arbitrator=check_arbitrator(suite.server_requests, server_type,
+                                                             suite.path))

@@ -18,6 +18,7 @@ from ..servers import replication
 from ..errors import KewpieError, QueryError
 from ..servers.faultwindows import PEER, TARGET
 from ..servers.galera import GaleraServer
+from ..servers.garbd import Arbitrator
 from ..servers.server import Server
 from ..servers.manager import ServerManager
 from .consistency_checks import ConsistencyChecks
@@ -228,11 +229,16 @@ class ClusterTestCase(KewpieTestCase):
         """One status line per node."""
         return "\n".join(n.status_report() for n in self.nodes())
 
+    def arbitrators(self) -> list[Arbitrator]:
+        """The test's running Galera arbitrators (``server_requests = {'arbitrator': True}``)."""
+        return [a for a in self.context.manager.arbitrators if a.is_alive()]
+
     def wait_synced(self, nodes: list[GaleraServer] | None = None, timeout: float = 120.0) -> None:
-        """Wait until nodes (default: all) are Synced in a cluster of their number."""
+        """Wait until nodes (default: all) are Synced in a cluster of their number plus
+        the running arbitrators."""
         from ..servers.galera_cluster import GaleraJoinError, wait_cluster
         try:
-            wait_cluster(nodes or self.nodes(), timeout)
+            wait_cluster(nodes or self.nodes(), timeout, arbitrators=self.arbitrators())
         except GaleraJoinError as exc:
             self.fail(str(exc))
 
@@ -260,7 +266,8 @@ class ClusterTestCase(KewpieTestCase):
             for n in self.nodes()]
         node.kill()
         others = [n for n in self.nodes() if n is not node and n.is_alive()]
-        self.wait_for(lambda: all(n.is_synced(len(others)) for n in others), timeout=60,
+        size = len(others) + len(self.arbitrators())
+        self.wait_for(lambda: all(n.is_synced(size) for n in others), timeout=60,
                       msg=f"the cluster to notice {node.name} is gone\n{self.wsrep_report()}")
 
     def restart_node(self, node: GaleraServer, timeout: float = 180.0) -> None:

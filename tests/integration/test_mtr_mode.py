@@ -4,8 +4,10 @@ kewpie starts.
 One kewpie run (two bots) covers the slice; each test below reads its rows:
 a plain fixture test, a real test with an .opt file, a real test that restarts
 its server through the expect-file protocol, a real test that skips itself, a
-fixture test whose result differs ([ fail ] with the unified diff), and one
-real multi-server rpl test (its suite's my.cnf with @mysqld.N templates).
+fixture test whose result differs ([ fail ] with the unified diff), one real
+multi-server rpl test (its suite's my.cnf with @mysqld.N templates), a case of a
+nested suite (compat/oracle) and one whose -master.opt has a bare --log-error
+(issue 34).
 Skipped when Debian's mariadb-test package (scripts/setup.sh) is missing.
 
 Covers: lib/run/mtr_mode.py, lib/run/mtr_lane.py, lib/mtr/, lib/run/mtr_junit.py
@@ -22,9 +24,11 @@ from tests.conftest import ROOT, KewpieRunner, make_workdir, tagged
 MTR_ROOT = "/usr/share/mysql/mysql-test"
 FIXTURE = os.path.join(ROOT, "tests", "fixtures", "mtr", "kw_mtr")
 FIXTURE_PATH = f"--suitepath={os.path.dirname(FIXTURE)}"  # the fixture suite is named kw_mtr
+NESTED = "compat/oracle.func_add_months"                 # a nested suite name (issue 34)
+BARE_LOG_ERROR = "binlog.binlog_stm_unsafe_warning,stmt"  # -master.opt: a bare --log-error
 SLICE = ["kw_mtr.plain", "kw_mtr.differs", "kw_mtr.leaves_state", "kw_mtr.disabled_one",
          "main.my_getopt_case_insensitive", "main.comment_database", "main.auth_named_pipe",
-         "rpl.rpl_charset,row"]
+         "rpl.rpl_charset,row", NESTED, BARE_LOG_ERROR]
 
 pytestmark = pytest.mark.skipif(
     not (shutil.which("mariadb-test") and os.path.isfile(os.path.join(MTR_ROOT, "mysql-test-run.pl"))),
@@ -89,6 +93,22 @@ def test_xml_report_in_mtrs_dialect_and_the_history(mtr_run):
     stored = set(history.execute("SELECT test, combination, status FROM history_results"))
     assert ("rpl.rpl_charset", "row", "pass") in stored and ("kw_mtr.differs", "", "fail") in stored
     assert history.execute("SELECT mode FROM history_runs").fetchall() == [("mtr",)]
+
+
+def test_nested_suite_name_runs(mtr_run):
+    """compat/oracle is how mtr names the suite; its case runs and passes."""
+    _, out, rows, _, junit = mtr_run
+    assert rows[NESTED][0] == "pass", rows.get(NESTED, out[-3000:])
+    with open(junit) as fh:
+        assert 'classname="compat/oracle"' in fh.read()
+
+
+def test_bare_log_error_case_passes(mtr_run):
+    """binlog.binlog_stm_unsafe_warning's bare --log-error sends mysqld's log to its
+    default place (run/mysqld.err, from the pid file's name): kewpie waits for the server
+    there, as mtr does, instead of timing out, and the test reads its warnings there."""
+    _, out, rows, _, _ = mtr_run
+    assert rows[BARE_LOG_ERROR][0] == "pass", rows.get(BARE_LOG_ERROR, out[-3000:])
 
 
 def test_plain_fixture_passes(mtr_run):

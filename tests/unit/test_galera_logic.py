@@ -1,6 +1,7 @@
 """Pure Galera logic: cluster groups from join_cluster pairs, provider options, grastate.dat.
 
-Covers: lib/servers/galera.py, lib/servers/galera_cluster.py, lib/servers/describe.py
+Covers: lib/servers/galera.py, lib/servers/galera_cluster.py, lib/servers/describe.py,
+lib/servers/garbd.py
 """
 import grp
 import os
@@ -160,3 +161,29 @@ def test_scripts_export_tmpdir_and_cluster_json_is_private(tmp_path):
     start = open(os.path.join(node.vardir, "start")).read()
     assert f"TMPDIR={node.tmpdir}" in start and f"KEWPIE_NAME={node.vardir}" in start
     assert f"TMPDIR={node.tmpdir}" in open(os.path.join(node.vardir, "use")).read()
+
+
+def test_arbitrator_listens_on_the_loopback_and_keeps_its_state_in_its_vardir(tmp_path):
+    from lib.servers.garbd import Arbitrator
+    lease = PortLease(first=47400, size=4, lock_path=str(tmp_path / "l"), fd=-1)
+    settings = ServerSettings(user=None, env={}, die_with_parent=True)
+    garbd = Arbitrator("garbd", str(tmp_path / "var_garbd"), lease, settings,
+                       ["127.0.0.1:47301", "127.0.0.1:47305"], garbd="/usr/bin/garbd")
+    argv = garbd.argv()
+    assert argv[:3] == ["/usr/bin/garbd", "--address", "gcomm://127.0.0.1:47301,127.0.0.1:47305"]
+    options = dict(o.split("=", 1) for o in argv[argv.index("--options") + 1].split(";"))
+    assert options["gmcast.listen_addr"] == "tcp://127.0.0.1:47400"
+    assert options["base_port"] == "47400"
+    assert options["base_dir"] == str(tmp_path / "var_garbd")
+    assert "gcache.size" not in options
+    assert garbd.describe()["type"] == "garbd" and garbd.describe()["pid"] is None
+
+
+def test_find_garbd_looks_where_mtr_looks(tmp_path):
+    from lib.servers.garbd import find_garbd
+    provider = tmp_path / "lib" / "libgalera_smm.so"
+    garb = tmp_path / "lib" / "garb" / "garbd"
+    garb.parent.mkdir(parents=True)
+    garb.write_text("#!/bin/sh\n")
+    garb.chmod(0o755)
+    assert find_garbd(str(provider)) == str(garb)

@@ -126,3 +126,33 @@ def test_servers_stay_on_the_loopback():
     assert "every interface" in server_problem(to_options(["--skip-bind-address"], defaults=False),
                                                catalog, bounds)
 
+
+
+def test_an_end_comment_goes_as_mysqld_drops_it(tmp_path):
+    # galera_3nodes.MDEV-38147.cnf: mysqld reads "6", never the comment
+    cnf = tmp_path / "t.cnf"
+    cnf.write_text("[mysqld.1]\nwsrep_sync_wait=6 # allow SHOW to reproduce \"error 1950\"\n"
+                   "ssl-cipher='a#b' # c\n[ENV]\nX=1 # kept, as mtr exports it\n")
+    config = MtrConfig.read(str(cnf))
+    assert config.group("mysqld.1").value("wsrep_sync_wait") == "6"
+    assert config.group("mysqld.1").value("ssl-cipher") == "a#b"
+    assert config.env()["X"] == "1 # kept, as mtr exports it"
+
+
+def test_generated_options_go_after_another_spelling(tmp_path):
+    # mtr's My::Config tells server_id from server-id: ConfigFactory adds server-id=1
+    # after a test's server_id=10999, and mysqld applies the last
+    # (galera_3nodes.galera_gtid_consistency expects gtid 1111-1-N)
+    from lib.mtr.config import build_config
+    from lib.mtr.vardir import MtrVardir, ServerSlot
+    from lib.servers.codetree import CodeTree
+    cnf = tmp_path / "t.cnf"
+    cnf.write_text("[mysqld.1]\nserver_id=10999\n")
+    vardir = MtrVardir(str(tmp_path / "var"), str(tmp_path), None)
+    slot = ServerSlot(1, str(tmp_path / "s0"), 9300, str(tmp_path / "s.sock"),
+                      str(tmp_path / "e.err"), str(tmp_path / "tmp"))
+    tree = CodeTree.__new__(CodeTree)
+    tree.basedir = str(tmp_path)
+    config = build_config(str(cnf), str(tmp_path), vardir, [slot], tree, {}, frozenset())
+    args = config.server_options("mysqld.1")
+    assert args.index("--server_id=10999") < args.index("--server-id=1")

@@ -37,3 +37,18 @@ def test_time_outliers_lists_the_largest_differences_first():
     assert lines[2].split()[0] == "main.xa" and lines[3].split()[0] == "main.b"
     assert not any("main.a " in line for line in lines)
     assert parity.time_outliers(mtr, mtr) == []
+
+
+def test_a_tests_file_keeps_names_with_a_hash_and_drops_comments(tmp_path):
+    parity = _load()
+    names = tmp_path / "names.txt"
+    names.write_text("# the sample\ngalera.galera#500   # a name with '#'\nbasic\n\n")
+    assert parity.read_tests_file(str(names), "galera") == ["galera.galera#500", "galera.basic"]
+
+
+def test_big_test_goes_to_both_tools():
+    parity = _load()
+    assert "--big-test" in parity.mtr_command("/v", "galera_3nodes", [], 2, "mysql", True)
+    assert "--big-test" in parity.kewpie_command("/w", "/j.xml", "galera_3nodes", [], 2, True)
+    assert "--big-test" not in parity.mtr_command("/v", "galera_3nodes", [], 2)
+    assert parity.TARGETS["galera_sr"] == (0.98, 0.8)

@@ -46,9 +46,14 @@ def test_tmpdir_and_env(tmp_path):
     assert inherited.stdout == os.environ.get("HOME", "") + "\n"
 
 
-def test_child_in_its_own_session():
-    res = run_tool([SH, "-c", "ps -o sid= -p $$"])
-    assert int(res.stdout) != os.getsid(0)
+def test_child_in_its_own_process_group_in_our_session():
+    """One kill stops a child and what it started (its own process group); it stays in
+    our session, whose scheduling group (autogroup) its peers share: a client and a
+    server in different sessions wait for each other on a loaded machine."""
+    res = run_tool([SH, "-c", "ps -o pgid=,sid= -p $$"])
+    pgid, sid = (int(x) for x in res.stdout.split())
+    assert pgid != os.getpgid(0)
+    assert sid == os.getsid(0)
 
 
 def _sleeper_group_gone(marker: str) -> bool:

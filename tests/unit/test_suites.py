@@ -146,6 +146,22 @@ def test_validate_requests_duplicate_joiner():
         suites.validate_requests({"join_cluster": [(0, 2), (1, 2)]}, 3, "cfg")
 
 
+def test_validate_requests_arbitrator():
+    assert suites.validate_requests({"join_cluster": [(0, 1)], "arbitrator": True}, 2, "cfg") \
+        == {"join_cluster": [(0, 1)], "arbitrator": True}
+    with pytest.raises(SuiteError, match="arbitrator must be True or False"):
+        suites.validate_requests({"arbitrator": "yes"}, 2, "cfg")
+    with pytest.raises(SuiteError, match="two servers or more"):
+        suites.validate_requests({"arbitrator": True}, 1, "cfg")
+
+
+def test_arbitrator_needs_galera_nodes():
+    assert suites.check_arbitrator({"arbitrator": True}, "galera", "cfg") is True
+    assert suites.check_arbitrator({}, "mysql", "cfg") is False
+    with pytest.raises(SuiteError, match="needs Galera nodes"):
+        suites.check_arbitrator({"arbitrator": True}, "mysql", "cfg")
+
+
 def test_validate_requests_non_iterable_pairs_raise_suite_error():
     with pytest.raises(SuiteError):
         suites.validate_requests({"join_cluster": 1}, 2, "cfg")

@@ -1,0 +1,193 @@
+"""mysql-test's Galera suites under kewpie: their skip lists and how their clusters start.
+
+**Skips.** The ``skip_combinations`` of ``suite/galera/suite.pm`` and
+``suite/galera_3nodes/suite.pm`` for this machine (:func:`galera_skip_rules`):
+tests that need stunnel, qpress or pkill skip without them, as under mtr.
+
+**Clusters.** A set with Galera nodes starts as mtr starts it (:func:`form_cold`):
+fresh datadirs; the bootstrap node (``wsrep_cluster_address=gcomm://``) first,
+until it is Synced; then the others at once, each joining by a full state
+transfer.  Between cases the set is kept only while every node is Synced in a
+Primary component of the size it had (:func:`reuse_problem`): mtr's
+check-testcase does not look at wsrep, so a node a test left Desynced or alone
+would fail the next case under mtr.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import time
+from typing import TYPE_CHECKING
+
+from ..errors import ServerStartError
+from ..servers.server import Server
+from .server import is_wsrep
+
+if TYPE_CHECKING:
+    from ..servers.manager import ServerManager
+    from ..servers.requirements import Requirements
+
+
+def _which(name: str) -> bool:
+    return shutil.which(name) is not None
+
+
+def galera_skip_rules(mtr_root: str, features: dict[str, str]) -> dict[str, object]:
+    """The Galera suites' ``skip_combinations`` (suite.pm) for this machine, in the form
+    of :func:`lib.mtr.cases.skip_rules`: {combinations path: reason or [combinations]}
+    (mtr keys an include file's skip by its name with ``.combinations``)."""
+    galera = os.path.join(mtr_root, "suite", "galera")
+    rules: dict[str, object] = {}
+
+    def inc(suite_dir: str, name: str) -> str:
+        """The key mtr makes of suite.pm's ``include/<name>.inc``."""
+        return os.path.join(suite_dir, "include", name + ".combinations")
+    if not (_which("lsof") or _which("sockstat") or _which("ss")):
+        reason = "Need socket statistics utility"
+        rules[inc(galera, "have_mariabackup")] = reason
+        rules[inc(os.path.join(mtr_root, "suite", "galera_3nodes"), "have_mariabackup")] = reason
+    if not _which("stunnel"):
+        rules[inc(galera, "have_stunnel")] = "Need 'stunnel' utility"
+        rules[os.path.join(galera, "t", "galera_sst_cn_injection.combinations")] = ["rsync"]
+    if not _which("qpress"):
+        rules[inc(galera, "have_qpress")] = "Need 'qpress' utility"
+    ssl = features.get("version-ssl-library", "")
+    found = re.search(r"OpenSSL (\S+)", ssl)
+    if not (found and found.group(1) >= "1.1.1"):
+        rules[os.path.join(mtr_root, "suite", "encryption", "include",
+                           "have_file_key_management_plugin.combinations")] = ["ctr"]
+    if not (found and found.group(1) >= "3.0.0"):
+        rules[os.path.join(galera, "t", "galera_sst_cn_injection.combinations")] = \
+            "does not work with OpenSSL <= 1.1.1"
+    if not _which("pkill"):
+        rules[inc(galera, "have_pkill")] = "Need 'pkill' utility"
+    return rules
+
+
+# ---------------------------------------------------------------------- clusters
+WSREP_KEYS = ("wsrep_ready", "wsrep_local_state_comment", "wsrep_cluster_status",
+              "wsrep_cluster_size")
+REUSE_WAIT = 30.0   # seconds a node may take to be Synced again after a test
+MTR_START_TIMEOUT = 180.0   # mtr's --start-timeout
+
+
+def wsrep_state(server: Server) -> dict[str, str]:
+    """The node's readiness, state, component and cluster size ({} when it does not
+    answer); as mtr asks (``wsrep_sync_wait = 0``), on a connection closed afterwards,
+    so tests never see one of kewpie's in their process list."""
+    try:
+        server.execute("SET SESSION wsrep_sync_wait = 0")
+        rows = server.execute("SHOW GLOBAL STATUS WHERE Variable_name IN (%s, %s, %s, %s)",
+                              WSREP_KEYS)
+        return {str(name).lower(): str(value) for name, value in rows}
+    except Exception:  # noqa: BLE001 - not answering (yet): the callers wait or judge
+        return {}
+    finally:
+        server.sql.close()
+
+
+def wait_wsrep_ready(server: Server, timeout: float) -> None:
+    """Until the node says wsrep_ready ON and Synced (ServerStartError after timeout, or
+    at once when it exits)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not server.is_alive():
+            raise ServerStartError(f"server {server.name}: Galera node exited while joining "
+                                   f"its cluster", server.error_log_tail(20))
+        state = wsrep_state(server)
+        if state.get("wsrep_ready", "").upper() == "ON" and \
+                state.get("wsrep_local_state_comment") == "Synced":
+            return
+        time.sleep(0.05)
+    raise ServerStartError(f"server {server.name}: Galera node not Synced within {timeout:g}s",
+                           server.error_log_tail(20))
+
+
+def cluster_sizes(servers: list[Server]) -> dict[int, int]:
+    """{index: wsrep_cluster_size} of the set's Galera nodes (as a new set is handed over)."""
+    sizes = {}
+    for index, server in enumerate(servers):
+        if is_wsrep(server) and server.is_alive():
+            size = wsrep_state(server).get("wsrep_cluster_size", "")
+            if size.isdigit():
+                sizes[index] = int(size)
+    return sizes
+
+
+def reuse_problem(servers: list[Server], sizes: dict[int, int], timeout: float = REUSE_WAIT
+                  ) -> str:
+    """Why the set's Galera nodes cannot go to the next case ('' when they can): each
+    one Synced in a Primary component of the size it had when the set was handed
+    over (waiting up to timeout for a node to get there, e.g. a donor)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        problem = ""
+        for index, size in sizes.items():
+            if index >= len(servers):
+                continue
+            server = servers[index]
+            state = wsrep_state(server) if server.is_alive() else {}
+            seen = (state.get("wsrep_local_state_comment"), state.get("wsrep_cluster_status"),
+                    state.get("wsrep_cluster_size"))
+            if seen != ("Synced", "Primary", str(size)):
+                problem = (f"{server.name} is {seen[0] or 'not answering'} in a {seen[1]} "
+                           f"component of {seen[2]} (was Synced, Primary, {size})")
+                break
+        if not problem or time.monotonic() >= deadline:
+            return problem
+        time.sleep(0.2)
+
+
+def bootstraps(server: Server) -> bool:
+    """The node starts a new cluster (``wsrep_cluster_address=gcomm://``), as mtr's
+    wsrep_is_bootstrap_server says."""
+    address = None
+    for opt in server.user_options:
+        if opt.name == "wsrep-cluster-address":
+            address = (opt.value or "").strip().strip("'\"")
+    return address == "gcomm://"
+
+
+def form_cold(manager: "ServerManager", servers: list[Server]) -> None:
+    """As mtr starts a set with Galera nodes: fresh datadirs; the servers launched in
+    the config's order, waiting only after a bootstrap node (``gcomm://``) until it is
+    ready and Synced; then each of the others until it is ready and, a Galera node,
+    Synced (joiners get a full state transfer meanwhile).  mtr's --start-timeout
+    (180 s) bounds each wait, as a state transfer takes long on a loaded machine."""
+    timeout = max(MTR_START_TIMEOUT, servers[0].settings.start_timeout) if servers else 0.0
+    for server in servers:
+        manager.copy_pristine(server)
+    waited = []
+    try:
+        for server in servers:
+            server.start(wait=False)
+            if is_wsrep(server) and bootstraps(server):
+                server.wait_ready(timeout)
+                wait_wsrep_ready(server, timeout)
+                waited.append(server)
+        for server in servers:
+            if server not in waited:
+                server.wait_ready(timeout)
+                if is_wsrep(server):
+                    wait_wsrep_ready(server, timeout)
+    except BaseException:
+        for server in servers:  # a joiner left waiting for its donor would wait on
+            server.kill()
+        raise
+
+
+def start_mtr_set(manager: "ServerManager", servers: list[Server],
+                  reqs: "Requirements") -> None:
+    """The mtr server kind's start (lib.run.environment's SERVER_KINDS): fresh datadirs;
+    plain servers start all at once; a set with Galera nodes as mtr starts it
+    (:func:`form_cold`)."""
+    if any(is_wsrep(s) for s in servers):
+        form_cold(manager, servers)
+        return
+    for server in servers:
+        manager.copy_pristine(server)
+    for server in servers:
+        server.start(wait=False)
+    for server in servers:
+        server.wait_ready()

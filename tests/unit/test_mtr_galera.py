@@ -1,0 +1,99 @@
+"""mtr mode's Galera pieces: the Galera suites' skip lists for this machine, the
+wsrep part of the reuse rule (each node Synced, Primary, in a cluster of its size) and
+mtr's forced restarts (include/force_restart.inc).
+
+Covers: lib/mtr/galera.py, lib/mtr/execute.py (restart_forced), lib/run/mtr_lane.py (spare_runs)
+"""
+import os
+
+from lib.mtr import galera
+from lib.servers.options import Option
+
+
+class FakeNode:
+    """A server whose wsrep status is a dict (no SQL)."""
+
+    def __init__(self, name, status, wsrep=True):
+        self.name = name
+        self.status = status
+        self.user_options = [Option("wsrep-on", "1")] if wsrep else []
+        self.sql = self
+        self.closed = 0
+
+    def is_alive(self):
+        return True
+
+    def execute(self, sql, args=None):
+        if sql.startswith("SET"):
+            return []
+        return list(self.status.items())
+
+    def close(self):
+        self.closed += 1
+
+
+def node(name, state="Synced", component="Primary", size="2"):
+    return FakeNode(name, {"wsrep_ready": "ON", "wsrep_local_state_comment": state,
+                           "wsrep_cluster_status": component, "wsrep_cluster_size": size})
+
+
+def test_cluster_sizes_are_those_of_the_galera_nodes():
+    servers = [node("s0"), node("s1"), FakeNode("s2", {}, wsrep=False)]
+    assert galera.cluster_sizes(servers) == {0: 2, 1: 2}
+    assert all(s.closed for s in servers[:2])  # no connection of kewpie's stays open
+
+
+def test_a_set_as_it_was_is_reusable():
+    assert galera.reuse_problem([node("s0"), node("s1")], {0: 2, 1: 2}, timeout=0) == ""
+
+
+def test_a_node_out_of_its_cluster_or_desynced_is_not():
+    problem = galera.reuse_problem([node("s0", size="1"), node("s1", size="1")], {0: 2, 1: 2},
+                                   timeout=0)
+    assert problem == "s0 is Synced in a Primary component of 1 (was Synced, Primary, 2)"
+    assert "Donor/Desynced" in galera.reuse_problem(
+        [node("s0"), node("s1", state="Donor/Desynced")], {0: 2, 1: 2}, timeout=0)
+    assert "non-Primary" in galera.reuse_problem(
+        [node("s0", component="non-Primary")], {0: 2}, timeout=0)
+
+
+def test_skip_rules_follow_the_tools_found(monkeypatch, tmp_path):
+    monkeypatch.setattr(galera, "_which", lambda name: name in ("ss", "pkill"))
+    rules = galera.galera_skip_rules(str(tmp_path), {"version-ssl-library": "OpenSSL 3.0.17"})
+    g = os.path.join(str(tmp_path), "suite", "galera")
+    assert rules[os.path.join(g, "include", "have_stunnel.combinations")] == \
+        "Need 'stunnel' utility"
+    assert rules[os.path.join(g, "t", "galera_sst_cn_injection.combinations")] == ["rsync"]
+    assert rules[os.path.join(g, "include", "have_qpress.combinations")] == "Need 'qpress' utility"
+    assert os.path.join(g, "include", "have_pkill.combinations") not in rules
+    old = galera.galera_skip_rules(str(tmp_path), {"version-ssl-library": "OpenSSL 1.1.0"})
+    assert old[os.path.join(g, "t", "galera_sst_cn_injection.combinations")] == \
+        "does not work with OpenSSL <= 1.1.1"
+
+
+def test_a_forced_restart_is_read_from_the_datadirs(tmp_path):
+    from lib.mtr.execute import restart_forced
+
+    class Datadir:
+        def __init__(self, path):
+            self.datadir = str(path)
+    first, second = tmp_path / "d1", tmp_path / "d2"
+    for d in (first, second):
+        (d / "mtr").mkdir(parents=True)
+    servers = [Datadir(first), Datadir(second)]
+    assert not restart_forced(servers)
+    (second / "mtr" / "force_restart").write_text("1\n")   # include/force_restart.inc
+    assert restart_forced(servers)
+    assert not restart_forced(servers, "force_restart_if_skipped")
+
+
+def test_spare_ports_come_in_runs_of_three_consecutive_ones(tmp_path):
+    # Galera listens for IST on its base port + 1: #galera_port and #ist_port must be
+    # consecutive leased ports (galera_3nodes.galera-features#119 met a foreign 9324)
+    from lib.platform.ports import PortLease
+    from lib.run.mtr_lane import spare_runs
+    leases = [PortLease(first=first, size=4, lock_path=str(tmp_path / str(first)), fd=-1)
+              for first in (9320, 9340, 9360)]
+    clients = [9320, 9321, 9322]
+    assert spare_runs(leases, clients) == [(9340, 9341, 9342), (9360, 9361, 9362)]
+    assert spare_runs(leases[:1], [9320]) == [(9321, 9322, 9323)]
