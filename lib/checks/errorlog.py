@@ -100,6 +100,13 @@ FAULT_CLASSES: tuple[FaultClass, ...] = (
         "a member vanished, stalled or was cut off: while the group re-forms, a member's "
         "last-applied report arrives in a non-primary view"),
     FaultClass(
+        "stale group messages", DOWN | STALLED | CUT, ANY_ROLE,
+        r"\[Warning\] WSREP: Received bogus LAST message: \d+ from node \S+, "
+        r"expected > \d+\. Ignoring\.",
+        "a member that was killed, stalled or cut off rejoins: its reports of the last "
+        "message it saw, sent before the fault, arrive after the group moved on and are "
+        "ignored"),
+    FaultClass(
         "abandoned handshakes", EVERY_FAULT, ANY_ROLE,
         r"\[Warning\] Aborted connection \d+ to db: 'unconnected' user: 'unauthenticated' "
         r"host: '[^']*' \(This connection closed normally without authentication\)",
