@@ -66,7 +66,8 @@ GLOBAL_SUPPRESSIONS: tuple[tuple[str, str], ...] = (
 
 
 FAULT_SETTLE = 5.0  # seconds after a fault's heal in which its lines are still excused
-LINE_TIME_RE = re.compile(r"^(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}) ")  # MariaDB's error log
+# MariaDB's error log: the hour is space-padded ("2026-11-26  0:25:35" before 10:00)
+LINE_TIME_RE = re.compile(r"^(\d{4}-\d{2}-\d{2}) +(\d{1,2}:\d{2}:\d{2}) ")
 ANY_ROLE = frozenset({TARGET, PEER})
 
 # The fault kinds (Fault.name) by what they do to a server.
@@ -183,7 +184,7 @@ def line_time(line: str) -> float | None:
     if not match:
         return None
     try:
-        return datetime.strptime(match.group(1), "%Y-%m-%d %H:%M:%S").timestamp()
+        return datetime.strptime(f"{match.group(1)} {match.group(2)}", "%Y-%m-%d %H:%M:%S").timestamp()
     except ValueError:
         return None
 

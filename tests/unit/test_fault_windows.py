@@ -163,3 +163,14 @@ def test_warnings_problem_uses_each_servers_windows_then_forgets_them():
     assert peer.fault_windows.all() == []
     peer.text += line + "\n"  # the same line, checked again with no window: it fails
     assert "s0 (/x/s0/error.log):" in warnings_problem(marks, [peer], [])
+
+
+def test_hours_before_ten_have_a_timestamp_too():
+    """MariaDB pads the hour with a space before 10:00 ('2026-11-26  0:25:35'): such a
+    line still has its time, so a fault window can excuse it after midnight."""
+    import datetime
+    padded = errorlog.line_time("2026-11-26  0:25:35 0 [Warning] WSREP: x")
+    assert padded == datetime.datetime(2026, 11, 26, 0, 25, 35).timestamp()
+    assert errorlog.line_time("2026-11-26 13:25:35 0 [Warning] x") == \
+        datetime.datetime(2026, 11, 26, 13, 25, 35).timestamp()
+    assert errorlog.line_time("no time [Warning] x") is None
