@@ -683,15 +683,19 @@ local function delivery()  -- clause 2.7, run inline (not deferred)
       if o_id ~= nil then
          con:query(string.format("DELETE FROM new_orders WHERE no_w_id = %d AND no_d_id = %d " ..
                                  "AND no_o_id = %s", w, d, o_id))
+         -- Locking reads from here on: a plain SELECT would read the snapshot the
+         -- first district's read opened (REPEATABLE READ), which may predate the
+         -- order just locked, and find no row for it.
          local c = con:query_row(string.format(
-            "SELECT o_c_id FROM orders WHERE o_w_id = %d AND o_d_id = %d AND o_id = %s", w, d, o_id))
+            "SELECT o_c_id FROM orders WHERE o_w_id = %d AND o_d_id = %d AND o_id = %s " ..
+            "FOR UPDATE", w, d, o_id))
          con:query(string.format("UPDATE orders SET o_carrier_id = %d WHERE o_w_id = %d AND " ..
                                  "o_d_id = %d AND o_id = %s", carrier, w, d, o_id))
          con:query(string.format("UPDATE order_line SET ol_delivery_d = NOW() WHERE ol_w_id = %d " ..
                                  "AND ol_d_id = %d AND ol_o_id = %s", w, d, o_id))
          local total = con:query_row(string.format(
             "SELECT COALESCE(SUM(ol_amount), 0) FROM order_line WHERE ol_w_id = %d AND " ..
-            "ol_d_id = %d AND ol_o_id = %s", w, d, o_id))
+            "ol_d_id = %d AND ol_o_id = %s FOR UPDATE", w, d, o_id))
          con:query(string.format("UPDATE customer SET c_balance = c_balance + %s, " ..
                                  "c_delivery_cnt = c_delivery_cnt + 1 WHERE c_w_id = %d AND " ..
                                  "c_d_id = %d AND c_id = %s", total, w, d, c))

@@ -122,6 +122,14 @@ class RunOutput:
     monitor_error: str = ""
 
 
+def failure_lines(text: str, keep: int = 6) -> str:
+    """What to quote from a failed sysbench's output: its FATAL/ALERT lines when
+    it printed any (a script's report may follow them), else its last lines."""
+    lines = text.strip().splitlines()
+    fatal = [line for line in lines if line.startswith(("FATAL", "ALERT"))]
+    return "\n".join((fatal or lines)[-keep:])
+
+
 class Sysbench:
     """prepare / run / check / cleanup for one workload on one set of servers."""
 
@@ -153,9 +161,10 @@ class Sysbench:
             raise SysbenchError(f"sysbench {command} did not finish within {timeout:.0f}s "
                                 f"(its output: {os.path.join(self.log_dir, log_name)})")
         if check and (proc.returncode != 0 or "FATAL" in text):
-            tail = "\n".join(text.strip().splitlines()[-6:])
             raise SysbenchError(f"sysbench {command} of {self.workload.name} failed "
-                                f"(exit {proc.returncode}):\n{tail}")
+                                f"(exit {proc.returncode}; its output: "
+                                f"{os.path.join(self.log_dir, log_name)}):\n"
+                                f"{failure_lines(text)}")
         return proc.returncode, text
 
     def prepare(self, server: Server, threads: int = 1) -> None:
@@ -191,8 +200,8 @@ class Sysbench:
         code, text = self._call(self._argv([server], ["check"]),
                                 f"check-{self.workload.db}.log", timeout=1800, check=False)
         if "consistency:" not in text:
-            tail = "\n".join(text.strip().splitlines()[-6:])
-            raise SysbenchError(f"the TPC-C-like consistency check did not run:\n{tail}")
+            raise SysbenchError(f"the TPC-C-like consistency check did not run:\n"
+                                f"{failure_lines(text)}")
         return code == 0, text
 
     def cleanup(self, server: Server) -> None:

@@ -15,6 +15,7 @@ from lib.sysbench.monitor import Sample
 from lib.sysbench.outputs import markdown, table, write_all
 from lib.sysbench.parse import SysbenchResult, histogram_percentile
 from lib.sysbench.sweep import CheckRecord
+from lib.sysbench.tool import failure_lines
 from lib.sysbench.regression import compare, spread
 from lib.sysbench.results import ResultsDB
 from lib.sysbench.sweep import RunRecord, SweepResult, SweepSpec
@@ -209,3 +210,18 @@ def test_tables_and_files_show_percentiles_resources_and_checks(tmp_path):
     assert sorted(os.listdir(tmp_path / "out" / "latency")) == \
         ["10.11_reconnect=0_2t_r1.png"]  # the other run printed no histogram
     assert len(os.listdir(tmp_path / "out" / "timeline")) == 2
+
+
+def test_failure_lines_quote_fatal_lines_before_a_scripts_report():
+    text = ("Threads started!\n"
+            "FATAL: mysql_drv_query() returned error 1054 (Unknown column) for query 'X'\n"
+            "FATAL: `thread_run' function failed: tpcc_like.lua:695: SQL error\n"
+            "TPC-C-like statistics (not TPC-C results):\n"
+            "    new_order 279 4 0\n")
+    quoted = failure_lines(text)
+    assert quoted.splitlines() == text.splitlines()[1:3]
+
+
+def test_failure_lines_fall_back_to_the_last_lines():
+    text = "\n".join(f"line {n}" for n in range(10)) + "\n"
+    assert failure_lines(text, keep=3) == "line 7\nline 8\nline 9"
