@@ -12,15 +12,19 @@
 3. **sporadic**: the crash when its statement fires 1 time in 3 (``RAND()``),
    reduced with ``--trials`` tries per candidate.
 
-For each: statements in and out, candidate runs, wall time, whether the case is
-present in each code tree, and each pass's figures.  The load (``uptime``) is
-printed with the figures.  (Candidates are checked one at a time: the parallel
-check on several bots, and so its side-by-side column, is not built yet.)
+Each case is reduced twice, side by side: with the parallel check on
+(``--reduce-parallel N``, ``--parallel``, default 2: candidates and a sporadic
+candidate's tries on N bots at once) and off (``--reduce-parallel 1``: one at a
+time).  For each: statements in and out, candidate runs (tries), server starts,
+wall time, whether the case is present in each code tree, each pass's figures,
+and the ratio off/on of the wall times.  The load (``uptime``) is printed with
+the figures.
 
-Run (one command; about 10 minutes on 2 idle cores)::
+Run (one command; about 15 minutes on 2 idle cores)::
 
-    bench/reduce_bench.py [--statements 10000] [--connections 4] [--trials 8]
-                          [--cases crash,wrong,sporadic] [--json out.json]
+    nice -n 10 bench/reduce_bench.py [--statements 10000] [--connections 4] [--trials 8]
+                          [--cases crash,wrong,sporadic] [--parallel 2] [--sides on,off]
+                          [--json out.json]
 """
 from __future__ import annotations
 
@@ -71,9 +75,13 @@ def main() -> int:
     parser.add_argument("--connections", type=int, default=4)
     parser.add_argument("--trials", type=int, default=8, help="tries per candidate (sporadic)")
     parser.add_argument("--cases", default="crash,wrong,sporadic")
+    parser.add_argument("--parallel", type=int, default=2,
+                        help="--reduce-parallel of the 'on' side (default: 2)")
+    parser.add_argument("--sides", default="on,off", help="on, off or both (default: on,off)")
     parser.add_argument("--json", default="")
     args = parser.parse_args()
     cases = [c.strip() for c in args.cases.split(",") if c.strip()]
+    sides = [c.strip() for c in args.sides.split(",") if c.strip() in ("on", "off")]
     base = tempfile.mkdtemp(prefix="kwreducebench", dir="/tmp")
     os.chmod(base, 0o755)
     plugin_dir = build_plugin_dir()
@@ -93,12 +101,21 @@ def main() -> int:
                 extra = [f"--trials={args.trials}"]
             else:
                 raise SystemExit(f"unknown case {name} (crash, wrong, sporadic)")
-            print(f"{name}: reducing {folder} ({_uptime()})", flush=True)
-            rows.append(reduce_case(name, folder, base, extra))
+            for side in sides:
+                width = args.parallel if side == "on" else 1
+                print(f"{name} parallel {side}: reducing {folder} ({_uptime()})", flush=True)
+                row = reduce_case(f"{name}-{side}", folder, base,
+                                  [*extra, f"--reduce-parallel={width}"])
+                row.update(side=side, name=name)
+                rows.append(row)
+                print(f"    {row.get('statements_out', '-')} statements out, "
+                      f"{row.get('candidate_runs', '-')} runs, {row['wall']:.1f} s "
+                      f"({_uptime()})", flush=True)
     finally:
         remove_plugin_dir(plugin_dir)
     print()
-    print(f"{'case':<18} {'in':>7} {'out':>4} {'runs':>5} {'wall s':>7}  present / absent  (load)")
+    print(f"{'case':<18} {'in':>7} {'out':>4} {'runs':>5} {'starts':>6} {'wall s':>7}  "
+          f"present / absent  (load)")
     for row in rows:
         if "error" in row:
             print(f"{row['case']:<18} ERROR {row['error']}")
@@ -106,10 +123,22 @@ def main() -> int:
         trees = "present: " + ", ".join(p.split(" ")[0] for p in row["present"]) + \
             ("; absent: " + ", ".join(a.split(" ")[0] for a in row["absent"]) if row["absent"] else "")
         print(f"{row['case']:<18} {row['statements_in']:>7} {row['statements_out']:>4} "
-              f"{row['candidate_runs']:>5} {row['wall']:>7.1f}  {trees}  ({row['load']})")
+              f"{row['candidate_runs']:>5} {row.get('server_starts', 0):>6} {row['wall']:>7.1f}  "
+              f"{trees}  ({row['load']})")
         for p in row["passes"]:
             print(f"    {p['name']:<17} {p['before']:>6} -> {p['after']:<6} "
                   f"{p['runs']:>4} runs {p['seconds']:>6.1f} s")
+    print()
+    print(f"{'case':<10} {'out on/off':>10} {'runs on/off':>12} {'wall on s':>10} "
+          f"{'wall off s':>10} {'off/on':>7}")
+    for name in cases:
+        on = next((r for r in rows if r.get("name") == name and r.get("side") == "on"), None)
+        off = next((r for r in rows if r.get("name") == name and r.get("side") == "off"), None)
+        if not on or not off or "error" in on or "error" in off:
+            continue
+        print(f"{name:<10} {on['statements_out']:>4} / {off['statements_out']:<3} "
+              f"{on['candidate_runs']:>5} / {off['candidate_runs']:<5} {on['wall']:>10.1f} "
+              f"{off['wall']:>10.1f} {off['wall'] / max(on['wall'], 0.001):>7.2f}")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump(rows, fh, indent=2)

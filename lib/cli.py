@@ -302,6 +302,10 @@ def _hunt_options(p: argparse.ArgumentParser) -> None:
                         "--mode=reduce: tries per candidate (a sporadic bug)")
     g.add_argument("--reduce-out", default=default("reduce_out"), metavar="DIR",
                    help="--mode=reduce: the output folder (default: the finding's reduce/)")
+    g.add_argument("--reduce-parallel", type=int, default=default("reduce_parallel"),
+                   metavar="N", help="--mode=reduce: check N candidates (or tries of a "
+                   "sporadic one) at once, each on a bot of its own servers (1: one at a "
+                   "time; default 0: as many as the machine has cores, at most 4)")
     g.add_argument("--duration", type=float, default=default("hunt_duration"), metavar="S",
                    help="the hunt's time budget in seconds (0: until --trials)")
     g.add_argument("--trial-duration", type=float, default=default("hunt_trial_duration"),
@@ -515,6 +519,9 @@ def _hunt_config(args: argparse.Namespace) -> dict[str, Any]:
             raise KewpieError(f"{name} must be 0 or more, not {value}")
     if args.threads < 1:
         raise KewpieError("--threads must be at least 1")
+    if args.reduce_parallel < 0:
+        raise KewpieError(f"--reduce-parallel must be 0 (as many as the cores) or more, "
+                          f"not {args.reduce_parallel}")
     for name, seconds, least in (("--duration", args.duration, 0.0),
                                  ("--trial-duration", args.trial_duration, 1.0),
                                  ("--hang-timeout", args.hang_timeout, 1.0),
@@ -538,7 +545,8 @@ def _hunt_config(args: argparse.Namespace) -> dict[str, Any]:
                 random_options_max=args.random_options_max, hang_timeout=args.hang_timeout,
                 replica_timeout=args.replica_timeout,
                 wrong_result_budget=args.wrong_result_budget,
-                reduce_out=os.path.abspath(args.reduce_out) if args.reduce_out else "")
+                reduce_out=os.path.abspath(args.reduce_out) if args.reduce_out else "",
+                reduce_parallel=args.reduce_parallel)
 def _labels(values: list[str]) -> tuple[tuple[tuple[str, str], ...], str]:
     """--label values: the run's KEY=VALUE labels, and the sweep's NAME (one at most)."""
     from .history.records import parse_label

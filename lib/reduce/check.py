@@ -14,13 +14,22 @@ candidate (:mod:`.replay`) and signs what happened with the hunt's own code:
 
 A candidate fails when one of ``trials`` tries gives the same signature id
 (sporadic bugs: ``--trials``); the tries stop at the first that does.
+
+A cheap reset: a candidate that loads a UDF (``CREATE FUNCTION ... SONAME``)
+changes ``mysql.func``, which the reuse rule answers with fresh servers -- a
+restart per try.  When such a try leaves its servers running, the functions
+it added are dropped again, so the reuse rule finds the servers as they were
+and the next try reuses them.
 """
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
+
+import pymysql
 
 from ..hunt.crash import crash_finding
 from ..hunt.signature import Signature, fingerprint, wrong_result_signature
@@ -33,6 +42,40 @@ from .replay import Replayed, replay
 if TYPE_CHECKING:
     from ..servers.manager import ServerManager
     from ..servers.server import Server
+
+
+_CREATES_UDF = re.compile(r"\bCREATE\s+(?:OR\s+REPLACE\s+)?(?:AGGREGATE\s+)?FUNCTION\b"
+                          r"[^;]*\bSONAME\b", re.I | re.S)
+
+
+def loads_udf(statements: Sequence[Statement]) -> bool:
+    """Does a statement of the candidate load a UDF (``CREATE FUNCTION ... SONAME``)?"""
+    return any(_CREATES_UDF.search(s.sql) for s in statements)
+
+
+def _udfs(server: Server) -> set[str]:
+    """The names in the server's ``mysql.func``."""
+    conn = server.connect()
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SELECT name FROM mysql.func")
+            return {str(r[0]) for r in cur.fetchall()}
+    finally:
+        conn.close()
+
+
+def _drop_udfs(server: Server, keep: set[str]) -> None:
+    """Drop the UDFs the server has beyond keep (what a try added)."""
+    added = _udfs(server) - keep
+    if not added:
+        return
+    conn = server.connect()
+    try:
+        with conn.cursor() as cur:
+            for name in sorted(added):
+                cur.execute(f"DROP FUNCTION IF EXISTS `{name.replace('`', '``')}`")
+    finally:
+        conn.close()
 
 
 def requirements(case: ReduceInput, options: Sequence[Sequence[str]] | None = None) -> Requirements:
@@ -70,23 +113,38 @@ class Checker:
         """Does the candidate still give the finding's signature (in one of the tries)?"""
         for _ in range(self.trials):
             outcome = self.once(statements, options)
-            if any(s.id == self.case.signature.id for s in outcome.signatures):
+            if self.reproduces(outcome):
                 self.last = outcome
                 return True
         return False
 
+    def reproduces(self, outcome: Outcome) -> bool:
+        """Did this try give the finding's signature?"""
+        return any(s.id == self.case.signature.id for s in outcome.signatures)
+
     def once(self, statements: Sequence[Statement],
-             options: Sequence[Sequence[str]] | None = None) -> Outcome:
-        """One try of the candidate on servers of this checker's manager."""
+             options: Sequence[Sequence[str]] | None = None,
+             stop: Callable[[], bool] | None = None) -> Outcome:
+        """One try of the candidate on servers of this checker's manager (stop: see
+        :func:`.replay.replay`; a stopped try signs nothing)."""
         self.runs += 1
         reqs = requirements(self.case, self.options if options is None else options)
         servers = self.manager.get_servers(reqs)
         marks = {s.name: s.error_log_size() for s in servers}
         compare = self.case.topology == "compare"
-        replayed = replay(statements, servers, compare=compare)
+        udfs = {s.name: _udfs(s) for s in servers} if loads_udf(statements) else {}
+        replayed = replay(statements, servers, compare=compare, stop=stop)
         out = Outcome(replayed=replayed, version=_version(servers[0]))
         dead = self._crashes(servers, marks, out)
-        if not dead:
+        if udfs and not dead:
+            try:
+                for server in servers:
+                    _drop_udfs(server, udfs[server.name])
+            except pymysql.MySQLError:
+                pass        # the reuse rule sees the change: fresh servers next time
+        if replayed.stopped:
+            out.signatures.clear()
+        elif not dead:
             for stmt in replayed.differences:
                 out.signatures.append(wrong_result_signature("differential",
                                                              fingerprint(stmt.sql)))

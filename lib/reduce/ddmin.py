@@ -12,12 +12,62 @@ again (the answers are cached by the tuple of item indexes).
 remove most of a long trace before ddmin runs over the statements left.
 Items are kept in trace order, so every candidate keeps each connection's own
 statement order.
+
+A round's candidates (the chunks, then the complements) can be checked at once:
+when the test has a ``first(candidates)`` method (a :class:`Batched` test, e.g.
+the parallel check of :mod:`.parallel`), ddmin hands it the round's unanswered
+candidates and it returns the index of the first that fails *in the serial
+order* -- the one a one-at-a-time ddmin would have taken -- so the result is the
+same whatever checks ran at once.  :func:`first_failing` is that question for any
+test (one candidate after the other when it has no ``first``).
 """
 from __future__ import annotations
 
-from typing import Callable, Generic, Hashable, Sequence, TypeVar
+from typing import Any, Callable, Generic, Hashable, Sequence, TypeVar
 
 T = TypeVar("T")
+U = TypeVar("U")
+First = Callable[[Sequence[Sequence[Any]]], "int | None"]
+
+
+def first_failing(fails: Callable[[Sequence[T]], bool],
+                  candidates: Sequence[Sequence[T]]) -> int | None:
+    """The index of the first candidate (in their order) that fails, or None: through
+    the test's ``first`` when it has one (several checked at once, the same answer),
+    else one after the other."""
+    batch: First | None = getattr(fails, "first", None)
+    if batch is not None:
+        return batch(candidates)
+    for index, candidate in enumerate(candidates):
+        if fails(candidate):
+            return index
+    return None
+
+
+class Batched(Generic[T]):
+    """A fails test with a batch form: ``first(candidates)`` answers "which is the first
+    that fails" for several candidates at once (see :func:`first_failing`)."""
+
+    def __init__(self, fails: Callable[[Sequence[T]], bool],
+                 first: Callable[[Sequence[Sequence[T]]], int | None]) -> None:
+        self.fails = fails
+        self.first = first
+
+    def __call__(self, candidate: Sequence[T]) -> bool:
+        """Does this one candidate fail?"""
+        return self.fails(candidate)
+
+
+def mapped(fails: Callable[[Sequence[U]], bool], to: Callable[[Sequence[T]], Sequence[U]]
+           ) -> Callable[[Sequence[T]], bool]:
+    """A test over T candidates made from a test over U candidates (each candidate
+    mapped by ``to``), keeping its batch form when it has one."""
+    def one(candidate: Sequence[T]) -> bool:
+        """The mapped candidate's answer."""
+        return fails(to(candidate))
+    if getattr(fails, "first", None) is None:
+        return one
+    return Batched(one, lambda cands: first_failing(fails, [to(c) for c in cands]))
 
 
 class Cached(Generic[T]):
@@ -36,6 +86,25 @@ class Cached(Generic[T]):
             self.asked += 1
             self.answers[key] = bool(self.fails([self.items[i] for i in key]))
         return self.answers[key]
+
+    def first(self, candidates: Sequence[Sequence[int]]) -> int | None:
+        """The index of the first candidate (index lists) that fails, in their order, as
+        asking them one after the other would find it; the unanswered ones before the
+        first known failing one go to the test together (its ``first`` when it has
+        one), and only the answers that decide are remembered."""
+        keys = [tuple(c) for c in candidates]
+        stop = next((n for n, k in enumerate(keys) if self.answers.get(k)), len(keys))
+        todo = [n for n in range(stop) if keys[n] not in self.answers]
+        if todo:
+            found = first_failing(self.fails, [[self.items[i] for i in keys[n]] for n in todo])
+            self.asked += len(todo) if found is None else found + 1
+            for position, n in enumerate(todo):
+                if found is not None and position > found:
+                    break
+                self.answers[keys[n]] = found == position
+            if found is not None:
+                return todo[found]
+        return stop if stop < len(keys) else None
 
 
 def _chunks(indexes: list[int], n: int) -> list[list[int]]:
@@ -60,16 +129,15 @@ def ddmin(items: Sequence[T], fails: Callable[[Sequence[T]], bool],
     while len(current) >= 2:
         chunks = _chunks(current, min(n, len(current)))
         reduced = False
-        for chunk in chunks:                      # a chunk alone
-            if len(chunk) < len(current) and test(chunk):
-                current, n, reduced = chunk, 2, True
-                break
+        alone = [chunk for chunk in chunks if len(chunk) < len(current)]
+        hit = test.first(alone)                   # a chunk alone
+        if hit is not None:
+            current, n, reduced = alone[hit], 2, True
         if not reduced and len(chunks) > 2:       # a complement
-            for chunk in chunks:
-                rest = [i for i in current if i not in set(chunk)]
-                if test(rest):
-                    current, n, reduced = rest, max(len(chunks) - 1, 2), True
-                    break
+            rests = [[i for i in current if i not in set(chunk)] for chunk in chunks]
+            hit = test.first(rests)
+            if hit is not None:
+                current, n, reduced = rests[hit], max(len(chunks) - 1, 2), True
         if reduced:
             if on_smaller is not None:
                 on_smaller([test.items[i] for i in current])
@@ -101,5 +169,5 @@ def ddmin_groups(items: Sequence[T], key: Callable[[T], Hashable],
         if on_smaller is not None:
             on_smaller(flat(chosen))
 
-    kept = ddmin(keys, lambda chosen: fails(flat(chosen)), told)
+    kept = ddmin(keys, mapped(fails, flat), told)
     return flat(kept)

@@ -37,7 +37,7 @@ from typing import Callable, Sequence
 
 from ..hunt.signature import fingerprint
 from .case import Statement
-from .ddmin import ddmin, ddmin_groups
+from .ddmin import ddmin, ddmin_groups, first_failing, mapped
 
 Fails = Callable[[Sequence[Statement]], bool]
 
@@ -240,7 +240,7 @@ def by_rows(statements: Sequence[Statement], fails: Fails) -> list[Statement]:
             return current[:at] + [replace(current[at], sql=join_insert(h, kept, t))] + \
                 current[at + 1:]
 
-        kept = ddmin(rows, lambda cand: fails(with_rows(cand)))
+        kept = ddmin(rows, mapped(fails, with_rows))
         current = with_rows(kept)
     return current
 
@@ -281,11 +281,10 @@ def by_edits(statements: Sequence[Statement], fails: Fails,
     for index in range(len(current)):
         changed = True
         while changed:
-            changed = False
-            for sql in cuts(current[index].sql):
-                candidate = current[:index] + [replace(current[index], sql=sql)] + \
-                    current[index + 1:]
-                if fails(candidate):
-                    current, changed = candidate, True
-                    break
+            candidates = [current[:index] + [replace(current[index], sql=sql)] +
+                          current[index + 1:] for sql in cuts(current[index].sql)]
+            hit = first_failing(fails, candidates)
+            changed = hit is not None
+            if hit is not None:
+                current = candidates[hit]
     return current

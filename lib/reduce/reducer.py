@@ -17,7 +17,7 @@ from typing import Any, Callable, Sequence
 
 from ..platform.logsetup import get_logger
 from .case import ReduceInput, Statement
-from .ddmin import ddmin
+from .ddmin import Batched, ddmin
 from . import passes
 
 SMALLEST_FILE = "smallest.json"
@@ -82,9 +82,11 @@ class Reducer:
 
     def __init__(self, case: ReduceInput, fails: Callable[..., bool], out_dir: str,
                  runs: Callable[[], int], progress: Callable[[int, int], None] | None = None,
-                 skip: Sequence[str] = ()) -> None:
+                 skip: Sequence[str] = (),
+                 first: Callable[..., int | None] | None = None) -> None:
         self.case = case
         self._fails = fails
+        self._first = first
         self.out_dir = out_dir
         self.runs = runs
         self.progress = progress
@@ -104,6 +106,25 @@ class Reducer:
         if self.progress is not None:
             self.progress(len(self.statements), self.runs())
         return result
+
+    def first(self, candidates: Sequence[Sequence[Statement]]) -> int | None:
+        """The batch form of :meth:`fails`: the index of the first candidate (in their
+        order) that fails, several checked at once; it becomes the smallest case."""
+        if self._first is None:
+            return next((n for n, c in enumerate(candidates) if self.fails(c)), None)
+        found = self._first(candidates, self.options)
+        if found is not None and len(candidates[found]) < len(self.statements):
+            self.statements = list(candidates[found])
+            self._save()
+        if self.progress is not None:
+            self.progress(len(self.statements), self.runs())
+        return found
+
+    @property
+    def test(self) -> Callable[[Sequence[Statement]], bool]:
+        """The test the ddmin passes get: :meth:`fails`, with :meth:`first` as its batch
+        form when candidates can be checked at once."""
+        return Batched(self.fails, self.first) if self._first is not None else self.fails
 
     def _save(self) -> None:
         save_smallest(self.out_dir, self.case, self.statements, self.options, self.done)
@@ -126,23 +147,23 @@ class Reducer:
             merged = passes.one_connection(s)
             return merged if len({x.conn for x in s}) > 1 and self.fails(merged) else s
         if name == "connections":
-            return passes.by_connections(s, self.fails)
+            return passes.by_connections(s, self.test)
         if name == "verbs":
-            return passes.by_verbs(s, self.fails)
+            return passes.by_verbs(s, self.test)
         if name == "merge":
             return passes.by_merging(s, self.fails)
         if name == "shapes":
-            return passes.by_shapes(s, self.fails)
+            return passes.by_shapes(s, self.test)
         if name == "statements-again":  # only when a later pass changed a statement
-            return s if s == self._after_statements else passes.by_statements(s, self.fails)
+            return s if s == self._after_statements else passes.by_statements(s, self.test)
         if name == "statements":
-            return passes.by_statements(s, self.fails)
+            return passes.by_statements(s, self.test)
         if name == "rows":
-            return passes.by_rows(s, self.fails)
+            return passes.by_rows(s, self.test)
         if name == "clauses":
-            return passes.by_edits(s, self.fails, passes.clause_cuts)
+            return passes.by_edits(s, self.test, passes.clause_cuts)
         if name == "literals":
-            return passes.by_edits(s, self.fails, passes.literal_cuts)
+            return passes.by_edits(s, self.test, passes.literal_cuts)
         if name == "options":
             self._reduce_options()
             return self.statements

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import pymysql
 
@@ -34,6 +34,7 @@ class Replayed:
     lost: int = 0                  # seq of the statement that lost its connection
     differences: list[Statement] = field(default_factory=list)
     sent: int = 0
+    stopped: bool = False          # the replay was told to stop before its end
 
 
 def _code(exc: pymysql.MySQLError) -> int:
@@ -62,14 +63,18 @@ def _connect(server: Server) -> pymysql.connections.Connection:
 
 
 def replay(statements: Sequence[Statement], servers: Sequence[Server],
-           compare: bool = False) -> Replayed:
+           compare: bool = False, stop: Callable[[], bool] | None = None) -> Replayed:
     """Send statements (one connection per traced connection) to servers[0], and in a
-    compare replay to every server, comparing results."""
+    compare replay to every server, comparing results.  stop, asked before each
+    statement, ends the replay early (its answer is no longer wanted)."""
     out = Replayed()
     targets = list(servers) if compare else list(servers[:1])
     conns: dict[tuple[int, int], pymysql.connections.Connection] = {}
     try:
         for stmt in statements:
+            if stop is not None and stop():
+                out.stopped = True
+                return out
             results = []
             for index, server in enumerate(targets):
                 key = (index, stmt.conn)

@@ -118,6 +118,7 @@ class RunConfig:
     wrong_result_budget: int = 500        # --wrong-result-budget: checks per oracle per trial
     # --mode=reduce (docs/hunting.md): a finding reduced to a mysql-test case
     reduce_out: str = ""                  # --reduce-out: the output folder ('' = FINDING/reduce)
+    reduce_parallel: int = 0              # --reduce-parallel: candidates at once (0: the cores, <= 4)
     xml_report: str = ""        # --mode=mtr: --xml-report PATH, mtr's JUnit dialect
     # the results history (docs/history.md)
     history: bool = True        # record this run (--no-history: not)

@@ -22,7 +22,8 @@ from typing import Any, Callable
 
 from ..errors import EXIT_OK
 from ..reduce.case import ReduceError, ReduceInput, read_input
-from ..reduce.check import Checker, requirements
+from ..reduce.check import Checker, Outcome, requirements
+from ..reduce.parallel import ParallelCheck
 from ..reduce.mtrcase import WrongResultCheck, digest_query, report_text, case_text, write_case
 from ..reduce.reducer import Reducer, load_smallest
 from ..reduce.replay import replay
@@ -30,6 +31,12 @@ from ..servers.codetree import CodeTree
 from .environment import RunEnvironment
 
 CASE_NAME = "reduced"
+
+
+def parallel_width(asked: int) -> int:
+    """How many candidates are checked at once: --reduce-parallel, or for 0 as many as
+    the machine has cores (at most 4: each holds servers of its own)."""
+    return asked if asked > 0 else max(1, min(4, os.cpu_count() or 1))
 
 
 def _progress() -> tuple[Callable[[int, int], None] | None, Callable[[], None]]:
@@ -47,16 +54,16 @@ def _progress() -> tuple[Callable[[int, int], None] | None, Callable[[], None]]:
     return tick, bar.close
 
 
-def _wrong_result_check(env: RunEnvironment, case: ReduceInput, checker: Checker,
-                        statements: list[Any]) -> WrongResultCheck | None:
+def _wrong_result_check(env: RunEnvironment, case: ReduceInput, outcome: Outcome | None,
+                        options: tuple[tuple[str, ...], ...], statements: list[Any]
+                        ) -> WrongResultCheck | None:
     """The differing query and the digest of its rows on the correct server (s0)."""
-    outcome = checker.last
     if case.kind != "wrong-result" or outcome is None or not outcome.replayed.differences:
         return None
     query = outcome.replayed.differences[0]
     manager = env.make_manager("digest")
     try:
-        servers = manager.get_servers(requirements(case, checker.options[:1]))
+        servers = manager.get_servers(requirements(case, options[:1]))
         replay([s for s in statements if s.seq < query.seq], servers[:1])
         conn = servers[0].connect(db="test")
         try:
@@ -105,26 +112,43 @@ def run_reduce(env: RunEnvironment) -> int:
     work = os.path.join(env.workdir.path, "reduce", env.run_id[:6])
     os.makedirs(work, exist_ok=True)
     trials = max(1, config.hunt_trials or 1)
+    width = parallel_width(config.reduce_parallel)
     started = time.monotonic()
-    manager = env.make_manager("bot0")
-    checker = Checker(case, manager, work, trials)
-    reducer = Reducer(case, lambda stmts, opts: checker.fails(stmts, opts), out_dir,
-                      lambda: checker.runs)
+    managers = [env.make_manager(f"bot{n}") for n in range(width)]
+    checkers = [Checker(case, m, work, trials) for m in managers]
+    checker = checkers[0]
+    check = ParallelCheck(checkers) if width > 1 else None
+    fails: Callable[..., bool] = check.fails if check is not None else checker.fails
+    first = check.first if check is not None else None
+
+    def runs() -> int:
+        """Candidate tries on every bot."""
+        return sum(c.runs for c in checkers)
+
+    def last() -> Outcome | None:
+        """The last try that reproduced."""
+        return check.last if check is not None else checker.last
+
+    def new_reducer() -> Reducer:
+        """A reducer over this run's check."""
+        return Reducer(case, fails, out_dir, runs, first=first)
+
+    reducer = new_reducer()
     log.info(f"Reducing {case.folder}: {case.kind} ({case.oracle}) {case.signature.id} "
              f"{case.title!r}, {len(case.statements)} statements, topology {case.topology}, "
-             f"{trials} tr{'y' if trials == 1 else 'ies'} per candidate; output: {out_dir}")
+             f"{trials} tr{'y' if trials == 1 else 'ies'} per candidate, "
+             f"{width} at once; output: {out_dir}")
     saved = load_smallest(out_dir, case)
     if saved is not None:
         reducer.resume(saved)
-        if checker.fails(reducer.statements, reducer.options):
+        if fails(reducer.statements, reducer.options):
             log.info(f"reduce: resuming from {len(reducer.statements)} statements (passes "
                      f"done: {', '.join(reducer.done) or 'none'})")
         else:
             log.warning("reduce: the saved smallest case no longer fails: starting over")
-            reducer = Reducer(case, lambda stmts, opts: checker.fails(stmts, opts), out_dir,
-                              lambda: checker.runs)
+            reducer = new_reducer()
             saved = None
-    if saved is None and not checker.fails(case.statements):
+    if saved is None and not fails(case.statements):
         raise ReduceError(f"--mode=reduce {case.folder}: the trace does not reproduce the "
                           f"finding's signature {case.signature.id} ({case.title}) in "
                           f"{trials} tr{'y' if trials == 1 else 'ies'} at the start (a "
@@ -136,16 +160,19 @@ def run_reduce(env: RunEnvironment) -> int:
     finally:
         close_bar()
     final = result.statements
-    if not checker.fails(final, result.options):
+    if not fails(final, result.options):
         raise ReduceError(f"--mode=reduce {case.folder}: the reduced case of {len(final)} "
                           f"statements did not fail again (a sporadic bug: try --trials N)")
-    assert checker.last is not None
-    errors = dict(checker.last.replayed.errors)
-    manager.shutdown(fast=True, discard=True)
-    check = _wrong_result_check(env, case, checker, final)
+    outcome = last()
+    assert outcome is not None
+    errors = dict(outcome.replayed.errors)
+    server_starts = sum(m.restarts for m in managers)
+    for manager in managers:
+        manager.shutdown(fast=True, discard=True)
+    check_ = _wrong_result_check(env, case, outcome, checker.options, final)
     server_index = 1 if case.topology == "compare" and len(result.options) > 1 else 0
     options = list(result.options[server_index]) if result.options else []
-    written = write_case(out_dir, CASE_NAME, case_text(case, final, errors, check), options)
+    written = write_case(out_dir, CASE_NAME, case_text(case, final, errors, check_), options)
     present, absent = _confirm(env, case, final, result.options, trials, work)
     details = case.finding.get("details", {})
     stack = "\n".join(details.get("raw_frames") or details.get("frames") or [])
@@ -154,14 +181,14 @@ def run_reduce(env: RunEnvironment) -> int:
         fh.write(report_text(case, final, options, written, present, absent, stack))
     figures = {"finding": case.folder, "signature": case.signature.id,
                "statements_in": len(case.statements), "statements_out": len(final),
-               "candidate_runs": checker.runs, "seconds": round(time.monotonic() - started, 3),
-               "trials": trials, "resumed": result.resumed, "options": [list(o) for o in result.options],
+               "candidate_runs": runs(), "seconds": round(time.monotonic() - started, 3),
+               "trials": trials, "parallel": width, "server_starts": server_starts, "resumed": result.resumed, "options": [list(o) for o in result.options],
                "passes": [vars(p) for p in result.passes], "present": present,
                "absent": absent, "test": written.test, "report": report}
     with open(os.path.join(out_dir, "reduce.json"), "w", encoding="utf-8") as fh:
         json.dump(figures, fh, indent=2)
     log.info(f"reduce: {len(case.statements)} -> {len(final)} statements in "
-             f"{checker.runs} candidate runs, {figures['seconds']:.0f} s")
+             f"{runs()} candidate runs ({width} at once), {figures['seconds']:.0f} s")
     log.info(f"reduce: present in {', '.join(present) or 'none'}; absent in "
              f"{', '.join(absent) or 'none'}")
     log.info(f"reduce: test case {written.test}")
