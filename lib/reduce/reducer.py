@@ -94,6 +94,7 @@ class Reducer:
         self.statements = list(case.statements)
         self.options: tuple[tuple[str, ...], ...] = case.server_options
         self.done: list[str] = []
+        self.resumed = False
         self._after_statements: list[Statement] = []
 
     def fails(self, statements: Sequence[Statement]) -> bool:
@@ -134,6 +135,30 @@ class Reducer:
         self.statements = [Statement.from_json(s) for s in data.get("statements") or []]
         self.options = tuple(tuple(o) for o in data.get("options") or self.options)
         self.done = [p for p in data.get("passes_done") or [] if p in self.PASSES]
+        self.resumed = True
+
+    def start(self) -> bool:
+        """Before the passes, the cheapest proof that the trace reproduces: the ``related``
+        candidate (the truncated trace's statements that name the failing statements'
+        tables and functions) is tried first.  When it fails it is the smallest case and
+        ``truncate`` and ``related`` are done (a long trace is never replayed whole, which
+        a sporadic bug would need ``--trials`` times); else False -- the caller then
+        replays the whole trace -- and ``related``, answered, is not tried again."""
+        cut = passes.truncate(self.statements, self.case.failing)
+        failing = {f.seq for f in self.case.failing}
+        kept = passes.related(cut, [x for x in cut if x.seq in failing])
+        if not kept or len(kept) >= len(cut):
+            return False
+        if self.fails(kept):
+            self.statements = list(kept)
+            self.done.extend(["truncate", "related"])
+            self._save()
+            get_logger().info(f"reduce: the related statements reproduce: "
+                              f"{len(self.case.statements)} -> {len(kept)} statements "
+                              f"({self.runs()} candidate runs)")
+            return True
+        self.skip.add("related")
+        return False
 
     def _pass(self, name: str) -> list[Statement]:
         s = self.statements
@@ -192,7 +217,7 @@ class Reducer:
         log = get_logger()
         started = time.monotonic()
         out = Reduced(self.statements, self.options, len(self.case.statements),
-                      resumed=bool(self.done))
+                      resumed=self.resumed)
         for name in self.PASSES:
             if name in self.done or name in self.skip:
                 continue

@@ -2,9 +2,12 @@
 case, replayed on every code tree, written up as a bug report.
 
 Before any pass, the finding folder is read (:func:`lib.reduce.case.read_input`)
-and its whole trace (or the smallest case of an interrupted reduction) is
-replayed on the finding's topology: when it does not give the finding's
-signature in ``--trials`` tries, that is bad input (one ERROR line, exit 2).
+and the smallest case of an interrupted reduction, else the trace's related
+statements (:meth:`lib.reduce.reducer.Reducer.start`), else its whole trace, is
+replayed on the finding's topology: when the whole trace does not give the
+finding's signature in ``--trials`` tries, that is bad input (one ERROR line,
+exit 2).  With ``--reduce-parallel N`` (:mod:`lib.reduce.parallel`) candidates
+are checked on N bots at once.
 Then the passes of :mod:`lib.reduce.reducer` run; the case goes to
 ``OUT/mtr/kw_reduce/`` (:mod:`lib.reduce.mtrcase`), replayed on each code tree
 kewpie knows (``--basedir``s and ``trees/``) for "present in ..., absent in
@@ -148,7 +151,7 @@ def run_reduce(env: RunEnvironment) -> int:
             log.warning("reduce: the saved smallest case no longer fails: starting over")
             reducer = new_reducer()
             saved = None
-    if saved is None and not fails(case.statements):
+    if saved is None and not reducer.start() and not fails(case.statements):
         raise ReduceError(f"--mode=reduce {case.folder}: the trace does not reproduce the "
                           f"finding's signature {case.signature.id} ({case.title}) in "
                           f"{trials} tr{'y' if trials == 1 else 'ies'} at the start (a "

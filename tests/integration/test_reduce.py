@@ -6,9 +6,10 @@ passes with the defect removed; the confirmation names both code trees.  A plant
 differential wrong result (s1 with another div_precision_increment) is reduced to a
 check that dies under both tools and passes without s1's option.  Bad input: a
 folder that is no finding, a trace that does not reproduce (one ERROR line, exit 2,
-nothing left running).
+nothing left running).  The parallel check (--reduce-parallel 2: two bots) gives the
+same reduced case as the one-at-a-time check, and leaves nothing running.
 
-Covers: lib/run/reduce_mode.py, lib/reduce/, lib/run/mtr_lane.py
+Covers: lib/run/reduce_mode.py, lib/reduce/, lib/reduce/parallel.py, lib/run/mtr_lane.py
 """
 import json
 import os
@@ -170,3 +171,23 @@ def test_bad_input_one_error_exit_2(kewpie, plugin_dir, tmp_path):
     assert proc.returncode == 2 and len(_errors(out)) == 1, out[-3000:]
     assert "does not reproduce the finding's signature" in out
     assert not tagged(kewpie.workdir)
+
+
+def test_parallel_check_gives_the_serial_reduction(kewpie, plugin_dir, tmp_path):
+    finding = write_finding(str(tmp_path / "t0001-1-crash-parallel"), crash_trace(8, 2, 5),
+                            [f"--plugin-dir={plugin_dir}"])
+    reduced = {}
+    for width in (2, 1):
+        out = str(tmp_path / f"out{width}")
+        proc = kewpie.run("--mode=reduce", finding, f"--reduce-out={out}",
+                          f"--reduce-parallel={width}", timeout=300)
+        assert proc.returncode == 0, proc.stdout[-3000:]
+        assert f"{width} at once" in proc.stdout
+        assert not tagged(kewpie.workdir)
+        figures = json.load(open(os.path.join(out, "reduce.json")))
+        assert figures["parallel"] == width
+        smallest = json.load(open(os.path.join(out, "smallest.json")))
+        reduced[width] = (smallest["statements"], smallest["options"],
+                          open(figures["test"]).read().replace(out, "OUT"))
+    assert reduced[2] == reduced[1]
+    assert len(reduced[1][0]) <= 5

@@ -171,3 +171,27 @@ def test_udf_loads_detected_and_the_parallel_width():
                                       "SONAME 'f.so'")])
     assert not loads_udf([Statement(1, 1, "CREATE FUNCTION f() RETURNS INT RETURN 1")])
     assert parallel_width(3) == 3 and 1 <= parallel_width(0) <= 4
+
+
+def _crash_case(statements):
+    from lib.reduce.case import ReduceInput
+    finding = {"details": {"in_flight": [{"seq": statements[-1].seq}]}}
+    return ReduceInput("/f", "crash", "crash", SIG, "t", "single", ((),), tuple(statements),
+                       finding)
+
+
+def test_start_tries_the_related_statements_before_the_whole_trace(tmp_path):
+    from lib.reduce.reducer import Reducer
+    stmts = [Statement(1, 1, "CREATE TABLE t1 (a INT)"), Statement(2, 2, "CREATE TABLE n (a INT)"),
+             Statement(3, 1, "INSERT INTO t1 VALUES (1)"), Statement(4, 2, "SELECT * FROM n"),
+             Statement(5, 1, "SELECT f(a) FROM t1"), Statement(6, 1, "SELECT 1")]
+    asked = []
+
+    def fails(cand, opts):
+        asked.append([s.seq for s in cand])
+        return {1, 5} <= {s.seq for s in cand}
+    reducer = Reducer(_crash_case(stmts[:5]), fails, str(tmp_path), lambda: len(asked))
+    assert reducer.start() and asked == [[1, 3, 5]]
+    assert reducer.done == ["truncate", "related"] and not reducer.resumed
+    nothing = Reducer(_crash_case(stmts[:5]), lambda c, o: False, str(tmp_path), lambda: 0)
+    assert not nothing.start() and "related" in nothing.skip
