@@ -118,7 +118,11 @@ def run_reduce(env: RunEnvironment) -> int:
     width = parallel_width(config.reduce_parallel)
     started = time.monotonic()
     managers = [env.make_manager(f"bot{n}") for n in range(width)]
-    checkers = [Checker(case, m, work, trials) for m in managers]
+    checkers = []
+    for n, manager in enumerate(managers):     # each bot its own scratch for crash reports
+        scratch = os.path.join(work, f"bot{n}")
+        os.makedirs(scratch, exist_ok=True)
+        checkers.append(Checker(case, manager, scratch, trials))
     checker = checkers[0]
     check = ParallelCheck(checkers) if width > 1 else None
     fails: Callable[..., bool] = check.fails if check is not None else checker.fails
