@@ -92,6 +92,14 @@ class Outcome:
     signatures: list[Signature] = field(default_factory=list)
     replayed: Replayed = field(default_factory=Replayed)
     version: str = ""
+    statements: tuple[Statement, ...] = ()          # the candidate tried
+    options: tuple[tuple[str, ...], ...] = ()       # with these server options
+
+    def tried(self, statements: Sequence[Statement],
+              options: Sequence[Sequence[str]]) -> bool:
+        """Is this the try of exactly these statements with these options?"""
+        return self.statements == tuple(statements) and \
+            self.options == tuple(tuple(o) for o in options)
 
 
 class Checker:
@@ -128,13 +136,15 @@ class Checker:
         """One try of the candidate on servers of this checker's manager (stop: see
         :func:`.replay.replay`; a stopped try signs nothing)."""
         self.runs += 1
-        reqs = requirements(self.case, self.options if options is None else options)
+        used = tuple(tuple(o) for o in (self.options if options is None else options))
+        reqs = requirements(self.case, used)
         servers = self.manager.get_servers(reqs)
         marks = {s.name: s.error_log_size() for s in servers}
         compare = self.case.topology == "compare"
         udfs = {s.name: _udfs(s) for s in servers} if loads_udf(statements) else {}
         replayed = replay(statements, servers, compare=compare, stop=stop)
-        out = Outcome(replayed=replayed, version=_version(servers[0]))
+        out = Outcome(replayed=replayed, version=_version(servers[0]),
+                      statements=tuple(statements), options=used)
         dead = self._crashes(servers, marks, out)
         if udfs and not dead:
             try:
