@@ -1,6 +1,7 @@
 """--mode=reduce on real servers: the planted UDF crash (gcc-built, tests/fixtures/hunt/)
-buried in a small multi-connection trace is reduced -- interrupted once with SIGINT
-(nothing left running, the smallest case kept) and resumed -- to the statements it
+buried in a small multi-connection trace is reduced on two bots (--reduce-parallel 2)
+-- interrupted once with SIGINT (nothing left running, the smallest case kept) and
+resumed -- to the statements it
 needs; the reduced case fails under kewpie --mode=mtr and under mysql-test-run and
 passes with the defect removed; the confirmation names both code trees.  A planted
 differential wrong result (s1 with another div_precision_increment) is reduced to a
@@ -61,7 +62,7 @@ def test_planted_crash_reduced_resumed_and_confirmed(kewpie, plugin_dir, tmp_pat
     finding = write_finding(str(tmp_path / "t0001-1-crash-planted"), crash_trace(10, 2, 3),
                             [f"--plugin-dir={plugin_dir}"])
     out = str(tmp_path / "out")
-    args = ("--mode=reduce", finding, f"--reduce-out={out}")
+    args = ("--mode=reduce", finding, f"--reduce-out={out}", "--reduce-parallel=2")
     code, text = _interrupt_after(kewpie, r"reduce: pass verbs:", *args)
     assert code != 0 and not tagged(kewpie.workdir), text[-2000:]
     saved = json.load(open(os.path.join(out, "smallest.json")))

@@ -130,7 +130,7 @@ def test_a_sporadic_candidate_fails_at_its_first_reproduction():
             return len(tries) == 3          # the third try reproduces
     check = _check(answer, width=2, trials=8)
     assert check.fails(["x"]) is True
-    assert 3 <= check.runs <= 4              # the tries in flight at that moment, no more
+    assert 3 <= check.runs <= 5              # with the tries in flight then: not all 8
 
 
 def test_later_candidates_stop_once_an_earlier_one_failed():
