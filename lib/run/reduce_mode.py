@@ -83,14 +83,21 @@ def _wrong_result_check(env: RunEnvironment, case: ReduceInput, outcome: Outcome
 
 
 def _confirm(env: RunEnvironment, case: ReduceInput, statements: list[Any],
-             options: tuple[tuple[str, ...], ...], trials: int, work: str
-             ) -> tuple[list[str], list[str]]:
-    """Replay the reduced case on every code tree: (versions present, versions absent)."""
+             options: tuple[tuple[str, ...], ...], trials: int, work: str,
+             seen_on: str = "") -> tuple[list[str], list[str]]:
+    """Replay the reduced case on every code tree: (versions present, versions absent).
+    seen_on: the basedir of the tree where the case's own try just reproduced (not
+    tried again: a sporadic bug could miss its --trials there and read as absent)."""
     present: list[str] = []
     absent: list[str] = []
     trees: list[CodeTree] = env.trees.all()
     for index, tree in enumerate(trees):
         label = tree.version.version if tree.version else tree.basedir
+        if seen_on and tree.basedir == seen_on:
+            present.append(f"{label} ({tree.basedir})")
+            env.log.info(f"reduce: present in {label} ({tree.basedir}): the reduction's "
+                         f"last try")
+            continue
         manager = env.make_manager(f"tree{index}", tree=tree)
         try:
             checker = Checker(case, manager, work, trials)
@@ -184,7 +191,9 @@ def run_reduce(env: RunEnvironment) -> int:
     server_index = 1 if case.topology == "compare" and len(result.options) > 1 else 0
     options = list(result.options[server_index]) if result.options else []
     written = write_case(out_dir, CASE_NAME, case_text(case, final, errors, check_), options)
-    present, absent = _confirm(env, case, final, result.options, trials, work)
+    seen_on = env.tree.basedir if env.tree is not None and \
+        outcome.tried(final, result.options) else ""
+    present, absent = _confirm(env, case, final, result.options, trials, work, seen_on)
     details = case.finding.get("details", {})
     stack = "\n".join(details.get("raw_frames") or details.get("frames") or [])
     report = os.path.join(out_dir, "report.txt")
