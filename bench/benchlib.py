@@ -6,10 +6,10 @@ processes, the workdir and its caches, the per-run error accounting, the PASS/MI
 targets, the report table, the common options and the end of ``main`` (print,
 JSON, exit status).
 
-This module loads under the system python too: it needs only the standard
-library and ``lib.platform.logsetup``, ``lib.platform.logtail`` and ``lib.platform.workdir`` (which need
-nothing else).  So a script can import it first and call :func:`enter_venv`
-before it imports ``pymysql`` or anything else the venv provides::
+Imported by a script of bench/ under another python, it re-executes that script under
+the project's venv first (``lib.platform.workdir`` needs psutil), before importing
+anything of lib/.  Scripts still call :func:`enter_venv` themselves, which is then a
+no-op::
 
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from benchlib import enter_venv, ...  # noqa: E402
@@ -40,20 +40,6 @@ VENV_PYTHON = os.path.join(VENV_DIR, "bin", "python")
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-from lib.platform.logsetup import get_logger  # noqa: E402
-from lib.platform.logtail import tail_file  # noqa: E402
-from lib.platform.workdir import SHM_ROOT, SHM_ROOT_ENV, Workdir  # noqa: E402
-
-KEWPIE = os.path.join(ROOT, "kewpie.py")
-MARIADBD = "/usr/sbin/mariadbd"
-INSTALL_DB = "/usr/bin/mariadb-install-db"
-INSTALL_DB_TIMEOUT = 300.0     # seconds mariadb-install-db may take
-KEWPIE_RUN_TIMEOUT = 600.0     # seconds one kewpie run may take in all
-STOP_TIMEOUT = 60.0            # seconds a SIGTERMed process (mariadbd, kewpie) may take to exit
-ECHO_PREFIX = "    | "         # before each of kewpie's own lines echoed by --verbose
-
-T = TypeVar("T")
-
 
 # ---------------------------------------------------------------- venv
 def enter_venv(script: str) -> None:
@@ -67,6 +53,24 @@ def enter_venv(script: str) -> None:
             and os.path.realpath(sys.prefix) != os.path.realpath(VENV_DIR)
             and not os.environ.get("KEWPIE_NO_VENV")):
         os.execv(VENV_PYTHON, [VENV_PYTHON, os.path.abspath(script), *sys.argv[1:]])
+
+
+if os.path.dirname(os.path.abspath(sys.argv[0])) == os.path.dirname(os.path.abspath(__file__)):
+    enter_venv(sys.argv[0])   # a bench script: lib needs the venv's packages (psutil)
+
+from lib.platform.logsetup import get_logger  # noqa: E402
+from lib.platform.logtail import tail_file  # noqa: E402
+from lib.platform.workdir import SHM_ROOT, SHM_ROOT_ENV, Workdir  # noqa: E402
+
+KEWPIE = os.path.join(ROOT, "kewpie.py")
+MARIADBD = "/usr/sbin/mariadbd"
+INSTALL_DB = "/usr/bin/mariadb-install-db"
+INSTALL_DB_TIMEOUT = 300.0     # seconds mariadb-install-db may take
+KEWPIE_RUN_TIMEOUT = 600.0     # seconds one kewpie run may take in all
+STOP_TIMEOUT = 60.0            # seconds a SIGTERMed process (mariadbd, kewpie) may take to exit
+ECHO_PREFIX = "    | "         # before each of kewpie's own lines echoed by --verbose
+
+T = TypeVar("T")
 
 
 # ---------------------------------------------------------------- types

@@ -54,6 +54,9 @@ KEWPIE = os.path.join(ROOT, "kewpie.py")
 VENV_PYTHON = os.path.join(ROOT, ".venv", "bin", "python")
 MTR_DIR = "/usr/share/mysql/mysql-test"
 MTR_SCRIPT = os.path.join(MTR_DIR, "mysql-test-run.pl")
+sys.path.insert(0, ROOT)
+from lib.mtr.reference import lease_reference_ports, reference_mtr_env  # noqa: E402
+from lib.platform.ports import default_lock_dir  # noqa: E402
 MTR_PACKAGE = "mariadb-test"
 RUN_TIMEOUT = 600.0        # seconds one tool run may take in all
 STOP_TIMEOUT = 30.0        # seconds a SIGTERMed run may take to exit
@@ -249,15 +252,17 @@ def stop_group(proc: subprocess.Popen[str]) -> None:
             continue
 
 
-def run_timed(label: str, argv: Sequence[str], cwd: str, expected: int) -> Sample:
-    """Run argv to its end and time it; it must exit 0 and report expected passes.
+def run_timed(label: str, argv: Sequence[str], cwd: str, expected: int,
+              env: dict[str, str] | None = None) -> Sample:
+    """Run argv (in env when given) to its end and time it; it must exit 0 and report
+    expected passes.
 
     Raises BenchError (with the output's tail) otherwise.
     """
     start = time.monotonic()
     proc = subprocess.Popen(list(argv), cwd=cwd, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                            text=True, errors="replace", start_new_session=True)
+                            text=True, errors="replace", start_new_session=True, env=env)
     try:
         out, _ = proc.communicate(timeout=RUN_TIMEOUT)
     except BaseException:   # timeout, Ctrl-C: the run must not outlive the bench
@@ -437,18 +442,29 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
 def measure(layout: Layout, n: int, runs: int, mtr_mem: bool
             ) -> tuple[dict[int, Series], dict[int, Series], Series]:
     """Warm up each tool once, then time the interleaved rounds; (mtr, kewpie) series by
-    count, and kewpie's series of n tests that each leave a table (a reset each)."""
+    count, and kewpie's series of n tests that each leave a table (a reset each).  mtr
+    runs on kewpie-leased ports with its temporary files in the bench's folder."""
+    tmpdir = os.path.join(layout.base, "mtr_tmp")
+    os.makedirs(tmpdir, mode=0o755, exist_ok=True)
+    with lease_reference_ports(default_lock_dir()) as span:
+        return measure_on(layout, n, runs, mtr_mem, reference_mtr_env(span, tmpdir))
+
+
+def measure_on(layout: Layout, n: int, runs: int, mtr_mem: bool, mtr_env: dict[str, str]
+               ) -> tuple[dict[int, Series], dict[int, Series], Series]:
+    """measure() with mtr's environment chosen."""
     mtr: dict[int, Series] = {1: Series(), n: Series()}
     kewpie: dict[int, Series] = {1: Series(), n: Series()}
     leaky = Series()
     print("warm-up: mtr 1 test, kewpie 1 test (untimed)", flush=True)
-    run_timed("mtr warm-up", mtr_command(layout, 1, mtr_mem), MTR_DIR, 1)
+    run_timed("mtr warm-up", mtr_command(layout, 1, mtr_mem), MTR_DIR, 1, mtr_env)
     run_timed("kewpie warm-up", kewpie_command(layout, 1), ROOT, 1)
     for run in range(1, runs + 1):
         for tool, count in (("mtr", 1), ("kewpie", 1), ("mtr", n), ("kewpie", n)):
             if tool == "mtr":
                 sample = run_timed(f"mtr {count} (run {run})",
-                                   mtr_command(layout, count, mtr_mem), MTR_DIR, count)
+                                   mtr_command(layout, count, mtr_mem), MTR_DIR, count,
+                                   mtr_env)
                 mtr[count].samples.append(sample)
             else:
                 sample = run_timed(f"kewpie {count} (run {run})",

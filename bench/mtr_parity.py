@@ -79,6 +79,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mtr_overhead import (  # noqa: E402
     KEWPIE, MTR_DIR, MTR_PACKAGE, MTR_SCRIPT, ROOT, BenchError,
     interrupt, python_for_kewpie, remove_kewpie_shm_tree, stop_group, stop_leftovers)
+from lib.mtr.reference import lease_reference_ports, reference_mtr_env  # noqa: E402
+from lib.platform.ports import default_lock_dir  # noqa: E402
 
 RUN_TIMEOUT = 4 * 3600.0   # seconds one tool's run of a whole suite may take
 TAIL_LINES = 25            # lines of a failed run's output shown
@@ -213,7 +215,7 @@ def mtr_default_cases(base: str, user: str | None) -> tuple[list[str], list[str]
     make_vardir(vardir, user)
     argv = [MTR_SCRIPT, "--dry-run", f"--vardir={vardir}"]
     argv = ["runuser", "-u", user, "--", *argv] if user else argv
-    _, status, out = run_tool("mtr --dry-run", argv, MTR_DIR, os.path.join(base, "dry_run.out"))
+    _, status, out = run_reference(base, user, 1, "mtr --dry-run", argv, "dry_run.out")
     suites, cases = parse_dry_run(out)
     if not cases:
         raise BenchError(f"mtr --dry-run: exit status {status}, no case listed; last lines:\n"
@@ -273,6 +275,17 @@ def stratified_sample(mtr_cases: Sequence[str], kewpie: dict[str, str], every: i
         for name in chosen:
             (sample.names if name in kewpie_tests else sample.unlisted).append(name)
     return sample
+
+
+def run_reference(base: str, user: str | None, parallel: int, tool: str, argv: Sequence[str],
+                  log: str) -> tuple[float, int, str]:
+    """run_tool for mtr: on a span of kewpie-leased ports, its temporary files (the SST
+    scripts' mktemp) under base (lib/mtr/reference.py), never /tmp's top level."""
+    tmpdir = os.path.join(base, "mtr_tmp")
+    make_vardir(tmpdir, user)
+    with lease_reference_ports(default_lock_dir(), parallel) as span:
+        return run_tool(tool, argv, MTR_DIR, os.path.join(base, log),
+                        env=reference_mtr_env(span, tmpdir))
 
 
 def make_vardir(path: str, user: str | None) -> None:
@@ -442,15 +455,17 @@ def load_average() -> str:
         return "?"
 
 
-def run_tool(tool: str, argv: Sequence[str], cwd: str, log: str) -> tuple[float, int, str]:
-    """Run argv to its end, its output to log; (wall seconds, exit status, output).
+def run_tool(tool: str, argv: Sequence[str], cwd: str, log: str,
+             env: dict[str, str] | None = None) -> tuple[float, int, str]:
+    """Run argv to its end (in env when given), its output to log; (wall seconds, exit
+    status, output).
 
     Raises BenchError on a timeout (the run is stopped first).
     """
     start = time.monotonic()
     with open(log, "w+", encoding="utf-8", errors="replace") as out:
         proc = subprocess.Popen(list(argv), cwd=cwd, stdout=out, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True)
+                                stdin=subprocess.DEVNULL, start_new_session=True, env=env)
         try:
             proc.wait(timeout=RUN_TIMEOUT)
         except subprocess.TimeoutExpired:
@@ -478,7 +493,7 @@ def run_mtr(base: str, suite: str, names: Sequence[str], parallel: int,
     make_vardir(vardir, user)
     argv = mtr_command(vardir, suite, names, parallel, user, big_test)
     started, before = time.strftime("%Y-%m-%d %H:%M:%S %Z"), load_average()
-    wall, status, out = run_tool("mtr", argv, MTR_DIR, os.path.join(base, "mtr.out"))
+    wall, status, out = run_reference(base, user, parallel, "mtr", argv, "mtr.out")
     tests = parse_mtr_output(out)
     if not tests:
         raise BenchError(f"mtr: exit status {status}, no test reported; last lines:\n{tail(out)}")

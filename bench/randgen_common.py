@@ -1,7 +1,7 @@
 """What the randgen benchmarks share: one server started through kewpie, and its connection.
 
 :func:`kewpie_server` runs ``./kewpie.py --suite=main --start-and-exit`` in a
-workdir, yields the server's description from ``<workdir>/cluster.json``
+workdir (:func:`kewpie_servers` any suite's servers), yields the server's description from ``<workdir>/cluster.json``
 (port, socket, vardir, scripts), and runs ``./kewpie.py --mode=cleanup`` at
 the end, whatever happened.
 """
@@ -18,9 +18,10 @@ from benchlib import KEWPIE_RUN_TIMEOUT, ROOT, BenchError, kewpie_command
 
 
 @contextmanager
-def kewpie_server(workdir: str, base_port: int) -> Iterator[dict[str, Any]]:
-    """Start one server with kewpie (--start-and-exit); clean it up at the end."""
-    argv = kewpie_command(workdir, base_port, ["--suite=main", "--start-and-exit"])
+def kewpie_servers(workdir: str, base_port: int,
+                   suite_args: list[str]) -> Iterator[list[dict[str, Any]]]:
+    """Start a suite's servers with kewpie (--start-and-exit); clean them up at the end."""
+    argv = kewpie_command(workdir, base_port, [*suite_args, "--start-and-exit"])
     proc = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT,
                           timeout=KEWPIE_RUN_TIMEOUT, stdin=subprocess.DEVNULL)
     try:
@@ -28,10 +29,17 @@ def kewpie_server(workdir: str, base_port: int) -> Iterator[dict[str, Any]]:
             raise BenchError(f"kewpie --start-and-exit failed (exit {proc.returncode}):\n"
                              + "\n".join(proc.stdout.splitlines()[-15:]))
         with open(os.path.join(workdir, "cluster.json")) as fh:
-            yield json.load(fh)["servers"][0]
+            yield json.load(fh)["servers"]
     finally:
         subprocess.run(kewpie_command(workdir, None, ["--mode=cleanup"]), capture_output=True,
                        cwd=ROOT, timeout=KEWPIE_RUN_TIMEOUT, stdin=subprocess.DEVNULL)
+
+
+@contextmanager
+def kewpie_server(workdir: str, base_port: int) -> Iterator[dict[str, Any]]:
+    """Start one server with kewpie (--suite=main --start-and-exit); clean it up at the end."""
+    with kewpie_servers(workdir, base_port, ["--suite=main"]) as servers:
+        yield servers[0]
 
 
 def stop_server(server: dict[str, Any], timeout: float = 60.0) -> None:

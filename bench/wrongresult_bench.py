@@ -48,16 +48,16 @@ import glob
 import json
 import math
 import os
-import subprocess
 import sys
 import time
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterator, Sequence
+from typing import Any, Sequence
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import (KEWPIE_RUN_TIMEOUT, ROOT, BenchError, bench_workdir,  # noqa: E402
-                      enter_venv, kewpie_command, machine_info, measuring)
+from benchlib import (ROOT, BenchError, bench_workdir, enter_venv,  # noqa: E402
+                      machine_info, measuring)
+from randgen_common import kewpie_servers  # noqa: E402
 
 enter_venv(__file__)
 
@@ -181,22 +181,11 @@ def known_bugs_run(conn: pymysql.connections.Connection, checks: int,
     return run
 
 
-@contextmanager
-def fixture_servers(workdir: str, base_port: int) -> Iterator[list[dict[str, Any]]]:
+def fixture_servers(workdir: str, base_port: int
+                    ) -> AbstractContextManager[list[dict[str, Any]]]:
     """The fixture suite's two servers (kewpie --start-and-exit), cleaned up at the end."""
-    argv = kewpie_command(workdir, base_port, [f"--suitepath={FIXTURE_SUITES}",
-                                               "--suite=wrongresult", "--start-and-exit"])
-    proc = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT,
-                          timeout=KEWPIE_RUN_TIMEOUT, stdin=subprocess.DEVNULL)
-    try:
-        if proc.returncode != 0:
-            raise BenchError(f"kewpie --start-and-exit failed (exit {proc.returncode}):\n"
-                             + "\n".join(proc.stdout.splitlines()[-15:]))
-        with open(os.path.join(workdir, "cluster.json")) as fh:
-            yield json.load(fh)["servers"]
-    finally:
-        subprocess.run(kewpie_command(workdir, None, ["--mode=cleanup"]), capture_output=True,
-                       cwd=ROOT, timeout=KEWPIE_RUN_TIMEOUT, stdin=subprocess.DEVNULL)
+    return kewpie_servers(workdir, base_port, [f"--suitepath={FIXTURE_SUITES}",
+                                               "--suite=wrongresult"])
 
 
 def connect(server: dict[str, Any]) -> pymysql.connections.Connection:

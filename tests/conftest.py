@@ -21,6 +21,8 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KEWPIE = os.path.join(ROOT, "kewpie.py")
 FIXTURE_SUITES = os.path.join(ROOT, "tests", "fixtures", "suites")
+OLD_VERSION = "10.11.18"   # the second code tree scripts/get-tree unpacks into trees/
+OLD_TREE = os.path.join(ROOT, "trees", OLD_VERSION)
 sys.path.insert(0, ROOT)
 
 
@@ -180,3 +182,13 @@ def kewpie_reachable(request: pytest.FixtureRequest):
     if not request.node.stash.get(FAILED_KEY, False):  # a failed test's workdir stays
         shutil.rmtree(base, ignore_errors=True)
     assert not leftovers, f"servers left running: {[p.pid for p in leftovers]}"
+
+
+@pytest.fixture(scope="session")
+def old_tree() -> str:
+    """The bookworm 10.11.18 tree (no MyRocks plugin), fetched by the set-up step;
+    scripts/get-tree is idempotent (~5 ms when the tree is there)."""
+    got = subprocess.run([os.path.join(ROOT, "scripts", "get-tree"), OLD_VERSION],
+                         capture_output=True, text=True, timeout=300)
+    assert got.returncode == 0, got.stdout + got.stderr
+    return OLD_TREE

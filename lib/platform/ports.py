@@ -109,6 +109,28 @@ class PortLease:
         self.release()
 
 
+@dataclass
+class PortSpan:
+    """Several consecutive leased blocks: one range of ports for a tool that needs more
+    than a block (MariaDB's own mysql-test-run.pl); each block keeps its own lock, so
+    kewpie's one-block leases never overlap it."""
+
+    first: int
+    size: int
+    blocks: list[PortLease]
+
+    def release(self) -> None:
+        """Drop every block of the span."""
+        for block in self.blocks:
+            block.release()
+
+    def __enter__(self) -> "PortSpan":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
 class PortLeaser:
     """Hands out port blocks from a shared lock directory."""
 
@@ -148,3 +170,27 @@ class PortLeaser:
                 return lease
         raise PortLeaseError(f"no free block of {self.block_size} ports between "
                              f"{self.base_port} and {self.max_port}; try another --base-port")
+
+    def lease_span(self, count: int, origin: int = 0, align: int = BLOCK_SIZE) -> PortSpan:
+        """Lease count consecutive ports (whole blocks) starting at a port p >= the base
+        port with p = origin (mod align); origin and align are multiples of the block."""
+        if self.block_size != BLOCK_SIZE or origin % BLOCK_SIZE or align % BLOCK_SIZE:
+            raise ValueError("a span is made of whole blocks of the lock directory's size")
+        size = align_up(count)
+        first = self.base_port + (origin - self.base_port) % align
+        while first + size <= self.max_port:
+            blocks: list[PortLease] = []
+            for start in range(first, first + size, BLOCK_SIZE):
+                block = self._try_block(start)
+                if block is None:
+                    break
+                blocks.append(block)
+            if len(blocks) * BLOCK_SIZE == size:
+                get_logger().debug("leased ports %d-%d (%d blocks)", first, first + size - 1,
+                                   len(blocks))
+                return PortSpan(first=first, size=size, blocks=blocks)
+            for block in blocks:
+                block.release()
+            first += align
+        raise PortLeaseError(f"no free span of {size} ports between {self.base_port} and "
+                             f"{self.max_port}; try another --base-port")

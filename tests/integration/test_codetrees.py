@@ -8,23 +8,12 @@ import csv
 import json
 import os
 import re
-import subprocess
 
 import pytest
 
-from tests.conftest import FIXTURE_SUITES, ROOT
-
-OLD_VERSION = "10.11.18"
-TREE = os.path.join(ROOT, "trees", OLD_VERSION)
+from tests.conftest import FIXTURE_SUITES, OLD_VERSION, ROOT
 
 
-@pytest.fixture(scope="module")
-def old_tree():
-    """The bookworm 10.11.18 tree, fetched by the set-up step (idempotent: ~5 ms when there)."""
-    got = subprocess.run([os.path.join(ROOT, "scripts", "get-tree"), OLD_VERSION],
-                         capture_output=True, text=True, timeout=300)
-    assert got.returncode == 0, got.stdout + got.stderr
-    return TREE
 
 
 def test_unpacked_tree_is_discovered(old_tree):

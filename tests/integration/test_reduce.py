@@ -10,7 +10,7 @@ folder that is no finding, a trace that does not reproduce (one ERROR line, exit
 nothing left running).  The parallel check (--reduce-parallel 2: two bots) gives the
 same reduced case as the one-at-a-time check, and leaves nothing running.
 
-Covers: lib/run/reduce_mode.py, lib/reduce/, lib/reduce/parallel.py, lib/run/mtr_lane.py
+Covers: lib/run/reduce_mode.py, lib/reduce/, lib/reduce/parallel.py, lib/run/mtr_lane.py, lib/mtr/reference.py
 """
 import json
 import os
@@ -22,6 +22,8 @@ import tempfile
 
 import pytest
 
+from lib.mtr.reference import lease_reference_ports, reference_mtr_env
+from lib.platform.ports import default_lock_dir
 from tests.conftest import tagged
 from tests.fixtures.hunt.planted import build_plugin_dir, remove_plugin_dir
 from tests.fixtures.reduce.planted import (PLANTED, WRONG_OPTION, build_fixed_library,
@@ -31,6 +33,18 @@ from tests.fixtures.reduce.planted import (PLANTED, WRONG_OPTION, build_fixed_li
 MTR_ROOT = "/usr/share/mysql/mysql-test"
 TREE_18 = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))), "trees", "10.11.18")
+
+
+def run_reference_mtr(suite: str, base: str, *names: str) -> subprocess.CompletedProcess:
+    """MariaDB's mysql-test-run.pl on the suite's cases, on leased ports, its vardir and
+    temporary files under base (nothing in /tmp's top level, no /tmp/mysql-unique-ids)."""
+    tmpdir = os.path.join(base, "mtr-tmp")
+    os.makedirs(tmpdir, mode=0o755, exist_ok=True)
+    with lease_reference_ports(default_lock_dir()) as span:
+        return subprocess.run(["perl", "./mysql-test-run.pl", "--force", f"--suite={suite}",
+                               f"--vardir={os.path.join(base, 'var')}", *names],
+                              cwd=MTR_ROOT, capture_output=True, text=True, timeout=300,
+                              env=reference_mtr_env(span, tmpdir))
 
 
 @pytest.fixture(scope="module")
@@ -107,9 +121,7 @@ def test_planted_crash_reduced_resumed_and_confirmed(kewpie, plugin_dir, tmp_pat
         assert "Lost connection" in mtr.stdout
         assert re.search(r"kw_reduce\.fixed\s+\[ pass \]", mtr.stdout), mtr.stdout[-3000:]
         if os.path.isfile(os.path.join(MTR_ROOT, "mysql-test-run.pl")):
-            real = subprocess.run(["perl", "./mysql-test-run.pl", "--force", f"--suite={suite}",
-                                   f"--vardir={os.path.join(base, 'var')}", "reduced", "fixed"],
-                                  cwd=MTR_ROOT, capture_output=True, text=True, timeout=300)
+            real = run_reference_mtr(suite, base, "reduced", "fixed")
             assert real.returncode != 0, real.stdout[-3000:]
             assert re.search(r"kw_reduce\.reduced\s+\[ fail \]", real.stdout), real.stdout[-3000:]
             assert re.search(r"kw_reduce\.fixed\s+\[ pass \]", real.stdout), real.stdout[-3000:]
@@ -139,9 +151,7 @@ def test_planted_wrong_result_reduced_to_a_check_that_dies(kewpie, tmp_path):
                          "kw_reduce.reduced", "kw_reduce.fixed", timeout=240)
         real = None
         if os.path.isfile(os.path.join(MTR_ROOT, "mysql-test-run.pl")):
-            real = subprocess.run(["perl", "./mysql-test-run.pl", "--force", f"--suite={suite}",
-                                   f"--vardir={os.path.join(base, 'var')}", "reduced", "fixed"],
-                                  cwd=MTR_ROOT, capture_output=True, text=True, timeout=300)
+            real = run_reference_mtr(suite, base, "reduced", "fixed")
     finally:
         shutil.rmtree(base, ignore_errors=True)
     if real is not None:

@@ -92,8 +92,9 @@ def allowed_tmp(kewpie: KewpieRunner) -> tuple[str, ...]:
 
 
 def traced_popen(kewpie: KewpieRunner, trace_file: str, *args: str) -> subprocess.Popen:
-    """Start kewpie under strace -f, output captured."""
-    argv = ["strace", "-f", "--seccomp-bpf", "-qq", "-e", f"trace={TRACED}", "-o", trace_file,
+    """Start kewpie under strace -f, output captured (-q, not -qq: the trace keeps how
+    each process ended)."""
+    argv = ["strace", "-f", "--seccomp-bpf", "-q", "-e", f"trace={TRACED}", "-o", trace_file,
             *kewpie.cmd(*args)]
     return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             env=dict(os.environ, KEWPIE_NO_VENV="1"), stdin=subprocess.DEVNULL)
@@ -149,6 +150,26 @@ def wait_for_tagged(kewpie: KewpieRunner, match: Callable[[psutil.Process], bool
     raise AssertionError(f"waited {timeout:.0f}s for {what}")
 
 
+def signal_harness(proc: subprocess.Popen, harness: psutil.Process, trace_file: str,
+                   sig: int) -> None:
+    """Send sig to kewpie; if it has already ended, fail with what it printed and how
+    strace saw it end (the signal and its sender's pid, or its exit status)."""
+    try:
+        harness.send_signal(sig)
+        return
+    except psutil.NoSuchProcess:
+        pass
+    try:
+        out, _ = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        out = "(strace still running)"
+    with open(trace_file, errors="replace") as fh:
+        ends = [line.rstrip() for line in fh
+                if line.startswith(f"{harness.pid} ") and ("+++" in line or "---" in line)]
+    raise AssertionError(f"kewpie (pid {harness.pid}) ended before the test's signal; "
+                         f"strace saw: {ends[-5:]}\nits output:\n{(out or '')[-3000:]}")
+
+
 def assert_clean(trace: Trace) -> None:
     """At least one SST listener was seen; every bind is loopback; nothing created in /tmp."""
     assert any("htons(" in b for b in trace.binds), "strace saw no bind at all"
@@ -175,7 +196,7 @@ def test_sigterm_mid_sst_leaves_nothing_in_tmp(kewpie, tmp_path):
     wait_for_sst_listener(kewpie)
     wait_for_tagged(kewpie, lambda p: "--role donor" in " ".join(p.cmdline()),
                     "the donor's SST script")  # the donor is streaming (or about to)
-    harness.send_signal(signal.SIGTERM)
+    signal_harness(proc, harness, trace_file, signal.SIGTERM)
     out, _ = proc.communicate(timeout=120)  # strace ends when the last helper has gone
     assert proc.returncode == 143, out[-3000:]  # strace exits with kewpie's status
     assert tagged(kewpie.workdir) == []
@@ -187,7 +208,8 @@ def test_sigkill_mid_sst_leftovers_are_loopback_and_cleanup_ends_them(kewpie, tm
     proc = traced_popen(kewpie, trace_file, *SST_PAIR, MARIABACKUP)
     harness = kewpie_under(proc)
     wait_for_sst_listener(kewpie)
-    harness.kill()  # at once: the joiner still waits for its donor's first byte
+    # at once: the joiner still waits for its donor's first byte
+    signal_harness(proc, harness, trace_file, signal.SIGKILL)
     harness.wait(10)
     wait_for_tagged(kewpie, lambda p: p.name() == "mariadbd", "the nodes to die with kewpie "
                     "(parent-death signal)", gone=True)

@@ -11,14 +11,12 @@ Covers: lib/suites/suite_imports.py, lib/suites/loader.py, lib/run/selection.py
 import os
 import re
 import shutil
-import subprocess
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import OLD_VERSION, ROOT
 
 SUITES2012 = os.path.join(ROOT, "tests", "fixtures", "suites2012")
-OLD_VERSION = "10.11.18"
 
 
 def _rows(out):
@@ -28,14 +26,6 @@ def _rows(out):
 def _shadow_lines(out):
     return [line for line in out.splitlines() if re.search(r" INFO suite \S+: using ", line)]
 
-
-@pytest.fixture(scope="module")
-def old_tree():
-    """The 10.11.18 tree kewpie's own upgrade suite starts on (scripts/get-tree, idempotent)."""
-    got = subprocess.run([os.path.join(ROOT, "scripts", "get-tree"), OLD_VERSION],
-                         capture_output=True, text=True, timeout=300)
-    assert got.returncode == 0, got.stdout + got.stderr
-    return os.path.join(ROOT, "trees", OLD_VERSION)
 
 
 def test_suites_outside_the_checkout_import_their_own_folders(kewpie, tmp_path):

@@ -12,13 +12,11 @@ import math
 import os
 import re
 import sqlite3
-import subprocess
 
 import pytest
 
-from tests.conftest import ROOT, tagged
+from tests.conftest import OLD_VERSION, ROOT, tagged
 
-OLD_VERSION = "10.11.18"
 SUMMARY = {"tps": r"transactions:\s+\d+\s+\(([\d.]+) per sec\.\)",
            "qps": r"^\s+queries:\s+\d+\s+\(([\d.]+) per sec\.\)",
            "lat_avg": r"^\s+avg:\s+([\d.]+)$", "lat_pct": r"95th percentile:\s+([\d.]+)",
@@ -186,14 +184,6 @@ def test_clients_spread_over_galera_nodes(kewpie, tmp_path):
     assert "--mysql-port=" in open(os.path.join(out, "logs", db.execute(
         "SELECT log FROM kewpie_run_details").fetchone()[0])).readline()
 
-
-@pytest.fixture(scope="module")
-def old_tree():
-    """The bookworm 10.11.18 tree (no MyRocks plugin), fetched by the set-up step."""
-    got = subprocess.run([os.path.join(ROOT, "scripts", "get-tree"), OLD_VERSION],
-                         capture_output=True, text=True, timeout=300)
-    assert got.returncode == 0, got.stdout + got.stderr
-    return os.path.join(ROOT, "trees", OLD_VERSION)
 
 
 @pytest.mark.parametrize("doc, message", [

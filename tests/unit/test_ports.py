@@ -279,3 +279,40 @@ def test_lock_dir_owned_by_someone_else_is_refused(tmp_path):
     os.chown(path, 65534, 65534)
     with pytest.raises(PortLeaseError, match="--lock-dir"):
         ensure_lock_dir(str(path))
+
+
+# ---------------------------------------------------------------- spans
+
+def test_span_holds_every_block_so_a_block_lease_skips_it(lock_dir, base_port, leases):
+    span = PortLeaser(lock_dir, base_port=base_port).lease_span(2 * BLOCK_SIZE + 1)
+    leases.append(span)
+    assert span.first == base_port and span.size == 3 * BLOCK_SIZE
+    assert [b.first for b in span.blocks] == [base_port + i * BLOCK_SIZE for i in range(3)]
+    block = PortLeaser(lock_dir, base_port=base_port).lease()
+    leases.append(block)
+    assert block.first >= span.first + span.size
+    span.release()
+    assert not any(lease_is_held(b.lock_path) for b in span.blocks)
+
+
+def test_span_starts_on_its_origin_and_alignment(lock_dir, base_port, leases):
+    leaser = PortLeaser(lock_dir, base_port=base_port)
+    origin = base_port + 2 * BLOCK_SIZE
+    span = leaser.lease_span(BLOCK_SIZE, origin=origin, align=5 * BLOCK_SIZE)
+    leases.append(span)
+    assert (span.first - origin) % (5 * BLOCK_SIZE) == 0 and span.first >= base_port
+
+
+def test_span_moves_past_a_held_block(lock_dir, base_port, leases):
+    held = PortLeaser(lock_dir, base_port=base_port + BLOCK_SIZE).lease()
+    leases.append(held)
+    span = PortLeaser(lock_dir, base_port=base_port).lease_span(2 * BLOCK_SIZE,
+                                                                 align=2 * BLOCK_SIZE)
+    leases.append(span)
+    assert span.first >= held.first + BLOCK_SIZE
+    assert not lease_is_held(os.path.join(lock_dir, f"port-{base_port}.lock"))
+
+
+def test_span_of_unaligned_blocks_is_refused(lock_dir, base_port):
+    with pytest.raises(ValueError):
+        PortLeaser(lock_dir, base_port=base_port).lease_span(8, align=6)
