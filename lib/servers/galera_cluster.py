@@ -274,8 +274,12 @@ class ClusterFormer:
         with snapshot_lock(snap, fcntl.LOCK_SH):  # no bot deletes it while we copy
             if not os.path.isfile(os.path.join(snap, "meta.json")):
                 raise ServerStartError(f"cluster snapshot {snap} disappeared")
-            for i, node in enumerate(nodes):
-                self.manager.cache.copy_to(os.path.join(snap, f"n{i}", "data"), node.datadir)
+            with ThreadPoolExecutor(len(nodes)) as pool:  # one cp each, side by side
+                copies = [pool.submit(self.manager.cache.copy_to,
+                                      os.path.join(snap, f"n{i}", "data"), node.datadir)
+                          for i, node in enumerate(nodes)]
+                for copy in copies:
+                    copy.result()   # the first failure is raised, once every copy ended
         copied = time.monotonic()
         for node in nodes:
             node.start(wait=False)
