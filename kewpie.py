@@ -1,4 +1,4 @@
-#!/usr/bin/env -S python3 -S
+#!/usr/bin/python3 -S
 """kewpie: run unittest suites against MySQL-family servers. See README.md.
 
 Run as a script, this is the command line.  Imported as the module ``kewpie``

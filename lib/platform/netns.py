@@ -69,9 +69,13 @@ def in_ns(name: str, argv: Sequence[str], input: str | None = None, check: bool 
 
 
 def list_namespaces() -> list[str]:
-    """Names of every named network namespace of the machine."""
-    out = run_ip(["netns", "list"], check=False)
-    return [line.split()[0] for line in out.splitlines() if line.strip()]
+    """Names of every named network namespace of the machine: the entries of
+    NETNS_DIR, which is what ``ip netns list`` prints, without its ~5 ms of fork and
+    exec at every run's start and end."""
+    try:
+        return sorted(os.listdir(NETNS_DIR))
+    except (FileNotFoundError, NotADirectoryError):
+        return []
 
 
 def _probe(name: str, argv: Sequence[str], failed: Callable[[NetworkError], str]) -> str:

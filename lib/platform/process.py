@@ -260,15 +260,25 @@ def signal_pid(pid: int, sig: int, group: bool = True) -> None:
 
 
 def tagged_processes(tag: str, value: str) -> list[psutil.Process]:
-    """Every live process whose environment has tag=value (the sweep)."""
+    """Every live process whose environment has tag=value (the sweep).
+
+    Each ``/proc/<pid>/environ`` is first searched as bytes for the entry, and
+    only a process that has it is asked through psutil (its parsed environment,
+    its state): parsing every process's environment cost each run's start ~10 ms.
+    """
+    entry = f"{tag}={value}".encode()
     found = []
-    for proc in psutil.process_iter(["pid"]):
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
         try:
-            if proc.pid == os.getpid():
-                continue
+            with open(f"/proc/{name}/environ", "rb") as fh:
+                if entry not in fh.read():
+                    continue
+            proc = psutil.Process(int(name))
             if proc.environ().get(tag) == value and proc.status() != psutil.STATUS_ZOMBIE:
                 found.append(proc)
-        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+        except (OSError, psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
             continue
     return found
 

@@ -67,6 +67,11 @@ def shm_base() -> str:
     return os.environ.get(SHM_ROOT_ENV) or SHM_ROOT
 
 
+def user_shm_root() -> str:
+    """This user's RAM tree: ``<shm_base()>/kewpie-<uid>`` (workdir trees, the shared cache)."""
+    return os.path.join(shm_base(), f"kewpie-{os.getuid()}")
+
+
 def _digest(path: str) -> str:
     return hashlib.sha1(path.encode()).hexdigest()[:10]
 
@@ -80,7 +85,7 @@ class Workdir:
         self.use_shm = use_shm and os.path.isdir(base) and os.access(base, os.W_OK)
         self.server_user = server_user
         self.tree_name = f"wd-{_digest(self.path)}"
-        self.shm_root = os.path.join(base, f"kewpie-{os.getuid()}")
+        self.shm_root = user_shm_root()
         self.shm_cache = os.path.join(self.shm_root, "cache")
         self.shm_path = os.path.join(self.shm_root, self.tree_name)
         self._legacy_shm = os.path.join(base, f"kewpie-{os.getuid()}-{_digest(self.path)}")

@@ -12,8 +12,6 @@ from .bots import BotPool
 from .debugging import report_kept
 from .environment import RunEnvironment
 from .history import RunHistory, history_weights, open_history
-from .junit import write as write_junit
-from .mtr_junit import write as write_mtr_xml
 from .progress import Progress, wanted as progress_wanted
 from .report import Outcome, Reporter
 from .runner import Runner
@@ -100,9 +98,11 @@ def _run_tests(env: RunEnvironment, specs: list[TestSpec],
         progress.close()
         timings.save()
         if config.junit_xml and outcomes:
+            from .junit import write as write_junit  # junitparser: only for a report
             write_junit(outcomes, config.junit_xml)
             log.info(f"JUnit report: {config.junit_xml}")
         if config.xml_report and outcomes:
+            from .mtr_junit import write as write_mtr_xml
             write_mtr_xml(outcomes, config.xml_report)
             log.info(f"mtr XML report: {config.xml_report}")
     reporter.summary(outcomes, len(queue), time.monotonic() - started, stopped_early)

@@ -15,8 +15,10 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping
 
-from ..errors import CodeTreeError
+from ..errors import CodeTreeError, UsageError
+from ..platform import safedirs
 from ..platform.tools import run_tool
+from ..platform.workdir import user_shm_root
 
 BIN_SUBDIRS = ("bin", "sbin", "libexec", "scripts", "sql", "client", "extra",
                "extra/mariabackup", "storage/innobase/xtrabackup/src", "")
@@ -41,6 +43,8 @@ PACKAGE_PREFIXES = ("usr", "usr/local")
 PLUGIN_SUBDIRS = ("lib/mysql/plugin", "lib64/mysql/plugin", "lib/plugin", "lib/mariadb/plugin")
 MESSAGES_SUBDIRS = ("share/mysql", "share/mariadb", "share")
 SYSTEM_PREFIXES = ("/usr", "/usr/local")
+VERSION_CACHE = "versions"  # cache/versions: the --version text of each server binary seen
+VERSION_CACHE_KEEP = 64     # entries kept there
 
 
 VERSION_RE = re.compile(
@@ -217,15 +221,63 @@ def find_tool(basedir: str, names: tuple[str, ...], extra_dirs: tuple[str, ...] 
     return None, searched
 
 
+def version_cache_file(server: str) -> str | None:
+    """Where the ``--version`` text of this very binary is kept between runs, or None.
+
+    The file is named for the binary's identity (real path, device, inode, size,
+    mtime and ctime, so a rebuilt or reinstalled server is another file), in
+    ``cache/versions`` of the user's RAM tree, used only when that tree and its
+    cache are ours and writable by nobody else (it is created by the first run).
+    """
+    try:
+        st = os.stat(server)
+        cache = os.path.join(user_shm_root(), "cache")
+        safedirs.check_dir(os.path.dirname(cache))
+        safedirs.check_dir(cache)
+        directory = safedirs.make_dir(os.path.join(cache, VERSION_CACHE))
+    except (OSError, UsageError):
+        return None
+    identity = "\0".join(str(v) for v in (os.path.realpath(server), st.st_dev, st.st_ino,
+                                         st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+    return os.path.join(directory, hashlib.sha1(identity.encode()).hexdigest()[:20] + ".txt")
+
+
 def read_server_version(server: str) -> ServerVersion:
-    """Run ``server --version`` and parse it."""
+    """Run ``server --version`` and parse it (the answer is cached per binary: running
+    it costs every command 20-50 ms, see :func:`version_cache_file`)."""
+    cached_at = version_cache_file(server)
+    text = safedirs.read_small_file(cached_at) if cached_at else None
+    if text:
+        try:
+            return parse_version_output(text)
+        except CodeTreeError:
+            pass   # unreadable: ask the binary again
     try:
         out = run_tool([server, "--no-defaults", "--version"], timeout=30)
     except OSError as exc:
         raise CodeTreeError(f"cannot run {server} --version: {exc}") from exc
     if out.timed_out:
         raise CodeTreeError(f"{server} --version did not answer within 30s")
-    return parse_version_output(out.output)
+    version = parse_version_output(out.output)
+    if cached_at and out.ok:
+        temporary = f"{cached_at}.{os.getpid()}.tmp"
+        try:   # written whole, then renamed: a reader never sees half of it
+            safedirs.write_private_file(temporary, out.output)
+            os.replace(temporary, cached_at)
+            _prune_versions(os.path.dirname(cached_at))
+        except OSError:
+            safedirs.remove_tree(temporary, ignore_errors=True)
+    return version
+
+
+def _prune_versions(directory: str) -> None:
+    """Keep the VERSION_CACHE_KEEP newest entries (test trees come and go)."""
+    entries = [e for e in os.scandir(directory) if e.is_file(follow_symlinks=False)]
+    if len(entries) <= VERSION_CACHE_KEEP:
+        return
+    entries.sort(key=lambda e: e.stat(follow_symlinks=False).st_mtime_ns, reverse=True)
+    for entry in entries[VERSION_CACHE_KEEP:]:
+        safedirs.remove_tree(entry.path, ignore_errors=True)
 
 
 def discover(basedir: str, tool_overrides: dict[str, str] | None = None) -> CodeTree:

@@ -270,14 +270,24 @@ class ClusterFormer:
     # ------------------------------------------------------------ warm
     def warm(self, nodes: list[GaleraServer], snap: str) -> None:
         """Start all nodes together from the snapshot; they re-form the cluster."""
+        start = time.monotonic()
         with snapshot_lock(snap, fcntl.LOCK_SH):  # no bot deletes it while we copy
             if not os.path.isfile(os.path.join(snap, "meta.json")):
                 raise ServerStartError(f"cluster snapshot {snap} disappeared")
-            for i, node in enumerate(nodes):
-                self.manager.cache.copy_to(os.path.join(snap, f"n{i}", "data"), node.datadir)
+            with ThreadPoolExecutor(len(nodes)) as pool:  # one cp each, side by side
+                copies = [pool.submit(self.manager.cache.copy_to,
+                                      os.path.join(snap, f"n{i}", "data"), node.datadir)
+                          for i, node in enumerate(nodes)]
+                for copy in copies:
+                    copy.result()   # the first failure is raised, once every copy ended
+        copied = time.monotonic()
         for node in nodes:
             node.start(wait=False)
+        launched = time.monotonic()
         wait_cluster(nodes, WARM_START_TIMEOUT)
+        self.log.debug("warm cluster of %d: datadirs copied in %.0f ms, launched in %.0f ms, "
+                       "Synced %.0f ms later", len(nodes), (copied - start) * 1000,
+                       (launched - copied) * 1000, (time.monotonic() - launched) * 1000)
 
 
 

@@ -12,7 +12,6 @@ import os
 import shutil
 from typing import TYPE_CHECKING, Any
 
-from .innobackupex import give_to_parent_owner
 from .server_compat import Kewpie2012Server, ServerWrappers
 from .wrapper import ModernWrapper, unwrap
 
@@ -70,6 +69,7 @@ class Kewpie2012Manager(ModernWrapper):
             wrapper.stop()
         shutil.rmtree(wrapper.datadir, ignore_errors=True)
         shutil.copytree(source, wrapper.datadir, symlinks=True)
+        from .innobackupex import give_to_parent_owner  # lib.backup: only when used
         give_to_parent_owner(wrapper.datadir)  # the server's user owns its vardir
         self._wrapped.request_reset()
         if running:

@@ -13,20 +13,21 @@ from __future__ import annotations
 
 import os
 import shlex
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from ..home import module_command
 from ..platform.process import STDOUT, Popen, spawn, with_tags
-from ..randgen.api import alive_check, run_randgen, server_connection
-from ..randgen.cmdline import TOOLS, RandgenOptions, parse_command
-from ..randgen.errors import RandgenEnvironmentError
-from ..randgen.executor import RANDGEN_HOME
-from ..randgen.perl_randgen import is_perl_randgen
-from ..randgen.result import EXIT_CODES, STATUS_ENVIRONMENT_ERROR
+
+if TYPE_CHECKING:
+    from ..randgen.cmdline import RandgenOptions
+
+# lib.randgen is imported by the functions that run it, not with this module: every
+# test's 2012 globals build a randgenManager, and the engine costs ~20 ms to import.
 
 
 def randgen_home(test_executor: Any) -> str:
     """The randgen folder of the run (--randgen-path, or the project's randgen/)."""
+    from ..randgen.executor import RANDGEN_HOME
     system = getattr(test_executor, "system_manager", None)
     return getattr(system, "randgen_path", "") or RANDGEN_HOME
 
@@ -35,11 +36,13 @@ def _log_dir(test_executor: Any, server: Any) -> str:
     return getattr(test_executor, "logdir", None) or getattr(server, "vardir", None) or "."
 
 
-def command_options(test_cmd: str, home: str) -> RandgenOptions:
+def command_options(test_cmd: str, home: str) -> "RandgenOptions":
     """The options of a 2012 randgen command line.  ``gentest.pl --gendata=X`` without
     ``--grammar`` (the 2012 backup suites' test beds) loads the data and stops on the
     built-in engine, as the Perl tool's gendata step did; a Perl checkout gets the
     command as written."""
+    from ..randgen.cmdline import parse_command
+    from ..randgen.perl_randgen import is_perl_randgen
     options = parse_command(test_cmd)
     if (options.tool == "gentest" and not options.grammar and not is_perl_randgen(home)
             and (options.gendata or options.gendata_simple)):
@@ -50,6 +53,9 @@ def command_options(test_cmd: str, home: str) -> RandgenOptions:
 def execute_randgen(test_cmd: str, test_executor: Any, servers: Any,
                     schema: str = "test") -> tuple[int, str | None]:
     """Run a gentest.pl/gendata.pl command line against servers[0]; ``(retcode, output)``."""
+    from ..randgen.api import alive_check, run_randgen, server_connection
+    from ..randgen.errors import RandgenEnvironmentError
+    from ..randgen.result import EXIT_CODES, STATUS_ENVIRONMENT_ERROR
     server = servers[0] if isinstance(servers, (list, tuple)) else servers
     log_path = os.path.join(_log_dir(test_executor, server), "randgen.out")
     try:
@@ -83,6 +89,9 @@ def randgen_dsn(server: Any, schema: str = "test") -> str:
 def randgen_argv(cmd_sequence: Sequence[str], home: str, dsn: str) -> list[str]:
     """The command get_randgen_process runs: the Perl tool as written (in a Perl
     checkout), else ``python -m lib.randgen`` with the same options (built-in engine)."""
+    from ..randgen.cmdline import TOOLS
+    from ..randgen.errors import RandgenEnvironmentError
+    from ..randgen.perl_randgen import is_perl_randgen
     argv = list(cmd_sequence)
     if is_perl_randgen(home):
         return argv + [dsn]

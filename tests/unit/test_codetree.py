@@ -432,3 +432,34 @@ def test_trees_take_turns_in_a_version_sweep():
     assert turn_order(["old", "new"], 1) == ["old", "new"]
     assert turn_order(["old", "new"], 2) == ["new", "old"]
     assert turn_order(["a", "b", "c"], 3) == ["a", "b", "c"]
+
+
+def test_server_version_is_cached_per_binary(tmp_path, monkeypatch):
+    """The second read of one binary's version runs nothing; a rewritten binary (another
+    identity) is asked again; no cache without a RAM tree that is ours."""
+    from lib.platform.workdir import user_shm_root
+    from lib.servers import codetree
+    monkeypatch.setenv("KEWPIE_SHM_ROOT", str(tmp_path / "shm"))
+    os.makedirs(tmp_path / "shm")
+    server = make_fake_mysqld(tmp_path / "bin" / "mysqld")
+    calls = []
+    real_run_tool = codetree.run_tool
+    monkeypatch.setattr(codetree, "run_tool", lambda argv, **kw: calls.append(argv) or
+                        real_run_tool(argv, **kw))
+    assert codetree.version_cache_file(server) is None  # no RAM tree yet: nothing kept
+    assert codetree.read_server_version(server).version == "8.0.36"
+    os.makedirs(os.path.join(user_shm_root(), "cache"), mode=0o711)
+    for _ in range(2):
+        assert codetree.read_server_version(server).version == "8.0.36"
+    assert len(calls) == 2   # the first read without a cache, the second filled it
+    os.unlink(server)
+    make_fake_mysqld(tmp_path / "bin" / "mysqld", line=MARIADB)
+    assert codetree.read_server_version(server).flavor == "mariadb"
+    assert len(calls) == 3
+    cached = codetree.version_cache_file(server)
+    with open(cached, "w") as fh:   # an unreadable entry: the binary is asked again
+        fh.write("garbage")
+    assert codetree.read_server_version(server).flavor == "mariadb"
+    assert len(calls) == 4
+    os.chmod(os.path.join(user_shm_root(), "cache"), 0o777)   # writable by others: unused
+    assert codetree.version_cache_file(server) is None
