@@ -50,15 +50,15 @@ class TestWatchdog:
         """Run body under the watchdog.  The last resort's TestTimeoutError ends body
         quietly (``timed_out`` says so); the watchdog is always stopped and the
         previous SIGALRM handler restored."""
-        self._start()
         try:
             try:
+                self._start()   # under load the alarm may come before start() returns
                 body()
             finally:
                 self._stop()
         except TestTimeoutError:
-            # Only one SIGALRM is ever sent: should its exception land in the first
-            # _stop(), this one completes it.
+            # Only one SIGALRM is ever sent: should its exception land in _start() or
+            # in the first _stop(), this one completes it.
             self._stop()
             if not self.timed_out:
                 raise

@@ -47,6 +47,23 @@ def test_watchdog_restores_sigalrm_handler():
     assert signal.getsignal(signal.SIGALRM) is before
 
 
+def test_watchdog_alarm_during_a_slow_start_is_caught_and_restores_the_handler():
+    # Under load the watchdog thread may fire before Thread.start() returns in the
+    # test's thread: the last resort's exception then lands inside _start().
+    import signal
+
+    class SlowStart(TestWatchdog):
+        def _start(self):
+            super()._start()
+            time.sleep(1)   # the alarm (0.1 s + 0.1 s grace) lands here
+
+    before = signal.getsignal(signal.SIGALRM)
+    dog = SlowStart(0.1, lambda: None, grace=0.1)
+    dog.run(lambda: None)
+    assert dog.timed_out
+    assert signal.getsignal(signal.SIGALRM) is before
+
+
 def test_watchdog_other_errors_pass_through():
     with pytest.raises(TimeoutRaised):
         def body():
