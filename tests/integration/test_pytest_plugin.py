@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 
+import psutil
 import pytest
 
 from tests.conftest import ROOT, make_workdir, tagged
@@ -111,7 +112,8 @@ def test_xdist_workers_are_bots_with_their_own_ports(workdir):
 def test_ctrl_c_under_xdist_leaves_no_server(workdir, tmp_path):
     notes = tmp_path / "notes"
     proc = _pytest(workdir, "-n", "2", "-k", "test_slow or test_replica_in_sync", FOLDER,
-                   notes=str(notes), extra_env={"KEWPIE_PLUGIN_SLOW": "1"}, popen=True)
+                   notes=str(notes), popen=True,
+                   extra_env={"KEWPIE_PLUGIN_SLOW": "1", "PYTHONFAULTHANDLER": "1"})
     deadline = time.monotonic() + 60
     while not (notes.exists() and "slow" in notes.read_text()) and time.monotonic() < deadline:
         time.sleep(0.2)  # until test_slow has its server (it then sleeps for a minute)
@@ -119,10 +121,31 @@ def test_ctrl_c_under_xdist_leaves_no_server(workdir, tmp_path):
     # Ctrl-C in a terminal: SIGINT to the controller and its workers.  (SIGINT to the
     # controller alone works too, but xdist lets the workers run on for up to 10 s.)
     os.killpg(proc.pid, signal.SIGINT)
-    out, _ = proc.communicate(timeout=60)
+    try:
+        out, _ = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        raise AssertionError("pytest did not end within 60 s of Ctrl-C; where its processes "
+                             "were:\n" + _stacks_then_kill(proc)) from None
     assert proc.returncode == 2, out[-3000:]
     assert tagged(workdir) == []
     assert _no_servers_recorded(workdir)
+
+
+def _stacks_then_kill(proc):
+    """The Python stacks of a hung pytest's processes (faulthandler, on SIGABRT), then
+    SIGKILL for the rest of its group; its output's end."""
+    for child in [psutil.Process(proc.pid), *psutil.Process(proc.pid).children(recursive=True)]:
+        try:
+            if "python" in child.name():
+                child.send_signal(signal.SIGABRT)
+        except psutil.Error:
+            pass
+    try:
+        out, _ = proc.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, _ = proc.communicate()
+    return out[-12000:]
 
 
 def test_keep_failed_leaves_the_servers_for_cleanup(workdir):
