@@ -24,6 +24,11 @@ from tests.conftest import ROOT, make_workdir, tagged
 FOLDER = os.path.join(ROOT, "tests", "fixtures", "pytest_plugin")
 
 
+def _sigint_default():
+    """In the child before exec: SIGINT back to its default disposition."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _pytest(workdir, *args, notes=None, extra_env=None, popen=False):
     """pytest with only the plugins named here (whatever the venv has installed)."""
     env = dict(os.environ, PYTHONPATH=ROOT, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",
@@ -31,10 +36,12 @@ def _pytest(workdir, *args, notes=None, extra_env=None, popen=False):
     cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "pytest_timeout",
            "-p", "xdist.plugin", "-p", "kewpie.pytest_plugin.plugin", "--noconftest", "-rA",
            f"--kewpie-workdir={workdir}", *args]
-    if popen:  # in its own process group, as a terminal's foreground job
+    if popen:  # in its own process group, as a terminal's foreground job: with Ctrl-C at
+        # its default even when this run inherited it ignored (a shell's `cmd &` without job
+        # control ignores SIGINT, and python then never installs KeyboardInterrupt)
         return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True, stdin=subprocess.DEVNULL,
-                                start_new_session=True)
+                                start_new_session=True, preexec_fn=_sigint_default)
     return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=240,
                           stdin=subprocess.DEVNULL)
 
