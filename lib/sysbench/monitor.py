@@ -21,6 +21,15 @@ contiguous (each covers the time since the one before, the first from t = 0),
 and when the run ends more than half a second after the last one, a last,
 shorter sample covers the rest.  A counter a server
 lacks (no wsrep, no RocksDB) is simply absent from its samples.
+
+:meth:`ResourceMonitor.pause` and :meth:`~ResourceMonitor.resume` switch the
+sampling off and on (bench/sweep_overhead.py measures the monitors' cost so):
+once pause() returns, the monitor reads nothing and queries no server (it waits
+for a reading in progress; the part-second since the last sample is dropped)
+and keeps its connections.  After resume() it takes a fresh first reading, and
+its next sample ends at the next whole second since the mark, or at the one
+after when that is under half a second away (it covers 0.5 to 1.5 s): the
+samples have a gap where the monitor was paused, and no sample spans a pause.
 """
 from __future__ import annotations
 
@@ -172,14 +181,19 @@ def server_values(before: dict[str, float], after: dict[str, float],
 
 class ResourceMonitor:
     """Samples the machine and servers every interval seconds from :meth:`mark` until
-    :meth:`stop` (a daemon thread; see the module)."""
+    :meth:`stop`, but not while paused (a daemon thread; see the module)."""
 
     def __init__(self, servers: list[Server], interval: float = DEFAULT_INTERVAL) -> None:
         self.servers = list(servers)
         self.interval = interval
         self.samples: list[Sample] = []
-        self._marked = threading.Event()
-        self._stopping = threading.Event()
+        # The thread holds this lock except while it waits, so whoever takes it (mark,
+        # pause, resume, stop) waits for a reading in progress and none starts meanwhile.
+        self._cond = threading.Condition()
+        self._marked = False
+        self._paused = False
+        self._pauses = 0  # how many times pause() was called
+        self._stopping = False
         self._start = 0.0
         self._thread: threading.Thread | None = None
         self._probes: list[_ServerProbe] = []
@@ -193,15 +207,38 @@ class ResourceMonitor:
         self._thread.start()
         return self
 
-    def mark(self) -> None:
-        """The run started now (t = 0)."""
-        self._start = time.monotonic()
-        self._marked.set()
+    def mark(self, at: float | None = None) -> None:
+        """The run started now, or at ``at`` (time.monotonic's clock): t = 0, and the
+        samples end at whole intervals from there."""
+        with self._cond:
+            self._start = time.monotonic() if at is None else at
+            self._marked = True
+            self._cond.notify_all()
+
+    def pause(self) -> None:
+        """Stop sampling until :meth:`resume`: when this returns, no reading is in
+        progress and none starts (the connections stay open)."""
+        with self._cond:
+            self._paused = True
+            self._pauses += 1
+            self._cond.notify_all()
+
+    def resume(self) -> None:
+        """Sample again (from a fresh reading; see the module)."""
+        with self._cond:
+            self._paused = False
+            self._cond.notify_all()
+
+    @property
+    def paused(self) -> bool:
+        """Whether the monitor is paused."""
+        return self._paused
 
     def stop(self) -> list[Sample]:
         """Stop sampling (see the module for the last second) and return the samples."""
-        self._stopping.set()
-        self._marked.set()
+        with self._cond:
+            self._stopping = True
+            self._cond.notify_all()
         if self._thread is not None:
             self._thread.join(timeout=10)
         for probe in self._probes:
@@ -225,32 +262,60 @@ class ResourceMonitor:
         return (_Reading(at, _machine_now()),
                 [_Reading(time.monotonic(), probe.read()) for probe in self._probes])
 
+    def _next_tick(self, at: float) -> int:
+        """The tick that ends the sample begun at ``at``: the next whole interval since
+        the mark, or the one after when the next is under half an interval away."""
+        tick = int((at - self._start) / self.interval) + 1
+        if self._start + tick * self.interval - at < self.interval / 2:
+            tick += 1
+        return tick
+
     def _loop(self) -> None:
         try:
-            self._marked.wait()
-            if self._stopping.is_set():
-                return
-            machine, servers = self._read_all()
-            tick = 1
-            while True:
-                stopped = self._stopping.wait(max(0.0, self._start + tick * self.interval
-                                                  - time.monotonic()))
-                now_machine, now_servers = self._read_all()
-                covered = now_machine.at - machine.at
-                if stopped and covered < self.interval / 2:
-                    return  # the run ended just after the last sample
-                t = round(now_machine.at - self._start, 3)
-                self.samples.append(Sample(t, MACHINE, machine_values(
-                    machine.counters, now_machine.counters, covered)))
-                for probe, before, after in zip(self._probes, servers, now_servers):
-                    self.samples.append(Sample(t, probe.name, server_values(
-                        before.counters, after.counters, after.at - before.at)))
-                if stopped:
-                    return  # the last, shorter second of the run
-                machine, servers = now_machine, now_servers
-                tick = max(tick + 1, int((time.monotonic() - self._start) / self.interval) + 1)
+            with self._cond:
+                self._cond.wait_for(lambda: self._marked or self._stopping)
+                self._sample_until_stopped()
         except Exception as exc:  # a monitor must never break the run it watches
             self.error = f"{type(exc).__name__}: {exc}"
+
+    def _stopped(self) -> bool:
+        """Whether stop() was called (a method: it changes while the thread waits)."""
+        return self._stopping
+
+    def _sample_until_stopped(self) -> None:
+        """The thread's work, with self._cond held (released only while it waits)."""
+        before: tuple[_Reading, list[_Reading]] | None = None
+        tick = pauses = 0
+        while not self._stopping:
+            if self._paused:
+                before = None  # a sample never spans a pause
+                self._cond.wait_for(lambda: self._stopping or not self._paused)
+                continue
+            if before is None:
+                before, pauses = self._read_all(), self._pauses
+                tick = self._next_tick(before[0].at)
+                continue
+            self._cond.wait_for(lambda: self._stopping or self._pauses != pauses,
+                                max(0.0, self._start + tick * self.interval - time.monotonic()))
+            if self._pauses != pauses:
+                before = None  # paused (and maybe resumed) meanwhile: drop the part-second
+                continue
+            stopped = self._stopped()
+            machine, servers = before
+            now_machine, now_servers = self._read_all()
+            covered = now_machine.at - machine.at
+            if stopped and covered < self.interval / 2:
+                return  # the run ended just after the last sample
+            t = round(now_machine.at - self._start, 3)
+            self.samples.append(Sample(t, MACHINE, machine_values(
+                machine.counters, now_machine.counters, covered)))
+            for probe, old, new in zip(self._probes, servers, now_servers):
+                self.samples.append(Sample(t, probe.name, server_values(
+                    old.counters, new.counters, new.at - old.at)))
+            if stopped:
+                return  # the last, shorter second of the run
+            before = (now_machine, now_servers)
+            tick = max(tick + 1, int((time.monotonic() - self._start) / self.interval) + 1)
 
 
 def series(samples: list[Sample], source: str, metric: str) -> tuple[list[float], list[float]]:

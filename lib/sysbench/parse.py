@@ -156,6 +156,18 @@ class SysbenchResult:
         return cls(**raw)
 
 
+def _interval(match: re.Match[str]) -> Interval:
+    return Interval(int(match["t"]), int(match["thds"]), float(match["tps"]), float(match["qps"]),
+                    float(match["lat"]), float(match["err"]), float(match["reconn"]))
+
+
+def parse_interval(line: str) -> Interval | None:
+    """One --report-interval line as sysbench prints it while it runs (None for any
+    other line): what a reader of its output as it comes needs."""
+    match = INTERVAL_RE.match(line)
+    return _interval(match) if match else None
+
+
 def parse_histogram(text: str) -> list[tuple[float, int]]:
     """The --histogram block's (value ms, count) rows, in order (empty without one)."""
     at = text.find(HISTOGRAM_HEAD)
@@ -209,9 +221,7 @@ def parse_output(text: str) -> SysbenchResult:
     total = TOTAL_TIME_RE.search(text)
     tpcc = parse_tpcc(text)
     planned = RECONNECT_RE.search(text)
-    intervals = [Interval(int(m["t"]), int(m["thds"]), float(m["tps"]), float(m["qps"]),
-                          float(m["lat"]), float(m["err"]), float(m["reconn"]))
-                 for m in INTERVAL_RE.finditer(text)]
+    intervals = [_interval(m) for m in INTERVAL_RE.finditer(text)]
     return SysbenchResult(
         tps=values["transactions"][1], qps=values["queries"][1],
         transactions=values["transactions"][0], queries=values["queries"][0],

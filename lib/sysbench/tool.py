@@ -176,21 +176,25 @@ class Sysbench:
     def run(self, servers: Sequence[Server], threads: int, seconds: float,
             report_interval: int = 1, percentile: int = 95, log_name: str = "run.log",
             reconnect: int = 0, tcp: bool = False,
-            watch: Sequence[Server] | None = None) -> RunOutput:
+            watch: Sequence[Server] | None = None,
+            on_line: Callable[[str], object] | None = None) -> RunOutput:
         """One timed run over servers (their list spreads the clients); with watch,
-        those servers and the machine are sampled every second while it runs."""
+        those servers and the machine are sampled every second while it runs; on_line
+        sees each line of sysbench's output as it comes (bench/sweep_overhead.py)."""
         argv = self._argv(servers, [f"--threads={threads}", f"--time={int(seconds)}",
                                     f"--report-interval={report_interval}",
                                     f"--percentile={percentile}", "--histogram=on", "run"],
                           reconnect, tcp)
         monitor = ResourceMonitor(list(watch)).start() if watch else None
 
-        def on_line(line: str) -> None:
+        def each_line(line: str) -> None:
             """Mark the monitors' t = 0 when sysbench's threads start."""
             if monitor is not None and line.startswith(THREADS_STARTED):
                 monitor.mark()
+            if on_line is not None:
+                on_line(line)
         try:
-            _, text = self._call(argv, log_name, timeout=seconds + 300, on_line=on_line)
+            _, text = self._call(argv, log_name, timeout=seconds + 300, on_line=each_line)
         finally:
             samples = monitor.stop() if monitor is not None else []
         return RunOutput(parse_output(text), samples, monitor.error if monitor else "")
