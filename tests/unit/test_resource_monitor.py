@@ -1,10 +1,12 @@
 """The resource monitors' arithmetic (machine and server figures per interval) and the
 monitor thread itself over the machine (no server): it waits for the run's start,
-samples each second, and its samples cover the run up to its stop.
+samples each second, and its samples cover the run up to its stop; paused, it reads
+nothing, and after a resume no sample spans the pause.
 
 Covers: lib/sysbench/monitor.py
 """
 import threading
+import time
 
 from lib.sysbench.monitor import (MACHINE, ResourceMonitor, Sample, as_rows, from_rows,
                                   machine_values, server_values, series, sources, summary)
@@ -61,3 +63,103 @@ def test_monitor_samples_the_machine_from_the_mark_to_the_stop():
 def test_monitor_stopped_before_the_mark_has_no_samples():
     monitor = ResourceMonitor([]).start()
     assert monitor.stop() == [] and not monitor.error
+
+
+class CountingMonitor(ResourceMonitor):
+    """Records when each of its readings was taken (the machine reading's instant)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.reads = []
+
+    def _read_all(self):
+        reading = super()._read_all()
+        self.reads.append(reading[0].at)
+        return reading
+
+
+def wait_for(monitor, predicate):
+    """Wait (up to 30 s) until predicate() holds, checked while the monitor's thread
+    is not reading; True when it did."""
+    for _ in range(600):
+        with monitor._cond:
+            if predicate():
+                return True
+        threading.Event().wait(0.05)
+    return False
+
+
+def test_paused_monitor_reads_nothing_and_resumes_with_a_fresh_first_reading():
+    monitor = CountingMonitor([], interval=0.05).start()
+    monitor.mark()
+    try:
+        assert wait_for(monitor, lambda: len(monitor.samples) >= 2)
+        monitor.pause()
+        paused_at = time.monotonic()
+        reads, samples = len(monitor.reads), len(monitor.samples)
+        threading.Event().wait(0.5)  # ten intervals: a paused monitor takes none of them
+        assert monitor.paused and (len(monitor.reads), len(monitor.samples)) == (reads, samples)
+        monitor.resume()
+        assert wait_for(monitor, lambda: len(monitor.samples) > samples)
+        first = monitor.samples[samples]
+        at = monitor._start + first.t
+        ending = min(monitor.reads, key=lambda r: abs(r - at))
+        begun = monitor.reads[monitor.reads.index(ending) - 1]
+        assert begun > paused_at + 0.4  # the sample began at the resume, not before the pause
+        assert first.t - (begun - monitor._start) >= 0.025 - 0.002  # at least half an interval
+    finally:
+        monitor.stop()
+    assert not monitor.error
+
+
+def test_a_pause_and_an_immediate_resume_still_break_the_sample():
+    monitor = CountingMonitor([], interval=0.2).start()
+    monitor.mark()
+    try:
+        assert wait_for(monitor, lambda: len(monitor.samples) >= 1)
+        with monitor._cond:  # between readings: pause and resume before the thread wakes
+            samples = len(monitor.samples)
+            monitor.pause()
+            paused_at = time.monotonic()
+            monitor.resume()
+        assert wait_for(monitor, lambda: len(monitor.samples) > samples)
+        first = monitor.samples[samples]
+        ending = min(monitor.reads, key=lambda r: abs(r - (monitor._start + first.t)))
+        assert monitor.reads[monitor.reads.index(ending) - 1] >= paused_at
+    finally:
+        monitor.stop()
+    assert not monitor.error
+
+
+def test_monitor_paused_before_the_mark_samples_only_after_the_resume():
+    monitor = CountingMonitor([], interval=0.05).start()
+    monitor.pause()
+    monitor.mark()
+    threading.Event().wait(0.3)
+    with monitor._cond:
+        assert monitor.reads == [] and monitor.samples == []
+    monitor.resume()
+    assert wait_for(monitor, lambda: len(monitor.samples) >= 1)
+    assert monitor.stop()[0].source == MACHINE and not monitor.error
+
+
+def test_monitor_stopped_while_paused_stops_without_another_reading():
+    monitor = CountingMonitor([], interval=0.05).start()
+    monitor.mark()
+    assert wait_for(monitor, lambda: len(monitor.samples) >= 1)
+    monitor.pause()
+    reads, samples = len(monitor.reads), len(monitor.samples)
+    monitor.stop()
+    assert not monitor._thread.is_alive() and not monitor.error
+    assert (len(monitor.reads), len(monitor.samples)) == (reads, samples)
+
+
+def test_mark_at_an_earlier_instant_shifts_the_sample_grid():
+    monitor = ResourceMonitor([], interval=0.2).start()
+    monitor.mark(time.monotonic() - 0.1)  # half an interval early: samples end mid-"second"
+    assert wait_for(monitor, lambda: len(monitor.samples) >= 2)
+    samples = monitor.stop()
+    assert not monitor.error
+    # t counts from the earlier instant: the first sample, read 0.1 s after the mark,
+    # ends at t >= 0.2, and sample i at t >= 0.2 * (i + 1)
+    assert all(s.t >= 0.2 * (i + 1) - 0.001 for i, s in enumerate(samples))
