@@ -42,8 +42,9 @@ virtual machine whole runs of one side differ by up to 40%).
 It also measures the cost directly, which the load hardly changes: the CPU
 seconds ``--samples`` monitor readings take (the harness's own CPU time, and the
 server's, less what the idle server spends in the same wall time), per
-second of monitoring, as a share of the machine's CPUs: the most tps the
-monitors can take from a run that keeps every CPU busy.
+second of monitoring, as a share of the machine's CPUs.  It counts CPU time
+only (not the waits a reading causes the server's threads), so it is a floor:
+``--rate 10`` runs measured a reading's cost at four to nine times it.
 
 Usage::
 
@@ -182,7 +183,8 @@ class Interleaved:
             raise KewpieError(f"the interleaved run gave no pair of blocks ({len(tps)} report "
                               f"lines; its output: {tool.log_dir}/interleaved.log)")
         for block, state in enumerate(self.schedule.states):
-            self.seconds[state] += [tps[s] for s in self.schedule.seconds_of(block, self.args.settle)
+            counted = self.schedule.seconds_of(block, self.args.settle)
+            self.seconds[state] += [tps[s] for s in counted
                                     if s in tps and driver.applied.get(s) == state]
         for sample in samples:  # which state each sample's second ran in
             second = sample_second(sample.t, monitor.interval)
@@ -202,15 +204,17 @@ class Interleaved:
             print(f"{p.index:4d}  {'on,off' if p.on_first else 'off,on':7} {p.off_tps:9.1f} "
                   f"{p.on_tps:9.1f} {p.ratio:7.4f}")
         off, on = self.seconds[False], self.seconds[True]
-        print(f"per second (the seconds that count): monitors off median {statistics.median(off):.1f} "
-              f"tps (min {min(off):.1f}, max {max(off):.1f}, {len(off)}s); on median "
-              f"{statistics.median(on):.1f} (min {min(on):.1f}, max {max(on):.1f}, {len(on)}s)")
+        print(f"per second (the seconds that count): monitors off median "
+              f"{statistics.median(off):.1f} tps (min {min(off):.1f}, max {max(off):.1f}, "
+              f"{len(off)}s); on median {statistics.median(on):.1f} (min {min(on):.1f}, "
+              f"max {max(on):.1f}, {len(on)}s)")
         lags = sorted(self.lags)
+        error = f"; monitor error: {self.monitor_error}" if self.monitor_error else ""
         print(f"switching: sysbench's report lines came {1000 * statistics.median(lags):.0f} ms "
               f"(median; max {1000 * lags[-1]:.0f}) after their second by the harness's clock; "
-              f"monitor samples read in seconds on: {self.samples_in[True]} (and {self.first_readings} "
-              f"first readings, at the start and after a resume), off: {self.samples_in[False]}" + (f"; monitor error: {self.monitor_error}"
-                                              if self.monitor_error else ""))
+              f"monitor samples read in seconds on: {self.samples_in[True]} (and "
+              f"{self.first_readings} first readings, at the start and after a resume), off: "
+              f"{self.samples_in[False]}{error}")
         est = estimate([p.ratio for p in self.pairs])
         print_estimate("interleaved", est, f"bootstrap over the {est.pairs} pairs")
         if a.rate != 1:
