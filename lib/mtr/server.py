@@ -144,16 +144,33 @@ class MtrServer(Server):
         write_private_file(self.cnf_path, text, self.settings.user)
 
     def extra_cnf_sections(self) -> dict[str, list[Option]]:
-        """The test config's ``[sst]`` group (Galera's SST scripts read the server's
-        my.cnf): taken from the bot's mtr ``my.cnf`` next to the vardir."""
+        """The test config's tool groups (:data:`TOOL_GROUPS`: Galera's SST scripts and
+        the mariabackup they run read the server's my.cnf), taken from the bot's mtr
+        ``my.cnf`` next to the vardir."""
         path = os.path.join(os.path.dirname(self.vardir), "my.cnf")
         if not os.path.isfile(path):
             return {}
-        group = MtrConfig.read(path).group("sst")
-        if group is None or not group.options:
-            return {}
-        return {"sst": [Option(str(n).replace("_", "-"), v) for n, v in group.options
-                        if not str(n).startswith("#")]}
+        return tool_sections(MtrConfig.read(path))
+
+
+TOOL_GROUPS = ("sst", "xtrabackup", "mariabackup", "mariadb-backup")
+"""Groups of an mtr config that tools started by the server read from its my.cnf: the SST
+scripts' ``[sst]`` and mariabackup's own (``galera.galera_sst_mariabackup_use_memory`` sets
+``[mariabackup] use_memory``). mtr hands the server its whole my.cnf; kewpie writes a file
+per server, so these groups are copied into it."""
+
+
+def tool_sections(config: MtrConfig) -> dict[str, list[Option]]:
+    """The config's :data:`TOOL_GROUPS` that hold options, in that order, ``#`` lines out."""
+    sections: dict[str, list[Option]] = {}
+    for name in TOOL_GROUPS:
+        group = config.group(name)
+        options = [] if group is None else [
+            Option(str(n).replace("_", "-"), v) for n, v in group.options
+            if not str(n).startswith("#")]
+        if options:
+            sections[name] = options
+    return sections
 
 
 def mysqld_error_log(options: list[Option], datadir: str, host: str = "") -> str:

@@ -97,3 +97,17 @@ def test_spare_ports_come_in_runs_of_three_consecutive_ones(tmp_path):
     clients = [9320, 9321, 9322]
     assert spare_runs(leases, clients) == [(9340, 9341, 9342), (9360, 9361, 9362)]
     assert spare_runs(leases[:1], [9320]) == [(9321, 9322, 9323)]
+
+
+def test_tool_groups_reach_the_servers_cnf(tmp_path):
+    """[mariabackup] of a test's .cnf reaches the server's own my.cnf, as under mtr (whose
+    server reads the whole my.cnf): galera.galera_sst_mariabackup_use_memory."""
+    from lib.mtr.cnf import MtrConfig
+    from lib.mtr.server import tool_sections
+    cnf = tmp_path / "my.cnf"
+    cnf.write_text("[mysqld]\nwsrep_sst_method=mariabackup\n\n[mariabackup]\nuse_memory=129m\n"
+                   "\n[sst]\nsst_initial_timeout=120\n\n[client]\nuser=root\n\n[xtrabackup]\n")
+    sections = tool_sections(MtrConfig.read(str(cnf)))
+    assert list(sections) == ["sst", "mariabackup"]
+    assert [(o.name, o.value) for o in sections["mariabackup"]] == [("use-memory", "129m")]
+    assert [(o.name, o.value) for o in sections["sst"]] == [("sst-initial-timeout", "120")]
