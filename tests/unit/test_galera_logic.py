@@ -76,6 +76,24 @@ def test_node_config_ports_and_sst_section(tmp_path):
     assert text.count("wsrep-provider-options") == 1
 
 
+def test_membership_timers_are_short_and_a_suite_can_replace_them(tmp_path):
+    # keepalive 0.1 s: nodes that came up in separate views merge within tenths of a
+    # second (a warm start); 0.1 s is Galera's lower bound for both periods
+    node = _node(tmp_path)
+    node.make_dirs()
+    node.write_cnf()
+    text = open(node.cnf_path).read()
+    assert "evs.keepalive_period=PT0.1S" in text and "evs.join_retrans_period=PT0.1S" in text
+    assert "evs.suspect_timeout" not in text and "evs.inactive_timeout" not in text
+    suite = _node(tmp_path / "b", 1, ["--wsrep-provider-options=evs.suspect_timeout=PT2S;"
+                                      "evs.keepalive_period=PT0.5S"])
+    suite.make_dirs()
+    suite.write_cnf()
+    text = open(suite.cnf_path).read()
+    assert "evs.keepalive_period=PT0.5S" in text and "evs.suspect_timeout=PT2S" in text
+    assert text.count("evs.keepalive_period") == 1
+
+
 def test_start_args_new_cluster_once(tmp_path):
     node = _node(tmp_path)
     node.new_cluster_next_start = True
