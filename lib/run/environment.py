@@ -12,7 +12,6 @@ from functools import partial
 from types import MappingProxyType
 from typing import Callable, Mapping
 
-import psutil
 
 from ..errors import CleanupError, UsageError
 from ..platform import netns, safedirs
@@ -318,6 +317,7 @@ class RunEnvironment:
         leftovers = (tagged_processes(TAG_BOT, f"{self.run_id}/{bot}") if bot
                      else tagged_processes(TAG_RUN, self.run_id))
         for proc in leftovers:
+            import psutil  # loaded by tagged_processes for what it found
             try:
                 self.log.warning(f"killing leftover process {proc.pid} ({proc.name()})")
                 proc.kill()

@@ -19,8 +19,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterator, NoReturn
 
-import psutil
-import pymysql
 
 from ..errors import ServerDiedError, ServerStartError
 from ..platform.launcher import Launcher
@@ -41,6 +39,7 @@ from .sql import SqlClient
 from .trees import TreeSet
 
 if TYPE_CHECKING:
+    import pymysql
     from .wrappers import ServerWrapper
 
 # Names other modules import from here (they moved to the parts above).
@@ -313,6 +312,7 @@ class Server:
         process group.
         """
         for proc in tagged_processes(TAG_NAME, self.vardir):
+            import psutil  # loaded by tagged_processes for what it found
             try:
                 proc.kill()
             except psutil.Error:
