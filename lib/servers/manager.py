@@ -67,7 +67,7 @@ class Launched:
 def start_replicating_set(manager: "ServerManager", servers: list[Server], reqs: "Requirements") -> None:
     """mysql kind: fresh datadirs, start all at once, then wire replicas to primaries."""
     launch_replicating_set(manager, servers, reqs)
-    finish_replicating_set(manager, servers, reqs)
+    _ready_and_wired(manager, servers, reqs, since_launch=False)
 
 
 def launch_replicating_set(manager: "ServerManager", servers: list[Server],
@@ -84,9 +84,15 @@ def launch_replicating_set(manager: "ServerManager", servers: list[Server],
 
 def finish_replicating_set(manager: "ServerManager", servers: list[Server],
                            reqs: "Requirements") -> None:
-    """mysql kind, second half: every server answers, replicas wired to primaries."""
+    """mysql kind, second half: every server answers (within its start timeout of its
+    launch), replicas wired to primaries."""
+    _ready_and_wired(manager, servers, reqs, since_launch=True)
+
+
+def _ready_and_wired(manager: "ServerManager", servers: list[Server], reqs: "Requirements",
+                     since_launch: bool) -> None:
     for server in servers:
-        server.wait_ready()
+        server.wait_ready(since_launch=since_launch)
     for primary, replica in reqs.pairs:
         start_replica(servers[primary], servers[replica])
     wait_replicas_applied(manager, 60.0)
