@@ -10,7 +10,7 @@ import time
 import uuid
 from functools import partial
 from types import MappingProxyType
-from typing import Callable, Mapping
+from typing import TYPE_CHECKING, Callable, Mapping
 
 
 from ..errors import CleanupError, UsageError
@@ -20,7 +20,6 @@ from ..platform.ports import PortLeaser, default_lock_dir, ensure_lock_dir
 from ..platform.process import TAG_BOT, TAG_RUN, TAG_WORKDIR, tagged_processes
 from ..platform.workdir import DESCRIPTION, MIN_SHM_FREE, Workdir
 from .config import RunConfig
-from .evidence import EvidenceKeeper
 from .setup import check_reachable, log_header, resolve_server_user
 from ..servers.bootstrap import BootstrapCache
 from ..servers.codetree import CodeTree
@@ -38,6 +37,9 @@ from ..servers.options import parse_options
 from ..servers.requirements import Requirements
 from ..servers.wrappers import make_wrapper, valgrind_suppressions
 from ..servers.trees import TreeSet
+
+if TYPE_CHECKING:
+    from .evidence import EvidenceKeeper
 
 SERVER_KINDS: Mapping[str, ServerKind] = MappingProxyType({
     "mysql": ServerKind(Server, start_replicating_set, wait_replicas_applied, spare_datadirs=True,
@@ -107,6 +109,7 @@ class RunEnvironment:
     def evidence_keeper(self, harness_log: str | None) -> EvidenceKeeper:
         """A bot's keeper of failed tests' evidence, in this run's own folder
         ``workdir/failed/<run>/`` (never emptied by a later run; the newest runs' kept)."""
+        from .evidence import EvidenceKeeper  # a bot's, built after the first launch
         return EvidenceKeeper(self.workdir.failed_dir, self.config.max_save_datadir,
                               harness_log, run=self.evidence_run)
 
