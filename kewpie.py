@@ -10,13 +10,24 @@ import sys
 
 _root = os.path.dirname(os.path.abspath(__file__))
 if __name__ == "__main__":
-    _venv_python = os.path.join(_root, ".venv", "bin", "python")
-    if os.path.exists(_venv_python) and not os.environ.get("KEWPIE_NO_VENV") and \
-            os.path.realpath(sys.prefix) != os.path.realpath(os.path.join(_root, ".venv")):
-        os.execv(_venv_python, [_venv_python, os.path.abspath(__file__), *sys.argv[1:]])
-    if sys.flags.no_site:   # the shebang's -S spares the re-exec'd run a site import
-        import site         # (~40 ms); without a venv to exec, site's paths are needed
-        site.main()
+    _venv = os.path.join(_root, ".venv")
+    _venv_python = os.path.join(_venv, "bin", "python")
+    # the venv's python run with -S (below) has the base prefix until we set it
+    _in_venv = os.path.realpath(sys.prefix) == os.path.realpath(_venv) or \
+        (sys.flags.no_site and os.path.abspath(sys.executable) == _venv_python)
+    if os.path.exists(_venv_python) and not os.environ.get("KEWPIE_NO_VENV") and not _in_venv:
+        os.execv(_venv_python, [_venv_python, "-S", os.path.abspath(__file__), *sys.argv[1:]])
+    if sys.flags.no_site:   # the shebang's -S spares the first run a site import
+        import site
+        if _in_venv:        # what site.main() does in this venv, without its .pth files
+            # (an editable install's finder imports pathlib & co., ~20 ms; a checkout
+            # needs none of them: kewpie.py is the package's alias, lib/ is beside it)
+            sys.prefix = sys.exec_prefix = _venv
+            sys.path.extend(p for p in site.getsitepackages([_venv]) if os.path.isdir(p))
+            site.setquit()
+            site.sethelper()
+        else:               # without a venv to exec, site's paths are needed
+            site.main()
 if _root not in sys.path:
     sys.path.insert(0, _root)
 

@@ -549,12 +549,15 @@ def _hunt_config(args: argparse.Namespace) -> dict[str, Any]:
                 reduce_parallel=args.reduce_parallel)
 def _labels(values: list[str]) -> tuple[tuple[tuple[str, str], ...], str]:
     """--label values: the run's KEY=VALUE labels, and the sweep's NAME (one at most)."""
-    from .history.records import parse_label
     names = [v for v in values if "=" not in v]
     if len(names) > 1:
         raise UsageError(f"--label: one sweep label (NAME), not {', '.join(names)}; labels of "
                          f"the run are KEY=VALUE")
-    return tuple(parse_label(v) for v in values if "=" in v), (names[0] if names else "")
+    pairs = [v for v in values if "=" in v]
+    if not pairs:  # the history's records module (platform, datetime...) only for labels
+        return (), (names[0] if names else "")
+    from .history.records import parse_label
+    return tuple(parse_label(v) for v in pairs), (names[0] if names else "")
 
 
 def _config(args: argparse.Namespace) -> RunConfig:

@@ -26,7 +26,7 @@ import threading
 from dataclasses import dataclass
 from datetime import datetime
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from .errors import HistoryError
 from .records import ResultRecord, RunInfo, utcnow
@@ -52,10 +52,15 @@ class HistoryWriter:
     """Writes one run and its results to a store, spooling them when it is down."""
 
     def __init__(self, target: StoreTarget, run: RunInfo, spool_directory: str,
-                 log: logging.Logger, background: bool = True) -> None:
-        """background=False writes in the caller's thread (tools, benchmarks)."""
+                 log: logging.Logger, background: bool = True,
+                 fill_run: Callable[[RunInfo], None] | None = None) -> None:
+        """background=False writes in the caller's thread (tools, benchmarks).  fill_run
+        completes run where it is first stored or spooled, in the writer's thread (what is
+        slow to learn and not needed before: kewpie's installed version)."""
         self.target = target
         self.run = run
+        self._fill_run = fill_run
+        self._fill_lock = threading.Lock()
         self.log = log
         self.spool = Spool(spool_directory, run)
         self.background = background
@@ -162,7 +167,15 @@ class HistoryWriter:
                 self._finish(end)
                 return
 
+    def _complete_run(self) -> None:
+        """Run fill_run once, before the run's record is first used."""
+        with self._fill_lock:
+            fill, self._fill_run = self._fill_run, None
+            if fill is not None:
+                fill(self.run)
+
     def _drain_to_spool(self) -> None:
+        self._complete_run()
         while True:
             try:
                 item = self._queue.get_nowait()
@@ -176,6 +189,7 @@ class HistoryWriter:
     # ------------------------------------------------------------------ the store
     def _open(self) -> bool:
         """Open the store and insert the run (once); False when it is unreachable."""
+        self._complete_run()
         if self._opened:
             return self._engine is not None and self.run_id is not None
         self._opened = True
@@ -196,6 +210,7 @@ class HistoryWriter:
 
     def _handle(self, batch: list[ResultRecord]) -> None:
         """Store a batch of results, or spool it."""
+        self._complete_run()
         if not self.warned and self._open() and self._conn is not None:
             try:
                 from .writes import insert_results
@@ -216,6 +231,7 @@ class HistoryWriter:
 
     def _finish(self, end: _End) -> None:
         """Record the end in the store (or the spool), then let the engine go."""
+        self._complete_run()
         try:
             if not self.warned and self._open() and self._conn is not None:
                 try:

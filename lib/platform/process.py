@@ -24,9 +24,11 @@ import shutil
 import signal
 import subprocess
 import time
-from typing import IO, Any, Callable, Mapping, Sequence, TypedDict
+from typing import IO, TYPE_CHECKING, Any, Callable, Mapping, Sequence, TypedDict
 
-import psutil
+if TYPE_CHECKING:
+    import psutil
+
 
 from .launcher import Launcher
 from .lifecycle import ReadyWait, StopResult
@@ -229,6 +231,7 @@ def wait_exit(proc: subprocess.Popen[Any], timeout: float | None) -> bool:
 
 def pid_alive(pid: int, create_time: float | None = None) -> bool:
     """True if pid runs (not a zombie) and, if given, was created at create_time."""
+    import psutil  # psutil (~10 ms of imports) only where a process is asked about
     try:
         proc = psutil.Process(pid)
         if create_time is not None and abs(proc.create_time() - create_time) > 1.0:
@@ -275,6 +278,10 @@ def tagged_processes(tag: str, value: str) -> list[psutil.Process]:
             with open(f"/proc/{name}/environ", "rb") as fh:
                 if entry not in fh.read():
                     continue
+        except OSError:
+            continue
+        import psutil  # only for a process that carries the tag
+        try:
             proc = psutil.Process(int(name))
             if proc.environ().get(tag) == value and proc.status() != psutil.STATUS_ZOMBIE:
                 found.append(proc)
@@ -299,6 +306,7 @@ def tag_mismatch(pid: int, tag: str, value: str) -> str:
     """'' when live process pid carries tag=value in its environment (kewpie started it
     for that workdir, run or bot), else why not: a pid read from a file is acted on
     only when this is ''."""
+    import psutil
     try:
         proc = psutil.Process(pid)
         if proc.status() == psutil.STATUS_ZOMBIE:
@@ -314,6 +322,7 @@ def tag_mismatch(pid: int, tag: str, value: str) -> str:
 def reap_if_child(pid: int) -> None:
     """Collect pid's exit status if it is an exited child of ours (a zombie we would
     otherwise keep until its Popen object is collected); nothing otherwise."""
+    import psutil
     try:
         if psutil.Process(pid).ppid() != os.getpid():
             return
@@ -407,6 +416,7 @@ class ProcessExecutor:
             self.proc = self.launcher.call(self._launch)
         else:
             self.proc = self._launch()
+        import psutil  # after the spawn: its import overlaps the child's start
         try:
             self.create_time = psutil.Process(self.proc.pid).create_time()
         except psutil.Error:

@@ -10,9 +10,8 @@ import time
 import uuid
 from functools import partial
 from types import MappingProxyType
-from typing import Callable, Mapping
+from typing import TYPE_CHECKING, Callable, Mapping
 
-import psutil
 
 from ..errors import CleanupError, UsageError
 from ..platform import netns, safedirs
@@ -21,7 +20,6 @@ from ..platform.ports import PortLeaser, default_lock_dir, ensure_lock_dir
 from ..platform.process import TAG_BOT, TAG_RUN, TAG_WORKDIR, tagged_processes
 from ..platform.workdir import DESCRIPTION, MIN_SHM_FREE, Workdir
 from .config import RunConfig
-from .evidence import EvidenceKeeper
 from .setup import check_reachable, log_header, resolve_server_user
 from ..servers.bootstrap import BootstrapCache
 from ..servers.codetree import CodeTree
@@ -30,15 +28,22 @@ from ..mtr.galera import start_mtr_set
 from ..mtr.server import MtrServer
 from ..servers.galera import GaleraServer
 from ..servers.galera_cluster import form_galera_set, wait_galera_applied
-from ..servers.manager import ServerKind, ServerManager, start_replicating_set, wait_replicas_applied
+from ..servers.manager import (ServerKind, ServerManager, finish_replicating_set,
+                               launch_replicating_set, start_replicating_set,
+                               wait_replicas_applied)
 from ..servers.server import Server, ServerSettings
 from ..servers.state import StateFile, stop_recorded
 from ..servers.options import parse_options
+from ..servers.requirements import Requirements
 from ..servers.wrappers import make_wrapper, valgrind_suppressions
 from ..servers.trees import TreeSet
 
+if TYPE_CHECKING:
+    from .evidence import EvidenceKeeper
+
 SERVER_KINDS: Mapping[str, ServerKind] = MappingProxyType({
-    "mysql": ServerKind(Server, start_replicating_set, wait_replicas_applied, spare_datadirs=True),
+    "mysql": ServerKind(Server, start_replicating_set, wait_replicas_applied, spare_datadirs=True,
+                        launch_set=launch_replicating_set, finish_set=finish_replicating_set),
     "galera": ServerKind(GaleraServer, form_galera_set, wait_galera_applied),
     "mtr": ServerKind(MtrServer, start_mtr_set, wait_replicas_applied),
 })
@@ -68,6 +73,8 @@ class RunEnvironment:
                              f"vardirs on disk this run (as with --no-shm)")
             self.workdir.use_shm = False
         self.managers: list[ServerManager] = []
+        # managers made early by launch(), each handed to the next make_manager of its bot
+        self.early_managers: dict[str, ServerManager] = {}
         self._state_lock = threading.Lock()
         self.tree: CodeTree | None = None
         self.trees = TreeSet([config.basedir, *config.extra_basedirs], config.trees_dir)
@@ -102,6 +109,7 @@ class RunEnvironment:
     def evidence_keeper(self, harness_log: str | None) -> EvidenceKeeper:
         """A bot's keeper of failed tests' evidence, in this run's own folder
         ``workdir/failed/<run>/`` (never emptied by a later run; the newest runs' kept)."""
+        from .evidence import EvidenceKeeper  # a bot's, built after the first launch
         return EvidenceKeeper(self.workdir.failed_dir, self.config.max_save_datadir,
                               harness_log, run=self.evidence_run)
 
@@ -174,7 +182,10 @@ class RunEnvironment:
         is given; bootstrap builds another kind of cache, e.g. mysql-test's, from the
         cache directory, the tree and the server user).  lane names a bot's second
         server set (its manager, directory and state file are ``bot + lane``; its
-        servers carry the bot's tag).  The manager is stopped by :meth:`close`."""
+        servers carry the bot's tag).  The manager is stopped by :meth:`close`.
+        A manager :meth:`launch` made for bot is returned as it is."""
+        if tree is None and bootstrap is None and not lane and bot in self.early_managers:
+            return self.early_managers.pop(bot)
         tree = tree or self.tree
         assert tree is not None
         name = bot + lane
@@ -216,6 +227,17 @@ class RunEnvironment:
                                 network_record=self.network_record)
         self.managers.append(manager)
         return manager
+
+    def launch(self, bot: str, reqs: Requirements) -> bool:
+        """Make bot's manager now and launch a set for reqs on it (spawned, not waited
+        for: :meth:`ServerManager.launch`); the next :meth:`make_manager` of bot returns
+        that manager, whose ``get_servers(reqs)`` then finishes the set.  False when
+        nothing was launched (a server wrapper, a kind that starts in one go...)."""
+        manager = self.make_manager(bot)
+        self.early_managers[bot] = manager
+        if manager.settings.wrapper is not None:  # valgrind, rr, gdb: started as usual
+            return False
+        return manager.launch(reqs)
 
     def write_state(self) -> None:
         """Record each bot's live servers in the workdir (for --mode=cleanup)."""
@@ -298,6 +320,7 @@ class RunEnvironment:
         leftovers = (tagged_processes(TAG_BOT, f"{self.run_id}/{bot}") if bot
                      else tagged_processes(TAG_RUN, self.run_id))
         for proc in leftovers:
+            import psutil  # loaded by tagged_processes for what it found
             try:
                 self.log.warning(f"killing leftover process {proc.pid} ({proc.name()})")
                 proc.kill()

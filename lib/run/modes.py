@@ -59,6 +59,8 @@ def run_mode(env: RunEnvironment) -> int:
     if config.start_and_exit:
         from .start_and_exit import start_and_exit
         return start_and_exit(env, specs)
-    from .native import run_tests
     require_tests(specs, config)  # an empty shard of a real selection is fine
+    from .early_start import launch_first
+    launch_first(env, specs)  # its boot overlaps what follows
+    from .native import run_tests
     return run_tests(env, specs)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import statistics
 
 SMOOTHING = 0.5
 
@@ -30,6 +29,7 @@ class Timings:
         """Known time of a test, or the median of known times (1000 ms if none)."""
         if name in self.ms:
             return self.ms[name]
+        import statistics  # only parallel bots weigh tests (~3 ms of imports)
         return statistics.median(self.ms.values()) if self.ms else 1000.0
 
     def fill(self, known: dict[str, float]) -> None:

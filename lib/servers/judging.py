@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Callable, Mapping, TypeVar
 
-import pymysql
 
 from ..errors import QueryError
 from ..platform.logsetup import get_logger
@@ -54,6 +53,7 @@ class ReadUnknownError(Exception):
 
 def transient_code(exc: BaseException) -> int:
     """The error code of exc when it is a transient refusal (TRANSIENT_CODES), else 0."""
+    import pymysql  # not at import: ~15 ms (ssl), after the first server's launch
     if isinstance(exc, QueryError):
         code = exc.code
     elif isinstance(exc, pymysql.MySQLError) and exc.args and isinstance(exc.args[0], int):
@@ -92,6 +92,7 @@ def retry_transient(read: Callable[[], T], what: str, bound: float = JUDGING_BOU
     """read()'s result; a transient refusal (TRANSIENT_CODES) is retried with a growing
     pause until ``bound`` seconds have passed, then ReadUnknownError.  Any other
     exception is raised at once."""
+    import pymysql
     start = clock()
     attempts = Attempts()
     pause = FIRST_PAUSE

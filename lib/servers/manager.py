@@ -11,6 +11,11 @@ the one taken when the set started; the ``test`` schema is emptied instead.
 Otherwise the set is killed (its datadirs are discarded) and the next test
 gets fresh servers, each from a spare copy of the pristine datadir made in
 the background while the previous test ran (:mod:`lib.servers.spare`).
+
+A run may :meth:`~ServerManager.launch` its first set early (copy the
+datadirs, spawn the servers, no waiting): the work the caller does next
+overlaps the servers' boot, and the next ``get_servers`` of the same
+requirements waits for them and finishes the set.
 """
 from __future__ import annotations
 
@@ -45,10 +50,29 @@ class ServerKind:
     start_set: Callable[["ServerManager", list[Server], "Requirements"], None]
     wait_applied: Callable[["ServerManager", float], None]
     spare_datadirs: bool = False  # copy the next pristine datadirs while a test runs
+    # start_set in two halves, for ServerManager.launch: spawn without waiting, then
+    # wait for the servers and finish the set (None: the kind starts in one go)
+    launch_set: Callable[["ServerManager", list[Server], "Requirements"], None] | None = None
+    finish_set: Callable[["ServerManager", list[Server], "Requirements"], None] | None = None
+
+
+@dataclass(frozen=True)
+class Launched:
+    """A set launched ahead of its get_servers: its requirements, and what went wrong."""
+
+    reqs: Requirements
+    error: KewpieError | None = None
 
 
 def start_replicating_set(manager: "ServerManager", servers: list[Server], reqs: "Requirements") -> None:
     """mysql kind: fresh datadirs, start all at once, then wire replicas to primaries."""
+    launch_replicating_set(manager, servers, reqs)
+    _ready_and_wired(manager, servers, reqs, since_launch=False)
+
+
+def launch_replicating_set(manager: "ServerManager", servers: list[Server],
+                           reqs: "Requirements") -> None:
+    """mysql kind, first half: fresh datadirs, every server spawned (none waited for)."""
     replicating = {i for pair in reqs.pairs for i in pair}
     for server in servers:
         if server.index in replicating:
@@ -56,8 +80,19 @@ def start_replicating_set(manager: "ServerManager", servers: list[Server], reqs:
         manager.copy_pristine(server)
     for server in servers:
         server.start(wait=False)
+
+
+def finish_replicating_set(manager: "ServerManager", servers: list[Server],
+                           reqs: "Requirements") -> None:
+    """mysql kind, second half: every server answers (within its start timeout of its
+    launch), replicas wired to primaries."""
+    _ready_and_wired(manager, servers, reqs, since_launch=True)
+
+
+def _ready_and_wired(manager: "ServerManager", servers: list[Server], reqs: "Requirements",
+                     since_launch: bool) -> None:
     for server in servers:
-        server.wait_ready()
+        server.wait_ready(since_launch=since_launch)
     for primary, replica in reqs.pairs:
         start_replica(servers[primary], servers[replica])
     wait_replicas_applied(manager, 60.0)
@@ -96,6 +131,7 @@ class ServerManager:
         self.arbitrators: list[Arbitrator] = []
         self.last_servers: list[Server] = []  # the latest set, kept for evidence after a failed start
         self.current: Requirements | None = None
+        self.launched: Launched | None = None  # a set launch() began, for get_servers
         self.leases: list[PortLease] = []
         self.baseline: Baseline | None = None
         self.baselines = BaselineTaker()
@@ -133,14 +169,47 @@ class ServerManager:
 
     # ------------------------------------------------------------ servers
     def get_servers(self, reqs: Requirements) -> list[Server]:
-        """Servers meeting reqs: the current ones if reusable, else fresh ones."""
-        if self.servers and self.current == reqs and not self.force_reset:
+        """Servers meeting reqs: the current ones if reusable, else fresh ones (those
+        :meth:`launch` began for reqs, once they answer)."""
+        launched, self.launched = self.launched, None
+        if launched is not None and launched.reqs == reqs and not self.force_reset:
+            if launched.error is not None:
+                raise launched.error
+            self._start_fresh(reqs, launched=True)
             return self.servers
-        self.teardown()
+        if launched is None and self.servers and self.current == reqs and not self.force_reset:
+            return self.servers
+        self.teardown(discard=launched is not None)  # a launched set nobody took: killed
         self._start_fresh(reqs)
         return self.servers
 
-    def _start_fresh(self, reqs: Requirements) -> None:
+    def launch(self, reqs: Requirements) -> bool:
+        """Begin starting fresh servers for reqs without waiting for them: datadirs
+        copied, processes spawned.  The next :meth:`get_servers` of the same requirements
+        waits until they answer and finishes the set (replication, baseline); a failure
+        here is raised by that call, as if it had happened there.  Only for a manager
+        without servers, and a kind that starts in two halves (the mysql kind; not a
+        namespaced set).  True when launched (or failed, to be raised later)."""
+        kind = self.kinds.get(reqs.server_type)
+        if (self.servers or self.launched is not None or kind is None or kind.launch_set is None
+                or kind.finish_set is None or reqs.namespaced
+                or (reqs.on_disk and self.disk_problem)):
+            return False
+        try:
+            self._make_set(reqs, kind)
+            kind.launch_set(self, self.servers, reqs)
+        except KewpieError as exc:
+            self.teardown()
+            self.launched = Launched(reqs, exc)
+            return True
+        except BaseException:
+            self.teardown()
+            raise
+        self.launched = Launched(reqs)
+        return True
+
+    def _kind(self, reqs: Requirements) -> ServerKind:
+        """reqs' server kind; UsageError when unknown, or on disk without a place for it."""
         kind = self.kinds.get(reqs.server_type)
         if kind is None:
             raise UsageError(f"unknown server type {reqs.server_type!r}; "
@@ -148,10 +217,46 @@ class ServerManager:
         if reqs.on_disk and self.disk_problem:
             raise UsageError(f"this suite keeps its servers on disk (storage = 'disk'), but "
                              f"{self.disk_problem}")
+        return kind
+
+    def _start_fresh(self, reqs: Requirements, launched: bool = False) -> None:
+        """Start a fresh set for reqs; launched: :meth:`launch` spawned it, finish it."""
+        kind = self._kind(reqs)
+        started = time.monotonic()
+        if not launched:
+            self._make_set(reqs, kind)
+        servers = self.servers
+        try:
+            if launched:
+                assert kind.finish_set is not None
+                kind.finish_set(self, servers, reqs)
+            else:
+                if reqs.namespaced:
+                    hosts = self.host_network.create(len(servers))
+                    control = NetworkControl(hosts)
+                    for server, host in zip(servers, hosts):
+                        server.place_on(host, control)
+                kind.start_set(self, servers, reqs)
+            if self.reuse_expected:
+                self.take_baseline()
+        except BaseException:
+            self.teardown()
+            raise
+        self.log.debug("%s: servers ready in %.0f ms", self.bot_name,
+                       (time.monotonic() - started) * 1000)
+        # in the background: the next spares (this kind's), and removing old vardirs
+        # Spares only once this bot has reset a set: a bot whose tests clean up never
+        # needs one, and the copy would compete with its tests for the CPU.
+        self.spares.prepare([(self._template(s), s.vardir) for s in servers]
+                            if kind.spare_datadirs and self.reuse_expected and self.resets
+                            else [])
+        self._notify()
+
+    def _make_set(self, reqs: Requirements, kind: ServerKind) -> None:
+        """The server objects of a fresh set for reqs (nothing started yet)."""
         self.current = reqs
         self.force_reset = False
         servers = []
-        started = time.monotonic()
         trees = [self.tree_for(reqs.basedir_of(i)) for i in range(reqs.count)]
         if any(t is not self.tree for t in trees):
             self.log.info("code trees: " + ", ".join(f"s{i} {t.label} ({t.basedir})"
@@ -168,27 +273,6 @@ class ServerManager:
         self.servers = servers
         self.last_servers = servers
         self.restarts += 1
-        try:
-            if reqs.namespaced:
-                hosts = self.host_network.create(len(servers))
-                control = NetworkControl(hosts)
-                for server, host in zip(servers, hosts):
-                    server.place_on(host, control)
-            kind.start_set(self, servers, reqs)
-            if self.reuse_expected:
-                self.take_baseline()
-        except BaseException:
-            self.teardown()
-            raise
-        self.log.debug("%s: servers ready in %.0f ms", self.bot_name,
-                       (time.monotonic() - started) * 1000)
-        # in the background: the next spares (this kind's), and removing old vardirs
-        # Spares only once this bot has reset a set: a bot whose tests clean up never
-        # needs one, and the copy would compete with its tests for the CPU.
-        self.spares.prepare([(self._template(s), s.vardir) for s in servers]
-                            if kind.spare_datadirs and self.reuse_expected and self.resets
-                            else [])
-        self._notify()
 
     def tree_for(self, label: str) -> CodeTree:
         """The code tree a requirement's label names ('' = this manager's tree)."""
@@ -298,6 +382,7 @@ class ServerManager:
             self.host_network.destroy()
         self.servers = []
         self.current = None
+        self.launched = None
         self.baseline = None
         self._notify()
 

@@ -9,7 +9,6 @@ outside.
 """
 from __future__ import annotations
 
-import ipaddress
 import os
 import posixpath
 
@@ -37,6 +36,7 @@ def is_loopback(host: str) -> bool:
     name = host.strip().lower()
     if name in LOCALHOST_NAMES:
         return True
+    import ipaddress  # only for an address option (~3 ms of imports)
     try:
         return ipaddress.ip_address(name).is_loopback
     except ValueError:

@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterator, NoReturn
 
-import psutil
-import pymysql
 
 from ..errors import ServerDiedError, ServerStartError
 from ..platform.launcher import Launcher
@@ -41,6 +40,7 @@ from .sql import SqlClient
 from .trees import TreeSet
 
 if TYPE_CHECKING:
+    import pymysql
     from .wrappers import ServerWrapper
 
 # Names other modules import from here (they moved to the parts above).
@@ -115,6 +115,7 @@ class Server:
                              self.error_log_tail)
         self.executor: ProcessExecutor | None = None
         self.start_count = 0
+        self.launched_at = 0.0  # time.monotonic() of the latest launch
         self.stop_requested = False
         self.fault_windows = FaultWindows()  # recorded by faults, read by the warnings check
         self.log = get_logger()
@@ -232,6 +233,7 @@ class Server:
         self.stop_requested = False
         self.sql.close()
         self.executor.start()
+        self.launched_at = time.monotonic()
         self.start_count += 1
         self.notify_changed()
         return self.executor
@@ -240,11 +242,20 @@ class Server:
         """The readiness check polled after launch: a real SQL ping here."""
         return self.ping()
 
-    def wait_ready(self, timeout: float | None = None) -> None:
-        """Wait for a server started with wait=False: ready, or ServerStartError."""
+    def wait_ready(self, timeout: float | None = None, since_launch: bool = False) -> None:
+        """Wait for a server started with wait=False: ready, or ServerStartError.
+        since_launch: the timeout counts from its launch, not from now (a set launched
+        ahead of its test); a server not seen answering within it has timed out."""
         if self.executor is None:
             raise ServerStartError(f"server {self.name} was never started")
-        await_ready(self, self.executor, timeout or self.settings.start_timeout)
+        timeout = timeout or self.settings.start_timeout
+        if since_launch:
+            left = timeout - (time.monotonic() - self.launched_at)
+            if left <= 0:
+                self.start_failed(ReadyWait.TIMEOUT, timeout)
+            await_ready(self, self.executor, left)
+            return
+        await_ready(self, self.executor, timeout)
 
     def start_failed(self, why: ReadyWait, timeout: float) -> NoReturn:
         """Raise ServerStartError with the error log's tail (killing a server that hangs)."""
@@ -313,6 +324,7 @@ class Server:
         process group.
         """
         for proc in tagged_processes(TAG_NAME, self.vardir):
+            import psutil  # loaded by tagged_processes for what it found
             try:
                 proc.kill()
             except psutil.Error:

@@ -9,9 +9,10 @@ server's name; a statement against a server that is not running raises
 from __future__ import annotations
 
 import os
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-import pymysql
+if TYPE_CHECKING:
+    import pymysql
 
 from ..errors import QueryError, ServerDiedError
 from .layout import HOST
@@ -53,6 +54,7 @@ class SqlClient:
         params.update(kwargs)
         if params.get("unix_socket") and not any(k.startswith("ssl") for k in kwargs):
             params["ssl_disabled"] = True
+        import pymysql  # ~15 ms of imports (ssl): at the first connection, during a boot
         return pymysql.connect(**params)
 
     def connect_tcp(self, db: str | None = None, **kwargs: Any) -> pymysql.Connection:
@@ -67,6 +69,7 @@ class SqlClient:
         an aborted unauthenticated connection (the warnings check counts those)."""
         if not os.path.exists(self.socket_file):
             return False
+        import pymysql
         try:
             conn = self.connect(connect_timeout=PROBE_TIMEOUT, read_timeout=PROBE_TIMEOUT)
         except pymysql.MySQLError:
@@ -83,6 +86,7 @@ class SqlClient:
     def shutdown(self, timeout: float) -> bool:
         """Send ``SHUTDOWN``; False when the server does not take SQL (e.g. a joiner
         waiting for its state transfer)."""
+        import pymysql
         try:
             conn = self.connect(connect_timeout=2, read_timeout=timeout)
             with conn.cursor() as cur:
@@ -102,6 +106,7 @@ class SqlClient:
             self._conn = None
 
     def _connection(self) -> pymysql.Connection:
+        import pymysql
         if self._conn is not None:
             try:
                 self._conn.ping(reconnect=False)
@@ -115,6 +120,7 @@ class SqlClient:
 
     def execute(self, sql: str, args: Any = None, db: str | None = None) -> list[tuple[Any, ...]]:
         """Run one statement (autocommit) on the kept connection and return its rows."""
+        import pymysql
         try:
             conn = self._connection()
             if db:
@@ -131,6 +137,7 @@ class SqlClient:
 
     def query_dicts(self, sql: str, args: Any = None) -> list[dict[str, Any]]:
         """Run a statement and return its rows as dicts keyed by column name."""
+        import pymysql
         conn = self._connection()
         try:
             with conn.cursor(pymysql.cursors.DictCursor) as cur:

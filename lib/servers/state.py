@@ -13,7 +13,6 @@ import threading
 import time
 from typing import Any, Callable, Iterable
 
-import psutil
 
 from ..platform.logsetup import get_logger
 from ..platform.process import (TAG_WORKDIR, pid_alive, stop_foreign, tag_mismatch,
@@ -86,6 +85,7 @@ def _create_exclusive(path: str) -> int:
 
 def pid_from_file(pid_file: str, cnf: str) -> int | None:
     """The live pid in pid_file, if that process runs with --defaults-file=cnf."""
+    import psutil  # psutil (~10 ms of imports) only where a process is asked about
     try:
         pid = int((read_small_file(pid_file, 64) or "").strip())
         cmdline = psutil.Process(pid).cmdline()
@@ -136,6 +136,7 @@ def stop_recorded(states: list[StateFile], workdir: str,
             # A server restarted outside kewpie (its start script) has a new pid.
             other = pid_from_file(str(srv.get("pid_file", "")), str(srv.get("cnf", "")))
             if other:
+                import psutil
                 try:
                     started = psutil.Process(other).create_time()
                 except psutil.Error:

@@ -24,19 +24,25 @@ same name, for the line that says which one a run uses.
 """
 from __future__ import annotations
 
-import importlib.abc
 import importlib.machinery
 import importlib.util
 import os
 import sys
 from types import ModuleType
-from typing import Mapping, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
+
+if TYPE_CHECKING:
+    from importlib.abc import Loader as _LoaderBase
+else:
+    _LoaderBase = object   # importlib.abc costs every run ~10 ms to import (lib/aliases.py)
 
 PACKAGE = "percona_tests"  # kewpie 2012's name for the suites' package
 
 
-class SuitePackages(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Answers ``percona_tests`` and ``percona_tests.<suite>`` (see the module docstring)."""
+class SuitePackages(_LoaderBase):
+    """Answers ``percona_tests`` and ``percona_tests.<suite>`` (see the module docstring):
+    a meta path finder and loader by protocol (``find_spec``, ``create_module``,
+    ``exec_module``)."""
 
     def __init__(self) -> None:
         self.suitepaths: tuple[str, ...] = ()
