@@ -70,6 +70,7 @@ from lib.errors import PortLeaseError  # noqa: E402
 from lib.platform.logsetup import configure, get_logger  # noqa: E402
 from lib.platform.logtail import tail_file  # noqa: E402
 from lib.platform.ports import PortLease, PortLeaser, default_lock_dir  # noqa: E402
+from lib.platform.process import wait_exit  # noqa: E402
 from lib.platform.workdir import MARKER, Workdir  # noqa: E402
 
 SUITE = "cluster_basic"
@@ -320,12 +321,12 @@ def _run_logged(argv: list[str], timeout: float) -> tuple[int, float, str]:
         start = time.monotonic()
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out,
                                 stderr=subprocess.STDOUT, cwd=ROOT)
-        try:
-            rc = proc.wait(timeout=timeout)
+        try:   # a pidfd wait: Popen.wait(timeout) polls in sleeps of up to 50 ms
+            exited = wait_exit(proc, timeout)
             ms = (time.monotonic() - start) * 1000.0
-        except subprocess.TimeoutExpired:
-            rc, ms = -1, (time.monotonic() - start) * 1000.0
-            out.write(f"\n[bench] killed after {timeout:.0f}s\n".encode())
+            rc = proc.returncode if exited else -1
+            if not exited:
+                out.write(f"\n[bench] killed after {timeout:.0f}s\n".encode())
         finally:
             stop_process(proc)   # timed out or interrupted: let kewpie stop its servers
         out.seek(0)

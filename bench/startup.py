@@ -52,11 +52,13 @@ import pymysql  # noqa: E402
 from lib.platform.logsetup import configure, get_logger  # noqa: E402
 from lib.platform.logtail import tail_file  # noqa: E402
 from lib.platform.ports import PortLeaser, default_lock_dir  # noqa: E402
+from lib.platform.process import wait_exit  # noqa: E402
 
 SUITES_DIR = os.path.join(ROOT, "bench", "suites")
 PASS_MARK = "[ pass ]"
 POLL_INTERVAL = 0.015          # seconds between SELECT 1 attempts on the bare server
 BARE_START_TIMEOUT = 60.0      # seconds a bare mariadbd may take to answer
+COMMAND_TIMEOUT = 60.0         # seconds a timed command (python -c pass, --help) may take
 TARGET_OVERHEAD_MS = 250.0     # warm 1-server overhead above bare cost (issue 34)
 TARGET_HELP_MS = 120.0         # ./kewpie.py --help to its exit (issue 34)
 TARGET_REPL_MS = 3000.0        # warm 3-server replication ready
@@ -158,9 +160,16 @@ def measure_bare(runs: int, base_port: int, user: str | None) -> tuple[StartupSe
 def command_ms(argv: Sequence[str]) -> float:
     """Run argv to its exit (output discarded); its wall time in ms; BenchError unless 0."""
     start = time.monotonic()
-    rc = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                        stderr=subprocess.DEVNULL, cwd=ROOT, timeout=60).returncode
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, cwd=ROOT)
+    # wait_exit blocks on a pidfd: subprocess.run(timeout=...) polls in sleeps that
+    # double up to 50 ms, which added up to 50 ms to a ~100 ms command (114 -> 164)
+    exited = wait_exit(proc, COMMAND_TIMEOUT)
     ms = (time.monotonic() - start) * 1000.0
+    if not exited:
+        stop_process(proc)
+        raise BenchError(f"{' '.join(argv)}: still running after {COMMAND_TIMEOUT:.0f}s")
+    rc = proc.returncode
     if rc != 0:
         raise BenchError(f"{' '.join(argv)}: exit status {rc}")
     return ms

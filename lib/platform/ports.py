@@ -22,10 +22,10 @@ from dataclasses import dataclass
 
 from ..errors import PortLeaseError
 from .logsetup import get_logger
+from .portbase import DEFAULT_BASE_PORT
 from .safedirs import UnsafeLockDirError, make_dir
 
 BLOCK_SIZE = 4
-DEFAULT_BASE_PORT = 9300
 MAX_PORT = 65000
 LOCK_DIR_MODE = 0o711
 

@@ -12,7 +12,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ..home import data_path, run_root
-from ..platform.ports import DEFAULT_BASE_PORT
+from ..platform.portbase import DEFAULT_BASE_PORT
 
 ROOT = run_root()  # the checkout, or the current directory when installed
 
