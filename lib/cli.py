@@ -19,6 +19,7 @@ from .run.config import MYSQLTEST_PROTOCOLS, RunConfig, default
 from .run.configfile import (Resolved, find_config_files, format_settings, option_specs,
                              read_config_file, resolve)
 from .errors import EXIT_ENVIRONMENT, EXIT_OK, Interrupted, KewpieError, SuiteError, UsageError
+from .platform.interrupts import InterruptRelay
 from .platform.logsetup import configure, get_logger
 
 
@@ -659,10 +660,6 @@ def option_rows(parser: argparse.ArgumentParser) -> list[tuple[str, list[tuple[s
 HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
-def _raise_interrupted(signum: int, _frame: object) -> None:
-    raise Interrupted(signum)
-
-
 def _os_error_line(exc: OSError) -> str:
     """One line for an OSError the harness met on the file system or network."""
     where = f" {exc.filename}" if exc.filename else ""
@@ -698,7 +695,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .run.environment import RunEnvironment  # the run's modules: not for --help
     from .run.modes import run_mode
 
-    previous = {sig: signal.signal(sig, _raise_interrupted) for sig in HANDLED_SIGNALS}
+    relay = InterruptRelay()  # a signal that lands in a finalizer is delivered again
+    relay.install()
+    previous = {sig: signal.signal(sig, relay.handler) for sig in HANDLED_SIGNALS}
     env: RunEnvironment | None = None
     status = EXIT_ENVIRONMENT
     interrupted = False
@@ -742,6 +741,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
+            relay.uninstall()
     return status
 
 
