@@ -19,7 +19,7 @@ from .run.config import MYSQLTEST_PROTOCOLS, RunConfig, default
 from .run.configfile import (Resolved, find_config_files, format_settings, option_specs,
                              read_config_file, resolve)
 from .errors import EXIT_ENVIRONMENT, EXIT_OK, Interrupted, KewpieError, SuiteError, UsageError
-from .platform.interrupts import InterruptRelay
+from .platform.interrupts import STOP_SIGNALS, InterruptRelay
 from .platform.logsetup import configure, get_logger
 
 
@@ -657,7 +657,7 @@ def option_rows(parser: argparse.ArgumentParser) -> list[tuple[str, list[tuple[s
     return groups
 
 
-HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+HANDLED_SIGNALS = STOP_SIGNALS
 
 
 def _os_error_line(exc: OSError) -> str:
@@ -695,7 +695,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .run.environment import RunEnvironment  # the run's modules: not for --help
     from .run.modes import run_mode
 
-    relay = InterruptRelay()  # a signal that lands in a finalizer is delivered again
+    relay = InterruptRelay()  # never lost in a finalizer, never raised inside logging
     relay.install()
     previous = {sig: signal.signal(sig, relay.handler) for sig in HANDLED_SIGNALS}
     env: RunEnvironment | None = None

@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .faults import Schedule
+from .faults import HEAL_TIMEOUT, Schedule
 from .history import History
 from .verdict import Verdict, VerdictStatus, combine
 from .workload import ClientThreads, Workload
@@ -111,7 +111,11 @@ def run_workloads(workloads: list[Workload], duration: float, schedule: Schedule
         schedule.start([w.history for w in workloads])
     try:
         deadline = time.monotonic() + duration
-        while time.monotonic() < deadline or (schedule and schedule.running()):
+        # a schedule outlasts the load by its own steps and one heal at most; past that,
+        # finish() gives it up and says so in schedule.errors (never wait for ever)
+        limit = deadline + (schedule.span + HEAL_TIMEOUT if schedule else 0.0)
+        while time.monotonic() < deadline or (
+                schedule and schedule.running() and time.monotonic() < limit):
             time.sleep(0.05)
     finally:
         for group in threads:

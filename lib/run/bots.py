@@ -16,11 +16,11 @@ started through the ``close_bot`` callable it was given.
 from __future__ import annotations
 
 import functools
-import signal
 import traceback
 from typing import Callable, Hashable
 
 from ..errors import Interrupted
+from ..platform.interrupts import interrupt_on_stop_signals
 from ..platform.logsetup import configure, get_logger
 from ..platform.logtail import tail_file
 from ..platform.workers import Connection, Worker, ready, start_worker, stop_workers
@@ -33,16 +33,10 @@ from ..suites.status import TestStatus
 STOP_GRACE = 12.0
 
 
-def _raise_interrupted(signum: int, _frame: object) -> None:
-    raise Interrupted(signum)
-
-
 def _worker(pool: "BotPool", bot: str, queue: list[TestSpec], retries: int, retry_max: int,
             conn: Connection) -> None:
     """Worker process body: run the tests the parent sends until told to stop."""
-    signal.signal(signal.SIGINT, _raise_interrupted)
-    signal.signal(signal.SIGTERM, _raise_interrupted)
-    signal.signal(signal.SIGHUP, _raise_interrupted)
+    interrupt_on_stop_signals()   # never raised inside logging, never lost in a finalizer
     configure(pool.verbose, logfile=pool.log_path(bot), console=False)
     interrupted = False
     try:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import functools
 import os
-import signal
 import time
 import traceback
 from typing import Callable, Iterator
@@ -33,6 +32,7 @@ from ..hunt.topology import Topology, parse_topology
 from ..hunt.trial import HuntSettings, Load, TrialResult, TrialSpec, run_trial
 from ..hunt.wrong import NAMES as WRONG_RESULT_ORACLES
 from ..hunt.wrong import load_oracles
+from ..platform.interrupts import interrupt_on_stop_signals
 from ..platform.logsetup import configure, get_logger
 from ..platform.workers import Connection, Worker, ready, start_worker, stop_workers
 from ..randgen.cmdline import resolve_path
@@ -239,12 +239,7 @@ class BotTrials:
 def _bot_worker(env: RunEnvironment, settings: HuntSettings, bot: str, root: str,
                 conn: Connection) -> None:
     """A forked bot: run the trials the hunt sends until told to stop."""
-    def interrupted(signum: int, _frame: object) -> None:
-        """A signal ends the bot's trials (its servers are stopped)."""
-        raise Interrupted(signum)
-
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, interrupted)
+    interrupt_on_stop_signals()   # a signal ends the bot's trials (its servers are stopped)
     configure(env.config.verbose, logfile=env.workdir.bot_log_file(bot), console=False)
     trials = BotTrials(env, settings, bot, root)
     fast = False

@@ -604,6 +604,40 @@ def test_run_workloads_reports_crashes_and_fault_errors():
         run_workloads([Ticks(NODES)], 0.05, Schedule([Step(broken, 0.01, 0.01)]))
 
 
+class HangingHeal(FakeFault):
+    """A fault whose heal never returns until released (a thread stuck on a lock)."""
+
+    def __init__(self, label, calls, release):
+        super().__init__(label, calls)
+        self.release = release
+
+    def heal(self):
+        self.calls.append(("heal", self.label))
+        self.release.wait(30)
+        return "healed late"
+
+
+class QuickFinish(Schedule):
+    """A schedule that gives a stuck thread a second, not HEAL_TIMEOUT + 30."""
+
+    def finish(self, timeout=1.0):
+        super().finish(timeout)
+
+
+def test_run_workloads_gives_up_on_a_schedule_that_never_ends(monkeypatch):
+    import lib.consistency.run as run_module
+    monkeypatch.setattr(run_module, "HEAL_TIMEOUT", 0.3)
+    release = threading.Event()
+    schedule = QuickFinish([Step(HangingHeal("n1", [], release), 0.01, 0.01)])
+    start = time.monotonic()
+    try:
+        with pytest.raises(WorkloadError, match="did not finish within 1s"):
+            run_workloads([Ticks(NODES)], 0.05, schedule)
+        assert time.monotonic() - start < 10      # not for ever, not the 30 s of the heal
+    finally:
+        release.set()
+
+
 def test_workload_needs_nodes():
     with pytest.raises(ValueError, match="no servers"):
         Ticks([])
