@@ -58,6 +58,7 @@ TREE_LOCK = "lock"
 TREE_WORKDIR = "workdir"
 TREE_NAME = re.compile(r"wd-[0-9a-f]{10}")
 BOT_NAME = re.compile(r"bot\d+b?")  # a bot, or its second (mtr) lane
+SPARES = "spares"   # in the tree: pristine datadirs kept for the next run (per bot)
 RECLAIM_GRACE = 60.0  # a tree younger than this without a recorded workdir is being made
 LOCK_WAIT = 10.0
 
@@ -518,6 +519,16 @@ class Workdir:
         self.record_made(add=(bot,))
         return self._link_or_dir(bot, wipe=True)
 
+    def kept_spares_dir(self, bot: str) -> str | None:
+        """Where bot keeps pristine datadirs from one run to the next (``spares/<bot>`` in
+        this workdir's /dev/shm tree, made or checked), so that the next run's first
+        servers rename one instead of copying it; None without the tree (--no-shm)."""
+        if not self.use_shm:
+            return None
+        self.open_shm()
+        parent = self._make_shm_dir(os.path.join(self.shm_path, SPARES))
+        return self._make_shm_dir(os.path.join(parent, bot))
+
     def prepare_disk_bot(self, bot: str, root: str | None = None) -> str | None:
         """A clean on-disk directory for the bot's vardirs of suites with
         ``storage = 'disk'`` (None when the workdir is on disk anyway): in the
@@ -559,7 +570,8 @@ class Workdir:
 
     def wipe_bots(self) -> None:
         """Cleanup mode: remove the bot directories and the description kewpie recorded
-        making here (and the bots' vardirs in this workdir's own /dev/shm tree).
+        making here (and, in this workdir's own /dev/shm tree, the bots' vardirs and the
+        datadirs kept for the next run).
 
         A bot counts as made by kewpie when the marker records it or it is a link of
         ours to this workdir's tree; cluster.json when the marker records it or it
@@ -579,7 +591,7 @@ class Workdir:
             self.record_made(remove=tuple(gone))
         if self._tree_fd >= 0:  # ours and checked: the bots' vardirs go with it
             for name in os.listdir(self.shm_path):
-                if BOT_NAME.fullmatch(name):
+                if BOT_NAME.fullmatch(name) or name == SPARES:
                     safedirs.remove_tree(os.path.join(self.shm_path, name), ignore_errors=True)
 
     def _own_link(self, name: str) -> bool:

@@ -224,7 +224,10 @@ class RunEnvironment:
                                 on_change=self.write_state, disk_dir=disk_dir,
                                 disk_problem=disk_problem,
                                 network_prefix=netns.prefix_for(self.workdir.path),
-                                network_record=self.network_record)
+                                network_record=self.network_record,
+                                keep_dir=self.workdir.kept_spares_dir(name)
+                                if not lane and bootstrap is None and tree is self.tree
+                                else None)
         self.managers.append(manager)
         return manager
 

@@ -24,12 +24,13 @@ import shlex
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Iterable, Iterator, Mapping
-
-import psutil
+from typing import TYPE_CHECKING, Iterable, Iterator, Mapping
 
 from ..platform.process import (TAG_BOT, TAG_RUN, TAG_TEST, TAG_WORKDIR, reap_if_child,
                                 stop_foreign, tagged_processes, wait_pid_gone)
+
+if TYPE_CHECKING:   # psutil is loaded only when a test left a process (tagged_processes)
+    import psutil
 
 RUN_TAGS = (TAG_WORKDIR, TAG_RUN, TAG_BOT)
 EXIT_GRACE = 5.0   # seconds a tagged process has to end on its own after the test
@@ -74,6 +75,7 @@ def tagged_environment(tags: Mapping[str, str]) -> Iterator[None]:
 
 
 def _describe(proc: psutil.Process) -> Leftover | None:
+    import psutil
     try:
         name = proc.name()
         command = shlex.join(proc.cmdline()) or name
@@ -93,6 +95,7 @@ def collect_leftovers(value: str, kept: Iterable[str] = (), exclude: Iterable[in
     skip = set(exclude)
     candidates: list[tuple[psutil.Process, Leftover, float]] = []
     for proc in tagged_processes(TAG_TEST, value):
+        import psutil   # tagged_processes has loaded it for what it found
         if proc.pid in skip:
             continue
         left = _describe(proc)

@@ -8,7 +8,6 @@ from typing import Callable
 
 from ..errors import EXIT_OK, EXIT_TEST_FAILED
 from ..platform.logsetup import configure
-from .bots import BotPool
 from .debugging import report_kept
 from .environment import RunEnvironment
 from .history import RunHistory, history_weights, open_history
@@ -88,6 +87,7 @@ def _run_tests(env: RunEnvironment, specs: list[TestSpec],
         if bots == 1:
             stopped_early = _run_in_process(env, queue, finished, runner_factory)
         else:
+            from .bots import BotPool  # worker processes (multiprocessing): parallel runs only
             pool = BotPool(bots, make_runner=lambda bot: runner_factory(env, bot),
                            close_bot=lambda bot, fast: env.close(fast=fast, bot=bot),
                            log_path=env.workdir.bot_log_file, verbose=config.verbose)

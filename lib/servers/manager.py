@@ -112,7 +112,10 @@ class ServerManager:
                  kinds: Mapping[str, "ServerKind"],
                  on_change: Callable[[], None] | None = None,
                  disk_dir: str | None = None, disk_problem: str = "",
-                 network_prefix: str = "", network_record: str | None = None) -> None:
+                 network_prefix: str = "", network_record: str | None = None,
+                 keep_dir: str | None = None) -> None:
+        """keep_dir: where the first set's pristine datadirs are kept for the next run
+        (:meth:`SpareDatadirs.keep_for_next_run`; None: not kept)."""
         self.bot_name = bot_name
         # network = 'namespaces': this bot's namespaces (made per set, removed with it)
         self.host_network = HostNetwork(f"{network_prefix or 'kw'}-{bot_name}",
@@ -135,7 +138,9 @@ class ServerManager:
         self.leases: list[PortLease] = []
         self.baseline: Baseline | None = None
         self.baselines = BaselineTaker()
-        self.spares = SpareDatadirs(cache)
+        self.spares = SpareDatadirs(cache, keep_dir)
+        self.first_set: list[tuple[str, str]] = []  # (template, vardir) of the first set
+        self._first_set_open = False  # copy_pristine is filling first_set
         self.caches: dict[str, BootstrapCache] = {tree.basedir: cache}  # one per code tree
         self.force_reset = False
         # False when no later test can reuse this bot's servers (the run's last test,
@@ -256,6 +261,7 @@ class ServerManager:
         """The server objects of a fresh set for reqs (nothing started yet)."""
         self.current = reqs
         self.force_reset = False
+        self._first_set_open = self.restarts == 0 and kind.spare_datadirs and not reqs.on_disk
         servers = []
         trees = [self.tree_for(reqs.basedir_of(i)) for i in range(reqs.count)]
         if any(t is not self.tree for t in trees):
@@ -297,6 +303,8 @@ class ServerManager:
         """Create server's vardir and give it a fresh copy of the pristine datadir."""
         server.make_dirs()
         template = self._template(server)
+        if self._first_set_open:
+            self.first_set.append((template, server.vardir))
         if not self.spares.take(template, server.vardir, server.datadir):
             self.cache.copy_to(template, server.datadir)
 
@@ -397,6 +405,8 @@ class ServerManager:
         vardirs are emptied next and nothing is read from them."""
         try:
             self.teardown(fast=fast, discard=discard)
+            if not fast:  # the next run's first set renames these in (not when interrupted)
+                self.spares.keep_for_next_run(self.first_set)
         finally:
             self.spares.discard()
             self.release()

@@ -13,7 +13,8 @@ import psutil
 import pytest
 
 from lib.platform.lifecycle import ReadyWait, StopResult
-from lib.platform.process import ProcessExecutor, spawn, stop_child, stop_foreign
+from lib.platform.process import (ProcessExecutor, process_create_time, spawn, stop_child,
+                                  stop_foreign)
 from lib.platform.tools import run_pipeline, run_tool
 
 SH = shutil.which("sh")
@@ -166,3 +167,16 @@ def test_executor_ready_wait_and_stop(tmp_path):
     dead.start()
     assert dead.wait_ready(lambda: False, 5) == (False, ReadyWait.EXITED)
     assert dead.returncode() == 4
+
+
+def test_process_create_time_is_psutils_without_psutil():
+    proc = subprocess.Popen(["sleep", "5"])
+    try:
+        assert process_create_time(proc.pid) == pytest.approx(
+            psutil.Process(proc.pid).create_time(), abs=0.02)
+        assert process_create_time(os.getpid()) == pytest.approx(
+            psutil.Process().create_time(), abs=0.02)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert process_create_time(2 ** 23) is None   # above any pid_max: no such process

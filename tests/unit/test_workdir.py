@@ -333,3 +333,20 @@ def test_no_shm_runs_reclaim_too_and_ignore_an_unsafe_tree(make_wd, tmp_path):
     assert plain.reclaim(strict=False) == []
     with pytest.raises(UsageError):
         plain.reclaim()
+
+
+def test_kept_spares_live_in_the_tree_and_go_with_cleanup(make_wd):
+    w = make_wd()
+    w.lock()
+    w.prepare_bot("bot0")
+    kept = w.kept_spares_dir("bot0")
+    assert kept == os.path.join(w.shm_path, wd.SPARES, "bot0") and os.path.isdir(kept)
+    os.makedirs(os.path.join(kept, "var_s0"))
+    w.prepare_bot("bot0")                       # a new run's clean bot keeps them
+    assert os.listdir(kept) == ["var_s0"]
+    w.wipe_bots()
+    assert sorted(os.listdir(w.shm_path)) == ["lock", "workdir"]
+
+
+def test_no_kept_spares_without_the_tree(make_wd):
+    assert make_wd(use_shm=False).kept_spares_dir("bot0") is None
