@@ -60,7 +60,7 @@ if os.path.dirname(os.path.abspath(sys.argv[0])) == os.path.dirname(os.path.absp
 
 from lib.platform.logsetup import get_logger  # noqa: E402
 from lib.platform.logtail import tail_file  # noqa: E402
-from lib.platform.workdir import SHM_ROOT, SHM_ROOT_ENV, Workdir  # noqa: E402
+from lib.platform.workdir import SHM_ROOT, SHM_ROOT_ENV, SPARES, Workdir  # noqa: E402
 
 KEWPIE = os.path.join(ROOT, "kewpie.py")
 MARIADBD = "/usr/sbin/mariadbd"
@@ -254,10 +254,15 @@ def cache_root(workdir: str) -> str:
 
 
 def clear_caches(workdir: str, kinds: Sequence[str]) -> None:
-    """Delete the contents of the caches of those kinds (``bootstrap``, ``galera``).
+    """Delete the contents of the caches of those kinds (``bootstrap``, ``galera``), and
+    with ``bootstrap`` the pristine datadirs the workdir kept from its last run.
 
     The caches are shared by every workdir of the user under one RAM tree: without
     bench_workdir's private_cache, run such benchmarks alone."""
+    if "bootstrap" in kinds:
+        kept = os.path.join(Workdir(workdir).shm_path, SPARES)
+        if os.path.isdir(kept) and not os.path.islink(kept):
+            shutil.rmtree(kept)
     for kind in kinds:
         real = os.path.realpath(os.path.join(workdir, "cache", kind))
         if not os.path.isdir(real):

@@ -210,3 +210,17 @@ def write_private_file(path: str, text: str) -> None:
         os.write(fd, text.encode())
     finally:
         os.close(fd)
+
+
+def make_temp_file(directory: str, prefix: str) -> tuple[int, str]:
+    """A new file of ours in directory (mode 0600, created exclusively, never through a
+    link), open for writing: (fd, path), as ``tempfile.mkstemp`` gives it, without the
+    imports of tempfile and random (~3 ms of every run's start)."""
+    for _ in range(100):
+        path = os.path.join(directory, prefix + os.urandom(6).hex())
+        try:
+            flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+            return os.open(path, flags, 0o600), path
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, f"no free temporary name in {directory}", prefix)

@@ -7,10 +7,9 @@ import pwd
 import shutil
 import threading
 import time
-import uuid
 from functools import partial
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Callable, Mapping
+from typing import TYPE_CHECKING, Callable, Iterator, Mapping
 
 
 from ..errors import CleanupError, UsageError
@@ -24,10 +23,6 @@ from .setup import check_reachable, log_header, resolve_server_user
 from ..servers.bootstrap import BootstrapCache
 from ..servers.codetree import CodeTree
 from ..servers.describe import write_description
-from ..mtr.galera import start_mtr_set
-from ..mtr.server import MtrServer
-from ..servers.galera import GaleraServer
-from ..servers.galera_cluster import form_galera_set, wait_galera_applied
 from ..servers.manager import (ServerKind, ServerManager, finish_replicating_set,
                                launch_replicating_set, start_replicating_set,
                                wait_replicas_applied)
@@ -41,12 +36,43 @@ from ..servers.trees import TreeSet
 if TYPE_CHECKING:
     from .evidence import EvidenceKeeper
 
-SERVER_KINDS: Mapping[str, ServerKind] = MappingProxyType({
-    "mysql": ServerKind(Server, start_replicating_set, wait_replicas_applied, spare_datadirs=True,
-                        launch_set=launch_replicating_set, finish_set=finish_replicating_set),
-    "galera": ServerKind(GaleraServer, form_galera_set, wait_galera_applied),
-    "mtr": ServerKind(MtrServer, start_mtr_set, wait_replicas_applied),
-})
+def _mysql_kind() -> ServerKind:
+    return ServerKind(Server, start_replicating_set, wait_replicas_applied, spare_datadirs=True,
+                      launch_set=launch_replicating_set, finish_set=finish_replicating_set)
+
+
+def _galera_kind() -> ServerKind:
+    from ..servers.galera import GaleraServer
+    from ..servers.galera_cluster import form_galera_set, wait_galera_applied
+    return ServerKind(GaleraServer, form_galera_set, wait_galera_applied)
+
+
+def _mtr_kind() -> ServerKind:
+    from ..mtr.galera import start_mtr_set
+    from ..mtr.server import MtrServer
+    return ServerKind(MtrServer, start_mtr_set, wait_replicas_applied)
+
+
+class ServerKinds(Mapping[str, ServerKind]):
+    """The server kinds by type name; a kind's modules are imported when it is asked for
+    (a run of plain servers never loads the Galera and mysql-test ones)."""
+
+    def __init__(self, makers: Mapping[str, Callable[[], ServerKind]]) -> None:
+        """makers: type name -> a function building its kind."""
+        self._makers = MappingProxyType(dict(makers))
+
+    def __getitem__(self, name: str) -> ServerKind:
+        return self._makers[name]()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._makers)
+
+    def __len__(self) -> int:
+        return len(self._makers)
+
+
+SERVER_KINDS: Mapping[str, ServerKind] = ServerKinds(
+    {"mysql": _mysql_kind, "galera": _galera_kind, "mtr": _mtr_kind})
 
 
 class RunEnvironment:
@@ -62,7 +88,7 @@ class RunEnvironment:
     def __init__(self, config: RunConfig) -> None:
         self.config = config
         self.log = get_logger()
-        self.run_id = uuid.uuid4().hex[:12]
+        self.run_id = os.urandom(6).hex()  # 12 hex digits (uuid imports ~4 ms of modules)
         self.evidence_run = self.run_id  # workdir/failed/<this>/ (a pytest-xdist session's id)
         self.server_user = resolve_server_user(config.server_user)
         self.workdir = Workdir(config.workdir, config.use_shm, self.server_user)

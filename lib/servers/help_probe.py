@@ -15,7 +15,6 @@ left as the binary has it: plugins are only read.
 from __future__ import annotations
 
 import os
-import tempfile
 
 from ..platform.tools import ToolResult, run_tool
 
@@ -34,5 +33,6 @@ def server_help(server: str, scratch_parent: str | None, timeout: float) -> Tool
     system's temporary directory when None or not a directory); OSError when it
     cannot be started."""
     parent = scratch_parent if scratch_parent and os.path.isdir(scratch_parent) else None
+    import tempfile  # only when a server's --help is probed (cached after)
     with tempfile.TemporaryDirectory(prefix=PROBE_PREFIX, dir=parent) as scratch:
         return run_tool(help_argv(server, scratch), timeout=timeout, tmpdir=scratch, cwd=scratch)

@@ -11,11 +11,11 @@ from __future__ import annotations
 import grp
 import os
 import shutil
-import tempfile
 from dataclasses import dataclass
 from typing import overload
 
 from ..platform.process import group_of
+from ..platform.safedirs import make_temp_file
 from .options import Option, render_cnf
 
 HOST = "127.0.0.1"
@@ -130,7 +130,7 @@ def write_private_file(path: str, text: str, user: str | None = None) -> None:
     owner before any byte is written, then renamed over path.
     """
     directory = os.path.dirname(path) or "."
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.")
+    fd, tmp = make_temp_file(directory, f".{os.path.basename(path)}.")
     try:
         if user and os.geteuid() == 0:
             os.fchown(fd, 0, grp.getgrnam(group_of(user)).gr_gid)

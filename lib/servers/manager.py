@@ -24,12 +24,11 @@ import os
 import threading
 import time
 from dataclasses import dataclass
-from typing import Callable, Mapping
+from typing import TYPE_CHECKING, Callable, Mapping
 
 from .bootstrap import BootstrapCache
 from .codetree import CodeTree
 from ..errors import KewpieError, UsageError
-from .garbd import Arbitrator
 from ..platform.logsetup import get_logger
 from .layout import socket_path
 from .options import bootstrap_subset
@@ -41,6 +40,9 @@ from .requirements import Requirements
 from .reuse import Baseline, BaselineTaker, set_reasons
 from .server import Server, ServerSettings
 from .spare import SpareDatadirs
+
+if TYPE_CHECKING:   # Galera's modules load with a Galera set (lib/servers/galera_cluster.py)
+    from .garbd import Arbitrator
 
 @dataclass(frozen=True)
 class ServerKind:
@@ -146,6 +148,9 @@ class ServerManager:
         # False when no later test can reuse this bot's servers (the run's last test,
         # --start-and-exit, a sweep): no baseline fingerprint, no spare datadirs.
         self.reuse_expected = True
+        # the run ends with this test: a passing test's set stops with the run (shutdown),
+        # after its result is out, not before
+        self.last_test = False
         self.restarts = 0
         self.resets = 0
         self.log = get_logger()
@@ -357,7 +362,8 @@ class ServerManager:
 
     def _apply_reuse_rule(self, test_passed: bool) -> list[str]:
         if test_passed and not self.reuse_expected and not self.force_reset:
-            self.teardown(discard=True)  # no later test: not a reset, just the end of the set
+            if not self.last_test:
+                self.teardown(discard=True)  # no later test: not a reset, the set's end
             return []
         had_servers = bool(self.servers) or not test_passed
         reasons = self.reset_reasons(test_passed) if had_servers else []

@@ -13,10 +13,10 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 from dataclasses import dataclass
 
 from ..errors import CodeTreeError
+from ..platform.safedirs import make_temp_file
 from .help_probe import server_help
 
 HELP_TIMEOUT = 60.0
@@ -87,7 +87,7 @@ def _write_cache(path: str, server: str, names: frozenset[str]) -> None:
     """Write atomically (another bot may read it meanwhile); a failure only costs speed."""
     directory = os.path.dirname(path)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".options-", dir=directory)
+        fd, tmp = make_temp_file(directory, ".options-")
     except OSError:
         return
     try:

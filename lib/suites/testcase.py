@@ -17,8 +17,6 @@ from ..checks import dbcompare
 from ..servers import replication
 from ..errors import KewpieError, QueryError
 from ..servers.faultwindows import PEER, TARGET
-from ..servers.galera import GaleraServer
-from ..servers.garbd import Arbitrator
 from ..servers.server import Server
 from ..servers.manager import ServerManager
 from .consistency_checks import ConsistencyChecks
@@ -26,6 +24,8 @@ from .context import TestContext
 
 if TYPE_CHECKING:  # imported by the helpers that use them (a test that does not loads less)
     from ..backup import ServerBackups, Snapshot
+    from ..servers.galera import GaleraServer
+    from ..servers.garbd import Arbitrator
     from ..randgen.result import RandgenResult
     from ..servers.options import Option
 
@@ -223,6 +223,7 @@ class ClusterTestCase(KewpieTestCase):
 
     def nodes(self) -> list[GaleraServer]:
         """The Galera nodes of the test."""
+        from ..servers.galera import GaleraServer
         return [s for s in self.context.servers if isinstance(s, GaleraServer)]
 
     def wsrep_report(self) -> str:
