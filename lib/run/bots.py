@@ -109,15 +109,21 @@ class BotPool:
         failed = 0
         stopping = False
 
-        def choose(bot: str, after: Hashable | None) -> int:
+        def choose(bot: str, after: Hashable | None, announcing: bool = False) -> int | None:
             """Index in pending (not empty) of bot's next test when its servers serve
             after: the one announced to it if still pending, else pick_next's choice among
-            the tests not announced to another bot (all of them when only those are left)."""
+            the tests not announced to another bot (to run: all of them when only those
+            are left; to announce: None then, so that no two bots prepare servers for the
+            same test, competing for the CPU, when one of them will not run it)."""
             announced = upcoming[bot]
-            if announced is not None and announced in pending:
+            if not announcing and announced is not None and announced in pending:
                 return pending.index(announced)
             promised = {i for b, i in upcoming.items() if b != bot and i is not None}
-            free = [i for i in pending if i not in promised] or pending
+            free = [i for i in pending if i not in promised]
+            if not free:
+                if announcing:
+                    return None
+                free = pending
             busy_keys = [keys[i] for b, i in busy.items() if b != bot]
             picked = pick_next(free, after, keys.__getitem__, weights.__getitem__, busy_keys)
             return pending.index(free[picked])
@@ -127,12 +133,15 @@ class BotPool:
                 for bot in conns:
                     if bot in busy or not pending or stopping:
                         continue
-                    index = pending.pop(choose(bot, affinity[bot]))
+                    first = choose(bot, affinity[bot])
+                    assert first is not None
+                    index = pending.pop(first)
                     busy[bot] = index
                     # announced in advance, so that the bot can prepare its servers
                     upcoming[bot] = None
-                    if pending:
-                        upcoming[bot] = pending[choose(bot, keys[index])]
+                    following = choose(bot, keys[index], announcing=True) if pending else None
+                    if following is not None:
+                        upcoming[bot] = pending[following]
                     conns[bot].send(("run", index, failed, upcoming[bot]))
                 if not busy:
                     break

@@ -75,9 +75,16 @@ def test_bot_pool_announces_each_bots_next_test(tmp_path):
     pool.run(queue, lambda s: 1.0, got.append, stop_on_failure=False, retries=0, retry_max=0)
     assert sorted(o.name for o in got) == sorted(s.full_name for s in queue)
     announced_any = False
+    announced_to = {}
     for path in logs.iterdir():
         rows = [line.split() for line in path.read_text().splitlines()]
         for (_, announced), (ran_next, _) in zip(rows, rows[1:]):
+            if announced == "-":   # the last tests left, announced to the other bot
+                assert ran_next in {r[0] for r in rows[-2:]}, rows
+                continue
             assert announced == ran_next, rows
             announced_any = True
+        for _, announced in rows:
+            if announced != "-":   # never to two bots (both would prepare its servers)
+                assert announced_to.setdefault(announced, path.name) == path.name
     assert announced_any
