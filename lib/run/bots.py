@@ -45,9 +45,11 @@ def _worker(pool: "BotPool", bot: str, queue: list[TestSpec], retries: int, retr
             message = conn.recv()
             if message[0] == "stop":
                 break
-            _, index, failed_so_far, upcoming = message
+            _, index, failed_so_far, upcoming, later = message
             if hasattr(runner, "expect_next"):
                 runner.expect_next(queue[upcoming] if upcoming is not None else None)
+            if hasattr(runner, "expect_later"):
+                runner.expect_later(queue[later] if later is not None else None)
             try:
                 outcome = runner.run_with_retries(queue[index], retries,
                                                   lambda: failed_so_far < retry_max)
@@ -104,22 +106,29 @@ class BotPool:
         busy: dict[str, int] = {}
         affinity: dict[str, Hashable | None] = {bot: None for bot in conns}
         upcoming: dict[str, int | None] = {bot: None for bot in conns}
+        later: dict[str, int | None] = {bot: None for bot in conns}  # after upcoming
         keys = [spec.requirements for spec in queue]  # tests with equal keys can share servers
         weights = [weight(spec) for spec in queue]
         failed = 0
         stopping = False
 
-        def choose(bot: str, after: Hashable | None, announcing: bool = False) -> int | None:
+        def choose(bot: str, after: Hashable | None, announcing: bool = False,
+                   exclude: tuple[int, ...] = ()) -> int | None:
             """Index in pending (not empty) of bot's next test when its servers serve
             after: the one announced to it if still pending, else pick_next's choice among
             the tests not announced to another bot (to run: all of them when only those
             are left; to announce: None then, so that no two bots prepare servers for the
-            same test, competing for the CPU, when one of them will not run it)."""
+            same test, competing for the CPU, when one of them will not run it); exclude:
+            tests already announced to bot."""
             announced = upcoming[bot]
             if not announcing and announced is not None and announced in pending:
                 return pending.index(announced)
-            promised = {i for b, i in upcoming.items() if b != bot and i is not None}
-            free = [i for i in pending if i not in promised]
+            promised_later = later[bot]
+            if announcing and promised_later is not None and promised_later in pending:
+                return pending.index(promised_later)  # promised with the test before it
+            promised = {i for b in conns if b != bot for i in (upcoming[b], later[b])
+                        if i is not None}
+            free = [i for i in pending if i not in promised and i not in exclude]
             if not free:
                 if announcing:
                     return None
@@ -127,6 +136,19 @@ class BotPool:
             busy_keys = [keys[i] for b, i in busy.items() if b != bot]
             picked = pick_next(free, after, keys.__getitem__, weights.__getitem__, busy_keys)
             return pending.index(free[picked])
+
+        def look_ahead(bot: str, index: int, next_index: int) -> int | None:
+            """The test bot will run after next_index when that one is the last pending
+            test its servers serve (it runs on them) and the one after needs others:
+            announced too, so that those start while index runs (a short test such as
+            a skip between them would leave them no time); None otherwise."""
+            if keys[next_index] != keys[index] or any(
+                    keys[i] == keys[index] for i in pending if i != next_index):
+                return None
+            after = choose(bot, keys[next_index], announcing=True, exclude=(next_index,))
+            if after is None or keys[pending[after]] == keys[index]:
+                return None
+            return pending[after]
 
         try:
             while True:
@@ -138,11 +160,12 @@ class BotPool:
                     index = pending.pop(first)
                     busy[bot] = index
                     # announced in advance, so that the bot can prepare its servers
-                    upcoming[bot] = None
                     following = choose(bot, keys[index], announcing=True) if pending else None
+                    upcoming[bot] = later[bot] = None
                     if following is not None:
                         upcoming[bot] = pending[following]
-                    conns[bot].send(("run", index, failed, upcoming[bot]))
+                        later[bot] = look_ahead(bot, index, pending[following])
+                    conns[bot].send(("run", index, failed, upcoming[bot], later[bot]))
                 if not busy:
                     break
                 for conn in ready([conns[bot] for bot in busy]):

@@ -167,6 +167,7 @@ class MtrRunner(Runner):
         self.plan = plan
         self.env = env
         self.upcoming: MtrCase | None = None
+        self.later: MtrCase | None = None   # after upcoming (Runner.expect_later)
         self.preparation: Preparation | None = None
 
     def current_key(self) -> object:
@@ -178,13 +179,19 @@ class MtrRunner(Runner):
         start meanwhile)."""
         self.upcoming = spec  # type: ignore[assignment]  # bots pass the mode's own specs
 
+    def expect_later(self, spec: TestSpec | None) -> None:
+        """The case after the next one, announced when the next one runs on the current
+        servers and this one needs others: they start on the other lane now."""
+        self.later = spec  # type: ignore[assignment]  # bots pass the mode's own specs
+
     # ------------------------------------------------------------------ the other lane
     def _take_prepared(self, case: MtrCase) -> Preparation | None:
         """Before case runs: switch to the lane prepared for it (its preparation),
         dropping a preparation no case will use; a retry of the current case leaves the
         one for the next case alone."""
         prep = self.preparation
-        if prep is None or (prep.case is not case and prep.case is self.upcoming):
+        if prep is None or (prep.case is not case
+                            and (prep.case is self.upcoming or prep.case is self.later)):
             return None
         prep.thread.join()
         self.preparation = None
@@ -205,6 +212,9 @@ class MtrRunner(Runner):
         """Start the announced next case's servers on the other lane, in the background,
         when it needs other servers than case."""
         upcoming = self.upcoming
+        if (upcoming is not None and upcoming.requirements == case.requirements
+                and self.later is not None):
+            upcoming = self.later   # the next case runs on these servers: the one after
         if (upcoming is None or upcoming is case or self.preparation is not None
                 or upcoming.skip or upcoming.scripts or self.lane.manager.settings.wrapper
                 or upcoming.requirements == case.requirements):

@@ -143,6 +143,12 @@ class Runner:
         this one does not."""
         del spec
 
+    def expect_later(self, spec: TestSpec | None) -> None:
+        """The test this bot will run after the announced next one, when that next one is
+        the last its servers serve and this one needs others (None: none known).  A
+        runner may prepare its servers in the background; this one does not."""
+        del spec
+
     def current_key(self) -> object:
         """What the bot's servers can serve (scheduling affinity), None when it has none."""
         return self.manager.current if self.manager.servers else None

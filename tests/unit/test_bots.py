@@ -88,3 +88,48 @@ def test_bot_pool_announces_each_bots_next_test(tmp_path):
             if announced != "-":   # never to two bots (both would prepare its servers)
                 assert announced_to.setdefault(announced, path.name) == path.name
     assert announced_any
+
+
+class _LaterRunner(_AnnouncedRunner):
+    """Also writes the test announced to come after the next one (Runner.expect_later)."""
+
+    def __init__(self, bot, log_dir):
+        super().__init__(bot, log_dir)
+        self.later = None
+
+    def expect_later(self, spec):
+        self.later = spec
+
+    def run_with_retries(self, spec, retries, may_retry):
+        with open(self.log + ".later", "a") as fh:
+            fh.write(f"{spec.full_name} {self.later.full_name if self.later else '-'}\n")
+        return super().run_with_retries(spec, retries, may_retry)
+
+
+def test_bot_pool_announces_the_test_after_the_last_on_the_same_servers(tmp_path):
+    # k0 k0 k0 | k1 k1 | k2...: when the next test is the last its servers serve, the one
+    # after it (other servers) is announced too, so that they can start a test earlier
+    spec = lambda name, key: types.SimpleNamespace(full_name=name, requirements=key)  # noqa: E731
+    queue = [spec(f"s.t{i:02d}", f"k{i // 3}") for i in range(12)]
+    key = {s.full_name: s.requirements for s in queue}
+    logs = tmp_path / "ran"
+    logs.mkdir()
+    pool = BotPool(2, make_runner=lambda bot: _LaterRunner(bot, str(logs)),
+                   close_bot=lambda bot, fast: None,
+                   log_path=lambda bot: str(tmp_path / f"{bot}.log"))
+    got = []
+    pool.run(queue, lambda s: 1.0, got.append, stop_on_failure=False, retries=0, retry_max=0)
+    assert sorted(o.name for o in got) == sorted(s.full_name for s in queue)
+    seen_later = 0
+    for path in logs.glob("*.later"):
+        rows = [line.split() for line in path.read_text().splitlines()]
+        for i, (ran, later) in enumerate(rows):
+            if later == "-":
+                continue
+            seen_later += 1
+            assert key[later] != key[ran], rows
+            ran_after = [r[0] for r in rows[i + 1:i + 3]]
+            assert ran_after and key[ran_after[0]] == key[ran], rows
+            if len(ran_after) == 2:   # (the last test left may go to the other bot)
+                assert ran_after[1] == later, rows
+    assert seen_later
