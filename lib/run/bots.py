@@ -139,11 +139,15 @@ class BotPool:
 
         def look_ahead(bot: str, index: int, next_index: int) -> int | None:
             """The test bot will run after next_index when that one is the last pending
-            test its servers serve (it runs on them) and the one after needs others:
+            test its servers serve (it runs on them; tests announced to other bots are
+            theirs) and the one after needs others:
             announced too, so that those start while index runs (a short test such as
             a skip between them would leave them no time); None otherwise."""
+            others = {i for b in conns if b != bot for i in (upcoming[b], later[b])
+                      if i is not None}   # theirs: they run them on their own servers
             if keys[next_index] != keys[index] or any(
-                    keys[i] == keys[index] for i in pending if i != next_index):
+                    keys[i] == keys[index] for i in pending
+                    if i != next_index and i not in others):
                 return None
             after = choose(bot, keys[next_index], announcing=True, exclude=(next_index,))
             if after is None or keys[pending[after]] == keys[index]:
