@@ -169,6 +169,9 @@ class BotPool:
                     if following is not None:
                         upcoming[bot] = pending[following]
                         later[bot] = look_ahead(bot, index, pending[following])
+                    self.log.debug("%s: %s; next %s, then %s", bot, queue[index].full_name,
+                                   *(queue[i].full_name if i is not None else "-"
+                                     for i in (upcoming[bot], later[bot])))
                     conns[bot].send(("run", index, failed, upcoming[bot], later[bot]))
                 if not busy:
                     break

@@ -222,6 +222,8 @@ class MtrRunner(Runner):
         if self.other is None:
             self.other = MtrLane(self.env, self.bot, self.plan, "b", self.server_counts)
         lane = self.other
+        self.log.debug("%s: starting the servers of %s in the background, while %s runs",
+                       self.bot, upcoming.full_name, case.full_name)
         lane.lease(upcoming)  # port leases from this thread, before the background start
         prep = Preparation(upcoming, lane, threading.Thread(
             target=lambda: self._prepare(prep), name=f"{self.bot}-prepare", daemon=True))
