@@ -142,7 +142,8 @@ class BotPool:
             test its servers serve (it runs on them; tests announced to other bots are
             theirs) and the one after needs others:
             announced too, so that those start while index runs (a short test such as
-            a skip between them would leave them no time); None otherwise."""
+            a skip between them would leave them no time); None otherwise, and when
+            promising it would leave another bot nothing of its own to run next."""
             others = {i for b in conns if b != bot for i in (upcoming[b], later[b])
                       if i is not None}   # theirs: they run them on their own servers
             if keys[next_index] != keys[index] or any(
@@ -151,6 +152,12 @@ class BotPool:
                 return None
             after = choose(bot, keys[next_index], announcing=True, exclude=(next_index,))
             if after is None or keys[pending[after]] == keys[index]:
+                return None
+            # near the end, a test is promised no further ahead than the other bots need:
+            # each should still find one to run (and prepare) rather than take this one
+            left = [i for i in pending if i not in others and i not in (next_index,
+                                                                         pending[after])]
+            if len(left) < len(conns) - 1:
                 return None
             return pending[after]
 
