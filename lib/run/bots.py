@@ -140,15 +140,19 @@ class BotPool:
         def look_ahead(bot: str, index: int, next_index: int) -> int | None:
             """The test bot will run after next_index when that one is the last pending
             test its servers serve (it runs on them; tests announced to other bots are
-            theirs) and the one after needs others:
+            theirs, and so is one more for each other bot running on such servers) and the
+            one after needs others:
             announced too, so that those start while index runs (a short test such as
             a skip between them would leave them no time); None otherwise, and when
             promising it would leave another bot nothing of its own to run next."""
             others = {i for b in conns if b != bot for i in (upcoming[b], later[b])
                       if i is not None}   # theirs: they run them on their own servers
-            if keys[next_index] != keys[index] or any(
-                    keys[i] == keys[index] for i in pending
-                    if i != next_index and i not in others):
+            # same-key tests still free: one each is left to the other bots serving that
+            # key (they take those first), so they do not keep this bot from looking ahead
+            same_left = [i for i in pending if i != next_index and i not in others
+                         and keys[i] == keys[index]]
+            sharing = sum(1 for b, i in busy.items() if b != bot and keys[i] == keys[index])
+            if keys[next_index] != keys[index] or len(same_left) > sharing:
                 return None
             after = choose(bot, keys[next_index], announcing=True, exclude=(next_index,))
             if after is None or keys[pending[after]] == keys[index]:
