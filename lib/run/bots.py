@@ -154,13 +154,14 @@ class BotPool:
             sharing = sum(1 for b, i in busy.items() if b != bot and keys[i] == keys[index])
             if keys[next_index] != keys[index] or len(same_left) > sharing:
                 return None
-            after = choose(bot, keys[next_index], announcing=True, exclude=(next_index,))
+            after = choose(bot, keys[next_index], announcing=True,
+                           exclude=(next_index, *same_left))
             if after is None or keys[pending[after]] == keys[index]:
                 return None
             # near the end, a test is promised no further ahead than the other bots need:
             # each should still find one to run (and prepare) rather than take this one
-            left = [i for i in pending if i not in others and i not in (next_index,
-                                                                         pending[after])]
+            left = [i for i in pending if i not in others
+                    and i not in (next_index, pending[after])]
             if len(left) < len(conns) - 1:
                 return None
             return pending[after]
