@@ -58,6 +58,7 @@ def enter_venv(script: str) -> None:
 if os.path.dirname(os.path.abspath(sys.argv[0])) == os.path.dirname(os.path.abspath(__file__)):
     enter_venv(sys.argv[0])   # a bench script: lib needs the venv's packages (psutil)
 
+from lib.platform import safedirs  # noqa: E402
 from lib.platform.logsetup import get_logger  # noqa: E402
 from lib.platform.logtail import tail_file  # noqa: E402
 from lib.platform.workdir import SHM_ROOT, SHM_ROOT_ENV, SPARES, Workdir  # noqa: E402
@@ -260,9 +261,8 @@ def clear_caches(workdir: str, kinds: Sequence[str]) -> None:
     The caches are shared by every workdir of the user under one RAM tree: without
     bench_workdir's private_cache, run such benchmarks alone."""
     if "bootstrap" in kinds:
-        kept = os.path.join(Workdir(workdir).shm_path, SPARES)
-        if os.path.isdir(kept) and not os.path.islink(kept):
-            shutil.rmtree(kept)
+        safedirs.remove_tree(os.path.join(Workdir(workdir).shm_path, SPARES),
+                             ignore_errors=True)
     for kind in kinds:
         real = os.path.realpath(os.path.join(workdir, "cache", kind))
         if not os.path.isdir(real):

@@ -657,9 +657,6 @@ def option_rows(parser: argparse.ArgumentParser) -> list[tuple[str, list[tuple[s
     return groups
 
 
-HANDLED_SIGNALS = STOP_SIGNALS
-
-
 def _os_error_line(exc: OSError) -> str:
     """One line for an OSError the harness met on the file system or network."""
     where = f" {exc.filename}" if exc.filename else ""
@@ -697,7 +694,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     relay = InterruptRelay()  # never lost in a finalizer, never raised inside logging
     relay.install()
-    previous = {sig: signal.signal(sig, relay.handler) for sig in HANDLED_SIGNALS}
+    previous = {sig: signal.signal(sig, relay.handler) for sig in STOP_SIGNALS}
     env: RunEnvironment | None = None
     status = EXIT_ENVIRONMENT
     interrupted = False

@@ -112,22 +112,26 @@ class BotPool:
         failed = 0
         stopping = False
 
+        def promised_elsewhere(bot: str) -> set[int]:
+            """The tests announced to the other bots (next or later): theirs to run."""
+            return {i for b in conns if b != bot for i in (upcoming[b], later[b])
+                    if i is not None}
+
         def choose(bot: str, after: Hashable | None, announcing: bool = False,
                    exclude: tuple[int, ...] = ()) -> int | None:
             """Index in pending (not empty) of bot's next test when its servers serve
             after: the one announced to it if still pending, else pick_next's choice among
-            the tests not announced to another bot (to run: all of them when only those
-            are left; to announce: None then, so that no two bots prepare servers for the
-            same test, competing for the CPU, when one of them will not run it); exclude:
-            tests already announced to bot."""
+            the tests not announced to another bot nor in exclude (to run: all of them
+            when only those are left; to announce: None then, so that no two bots prepare
+            servers for the same test, competing for the CPU, when one of them will not
+            run it)."""
             announced = upcoming[bot]
             if not announcing and announced is not None and announced in pending:
                 return pending.index(announced)
             promised_later = later[bot]
             if announcing and promised_later is not None and promised_later in pending:
                 return pending.index(promised_later)  # promised with the test before it
-            promised = {i for b in conns if b != bot for i in (upcoming[b], later[b])
-                        if i is not None}
+            promised = promised_elsewhere(bot)
             free = [i for i in pending if i not in promised and i not in exclude]
             if not free:
                 if announcing:
@@ -138,15 +142,14 @@ class BotPool:
             return pending.index(free[picked])
 
         def look_ahead(bot: str, index: int, next_index: int) -> int | None:
-            """The test bot will run after next_index when that one is the last pending
-            test its servers serve (it runs on them; tests announced to other bots are
-            theirs, and so is one more for each other bot running on such servers) and the
-            one after needs others:
-            announced too, so that those start while index runs (a short test such as
-            a skip between them would leave them no time); None otherwise, and when
-            promising it would leave another bot nothing of its own to run next."""
-            others = {i for b in conns if b != bot for i in (upcoming[b], later[b])
-                      if i is not None}   # theirs: they run them on their own servers
+            """The test bot will run after next_index, announced too so that its servers
+            start while index runs (a short test between them, such as a skip, would leave
+            them no time): when next_index is the last pending test index's servers serve
+            (tests announced to other bots are theirs, and so is one more for each other
+            bot running on such servers) and the one after needs other servers.  None
+            otherwise, and when promising it would leave another bot nothing of its own
+            to run next."""
+            others = promised_elsewhere(bot)
             # same-key tests still free: one each is left to the other bots serving that
             # key (they take those first), so they do not keep this bot from looking ahead
             same_left = [i for i in pending if i != next_index and i not in others

@@ -61,19 +61,26 @@ class _AnnouncedRunner(_FakeRunner):
         return super().run_with_retries(spec, retries, may_retry)
 
 
-def test_bot_pool_announces_each_bots_next_test(tmp_path):
-    # the test announced with one test is the one that bot runs next (a runner prepares
-    # its servers meanwhile); only the last test left may go to the bot that is free
-    spec = lambda name, key: types.SimpleNamespace(full_name=name, requirements=key)  # noqa: E731
-    queue = [spec(f"s.t{i:02d}{'x' * (i % 3)}", f"k{i // 3}") for i in range(18)]
+def _run_all(tmp_path, queue, runner_class):
+    """Run queue on two bots of runner_class (each writes its rows under the returned
+    directory); every test must have run once."""
     logs = tmp_path / "ran"
     logs.mkdir()
-    pool = BotPool(2, make_runner=lambda bot: _AnnouncedRunner(bot, str(logs)),
+    pool = BotPool(2, make_runner=lambda bot: runner_class(bot, str(logs)),
                    close_bot=lambda bot, fast: None,
                    log_path=lambda bot: str(tmp_path / f"{bot}.log"))
     got = []
     pool.run(queue, lambda s: 1.0, got.append, stop_on_failure=False, retries=0, retry_max=0)
     assert sorted(o.name for o in got) == sorted(s.full_name for s in queue)
+    return logs
+
+
+def test_bot_pool_announces_each_bots_next_test(tmp_path):
+    # the test announced with one test is the one that bot runs next (a runner prepares
+    # its servers meanwhile); only the last test left may go to the bot that is free
+    spec = lambda name, key: types.SimpleNamespace(full_name=name, requirements=key)  # noqa: E731
+    queue = [spec(f"s.t{i:02d}{'x' * (i % 3)}", f"k{i // 3}") for i in range(18)]
+    logs = _run_all(tmp_path, queue, _AnnouncedRunner)
     announced_any = False
     announced_to = {}
     for path in logs.iterdir():
@@ -112,14 +119,7 @@ def test_bot_pool_announces_the_test_after_the_last_on_the_same_servers(tmp_path
     spec = lambda name, key: types.SimpleNamespace(full_name=name, requirements=key)  # noqa: E731
     queue = [spec(f"s.t{i:02d}", f"k{i // 3}") for i in range(12)]
     key = {s.full_name: s.requirements for s in queue}
-    logs = tmp_path / "ran"
-    logs.mkdir()
-    pool = BotPool(2, make_runner=lambda bot: _LaterRunner(bot, str(logs)),
-                   close_bot=lambda bot, fast: None,
-                   log_path=lambda bot: str(tmp_path / f"{bot}.log"))
-    got = []
-    pool.run(queue, lambda s: 1.0, got.append, stop_on_failure=False, retries=0, retry_max=0)
-    assert sorted(o.name for o in got) == sorted(s.full_name for s in queue)
+    logs = _run_all(tmp_path, queue, _LaterRunner)
     seen_later = 0
     for path in logs.glob("*.later"):
         rows = [line.split() for line in path.read_text().splitlines()]
