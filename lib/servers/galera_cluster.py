@@ -94,7 +94,7 @@ def wait_cluster(nodes: list[GaleraServer], timeout: float,
         if gone:
             raise GaleraJoinError(f"{gone[0].name} exited while the cluster formed",
                                   cluster_evidence(nodes, arbitrators=arbitrators))
-        if all(n.is_synced(size) for n in nodes):
+        if all(n.synced_in_log() and n.is_synced(size) for n in nodes):
             return
         if time.monotonic() >= deadline:
             raise GaleraJoinError(f"cluster of {size} did not reach Synced within {timeout:.0f}s",

@@ -40,3 +40,38 @@ class ErrorLog:
     def tail_or_note(self, lines: int = 30) -> str:
         """The tail, or a note that the log is empty (so a report never shows nothing)."""
         return self.tail(lines) or f"(the error log {self.path} is empty)"
+
+
+class LogWatch:
+    """Watches a log from a mark for a line holding needle, reading only what the log
+    gained since the last look (a readiness poll calls :meth:`seen` every few ms)."""
+
+    def __init__(self, path: str, needle: bytes, mark: int) -> None:
+        self.path = path
+        self.needle = needle
+        self.offset = mark
+        self.found = False
+        self._carry = b""   # the last bytes read, in case needle spans two reads
+
+    def exists(self) -> bool:
+        """True when the log file is there to be watched."""
+        return os.path.isfile(self.path)
+
+    def seen(self) -> bool:
+        """True once the log has held needle after the mark."""
+        if self.found:
+            return True
+        try:
+            with open(self.path, "rb") as fh:
+                fh.seek(self.offset)
+                data = fh.read()
+        except OSError:
+            return False
+        if not data:
+            return False
+        self.offset += len(data)
+        window = self._carry + data
+        self.found = self.needle in window
+        self._carry = window[-(len(self.needle) - 1):] if len(self.needle) > 1 else b""
+        return self.found
+

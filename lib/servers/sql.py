@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     import pymysql
 
 from ..errors import QueryError, ServerDiedError
+from ..platform.logsetup import get_logger
 from .layout import HOST
 
 LOST_CONNECTION_CODES = (2002, 2003, 2006, 2013)
@@ -38,6 +39,7 @@ class SqlClient:
         self._log_tail = log_tail
         self._conn: pymysql.connections.Connection | None = None
         self.charset = ""   # the connections' character set ('' = PyMySQL's, utf8mb4)
+        self.probe_failures: set[str] = set()  # distinct probe failures already logged
 
     def connect(self, db: str | None = None, autocommit: bool = True,
                 **kwargs: Any) -> pymysql.Connection:
@@ -72,16 +74,26 @@ class SqlClient:
         import pymysql
         try:
             conn = self.connect(connect_timeout=PROBE_TIMEOUT, read_timeout=PROBE_TIMEOUT)
-        except pymysql.MySQLError:
+        except pymysql.MySQLError as exc:
+            self._probe_failed("connect", exc)
             return False
         try:
             with conn.cursor() as cur:
                 cur.execute("SELECT 1")
                 return cur.fetchone() == (1,)
-        except pymysql.MySQLError:
+        except pymysql.MySQLError as exc:
+            self._probe_failed("SELECT 1", exc)
             return False
         finally:
             conn.close()
+
+    def _probe_failed(self, step: str, exc: Exception) -> None:
+        """Log (debug) each distinct reason a probe failed, once per client: a kept
+        failed run's log then says what a server saw of kewpie's probes."""
+        reason = f"{step}: {exc}"
+        if reason not in self.probe_failures:
+            self.probe_failures.add(reason)
+            get_logger().debug("%s: probe failed at %s", self.name, reason)
 
     def shutdown(self, timeout: float) -> bool:
         """Send ``SHUTDOWN``; False when the server does not take SQL (e.g. a joiner

@@ -10,7 +10,9 @@ import stat
 import pytest
 
 from lib.servers.codetree import CodeTree, ServerVersion
-from lib.servers.galera import GaleraServer, GraState, merge_provider_options, read_grastate
+from lib.servers.galera import (SYNCED_LINE, GaleraServer, GraState, merge_provider_options,
+                                 read_grastate)
+from lib.servers.logs import LogWatch
 from lib.servers.galera_cluster import cluster_groups
 from lib.servers.options import parse_options
 from lib.platform.ports import PortLease
@@ -205,3 +207,42 @@ def test_find_garbd_looks_where_mtr_looks(tmp_path):
     garb.write_text("#!/bin/sh\n")
     garb.chmod(0o755)
     assert find_garbd(str(provider)) == str(garb)
+
+
+def test_log_watch_finds_a_line_from_its_mark_across_reads(tmp_path):
+    log = tmp_path / "error.log"
+    log.write_bytes(b"old WSREP: Synchronized with group\n")   # before the mark: ignored
+    watch = LogWatch(str(log), SYNCED_LINE, log.stat().st_size)
+    assert not watch.seen()
+    with open(log, "ab") as fh:
+        fh.write(b"2026-11-26 10:19:36 2 [Note] WSREP: Synchro")   # the line half written
+    assert not watch.seen()
+    with open(log, "ab") as fh:
+        fh.write(b"nized with group, ready for connections\n")
+    assert watch.seen() and watch.seen()
+
+
+def test_a_starting_node_gets_no_sql_before_its_log_says_synced(tmp_path, monkeypatch):
+    node = _node(tmp_path)
+    os.makedirs(os.path.dirname(node.error_log), exist_ok=True)
+    with open(node.error_log, "w") as fh:
+        fh.write("an earlier start\n")
+    node.synced_watch = LogWatch(node.error_log, SYNCED_LINE, node.error_log_size())
+    probes = []
+    monkeypatch.setattr(node, "ping", lambda: probes.append("ping") or True)
+    monkeypatch.setattr(node, "is_synced", lambda size=None: True)
+    with open(node.error_log, "a") as fh:
+        fh.write("[Note] WSREP: Receiving IST... 100.0% (5/5 events) complete.\n"
+                 "[Note] WSREP: Shifting JOINER -> JOINED (TO: 6)\n")
+    assert not node.ready() and probes == []
+    with open(node.error_log, "a") as fh:
+        fh.write("[Note] WSREP: Synchronized with group, ready for connections\n")
+    assert node.ready() and probes == ["ping"]
+
+
+def test_a_node_whose_log_kewpie_cannot_watch_is_probed_over_sql(tmp_path, monkeypatch):
+    node = _node(tmp_path, options=("--log-error=elsewhere.err",))
+    node.synced_watch = LogWatch(node.error_log, SYNCED_LINE, 0)
+    monkeypatch.setattr(node, "ping", lambda: True)
+    monkeypatch.setattr(node, "is_synced", lambda size=None: True)
+    assert node.synced_in_log() and node.ready()
