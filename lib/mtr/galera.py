@@ -20,7 +20,7 @@ import shutil
 import time
 from typing import TYPE_CHECKING
 
-from ..errors import ServerStartError
+from ..errors import ServerError, ServerStartError
 from ..servers.server import Server
 from .server import is_wsrep
 
@@ -72,14 +72,15 @@ REUSE_WAIT = 30.0   # seconds a node may take to be Synced again after a test
 MTR_START_TIMEOUT = 180.0   # mtr's --start-timeout
 
 
-def wsrep_state(server: Server) -> dict[str, str]:
-    """The node's readiness, state, component and cluster size ({} when it does not
-    answer); as mtr asks (``wsrep_sync_wait = 0``), on a connection closed afterwards,
-    so tests never see one of kewpie's in their process list."""
+def wsrep_state(server: Server, keys: tuple[str, ...] = WSREP_KEYS) -> dict[str, str]:
+    """The node's status variables keys, by default its readiness, state, component and
+    cluster size ({} when it does not answer); as mtr asks (``wsrep_sync_wait = 0``),
+    on a connection closed afterwards, so tests never see one of kewpie's in their
+    process list."""
     try:
         server.execute("SET SESSION wsrep_sync_wait = 0")
-        rows = server.execute("SHOW GLOBAL STATUS WHERE Variable_name IN (%s, %s, %s, %s)",
-                              WSREP_KEYS)
+        marks = ", ".join(["%s"] * len(keys))
+        rows = server.execute(f"SHOW GLOBAL STATUS WHERE Variable_name IN ({marks})", keys)
         return {str(name).lower(): str(value) for name, value in rows}
     except Exception:  # noqa: BLE001 - not answering (yet): the callers wait or judge
         return {}
@@ -150,14 +151,20 @@ def bootstraps(server: Server) -> bool:
 
 
 def form_cold(manager: "ServerManager", servers: list[Server]) -> None:
-    """As mtr starts a set with Galera nodes: fresh datadirs; the servers launched in
-    the config's order, waiting only after a bootstrap node (``gcomm://``) until it is
-    ready and Synced; then each of the others until it is ready and, a Galera node,
-    Synced (joiners get a full state transfer meanwhile).  mtr's --start-timeout
-    (180 s) bounds each wait, as a state transfer takes long on a loaded machine."""
-    timeout = max(MTR_START_TIMEOUT, servers[0].settings.start_timeout) if servers else 0.0
+    """As mtr starts a set with Galera nodes: fresh datadirs, then
+    :func:`start_in_mtr_order` (joiners get a full state transfer meanwhile)."""
     for server in servers:
         manager.copy_pristine(server)
+    start_in_mtr_order(servers)
+
+
+def start_in_mtr_order(servers: list[Server]) -> None:
+    """The servers launched in the config's order, waiting only after a bootstrap node
+    (``gcomm://``) until it is ready and Synced; then each of the others until it is
+    ready and, a Galera node, Synced.  mtr's --start-timeout (180 s) bounds each wait,
+    as a state transfer takes long on a loaded machine.  Every server is killed when
+    one fails."""
+    timeout = max(MTR_START_TIMEOUT, servers[0].settings.start_timeout) if servers else 0.0
     waited = []
     try:
         for server in servers:
@@ -177,13 +184,41 @@ def form_cold(manager: "ServerManager", servers: list[Server]) -> None:
         raise
 
 
+def form_galera_set(manager: "ServerManager", servers: list[Server]) -> None:
+    """Form the set from the snapshot of an earlier formation of its shape when there is
+    one and the manager allows it (:mod:`lib.mtr.galera_snapshots`), else as mtr forms
+    it, snapshotting the result for next time.  A snapshot that does not start is
+    dropped and the set formed as mtr forms it."""
+    from .galera_snapshots import MtrClusterSnapshots, wsrep_position
+    manager.formed_from_snapshot = False
+    snapshots = MtrClusterSnapshots(manager, servers) if manager.snapshot_formation else None
+    if snapshots is not None and snapshots.available():
+        started = time.monotonic()
+        try:
+            snapshots.restore()
+            start_in_mtr_order(servers)
+            manager.formed_from_snapshot = True
+            manager.log.debug("%s: cluster formed from the snapshot %s in %.0f ms",
+                              manager.bot_name, snapshots.path,
+                              (time.monotonic() - started) * 1000)
+            return
+        except ServerError as exc:
+            manager.log.warning(f"forming the cluster from the snapshot {snapshots.path} "
+                                f"failed, forming it as mtr does: {str(exc).splitlines()[0]}")
+            snapshots.drop()
+    form_cold(manager, servers)
+    if snapshots is not None:
+        snapshots.take([is_wsrep(s) for s in servers], [bootstraps(s) for s in servers],
+                       wsrep_position)
+
+
 def start_mtr_set(manager: "ServerManager", servers: list[Server],
                   reqs: "Requirements") -> None:
     """The mtr server kind's start (lib.run.environment's SERVER_KINDS): fresh datadirs;
-    plain servers start all at once; a set with Galera nodes as mtr starts it
-    (:func:`form_cold`)."""
+    plain servers start all at once; a set with Galera nodes as mtr starts it, or from
+    the snapshot of an earlier formation (:func:`form_galera_set`)."""
     if any(is_wsrep(s) for s in servers):
-        form_cold(manager, servers)
+        form_galera_set(manager, servers)
         return
     for server in servers:
         manager.copy_pristine(server)

@@ -25,6 +25,7 @@ from ..mtr.config import (base_environment, build_config, command_line_args, exp
                           plugin_dir, server_option_args, share_dir)
 from ..mtr.option_check import CaseBounds, case_problem, server_problem
 from ..mtr.execute import MtrExecutor, MtrSettings
+from ..mtr.galera_snapshots import formation_sensitive
 from ..mtr.garbd import garbd_wrapper
 from ..mtr.options import loopback_only, to_options
 from ..mtr.server import MARK_ENV
@@ -247,6 +248,9 @@ class MtrLane:
         manager = self.manager
         if case.timezone != self.timezone or case.scripts or case.template != self.template:
             manager.request_reset()  # mtr restarts for another config file or time zone
+        manager.snapshot_formation = not formation_sensitive(case.path)
+        if manager.servers and manager.formed_from_snapshot and not manager.snapshot_formation:
+            manager.request_reset()  # it reads how its cluster formed: formed as mtr does
         if manager.servers and (manager.current != reqs or manager.force_reset):
             manager.teardown(discard=True)
         if not manager.servers:

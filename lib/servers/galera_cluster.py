@@ -24,7 +24,7 @@ import os
 import shutil
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence, TypeVar
 
 from ..platform import safedirs
 from ..errors import QueryError, ServerError, ServerStartError
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from .manager import ServerManager
     from .requirements import Requirements
 
+NodeT = TypeVar("NodeT", bound=Server)
 SNAPSHOT_FORMAT = "2"  # bump when what a cold start creates changes
 WARM_START_TIMEOUT = 30.0
 JOIN_TIMEOUT = 180.0
@@ -161,8 +162,7 @@ class ClusterFormer:
                                      f"failed, forming it by SST instead: {str(exc).splitlines()[0]}")
                     for node in nodes:
                         node.kill()
-                    with snapshot_lock(snap, fcntl.LOCK_EX):
-                        shutil.rmtree(snap, ignore_errors=True)
+                    drop_snapshot(snap)
             self.cold(nodes)
             if self.use_snapshots and len(nodes) > 1:
                 self.snapshot(nodes, snap)
@@ -222,64 +222,14 @@ class ClusterFormer:
     # ------------------------------------------------------------ snapshot
     def snapshot(self, nodes: list[GaleraServer], target: str) -> None:
         """Freeze the idle cluster, copy its datadirs with their position, thaw it."""
-        start = time.monotonic()
-        safedirs.make_dir(self.snapshot_root, safedirs.TRAVERSE)
-        building = f"{target}.building-{os.getpid()}"
-        with snapshot_lock(target, fcntl.LOCK_EX):
-            try:
-                if os.path.isfile(os.path.join(target, "meta.json")):
-                    return  # another bot made it meanwhile; never replace one in use
-                status = [n.wsrep_status() for n in nodes]
-                positions = {(s["wsrep_local_state_uuid"], s["wsrep_last_committed"]) for s in status}
-                if len(positions) != 1:
-                    self.log.debug("cluster not idle (%s); no snapshot taken", positions)
-                    return
-                uuid, seqno = positions.pop()
-                shutil.rmtree(building, ignore_errors=True)
-                os.makedirs(building, mode=0o755)
-                for node in nodes:
-                    node.pause()  # frozen while their datadirs are copied
-                try:
-                    for i, node in enumerate(nodes):
-                        dest = os.path.join(building, f"n{i}")
-                        os.makedirs(dest)
-                        copied = run_tool(["cp", "-a", node.datadir, os.path.join(dest, "data")])
-                        if not copied.ok:
-                            raise OSError(f"cp -a {node.datadir}: {copied.stderr.strip()}")
-                finally:
-                    for node in nodes:
-                        node.resume()
-                state = GraState(uuid, int(seqno)).render()
-                for i in range(len(nodes)):
-                    data = os.path.join(building, f"n{i}", "data")
-                    with open(os.path.join(data, "grastate.dat"), "w") as fh:
-                        fh.write(state)
-                    for name in ("ibtmp1", "mysqld.pid"):
-                        if os.path.exists(os.path.join(data, name)):
-                            os.unlink(os.path.join(data, name))
-                with open(os.path.join(building, "meta.json"), "w") as fh:
-                    json.dump({"uuid": uuid, "seqno": int(seqno), "nodes": len(nodes)}, fh)
-                shutil.rmtree(target, ignore_errors=True)
-                os.rename(building, target)
-                self.log.debug("cluster snapshot %s taken in %.0f ms", target,
-                               (time.monotonic() - start) * 1000)
-            except (OSError, QueryError) as exc:
-                self.log.warning(f"could not snapshot the cluster (next start will use SST): {exc}")
-                shutil.rmtree(building, ignore_errors=True)
+        save_snapshot(nodes, target, GaleraServer.wsrep_status,
+                      lambda i, uuid, seqno: GraState(uuid, seqno))
 
     # ------------------------------------------------------------ warm
     def warm(self, nodes: list[GaleraServer], snap: str) -> None:
         """Start all nodes together from the snapshot; they re-form the cluster."""
         start = time.monotonic()
-        with snapshot_lock(snap, fcntl.LOCK_SH):  # no bot deletes it while we copy
-            if not os.path.isfile(os.path.join(snap, "meta.json")):
-                raise ServerStartError(f"cluster snapshot {snap} disappeared")
-            with ThreadPoolExecutor(len(nodes)) as pool:  # one cp each, side by side
-                copies = [pool.submit(self.manager.cache.copy_to,
-                                      os.path.join(snap, f"n{i}", "data"), node.datadir)
-                          for i, node in enumerate(nodes)]
-                for copy in copies:
-                    copy.result()   # the first failure is raised, once every copy ended
+        restore_snapshot(self.manager, nodes, snap)
         copied = time.monotonic()
         for node in nodes:
             node.start(wait=False)
@@ -289,6 +239,79 @@ class ClusterFormer:
                        "Synced %.0f ms later", len(nodes), (copied - start) * 1000,
                        (launched - copied) * 1000, (time.monotonic() - launched) * 1000)
 
+
+def save_snapshot(nodes: Sequence[NodeT], target: str, status: Callable[[NodeT], dict[str, str]],
+                  grastate: Callable[[int, str, int], GraState],
+                  drop: tuple[str, ...] = ()) -> None:
+    """Freeze the idle cluster of nodes, copy their datadirs into target (a directory of
+    the shared snapshot cache) with grastate(node index, uuid, seqno) as each one's
+    grastate.dat and without the files named in drop, and thaw them.  Nothing when
+    target exists (another bot made it meanwhile: one in use is never replaced) or the
+    nodes are not all at one position (status(node): its wsrep status variables)."""
+    log = get_logger()
+    start = time.monotonic()
+    safedirs.make_dir(os.path.dirname(target), safedirs.TRAVERSE)
+    building = f"{target}.building-{os.getpid()}"
+    with snapshot_lock(target, fcntl.LOCK_EX):
+        try:
+            if os.path.isfile(os.path.join(target, "meta.json")):
+                return
+            states = [status(n) for n in nodes]
+            positions = {(s["wsrep_local_state_uuid"], s["wsrep_last_committed"]) for s in states}
+            if len(positions) != 1:
+                log.debug("cluster not idle (%s); no snapshot taken", positions)
+                return
+            uuid, seqno = positions.pop()
+            shutil.rmtree(building, ignore_errors=True)
+            os.makedirs(building, mode=0o755)
+            for node in nodes:
+                node.pause()  # frozen while their datadirs are copied
+            try:
+                for i, node in enumerate(nodes):
+                    dest = os.path.join(building, f"n{i}")
+                    os.makedirs(dest)
+                    copied = run_tool(["cp", "-a", node.datadir, os.path.join(dest, "data")])
+                    if not copied.ok:
+                        raise OSError(f"cp -a {node.datadir}: {copied.stderr.strip()}")
+            finally:
+                for node in nodes:
+                    node.resume()
+            for i in range(len(nodes)):
+                data = os.path.join(building, f"n{i}", "data")
+                with open(os.path.join(data, "grastate.dat"), "w") as fh:
+                    fh.write(grastate(i, uuid, int(seqno)).render())
+                for name in ("ibtmp1", "mysqld.pid", *drop):
+                    if os.path.exists(os.path.join(data, name)):
+                        os.unlink(os.path.join(data, name))
+            with open(os.path.join(building, "meta.json"), "w") as fh:
+                json.dump({"uuid": uuid, "seqno": int(seqno), "nodes": len(nodes)}, fh)
+            shutil.rmtree(target, ignore_errors=True)
+            os.rename(building, target)
+            log.debug("cluster snapshot %s taken in %.0f ms", target,
+                      (time.monotonic() - start) * 1000)
+        except (OSError, QueryError, KeyError) as exc:
+            log.warning(f"could not snapshot the cluster (next start will use SST): {exc}")
+            shutil.rmtree(building, ignore_errors=True)
+
+
+def restore_snapshot(manager: "ServerManager", nodes: Sequence[Server], snap: str) -> None:
+    """Copy each node's datadir from the snapshot snap, side by side, under its shared
+    lock (no bot deletes it meanwhile); ServerStartError when it is gone."""
+    with snapshot_lock(snap, fcntl.LOCK_SH):
+        if not os.path.isfile(os.path.join(snap, "meta.json")):
+            raise ServerStartError(f"cluster snapshot {snap} disappeared")
+        with ThreadPoolExecutor(len(nodes)) as pool:  # one cp each, side by side
+            copies = [pool.submit(manager.cache.copy_to, os.path.join(snap, f"n{i}", "data"),
+                                  node.datadir)
+                      for i, node in enumerate(nodes)]
+            for copy in copies:
+                copy.result()   # the first failure is raised, once every copy ended
+
+
+def drop_snapshot(snap: str) -> None:
+    """Remove a snapshot that did not start (under its exclusive lock)."""
+    with snapshot_lock(snap, fcntl.LOCK_EX):
+        shutil.rmtree(snap, ignore_errors=True)
 
 
 @contextlib.contextmanager

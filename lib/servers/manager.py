@@ -151,6 +151,12 @@ class ServerManager:
         # the run ends with this test: a passing test's set stops with the run (shutdown),
         # after its result is out, not before
         self.last_test = False
+        # Galera sets: a kind may form this set from a snapshot of an earlier formation
+        # of its shape (False: the next test must see a formation as its reference tool
+        # makes it, e.g. an mtr case that reads the state transfers in its error logs);
+        # and whether the current set was formed so
+        self.snapshot_formation = True
+        self.formed_from_snapshot = False
         self.restarts = 0
         self.resets = 0
         self.log = get_logger()
@@ -257,7 +263,7 @@ class ServerManager:
         # in the background: the next spares (this kind's), and removing old vardirs
         # Spares only once this bot has reset a set: a bot whose tests clean up never
         # needs one, and the copy would compete with its tests for the CPU.
-        self.spares.prepare([(self._template(s), s.vardir) for s in servers]
+        self.spares.prepare([(self.pristine_template(s), s.vardir) for s in servers]
                             if kind.spare_datadirs and self.reuse_expected and self.resets
                             else [])
         self._notify()
@@ -300,14 +306,14 @@ class ServerManager:
                                                        self.cache.server_user)
         return self.caches[tree.basedir]
 
-    def _template(self, server: Server) -> str:
+    def pristine_template(self, server: Server) -> str:
         """The pristine datadir (bootstrap cache template) for server's options."""
         return self.cache_for(server.tree).template(bootstrap_subset(server.effective_options()))
 
     def copy_pristine(self, server: Server) -> None:
         """Create server's vardir and give it a fresh copy of the pristine datadir."""
         server.make_dirs()
-        template = self._template(server)
+        template = self.pristine_template(server)
         if self._first_set_open:
             self.first_set.append((template, server.vardir))
         if not self.spares.take(template, server.vardir, server.datadir):
@@ -396,6 +402,7 @@ class ServerManager:
             self.host_network.destroy()
         self.servers = []
         self.current = None
+        self.formed_from_snapshot = False
         self.launched = None
         self.baseline = None
         self._notify()

@@ -1,0 +1,171 @@
+"""mysql-test's Galera clusters formed again from a copy of their first formation.
+
+mtr forms each Galera set the same way: the bootstrap node from a fresh
+datadir, then every other node by a full state transfer (about 10 s for three
+nodes on 2 cores).  The datadirs that leaves depend only on the code tree, the
+pristine datadir and the set's options, ports and paths aside.  So the first
+time kewpie forms a set of a given shape it freezes the idle cluster, copies
+its datadirs into ``cache/mtr-clusters/<key>/`` (as the native snapshots of
+:mod:`lib.servers.galera_cluster`) and lets it go on; a later set of that shape,
+in this run or the next, gets those datadirs back, bootstrap nodes marked safe
+to bootstrap and no saved view.  It then starts as mtr starts a set, the
+bootstrap node first, and the other nodes find the cluster at their own
+position and join it without a state transfer.
+
+What a test could tell apart is the error log: a set formed from a snapshot
+logs no state transfer.  A case whose test reads error logs or names SST
+(:func:`formation_sensitive`) gets a set formed by state transfers, as under
+mtr, and never one formed from a snapshot.  Snapshots are kept least recently
+used first, at most :data:`KEEP` of them.
+"""
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import re
+import shutil
+from typing import TYPE_CHECKING, Callable
+
+from ..platform.logsetup import get_logger
+
+if TYPE_CHECKING:   # Galera's modules load when a Galera set forms, not with mtr mode
+    from ..servers.manager import ServerManager
+    from ..servers.server import Server
+
+FORMAT = "mtr-1"   # bump when what a formation leaves in the datadirs changes
+KEEP = 12          # snapshots kept (three mtr datadirs of ~60 MB each per snapshot)
+SENSITIVE_RE = re.compile(r"sst|\.err\b|search_file|assert_file|assert_grep", re.IGNORECASE)
+PORT_RE = re.compile(r"(?<!\d)\d{4,5}(?!\d)")
+POSITION_KEYS = ("wsrep_local_state_uuid", "wsrep_last_committed")
+DROPPED = ("gvwstate.dat",)   # no saved view: the bootstrap node forms the cluster anew
+
+
+def snapshot_root(manager: "ServerManager") -> str:
+    """Where the snapshots live: next to the bootstrap cache, shared by every workdir."""
+    return os.path.join(os.path.dirname(manager.cache.cache_dir), "mtr-clusters")
+
+
+def formation_sensitive(test_file: str) -> bool:
+    """True when the case's test reads error logs or names SST (e.g. counts the state
+    transfers its log holds): it runs on a set formed by state transfers."""
+    try:
+        with open(test_file, errors="replace") as fh:
+            return SENSITIVE_RE.search(fh.read()) is not None
+    except OSError:
+        return True
+
+
+def normalized_args(server: "Server", bot_dir: str, port_names: dict[int, str]) -> list[str]:
+    """The server's options with its bot's directory and its leased ports named, not
+    spelled (two bots, or two runs, start the same shape on other ports and paths)."""
+    def port(match: re.Match[str]) -> str:
+        return port_names.get(int(match.group(0)), match.group(0))
+    args = [o.as_arg() for o in server.effective_options()] + server.start_args()
+    return [PORT_RE.sub(port, arg.replace(bot_dir, "@BOT@")) for arg in args]
+
+
+def provider_identity(args: list[str]) -> str:
+    """Each wsrep provider library the options name, with its size and time."""
+    found = []
+    for arg in args:
+        name, _, value = arg.lstrip("-").partition("=")
+        if name.replace("_", "-") == "wsrep-provider" and value:
+            try:
+                st = os.stat(value)
+                found.append(f"{os.path.realpath(value)}|{st.st_size}|{int(st.st_mtime)}")
+            except OSError:
+                found.append(value)
+    return ";".join(found)
+
+
+def formation_key(manager: "ServerManager", servers: "list[Server]") -> str:
+    """Same code trees, pristine datadirs, server user and options (ports and paths of
+    the bot aside) give the same key."""
+    port_names = {p: f"@P{i}.{j}@" for i, lease in enumerate(manager.leases)
+                  for j, p in enumerate(lease.ports)}
+    parts = [FORMAT, manager.settings.user or ""]
+    for server in servers:
+        args = normalized_args(server, manager.bot_dir, port_names)
+        parts += [server.tree.binary_fingerprint(), server.tree.basedir,
+                  os.path.relpath(manager.pristine_template(server), manager.cache.cache_dir),
+                  provider_identity(args), "\n".join(args)]
+    return hashlib.sha1("\n--\n".join(parts).encode()).hexdigest()[:16]
+
+
+class MtrClusterSnapshots:
+    """The snapshot of one set shape: taken after a formation, restored for a later one."""
+
+    def __init__(self, manager: "ServerManager", servers: "list[Server]") -> None:
+        self.manager = manager
+        self.servers = servers
+        self.path = os.path.join(snapshot_root(manager), formation_key(manager, servers))
+
+    def available(self) -> bool:
+        """True when a whole snapshot of this shape exists."""
+        return os.path.isfile(os.path.join(self.path, "meta.json"))
+
+    def restore(self) -> None:
+        """Give each server its datadir from the snapshot (vardirs made; the servers are
+        not started).  Marks it used, for pruning."""
+        from ..servers.galera_cluster import restore_snapshot
+        for server in self.servers:
+            server.make_dirs()
+        restore_snapshot(self.manager, self.servers, self.path)
+        try:
+            os.utime(os.path.join(self.path, "meta.json"))
+        except OSError:
+            pass
+
+    def drop(self) -> None:
+        """Remove the snapshot (its formation failed: the next one is formed afresh)."""
+        from ..servers.galera_cluster import drop_snapshot
+        drop_snapshot(self.path)
+
+    def take(self, wsrep: list[bool], bootstrap: list[bool],
+             status: "Callable[[Server], dict[str, str]]") -> None:
+        """Snapshot the set's Galera nodes (wsrep[i]) right after their formation, each
+        bootstrap node (bootstrap[i]) marked safe to bootstrap; then prune."""
+        from ..servers.galera import GraState
+        from ..servers.galera_cluster import save_snapshot
+        nodes = [s for s, on in zip(self.servers, wsrep) if on]
+        if len(nodes) != len(self.servers):
+            return  # a set with plain servers beside its nodes: formed as mtr forms it
+        save_snapshot(nodes, self.path, status,
+                      lambda i, uuid, seqno: GraState(uuid, seqno, int(bootstrap[i])), DROPPED)
+        prune(snapshot_root(self.manager), KEEP)
+
+
+def wsrep_position(server: "Server") -> dict[str, str]:
+    """The node's position (``wsrep_local_state_uuid``, ``wsrep_last_committed``; {} when
+    it does not answer)."""
+    from .galera import wsrep_state
+    return wsrep_state(server, POSITION_KEYS)
+
+
+def prune(root: str, keep: int) -> None:
+    """Remove all but the keep most recently used snapshots under root (skipping any that
+    another run holds)."""
+    try:
+        names = [n for n in os.listdir(root)
+                 if os.path.isfile(os.path.join(root, n, "meta.json"))]
+    except OSError:
+        return
+    def used(name: str) -> float:
+        try:
+            return os.path.getmtime(os.path.join(root, name, "meta.json"))
+        except OSError:
+            return 0.0
+    for name in sorted(names, key=used, reverse=True)[keep:]:
+        path = os.path.join(root, name)
+        fd = os.open(path + ".lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            continue   # in use by another run
+        try:
+            shutil.rmtree(path, ignore_errors=True)
+            get_logger().debug("pruned the mtr cluster snapshot %s", path)
+        finally:
+            os.close(fd)
