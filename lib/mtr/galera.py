@@ -6,8 +6,10 @@ tests that need stunnel, qpress or pkill skip without them, as under mtr.
 
 **Clusters.** A set with Galera nodes starts as mtr starts it (:func:`form_cold`):
 fresh datadirs; the bootstrap node (``wsrep_cluster_address=gcomm://``) first,
-until it is Synced; then the others at once, each joining by a full state
-transfer.  Between cases the set is kept only while every node is Synced in a
+until it is Synced; then the others, each joining by a full state transfer (each
+launched once the one before it is in the group, :func:`start_in_mtr_order`).  A
+set of a shape formed before starts from a copy of that formation's datadirs
+instead (:func:`form_galera_set`, :mod:`lib.mtr.galera_snapshots`).  Between cases the set is kept only while every node is Synced in a
 Primary component of the size it had (:func:`reuse_problem`): mtr's
 check-testcase does not look at wsrep, so a node a test left Desynced or alone
 would fail the next case under mtr.
@@ -22,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import ServerError, ServerStartError
 from ..servers.server import Server
-from .server import is_wsrep
+from .server import MtrServer, is_wsrep
 
 if TYPE_CHECKING:
     from ..servers.manager import ServerManager
@@ -69,7 +71,11 @@ def galera_skip_rules(mtr_root: str, features: dict[str, str]) -> dict[str, obje
 WSREP_KEYS = ("wsrep_ready", "wsrep_local_state_comment", "wsrep_cluster_status",
               "wsrep_cluster_size")
 REUSE_WAIT = 30.0   # seconds a node may take to be Synced again after a test
+POSITION_KEYS = ("wsrep_local_state_uuid", "wsrep_last_committed")
 MTR_START_TIMEOUT = 180.0   # mtr's --start-timeout
+WARM_START_TIMEOUT = 60.0   # a set formed from a snapshot (no full state transfer)
+JOIN_STAGGER = 5.0   # seconds a joiner may take to reach its group before the next is launched
+GROUP_JOINED = b"WSREP: gcomm: connected"   # a node's error log as it is in its group
 
 
 def wsrep_state(server: Server, keys: tuple[str, ...] = WSREP_KEYS) -> dict[str, str]:
@@ -86,6 +92,12 @@ def wsrep_state(server: Server, keys: tuple[str, ...] = WSREP_KEYS) -> dict[str,
         return {}
     finally:
         server.sql.close()
+
+
+def wsrep_position(server: Server) -> dict[str, str]:
+    """The node's position (``wsrep_local_state_uuid``, ``wsrep_last_committed``; {} when
+    it does not answer)."""
+    return wsrep_state(server, POSITION_KEYS)
 
 
 def wait_wsrep_ready(server: Server, timeout: float) -> None:
@@ -158,30 +170,54 @@ def form_cold(manager: "ServerManager", servers: list[Server]) -> None:
     start_in_mtr_order(servers)
 
 
-def start_in_mtr_order(servers: list[Server]) -> None:
-    """The servers launched in the config's order, waiting only after a bootstrap node
+def start_in_mtr_order(servers: list[Server], timeout: float = MTR_START_TIMEOUT) -> None:
+    """The servers launched in the config's order, waiting after a bootstrap node
     (``gcomm://``) until it is ready and Synced; then each of the others until it is
-    ready and, a Galera node, Synced.  mtr's --start-timeout (180 s) bounds each wait,
-    as a state transfer takes long on a loaded machine.  Every server is killed when
-    one fails."""
-    timeout = max(MTR_START_TIMEOUT, servers[0].settings.start_timeout) if servers else 0.0
+    ready and, a Galera node, Synced.  timeout (mtr's --start-timeout, 180 s: a state
+    transfer takes long on a loaded machine) bounds each wait.  Every server is killed
+    when one fails.
+
+    mtr launches the joiners at once.  Two nodes joining one group together make its
+    membership protocol start over until both are seen (5-8 s of reconnects here), so
+    each joiner is launched once the one before it is in the group (:func:`in_group`);
+    they still take their state transfers side by side, and the cluster they form is
+    the one mtr's forms."""
+    timeout = max(timeout, servers[0].settings.start_timeout) if servers else 0.0
     waited = []
     try:
         for server in servers:
-            server.start(wait=False)
             if is_wsrep(server) and bootstraps(server):
+                server.start(wait=False)
                 server.wait_ready(timeout)
                 wait_wsrep_ready(server, timeout)
                 waited.append(server)
-        for server in servers:
-            if server not in waited:
-                server.wait_ready(timeout)
-                if is_wsrep(server):
-                    wait_wsrep_ready(server, timeout)
+        joining = [s for s in servers if s not in waited]
+        for server in joining:
+            server.start(wait=False)
+            if is_wsrep(server) and server is not joining[-1]:
+                in_group(server, JOIN_STAGGER)
+        for server in joining:
+            server.wait_ready(timeout)
+            if is_wsrep(server):
+                wait_wsrep_ready(server, timeout)
     except BaseException:
         for server in servers:  # a joiner left waiting for its donor would wait on
             server.kill()
         raise
+
+
+def in_group(server: Server, timeout: float) -> bool:
+    """Wait until a joiner's error log says it is connected to its group (False after
+    timeout, or when it exits or its log is not where kewpie can read it)."""
+    watch = server.log_watch(GROUP_JOINED) if isinstance(server, MtrServer) else None
+    if watch is None or not watch.exists():
+        return False
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and server.is_alive():
+        if watch.seen():
+            return True
+        time.sleep(0.02)
+    return False
 
 
 def form_galera_set(manager: "ServerManager", servers: list[Server]) -> None:
@@ -189,20 +225,21 @@ def form_galera_set(manager: "ServerManager", servers: list[Server]) -> None:
     one and the manager allows it (:mod:`lib.mtr.galera_snapshots`), else as mtr forms
     it, snapshotting the result for next time.  A snapshot that does not start is
     dropped and the set formed as mtr forms it."""
-    from .galera_snapshots import MtrClusterSnapshots, wsrep_position
+    from .galera_snapshots import MtrClusterSnapshots
     manager.formed_from_snapshot = False
     snapshots = MtrClusterSnapshots(manager, servers) if manager.snapshot_formation else None
     if snapshots is not None and snapshots.available():
         started = time.monotonic()
         try:
             snapshots.restore()
-            start_in_mtr_order(servers)
+            start_in_mtr_order(servers, WARM_START_TIMEOUT)
             manager.formed_from_snapshot = True
             manager.log.debug("%s: cluster formed from the snapshot %s in %.0f ms",
                               manager.bot_name, snapshots.path,
                               (time.monotonic() - started) * 1000)
             return
         except ServerError as exc:
+            manager.log.debug("%s", getattr(exc, "log_tail", "") or "")
             manager.log.warning(f"forming the cluster from the snapshot {snapshots.path} "
                                 f"failed, forming it as mtr does: {str(exc).splitlines()[0]}")
             snapshots.drop()

@@ -37,7 +37,6 @@ FORMAT = "mtr-1"   # bump when what a formation leaves in the datadirs changes
 KEEP = 12          # snapshots kept (three mtr datadirs of ~60 MB each per snapshot)
 SENSITIVE_RE = re.compile(r"sst|\.err\b|search_file|assert_file|assert_grep", re.IGNORECASE)
 PORT_RE = re.compile(r"(?<!\d)\d{4,5}(?!\d)")
-POSITION_KEYS = ("wsrep_local_state_uuid", "wsrep_last_committed")
 DROPPED = ("gvwstate.dat",)   # no saved view: the bootstrap node forms the cluster anew
 
 
@@ -60,6 +59,7 @@ def normalized_args(server: "Server", bot_dir: str, port_names: dict[int, str]) 
     """The server's options with its bot's directory and its leased ports named, not
     spelled (two bots, or two runs, start the same shape on other ports and paths)."""
     def port(match: re.Match[str]) -> str:
+        """A leased port's name (any other number as it is)."""
         return port_names.get(int(match.group(0)), match.group(0))
     args = [o.as_arg() for o in server.effective_options()] + server.start_args()
     return [PORT_RE.sub(port, arg.replace(bot_dir, "@BOT@")) for arg in args]
@@ -136,13 +136,6 @@ class MtrClusterSnapshots:
         prune(snapshot_root(self.manager), KEEP)
 
 
-def wsrep_position(server: "Server") -> dict[str, str]:
-    """The node's position (``wsrep_local_state_uuid``, ``wsrep_last_committed``; {} when
-    it does not answer)."""
-    from .galera import wsrep_state
-    return wsrep_state(server, POSITION_KEYS)
-
-
 def prune(root: str, keep: int) -> None:
     """Remove all but the keep most recently used snapshots under root (skipping any that
     another run holds)."""
@@ -152,6 +145,7 @@ def prune(root: str, keep: int) -> None:
     except OSError:
         return
     def used(name: str) -> float:
+        """When the snapshot was last taken or restored."""
         try:
             return os.path.getmtime(os.path.join(root, name, "meta.json"))
         except OSError:

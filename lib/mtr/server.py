@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from .cnf import MtrConfig
 from ..platform.process import ProcessExecutor
 from ..servers.layout import write_private_file
+from ..servers.logs import LogWatch
 from ..servers.options import Option, render_cnf
 from ..servers.server import Server
 
@@ -114,6 +115,10 @@ class MtrServer(Server):
             return self.ping()
         # the line after "ready for connections" (which --lc-messages translates)
         return b"ready for connections" in text or READY_LINE.search(text) is not None
+
+    def log_watch(self, needle: bytes) -> LogWatch:
+        """A watch for needle in what the server's error log gained since its launch."""
+        return LogWatch(self._log_error(), needle, getattr(self, "ready_mark", 0))
 
     def _configured_log(self) -> str:
         """The last ``log-error`` with a value (the config's), else the layout's."""
