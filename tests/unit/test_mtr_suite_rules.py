@@ -169,3 +169,13 @@ def test_overlays_as_mtr_reads_them(tmp_path):
     assert case.path == str(root / "plugin" / "p" / "s" / "t" / "a.test")
     with pytest.raises(UsageError, match="no overlay"):
         collector.collect(["s-q"], [])
+
+
+def test_have_debug_sync_skips_before_any_server_on_a_build_without_it():
+    from lib.mtr.suite_rules import known_runtime_skips, skip_rules
+    assert known_runtime_skips({}) == {"include/have_debug_sync.inc": "debug_sync is not available"}
+    assert known_runtime_skips({"debug-sync-timeout": "0"}) == {}
+    rules = skip_rules("/m", {}, {})
+    assert rules["/m/include/have_debug_sync.combinations"] == "debug_sync is not available"
+    assert "/m/include/have_debug_sync.combinations" not in skip_rules(
+        "/m", {"debug-sync-timeout": "0"}, {})
