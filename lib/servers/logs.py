@@ -63,6 +63,8 @@ class LogWatch:
             return True
         try:
             with open(self.path, "rb") as fh:
+                if os.fstat(fh.fileno()).st_size < self.offset:
+                    self.offset, self._carry = 0, b""   # truncated or replaced: read it anew
                 fh.seek(self.offset)
                 data = fh.read()
         except OSError:

@@ -246,3 +246,11 @@ def test_a_node_whose_log_kewpie_cannot_watch_is_probed_over_sql(tmp_path, monke
     monkeypatch.setattr(node, "ping", lambda: True)
     monkeypatch.setattr(node, "is_synced", lambda size=None: True)
     assert node.synced_in_log() and node.ready()
+
+
+def test_log_watch_reads_a_truncated_log_from_its_start(tmp_path):
+    log = tmp_path / "error.log"
+    log.write_bytes(b"x" * 100)
+    watch = LogWatch(str(log), SYNCED_LINE, 100)
+    log.write_bytes(b"[Note] WSREP: Synchronized with group\n")   # replaced, shorter
+    assert watch.seen()
