@@ -227,7 +227,9 @@ def form_galera_set(manager: "ServerManager", servers: list[Server]) -> None:
     dropped and the set formed as mtr forms it."""
     from .galera_snapshots import MtrClusterSnapshots
     manager.formed_from_snapshot = False
-    snapshots = MtrClusterSnapshots(manager, servers) if manager.snapshot_formation else None
+    # only sets of Galera nodes alone: one with plain servers beside is formed as mtr does
+    copyable = manager.snapshot_formation and all(is_wsrep(s) for s in servers)
+    snapshots = MtrClusterSnapshots(manager, servers) if copyable else None
     if snapshots is not None and snapshots.available():
         started = time.monotonic()
         try:
@@ -245,8 +247,7 @@ def form_galera_set(manager: "ServerManager", servers: list[Server]) -> None:
             snapshots.drop()
     form_cold(manager, servers)
     if snapshots is not None:
-        snapshots.take([is_wsrep(s) for s in servers], [bootstraps(s) for s in servers],
-                       wsrep_position)
+        snapshots.take([bootstraps(s) for s in servers], wsrep_position)
 
 
 def start_mtr_set(manager: "ServerManager", servers: list[Server],

@@ -20,11 +20,9 @@ used first, at most :data:`KEEP` of them.
 """
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import os
 import re
-import shutil
 from typing import TYPE_CHECKING, Callable
 
 from ..platform.logsetup import get_logger
@@ -34,7 +32,7 @@ if TYPE_CHECKING:   # Galera's modules load when a Galera set forms, not with mt
     from ..servers.server import Server
 
 FORMAT = "mtr-1"   # bump when what a formation leaves in the datadirs changes
-KEEP = 12          # snapshots kept (three mtr datadirs of ~60 MB each per snapshot)
+KEEP = 12          # snapshots kept (~113 MB each for three mtr datadirs here)
 SENSITIVE_RE = re.compile(r"sst|\.err\b|search_file|assert_file|assert_grep", re.IGNORECASE)
 PORT_RE = re.compile(r"(?<!\d)\d{4,5}(?!\d)")
 DROPPED = ("gvwstate.dat",)   # no saved view: the bootstrap node forms the cluster anew
@@ -122,16 +120,12 @@ class MtrClusterSnapshots:
         from ..servers.galera_cluster import drop_snapshot
         drop_snapshot(self.path)
 
-    def take(self, wsrep: list[bool], bootstrap: list[bool],
-             status: "Callable[[Server], dict[str, str]]") -> None:
-        """Snapshot the set's Galera nodes (wsrep[i]) right after their formation, each
-        bootstrap node (bootstrap[i]) marked safe to bootstrap; then prune."""
+    def take(self, bootstrap: list[bool], status: "Callable[[Server], dict[str, str]]") -> None:
+        """Snapshot the set's nodes right after their formation, each bootstrap node
+        (bootstrap[i]) marked safe to bootstrap; then prune."""
         from ..servers.galera import GraState
         from ..servers.galera_cluster import save_snapshot
-        nodes = [s for s, on in zip(self.servers, wsrep) if on]
-        if len(nodes) != len(self.servers):
-            return  # a set with plain servers beside its nodes: formed as mtr forms it
-        save_snapshot(nodes, self.path, status,
+        save_snapshot(self.servers, self.path, status,
                       lambda i, uuid, seqno: GraState(uuid, seqno, int(bootstrap[i])), DROPPED)
         prune(snapshot_root(self.manager), KEEP)
 
@@ -139,6 +133,7 @@ class MtrClusterSnapshots:
 def prune(root: str, keep: int) -> None:
     """Remove all but the keep most recently used snapshots under root (skipping any that
     another run holds)."""
+    from ..servers.galera_cluster import drop_snapshot
     try:
         names = [n for n in os.listdir(root)
                  if os.path.isfile(os.path.join(root, n, "meta.json"))]
@@ -151,15 +146,5 @@ def prune(root: str, keep: int) -> None:
         except OSError:
             return 0.0
     for name in sorted(names, key=used, reverse=True)[keep:]:
-        path = os.path.join(root, name)
-        fd = os.open(path + ".lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            continue   # in use by another run
-        try:
-            shutil.rmtree(path, ignore_errors=True)
-            get_logger().debug("pruned the mtr cluster snapshot %s", path)
-        finally:
-            os.close(fd)
+        if drop_snapshot(os.path.join(root, name), wait=False):
+            get_logger().debug("pruned the mtr cluster snapshot %s", name)

@@ -308,10 +308,15 @@ def restore_snapshot(manager: "ServerManager", nodes: Sequence[Server], snap: st
                 copy.result()   # the first failure is raised, once every copy ended
 
 
-def drop_snapshot(snap: str) -> None:
-    """Remove a snapshot that did not start (under its exclusive lock)."""
-    with snapshot_lock(snap, fcntl.LOCK_EX):
-        shutil.rmtree(snap, ignore_errors=True)
+def drop_snapshot(snap: str, wait: bool = True) -> bool:
+    """Remove a snapshot (one that did not start, or one pruned) under its exclusive lock;
+    without wait, only when no run holds it now.  True when removed."""
+    try:
+        with snapshot_lock(snap, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB):
+            shutil.rmtree(snap, ignore_errors=True)
+    except BlockingIOError:
+        return False   # another run copies from it or builds it
+    return True
 
 
 @contextlib.contextmanager
