@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import os
 import re
-from typing import TYPE_CHECKING, Iterable
+from dataclasses import replace
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from ..checks import errorlog, valgrind
 from ..platform.logsetup import get_logger
+from ..servers.faultwindows import PEER, TARGET, FaultWindow
 from ..servers.server import Server
 
 if TYPE_CHECKING:
@@ -34,7 +36,7 @@ def warnings_problem(marks: errorlog.LogMarks, servers: Iterable[Server],
     found: dict[str, tuple[str, list[str]]] = {}
     log = get_logger()
     for server in servers:
-        judged = errorlog.judge(marks.new_text(server), patterns, server.fault_windows.all())
+        judged = errorlog.judge(marks.new_text(server), patterns, windows_seen_by(server, servers))
         for line, window, fault_class in judged.excused:
             log.debug(f"warnings check: {server.name}: excused by {window.describe()} "
                       f"({fault_class.name}): {line}")
@@ -61,6 +63,18 @@ def warnings_note(found: str) -> str:
     return ("error log lines, reported, not failed (kewpie 2012 judged only the unittest "
             "result; check_warnings = True in suite_config.py or --check-warnings fails on "
             "them):\n" + found.split("\n", 1)[1])
+
+
+def windows_seen_by(server: Server, servers: Sequence[Server]) -> list[FaultWindow]:
+    """server's fault windows, plus a peer's copy of every target window of another member
+    of its group (``Server.shares_group``): a Galera node a test stopped opens a window
+    only on itself, and the others see it leave as peers."""
+    windows = server.fault_windows.all()
+    for other in servers:
+        if other is not server and server.shares_group(other):
+            windows += [replace(w, server=server.name, role=PEER)
+                        for w in other.fault_windows.all() if w.role == TARGET]
+    return windows
 
 
 def forget_fault_windows(servers: Iterable[Server]) -> None:

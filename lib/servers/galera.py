@@ -21,10 +21,12 @@ from ..platform.logtail import tail_file
 from .options import Option
 from ..platform.tools import run_tool
 from .layout import HOST
+from .faultwindows import TARGET, FaultWindow, FaultWindows
 from .logs import LogWatch
 from .server import Server
 
 if TYPE_CHECKING:
+    from ..platform.lifecycle import StopResult
     from ..platform.process import ProcessExecutor
 
 SST_USER = "kewpie_sst"
@@ -111,6 +113,7 @@ class GaleraServer(Server):
         self.sst_dir = os.path.join(self.vardir, "sst")
         self.sst_log_dir = os.path.join(self.vardir, "sst_log")
         self.synced_watch: LogWatch | None = None   # the error log since the last launch
+        self.stop_window: FaultWindow | None = None  # opened by stop(), closed when Synced
 
     # ------------------------------------------------------------ ports
     @property
@@ -205,6 +208,17 @@ class GaleraServer(Server):
         if not new_cluster:
             self.start_position = self.recover_position()
         super().start(timeout=timeout, wait=wait, extra_args=extra_args)
+
+    def stop(self, timeout: float | None = None) -> StopResult:
+        """A clean stop.  Stopping a running node opens a ``restart`` fault window on it
+        (lib/servers/faultwindows.py), closed once it is Synced again: the others re-form
+        their group without it and log lines such as ``Last Applied Action message in
+        non-primary configuration``, which the warnings check excuses inside the window,
+        read on them as a peer's (:meth:`shares_group`), as it does for a kill."""
+        if self.is_alive():
+            self.stop_window = self.fault_windows.open(self.name, "restart", TARGET,
+                                                       f"stop {self.name}")
+        return super().stop(timeout)
 
     def discard(self) -> None:
         """kill -9: nodes leaving together wait on each other for seconds, and the
@@ -316,7 +330,17 @@ class GaleraServer(Server):
     def ready(self) -> bool:
         """The log says Synced, then it answers SQL and is Synced (the cluster size is
         checked by the caller)."""
-        return self.synced_in_log() and self.ping() and self.is_synced()
+        if not (self.synced_in_log() and self.ping() and self.is_synced()):
+            return False
+        if self.stop_window is not None:
+            FaultWindows.close(self.stop_window)
+            self.stop_window = None
+        return True
+
+    def shares_group(self, other: Server) -> bool:
+        """True when other is a Galera node of this node's cluster (their addresses meet)."""
+        return isinstance(other, GaleraServer) and other is not self and bool(
+            {self.gmcast_address, *self.cluster_peers} & {other.gmcast_address, *other.cluster_peers})
 
     def reuse_problem(self) -> str | None:
         """A node that is not Synced in a primary component is not handed on."""

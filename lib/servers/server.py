@@ -402,6 +402,11 @@ class Server:
         """True when the server process is running."""
         return self.pid is not None
 
+    def shares_group(self, other: "Server") -> bool:
+        """True when other is a member of the same group (a Galera cluster), so that a
+        fault acting on one is seen by the other as a peer's (plain servers: never)."""
+        return False
+
     def health(self, exit_wait: float = 3.0) -> Health:
         """Is the server running and answering SQL?  ok, stopped, crashed or hung.
 

@@ -4,7 +4,7 @@ window (plus a short settle) on that server; the same line outside it fails the 
 
 Covers: lib/servers/faultwindows.py, lib/checks/errorlog.py (fault classes),
 lib/consistency/faults.py (windows opened and closed by the schedule),
-lib/run/postchecks.py (warnings_problem)
+lib/run/postchecks.py (warnings_problem, windows_seen_by)
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import time
 
 from lib.checks import errorlog
 from lib.consistency.faults import Fault, Schedule, Step
-from lib.run.postchecks import warnings_problem
+from lib.run.postchecks import warnings_problem, windows_seen_by
 from lib.servers.faultwindows import PEER, TARGET, FaultWindow, FaultWindows
 
 T0 = float(int(time.time()) - 3600)  # a whole second, an hour ago
@@ -102,8 +102,9 @@ def test_every_class_names_known_kinds_and_says_why():
 class FakeServer:
     """What a fault and the warnings check use of a server."""
 
-    def __init__(self, name: str, log: str = "") -> None:
+    def __init__(self, name: str, log: str = "", group: str = "") -> None:
         self.name = name
+        self.group = group
         self.fault_windows = FaultWindows()
         self.error_log = f"/x/{name}/error.log"
         self.text = log
@@ -113,6 +114,9 @@ class FakeServer:
 
     def error_log_since(self, mark: int) -> str:
         return self.text.encode()[mark:].decode()
+
+    def shares_group(self, other) -> bool:
+        return bool(self.group) and other is not self and other.group == self.group
 
 
 class Breaks(Fault):
@@ -163,6 +167,25 @@ def test_warnings_problem_uses_each_servers_windows_then_forgets_them():
     assert peer.fault_windows.all() == []
     peer.text += line + "\n"  # the same line, checked again with no window: it fails
     assert "s0 (/x/s0/error.log):" in warnings_problem(marks, [peer], [])
+
+
+def test_a_stopped_members_own_window_is_a_peers_window_on_the_rest_of_its_group():
+    """A Galera node a test stops opens a window on itself only (GaleraServer.stop); its
+    group's other members read it as a peer's, a server outside the group does not."""
+    now = time.time()
+    stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(now))
+    line = f"{stamp} 0 {LAST_APPLIED}"
+    s0, s1, s2 = (FakeServer(f"s{i}", line + "\n", group="g") for i in range(3))
+    other = FakeServer("s3", line + "\n")
+    s1.fault_windows.open("s1", "restart", TARGET, "stop s1", at=now - 5)
+    seen = windows_seen_by(s0, [s0, s1, s2, other])
+    assert [(w.server, w.role, w.fault) for w in seen] == [("s0", PEER, "stop s1")]
+    assert s1.fault_windows.all()[0].role == TARGET  # a copy: the target's window is kept
+    assert windows_seen_by(other, [s0, s1, s2, other]) == []
+    problem = warnings_problem(errorlog.LogMarks(), [s0, s1, s2, other], [])
+    assert problem.count("error.log):") == 1 and "s3 (/x/s3/error.log):" in problem
+    # a peer's window excuses only what a peer may log: not a target-only class
+    assert failing([at(15, RECOVERY)], [window("restart", PEER)]) == [at(15, RECOVERY)]
 
 
 def test_hours_before_ten_have_a_timestamp_too():

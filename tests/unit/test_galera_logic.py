@@ -17,7 +17,9 @@ from lib.servers.galera_cluster import cluster_groups
 from lib.servers.options import parse_options
 from lib.platform.ports import PortLease
 from lib.platform.process import group_of
-from lib.servers.server import ServerSettings
+from lib.platform.lifecycle import StopResult
+from lib.servers.faultwindows import TARGET
+from lib.servers.server import Server, ServerSettings
 
 
 @pytest.mark.parametrize("count,pairs,expected", [
@@ -57,6 +59,33 @@ def _node(tmp_path, index=0, options=()):
     settings = ServerSettings(user=None, env={}, die_with_parent=True, wsrep_sst_method="rsync")
     return GaleraServer(f"s{index}", index, tree, str(tmp_path / f"var_s{index}"), lease,
                         parse_options(list(options)), settings)
+
+
+def test_a_clean_stop_opens_a_restart_window_closed_once_synced(tmp_path, monkeypatch):
+    node = _node(tmp_path, 1)
+    monkeypatch.setattr(Server, "stop", lambda self, timeout=None: StopResult.SHUTDOWN)
+    node.stop()  # not running: nothing acted on the group
+    assert node.fault_windows.all() == [] and node.stop_window is None
+    monkeypatch.setattr(GaleraServer, "is_alive", lambda self: True)
+    assert node.stop() is StopResult.SHUTDOWN
+    (window,) = node.fault_windows.all()
+    assert (window.server, window.kind, window.role, window.fault, window.end) == \
+        ("s1", "restart", TARGET, "stop s1", None)
+    monkeypatch.setattr(GaleraServer, "synced_in_log", lambda self: True)
+    monkeypatch.setattr(GaleraServer, "ping", lambda self: True)
+    monkeypatch.setattr(GaleraServer, "is_synced", lambda self, size=None: False)
+    assert not node.ready() and window.end is None   # still catching up: still open
+    monkeypatch.setattr(GaleraServer, "is_synced", lambda self, size=None: True)
+    assert node.ready() and window.end is not None and node.stop_window is None
+
+
+def test_nodes_share_a_group_when_their_addresses_meet(tmp_path):
+    a, b, c = (_node(tmp_path, i) for i in range(3))
+    a.cluster_peers = b.cluster_peers = [a.gmcast_address, b.gmcast_address]
+    assert a.shares_group(b) and b.shares_group(a) and not a.shares_group(a)
+    assert not a.shares_group(c) and not c.shares_group(a)  # c forms its own cluster
+    c.cluster_peers = [a.gmcast_address]  # c joins a's cluster
+    assert c.shares_group(a)
 
 
 def test_node_config_ports_and_sst_section(tmp_path):
