@@ -20,9 +20,10 @@ import os
 import re
 import shutil
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from ..errors import ServerError, ServerStartError
+from ..platform.logsetup import get_logger
 from ..servers.server import Server
 from .server import MtrServer, is_wsrep
 
@@ -76,6 +77,15 @@ MTR_START_TIMEOUT = 180.0   # mtr's --start-timeout
 WARM_START_TIMEOUT = 60.0   # a set formed from a snapshot (no full state transfer)
 JOIN_STAGGER = 5.0   # seconds a joiner may take to reach its group before the next is launched
 GROUP_JOINED = b"WSREP: gcomm: connected"   # a node's error log as it is in its group
+# A joiner whose state transfer failed stays up, out of its group, until restarted:
+# ``Receiving IST failed, node restart required: ... 'IST didn't contain all write sets,
+# expected last: 6 last received: 5'`` when its donor was a node that had only just
+# finished its own IST (the joiner's first request found the bootstrap node busy).
+JOIN_FAILED = b"node restart required"
+
+
+class JoinFailedError(ServerStartError):
+    """A Galera joiner's state transfer failed: it runs, out of its group, until restarted."""
 
 
 def wsrep_state(server: Server, keys: tuple[str, ...] = WSREP_KEYS) -> dict[str, str]:
@@ -102,12 +112,17 @@ def wsrep_position(server: Server) -> dict[str, str]:
 
 def wait_wsrep_ready(server: Server, timeout: float) -> None:
     """Until the node says wsrep_ready ON and Synced (ServerStartError after timeout, or
-    at once when it exits)."""
+    at once when it exits; JoinFailedError at once when its log says its state transfer
+    failed)."""
+    failed = server.log_watch(JOIN_FAILED) if isinstance(server, MtrServer) else None
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if not server.is_alive():
             raise ServerStartError(f"server {server.name}: Galera node exited while joining "
                                    f"its cluster", server.error_log_tail(20))
+        if failed is not None and failed.seen():
+            raise JoinFailedError(f"server {server.name}: Galera node's state transfer "
+                                  f"failed (node restart required)", server.error_log_tail(20))
         state = wsrep_state(server)
         if state.get("wsrep_ready", "").upper() == "ON" and \
                 state.get("wsrep_local_state_comment") == "Synced":
@@ -167,10 +182,12 @@ def form_cold(manager: "ServerManager", servers: list[Server]) -> None:
     :func:`start_in_mtr_order` (joiners get a full state transfer meanwhile)."""
     for server in servers:
         manager.copy_pristine(server)
-    start_in_mtr_order(servers)
+    start_in_mtr_order(servers, reset=lambda s: manager.cache.copy_to(
+        manager.pristine_template(s), s.datadir))
 
 
-def start_in_mtr_order(servers: list[Server], timeout: float = MTR_START_TIMEOUT) -> None:
+def start_in_mtr_order(servers: list[Server], timeout: float = MTR_START_TIMEOUT,
+                       reset: Callable[[Server], None] | None = None) -> None:
     """The servers launched in the config's order, waiting after a bootstrap node
     (``gcomm://``) until it is ready and Synced; then each of the others until it is
     ready and, a Galera node, Synced.  timeout (mtr's --start-timeout, 180 s: a state
@@ -181,7 +198,8 @@ def start_in_mtr_order(servers: list[Server], timeout: float = MTR_START_TIMEOUT
     membership protocol start over until both are seen (5-8 s of reconnects here), so
     each joiner is launched once the one before it is in the group (:func:`in_group`);
     they still take their state transfers side by side, and the cluster they form is
-    the one mtr's forms."""
+    the one mtr's forms.  A joiner whose state transfer fails is launched once more
+    from the datadir reset(server) gives it back (:func:`wait_joined`)."""
     timeout = max(timeout, servers[0].settings.start_timeout) if servers else 0.0
     waited = []
     try:
@@ -197,13 +215,35 @@ def start_in_mtr_order(servers: list[Server], timeout: float = MTR_START_TIMEOUT
             if is_wsrep(server) and server is not joining[-1]:
                 in_group(server, JOIN_STAGGER)
         for server in joining:
-            server.wait_ready(timeout)
-            if is_wsrep(server):
-                wait_wsrep_ready(server, timeout)
+            wait_joined(server, timeout, reset)
     except BaseException:
         for server in servers:  # a joiner left waiting for its donor would wait on
             server.kill()
         raise
+
+
+def wait_joined(server: Server, timeout: float,
+                reset: Callable[[Server], None] | None = None) -> None:
+    """Until a launched joiner is ready and, a Galera node, Synced.  When its state
+    transfer fails (:class:`JoinFailedError`) and reset is given, the node is killed,
+    given its datadir back by reset(server) and launched once more: the failure is a
+    race of the formation (a donor that had only just joined), not of the datadir, and
+    its relaunch finds the others Synced.  Its new launch writes the case's marker
+    again, so what the failed attempt logged is before it."""
+    for attempt in (1, 2):
+        server.wait_ready(timeout)
+        if not is_wsrep(server):
+            return
+        try:
+            wait_wsrep_ready(server, timeout)
+            return
+        except JoinFailedError as exc:
+            if reset is None or attempt == 2:
+                raise
+            get_logger().info(f"{exc}: launching {server.name} once more")
+            server.kill()
+            reset(server)
+            server.start(wait=False)
 
 
 def in_group(server: Server, timeout: float) -> bool:
@@ -234,7 +274,7 @@ def form_galera_set(manager: "ServerManager", servers: list[Server]) -> None:
         started = time.monotonic()
         try:
             snapshots.restore()
-            start_in_mtr_order(servers, WARM_START_TIMEOUT)
+            start_in_mtr_order(servers, WARM_START_TIMEOUT, reset=snapshots.restore_node)
             manager.formed_from_snapshot = True
             manager.log.debug("%s: cluster formed from the snapshot %s in %.0f ms",
                               manager.bot_name, snapshots.path,

@@ -115,6 +115,11 @@ class MtrClusterSnapshots:
         except OSError:
             pass
 
+    def restore_node(self, server: "Server") -> None:
+        """Give one (stopped) server of the set its datadir from the snapshot again."""
+        from ..servers.galera_cluster import restore_snapshot
+        restore_snapshot(self.manager, [server], self.path, self.servers.index(server))
+
     def drop(self) -> None:
         """Remove the snapshot (its formation failed: the next one is formed afresh)."""
         from ..servers.galera_cluster import drop_snapshot

@@ -294,15 +294,17 @@ def save_snapshot(nodes: Sequence[NodeT], target: str, status: Callable[[NodeT],
             shutil.rmtree(building, ignore_errors=True)
 
 
-def restore_snapshot(manager: "ServerManager", nodes: Sequence[Server], snap: str) -> None:
-    """Copy each node's datadir from the snapshot snap, side by side, under its shared
-    lock (no bot deletes it meanwhile); ServerStartError when it is gone."""
+def restore_snapshot(manager: "ServerManager", nodes: Sequence[Server], snap: str,
+                     first: int = 0) -> None:
+    """Copy each node's datadir from the snapshot snap (nodes[k] gets node first + k's),
+    side by side, under its shared lock (no bot deletes it meanwhile); ServerStartError
+    when it is gone."""
     with snapshot_lock(snap, fcntl.LOCK_SH):
         if not os.path.isfile(os.path.join(snap, "meta.json")):
             raise ServerStartError(f"cluster snapshot {snap} disappeared")
         with ThreadPoolExecutor(len(nodes)) as pool:  # one cp each, side by side
-            copies = [pool.submit(manager.cache.copy_to, os.path.join(snap, f"n{i}", "data"),
-                                  node.datadir)
+            copies = [pool.submit(manager.cache.copy_to,
+                                  os.path.join(snap, f"n{first + i}", "data"), node.datadir)
                       for i, node in enumerate(nodes)]
             for copy in copies:
                 copy.result()   # the first failure is raised, once every copy ended

@@ -2,11 +2,15 @@
 wsrep part of the reuse rule (each node Synced, Primary, in a cluster of its size) and
 mtr's forced restarts (include/force_restart.inc).
 
-Covers: lib/mtr/galera.py, lib/mtr/execute.py (restart_forced), lib/run/mtr_lane.py (spare_runs)
+Covers: lib/mtr/galera.py (with the retry of a joiner whose state transfer failed), lib/mtr/execute.py (restart_forced), lib/run/mtr_lane.py (spare_runs)
 """
 import os
+import time
+
+import pytest
 
 from lib.mtr import galera
+from lib.servers.logs import LogWatch
 from lib.servers.options import Option
 
 
@@ -111,3 +115,71 @@ def test_tool_groups_reach_the_servers_cnf(tmp_path):
     assert list(sections) == ["sst", "mariabackup"]
     assert [(o.name, o.value) for o in sections["mariabackup"]] == [("use-memory", "129m")]
     assert [(o.name, o.value) for o in sections["sst"]] == [("sst-initial-timeout", "120")]
+
+
+class Joiner(FakeNode):
+    """A joiner whose state transfer fails the first `failures` times it is launched."""
+
+    def __init__(self, failures):
+        super().__init__("s2", {})
+        self.failures = failures
+        self.events = []
+
+    def wait_ready(self, timeout=None):
+        self.events.append("ready")
+
+    def kill(self):
+        self.events.append("kill")
+
+    def start(self, wait=True):
+        self.events.append("start")
+
+
+def _failing_sync(monkeypatch):
+    def wait_wsrep_ready(server, timeout):
+        if server.failures:
+            server.failures -= 1
+            raise galera.JoinFailedError(f"server {server.name}: state transfer failed")
+        server.events.append("synced")
+    monkeypatch.setattr(galera, "wait_wsrep_ready", wait_wsrep_ready)
+
+
+def test_a_joiner_whose_state_transfer_failed_is_reset_and_launched_once_more(monkeypatch):
+    _failing_sync(monkeypatch)
+    joiner, reset = Joiner(failures=1), []
+    galera.wait_joined(joiner, 60, reset.append)
+    assert joiner.events == ["ready", "kill", "start", "ready", "synced"]
+    assert reset == [joiner]   # its datadir given back between the kill and the launch
+
+
+def test_a_second_failure_or_no_reset_is_the_formations_failure(monkeypatch):
+    _failing_sync(monkeypatch)
+    joiner = Joiner(failures=2)
+    with pytest.raises(galera.JoinFailedError):
+        galera.wait_joined(joiner, 60, lambda s: None)
+    assert joiner.events == ["ready", "kill", "start", "ready"]
+    once = Joiner(failures=1)
+    with pytest.raises(galera.JoinFailedError):
+        galera.wait_joined(once, 60)
+    assert once.events == ["ready"]
+
+
+def test_the_join_failure_is_seen_in_the_joiners_log(tmp_path, monkeypatch):
+    """wait_wsrep_ready fails at once on Galera's line, not after its timeout."""
+    log = tmp_path / "mysqld.3.err"
+    log.write_text("2026-11-26 13:43:59 2 [ERROR] WSREP: Receiving IST failed, node restart "
+                   "required: IST receiver reported failure: 'IST didn't contain all write "
+                   "sets, expected last: 6 last received: 5' (71)\n")
+
+    class Failed(FakeNode):
+        def log_watch(self, needle):
+            return LogWatch(str(log), needle, 0)
+
+        def error_log_tail(self, lines):
+            return log.read_text()
+    monkeypatch.setattr(galera, "MtrServer", Failed)  # the watch is made for mtr servers
+    joining = Failed("s2", {"wsrep_ready": "OFF", "wsrep_local_state_comment": "Joining"})
+    started = time.monotonic()
+    with pytest.raises(galera.JoinFailedError, match="node restart required"):
+        galera.wait_wsrep_ready(joining, 30)
+    assert time.monotonic() - started < 5
