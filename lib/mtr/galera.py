@@ -240,7 +240,7 @@ def wait_joined(server: Server, timeout: float,
         except JoinFailedError as exc:
             if reset is None or attempt == 2:
                 raise
-            get_logger().info(f"{exc}: launching {server.name} once more")
+            get_logger().info(f"{exc.args[0]}; launching {server.name} once more")
             server.kill()
             reset(server)
             server.start(wait=False)
