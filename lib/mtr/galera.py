@@ -182,6 +182,8 @@ def form_cold(manager: "ServerManager", servers: list[Server]) -> None:
     :func:`start_in_mtr_order` (joiners get a full state transfer meanwhile)."""
     for server in servers:
         manager.copy_pristine(server)
+    # a relaunched joiner gets the pristine datadir again (not copy_pristine: the set's
+    # datadirs are already counted for the next run's spares)
     start_in_mtr_order(servers, reset=lambda s: manager.cache.copy_to(
         manager.pristine_template(s), s.datadir))
 

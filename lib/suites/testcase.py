@@ -16,7 +16,7 @@ from ..checks import dbcompare
 
 from ..servers import replication
 from ..errors import KewpieError, QueryError
-from ..servers.faultwindows import PEER, TARGET
+from ..servers.faultwindows import TARGET, FaultWindows
 from ..servers.server import Server
 from ..servers.manager import ServerManager
 from .consistency_checks import ConsistencyChecks
@@ -258,13 +258,13 @@ class ClusterTestCase(KewpieTestCase):
         """kill -9 a node and wait until the others see it gone.
 
         Like a ``Kill`` fault it opens a fault window (lib/servers/faultwindows.py)
-        on the node and its peers, closed by :meth:`restart_node` once the cluster
-        is Synced again: the warnings check excuses the kill's lines inside it."""
+        on the node, which the warnings check reads as a peer's on the rest of its
+        cluster (``Server.shares_group``), closed by :meth:`restart_node` once the
+        cluster is Synced again: the check excuses the kill's lines inside it."""
         opened = getattr(self, "_kill_windows", {})
         self._kill_windows = opened
-        opened[node.name] = [(n.fault_windows, n.fault_windows.open(
-            n.name, "kill", TARGET if n is node else PEER, f"kill_node {node.name}"))
-            for n in self.nodes()]
+        opened[node.name] = node.fault_windows.open(node.name, "kill", TARGET,
+                                                    f"kill_node {node.name}")
         node.kill()
         others = [n for n in self.nodes() if n is not node and n.is_alive()]
         size = len(others) + len(self.arbitrators())
@@ -279,8 +279,9 @@ class ClusterTestCase(KewpieTestCase):
         """
         node.start(timeout=timeout)
         self.wait_synced(timeout=timeout)
-        for record, window in getattr(self, "_kill_windows", {}).pop(node.name, []):
-            record.close(window)
+        window = getattr(self, "_kill_windows", {}).pop(node.name, None)
+        if window is not None:
+            FaultWindows.close(window)
 
     def assertClusterConsistent(self, schemas: list[str] | None = None) -> None:
         """All nodes Synced, caught up, and with equal checksums of schemas."""
