@@ -189,7 +189,8 @@ def form_cold(manager: "ServerManager", servers: list[Server]) -> None:
 
 
 def start_in_mtr_order(servers: list[Server], timeout: float = MTR_START_TIMEOUT,
-                       reset: Callable[[Server], None] | None = None) -> None:
+                       reset: Callable[[Server], None] | None = None,
+                       ordered: bool = False) -> None:
     """The servers launched in the config's order, waiting after a bootstrap node
     (``gcomm://``) until it is ready and Synced; then each of the others until it is
     ready and, a Galera node, Synced.  timeout (mtr's --start-timeout, 180 s: a state
@@ -201,7 +202,13 @@ def start_in_mtr_order(servers: list[Server], timeout: float = MTR_START_TIMEOUT
     each joiner is launched once the one before it is in the group (:func:`in_group`);
     they still take their state transfers side by side, and the cluster they form is
     the one mtr's forms.  A joiner whose state transfer fails is launched once more
-    from the datadir reset(server) gives it back (:func:`wait_joined`)."""
+    from the datadir reset(server) gives it back (:func:`wait_joined`).
+
+    ordered: the joiners must join in the config's order (a set from a snapshot:
+    each one's saved position is that of the group it joins, see
+    :mod:`lib.mtr.galera_snapshots`), so the next is launched only once the one
+    before it is in the group, however long that takes (or Synced, when its log
+    cannot tell)."""
     timeout = max(timeout, servers[0].settings.start_timeout) if servers else 0.0
     waited = []
     try:
@@ -215,7 +222,8 @@ def start_in_mtr_order(servers: list[Server], timeout: float = MTR_START_TIMEOUT
         for server in joining:
             server.start(wait=False)
             if is_wsrep(server) and server is not joining[-1]:
-                in_group(server, JOIN_STAGGER)
+                if not in_group(server, timeout if ordered else JOIN_STAGGER) and ordered:
+                    wait_joined(server, timeout, reset)
         for server in joining:
             wait_joined(server, timeout, reset)
     except BaseException:
@@ -250,14 +258,18 @@ def wait_joined(server: Server, timeout: float,
 
 def in_group(server: Server, timeout: float) -> bool:
     """Wait until a joiner's error log says it is connected to its group (False after
-    timeout, or when it exits or its log is not where kewpie can read it)."""
+    timeout, or when it exits, its log says its state transfer failed, or its log is
+    not where kewpie can read it)."""
     watch = server.log_watch(GROUP_JOINED) if isinstance(server, MtrServer) else None
     if watch is None or not watch.exists():
         return False
+    failed = server.log_watch(JOIN_FAILED)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and server.is_alive():
         if watch.seen():
             return True
+        if failed.seen():
+            return False
         time.sleep(0.02)
     return False
 
@@ -276,7 +288,8 @@ def form_galera_set(manager: "ServerManager", servers: list[Server]) -> None:
         started = time.monotonic()
         try:
             snapshots.restore()
-            start_in_mtr_order(servers, WARM_START_TIMEOUT, reset=snapshots.restore_node)
+            start_in_mtr_order(servers, WARM_START_TIMEOUT, reset=snapshots.restore_node,
+                               ordered=True)
             manager.formed_from_snapshot = True
             manager.log.debug("%s: cluster formed from the snapshot %s in %.0f ms",
                               manager.bot_name, snapshots.path,

@@ -9,8 +9,18 @@ its datadirs into ``cache/mtr-clusters/<key>/`` (as the native snapshots of
 :mod:`lib.servers.galera_cluster`) and lets it go on; a later set of that shape,
 in this run or the next, gets those datadirs back, bootstrap nodes marked safe
 to bootstrap and no saved view.  It then starts as mtr starts a set, the
-bootstrap node first, and the other nodes find the cluster at their own
-position and join it without a state transfer.
+bootstrap node first, then each other node once the one before it is in the
+group.
+
+Each configuration change takes a seqno of its own (Galera 4 orders them with
+the write sets): the bootstrap node's new component is the snapshot's seqno
++ 1, and the k-th joiner joins a group at seqno + k.  So the k-th joiner's
+``grastate.dat`` says seqno + k (:func:`joiner_seqnos`): it finds the group at
+its own position and joins without any state transfer ("state transfer
+needed: no"); the changes it skips carry no data.  Saved at the snapshot's
+seqno instead, every joiner needed an IST of those changes, through the SST
+script (rsync's waits), and a joiner whose donor had only just joined could
+fail it.
 
 What a test could tell apart is the error log: a set formed from a snapshot
 logs no state transfer.  A case whose test reads error logs or names SST
@@ -31,11 +41,22 @@ if TYPE_CHECKING:   # Galera's modules load when a Galera set forms, not with mt
     from ..servers.manager import ServerManager
     from ..servers.server import Server
 
-FORMAT = "mtr-1"   # bump when what a formation leaves in the datadirs changes
+FORMAT = "mtr-2"   # bump when what a formation leaves in the datadirs changes
 KEEP = 12          # snapshots kept (~113 MB each for three mtr datadirs here)
 SENSITIVE_RE = re.compile(r"sst|\.err\b|search_file|assert_file|assert_grep", re.IGNORECASE)
 PORT_RE = re.compile(r"(?<!\d)\d{4,5}(?!\d)")
 DROPPED = ("gvwstate.dat",)   # no saved view: the bootstrap node forms the cluster anew
+
+
+def joiner_seqnos(seqno: int, bootstrap: list[bool]) -> list[int]:
+    """The seqno each node's ``grastate.dat`` gets in a snapshot taken at seqno: the
+    bootstrap node's own, and seqno + k for the k-th other node in the order they
+    are launched (the config's): the position of the group it joins."""
+    found, joiners = [], 0
+    for boots in bootstrap:
+        joiners += 0 if boots else 1
+        found.append(seqno if boots else seqno + joiners)
+    return found
 
 
 def snapshot_root(manager: "ServerManager") -> str:
@@ -127,11 +148,13 @@ class MtrClusterSnapshots:
 
     def take(self, bootstrap: list[bool], status: "Callable[[Server], dict[str, str]]") -> None:
         """Snapshot the set's nodes right after their formation, each bootstrap node
-        (bootstrap[i]) marked safe to bootstrap; then prune."""
+        (bootstrap[i]) marked safe to bootstrap and each joiner at the position of the
+        group it will join (:func:`joiner_seqnos`); then prune."""
         from ..servers.galera import GraState
         from ..servers.galera_cluster import save_snapshot
         save_snapshot(self.servers, self.path, status,
-                      lambda i, uuid, seqno: GraState(uuid, seqno, int(bootstrap[i])), DROPPED)
+                      lambda i, uuid, seqno: GraState(uuid, joiner_seqnos(seqno, bootstrap)[i],
+                                                      int(bootstrap[i])), DROPPED)
         prune(snapshot_root(self.manager), KEEP)
 
 

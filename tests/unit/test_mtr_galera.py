@@ -183,3 +183,47 @@ def test_the_join_failure_is_seen_in_the_joiners_log(tmp_path, monkeypatch):
     with pytest.raises(galera.JoinFailedError, match="node restart required"):
         galera.wait_wsrep_ready(joining, 30)
     assert time.monotonic() - started < 5
+
+
+class Launched(FakeNode):
+    """A node that records its launch in a shared list of events."""
+
+    def __init__(self, name, events, address):
+        super().__init__(name, {})
+        self.events = events
+        self.user_options = [Option("wsrep-on", "1"), Option("wsrep-cluster-address", address)]
+        self.settings = type("Settings", (), {"start_timeout": 10})()
+
+    def start(self, wait=True):
+        self.events.append(f"start {self.name}")
+
+    def wait_ready(self, timeout=None):
+        pass
+
+    def kill(self):
+        self.events.append(f"kill {self.name}")
+
+
+def _set_of_three(monkeypatch, in_group):
+    events = []
+    nodes = [Launched("s1", events, "gcomm://"), Launched("s2", events, "gcomm://a"),
+             Launched("s3", events, "gcomm://a")]
+    monkeypatch.setattr(galera, "wait_wsrep_ready", lambda s, t: None)
+    monkeypatch.setattr(galera, "in_group", lambda s, t: events.append(f"group {s.name} {t:g}")
+                        or in_group)
+    monkeypatch.setattr(galera, "wait_joined",
+                        lambda s, t, reset=None: events.append(f"joined {s.name}"))
+    return nodes, events
+
+
+def test_ordered_joiners_wait_for_the_one_before_however_long(monkeypatch):
+    """From a snapshot each joiner's saved position is its group's at its turn: the next
+    is launched only once the one before is in the group (Synced when its log cannot say)."""
+    nodes, events = _set_of_three(monkeypatch, in_group=False)
+    galera.start_in_mtr_order(nodes, 60, ordered=True)
+    assert events == ["start s1", "start s2", "group s2 60", "joined s2", "start s3",
+                      "joined s2", "joined s3"]
+    nodes, events = _set_of_three(monkeypatch, in_group=False)
+    galera.start_in_mtr_order(nodes, 60)   # as mtr: a bounded stagger, then on
+    assert events == ["start s1", "start s2", f"group s2 {galera.JOIN_STAGGER:g}", "start s3",
+                      "joined s2", "joined s3"]

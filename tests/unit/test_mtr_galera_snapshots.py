@@ -107,3 +107,11 @@ def test_prune_keeps_the_most_recently_used_and_any_in_use(tmp_path):
     finally:
         os.close(fd)
     assert new.exists() and held.exists() and not old.exists()
+
+
+def test_each_joiner_is_saved_at_the_position_of_the_group_it_joins():
+    """The bootstrap node's new component takes seqno + 1, each join one more: the k-th
+    joiner (in launch order: the config's, bootstrap nodes aside) is saved at seqno + k."""
+    assert snaps.joiner_seqnos(3, [True, False, False]) == [3, 4, 5]
+    assert snaps.joiner_seqnos(7, [False, True, False]) == [8, 7, 9]
+    assert snaps.joiner_seqnos(2, [True]) == [2]
