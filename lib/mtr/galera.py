@@ -260,10 +260,11 @@ def in_group(server: Server, timeout: float) -> bool:
     """Wait until a joiner's error log says it is connected to its group (False after
     timeout, or when it exits, its log says its state transfer failed, or its log is
     not where kewpie can read it)."""
-    watch = server.log_watch(GROUP_JOINED) if isinstance(server, MtrServer) else None
-    if watch is None or not watch.exists():
+    if not isinstance(server, MtrServer):
         return False
-    failed = server.log_watch(JOIN_FAILED)
+    watch, failed = server.log_watch(GROUP_JOINED), server.log_watch(JOIN_FAILED)
+    if not watch.exists():
+        return False
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and server.is_alive():
         if watch.seen():

@@ -49,9 +49,13 @@ DROPPED = ("gvwstate.dat",)   # no saved view: the bootstrap node forms the clus
 
 
 def joiner_seqnos(seqno: int, bootstrap: list[bool]) -> list[int]:
-    """The seqno each node's ``grastate.dat`` gets in a snapshot taken at seqno: the
-    bootstrap node's own, and seqno + k for the k-th other node in the order they
-    are launched (the config's): the position of the group it joins."""
+    """The seqno each node's ``grastate.dat`` gets in a snapshot taken at seqno, right
+    after a formation from fresh datadirs: the bootstrap node's own, and seqno + k for
+    the k-th other node in the order they are launched (the config's), the position
+    of the group it joins.  A formation that left a seqno below one per node was not
+    counting its configuration changes (an older Galera): every node keeps seqno."""
+    if seqno < len(bootstrap):
+        return [seqno] * len(bootstrap)
     found, joiners = [], 0
     for boots in bootstrap:
         joiners += 0 if boots else 1

@@ -115,3 +115,5 @@ def test_each_joiner_is_saved_at_the_position_of_the_group_it_joins():
     assert snaps.joiner_seqnos(3, [True, False, False]) == [3, 4, 5]
     assert snaps.joiner_seqnos(7, [False, True, False]) == [8, 7, 9]
     assert snaps.joiner_seqnos(2, [True]) == [2]
+    # a formation that counted no configuration changes (Galera 3): all at its seqno
+    assert snaps.joiner_seqnos(0, [True, False, False]) == [0, 0, 0]
