@@ -327,9 +327,12 @@ def _hunt_options(p: argparse.ArgumentParser) -> None:
                    help="--topology compare: an option for s1 only (repeatable); a second "
                         "--basedir runs s1 on that code tree")
     g.add_argument("--known-bugs", action="append", default=[], metavar="FILE",
-                   help="a known-bugs file (repeatable; a suite's known_bugs.txt is read first)")
+                   help="a known-bugs file (repeatable; a suite's known_bugs.txt is read "
+                        "first): hunt findings and tests whose servers crashed are matched "
+                        "against it (docs/hunting.md)")
     g.add_argument("--allow-known", action=_OnOff,
-                   help="exit 0 when every finding is a known (open) bug")
+                   help="exit 0 when every finding (hunt) or failure (native: servers that "
+                        "crashed) is a known open bug")
     g.add_argument("--random-options", default=default("random_options"), metavar="FILE",
                    help="server options, one a line: each trial's servers start with 1 to "
                         "--random-options-max of them, drawn from its seed")
@@ -503,13 +506,18 @@ def _hunt_config(args: argparse.Namespace) -> dict[str, Any]:
     hunt_only = [flag for flag, given in (("--grammar", args.grammar), ("--redefine", args.redefine),
                                           ("--trials", args.trials if args.mode != "reduce" else 0),
                                           ("--duration", args.duration),
-                                          ("--known-bugs", args.known_bugs),
                                           ("--random-options", args.random_options),
                                           ("--compare-mysqld", args.compare_mysqld),
                                           ("--oracles", args.oracles)) if given]
     if hunt_only and args.mode != "hunt":
         raise KewpieError(f"{', '.join(hunt_only)}: only with --mode=hunt; this run is "
                           f"--mode={args.mode}")
+    if (args.known_bugs or args.allow_known) and args.mode not in ("hunt", "native"):
+        raise KewpieError(f"--known-bugs and --allow-known: only with --mode=hunt or "
+                          f"--mode=native; this run is --mode={args.mode}")
+    if args.known_bugs and args.mode == "native":  # a hunt reads them as it starts
+        from .hunt.knownbugs import KnownBugs  # read now: a bad file is one error line
+        KnownBugs.load([os.path.abspath(k) for k in args.known_bugs])
     if args.mode == "hunt" and not args.grammar:
         raise KewpieError("--mode=hunt needs --grammar FILE.yy (a randgen grammar; relative "
                           "paths are under --randgen-path)")

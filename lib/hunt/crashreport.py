@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..checks.backtrace import crashing_thread
+from ..checks.backtrace import GDB_FRAME_RE, HANDLER_FRAMES, crashing_thread
 from .demangle import function_name
 
 SIGNAL_RE = re.compile(r"got signal (\d+)")
@@ -47,18 +47,6 @@ QUERY_RE = re.compile(r"^Query \((?:0x[0-9a-fA-F]+|\(nil\))\):\s?(?P<sql>.*)$")
 CONNECTION_RE = re.compile(r"^Connection ID \(thread ID\):\s*(\d+)")
 REPORT_END_RE = re.compile(r"^(Optimizer switch:|Writing a core file|The manual page at|"
                            r"Resource Limits|Core pattern:)")
-# Frames of the signal handler, abort() and assert() themselves: never the bug's.
-HANDLER_FRAMES = frozenset({
-    "my_print_stacktrace", "handle_fatal_signal", "__restore_rt", "raise", "__GI_raise", "abort",
-    "__GI_abort", "__pthread_kill_implementation", "__pthread_kill_internal", "pthread_kill",
-    "__pthread_kill", "__GI___pthread_kill", "__assert_fail_base", "__assert_fail",
-    "__GI___assert_fail", "ut_dbg_assertion_failed", "my_write_core", "killpg", "my_abort",
-    "ib::fatal::~fatal", "ib::fatal_or_error::~fatal_or_error", "<signal handler called>",
-    "__libc_message", "__fortify_fail", "__stack_chk_fail", "__chk_fail", "kill", "__kill",
-    "__GI_kill",
-})
-GDB_FRAME_RE = re.compile(r"^#\d+\s+(?:0x[0-9a-fA-F]+ in )?(?P<func><signal handler called>|.+?)"
-                          r"(?: \(.*)?$")
 MAX_REPORT_LINES = 200
 
 
@@ -187,3 +175,15 @@ def parse_crash_report(text: str) -> CrashReport | None:
     return CrashReport(signal=signal, assertion=assertion, fatal=fatal, frames=tuple(frames),
                        query=query.strip(), connection_id=connection_id,
                        text="\n".join(body[:end + 1]).rstrip() + "\n", raw_frames=tuple(raw))
+
+
+def crash_headline(log_text: str) -> str:
+    """``crash signature <id>: <text>`` for the last crash report in an error-log excerpt
+    (the signature a hunt finding of the same crash is filed under, so a failed test's
+    report can be matched against known bugs), or '' when the excerpt holds none."""
+    from .signature import crash_signature
+    report = parse_crash_report(log_text)
+    if report is None:
+        return ""
+    sig = crash_signature(report.signal, report.assertion, report.fatal, report.bug_frames())
+    return f"crash signature {sig.id}: {sig.text}"

@@ -27,6 +27,7 @@ from ..platform.logsetup import configure, get_logger
 from .helper import KewpieServers, new_result
 from .marker import Declared
 from ..run.config import RunConfig
+from ..run.deadreport import dead_server_report
 from ..run.environment import RunEnvironment
 from ..run.evidence import EvidenceKeeper
 from ..run.history import RunHistory, open_history
@@ -202,8 +203,7 @@ class KewpieSession:
             health = server.health()
             if HealthState(health.state).dead:
                 dead = True
-                parts.append(f"{health.message}; error log {server.error_log} ends with:\n"
-                             f"{server.error_log_tail(20)}")
+                parts.append(dead_server_report(server, health.message))
         if failed or dead:
             reports = [r for r in (s.status_report() for s in run.servers) if r]
             if reports:

@@ -93,8 +93,9 @@ class BotPool:
 
     def run(self, queue: list[TestSpec], weight: Callable[[TestSpec], float],
             on_outcome: Callable[[Outcome], None], stop_on_failure: bool, retries: int,
-            retry_max: int) -> bool:
-        """Run every test of queue; return True if stopped early after a failure."""
+            retry_max: int, allow_known: bool = False) -> bool:
+        """Run every test of queue; return True if stopped early after a failure (with
+        allow_known, a failure on known bugs only does not stop it)."""
         conns: dict[str, Connection] = {}
         procs: dict[str, Worker] = {}
         for i in range(self.count):
@@ -199,7 +200,7 @@ class BotPool:
                         outcome, current = self._lost(bot, queue[index], procs[bot]), None
                         del conns[bot]
                     affinity[bot] = current
-                    if outcome.failed:
+                    if outcome.fails_run(allow_known):
                         failed += 1
                         stopping = stopping or stop_on_failure
                     on_outcome(outcome)

@@ -93,7 +93,8 @@ def _run_tests(env: RunEnvironment, specs: list[TestSpec],
                            log_path=env.workdir.bot_log_file, verbose=config.verbose)
             stopped_early = pool.run(queue, lambda s: timings.weight(s.full_name), finished,
                                      stop_on_failure=not config.force, retries=config.retry,
-                                     retry_max=config.retry_failures_max)
+                                     retry_max=config.retry_failures_max,
+                                     allow_known=config.allow_known)
     finally:
         progress.close()
         timings.save()
@@ -106,7 +107,7 @@ def _run_tests(env: RunEnvironment, specs: list[TestSpec],
             write_mtr_xml(outcomes, config.xml_report)
             log.info(f"mtr XML report: {config.xml_report}")
     reporter.summary(outcomes, len(queue), time.monotonic() - started, stopped_early)
-    failed = any(o.failed for o in outcomes)
+    failed = any(o.fails_run(config.allow_known) for o in outcomes)
     return EXIT_TEST_FAILED if failed or stopped_early else EXIT_OK
 
 
@@ -128,7 +129,7 @@ def _run_in_process(env: RunEnvironment, queue: list[TestSpec],
         if runner.kept:  # --keep-failed: the run ends with the failed test's servers up
             report_kept(env, runner.kept, outcome.name)
             return done < len(queue)
-        if outcome.failed:
+        if outcome.fails_run(config.allow_known):
             failed += 1
             if not config.force:
                 return done < len(queue)

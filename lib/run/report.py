@@ -28,6 +28,7 @@ class Outcome:
     reset_reason: str = ""  # why, after the last attempt ('' = the servers were kept)
     refused: str = ""  # skipped because its server options are unsafe: why ('' = not so)
     notes: str = ""  # shown after a test's row whatever its status (reported error-log lines)
+    known: str = ""  # a failure whose servers all died of known open bugs: which ('' = not so)
 
     def __post_init__(self) -> None:
         self.status = TestStatus(self.status)
@@ -36,6 +37,11 @@ class Outcome:
     def failed(self) -> bool:
         """The test failed or timed out (see :attr:`TestStatus.failed`)."""
         return TestStatus(self.status).failed
+
+    def fails_run(self, allow_known: bool = False) -> bool:
+        """Whether this outcome makes the run fail: a failure, unless allow_known
+        (--allow-known) and its servers all died of known open bugs (lib/run/knownfailures.py)."""
+        return self.failed and not (allow_known and bool(self.known))
 
 
 class Reporter:
@@ -91,6 +97,9 @@ class Reporter:
         failed = [o.name for o in outcomes if o.failed]
         if failed:
             self.log.info(f"FAILED TESTS: {' '.join(failed)}")
+        known = [f"{o.name} ({o.known})" for o in outcomes if o.failed and o.known]
+        if known:
+            self.log.info(f"FAILED ON KNOWN BUGS: {'; '.join(known)}")
         refused = [o.name for o in outcomes if o.refused]
         if refused:
             self.log.info(f"NOT RUN FOR UNSAFE SERVER OPTIONS (skipped, {len(refused)}): "

@@ -11,7 +11,9 @@ import unittest
 from typing import Any, Callable, Iterator
 
 from ..errors import QueryError, ServerError, SuiteError
+from .deadreport import dead_server_report
 from .evidence import EvidenceKeeper
+from .knownfailures import KnownFailures, KnownVerdict
 from ..servers.health import HealthState
 from ..platform.logsetup import get_logger
 from ..platform.netns import unavailable_reason
@@ -104,6 +106,7 @@ class Runner:
         self.valgrind_seen: set[str] = set()
         self.kept: list[Server] = []  # --keep-failed: the failed test's servers, left running
         self.tests_run = 0  # numbers each test's tag (lib/run/leftovers.py)
+        self.known_failures = KnownFailures(tuple(getattr(setup.config, "known_bugs", ()) or ()))
 
     def run_with_retries(self, spec: TestSpec, retries: int = 0,
                          may_retry: Callable[[], bool] = lambda: True) -> Outcome:
@@ -225,7 +228,10 @@ class Runner:
         left = leftover_report(collect_leftovers(tag, spec.suite.kept_processes,
                                                  self.server_pids(servers)))
         ms = int((time.monotonic() - start) * 1000)
-        status, message = self._judge(spec, result, servers, timed_out)
+        status, message, dead = self._judge(spec, result, servers, timed_out)
+        verdict = self.known_failures.judge(spec.suite.path, dead) if dead else KnownVerdict()
+        if verdict.note:
+            message += "\n" + verdict.note
         keep_failed = getattr(config, "keep_failed", False) and not self.kept
         wrapper = self.manager.settings.wrapper
         if (wrapper is not None and wrapper.stop_after_test and not timed_out
@@ -249,11 +255,12 @@ class Runner:
                     message += f"\n--- backtrace (top frames) ---\n{saved.backtrace}"
         if keep:
             return Outcome(spec.full_name, status, ms, self.manager.bot_name, message,
-                           result.method_rows, evidence=evidence, notes=notes)
+                           result.method_rows, evidence=evidence, notes=notes,
+                           known=verdict.known)
         reasons = self.manager.after_test(passed)
         return Outcome(spec.full_name, status, ms, self.manager.bot_name, message,
                        result.method_rows, evidence=evidence, resets=1 if reasons else 0,
-                       reset_reason="; ".join(reasons), notes=notes)
+                       reset_reason="; ".join(reasons), notes=notes, known=verdict.known)
 
     def next_test_tag(self) -> str:
         """The value of the next test's ``KEWPIE_TEST`` tag (``<run>/<bot>/<n>``)."""
@@ -308,7 +315,7 @@ class Runner:
         return status, message, reported
 
     def _judge(self, spec: TestSpec, result: TimedResult, servers: list[Server],
-               timed_out: bool) -> tuple[TestStatus, str]:
+               timed_out: bool) -> tuple[TestStatus, str, list[Server]]:
         parts: list[str] = []
         for test, text in result.failures + result.errors:
             parts.append(f"{test.id().split('.', 2)[-1]}:\n{_short_traceback(text)}")
@@ -318,8 +325,7 @@ class Runner:
                 health = server.health()
                 if HealthState(health.state).dead:
                     dead.append(server)
-                    parts.append(f"{health.message}; error log {server.error_log} ends with:\n"
-                                 f"{server.error_log_tail(20)}")
+                    parts.append(dead_server_report(server, health.message))
         if timed_out:
             status = TestStatus.TIMEOUT
             parts.insert(0, f"test exceeded --test-timeout {self.test_timeout:g}s: "
@@ -343,7 +349,7 @@ class Runner:
                 tail = server.error_log_tail(8)
                 if tail:
                     parts.append(f"--- {server.name} error log ({server.error_log}) tail ---\n{tail}")
-        return status, "\n".join(parts)
+        return status, "\n".join(parts), dead
 
 
 def _tests_of(suite: unittest.TestSuite) -> Iterator[unittest.TestCase]:

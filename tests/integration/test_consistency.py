@@ -18,10 +18,29 @@ def _rows(out):
     return dict(re.findall(r"INFO (\S+)\s+\[ (\w+) \]\s+\d+$", out, re.M))
 
 
+# crash_recovery's kill -9 can hit a MariaDB bug its known_bugs.txt lists (kewpie-1: InnoDB
+# asserts while recovering; docs/consistency.md).  --allow-known lets that one failure, and
+# no other, leave the exit status 0; the tests below accept the failure only when the
+# report names that bug.
+KNOWN_KILL9 = "crash_recovery.kill9_test (kewpie-1 (open)"
+
+
+def _passed_or_known(out, rows):
+    """Every row passed, or failed on crash_recovery's known bug (and said so)."""
+    known = re.findall(r"FAILED ON KNOWN BUGS: (.*)$", out, re.M)
+    for name, status in rows.items():
+        if status != "pass":
+            assert name == "crash_recovery.kill9_test" and known and KNOWN_KILL9 in known[0], \
+                (name, status, out[-6000:])
+    return bool(known)
+
+
 def test_disk_suite_in_a_workdir_mysql_cannot_enter_uses_the_lock_dir(kewpie):
-    proc = kewpie.run("--suite=crash_recovery")  # pytest's tmp dirs are 0700
+    proc = kewpie.run("--suite=crash_recovery", "--allow-known")  # pytest's tmp dirs are 0700
     assert proc.returncode == 0, proc.stdout[-3000:]
-    assert "STATUS: PASS, 1/1" in proc.stdout  # and the test checked its datadir is on disk
+    if not _passed_or_known(proc.stdout, _rows(proc.stdout)):
+        assert "STATUS: PASS, 1/1" in proc.stdout  # and the test checked its datadir is on disk
+    assert "crash_recovery needs its datadir on disk" not in proc.stdout
 
 
 def _failure(workdir, name):
@@ -32,10 +51,11 @@ def _failure(workdir, name):
 def test_consistency_suites_are_valid(kewpie_reachable):
     kewpie = kewpie_reachable  # crash_recovery keeps its server on disk
     proc = kewpie.run("--suite=cluster_consistency,replication_consistency,crash_recovery",
-                      timeout=900)
+                      "--allow-known", timeout=900)
     assert proc.returncode == 0, proc.stdout[-6000:]
     rows = _rows(proc.stdout)
-    assert set(rows.values()) == {"pass"} and len(rows) == 6, rows
+    assert len(rows) == 6, rows
+    _passed_or_known(proc.stdout, rows)
     for checker in ("bank", "append", "read-your-writes", "checksums", "pt-table-checksum"):
         assert re.search(rf"INFO {re.escape(checker)}: VALID", proc.stdout), checker
     assert OPS.search(proc.stdout)

@@ -74,6 +74,24 @@ def test_failure_evidence_and_core_backtrace(kewpie):
         assert os.path.exists(os.path.join(evidence, name)), name
     assert "--- backtrace (top frames) ---" in proc.stdout
     assert "handle_fatal_signal" in open(os.path.join(evidence, "s0", "backtrace.txt")).read()
+    assert re.search(r"^\d{8}-\d{6} INFO crash signature [0-9a-f]{12}: crash \| signal 11 \| "
+                     r"frames: ", proc.stdout, re.M), proc.stdout[-3000:]
+    assert "FAILED ON KNOWN BUGS" not in proc.stdout
+
+
+def test_a_crash_of_a_known_bug_is_named_and_allow_known_passes_it(kewpie):
+    """A suite's crash that a known-bugs file lists: the test still fails and its report
+    names the bug; with --allow-known that failure does not fail the run."""
+    known = os.path.join(os.path.dirname(FIXTURE_SUITES), "known_bugs_segv.txt")
+    args = (f"--suitepath={FIXTURE_SUITES}", "--suite=crashes", f"--known-bugs={known}")
+    strict = kewpie.run(*args)
+    assert strict.returncode == 1, strict.stdout[-3000:]
+    assert "known bug FIXTURE-11 (open): the crashes suite sends its server SIGSEGV" in strict.stdout
+    assert "FAILED TESTS: crashes.segv_test" in strict.stdout
+    assert "FAILED ON KNOWN BUGS: crashes.segv_test (FIXTURE-11 (open)" in strict.stdout
+    allowed = kewpie.run(*args, "--allow-known")
+    assert allowed.returncode == 0, allowed.stdout[-3000:]
+    assert "FAILED ON KNOWN BUGS: crashes.segv_test" in allowed.stdout
 
 
 def test_sigint_with_parallel_bots_leaves_nothing(kewpie):

@@ -146,3 +146,28 @@ def test_crashing_thread_skips_the_lone_current_frame():
     from lib.checks.backtrace import crashing_thread
     lines = crashing_thread(_log("gdb_no_handler.txt"))
     assert lines[0].startswith("#0 ") and lines[1].startswith("#1 ") and len(lines) == 12
+
+
+def test_top_frames_start_at_the_handler_end():
+    """A failed test's gdb excerpt begins at the last handler frame, so the frames that
+    say where the server died are not cut off by the handler's own."""
+    from lib.checks.backtrace import crashing_thread, from_abort
+    lines = from_abort(crashing_thread(_log("gdb_handler.txt")))
+    assert lines[0].startswith("#2  <signal handler called>")
+    assert "kw_planted" in lines[1]
+
+
+def test_top_frames_without_a_handler_frame_are_all_kept():
+    from lib.checks.backtrace import from_abort
+    lines = ["#0  0x1 in f ()", "#1  0x2 in g ()"]
+    assert from_abort(lines) == lines
+
+
+def test_crash_headline_names_the_signature_a_finding_gets():
+    from lib.hunt.crashreport import crash_headline
+    text = _log("crash_innodb.log")
+    report = parse_crash_report(text)
+    sig = crash_signature(report.signal, report.assertion, report.fatal, report.bug_frames())
+    assert crash_headline(text) == f"crash signature {sig.id}: {sig.text}"
+    assert "assertion: !cursor->index()->is_committed() (btr0cur.cc)" in crash_headline(text)
+    assert crash_headline("2025-01-01 0 [Note] ready for connections.\n") == ""
