@@ -42,11 +42,12 @@ class KewpieRunner:
         """The command line for these arguments."""
         return [sys.executable, KEWPIE, f"--workdir={self.workdir}", *args]
 
-    def run(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-        """Run kewpie to completion, capturing output."""
+    def run(self, *args: str, timeout: float = 300,
+            cwd: str | None = None) -> subprocess.CompletedProcess:
+        """Run kewpie to completion, capturing output (in cwd: this process's when None)."""
         env = dict(os.environ, KEWPIE_NO_VENV="1")
         return subprocess.run(self.cmd(*args), capture_output=True, text=True, timeout=timeout,
-                              env=env, stdin=subprocess.DEVNULL)
+                              env=env, stdin=subprocess.DEVNULL, cwd=cwd)
 
     def popen(self, *args: str) -> subprocess.Popen:
         """Start kewpie in the background with line-buffered stdout."""

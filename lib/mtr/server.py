@@ -121,10 +121,14 @@ class MtrServer(Server):
         return LogWatch(self._log_error(), needle, getattr(self, "ready_mark", 0))
 
     def _configured_log(self) -> str:
-        """The last ``log-error`` with a value (the config's), else the layout's."""
-        for opt in reversed(self.user_options):
+        """The first ``log-error`` with a value -- the config's, where mtr sends the
+        server's output and its CURRENT_TEST mark; a test's own ``--log-error=NAME`` comes
+        after it and moves only mysqld's log (sys_vars.myisam_data_pointer_size_func) --
+        in the datadir when relative, as mysqld would put it (never kewpie's working
+        directory); else the layout's."""
+        for opt in self.user_options:
             if opt.name == "log-error" and opt.value:
-                return opt.value
+                return os.path.join(self.datadir, opt.value)  # an absolute value stays
         return self.error_log
 
     def _log_error(self) -> str:

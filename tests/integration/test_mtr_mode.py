@@ -6,8 +6,9 @@ a plain fixture test, a real test with an .opt file, a real test that restarts
 its server through the expect-file protocol, a real test that skips itself, a
 fixture test whose result differs ([ fail ] with the unified diff), one real
 multi-server rpl test (its suite's my.cnf with @mysqld.N templates), a case of a
-nested suite (compat/oracle) and one whose -master.opt has a bare --log-error
-(issue 34).
+nested suite (compat/oracle), one whose -master.opt has a bare --log-error and one
+whose -master.opt names a relative log file (issue 34); kewpie writes nothing into
+its working directory.
 Skipped when Debian's mariadb-test package (scripts/setup.sh) is missing.
 
 Covers: lib/run/mtr_mode.py, lib/run/mtr_lane.py, lib/mtr/, lib/run/mtr_junit.py
@@ -26,9 +27,10 @@ FIXTURE = os.path.join(ROOT, "tests", "fixtures", "mtr", "kw_mtr")
 FIXTURE_PATH = f"--suitepath={os.path.dirname(FIXTURE)}"  # the fixture suite is named kw_mtr
 NESTED = "compat/oracle.func_add_months"                 # a nested suite name (issue 34)
 BARE_LOG_ERROR = "binlog.binlog_stm_unsafe_warning,stmt"  # -master.opt: a bare --log-error
+NAMED_LOG_ERROR = "sys_vars.myisam_data_pointer_size_func"  # -master.opt: --log-error='dummy.log'
 SLICE = ["kw_mtr.plain", "kw_mtr.differs", "kw_mtr.leaves_state", "kw_mtr.disabled_one",
          "main.my_getopt_case_insensitive", "main.comment_database", "main.auth_named_pipe",
-         "rpl.rpl_charset,row", NESTED, BARE_LOG_ERROR]
+         "rpl.rpl_charset,row", NESTED, BARE_LOG_ERROR, NAMED_LOG_ERROR]
 
 pytestmark = pytest.mark.skipif(
     not (shutil.which("mariadb-test") and os.path.isfile(os.path.join(MTR_ROOT, "mysql-test-run.pl"))),
@@ -59,10 +61,13 @@ def mtr_run(tmp_path_factory):
     runner = KewpieRunner(workdir)
     junit = os.path.join(os.path.dirname(workdir), "mtr.xml")
     xml = os.path.join(os.path.dirname(workdir), "mtr-report.xml")  # mtr's own dialect
+    cwd = os.path.join(os.path.dirname(workdir), "cwd")  # kewpie's working directory
+    os.mkdir(cwd)
     proc = runner.run("--mode=mtr", "--force", "--parallel=2", f"--junit-xml={junit}",
                       f"--xml-report={xml}",
-                      FIXTURE_PATH, "--suite=main,rpl,kw_mtr", *SLICE, timeout=240)
+                      FIXTURE_PATH, "--suite=main,rpl,kw_mtr", *SLICE, timeout=240, cwd=cwd)
     yield proc.returncode, proc.stdout, _rows(proc.stdout), workdir, junit
+    assert os.listdir(cwd) == [], "kewpie wrote into its working directory"
     assert not tagged(workdir), "servers left running"
     from lib.platform.workdir import Workdir
     Workdir(workdir).remove_shm()
@@ -109,6 +114,14 @@ def test_bare_log_error_case_passes(mtr_run):
     there, as mtr does, instead of timing out, and the test reads its warnings there."""
     _, out, rows, _, _ = mtr_run
     assert rows[BARE_LOG_ERROR][0] == "pass", rows.get(BARE_LOG_ERROR, out[-3000:])
+
+
+def test_named_log_error_case_passes_and_writes_in_the_datadir(mtr_run):
+    """sys_vars.myisam_data_pointer_size_func's --log-error='dummy.log' is the datadir's
+    file, as mysqld makes it; the server's output and CURRENT_TEST go to the config's log
+    (as under mtr), never into kewpie's working directory (checked as the run ends)."""
+    _, out, rows, _, _ = mtr_run
+    assert rows[NAMED_LOG_ERROR][0] == "pass", rows.get(NAMED_LOG_ERROR, out[-3000:])
 
 
 def test_plain_fixture_passes(mtr_run):
