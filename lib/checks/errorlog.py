@@ -121,6 +121,15 @@ FAULT_CLASSES: tuple[FaultClass, ...] = (
         "a workload client whose statement failed or timed out on a node under the fault "
         "drops its connection (lib/consistency/workload.py); the node notices later"),
     FaultClass(
+        "failed join, restarted", DOWN, ANY_ROLE,
+        r"\[ERROR\] WSREP: Receiving IST failed, node restart required: |"
+        r"\[ERROR\] WSREP: \S*gcs\.cpp:s_join\(\):\d+: Sending JOIN failed: -\d+ "
+        r"\(Connection was closed\)\.$|"
+        r"\[Warning\] WSREP: Failed to JOIN the cluster after SST gcs_join\(\S+\) failed$",
+        "a node restarted to heal the fault joined while the group re-formed and its IST "
+        "was cut short; Galera asks for a restart and kewpie's wait_cluster restarts it "
+        "once (it logs that), a second failure fails the heal"),
+    FaultClass(
         "relay log recovery", DOWN, frozenset({TARGET}),
         r"\[Warning\] Recovery from master pos \d+ and file \S+\.$",
         "a crash-safe replica (relay_log_recovery) that was killed or restarted drops its "

@@ -49,6 +49,7 @@ WSREP_STATUS_KEYS = ("wsrep_ready", "wsrep_connected", "wsrep_local_state_commen
                      "wsrep_local_state_uuid", "wsrep_local_recv_queue",
                      "wsrep_local_bf_aborts", "wsrep_local_cert_failures")
 SYNCED_LINE = b"WSREP: Synchronized with group"   # a node's error log as it reaches Synced
+JOIN_FAILED_LINE = b"node restart required"  # a joiner whose state transfer failed says so
 RECOVERED_RE = re.compile(r"Recovered position:?\s+([0-9a-f-]{36}):(-?\d+)")
 
 
@@ -113,6 +114,8 @@ class GaleraServer(Server):
         self.sst_dir = os.path.join(self.vardir, "sst")
         self.sst_log_dir = os.path.join(self.vardir, "sst_log")
         self.synced_watch: LogWatch | None = None   # the error log since the last launch
+        # the same, for a failed join (lib.servers.galera_cluster.join_failed)
+        self.join_failed_watch: LogWatch | None = None
         self.stop_window: FaultWindow | None = None  # opened by stop(), closed when Synced
 
     # ------------------------------------------------------------ ports
@@ -309,6 +312,7 @@ class GaleraServer(Server):
     def launch(self, extra_args: tuple[str, ...] = ()) -> ProcessExecutor:
         """Launch, watching the error log from here for the node's first Synced."""
         self.synced_watch = LogWatch(self.error_log, SYNCED_LINE, self.error_log_size())
+        self.join_failed_watch = LogWatch(self.error_log, JOIN_FAILED_LINE, self.error_log_size())
         return super().launch(extra_args)
 
     def synced_in_log(self) -> bool:

@@ -80,13 +80,36 @@ def cluster_groups(count: int, pairs: tuple[tuple[int, int], ...]) -> list[list[
     return sorted(groups.values(), key=lambda g: g[0])
 
 
+def join_failed(node: GaleraServer) -> bool:
+    """True once the node's error log says, since its launch, that its state transfer
+    failed and it must be restarted (``Receiving IST failed, node restart required``:
+    Galera leaves such a joiner running, out of its group, for good)."""
+    watch = node.join_failed_watch
+    return watch is not None and node.is_alive() and watch.seen()
+
+
 def wait_cluster(nodes: list[GaleraServer], timeout: float,
                  arbitrators: "list[Arbitrator] | tuple[Arbitrator, ...]" = ()) -> None:
     """Wait until every node is Synced in a cluster of the nodes and the arbitrators;
-    explain failures."""
+    explain failures.
+
+    A joiner whose state transfer failed (its log says ``node restart required``:
+    Galera leaves it out of the group until it is restarted) is killed and started
+    again, once per node; a second failure is a :class:`GaleraJoinError`."""
     deadline = time.monotonic() + timeout
     size = len(nodes) + len(arbitrators)
+    restarted: set[str] = set()
     while True:
+        for node in nodes:
+            if join_failed(node):
+                if node.name in restarted:
+                    raise GaleraJoinError(f"node {node.name}'s state transfer failed again "
+                                          f"(node restart required)", cluster_evidence(nodes))
+                get_logger().info(f"node {node.name}'s state transfer failed (its log: node "
+                                  f"restart required): starting it again")
+                restarted.add(node.name)
+                node.kill()
+                node.start(wait=False)
         dead = [n for n in nodes if not n.is_alive()]
         if dead:
             raise GaleraJoinError(f"node {dead[0].name} exited while the cluster formed",

@@ -78,6 +78,22 @@ def test_a_class_excuses_only_its_kinds_and_roles():
     assert failing([line], [window("tamper", TARGET)]) == [line]      # not a fault that breaks
 
 
+def test_a_failed_join_that_wait_cluster_restarts_is_a_down_faults_line():
+    """The IST a node restarted to heal a fault was cut short: Galera's three lines
+    (wait_cluster restarts that node once) are excused for kills and restarts only."""
+    lines = [at(15, "[ERROR] WSREP: Receiving IST failed, node restart required: IST receiver "
+                    "reported failure: 'IST didn't contain all write sets, expected last: 25768 "
+                    "last received: 25617' (71)"),
+             at(15, "[ERROR] WSREP: ./gcs/src/gcs.cpp:s_join():988: Sending JOIN failed: -103 "
+                    "(Connection was closed)."),
+             at(15, "[Warning] WSREP: Failed to JOIN the cluster after SST "
+                    "gcs_join(e92c7c8a-e9f6-11f1-aa71-d6de7d57c85c:25617) failed")]
+    assert failing(lines, [window("kill", TARGET)]) == []
+    assert failing(lines, [window("restart", PEER)]) == []
+    assert failing(lines, [window("pause", TARGET)]) == lines
+    assert failing(lines, []) == lines
+
+
 def test_other_lines_in_a_window_still_fail():
     crash = at(15, "[ERROR] mariadbd got signal 11 ;")
     corrupt = at(16, "[ERROR] InnoDB: Database page corruption on disk or a failed read")
