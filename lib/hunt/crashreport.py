@@ -31,9 +31,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..checks.backtrace import GDB_FRAME_RE, HANDLER_FRAMES, crashing_thread
 from .demangle import function_name
+
+if TYPE_CHECKING:
+    from .signature import Signature
 
 SIGNAL_RE = re.compile(r"got signal (\d+)")
 FATAL_RE = re.compile(r"\[FATAL\]\s*(.*)")
@@ -177,13 +181,31 @@ def parse_crash_report(text: str) -> CrashReport | None:
                        text="\n".join(body[:end + 1]).rstrip() + "\n", raw_frames=tuple(raw))
 
 
-def crash_headline(log_text: str) -> str:
-    """``crash signature <id>: <text>`` for the last crash report in an error-log excerpt
-    (the signature a hunt finding of the same crash is filed under, so a failed test's
-    report can be matched against known bugs), or '' when the excerpt holds none."""
+# a server's first line as it starts (MariaDB: "Starting MariaDB ..."; MySQL and older
+# MariaDB: "mysqld (mysqld 5.7.44) starting as process N ...")
+START_RE = re.compile(r"\] Starting MariaDB |\) starting as process \d+")
+
+
+def since_last_start(log_text: str) -> str:
+    """What the error log holds from the server's last start on (all of it when the
+    excerpt has no start line): a report there is the last process's, never one of an
+    earlier crash the server was restarted after."""
+    starts = [m.start() for m in START_RE.finditer(log_text)]
+    return log_text[log_text.rfind("\n", 0, starts[-1]) + 1:] if starts else log_text
+
+
+def logged_crash_signature(log_text: str) -> "Signature | None":
+    """The signature a hunt finding would be filed under for the crash report of the
+    server's last run in an error-log excerpt (None when that run logged none)."""
     from .signature import crash_signature
-    report = parse_crash_report(log_text)
+    report = parse_crash_report(since_last_start(log_text))
     if report is None:
-        return ""
-    sig = crash_signature(report.signal, report.assertion, report.fatal, report.bug_frames())
-    return f"crash signature {sig.id}: {sig.text}"
+        return None
+    return crash_signature(report.signal, report.assertion, report.fatal, report.bug_frames())
+
+
+def crash_headline(log_text: str) -> str:
+    """``crash signature <id>: <text>`` for the crash report of the server's last run
+    (:func:`logged_crash_signature`), or '' when there is none."""
+    sig = logged_crash_signature(log_text)
+    return f"crash signature {sig.id}: {sig.text}" if sig is not None else ""

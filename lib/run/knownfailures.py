@@ -23,9 +23,9 @@ from typing import Sequence
 from ..hunt.errors import KnownBugsError
 from ..hunt.knownbugs import KNOWN, KNOWN_FIXED, KnownBugs
 from ..servers.server import Server
+from .deadreport import REPORT_LINES
 
 KNOWN_BUGS_FILE = "known_bugs.txt"
-REPORT_LINES = 400  # enough for mariadbd's crash report
 
 
 @dataclass(frozen=True)
@@ -54,8 +54,7 @@ class KnownFailures:
 
     def judge(self, suite_path: str, dead: Sequence[Server]) -> KnownVerdict:
         """Look up the crash of each dead server (see the module docstring)."""
-        from ..hunt.crashreport import parse_crash_report
-        from ..hunt.signature import crash_signature
+        from ..hunt.crashreport import logged_crash_signature
         try:
             bugs = self.bugs_for(suite_path)
         except KnownBugsError as exc:  # a suite's file broken: said, and the failure stays
@@ -65,11 +64,9 @@ class KnownFailures:
         known: list[str] = []
         lines: list[str] = []
         for server in dead:
-            report = parse_crash_report(server.error_log_tail(REPORT_LINES))
-            if report is None:
+            sig = logged_crash_signature(server.error_log_tail(REPORT_LINES))
+            if sig is None:
                 continue
-            sig = crash_signature(report.signal, report.assertion, report.fatal,
-                                  report.bug_frames())
             version = server.tree.version.version if server.tree.version else ""
             tagged = bugs.tag(sig, version)
             entry = tagged.bug

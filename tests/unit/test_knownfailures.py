@@ -126,3 +126,16 @@ def test_known_bugs_files_are_read_before_a_native_run(tmp_path):
         config_from_args([f"--known-bugs={tmp_path / 'none.txt'}", "--suite=main"])
     with pytest.raises(KewpieError, match="only with --mode=hunt or --mode=native"):
         config_from_args(["--mode=mtr", "--allow-known", "--suite=main"])
+
+
+def test_a_crash_before_the_last_start_is_not_the_last_deaths(tmp_path):
+    """A server that crashed, was started again and then died without a report: the
+    earlier report is not the last run's, so no known bug and no signature."""
+    from lib.hunt.crashreport import crash_headline
+    suite = _suite(tmp_path, "MDEV-1 open 're:btr0cur\\.cc'\n")
+    restarted = (_log("crash_innodb.log")
+                 + "2025-11-21 11:05:00 0 [Note] Starting MariaDB 10.11.19-MariaDB as process 7\n"
+                 + "2025-11-21 11:05:01 0 [Note] InnoDB: Completed initialization of buffer pool\n")
+    assert KnownFailures().judge(suite, [_Dead("s0", restarted)]).known == ""
+    assert crash_headline(restarted) == ""
+    assert crash_headline(restarted + _log("crash_innodb.log")).startswith("crash signature ")
