@@ -11,8 +11,10 @@ The tool-layer parts of ``--mode=hunt`` (the mode itself is
   ``wrong`` (the wrong-result oracles in a trial, and a compared load's
   differences), ``wrongresult`` (the NoREC, TLP and differential oracles
   over generated SELECTs);
-- signatures and bugs: ``signature``, ``knownbugs`` (new / known /
-  known-fixed);
+- signatures and bugs: ``signature``, ``uniqueid`` (MariaDB QA's UniqueID of
+  a crash), ``knownbugs`` (new / known / known-fixed; kewpie's format and
+  ``known_bugs.strings``), ``kbstrings`` (``known_bugs.strings`` read as
+  published), ``bugmatch`` (a UniqueID matched exactly, then by similarity);
 - results: ``finding`` (finding folders), ``summary`` (the table,
   summary.json, JUnit), ``errors``.
 """

@@ -35,11 +35,14 @@ from typing import TYPE_CHECKING
 
 from ..checks.backtrace import GDB_FRAME_RE, HANDLER_FRAMES, crashing_thread
 from .demangle import function_name
+from .uniqueid import (HANDLER_GDB, HANDLER_REPORT, SOURCE_GDB, SOURCE_REPORT, UniqueId,
+                       assertion_text, better_of, build_unique_id, signal_name)
 
 if TYPE_CHECKING:
     from .signature import Signature
 
 SIGNAL_RE = re.compile(r"got signal (\d+)")
+GDB_SIGNAL_RE = re.compile(r"Program terminated with signal (SIG\w+)")
 FATAL_RE = re.compile(r"\[FATAL\]\s*(.*)")
 ASSERT_RE = re.compile(r"^(?:.*?:\s*)?(?P<file>[^\s:]+):(?P<line>\d+):\s*(?P<func>.*?):\s*"
                        r"Assertion [`'](?P<cond>.*)' failed\.?\s*$")
@@ -194,18 +197,50 @@ def since_last_start(log_text: str) -> str:
     return log_text[log_text.rfind("\n", 0, starts[-1]) + 1:] if starts else log_text
 
 
+def report_unique_id(report: CrashReport) -> UniqueId | None:
+    """MariaDB QA's UniqueID of a parsed crash report (:mod:`lib.hunt.uniqueid`)."""
+    return build_unique_id(signal_name(report.signal), report.frames, HANDLER_REPORT,
+                           assertion_text(report.text), SOURCE_REPORT)
+
+
+def gdb_unique_id(gdb_text: str, log_text: str = "") -> UniqueId | None:
+    """MariaDB QA's UniqueID of gdb's backtrace of a core: its crashing thread's frames,
+    the signal gdb says the program terminated with, the assertion of the error-log
+    excerpt log_text."""
+    m = GDB_SIGNAL_RE.search(gdb_text)
+    return build_unique_id(m.group(1) if m else "", gdb_frames(gdb_text), HANDLER_GDB,
+                           assertion_text(log_text), SOURCE_GDB)
+
+
+def crash_unique_id(log_text: str, gdb_text: str = "") -> UniqueId | None:
+    """A crash's UniqueID from what its error log gained (its crash report) and, when
+    there is a core, gdb's backtrace of it: the report's, or gdb's frames when they
+    name more (:func:`lib.hunt.uniqueid.better_of`); None when neither has a frame or
+    an assertion.  The one call that turns a crash into its UniqueID."""
+    report = parse_crash_report(log_text)
+    from_report = report_unique_id(report) if report is not None else None
+    from_gdb = gdb_unique_id(gdb_text, log_text) if gdb_text else None
+    return better_of(from_report, from_gdb)
+
+
 def logged_crash_signature(log_text: str) -> "Signature | None":
     """The signature a hunt finding would be filed under for the crash report of the
-    server's last run in an error-log excerpt (None when that run logged none)."""
+    server's last run in an error-log excerpt (None when that run logged none), with
+    the crash's UniqueID."""
     from .signature import crash_signature
     report = parse_crash_report(since_last_start(log_text))
     if report is None:
         return None
-    return crash_signature(report.signal, report.assertion, report.fatal, report.bug_frames())
+    return crash_signature(report.signal, report.assertion, report.fatal, report.bug_frames(),
+                           unique_id=report_unique_id(report))
 
 
 def crash_headline(log_text: str) -> str:
     """``crash signature <id>: <text>`` for the crash report of the server's last run
-    (:func:`logged_crash_signature`), or '' when there is none."""
+    (:func:`logged_crash_signature`), then ``UniqueID: <id>`` (MariaDB QA's) when it
+    has one; '' when there is no report."""
     sig = logged_crash_signature(log_text)
-    return f"crash signature {sig.id}: {sig.text}" if sig is not None else ""
+    if sig is None:
+        return ""
+    line = f"crash signature {sig.id}: {sig.text}"
+    return line + (f"\nUniqueID: {sig.unique_id.text}" if sig.unique_id is not None else "")

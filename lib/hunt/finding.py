@@ -63,6 +63,8 @@ class Written:
     seed: int
     server: str
     written_at: float
+    unique_id: str = ""          # a crash's UniqueID (MariaDB QA's), '' for none
+    bug_quality: str = ""        # how a known_bugs.strings line matched ('' otherwise)
 
 
 def _atomic_json(path: str, data: dict[str, Any]) -> None:
@@ -113,16 +115,18 @@ def write_finding(finding: Finding, root: str, index: int, tagged: Tagged,
             files[name] = f"(not copied: {exc.strerror or exc})"
     written_at = time.time()
     bug = tagged.bug
+    uid = sig.unique_id.text if sig.unique_id is not None else ""
     data = {"format": FORMAT, "kind": finding.kind, "oracle": finding.oracle,
-            "signature": sig.to_json(), "title": title(sig), "summary": finding.summary,
-            "tag": tagged.tag, "bug": bug.to_json() if bug else None,
+            "signature": sig.to_json(), "unique_id": uid or None, "title": title(sig),
+            "summary": finding.summary, "tag": tagged.tag, "bug": bug.to_json() if bug else None,
+            "known_match": tagged.match.to_json() if tagged.match else None,
             "server": finding.server, **context, "details": finding.details, "files": files,
             "found_at": round(finding.found_at, 6), "written_at": round(written_at, 6)}
     _atomic_json(os.path.join(path, FINDING_FILE), data)
     return Written(path, finding.kind, finding.oracle, sig.id, sig.text, title(sig),
                    finding.summary, tagged.tag, bug.bug_id if bug else "",
                    bug.note if bug else "", trial, int(context.get("trial", {}).get("seed", 0)),
-                   finding.server, written_at)
+                   finding.server, written_at, uid, bug.quality if bug else "")
 
 
 def add_backtrace(folder: str, name: str, top: str) -> None:

@@ -177,8 +177,11 @@ def report_text(case: ReduceInput, statements: Sequence[Statement], options: Seq
     """The bug report: what, where it reproduces, the options and the reduced case."""
     versions = (f"present in {', '.join(present) or 'none'}; "
                 f"absent in {', '.join(absent) or 'none'}")
+    unique_id = case.finding.get("unique_id") or (case.finding.get("signature") or {}).get(
+        "unique_id") or ""
     lines = [f"Title: {case.title}", "",
              f"Signature: {case.signature.text}", f"Signature id: {case.signature.id}",
+             *([f"UniqueID (MariaDB QA): {unique_id}"] if unique_id else []),
              f"Kind: {case.kind} (oracle {case.oracle}), found on a {case.topology} topology",
              f"Versions: {versions}",
              f"Server options: {' '.join(written.options or options) or '(none)'}", "",

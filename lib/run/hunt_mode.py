@@ -348,7 +348,7 @@ def run_hunt(env: RunEnvironment) -> int:
              f"{','.join(settings.oracles)}, {bots} bot(s), "
              + (f"{budget.trials} trial(s)" if budget.trials else "no trial limit")
              + (f", {config.hunt_duration:g}s budget" if config.hunt_duration else "")
-             + f"; known bugs: {len(settings.known_bugs.entries)} entr(ies)")
+             + f"; known bugs: {settings.known_bugs.count} entr(ies)")
     log.info(f"Findings go to {settings.findings_dir}")
     summary = HuntSummary()
     errors: list[str] = []

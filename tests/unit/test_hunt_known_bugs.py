@@ -51,7 +51,7 @@ def test_regex_entries_and_first_match_wins(tmp_path):
     ("KW-1 fixed:soon sig:0123456789ab", "version number"),
     ("KW-1 open sig:xyz", "12 lower-case hex digits"),
     ("KW-1 open re:'(unclosed'", "not a regular expression"),
-    ("KW-1 open frames:kw_planted", "neither 'sig:ID' nor 're:REGEX'"),
+    ("KW-1 open frames:kw_planted", "neither 'sig:ID', 're:REGEX' nor 'uid:UNIQUEID'"),
     ("KW-1 open re:'unbalanced", "cannot split"),
 ])
 def test_malformed_entries_name_file_and_line(tmp_path, line, words):
