@@ -14,7 +14,9 @@ The tool-layer parts of ``--mode=hunt`` (the mode itself is
 - signatures and bugs: ``signature``, ``uniqueid`` (MariaDB QA's UniqueID of
   a crash), ``knownbugs`` (new / known / known-fixed; kewpie's format and
   ``known_bugs.strings``), ``kbstrings`` (``known_bugs.strings`` read as
-  published), ``bugmatch`` (a UniqueID matched exactly, then by similarity);
+  published), ``bugmatch`` (a UniqueID matched exactly, then by
+  similarity), ``symbols`` (can gdb name more frames than the crash report:
+  debug symbols installed, a report that stopped short);
 - results: ``finding`` (finding folders), ``summary`` (the table,
   summary.json, JUnit), ``errors``.
 """

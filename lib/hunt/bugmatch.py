@@ -6,29 +6,45 @@ the crash's UniqueID text.  Active lines are tried first, then the disabled
 lines that say ``Fixed``.
 
 **Similar** (kewpie's rule, for UniqueIDs of release builds: stripped and
-inlined, their frames often differ from the debug builds' the list comes from):
-a crash line of the list (a signal and frames) is similar to the crash when
+inlined, their frames often differ from the debug builds' the list comes from:
+a static function prints as ``??`` and is left out, an inlined one has no
+frame).  A crash line of the list (a signal and frames) is similar to the
+crash when
 
 1. the signal is the same;
-2. the assertion is the same, when the line has one (a debug build's
-   assertion that a release build does not have cannot be checked: such a
-   line is never similar); whitespace is not compared;
-3. its frames and the crash's first :data:`DEPTH` kept frames have at least
-   :data:`MIN_COMMON` frames in common *in the same order* (the longest
-   common subsequence), the crash's first common frame among its first
-   :data:`TOP` -- the crash is where the line says, not just called from the
-   same place;
-4. at least one frame in common is *distinctive*: listed in no more than
-   :data:`DISTINCTIVE` crash lines of the file (``mysql_execute_command`` or
-   ``JOIN::optimize_inner`` alone say nothing about which bug it is).
+2. the assertion is the same (whitespace aside), or neither has one: a debug
+   build's assertion that a release build does not have cannot be checked,
+   and such a line is never similar;
+3. the crash's first :data:`MIN_COMMON` frames (or more) are the line's frames,
+   in the same order, with none of the crash's frames left out between them
+   -- the line's own frames in between may be missing from the crash.  A
+   release build's stack is the debug build's with frames taken out (inlined
+   functions have no frame, static ones print as ``??``), never with frames
+   added, and a line's frames are consecutive frames of the debug build's
+   stack: so the crash's top frame, where it crashed, must be one of them, and
+   a frame of the crash that the line does not have ends what they share.
+   The frames shared so counted are the match's *frames in common* (libc's CPU
+   variants such as ``__memset_avx512_unaligned_erms`` and
+   ``__memset_evex_unaligned_erms`` count as one);
+4. one of those frames is *distinctive*: in no more crash lines of the file
+   than :data:`DISTINCTIVE_SHARE` of them, and at least :data:`DISTINCTIVE`
+   (``mysql_execute_command`` or ``JOIN::optimize_inner`` alone say nothing
+   about which bug it is).
 
-The lines that are similar are ranked by frames in common, then by how close
-to the top the first common frame is, then by fewer of the line's frames
-missing; the best rank wins **when every line of that rank names the same
-bug**.  When lines of different bugs tie, the crash is *ambiguous*: no bug is
-named (a wrong bug id would be worse than none), and the candidates are
-listed.  A match says its **quality**: ``exact``, or ``similar`` with the
-frames in common (``similar: 3/4 frames in order (+signal, +assertion)``).
+Failing that, an **assertion** alone: the same assertion and signal, when every
+line with that assertion names the same bug (InnoDB's ``ut_a`` assertions
+survive in release builds while the InnoDB frames around them are ``??``).
+
+The similar lines are ranked by frames in common, then by fewer of the line's
+frames missing -- the open bugs' lines only, when any is similar, as exact
+matches try them first: a bug taken out of the list as Fixed does not compete
+with an open one; the best rank wins **when every line of that rank names the
+same bug, and no other bug that has a similar line is listed with a UniqueID
+line identical to one of the winner's** (the list then says the two bugs crash
+alike).  Otherwise the crash is *ambiguous*: no bug is named (a wrong bug id
+would be worse than none), the candidates are listed.  A match says its
+**quality**: ``exact UniqueID``, ``similar: 3/4 frames in order (+signal)``,
+``similar: assertion (+signal)``.
 
 :class:`StringsIndex` holds a file's lines with the frames' counts;
 :func:`identify_crash` is the one call from a crash (its error-log excerpt and
@@ -41,14 +57,15 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from .kbstrings import OPEN, StringsEntry
+from .kbstrings import FIXED, OPEN, StringsEntry
 from .uniqueid import UniqueId
 
 EXACT, SIMILAR, AMBIGUOUS = "exact", "similar", "ambiguous"
-DEPTH = 10          # the crash's kept frames compared
-TOP = 3             # the crash's first common frame is one of its first TOP
-MIN_COMMON = 2      # frames in common, in order
-DISTINCTIVE = 12    # a frame in at most this many crash lines of the file says which bug
+MIN_COMMON = 2      # the crash's top frames shared with a line, in order
+DISTINCTIVE = 12    # a frame in at most this many crash lines (or DISTINCTIVE_SHARE of
+DISTINCTIVE_SHARE = 0.01    # them, whichever is more) says which bug it is
+_LIBC_VARIANT_RE = re.compile(r"^(__[a-z]+?)_(?:avx512|avx2|avx|evex512|evex|sse4_2|sse4_1|"
+                              r"ssse3|sse2)(?:_\w+)?$")
 
 
 @dataclass(frozen=True)
@@ -88,26 +105,25 @@ def _norm(text: str) -> str:
     return re.sub(r"\s+", "", text).lower()
 
 
-def common_in_order(ours: Sequence[str], theirs: Sequence[str]) -> tuple[int, int]:
-    """(length of the longest common subsequence of two frame lists, the index in ours of
-    its first frame; -1 when none)."""
-    n, m = len(ours), len(theirs)
-    table = [[0] * (m + 1) for _ in range(n + 1)]
-    for i in range(n - 1, -1, -1):
-        for j in range(m - 1, -1, -1):
-            table[i][j] = (table[i + 1][j + 1] + 1 if ours[i] == theirs[j]
-                           else max(table[i + 1][j], table[i][j + 1]))
-    if table[0][0] == 0:
-        return 0, -1
-    i = j = 0
-    while i < n and j < m:      # walk to the first frame of one longest subsequence
-        if ours[i] == theirs[j] and table[i][j] == table[i + 1][j + 1] + 1:
-            return table[0][0], i
-        if table[i + 1][j] >= table[i][j + 1]:
-            i += 1
-        else:
-            j += 1
-    return table[0][0], -1
+def canonical_frame(frame: str) -> str:
+    """A frame as compared: libc's CPU-specific variants of a string function as one
+    (``__memset_avx512_unaligned_erms`` -> ``__memset``)."""
+    m = _LIBC_VARIANT_RE.match(frame)
+    return m.group(1) if m else frame
+
+
+def common_in_order(ours: Sequence[str], theirs: Sequence[str]) -> int:
+    """How many of our first frames are their frames, in order, with none of ours left
+    out between them (theirs may have more in between): 0 when our top frame is not
+    one of theirs."""
+    at, count = 0, 0
+    for frame in ours:
+        try:
+            at = list(theirs).index(frame, at) + 1
+        except ValueError:
+            break
+        count += 1
+    return count
 
 
 def _shared_ids(entries: Sequence[StringsEntry]) -> tuple[str, ...]:
@@ -128,23 +144,35 @@ class StringsIndex:
     def __init__(self, entries: Sequence[StringsEntry]) -> None:
         self.entries = tuple(entries)
         self.crashes = tuple(e for e in self.entries if e.crash)
+        self._frames = {id(e): tuple(canonical_frame(f) for f in e.frames) for e in self.crashes}
         counts: Counter[str] = Counter()
+        assertions: dict[str, set[str]] = {}
+        texts: dict[str, set[str]] = {}
         for entry in self.crashes:
-            counts.update(set(entry.frames))
+            counts.update(set(self._frames[id(entry)]))
+            if entry.assertion:
+                assertions.setdefault(_norm(entry.assertion), set()).update(entry.bug_ids)
+            texts.setdefault(entry.text.lower(), set()).update(entry.bug_ids)
         self.frame_counts = counts
+        self.distinctive_limit = max(DISTINCTIVE, int(DISTINCTIVE_SHARE * len(self.crashes)))
+        self._assertion_bugs = assertions
+        self._alike: dict[str, set[str]] = {}     # bug -> bugs listed with an identical line
+        for bugs in texts.values():
+            for bug in bugs:
+                self._alike.setdefault(bug, set()).update(bugs - {bug})
 
     def distinctive(self, frame: str) -> bool:
         """Is this frame listed in few enough crash lines to tell bugs apart?"""
-        return self.frame_counts.get(frame, 0) <= DISTINCTIVE
+        return self.frame_counts.get(frame, 0) <= self.distinctive_limit
 
     def exact(self, uid: UniqueId) -> Match | None:
         """The lines whose UniqueID is part of the crash's (active lines first)."""
         text = uid.text.lower()
         if not text:
             return None
-        for wanted in ((OPEN,), ("fixed",)):
+        for wanted in (OPEN, FIXED):
             found = tuple(e for e in self.entries
-                          if e.status in wanted and e.text and e.text.lower() in text)
+                          if e.status == wanted and e.text and e.text.lower() in text)
             if found:
                 shared = _shared_ids(found)
                 if shared or not _all_ids(found):
@@ -153,42 +181,62 @@ class StringsIndex:
                              "exact UniqueID, listed for different bugs", exact=True)
         return None
 
-    def _similar_rank(self, uid: UniqueId, entry: StringsEntry) -> tuple[int, int, int] | None:
-        """(common, -first position, -missing) when entry is similar to the crash."""
+    def _similar_rank(self, uid: UniqueId, entry: StringsEntry) -> tuple[int, int] | None:
+        """(frames in common, -line frames missing) when entry is similar to the crash."""
         if entry.signal != uid.signal or not entry.frames:
             return None
-        if entry.assertion and _norm(entry.assertion) != _norm(uid.assertion):
+        if _norm(entry.assertion) != _norm(uid.assertion):
             return None
-        ours = uid.stack[:DEPTH]
-        common, first = common_in_order(ours, entry.frames)
-        if common < min(MIN_COMMON, len(entry.frames)) or first < 0 or first >= TOP:
+        ours = tuple(canonical_frame(f) for f in uid.stack)
+        theirs = self._frames[id(entry)]
+        common = common_in_order(ours, theirs)
+        if common < min(MIN_COMMON, len(theirs)) or common == 0:
             return None
-        shared = set(ours) & set(entry.frames)
-        if not any(self.distinctive(f) for f in shared):
+        if not any(self.distinctive(f) for f in ours[:common]):
             return None
-        return common, -first, -(len(entry.frames) - common)
+        return common, -(len(theirs) - common)
+
+    def _assertion_match(self, uid: UniqueId) -> Match | None:
+        """The lines of the crash's assertion (and signal) when they all name one bug."""
+        key = _norm(uid.assertion)
+        if not key or not self._assertion_bugs.get(key):
+            return None
+        entries = tuple(e for e in self.crashes if e.assertion and _norm(e.assertion) == key
+                        and e.signal == uid.signal)
+        shared = _shared_ids(entries) if entries else ()
+        if not shared or set(_all_ids(entries)) != self._assertion_bugs[key]:
+            return None
+        return Match(SIMILAR, entries, shared, "similar: assertion (+signal)")
 
     def similar(self, uid: UniqueId) -> Match | None:
         """The best similar line(s) (see the module docstring), or None."""
-        if not uid.signal or not uid.stack:
+        if not uid.signal:
             return None
-        ranked: dict[tuple[int, int, int], list[StringsEntry]] = {}
-        for entry in self.crashes:
-            rank = self._similar_rank(uid, entry)
-            if rank is not None:
-                ranked.setdefault(rank, []).append(entry)
+        ranked: dict[tuple[int, int], list[StringsEntry]] = {}
+        for wanted in (OPEN, FIXED):      # an open bug's lines first, as for exact matches
+            for entry in self.crashes:
+                rank = self._similar_rank(uid, entry) if entry.status == wanted else None
+                if rank is not None:
+                    ranked.setdefault(rank, []).append(entry)
+            if ranked:
+                break
         if not ranked:
-            return None
+            return self._assertion_match(uid)
         best = max(ranked)
         entries = tuple(ranked[best])
         common = best[0]
         detail = (f"similar: {common}/{max(len(e.frames) for e in entries)} frames in order "
                   f"(+signal{', +assertion' if entries[0].assertion else ''})")
         shared = _shared_ids(entries)
-        if shared:
-            return Match(SIMILAR, entries, shared, detail, common)
-        return Match(AMBIGUOUS, entries, _all_ids(entries),
-                     detail + ", listed for different bugs", common)
+        if not shared:
+            return Match(AMBIGUOUS, entries, _all_ids(entries),
+                         detail + ", listed for different bugs", common)
+        others = {b for lines in ranked.values() for e in lines for b in e.bug_ids} - set(shared)
+        alike = sorted({b for w in shared for b in self._alike.get(w, set())} & others)
+        if alike:
+            return Match(AMBIGUOUS, entries, (*shared, *alike),
+                         detail + f", listed alike for {', '.join(alike)}", common)
+        return Match(SIMILAR, entries, shared, detail, common)
 
     def match(self, uid: UniqueId | None) -> Match | None:
         """Exact first, then similar; None when nothing matches."""

@@ -154,17 +154,24 @@ def test_similar_match_frames_in_order(tmp_path):
     _, entries = _entries(tmp_path)
     index = StringsIndex(entries)
     # a release build: alpha_frame inlined away, a static caller '??' left out
-    uid = UniqueId("SIGSEGV", ("beta_frame", "gamma_frame", "x", "y"), "",
-                   ("beta_frame", "gamma_frame", "x", "y", "delta_frame"))
+    uid = UniqueId("SIGSEGV", ("beta_frame", "gamma_frame", "delta_frame", "y"), "",
+                   ("beta_frame", "gamma_frame", "delta_frame", "y", "z"))
     match = index.match(uid)
     assert match.quality == SIMILAR and match.bug_ids == ("KW-2", "KW-3")
     assert match.detail.startswith("similar: 3/4 frames in order")
-    # another signal, or the first common frame too deep: not similar
+    # another signal: not similar
     assert index.match(UniqueId("SIGBUS", uid.frames, "", uid.stack)) is None
-    deep = ("a", "b", "c", "beta_frame", "gamma_frame")
-    assert index.match(UniqueId("SIGSEGV", deep[:4], "", deep)) is None
 
 
+def test_the_crash_site_must_be_one_of_the_lines_frames(tmp_path):
+    _, entries = _entries(tmp_path)
+    index = StringsIndex(entries)
+    # the line's frames start below our top frame: another crash site
+    deep = ("our_own_site", "beta_frame", "gamma_frame", "delta_frame")
+    assert index.match(UniqueId("SIGSEGV", deep, "", deep)) is None
+    # a frame of ours the line does not have ends what they share (gamma is then alone)
+    gap = ("beta_frame", "not_in_the_line", "gamma_frame", "delta_frame")
+    assert index.match(UniqueId("SIGSEGV", gap, "", gap)) is None
 def test_an_assertion_must_be_the_same(tmp_path):
     _, entries = _entries(tmp_path)
     index = StringsIndex(entries)
@@ -191,8 +198,38 @@ def test_generic_frames_alone_are_no_match(tmp_path):
 
 
 def test_common_in_order():
-    assert common_in_order(("a", "b", "c"), ("x", "b", "c")) == (2, 1)
-    assert common_in_order(("a",), ("b",)) == (0, -1)
+    assert common_in_order(("b", "c", "z"), ("x", "b", "y", "c")) == 2
+    assert common_in_order(("a", "b"), ("b", "a")) == 1
+    assert common_in_order(("a",), ("b",)) == 0
+
+
+def test_open_lines_before_fixed_ones_and_bugs_listed_alike(tmp_path):
+    text = ("SIGSEGV|site_a|caller_a|outer_a|top_a ## KW-1\n"
+            "#SIGSEGV|site_a|caller_a|outer_a|top_b ## Fixed ## KW-2\n"
+            "SIGSEGV|site_c|caller_c|outer_c|top_c ## KW-3\n"
+            "SIGSEGV|site_c|caller_c|other|more ## KW-4\n"
+            "SIGSEGV|x_site|x_caller|x_outer|x_top ## KW-4\n"
+            "SIGSEGV|x_site|x_caller|x_outer|x_top ## KW-3\n")
+    _, entries = _entries(tmp_path, text)
+    index = StringsIndex(entries)
+    stack = ("site_a", "caller_a", "outer_a", "elsewhere")
+    assert index.match(UniqueId("SIGSEGV", stack, "", stack)).bug_ids == ("KW-1",)
+    # KW-3 ranks best, but KW-4 is similar too and the list names them alike
+    stack = ("site_c", "caller_c", "outer_c", "elsewhere")
+    match = index.match(UniqueId("SIGSEGV", stack, "", stack))
+    assert match.quality == AMBIGUOUS and "listed alike for KW-4" in match.detail
+
+
+def test_an_assertion_alone_when_it_names_one_bug(tmp_path):
+    text = ("solo_cond|SIGABRT|ut_dbg_assertion_failed|inner_a|inner_b|inner_c ## KW-1\n"
+            "shared_cond|SIGABRT|ut_dbg_assertion_failed|p|q|r ## KW-2\n"
+            "shared_cond|SIGABRT|ut_dbg_assertion_failed|s|t|u ## KW-3\n")
+    _, entries = _entries(tmp_path, text)
+    index = StringsIndex(entries)
+    stack = ("handler::ha_rnd_next", "mysql_ha_read")   # InnoDB's own frames are '??'
+    match = index.match(UniqueId("SIGABRT", stack, "solo_cond", stack))
+    assert match.bug_ids == ("KW-1",) and match.detail == "similar: assertion (+signal)"
+    assert index.match(UniqueId("SIGABRT", stack, "shared_cond", stack)) is None
 
 
 def test_identify_crash(tmp_path):
@@ -235,3 +272,18 @@ def test_uid_entries_of_kewpies_format(tmp_path):
     path.write_text("KW-1 open uid:\n")
     with pytest.raises(KnownBugsError, match="uid:UNIQUEID"):
         KnownBugs.load([str(path)])
+
+
+# ------------------------------------------------------------------ symbols
+def test_build_id_and_debug_file(tmp_path):
+    from lib.hunt.symbols import build_id, debug_file, report_complete
+    ident = build_id("/usr/sbin/mariadbd")
+    assert len(ident) == 40 and int(ident, 16)
+    assert build_id(os.path.join(FIXTURES, "gdb_handler.txt")) == ""
+    assert debug_file("/usr/sbin/mariadbd", [str(tmp_path)]) == ""
+    target = tmp_path / ".build-id" / ident[:2] / (ident[2:] + ".debug")
+    target.parent.mkdir(parents=True)
+    target.write_bytes(b"")
+    assert debug_file("/usr/sbin/mariadbd", [str(tmp_path)]) == str(target)
+    assert report_complete(("f", "g", "start_thread", "clone3"))
+    assert not report_complete(("f", "g")) and not report_complete(())
