@@ -30,7 +30,7 @@ PATH_OPTIONS = frozenset({
     "workdir", "suitepath", "basedir", "lock-dir", "wsrep-provider-path", "junit-xml",
     "timings-file", "xtrabackup-path", "innobackupex-path", "randgen-path", "sweep-file",
     "sweep-out", "mtr-root", "gendata", "grammar", "redefine", "known-bugs", "random-options",
-    "history", "xml-report"})
+    "history", "xml-report", "replay-out"})
 
 
 class _OnOff(argparse.BooleanOptionalAction):
@@ -76,6 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     _mtr_options(p)
     _sweep_options(p)
     _hunt_options(p)
+    _replay_options(p)
     _tool_options(p)
     _kewpie2012_options(p)
     _config_options(p)
@@ -112,12 +113,14 @@ def _run_options(p: argparse.ArgumentParser) -> None:
     """The mode, how tests run, where the run writes and what it prints."""
     g = p.add_argument_group("the run: mode, repeats, timeouts, workdir, output")
     g.add_argument("--mode", default=default("mode"),
-                   choices=["native", "cleanup", "sweep", "mtr", "hunt", "reduce"],
+                   choices=["native", "cleanup", "sweep", "mtr", "hunt", "reduce", "replay"],
                    help="native: run tests; cleanup: stop servers left in --workdir; "
                         "sweep: run a sysbench sweep file (docs/sysbench.md); mtr: the "
                         "server's own mysql-test suites (docs/mtr.md); hunt: random loads "
                         "in trials with oracles (docs/hunting.md); reduce: a hunt finding "
                         "(the TEST argument: its folder) to a minimal mysql-test case "
+                        "(docs/hunting.md); replay: a corpus of reproducers (the TEST "
+                        "arguments: .sql/.test files or folders) on every code tree "
                         "(docs/hunting.md)")
     g.add_argument("--force", action=_OnOff,
                    help="run every test even after a failure (default: stop at the first)")
@@ -349,6 +352,18 @@ def _hunt_options(p: argparse.ArgumentParser) -> None:
                                      "(default: %(default)s)")
 
 
+def _replay_options(p: argparse.ArgumentParser) -> None:
+    """--mode=replay: a corpus of reproducers on every code tree (docs/hunting.md)."""
+    g = p.add_argument_group("replay: with --mode=replay CORPUS..., reproducers on every "
+                             "code tree (docs/hunting.md; --known-bugs, --parallel, "
+                             "--junit-xml apply)")
+    g.add_argument("--replay-timeout", type=float, default=default("replay_timeout"),
+                   metavar="S", help="one reproducer's time on one tree (default: %(default)g)")
+    g.add_argument("--replay-out", default=default("replay_out"), metavar="DIR",
+                   help="the output folder: replay.json, known_bugs.txt, evidence "
+                        "(default: workdir/replay/<time>-<run>)")
+
+
 def _tool_options(p: argparse.ArgumentParser) -> None:
     """Backup and randgen programs (docs/backup.md, docs/randgen.md)."""
     g = p.add_argument_group("tools (docs/backup.md, docs/randgen.md)")
@@ -512,9 +527,14 @@ def _hunt_config(args: argparse.Namespace) -> dict[str, Any]:
     if hunt_only and args.mode != "hunt":
         raise KewpieError(f"{', '.join(hunt_only)}: only with --mode=hunt; this run is "
                           f"--mode={args.mode}")
-    if (args.known_bugs or args.allow_known) and args.mode not in ("hunt", "native"):
-        raise KewpieError(f"--known-bugs and --allow-known: only with --mode=hunt or "
-                          f"--mode=native; this run is --mode={args.mode}")
+    if args.known_bugs and args.mode == "replay":
+        from .hunt.knownbugs import KnownBugs  # read now: a bad file is one error line
+        KnownBugs.load([os.path.abspath(k) for k in args.known_bugs])
+    if (args.known_bugs and args.mode not in ("hunt", "native", "replay")) or \
+            (args.allow_known and args.mode not in ("hunt", "native")):
+        raise KewpieError(f"--known-bugs (and --allow-known): only with --mode=hunt or "
+                          f"--mode=native (--known-bugs: --mode=replay too); this run is "
+                          f"--mode={args.mode}")
     if args.known_bugs and args.mode == "native":  # a hunt reads them as it starts
         from .hunt.knownbugs import KnownBugs  # read now: a bad file is one error line
         KnownBugs.load([os.path.abspath(k) for k in args.known_bugs])
@@ -555,7 +575,22 @@ def _hunt_config(args: argparse.Namespace) -> dict[str, Any]:
                 replica_timeout=args.replica_timeout,
                 wrong_result_budget=args.wrong_result_budget,
                 reduce_out=os.path.abspath(args.reduce_out) if args.reduce_out else "",
-                reduce_parallel=args.reduce_parallel)
+                reduce_parallel=args.reduce_parallel, **_replay_config(args))
+
+
+def _replay_config(args: argparse.Namespace) -> dict[str, Any]:
+    """The --mode=replay settings of RunConfig; KewpieError for a value that cannot work."""
+    if args.mode != "replay" and (args.replay_out or
+                                  args.replay_timeout != default("replay_timeout")):
+        raise KewpieError(f"--replay-timeout and --replay-out: only with --mode=replay; this "
+                          f"run is --mode={args.mode}")
+    if not math.isfinite(args.replay_timeout) or args.replay_timeout < 1:
+        raise KewpieError(f"--replay-timeout must be a number of seconds of at least 1, not "
+                          f"{args.replay_timeout:g}")
+    return dict(replay_timeout=args.replay_timeout,
+                replay_out=os.path.abspath(args.replay_out) if args.replay_out else "")
+
+
 def _labels(values: list[str]) -> tuple[tuple[tuple[str, str], ...], str]:
     """--label values: the run's KEY=VALUE labels, and the sweep's NAME (one at most)."""
     names = [v for v in values if "=" not in v]
@@ -611,7 +646,7 @@ def _config(args: argparse.Namespace) -> RunConfig:
     for name in suites:  # names, not paths (a path only as a directory given by --suitepath)
         check_suite_name(name, suitepaths, nested=args.mode == "mtr")
     for name in args.tests:  # 'suite.test': the suite part too (mtr takes a .test file's name)
-        if "/" in name and args.mode != "reduce" and not (args.mode == "mtr"
+        if "/" in name and args.mode not in ("reduce", "replay") and not (args.mode == "mtr"
                                                           and name.endswith(".test")):
             check_suite_name(name.split(",")[0].rsplit(".", 1)[0], suitepaths,
                              nested=args.mode == "mtr", what=f"test {name!r}: its suite")
@@ -625,7 +660,8 @@ def _config(args: argparse.Namespace) -> RunConfig:
                   "--history-dsn" if args.history_dsn else "--results-db-dsn")
     return _debugging_config(args, RunConfig(
         suites=suites, suitepaths=suitepaths,
-        tests=[os.path.abspath(t) for t in args.tests] if args.mode == "reduce" else list(args.tests),
+        tests=[os.path.abspath(t) for t in args.tests] if args.mode in ("reduce", "replay")
+        else list(args.tests),
         basedir=basedirs[0], extra_basedirs=basedirs[1:], default_server_type=args.default_server_type,
         workdir=os.path.abspath(args.workdir), use_shm=args.shm,
         start_and_exit=args.start_and_exit, mode=args.mode, force=args.force,

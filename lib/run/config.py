@@ -119,6 +119,9 @@ class RunConfig:
     # --mode=reduce (docs/hunting.md): a finding reduced to a mysql-test case
     reduce_out: str = ""                  # --reduce-out: the output folder ('' = FINDING/reduce)
     reduce_parallel: int = 0              # --reduce-parallel: candidates at once (0: the cores, <= 4)
+    # --mode=replay (docs/hunting.md): a corpus of reproducers on every code tree
+    replay_timeout: float = 60.0          # --replay-timeout: one reproducer's time
+    replay_out: str = ""                  # --replay-out: the output folder ('' = workdir/replay/...)
     xml_report: str = ""        # --mode=mtr: --xml-report PATH, mtr's JUnit dialect
     # the results history (docs/history.md)
     history: bool = True        # record this run (--no-history: not)

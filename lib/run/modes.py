@@ -1,5 +1,5 @@
 """Picks and runs the mode a run asked for over its environment: cleanup, --list,
-sweep, mtr, hunt, --start-and-exit or the native test run."""
+sweep, mtr, hunt, reduce, replay, --start-and-exit or the native test run."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -39,7 +39,7 @@ def run_mode(env: RunEnvironment) -> int:
         return list_mtr(env)
     if config.list_only:
         return list_tests(env)
-    env.open_workdir(fresh=config.mode in ("native", "mtr", "hunt", "reduce"))
+    env.open_workdir(fresh=config.mode in ("native", "mtr", "hunt", "reduce", "replay"))
     configure(config.verbose, logfile=env.workdir.log_file)
     env.discover_tree()
     if config.mode == "sweep":
@@ -54,6 +54,9 @@ def run_mode(env: RunEnvironment) -> int:
     if config.mode == "reduce":
         from .reduce_mode import run_reduce
         return run_reduce(env)
+    if config.mode == "replay":
+        from .replay_mode import run_replay
+        return run_replay(env)
     from .selection import require_tests, select
     specs = select(env)
     if config.start_and_exit:

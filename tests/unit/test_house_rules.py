@@ -482,7 +482,7 @@ LAYERS = (
     ("lib.util",),
     ("lib.suites", "lib.testcase"),
     ("lib.consistency", "lib.backup", "lib.randgen", "lib.sysbench", "lib.checks", "lib.data",
-     "lib.mtr", "lib.hunt", "lib.reduce",
+     "lib.mtr", "lib.hunt", "lib.reduce", "lib.replay",
      "lib.history"),
     ("lib.servers",),
     ("lib.platform", "lib.errors", "lib.home", "lib.aliases"),
