@@ -12,6 +12,7 @@ A tool package (docs/history.md): the run layer writes to it (lib/run/history.py
 - ``spool.py``: results kept in the workdir while the store is down.
 - ``patterns.py``: ``*``/``?`` patterns as SQL.
 - ``queries.py``: search, timelines, flaky, unstable, slowest, runs, durations.
+- ``replays.py``: the replayed bugs (``--mode=replay``): status per tree and run, search.
 - ``weights.py``: durations for --shard and longest-first scheduling.
 - ``sweeps.py``: the sweeps' tables (the sweeps' results database folded in).
 - ``svgplot.py``: plots and pass/fail strips as SVG geometry.

@@ -1,9 +1,10 @@
 """``kewpie history html OUT``: a static copy of the page, to archive with a CI build.
 
 The same templates as the server's, with relative links: ``index.html`` (the newest
-failures), ``runs.html``, ``flaky.html``, ``slowest.html``, ``sweeps.html``, and the
-pages of the newest runs, of the tests that failed or flaked (up to ``max_tests``,
-worst first) and of the sweeps.  There is no search in a static copy.
+failures), ``runs.html``, ``flaky.html``, ``slowest.html``, ``sweeps.html``,
+``bugs.html`` (the replayed bugs), and the pages of the newest runs, of the tests that
+failed or flaked (up to ``max_tests``, worst first), of the replayed bugs and of the
+sweeps.  There is no search in a static copy.
 """
 from __future__ import annotations
 
@@ -17,8 +18,9 @@ from .errors import HistoryUsageError
 from .queries import SearchFilter, Window, recent_runs, search, test_records
 from .schema import results
 from .sweeps import SweepStore
-from .web import (Links, create_app, flaky_page, index_page, run_page, runs_page, slowest_page,
-                  slug, sweep_page, sweeps_page, test_page)
+from .replays import find_bugs
+from .web import (Links, bug_page, bugs_page, create_app, flaky_page, index_page, run_page,
+                  runs_page, slowest_page, slug, sweep_page, sweeps_page, test_page)
 
 RUN_PAGES = 100
 
@@ -64,6 +66,9 @@ def export(engine: Engine, out: str, max_tests: int = 300) -> int:
             names += [n for n in recent if n not in names][:max_tests - len(names)]
         for name in names:
             page(f"tests/{slug(name)}.html", "test.html", test_page(conn, name))
+        page("bugs.html", "bugs.html", bugs_page(conn, {}))
+        for bug in find_bugs(conn)[:max_tests]:
+            page(f"bugs/{slug(bug.name)}.html", "bug.html", bug_page(conn, bug.name))
     page("sweeps.html", "sweeps.html", sweeps_page(engine))
     for sweep in SweepStore(engine).recent(20):
         page(f"sweeps/{sweep.id}.html", "sweep.html", sweep_page(engine, sweep.id))

@@ -1,5 +1,6 @@
 """The cross-reference page (Flask and Jinja2 templates): the search, a test's page, a
-run's page, the runs, the flaky and slowest tables and the sweeps' plots.
+run's page, the runs, the flaky and slowest tables, the sweeps' plots and the
+replayed bugs (``/bugs``, ``/bug?name=MDEV-12345``: lib/history/replays.py).
 
 Each page is a function from a connection and its parameters to a template's values
 (``*_page``), rendered by a Flask route (``kewpie history serve``, lib/history/serve.py)
@@ -23,13 +24,14 @@ from sqlalchemy.engine import Connection, Engine
 from .errors import HistoryUsageError
 from .patterns import parse_when
 from .records import headline
+from .replays import bug_history, find_bugs
 from .queries import (STATUS_CHOICES, SearchFilter, Window, flaky, recent_runs, run_detail,
                       search, slowest, test_records, timeline)
 from .svgplot import Series, line_plot, strip, time_plot
 from .sweeps import StoredSweep, SweepStore
 
 SAFE_NAME = re.compile(r"^[A-Za-z0-9._-]{1,120}$")
-PAGES = ("index", "runs", "flaky", "slowest", "sweeps")
+PAGES = ("index", "runs", "flaky", "slowest", "sweeps", "bugs")
 TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
 STRIP_LENGTH = 60
 
@@ -71,6 +73,12 @@ class Links:
     def run(self, run_id: int) -> str:
         """A run's page."""
         return f"{self.prefix}runs/{run_id}.html" if self.static else f"/run/{run_id}"
+
+    def bug(self, name: str) -> str:
+        """A replayed bug's page (lib/history/replays.py)."""
+        if self.static:
+            return f"{self.prefix}bugs/{quote(slug(name))}.html"
+        return "/bug?" + urlencode({"name": name})
 
     def sweep(self, sweep_id: int) -> str:
         """A sweep's page."""
@@ -182,6 +190,24 @@ def slowest_page(conn: Connection, args: Mapping[str, str]) -> dict[str, Any]:
     return {"rows": rows, "window": w, "plot": plot, "title": "Slowest tests"}
 
 
+def bugs_page(conn: Connection, args: Mapping[str, str]) -> dict[str, Any]:
+    """The replayed bugs, searched by bug id, signature or UniqueID (``q``)."""
+    query, error = args.get("q", ""), ""
+    try:
+        bugs = find_bugs(conn, query)
+    except HistoryUsageError as exc:
+        bugs, error = [], str(exc)
+    trees = sorted({t for b in bugs for t in b.trees})
+    return {"bugs": bugs, "trees": trees, "query": query, "error": error,
+            "title": "Bugs"}
+
+
+def bug_page(conn: Connection, name: str) -> dict[str, Any] | None:
+    """One replayed bug: its status per tree and per run."""
+    bug = bug_history(conn, name)
+    return None if bug is None else {"bug": bug, "title": bug.name}
+
+
 def sweep_plots(sweep: StoredSweep) -> list[Any]:
     """A sweep's plots: median tps against threads (one line per version and value),
     and the p95 latency likewise."""
@@ -277,6 +303,18 @@ def create_app(engine: Engine) -> Flask:
         """The slowest tests."""
         with engine.connect() as conn:
             return render("slowest.html", slowest_page(conn, request.args))
+
+    @app.get("/bugs")
+    def bugs() -> str:
+        """The replayed bugs."""
+        with engine.connect() as conn:
+            return render("bugs.html", bugs_page(conn, request.args))
+
+    @app.get("/bug")
+    def bug() -> str:
+        """A replayed bug's page."""
+        with engine.connect() as conn:
+            return render("bug.html", bug_page(conn, request.args.get("name", "")))
 
     @app.get("/sweeps")
     def sweeps() -> str:
