@@ -187,7 +187,7 @@ def kewpie_reachable(request: pytest.FixtureRequest):
 
 @pytest.fixture(scope="session")
 def old_tree() -> str:
-    """The bookworm 10.11.18 tree (no MyRocks plugin), fetched by the set-up step;
+    """The bookworm 10.11.18 tree (with the installed tree's plugins), fetched by the set-up step;
     scripts/get-tree is idempotent (~5 ms when the tree is there)."""
     got = subprocess.run([os.path.join(ROOT, "scripts", "get-tree"), OLD_VERSION],
                          capture_output=True, text=True, timeout=300)

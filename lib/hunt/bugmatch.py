@@ -36,12 +36,13 @@ line with that assertion names the same bug (InnoDB's ``ut_a`` assertions
 survive in release builds while the InnoDB frames around them are ``??``).
 
 The similar lines are ranked by frames in common, then by fewer of the line's
-frames missing -- the open bugs' lines only, when any is similar, as exact
-matches try them first: a bug taken out of the list as Fixed does not compete
-with an open one; the best rank wins **when every line of that rank names the
-same bug, and no other bug that has a similar line is listed with a UniqueID
-line identical to one of the winner's** (the list then says the two bugs crash
-alike).  Otherwise the crash is *ambiguous*: no bug is named (a wrong bug id
+frames missing.  The first of these wins: the open lines that match exactly,
+the open lines that are similar (the best rank), the Fixed lines that match
+exactly, the Fixed lines that are similar -- a bug taken out of the list as
+Fixed does not outrank an open one -- **when its lines name one bug, and no
+rival (another bug with a line of the same status that matches exactly or is
+similar) is listed with a UniqueID line identical to one of the winner's**
+(the list then says the two bugs crash alike).  Otherwise the crash is *ambiguous*: no bug is named (a wrong bug id
 would be worse than none), the candidates are listed.  A match says its
 **quality**: ``exact UniqueID``, ``similar: 3/4 frames in order (+signal)``,
 ``similar: assertion (+signal)``.
@@ -165,20 +166,29 @@ class StringsIndex:
         """Is this frame listed in few enough crash lines to tell bugs apart?"""
         return self.frame_counts.get(frame, 0) <= self.distinctive_limit
 
-    def exact(self, uid: UniqueId) -> Match | None:
-        """The lines whose UniqueID is part of the crash's (active lines first)."""
+    def _exact_lines(self, uid: UniqueId, status: str) -> tuple[StringsEntry, ...]:
+        """The lines of a status whose UniqueID is part of the crash's."""
         text = uid.text.lower()
-        if not text:
-            return None
-        for wanted in (OPEN, FIXED):
-            found = tuple(e for e in self.entries
-                          if e.status == wanted and e.text and e.text.lower() in text)
+        return tuple(e for e in self.entries
+                     if e.status == status and e.text and e.text.lower() in text) if text else ()
+
+    def _similar_lines(self, uid: UniqueId, status: str) -> dict[tuple[int, int], list[StringsEntry]]:
+        """The crash lines of a status similar to the crash, by rank."""
+        ranked: dict[tuple[int, int], list[StringsEntry]] = {}
+        if uid.signal:
+            for entry in self.crashes:
+                rank = self._similar_rank(uid, entry) if entry.status == status else None
+                if rank is not None:
+                    ranked.setdefault(rank, []).append(entry)
+        return ranked
+
+    def exact(self, uid: UniqueId) -> Match | None:
+        """The lines whose UniqueID is part of the crash's (open lines first), as
+        mariadb-qa matches them; None when there is none."""
+        for status in (OPEN, FIXED):
+            found = self._exact_lines(uid, status)
             if found:
-                shared = _shared_ids(found)
-                if shared or not _all_ids(found):
-                    return Match(EXACT, found, shared, "exact UniqueID", exact=True)
-                return Match(AMBIGUOUS, found, _all_ids(found),
-                             "exact UniqueID, listed for different bugs", exact=True)
+                return self._verdict(found, "exact UniqueID", 0, True, set())
         return None
 
     def _similar_rank(self, uid: UniqueId, entry: StringsEntry) -> tuple[int, int] | None:
@@ -208,41 +218,45 @@ class StringsIndex:
             return None
         return Match(SIMILAR, entries, shared, "similar: assertion (+signal)")
 
-    def similar(self, uid: UniqueId) -> Match | None:
-        """The best similar line(s) (see the module docstring), or None."""
-        if not uid.signal:
-            return None
-        ranked: dict[tuple[int, int], list[StringsEntry]] = {}
-        for wanted in (OPEN, FIXED):      # an open bug's lines first, as for exact matches
-            for entry in self.crashes:
-                rank = self._similar_rank(uid, entry) if entry.status == wanted else None
-                if rank is not None:
-                    ranked.setdefault(rank, []).append(entry)
-            if ranked:
-                break
-        if not ranked:
-            return self._assertion_match(uid)
-        best = max(ranked)
-        entries = tuple(ranked[best])
-        common = best[0]
-        detail = (f"similar: {common}/{max(len(e.frames) for e in entries)} frames in order "
-                  f"(+signal{', +assertion' if entries[0].assertion else ''})")
+    def _verdict(self, entries: tuple[StringsEntry, ...], detail: str, common: int, exact: bool,
+                 rivals: set[str]) -> Match:
+        """The match of the best lines: their bug, unless they name different bugs, or one
+        of the rivals (other bugs with a matching line) is listed alike with theirs."""
+        quality = EXACT if exact else SIMILAR
         shared = _shared_ids(entries)
-        if not shared:
+        if not shared and _all_ids(entries):
             return Match(AMBIGUOUS, entries, _all_ids(entries),
-                         detail + ", listed for different bugs", common)
-        others = {b for lines in ranked.values() for e in lines for b in e.bug_ids} - set(shared)
-        alike = sorted({b for w in shared for b in self._alike.get(w, set())} & others)
+                         detail + ", listed for different bugs", common, exact)
+        alike = sorted({b for w in shared for b in self._alike.get(w, set())} & rivals)
         if alike:
             return Match(AMBIGUOUS, entries, (*shared, *alike),
-                         detail + f", listed alike for {', '.join(alike)}", common)
-        return Match(SIMILAR, entries, shared, detail, common)
+                         detail + f", listed alike for {', '.join(alike)}", common, exact)
+        return Match(quality, entries, shared, detail, common, exact)
 
     def match(self, uid: UniqueId | None) -> Match | None:
-        """Exact first, then similar; None when nothing matches."""
+        """The first of: exact open lines, similar open lines, exact Fixed lines, similar
+        Fixed lines, an assertion alone -- no bug named when a rival (another bug with a
+        line of the same status that matches exactly or is similar) is listed alike with
+        the winner's; None when nothing matches."""
         if uid is None:
             return None
-        return self.exact(uid) or self.similar(uid)
+        for status in (OPEN, FIXED):
+            exact = self._exact_lines(uid, status)
+            ranked = self._similar_lines(uid, status)
+            if not exact and not ranked:
+                continue
+            rivals = {b for e in exact for b in e.bug_ids} | \
+                {b for lines in ranked.values() for e in lines for b in e.bug_ids}
+            if exact:
+                entries, detail, common = exact, "exact UniqueID", 0
+            else:
+                best = max(ranked)
+                entries, common = tuple(ranked[best]), best[0]
+                detail = (f"similar: {common}/{max(len(e.frames) for e in entries)} frames in "
+                          f"order (+signal{', +assertion' if entries[0].assertion else ''})")
+            return self._verdict(entries, detail, common, bool(exact),
+                                 rivals - set(_shared_ids(entries)))
+        return self._assertion_match(uid)
 
 
 @dataclass(frozen=True)

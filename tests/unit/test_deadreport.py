@@ -1,4 +1,5 @@
-"""A dead server's part of a failed test's report: the crash signature above the log tail.
+"""A dead server's part of a failed test's report: the crash signature and MariaDB QA's
+UniqueID above the log tail.
 
 Covers: lib/run/deadreport.py, lib/hunt/crashreport.py (crash_headline)
 """
@@ -27,8 +28,10 @@ def test_a_crash_report_puts_its_signature_above_the_tail():
     lines = part.splitlines()
     assert lines[0] == "server s0 died during the test (killed by signal 6)"
     assert lines[1].startswith("crash signature ") and "btr0cur.cc" in lines[1]
-    assert lines[2] == "error log /wd/var_s0/log/error.log ends with:"
-    assert lines[-1] == "filler 39" and "Failing assertion" not in "\n".join(lines[3:])
+    assert lines[2] == ("UniqueID: !cursor->index()->is_committed()|SIGABRT|"
+                        "ut_dbg_assertion_failed|btr_cur_t::search_leaf_page|row_ins_clust")
+    assert lines[3] == "error log /wd/var_s0/log/error.log ends with:"
+    assert lines[-1] == "filler 39" and "Failing assertion" not in "\n".join(lines[4:])
 
 
 def test_no_crash_report_keeps_the_one_line_form():

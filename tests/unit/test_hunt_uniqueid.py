@@ -214,6 +214,11 @@ def test_open_lines_before_fixed_ones_and_bugs_listed_alike(tmp_path):
     index = StringsIndex(entries)
     stack = ("site_a", "caller_a", "outer_a", "elsewhere")
     assert index.match(UniqueId("SIGSEGV", stack, "", stack)).bug_ids == ("KW-1",)
+    # an open bug's similar line outranks a Fixed bug's exact one
+    stack = ("site_a", "caller_a", "outer_a", "top_b")
+    uid = UniqueId("SIGSEGV", stack, "", stack)
+    assert index.exact(uid).bug_ids == ("KW-2",)
+    assert index.match(uid).bug_ids == ("KW-1",) and index.match(uid).quality == SIMILAR
     # KW-3 ranks best, but KW-4 is similar too and the list names them alike
     stack = ("site_c", "caller_c", "outer_c", "elsewhere")
     match = index.match(UniqueId("SIGSEGV", stack, "", stack))
