@@ -1,0 +1,327 @@
+#!/usr/bin/env python3
+"""Replay benchmark: MariaDB QA's reproducers on both code trees, kewpie's way against the
+naive way.  Prints figures; asserts nothing.
+
+1. **kewpie**: one command, ``kewpie --mode=replay CORPUS --known-bugs KNOWN
+   --parallel N`` on every code tree (the installed 10.11.19 and
+   ``trees/10.11.18``): servers reused while the reuse rule keeps them, what a
+   reproducer added undone first, fresh after a crash.
+2. **naive**: a fresh server per reproducer, as mariadb-qa's ``bug_report.sh``
+   runs one (``all_no_cl``: a new datadir by ``mariadb-install-db``, the server
+   started; ``test``: the client fed the file; a crash's core read by gdb for the
+   UniqueID; else the server shut down), on a seeded sample of ``--naive-sample``
+   reproducers (the whole corpus would take hours), on each tree, ``--parallel``
+   of them at once, with kewpie's server options (sockets only: no port).
+   kewpie replays the same sample once more (in the same workdir: its pristine
+   datadirs made once, as a user's second replay), for a like-for-like rate.
+
+Figures: replays (reproducer x tree) per minute of each, side by side, and their
+ratio (target: kewpie >= 5x); the counts per outcome per tree; the reproducers
+present in 10.11.18 and absent in 10.11.19; the matching's quality on
+10.11.19 (of the crashing reproducers whose MDEV has lines in
+``known_bugs.strings``: attributed to their own MDEV, to another one -- target
+none -- or to none, the rest listed with both UniqueIDs; target >= 60 % own).
+The machine's load (``/proc/loadavg``) is printed before and after.
+
+Run (one command; CPU-heavy, about an hour on 2 cores)::
+
+    nice -n 5 bench/replay_bench.py [--corpus ../shared/mariadb-qa/BUGS]
+        [--known-bugs ../shared/mariadb-qa/known_bugs.strings] [--parallel 2]
+        [--naive-sample 60] [--timeout 60] [--json out.json]
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_VENV = os.path.join(_ROOT, ".venv")
+if (os.path.exists(os.path.join(_VENV, "bin", "python")) and not os.environ.get("KEWPIE_NO_VENV")
+        and os.path.realpath(sys.prefix) != os.path.realpath(_VENV)):  # benchlib needs the venv
+    os.execv(os.path.join(_VENV, "bin", "python"), [os.path.join(_VENV, "bin", "python"),
+                                                     os.path.abspath(__file__), *sys.argv[1:]])
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import ROOT, machine_info  # noqa: E402
+
+from lib.hunt.crashreport import crash_unique_id  # noqa: E402
+from lib.hunt.kbstrings import load_strings  # noqa: E402
+from lib.replay.attribution import OTHER, OWN, SHARED, UNATTRIBUTED, attribute  # noqa: E402
+from lib.replay.corpus import discover  # noqa: E402
+from lib.replay.execute import ReplayResult  # noqa: E402
+from lib.servers.codetree import CodeTree, discover as discover_tree  # noqa: E402
+
+KEWPIE = os.path.join(ROOT, "kewpie.py")
+SHARED = os.path.join(ROOT, "..", "shared", "mariadb-qa")
+OLD, NEW = "10.11.18", "10.11.19"
+READY_SECONDS = 60.0
+
+
+def _load() -> str:
+    with open("/proc/loadavg", encoding="utf-8") as fh:
+        return " ".join(fh.read().split()[:3])
+
+
+# ---------------------------------------------------------------- kewpie's way
+def kewpie_replay(corpus: str, known: str, parallel: int, timeout: float, base: str,
+                  name: str) -> tuple[float, dict]:
+    """One ``kewpie --mode=replay`` run; (wall seconds, its replay.json)."""
+    out = os.path.join(base, f"out-{name}")
+    argv = [sys.executable, KEWPIE, f"--workdir={os.path.join(base, 'wd')}",
+            "--mode=replay", corpus, f"--known-bugs={known}", f"--parallel={parallel}",
+            f"--replay-timeout={timeout:g}", f"--replay-out={out}", "--history=off"]
+    started = time.monotonic()
+    proc = subprocess.run(argv, capture_output=True, text=True, check=False)
+    seconds = time.monotonic() - started
+    with open(os.path.join(base, f"kewpie-{name}.log"), "w", encoding="utf-8") as fh:
+        fh.write(proc.stdout + proc.stderr)
+    path = os.path.join(out, "replay.json")
+    if proc.returncode not in (0, 1) or not os.path.exists(path):
+        tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-15:])
+        raise SystemExit(f"kewpie --mode=replay failed (exit {proc.returncode}):\n{tail}")
+    with open(path, encoding="utf-8") as fh:
+        return seconds, json.load(fh)
+
+
+# ---------------------------------------------------------------- the naive way
+class Naive:
+    """One naive replay at a time per worker folder (see the module docstring)."""
+
+    def __init__(self, home: str, timeout: float) -> None:
+        self.home = home
+        self.timeout = timeout
+        self.counts: dict[str, dict[str, int]] = {}
+        self.lock = threading.Lock()
+
+    def _count(self, tree: str, outcome: str) -> None:
+        with self.lock:
+            per = self.counts.setdefault(tree, {})
+            per[outcome] = per.get(outcome, 0) + 1
+
+    def one(self, path: str, options: list[str], tree: CodeTree, slot: int) -> str:
+        """Replay path on a fresh server of tree in slot's folder; the outcome."""
+        work = os.path.join(self.home, f"slot{slot}")
+        shutil.rmtree(work, ignore_errors=True)
+        os.makedirs(work)
+        data, sock = os.path.join(work, "data"), os.path.join(work, "s.sock")
+        log = os.path.join(work, "error.log")
+        subprocess.run([tree.tool("install_db"), "--no-defaults", f"--datadir={data}",
+                        f"--basedir={tree.basedir}", "--user=root",
+                        "--auth-root-authentication-method=normal", "--force"],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        paths = [f"--{k}={v}" for k, v in tree.server_path_options()]
+        server = subprocess.Popen([tree.server, "--no-defaults", *paths, f"--datadir={data}",
+                                   f"--socket={sock}", "--skip-networking", "--user=root",
+                                   f"--log-error={log}", f"--pid-file={work}/s.pid",
+                                   "--innodb-log-file-size=16M", "--innodb-buffer-pool-size=128M",
+                                   "--core-file", "--skip-name-resolve", *options],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        client = tree.tool("client")
+        deadline = time.monotonic() + READY_SECONDS
+        while time.monotonic() < deadline and server.poll() is None:
+            ping = subprocess.run([client, "--no-defaults", f"--socket={sock}", "-uroot",
+                                   "-e", "SELECT 1"], capture_output=True, check=False)
+            if ping.returncode == 0:
+                break
+            time.sleep(0.1)
+        outcome = "skipped"
+        if server.poll() is None:
+            subprocess.run([client, "--no-defaults", f"--socket={sock}", "-uroot",
+                            "-e", "CREATE DATABASE IF NOT EXISTS test"], capture_output=True,
+                           check=False)
+            with open(path, "rb") as fh:
+                try:
+                    subprocess.run([client, "--no-defaults", f"--socket={sock}", "-uroot",
+                                    "--force", "--binary-mode", "test"], stdin=fh,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                   timeout=self.timeout, check=False)
+                    outcome = "none"
+                except subprocess.TimeoutExpired:
+                    outcome = "timeout"
+            alive = subprocess.run([client, "--no-defaults", f"--socket={sock}", "-uroot", "-e",
+                                    "SELECT 1"], capture_output=True, check=False).returncode == 0
+            if not alive:
+                try:
+                    server.wait(timeout=10.0)      # a crash: its core written, it ends
+                except subprocess.TimeoutExpired:
+                    pass
+        if server.poll() is not None and server.returncode != 0 and outcome != "skipped":
+            outcome = "crash"
+            cores = glob.glob(os.path.join(data, "core*"))
+            gdb = ""
+            if cores:
+                gdb = subprocess.run(["gdb", "-batch", "-nx", "-ex", "bt 40", tree.server,
+                                      cores[0]], capture_output=True, text=True,
+                                     check=False).stdout
+            with open(log, encoding="utf-8", errors="replace") as fh:
+                crash_unique_id(fh.read(), gdb)
+        elif server.poll() is None:
+            subprocess.run([client, "--no-defaults", f"--socket={sock}", "-uroot", "-e",
+                            "SHUTDOWN"], capture_output=True, check=False)
+            try:
+                server.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
+        shutil.rmtree(work, ignore_errors=True)
+        self._count(tree.label, outcome)
+        return outcome
+
+    def run(self, jobs: list[tuple[str, list[str], CodeTree]], parallel: int) -> float:
+        """Every job, parallel at once; the wall seconds."""
+        queue = list(jobs)
+        lock = threading.Lock()
+
+        def worker(slot: int) -> None:
+            while True:
+                with lock:
+                    if not queue:
+                        return
+                    path, options, tree = queue.pop(0)
+                self.one(path, options, tree, slot)
+        started = time.monotonic()
+        threads = [threading.Thread(target=worker, args=(i,)) for i in range(parallel)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        return time.monotonic() - started
+
+
+# ---------------------------------------------------------------- figures
+def results_of(doc: dict) -> list[ReplayResult]:
+    """Every result of a replay.json."""
+    out = []
+    for row in doc["rows"]:
+        for cell in row["trees"].values():
+            data = {k: v for k, v in cell.items() if k != "state"}
+            out.append(ReplayResult.from_json(data))
+    return out
+
+
+def rate(replays: int, seconds: float) -> float:
+    """Replays a minute."""
+    return replays / seconds * 60 if seconds else 0.0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark (see the module docstring)."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--corpus", default=os.path.join(SHARED, "BUGS"))
+    p.add_argument("--known-bugs", default=os.path.join(SHARED, "known_bugs.strings"))
+    p.add_argument("--parallel", type=int, default=2)
+    p.add_argument("--naive-sample", type=int, default=60, metavar="N")
+    p.add_argument("--timeout", type=float, default=60.0)
+    p.add_argument("--seed", type=int, default=45)
+    p.add_argument("--json", metavar="PATH")
+    p.add_argument("--keep", action="store_true", help="keep the bench's folder")
+    p.add_argument("--sample-only", action="store_true",
+                   help="only the sample, both ways (a quick look; no whole-corpus figures)")
+    args = p.parse_args(argv)
+    corpus_dir = os.path.abspath(args.corpus)
+    known = os.path.abspath(args.known_bugs)
+    info = machine_info()
+    load_before = _load()
+    base = tempfile.mkdtemp(prefix="replay-bench-", dir=os.path.join(ROOT, "workdir")
+                            if os.path.isdir(os.path.join(ROOT, "workdir")) else None)
+    corpus = discover([corpus_dir])
+    trees = [discover_tree("/usr"), discover_tree(os.path.join(ROOT, "trees", OLD, "usr"))]
+    print(f"replay bench: {len(corpus.reproducers)} reproducers of {corpus_dir}, trees "
+          f"{', '.join(t.label for t in trees)}, load {load_before}", flush=True)
+
+    if not args.sample_only:
+        whole_s, whole = kewpie_replay(corpus_dir, known, args.parallel, args.timeout, base, "all")
+        print(f"kewpie, whole corpus: {whole_s:.0f} s", flush=True)
+
+    sample = sorted(random.Random(args.seed).sample(corpus.reproducers,
+                                                    min(args.naive_sample,
+                                                        len(corpus.reproducers))),
+                    key=lambda r: r.name)
+    sample_dir = os.path.join(base, "sample")
+    os.makedirs(sample_dir)
+    for r in sample:
+        os.symlink(r.path, os.path.join(sample_dir, os.path.basename(r.path)))
+    kewpie_s, sampled = kewpie_replay(sample_dir, known, args.parallel, args.timeout, base,
+                                      "sample")
+    if args.sample_only:
+        whole_s, whole = kewpie_s, sampled
+    print(f"kewpie, sample of {len(sample)}: {kewpie_s:.0f} s", flush=True)
+    naive = Naive(os.path.join(base, "naive"), args.timeout)
+    jobs = [(r.path, [o.as_arg() for o in r.options], t) for t in trees for r in sample]
+    naive_s = naive.run(jobs, args.parallel)
+    print(f"naive, sample of {len(sample)}: {naive_s:.0f} s", flush=True)
+    load_after = _load()
+
+    results = results_of(whole)
+    replays = len(results)
+    entries = load_strings(known, open(known, encoding="utf-8").read().splitlines())
+    quality = attribute(results, NEW, entries)
+    old_only = [r["name"] for r in whole["rows"]
+                if r["trees"].get(OLD, {}).get("state") in ("present", "changed")
+                and r["trees"].get(NEW, {}).get("state") == "absent"]
+    settings = whole.get("settings", {})
+    lines = ["", "Replay benchmark (bench/replay_bench.py)", f"date:      {info['date']}",
+             f"machine:   nproc {info['nproc']}, kernel {info['kernel']}, "
+             f"load {load_before} before, {load_after} after",
+             f"server:    {info['mariadbd']}", f"corpus:    {corpus_dir}: "
+             f"{len(corpus.reproducers)} reproducers, {len(corpus.skipped)} skipped, "
+             f"{len(corpus.ignored)} ignored", ""]
+    k_all = rate(replays, whole_s)
+    k_sample = rate(len(sample) * len(trees), kewpie_s)
+    n_sample = rate(len(sample) * len(trees), naive_s)
+    lines += [f"{'way':<40} {'replays':>8} {'seconds':>9} {'per minute':>11}",
+              f"{'kewpie, whole corpus':<40} {replays:>8} {whole_s:>9.0f} {k_all:>11.1f}",
+              f"{'kewpie, the sample':<40} {len(sample) * len(trees):>8} {kewpie_s:>9.0f} "
+              f"{k_sample:>11.1f}",
+              f"{'naive (fresh server each), the sample':<40} {len(sample) * len(trees):>8} "
+              f"{naive_s:>9.0f} {n_sample:>11.1f}",
+              f"ratio kewpie/naive: {k_sample / n_sample if n_sample else 0:.1f}x on the sample, "
+              f"{k_all / n_sample if n_sample else 0:.1f}x whole corpus against the naive sample "
+              f"(target >= 5x); kewpie's server starts: {settings.get('server_starts')} for "
+              f"{replays} replays", ""]
+    lines.append("outcomes per tree (kewpie, whole corpus):")
+    for tree, per in whole["counts"].items():
+        lines.append(f"  {tree}: " + ", ".join(f"{o} {n}" for o, n in per.items()))
+    lines.append("  naive (sample): " + "; ".join(
+        f"{t}: " + ", ".join(f"{o} {n}" for o, n in sorted(per.items()))
+        for t, per in naive.counts.items()))
+    lines.append(f"present in {OLD}, absent in {NEW}: {len(old_only)}: {', '.join(old_only)}")
+    lines.append("")
+    lines.append(f"matching on {NEW}: {quality.crashes} crashing reproducers, {quality.listed} "
+                 f"with lines in known_bugs.strings, {quality.shared} of them in a crash shared "
+                 f"with other bugs' reproducers; of the other {quality.judged}: own "
+                 f"{quality.count(OWN)} ({quality.own_share:.0%}, target >= 60%), other "
+                 f"{quality.count(OTHER)} (target 0), unattributed {quality.count(UNATTRIBUTED)}")
+    for a in quality.rows:
+        if a.verdict not in (OWN, SHARED):
+            lines.append(f"  {a.name} [{a.verdict}{': ' + ', '.join(a.named) if a.named else ''}]"
+                         f"\n    crash:  {a.unique_id}\n    listed: {a.listed}")
+    shared = [a.name for a in quality.rows if a.verdict == SHARED]
+    lines.append(f"  shared crash ({len(shared)}): {', '.join(shared)}")
+    lines.append(f"  own ({quality.count(OWN)}): " + ", ".join(
+        f"{a.name} [{a.quality}]" for a in quality.rows if a.verdict == OWN))
+    print("\n".join(lines), flush=True)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump({"info": info, "load_before": load_before, "load_after": load_after,
+                       "kewpie_all_s": whole_s, "kewpie_sample_s": kewpie_s,
+                       "naive_sample_s": naive_s, "replays": replays, "sample": len(sample),
+                       "counts": whole["counts"], "naive_counts": naive.counts,
+                       "old_only": old_only, "quality": quality.to_json()}, fh, indent=1)
+    if not args.keep:
+        shutil.rmtree(base, ignore_errors=True)
+    else:
+        print(f"kept {base}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
