@@ -26,10 +26,10 @@ crash when
    The frames shared so counted are the match's *frames in common* (libc's CPU
    variants such as ``__memset_avx512_unaligned_erms`` and
    ``__memset_evex_unaligned_erms`` count as one);
-4. one of those frames is *distinctive*: in no more crash lines of the file
-   than :data:`DISTINCTIVE_SHARE` of them, and at least :data:`DISTINCTIVE`
-   (``mysql_execute_command`` or ``JOIN::optimize_inner`` alone say nothing
-   about which bug it is).
+4. one of those frames is *distinctive*: listed in no more than 1% of the
+   file's crash lines (:data:`DISTINCTIVE_SHARE`; :data:`DISTINCTIVE` lines
+   when that is more) -- ``mysql_execute_command`` or ``JOIN::optimize_inner``
+   alone say nothing about which bug it is.
 
 Failing that, an **assertion** alone: the same assertion and signal, when every
 line with that assertion names the same bug (InnoDB's ``ut_a`` assertions
