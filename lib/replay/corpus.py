@@ -13,8 +13,9 @@ through (sub-folders too, in name order).  A reproducer is
   ``mariadb-test``; kewpie's reduced cases (``--mode=reduce``'s
   ``mtr/kw_reduce/reduced.test``) are named for their finding's folder.
 
-A reproducer's name is the file's name without its extension (``MDEV-12345``);
-its bug is the first ``MDEV-N`` (or other ``WORD-N``) in that name, or none.
+A reproducer's name is the file's name without its extension (``MDEV-12345``;
+with its folder's name in front when two share it); its bug is the first
+``MDEV-N`` (or other ``WORD-N``) in that name, or none.
 In a folder, files of other extensions are left out (counted as ignored).  A
 reproducer that cannot be used is a :class:`Skip` with its reason -- a file
 that cannot be read, one with a NUL byte or no statement (not SQL), server
@@ -25,6 +26,7 @@ exist, a folder that cannot be read or holds no reproducer are bad input:
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from dataclasses import dataclass, field
@@ -164,6 +166,17 @@ def _walk(folder: str) -> list[str]:
     return found
 
 
+def _unique_names(corpus: Corpus) -> None:
+    """Reproducers of the same name (in different folders) get their folder's name in
+    front (``BUGS-10.6.MDEV-1``): the matrix, JUnit and the history tell them apart."""
+    counts: dict[str, int] = {}
+    for r in corpus.reproducers:
+        counts[r.name] = counts.get(r.name, 0) + 1
+    corpus.reproducers = [dataclasses.replace(r, name=f"{os.path.basename(os.path.dirname(r.path))}"
+                                                     f".{r.name}")
+                          if counts[r.name] > 1 else r for r in corpus.reproducers]
+
+
 def discover(paths: list[str]) -> Corpus:
     """The corpus of paths (see the module docstring); ReplayError for bad input."""
     if not paths:
@@ -199,6 +212,7 @@ def discover(paths: list[str]) -> Corpus:
                 corpus.reproducers.append(read_reproducer(file))
             except KewpieError as exc:
                 corpus.skipped.append(Skip(file, str(exc)))
+    _unique_names(corpus)
     if not corpus.reproducers:
         reasons = "; ".join(f"{os.path.basename(s.path)}: {s.reason}" for s in corpus.skipped[:3])
         raise ReplayError(f"the corpus has no usable reproducer ({reasons})")

@@ -22,14 +22,14 @@ import os
 import shlex
 import socket
 import time
-from typing import Any, Sequence
+from typing import Any
 
 from junitparser import Failure, Skipped
 from junitparser.xunit2 import JUnitXml, TestCase, TestSuite
 
 from .corpus import Corpus
 from .execute import CRASH, PRESENT, SKIPPED, ReplayResult
-from .matrix import ABSENT, CHANGED, PRESENT as PRESENT_STATE, Matrix, Row
+from .matrix import CHANGED, PRESENT as PRESENT_STATE, Matrix, Row
 
 FORMAT = "kewpie-replay/1"
 
@@ -182,13 +182,3 @@ def known_bugs_file(path: str, matrix: Matrix, command: str) -> str:
     with open(path, "w", encoding="utf-8") as fh:
         fh.write("\n".join(lines))
     return path
-
-
-def absent_rows(matrix: Matrix, tree: str) -> list[Row]:
-    """The reproducers absent in tree."""
-    return [r for r in matrix.rows if r.state(tree) == ABSENT]
-
-
-def results_of(rows: Sequence[Row]) -> list[ReplayResult]:
-    """Every result of rows."""
-    return [c.result for r in rows for c in r.cells.values()]

@@ -179,3 +179,10 @@ def test_attribution_own_other_unattributed(tmp_path):
     quality = attribute(alike, "10.11.19", entries)
     assert quality.shared == 3 and quality.judged == 0 and quality.own_share == 0.0
     assert {a.verdict for a in quality.rows} == {SHARED}
+
+
+def test_reproducers_of_one_name_in_two_folders(tmp_path):
+    a = _write(str(tmp_path / "a" / "MDEV-1.sql"), "SELECT 1;\n")
+    b = _write(str(tmp_path / "b" / "MDEV-1.sql"), "SELECT 2;\n")
+    names = sorted(r.name for r in discover([a, b]).reproducers)
+    assert names == ["a.MDEV-1", "b.MDEV-1"]
