@@ -1,7 +1,8 @@
 """Failures on known bugs in ordinary runs: the lookup, the exit rule, the CLI checks.
 
 Covers: lib/run/knownfailures.py, lib/run/report.py (Outcome.fails_run), lib/cli.py
-(--known-bugs, --allow-known), percona_tests/crash_recovery/known_bugs.txt
+(--known-bugs, --allow-known), percona_tests/crash_recovery/known_bugs.txt,
+lib/hunt/knownbugs.py (a known_bugs.strings file)
 """
 import os
 
@@ -51,6 +52,15 @@ def test_every_dead_server_on_a_known_open_bug_is_known(tmp_path):
     verdict = KnownFailures().judge(suite, [_Dead("s0", _log("crash_innodb.log"))])
     assert verdict.known == "MDEV-1 (open): leaf page"
     assert verdict.note.startswith("known bug MDEV-1 (open): leaf page — s0 crashed with signature ")
+
+
+def test_a_known_bugs_strings_file_names_the_crash_by_its_unique_id(tmp_path):
+    strings = tmp_path / "kb.strings"
+    strings.write_text("!cursor->index()->is_committed()|SIGABRT|ut_dbg_assertion_failed|"
+                       "btr_cur_t::search_leaf_page|row_ins_clust_index_entry_low  ## MDEV-7\n")
+    verdict = KnownFailures(extra_files=(str(strings),)).judge(
+        str(tmp_path), [_Dead("s0", _log("crash_innodb.log"))])
+    assert verdict.known.startswith("MDEV-7 (open)")
 
 
 def test_one_unknown_death_makes_it_an_ordinary_failure(tmp_path):
