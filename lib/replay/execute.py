@@ -401,6 +401,7 @@ class ReplayBot:
 
 
 ACCESS_DENIED = (1044, 1045, 1698)
+LOGIN_SECONDS = 10         # a hung server may hold a login's handshake forever
 
 
 class _Clock:
@@ -421,7 +422,7 @@ def _refuses_login(server: "Server") -> bool:
     """Does the server answer, but refuse kewpie's login (access denied)?"""
     import pymysql
     try:
-        server.connect().close()
+        server.connect(connect_timeout=LOGIN_SECONDS, read_timeout=LOGIN_SECONDS).close()
     except pymysql.MySQLError as exc:
         code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else 0
         return code in ACCESS_DENIED

@@ -29,6 +29,7 @@ SKIP_VARIABLES = frozenset({"gtid_binlog_pos", "gtid_binlog_state", "gtid_curren
                             "gtid_slave_pos", "gtid_executed", "gtid_purged", "timestamp",
                             "wsrep_start_position"})
 STATEMENT_SECONDS = 10
+READ_SECONDS = 30          # a server that stops answering is the reuse rule's to judge
 _NUMBER_RE = re.compile(r"^-?\d+(\.\d+)?$")
 
 
@@ -64,7 +65,7 @@ def snapshot(server: Server) -> State | None:
     """What server has now (None when it cannot be read)."""
     import pymysql
     try:
-        conn = server.connect()
+        conn = server.connect(connect_timeout=READ_SECONDS, read_timeout=READ_SECONDS)
     except pymysql.MySQLError:
         return None
     try:
@@ -112,7 +113,8 @@ def restore(server: Server, before: State) -> list[str]:
     ran ([] when nothing had changed, or the server could not be read)."""
     import pymysql
     try:
-        conn = server.connect()
+        conn = server.connect(connect_timeout=READ_SECONDS, read_timeout=READ_SECONDS,
+                              write_timeout=READ_SECONDS)
     except pymysql.MySQLError:
         return []
     done: list[str] = []
