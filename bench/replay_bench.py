@@ -79,7 +79,7 @@ def kewpie_replay(corpus: str, known: str, parallel: int, timeout: float, base: 
             "--mode=replay", corpus, f"--known-bugs={known}", f"--parallel={parallel}",
             f"--replay-timeout={timeout:g}", f"--replay-out={out}", "--history=off"]
     started = time.monotonic()
-    proc = subprocess.run(argv, capture_output=True, text=True, check=False)
+    proc = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=6 * 3600)
     seconds = time.monotonic() - started
     with open(os.path.join(base, f"kewpie-{name}.log"), "w", encoding="utf-8") as fh:
         fh.write(proc.stdout + proc.stderr)
