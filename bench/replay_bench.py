@@ -37,6 +37,7 @@ import json
 import os
 import random
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -287,6 +288,16 @@ def main(argv: list[str] | None = None) -> int:
               f"{k_all / n_sample if n_sample else 0:.1f}x whole corpus against the naive sample "
               f"(target >= 5x); kewpie's server starts: {settings.get('server_starts')} for "
               f"{replays} replays", ""]
+    phases: dict[str, list[float]] = {}
+    for r in results:
+        for name, value in r.phases.items():
+            phases.setdefault(name, []).append(value)
+    fresh = sum(1 for r in results if r.fresh)
+    lines.append(f"where kewpie's time goes (whole corpus; {fresh} of {replays} replays on a "
+                 f"fresh server): " + ", ".join(
+                     f"{name} {len(v)}x median {statistics.median(v):.2f} s sum {sum(v):.0f} s"
+                     for name, v in phases.items()))
+    lines.append("")
     lines.append("outcomes per tree (kewpie, whole corpus):")
     for tree, per in whole["counts"].items():
         lines.append(f"  {tree}: " + ", ".join(f"{o} {n}" for o, n in per.items()))

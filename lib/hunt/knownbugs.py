@@ -202,6 +202,16 @@ class KnownBugs:
                     entries.append(entry)
         return cls(tuple(entries), tuple(paths))
 
+    def lists(self, bug_id: str) -> bool:
+        """Does an entry (or a known_bugs.strings line, open or Fixed) name bug_id?"""
+        for entry in self.entries:
+            if isinstance(entry, StringsFile):
+                if any(bug_id in e.bug_ids for e in entry.index.entries):
+                    return True
+            elif entry.bug_id == bug_id:
+                return True
+        return False
+
     @property
     def count(self) -> int:
         """Entries of kewpie's format plus lines of known_bugs.strings files."""

@@ -393,11 +393,26 @@ class ReplayBot:
         self._tag(result, sig, server.tree)
 
     def _tag(self, result: ReplayResult, sig: "Signature", tree: CodeTree) -> None:
-        """What the known-bugs files say of this signature (and its UniqueID)."""
-        if self.settings.known_bugs is None:
-            return
-        version = tree.version.version if tree.version else ""
-        result.known = self.settings.known_bugs.tag(sig, version).to_json()
+        """What the known-bugs files say of this signature (:func:`known_verdict`)."""
+        if self.settings.known_bugs is not None:
+            version = tree.version.version if tree.version else ""
+            result.known = known_verdict(self.settings.known_bugs, sig, version, result.bug)
+
+
+def known_verdict(known: "KnownBugs", sig: "Signature", version: str,
+                  bug: str) -> dict[str, Any]:
+    """The known-bugs files' tag of a reproducer's signature, as JSON.  When they name
+    another bug than the reproducer's own (bug), and list that one too, the two pieces
+    of evidence disagree: no bug is named (``conflict``), the match is kept."""
+    tagged = known.tag(sig, version)
+    verdict = tagged.to_json()
+    named = tagged.match.bug_ids if tagged.match is not None and tagged.bug is not None else ()
+    if named and bug and bug not in named and known.lists(bug):
+        match = dict(verdict["match"] or {})
+        match.update(quality="ambiguous", detail=f"{match.get('detail', '')}; the reproducer "
+                                                 f"is {bug}'s, listed for another crash")
+        verdict = {"tag": "new", "bug": None, "match": match, "conflict": bug}
+    return verdict
 
 
 ACCESS_DENIED = (1044, 1045, 1698)
