@@ -12,8 +12,10 @@ naive way.  Prints figures; asserts nothing.
    UniqueID; else the server shut down), on a seeded sample of ``--naive-sample``
    reproducers (the whole corpus would take hours), on each tree, ``--parallel``
    of them at once, with kewpie's server options (sockets only: no port).
-   kewpie replays the same sample once more (in the same workdir: its pristine
-   datadirs made once, as a user's second replay), for a like-for-like rate.
+   kewpie replays the same sample first (a workdir of its own, its pristine
+   datadirs made in that run), for a like-for-like rate; then the whole corpus
+   (in the same workdir: the pristine datadirs made once, as a user's second
+   replay).  The sample's figures are printed as soon as they are known.
 
 Figures: replays (reproducer x tree) per minute of each, side by side, and their
 ratio (target: kewpie >= 5x); the counts per outcome per tree; the reproducers
@@ -238,10 +240,6 @@ def main(argv: list[str] | None = None) -> int:
     print(f"replay bench: {len(corpus.reproducers)} reproducers of {corpus_dir}, trees "
           f"{', '.join(t.label for t in trees)}, load {load_before}", flush=True)
 
-    if not args.sample_only:
-        whole_s, whole = kewpie_replay(corpus_dir, known, args.parallel, args.timeout, base, "all")
-        print(f"kewpie, whole corpus: {whole_s:.0f} s", flush=True)
-
     sample = sorted(random.Random(args.seed).sample(corpus.reproducers,
                                                     min(args.naive_sample,
                                                         len(corpus.reproducers))),
@@ -252,13 +250,20 @@ def main(argv: list[str] | None = None) -> int:
         os.symlink(r.path, os.path.join(sample_dir, os.path.basename(r.path)))
     kewpie_s, sampled = kewpie_replay(sample_dir, known, args.parallel, args.timeout, base,
                                       "sample")
-    if args.sample_only:
-        whole_s, whole = kewpie_s, sampled
-    print(f"kewpie, sample of {len(sample)}: {kewpie_s:.0f} s", flush=True)
+    print(f"kewpie, sample of {len(sample)}: {kewpie_s:.0f} s, load {_load()}", flush=True)
     naive = Naive(os.path.join(base, "naive"), args.timeout)
     jobs = [(r.path, [o.as_arg() for o in r.options], t) for t in trees for r in sample]
     naive_s = naive.run(jobs, args.parallel)
-    print(f"naive, sample of {len(sample)}: {naive_s:.0f} s", flush=True)
+    k_sample = rate(len(sample) * len(trees), kewpie_s)
+    n_sample = rate(len(sample) * len(trees), naive_s)
+    print(f"naive, sample of {len(sample)}: {naive_s:.0f} s, load {_load()}; on the sample "
+          f"kewpie {k_sample:.1f}/min, naive {n_sample:.1f}/min, "
+          f"{k_sample / n_sample if n_sample else 0:.1f}x", flush=True)
+    if args.sample_only:
+        whole_s, whole = kewpie_s, sampled
+    else:   # the sample first: its ratio is printed before the long part
+        whole_s, whole = kewpie_replay(corpus_dir, known, args.parallel, args.timeout, base, "all")
+        print(f"kewpie, whole corpus: {whole_s:.0f} s, load {_load()}", flush=True)
     load_after = _load()
 
     results = results_of(whole)
@@ -276,8 +281,6 @@ def main(argv: list[str] | None = None) -> int:
              f"{len(corpus.reproducers)} reproducers, {len(corpus.skipped)} skipped, "
              f"{len(corpus.ignored)} ignored", ""]
     k_all = rate(replays, whole_s)
-    k_sample = rate(len(sample) * len(trees), kewpie_s)
-    n_sample = rate(len(sample) * len(trees), naive_s)
     lines += [f"{'way':<40} {'replays':>8} {'seconds':>9} {'per minute':>11}",
               f"{'kewpie, whole corpus':<40} {replays:>8} {whole_s:>9.0f} {k_all:>11.1f}",
               f"{'kewpie, the sample':<40} {len(sample) * len(trees):>8} {kewpie_s:>9.0f} "
