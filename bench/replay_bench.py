@@ -63,7 +63,7 @@ from lib.replay.execute import ReplayResult  # noqa: E402
 from lib.servers.codetree import CodeTree, discover as discover_tree  # noqa: E402
 
 KEWPIE = os.path.join(ROOT, "kewpie.py")
-SHARED = os.path.join(ROOT, "..", "shared", "mariadb-qa")
+QA_SNAPSHOT = os.path.join(ROOT, "..", "shared", "mariadb-qa")
 OLD, NEW = "10.11.18", "10.11.19"
 READY_SECONDS = 60.0
 
@@ -218,8 +218,8 @@ def rate(replays: int, seconds: float) -> float:
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark (see the module docstring)."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--corpus", default=os.path.join(SHARED, "BUGS"))
-    p.add_argument("--known-bugs", default=os.path.join(SHARED, "known_bugs.strings"))
+    p.add_argument("--corpus", default=os.path.join(QA_SNAPSHOT, "BUGS"))
+    p.add_argument("--known-bugs", default=os.path.join(QA_SNAPSHOT, "known_bugs.strings"))
     p.add_argument("--parallel", type=int, default=2)
     p.add_argument("--naive-sample", type=int, default=60, metavar="N")
     p.add_argument("--timeout", type=float, default=60.0)
@@ -319,7 +319,10 @@ def main(argv: list[str] | None = None) -> int:
             lines.append(f"  {a.name} [{a.verdict}{': ' + ', '.join(a.named) if a.named else ''}]"
                          f"\n    crash:  {a.unique_id}\n    listed: {a.listed}")
     shared = [a.name for a in quality.rows if a.verdict == SHARED]
-    lines.append(f"  shared crash ({len(shared)}): {', '.join(shared)}")
+    lines.append(f"  shared crash ({len(shared)}; named for another bug: "
+                 f"{len(quality.shared_named_other)}): {', '.join(shared)}")
+    for a in quality.shared_named_other:
+        lines.append(f"    {a.name} named {', '.join(a.named)}: {a.unique_id}")
     lines.append(f"  own ({quality.count(OWN)}): " + ", ".join(
         f"{a.name} [{a.quality}]" for a in quality.rows if a.verdict == OWN))
     print("\n".join(lines), flush=True)

@@ -15,6 +15,9 @@ sorts the match into
 - ``unattributed``: no line matched, or lines of different bugs tied
   (ambiguous: no bug named).
 
+A shared crash keeps the bug its match named, if any
+(:attr:`Quality.shared_named_other`: named for another bug than its reproducer's).
+
 The unattributed and other ones are listed with both UniqueIDs (the crash's,
 and the listed line's or the own bug's first line) for a person to judge.
 """
@@ -63,6 +66,12 @@ class Quality:
         return sum(1 for a in self.rows if a.verdict == verdict)
 
     @property
+    def shared_named_other(self) -> list[Attribution]:
+        """Shared crashes the match named another bug for (a wrong name there too)."""
+        return [a for a in self.rows if a.verdict == SHARED and a.named
+                and a.bug not in a.named]
+
+    @property
     def judged(self) -> int:
         """Listed crashes that are the reproducer's own (shared ones aside)."""
         return self.listed - self.shared
@@ -78,6 +87,7 @@ class Quality:
                 "shared": self.shared, "judged": self.judged,
                 "own": self.count(OWN), "other": self.count(OTHER),
                 "unattributed": self.count(UNATTRIBUTED),
+                "shared_named_other": len(self.shared_named_other),
                 "rows": [a.to_json() for a in self.rows]}
 
 
@@ -99,16 +109,18 @@ def attribute(results: Sequence[ReplayResult], tree: str,
         if not result.bug or result.bug not in by_bug:
             continue
         quality.listed += 1
-        if len(bugs_of[result.signature_id]) >= SHARED_BUGS:
-            quality.shared += 1
-            quality.rows.append(Attribution(result.name, result.bug, tree, SHARED, (), "",
-                                            result.unique_text, by_bug[result.bug][0].text))
-            continue
         known = result.known or {}
         match = known.get("match") or {}
         named = tuple(match.get("bug_ids") or ())
         attributed = known.get("tag") in ("known", "known-fixed") and \
             match.get("quality") in ("exact", "similar")
+        if len(bugs_of[result.signature_id]) >= SHARED_BUGS:
+            quality.shared += 1
+            quality.rows.append(Attribution(result.name, result.bug, tree, SHARED,
+                                            named if attributed else (),
+                                            str(match.get("detail", "")), result.unique_text,
+                                            by_bug[result.bug][0].text))
+            continue
         if attributed and result.bug in named:
             verdict = OWN
         elif attributed and named:
