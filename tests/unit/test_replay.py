@@ -179,6 +179,12 @@ def test_attribution_own_other_unattributed(tmp_path):
     quality = attribute(alike, "10.11.19", entries)
     assert quality.shared == 3 and quality.judged == 0 and quality.own_share == 0.0
     assert {a.verdict for a in quality.rows} == {SHARED}
+    assert quality.shared_named_other == []
+    # a shared crash named for another bug is still told
+    alike[0].known = other
+    quality = attribute(alike, "10.11.19", entries)
+    assert [(a.name, a.named) for a in quality.shared_named_other] == [("MDEV-1", ("MDEV-9",))]
+    assert quality.to_json()["shared_named_other"] == 1
 
 
 def test_reproducers_of_one_name_in_two_folders(tmp_path):
