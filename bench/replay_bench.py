@@ -46,14 +46,9 @@ import tempfile
 import threading
 import time
 
-_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_VENV = os.path.join(_ROOT, ".venv")
-if (os.path.exists(os.path.join(_VENV, "bin", "python")) and not os.environ.get("KEWPIE_NO_VENV")
-        and os.path.realpath(sys.prefix) != os.path.realpath(_VENV)):  # benchlib needs the venv
-    os.execv(os.path.join(_VENV, "bin", "python"), [os.path.join(_VENV, "bin", "python"),
-                                                     os.path.abspath(__file__), *sys.argv[1:]])
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import ROOT, machine_info  # noqa: E402
+from benchlib import ROOT, enter_venv, machine_info  # noqa: E402
+enter_venv(__file__)
 
 from lib.hunt.crashreport import crash_unique_id  # noqa: E402
 from lib.hunt.kbstrings import load_strings  # noqa: E402
