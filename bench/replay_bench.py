@@ -23,7 +23,12 @@ present in 10.11.18 and absent in 10.11.19; the matching's quality on
 10.11.19 (of the crashing reproducers whose MDEV has lines in
 ``known_bugs.strings``: attributed to their own MDEV, to another one -- target
 none -- or to none, the rest listed with both UniqueIDs; target >= 60 % own).
-The machine's load (``/proc/loadavg``) is printed before and after.
+Where the time goes: on the sample, the reproducers' own time (the client's
+run: the same statements both ways, ``SLEEP``s, lock waits and ``--timeout``s
+included) against the harness's own time a replay (all the rest: datadir,
+start, checks, restore, shutdown, gdb), each way -- the part kewpie can
+shorten.  The machine's load (``/proc/loadavg``) is printed before, between
+the parts and after.
 
 Run (one command; CPU-heavy, about an hour on 2 cores)::
 
@@ -98,6 +103,8 @@ class Naive:
         self.timeout = timeout
         self.counts: dict[str, dict[str, int]] = {}
         self.lock = threading.Lock()
+        self.seconds = 0.0       # every replay's time, summed
+        self.run_seconds = 0.0   # ... of which the reproducer's own (the client's run)
 
     def _count(self, tree: str, outcome: str) -> None:
         with self.lock:
@@ -106,6 +113,8 @@ class Naive:
 
     def one(self, path: str, options: list[str], tree: CodeTree, slot: int) -> str:
         """Replay path on a fresh server of tree in slot's folder; the outcome."""
+        began = time.monotonic()
+        ran = 0.0
         work = os.path.join(self.home, f"slot{slot}")
         shutil.rmtree(work, ignore_errors=True)
         os.makedirs(work)
@@ -135,6 +144,7 @@ class Naive:
             subprocess.run([client, "--no-defaults", f"--socket={sock}", "-uroot",
                             "-e", "CREATE DATABASE IF NOT EXISTS test"], capture_output=True,
                            check=False)
+            run_began = time.monotonic()
             with open(path, "rb") as fh:
                 try:
                     subprocess.run([client, "--no-defaults", f"--socket={sock}", "-uroot",
@@ -144,6 +154,7 @@ class Naive:
                     outcome = "none"
                 except subprocess.TimeoutExpired:
                     outcome = "timeout"
+            ran = time.monotonic() - run_began
             alive = subprocess.run([client, "--no-defaults", f"--socket={sock}", "-uroot", "-e",
                                     "SELECT 1"], capture_output=True, check=False).returncode == 0
             if not alive:
@@ -171,6 +182,9 @@ class Naive:
                 server.wait()
         shutil.rmtree(work, ignore_errors=True)
         self._count(tree.label, outcome)
+        with self.lock:
+            self.seconds += time.monotonic() - began
+            self.run_seconds += ran
         return outcome
 
     def run(self, jobs: list[tuple[str, list[str], CodeTree]], parallel: int) -> float:
@@ -286,6 +300,16 @@ def main(argv: list[str] | None = None) -> int:
               f"{k_all / n_sample if n_sample else 0:.1f}x whole corpus against the naive sample "
               f"(target >= 5x); kewpie's server starts: {settings.get('server_starts')} for "
               f"{replays} replays", ""]
+    sample_results = results_of(sampled)
+    k_total = sum(r.seconds for r in sample_results)
+    k_run = sum(r.phases.get("run", 0.0) for r in sample_results)
+    k_own = (k_total - k_run) / len(sample_results) if sample_results else 0.0
+    n_own = (naive.seconds - naive.run_seconds) / len(jobs) if jobs else 0.0
+    lines.append(f"on the sample, the reproducers' own time (the client's run) is "
+                 f"{k_run:.0f} s of kewpie's {k_total:.0f} replay-seconds and "
+                 f"{naive.run_seconds:.0f} s of the naive way's {naive.seconds:.0f}; the "
+                 f"harness's own time a replay (the rest): kewpie {k_own:.2f} s, naive "
+                 f"{n_own:.2f} s, {n_own / k_own if k_own else 0:.1f}x")
     phases: dict[str, list[float]] = {}
     for r in results:
         for name, value in r.phases.items():
@@ -326,6 +350,7 @@ def main(argv: list[str] | None = None) -> int:
             json.dump({"info": info, "load_before": load_before, "load_after": load_after,
                        "kewpie_all_s": whole_s, "kewpie_sample_s": kewpie_s,
                        "naive_sample_s": naive_s, "replays": replays, "sample": len(sample),
+                       "harness_s_per_replay": {"kewpie": k_own, "naive": n_own},
                        "counts": whole["counts"], "naive_counts": naive.counts,
                        "old_only": old_only, "quality": quality.to_json()}, fh, indent=1)
     if not args.keep:

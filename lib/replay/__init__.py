@@ -9,6 +9,9 @@ The tool-layer parts of the replay (the mode itself is ``lib/run/replay_mode.py`
   keeps it), classified: crash (kewpie's signature and MariaDB QA's UniqueID),
   hang, error-log lines, timeout, no reproduction, skipped;
 - ``matrix.py``: the bugs x trees matrix (present / absent / changed signature);
+- ``schedule.py``: which queued job a free bot takes (one its server serves);
+- ``restore.py``: what a reproducer added undone, so the reuse rule keeps the server;
 - ``report.py``: the table, ``replay.json``, JUnit, the known-bugs file of the
-  crashes, the history's text.
+  crashes, the history's text;
+- ``attribution.py``: how many crashes were attributed to their own bug.
 """

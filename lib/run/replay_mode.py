@@ -9,7 +9,8 @@ and, with one ``--basedir``, ``trees/`` (``scripts/get-tree``).  Every
 (reproducer, tree) is a job; jobs go tree by tree to one bot in this process
 or to ``--parallel`` forked bots, each with a server manager per tree
 (:class:`lib.replay.execute.ReplayBot`: a server is reused while the reuse rule
-keeps it, fresh after a crash).  Each result is recorded in the results
+keeps it, fresh after a crash); a free bot takes a job its server already serves
+first (:mod:`lib.replay.schedule`).  Each result is recorded in the results
 history (test ``replay.<reproducer>``, the tree's version as its combination;
 ``fail`` when it reproduced, ``pass`` when not, ``timeout``, ``skipped``).
 
@@ -36,6 +37,7 @@ from ..replay.corpus import Corpus, Reproducer, discover
 from ..replay.execute import SKIPPED, ReplayBot, ReplayResult, ReplaySettings
 from ..replay.matrix import Matrix
 from ..replay.report import history_text, junit, known_bugs_file, table, write_json
+from ..replay.schedule import next_job
 from .environment import RunEnvironment
 from .history import RunHistory, open_history
 
@@ -101,7 +103,8 @@ def _in_process(env: RunEnvironment, settings: ReplaySettings,
 def _with_bots(env: RunEnvironment, settings: ReplaySettings,
                jobs: list[tuple[Reproducer, "CodeTree"]], trees: list["CodeTree"], bots: int,
                done: Callable[[ReplayResult], None]) -> int:
-    """Every job on forked bots, handed to whichever is free; the server sets started."""
+    """Every job on forked bots, handed to whichever is free (a job its server already
+    serves first: :func:`lib.replay.schedule.next_job`); the server sets started."""
     workers: dict[str, Worker] = {}
     for i in range(bots):
         name = f"bot{i}"
@@ -110,13 +113,18 @@ def _with_bots(env: RunEnvironment, settings: ReplaySettings,
     busy: dict[str, int] = {}
     starts: dict[str, int] = {}
     queue = list(range(len(jobs)))
+    group_of = {i: (tree.basedir, tuple(o.as_arg() for o in reproducer.options))
+                for i, (reproducer, tree) in enumerate(jobs)}
+    last: dict[str, tuple[str, tuple[str, ...]]] = {}   # bot -> its last job's group
     try:
         while queue or busy:
             for name, worker in workers.items():
                 if name not in busy and queue:
-                    index = queue.pop(0)
+                    others = {group_of[i] for b, i in busy.items()}
+                    index = queue.pop(next_job(queue, group_of, last.get(name), others))
                     worker.conn.send(("job", index))
                     busy[name] = index
+                    last[name] = group_of[index]
             for conn in ready([workers[b].conn for b in busy]):
                 name = next(b for b in busy if workers[b].conn is conn)
                 index = busy.pop(name)

@@ -1,10 +1,12 @@
 """The replay's pure parts: a corpus read (reproducers, their bug and options, the files
 that cannot be used, bad input), the bugs x trees matrix (present / changed / absent),
 the known-bugs file of the crashes (read back by kewpie), the history's text, the
-restore's statements, and the attribution quality against a known-bugs list.
+restore's statements, the attribution quality against a known-bugs list, and which
+queued job a free bot takes.
 
 Covers: lib/replay/corpus.py, lib/replay/matrix.py, lib/replay/report.py,
-lib/replay/restore.py, lib/replay/attribution.py, lib/replay/execute.py (ReplayResult),
+lib/replay/restore.py, lib/replay/attribution.py, lib/replay/schedule.py,
+lib/replay/execute.py (ReplayResult),
 lib/history/replays.py (the failure text read back)
 """
 import os
@@ -192,3 +194,17 @@ def test_reproducers_of_one_name_in_two_folders(tmp_path):
     b = _write(str(tmp_path / "b" / "MDEV-1.sql"), "SELECT 2;\n")
     names = sorted(r.name for r in discover([a, b]).reproducers)
     assert names == ["a.MDEV-1", "b.MDEV-1"]
+
+
+# ------------------------------------------------------------------ scheduling
+def test_a_free_bot_takes_a_job_its_server_serves():
+    from lib.replay.schedule import next_job
+    groups = {0: "a", 1: "a", 2: "a", 3: "b", 4: "b", 5: "c"}
+    # its own group first, wherever it is queued
+    assert next_job([3, 4, 1, 5], groups, "a", {"b"}) == 2
+    # else a group no other busy bot is on
+    assert next_job([0, 1, 3, 5], groups, "d", {"a"}) == 2
+    assert next_job([0, 1, 3, 5], groups, None, {"a", "b"}) == 3
+    # else the queue's head
+    assert next_job([0, 1], groups, None, {"a"}) == 0
+    assert next_job([4], groups, "a", {"b"}) == 0
