@@ -15,8 +15,10 @@ crash when
 2. the assertion is the same (whitespace aside), or neither has one: a debug
    build's assertion that a release build does not have cannot be checked,
    and such a line is never similar;
-3. the crash's first :data:`MIN_COMMON` frames (or more) are the line's frames,
-   in the same order, with none of the crash's frames left out between them
+3. the crash's first :data:`MIN_COMMON` frames (or more; its first frame alone
+   when both have the same assertion: a release build keeps InnoDB's assertions
+   while the frames around them are ``??``) are the line's frames, in the same
+   order, with none of the crash's frames left out between them
    -- the line's own frames in between may be missing from the crash.  A
    release build's stack is the debug build's with frames taken out (inlined
    functions have no frame, static ones print as ``??``), never with frames
@@ -200,7 +202,8 @@ class StringsIndex:
         ours = tuple(canonical_frame(f) for f in uid.stack)
         theirs = self._frames[id(entry)]
         common = common_in_order(ours, theirs)
-        if common < min(MIN_COMMON, len(theirs)) or common == 0:
+        need = 1 if uid.assertion else MIN_COMMON   # the same assertion says much already
+        if common < min(need, len(theirs)) or common == 0:
             return None
         if not any(self.distinctive(f) for f in ours[:common]):
             return None

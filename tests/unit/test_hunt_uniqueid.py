@@ -237,6 +237,24 @@ def test_an_assertion_alone_when_it_names_one_bug(tmp_path):
     assert index.match(UniqueId("SIGABRT", stack, "shared_cond", stack)) is None
 
 
+def test_with_the_same_assertion_one_frame_in_common_is_similar(tmp_path):
+    # MDEV-24808 on 10.11.19: the InnoDB frames above handler::ha_delete_row are '??'; an
+    # assertion listed for two bugs, the crash site one bug's line only
+    text = ("cond_x|SIGABRT|ut_dbg_assertion_failed|row_upd|ha_inno::delete_row|"
+            "handler::ha_delete_row ## KW-1\n"
+            "#cond_x|SIGABRT|ut_dbg_assertion_failed|row_upd|ha_inno::update_row|"
+            "handler::ha_update_row ## Fixed ## KW-2\n")
+    _, entries = _entries(tmp_path, text)
+    index = StringsIndex(entries)
+    stack = ("handler::ha_delete_row", "handler::ha_update_row", "write_record")
+    match = index.match(UniqueId("SIGABRT", stack, "cond_x", stack))
+    assert match.bug_ids == ("KW-1",) and match.detail.startswith("similar: 1/4 frames")
+    # without the assertion one frame is not enough
+    text2 = "SIGABRT|row_upd|ha_inno::delete_row|handler::ha_delete_row|x ## KW-1\n"
+    _, entries2 = _entries(tmp_path, text2)
+    assert StringsIndex(entries2).match(UniqueId("SIGABRT", stack, "", stack)) is None
+
+
 def test_identify_crash(tmp_path):
     _, entries = _entries(tmp_path)
     found = identify_crash(_text("crash_signal11.log"), "", StringsIndex(entries))
