@@ -34,7 +34,8 @@ Run (one command; CPU-heavy, about an hour on 2 cores)::
 
     nice -n 5 bench/replay_bench.py [--corpus ../shared/mariadb-qa/BUGS]
         [--known-bugs ../shared/mariadb-qa/known_bugs.strings] [--parallel 2]
-        [--naive-sample 60] [--timeout 60] [--json out.json]
+        [--naive-sample 60] [--timeout 60] [--json out.json] [--keep]
+        [--crashes tests/fixtures/replay/release_crashes.json]
 """
 from __future__ import annotations
 
@@ -219,6 +220,30 @@ def results_of(doc: dict) -> list[ReplayResult]:
     return out
 
 
+def crashes_doc(whole: dict, date: str) -> dict:
+    """The crashes of a replay.json as tests/fixtures/replay/release_crashes.json keeps
+    them (each reproducer's name, bug and tree, the UniqueID's parts, kewpie's
+    signature id), for the matching's regression test."""
+    crashes = []
+    for row in whole["rows"]:
+        for tree, cell in row["trees"].items():
+            uid = cell.get("unique_id") or {}
+            if cell.get("outcome") != "crash" or not uid.get("signal"):
+                continue
+            crashes.append({"name": row["name"], "bug": cell.get("bug") or row.get("bug", ""),
+                            "tree": tree, "signal": uid["signal"],
+                            "assertion": uid.get("assertion", ""),
+                            "stack": uid.get("stack") or uid.get("frames") or [],
+                            "signature_id": (cell.get("signature") or {}).get("id", "")})
+    crashes.sort(key=lambda c: (c["name"], c["tree"]))
+    return {"about": "Crashes of MariaDB QA's reproducers (../shared/mariadb-qa/BUGS) on "
+                     "Debian's release builds, as kewpie --mode=replay saw them "
+                     f"(bench/replay_bench.py --crashes, {date}): each reproducer's name and "
+                     "bug, the tree, and the UniqueID's parts (signal, assertion, kept "
+                     "frames) with kewpie's signature id.",
+            "crashes": crashes}
+
+
 def rate(replays: int, seconds: float) -> float:
     """Replays a minute."""
     return replays / seconds * 60 if seconds else 0.0
@@ -234,6 +259,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--timeout", type=float, default=60.0)
     p.add_argument("--seed", type=int, default=45)
     p.add_argument("--json", metavar="PATH")
+    p.add_argument("--crashes", metavar="PATH",
+                   help="write the whole run's crashes there, as "
+                        "tests/fixtures/replay/release_crashes.json keeps them")
     p.add_argument("--keep", action="store_true", help="keep the bench's folder")
     p.add_argument("--sample-only", action="store_true",
                    help="only the sample, both ways (a quick look; no whole-corpus figures)")
@@ -353,6 +381,10 @@ def main(argv: list[str] | None = None) -> int:
                        "harness_s_per_replay": {"kewpie": k_own, "naive": n_own},
                        "counts": whole["counts"], "naive_counts": naive.counts,
                        "old_only": old_only, "quality": quality.to_json()}, fh, indent=1)
+    if args.crashes:
+        with open(args.crashes, "w", encoding="utf-8") as fh:
+            json.dump(crashes_doc(whole, info["date"][:10]), fh, indent=1)
+            fh.write("\n")
     if not args.keep:
         shutil.rmtree(base, ignore_errors=True)
     else:
