@@ -51,16 +51,20 @@ import sys
 import tempfile
 import threading
 import time
+from typing import Sequence
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchlib import ROOT, enter_venv, machine_info  # noqa: E402
 enter_venv(__file__)
 
 from lib.hunt.crashreport import crash_unique_id  # noqa: E402
-from lib.hunt.kbstrings import load_strings  # noqa: E402
+from lib.hunt.kbstrings import StringsEntry, load_strings  # noqa: E402
 from lib.replay.attribution import OTHER, OWN, SHARED, UNATTRIBUTED, attribute  # noqa: E402
 from lib.replay.corpus import discover  # noqa: E402
-from lib.replay.execute import ReplayResult  # noqa: E402
+from lib.hunt.knownbugs import KnownBugs  # noqa: E402
+from lib.hunt.signature import Signature  # noqa: E402
+from lib.hunt.uniqueid import UniqueId  # noqa: E402
+from lib.replay.execute import ReplayResult, known_verdict  # noqa: E402
 from lib.servers.codetree import CodeTree, discover as discover_tree  # noqa: E402
 
 KEWPIE = os.path.join(ROOT, "kewpie.py")
@@ -244,6 +248,65 @@ def crashes_doc(whole: dict, date: str) -> dict:
             "crashes": crashes}
 
 
+def rematched(whole: dict, known: str) -> dict:
+    """A replay.json whose crashes are tagged again with this checkout's matching (the
+    recorded UniqueIDs and signatures against the known-bugs file), as a replay tags them."""
+    bugs = KnownBugs.load([known])
+    for row in whole["rows"]:
+        for tree, cell in row["trees"].items():
+            uid_doc, sig_doc = cell.get("unique_id") or {}, cell.get("signature") or {}
+            if cell.get("outcome") != "crash" or not uid_doc.get("signal"):
+                continue
+            stack = tuple(uid_doc.get("stack") or uid_doc.get("frames") or ())
+            uid = UniqueId(uid_doc["signal"], stack[:4], uid_doc.get("assertion", ""), stack)
+            sig = Signature(sig_doc.get("kind", "crash"), tuple(sig_doc.get("parts") or ()),
+                            unique_id=uid)
+            cell["known"] = known_verdict(bugs, sig, tree, cell.get("bug", ""))
+    return whole
+
+
+def old_only(whole: dict) -> list[str]:
+    """The reproducers present in the old tree and absent in the new one."""
+    return [r["name"] for r in whole["rows"]
+            if r["trees"].get(OLD, {}).get("state") in ("present", "changed")
+            and r["trees"].get(NEW, {}).get("state") == "absent"]
+
+
+def corpus_figures(whole: dict, entries: Sequence[StringsEntry],
+                   naive_counts: dict[str, dict[str, int]] | None) -> list[str]:
+    """The whole run's lines: outcomes per tree, the bugs fixed in between, and the
+    matching's quality on the new tree."""
+    lines: list[str] = []
+    quality = attribute(results_of(whole), NEW, entries)
+    gone = old_only(whole)
+    lines.append("outcomes per tree (kewpie, whole corpus):")
+    for tree, per in whole["counts"].items():
+        lines.append(f"  {tree}: " + ", ".join(f"{o} {n}" for o, n in per.items()))
+    if naive_counts is not None:
+        lines.append("  naive (sample): " + "; ".join(
+            f"{t}: " + ", ".join(f"{o} {n}" for o, n in sorted(per.items()))
+            for t, per in naive_counts.items()))
+    lines.append(f"present in {OLD}, absent in {NEW}: {len(gone)}: {', '.join(gone)}")
+    lines.append("")
+    lines.append(f"matching on {NEW}: {quality.crashes} crashing reproducers, {quality.listed} "
+                 f"with lines in known_bugs.strings, {quality.shared} of them in a crash shared "
+                 f"with other bugs' reproducers; of the other {quality.judged}: own "
+                 f"{quality.count(OWN)} ({quality.own_share:.0%}, target >= 60%), other "
+                 f"{quality.count(OTHER)} (target 0), unattributed {quality.count(UNATTRIBUTED)}")
+    for a in quality.rows:
+        if a.verdict not in (OWN, SHARED):
+            lines.append(f"  {a.name} [{a.verdict}{': ' + ', '.join(a.named) if a.named else ''}]"
+                         f"\n    crash:  {a.unique_id}\n    listed: {a.listed}")
+    shared = [a.name for a in quality.rows if a.verdict == SHARED]
+    lines.append(f"  shared crash ({len(shared)}; named for another bug: "
+                 f"{len(quality.shared_named_other)}): {', '.join(shared)}")
+    for a in quality.shared_named_other:
+        lines.append(f"    {a.name} named {', '.join(a.named)}: {a.unique_id}")
+    lines.append(f"  own ({quality.count(OWN)}): " + ", ".join(
+        f"{a.name} [{a.quality}]" for a in quality.rows if a.verdict == OWN))
+    return lines
+
+
 def rate(replays: int, seconds: float) -> float:
     """Replays a minute."""
     return replays / seconds * 60 if seconds else 0.0
@@ -263,11 +326,26 @@ def main(argv: list[str] | None = None) -> int:
                    help="write the whole run's crashes there, as "
                         "tests/fixtures/replay/release_crashes.json keeps them")
     p.add_argument("--keep", action="store_true", help="keep the bench's folder")
+    p.add_argument("--rematch", metavar="REPLAY_JSON",
+                   help="no replay: a kept whole run's replay.json, its crashes tagged again "
+                        "with this checkout's matching; its outcomes, bugs fixed in between "
+                        "and matching figures")
     p.add_argument("--sample-only", action="store_true",
                    help="only the sample, both ways (a quick look; no whole-corpus figures)")
     args = p.parse_args(argv)
     corpus_dir = os.path.abspath(args.corpus)
     known = os.path.abspath(args.known_bugs)
+    if args.rematch:
+        with open(args.rematch, encoding="utf-8") as fh:
+            whole = rematched(json.load(fh), known)
+        entries = load_strings(known, open(known, encoding="utf-8").read().splitlines())
+        print("\n".join([f"replay bench --rematch {args.rematch} (known bugs: {known})", "",
+                         *corpus_figures(whole, entries, None)]), flush=True)
+        if args.crashes:
+            with open(args.crashes, "w", encoding="utf-8") as fh:
+                json.dump(crashes_doc(whole, time.strftime("%Y-%m-%d")), fh, indent=1)
+                fh.write("\n")
+        return 0
     info = machine_info()
     load_before = _load()
     base = tempfile.mkdtemp(prefix="replay-bench-", dir=os.path.join(ROOT, "workdir")
@@ -306,10 +384,6 @@ def main(argv: list[str] | None = None) -> int:
     results = results_of(whole)
     replays = len(results)
     entries = load_strings(known, open(known, encoding="utf-8").read().splitlines())
-    quality = attribute(results, NEW, entries)
-    old_only = [r["name"] for r in whole["rows"]
-                if r["trees"].get(OLD, {}).get("state") in ("present", "changed")
-                and r["trees"].get(NEW, {}).get("state") == "absent"]
     settings = whole.get("settings", {})
     lines = ["", "Replay benchmark (bench/replay_bench.py)", f"date:      {info['date']}",
              f"machine:   nproc {info['nproc']}, kernel {info['kernel']}, "
@@ -348,30 +422,7 @@ def main(argv: list[str] | None = None) -> int:
                      f"{name} {len(v)}x median {statistics.median(v):.2f} s sum {sum(v):.0f} s"
                      for name, v in phases.items()))
     lines.append("")
-    lines.append("outcomes per tree (kewpie, whole corpus):")
-    for tree, per in whole["counts"].items():
-        lines.append(f"  {tree}: " + ", ".join(f"{o} {n}" for o, n in per.items()))
-    lines.append("  naive (sample): " + "; ".join(
-        f"{t}: " + ", ".join(f"{o} {n}" for o, n in sorted(per.items()))
-        for t, per in naive.counts.items()))
-    lines.append(f"present in {OLD}, absent in {NEW}: {len(old_only)}: {', '.join(old_only)}")
-    lines.append("")
-    lines.append(f"matching on {NEW}: {quality.crashes} crashing reproducers, {quality.listed} "
-                 f"with lines in known_bugs.strings, {quality.shared} of them in a crash shared "
-                 f"with other bugs' reproducers; of the other {quality.judged}: own "
-                 f"{quality.count(OWN)} ({quality.own_share:.0%}, target >= 60%), other "
-                 f"{quality.count(OTHER)} (target 0), unattributed {quality.count(UNATTRIBUTED)}")
-    for a in quality.rows:
-        if a.verdict not in (OWN, SHARED):
-            lines.append(f"  {a.name} [{a.verdict}{': ' + ', '.join(a.named) if a.named else ''}]"
-                         f"\n    crash:  {a.unique_id}\n    listed: {a.listed}")
-    shared = [a.name for a in quality.rows if a.verdict == SHARED]
-    lines.append(f"  shared crash ({len(shared)}; named for another bug: "
-                 f"{len(quality.shared_named_other)}): {', '.join(shared)}")
-    for a in quality.shared_named_other:
-        lines.append(f"    {a.name} named {', '.join(a.named)}: {a.unique_id}")
-    lines.append(f"  own ({quality.count(OWN)}): " + ", ".join(
-        f"{a.name} [{a.quality}]" for a in quality.rows if a.verdict == OWN))
+    lines += corpus_figures(whole, entries, naive.counts)
     print("\n".join(lines), flush=True)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
@@ -380,7 +431,8 @@ def main(argv: list[str] | None = None) -> int:
                        "naive_sample_s": naive_s, "replays": replays, "sample": len(sample),
                        "harness_s_per_replay": {"kewpie": k_own, "naive": n_own},
                        "counts": whole["counts"], "naive_counts": naive.counts,
-                       "old_only": old_only, "quality": quality.to_json()}, fh, indent=1)
+                       "old_only": old_only(whole),
+                       "quality": attribute(results, NEW, entries).to_json()}, fh, indent=1)
     if args.crashes:
         with open(args.crashes, "w", encoding="utf-8") as fh:
             json.dump(crashes_doc(whole, info["date"][:10]), fh, indent=1)
