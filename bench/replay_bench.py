@@ -51,7 +51,7 @@ import sys
 import tempfile
 import threading
 import time
-from typing import Sequence
+from typing import Any, Sequence
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchlib import ROOT, enter_venv, machine_info  # noqa: E402
@@ -80,7 +80,7 @@ def _load() -> str:
 
 # ---------------------------------------------------------------- kewpie's way
 def kewpie_replay(corpus: str, known: str, parallel: int, timeout: float, base: str,
-                  name: str) -> tuple[float, dict]:
+                  name: str) -> tuple[float, dict[str, Any]]:
     """One ``kewpie --mode=replay`` run; (wall seconds, its replay.json)."""
     out = os.path.join(base, f"out-{name}")
     argv = [sys.executable, KEWPIE, f"--workdir={os.path.join(base, 'wd')}",
@@ -214,7 +214,7 @@ class Naive:
 
 
 # ---------------------------------------------------------------- figures
-def results_of(doc: dict) -> list[ReplayResult]:
+def results_of(doc: dict[str, Any]) -> list[ReplayResult]:
     """Every result of a replay.json."""
     out = []
     for row in doc["rows"]:
@@ -224,7 +224,7 @@ def results_of(doc: dict) -> list[ReplayResult]:
     return out
 
 
-def crashes_doc(whole: dict, date: str) -> dict:
+def crashes_doc(whole: dict[str, Any], date: str) -> dict[str, Any]:
     """The crashes of a replay.json as tests/fixtures/replay/release_crashes.json keeps
     them (each reproducer's name, bug and tree, the UniqueID's parts, kewpie's
     signature id), for the matching's regression test."""
@@ -248,7 +248,7 @@ def crashes_doc(whole: dict, date: str) -> dict:
             "crashes": crashes}
 
 
-def rematched(whole: dict, known: str) -> dict:
+def rematched(whole: dict[str, Any], known: str) -> dict[str, Any]:
     """A replay.json whose crashes are tagged again with this checkout's matching (the
     recorded UniqueIDs and signatures against the known-bugs file), as a replay tags them."""
     bugs = KnownBugs.load([known])
@@ -265,14 +265,14 @@ def rematched(whole: dict, known: str) -> dict:
     return whole
 
 
-def old_only(whole: dict) -> list[str]:
+def old_only(whole: dict[str, Any]) -> list[str]:
     """The reproducers present in the old tree and absent in the new one."""
     return [r["name"] for r in whole["rows"]
             if r["trees"].get(OLD, {}).get("state") in ("present", "changed")
             and r["trees"].get(NEW, {}).get("state") == "absent"]
 
 
-def corpus_figures(whole: dict, entries: Sequence[StringsEntry],
+def corpus_figures(whole: dict[str, Any], entries: Sequence[StringsEntry],
                    naive_counts: dict[str, dict[str, int]] | None) -> list[str]:
     """The whole run's lines: outcomes per tree, the bugs fixed in between, and the
     matching's quality on the new tree."""
@@ -413,10 +413,10 @@ def main(argv: list[str] | None = None) -> int:
                  f"harness's own time a replay (the rest): kewpie {k_own:.2f} s, naive "
                  f"{n_own:.2f} s, {n_own / k_own if k_own else 0:.1f}x")
     phases: dict[str, list[float]] = {}
-    for r in results:
-        for name, value in r.phases.items():
+    for res in results:
+        for name, value in res.phases.items():
             phases.setdefault(name, []).append(value)
-    fresh = sum(1 for r in results if r.fresh)
+    fresh = sum(1 for res in results if res.fresh)
     lines.append(f"where kewpie's time goes (whole corpus; {fresh} of {replays} replays on a "
                  f"fresh server): " + ", ".join(
                      f"{name} {len(v)}x median {statistics.median(v):.2f} s sum {sum(v):.0f} s"
