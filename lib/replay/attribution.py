@@ -2,11 +2,11 @@
 
 A corpus whose reproducers are named for their bug (``MDEV-12345.sql``) says which
 bug each crash *should* be: its own -- when its own bug has lines in the
-known-bugs list at all, and when the crash is its own: a crash with the same
-signature as the reproducers of :data:`SHARED_BUGS` or more other bugs is a bug
-they all run into before their own statements (in MariaDB QA's corpus on
-Debian's 10.11.19: ``INSTALL SONAME 'ha_rocksdb'`` aborting in
-``ignore_db_dirs_append``), counted apart as ``shared``.  For each other
+known-bugs list at all, and when the crash is its own: a crash whose
+signature the reproducers of :data:`SHARED_BUGS` or more bugs share (its own
+among them) is a bug they all run into before their own statements (in
+MariaDB QA's corpus on Debian's 10.11.19: ``INSTALL SONAME 'ha_rocksdb'``
+aborting in ``ignore_db_dirs_append``), counted apart as ``shared``.  For each other
 reproducer that crashed on a tree and whose bug is listed, :func:`attribute`
 sorts the match into
 
