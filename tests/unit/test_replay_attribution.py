@@ -61,4 +61,4 @@ def test_most_crashes_of_10_11_19_are_attributed_to_their_own_mdev(matched):
     results, entries = matched
     quality = attribute(results, "10.11.19", entries)
     assert quality.own_share >= 0.6, [(a.name, a.verdict, a.quality) for a in quality.rows]
-    assert quality.count(OWN) >= 18
+    assert quality.count(OWN) >= 22
