@@ -17,8 +17,10 @@ statement, errors or not, as mariadb-qa's tools do), a ``.test`` file through
   MariaDB QA's UniqueID is taken from the report or gdb's frames, whichever
   names more (:func:`lib.hunt.crashreport.crash_unique_id`); the report, the
   backtrace and the client's output are kept; the server is thrown away;
-- **hang**: the reproducer ran past its time and the server no longer
-  answers SQL (killed and thrown away);
+- **hang**: the server no longer answers SQL, 10 s of patience after the
+  reproducer's end or its time, and its error log has no crash report (one
+  with a report is dying: it is given two minutes to end, its core written);
+  killed and thrown away;
 - **timeout**: it ran past its time and the server still answers (a slow
   reproducer, not a bug; the server is thrown away);
 - **errorlog**: the server lived, and its error log gained ``[ERROR]`` or
@@ -65,6 +67,7 @@ CRASH, HANG, TIMEOUT, ERRORLOG, NONE, SKIPPED = ("crash", "hang", "timeout", "er
 OUTCOMES = (CRASH, HANG, ERRORLOG, TIMEOUT, NONE, SKIPPED)
 PRESENT = (CRASH, HANG, ERRORLOG)         # the reproducer reproduced something
 HEALTH_WAIT = 5.0                          # a crashing server's time to finish dying (its core)
+DYING_WAIT = 120.0                         # ... once its crash report is in its error log
 UNANSWERED_GRACE = 10.0                    # a slow answer after a timeout is no hang
 START_LOG_LINES = 400                      # a server that did not start: its log's last lines
 MYSQL_TEST_DIRS = ("share/mysql/mysql-test", "share/mariadb/mysql-test", "mysql-test")
@@ -260,6 +263,10 @@ class ReplayBot:
             while health.state is HealthState.HUNG and time.monotonic() < patience:
                 time.sleep(1.0)
                 health = server.health(exit_wait=HEALTH_WAIT)
+        if health.state is HealthState.HUNG and _crash_reported(server, mark):
+            # it is dying, not hung: its report is written, its core still being written
+            # (at load 45 a crash had been called a hang after 15 s)
+            health = server.health(exit_wait=DYING_WAIT)
         try:
             text = server.error_log_since(mark)
         except OSError:
@@ -485,6 +492,14 @@ def crashing_backtrace(binary: str, core: str, out_path: str,
     with open(out_path, "w", encoding="utf-8", errors="replace") as fh:
         fh.write(text)
     return text
+
+
+def _crash_reported(server: "Server", mark: int) -> bool:
+    """Has the server's error log gained a crash report since mark?"""
+    try:
+        return parse_crash_report(server.error_log_since(mark)) is not None
+    except OSError:
+        return False
 
 
 def _read(path: str) -> str:
