@@ -54,12 +54,13 @@ import time
 from typing import Any, Sequence
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import ROOT, enter_venv, machine_info  # noqa: E402
+from benchlib import ROOT, enter_venv, machine_info, remove_workdir  # noqa: E402
 enter_venv(__file__)
 
 from lib.hunt.crashreport import crash_unique_id  # noqa: E402
 from lib.hunt.kbstrings import StringsEntry, load_strings  # noqa: E402
 from lib.replay.attribution import OTHER, OWN, SHARED, UNATTRIBUTED, attribute  # noqa: E402
+from lib.platform.workdir import Workdir  # noqa: E402
 from lib.replay.corpus import discover  # noqa: E402
 from lib.hunt.knownbugs import KnownBugs  # noqa: E402
 from lib.hunt.signature import Signature  # noqa: E402
@@ -94,6 +95,7 @@ def kewpie_replay(corpus: str, known: str, parallel: int, timeout: float, base: 
     path = os.path.join(out, "replay.json")
     if proc.returncode not in (0, 1) or not os.path.exists(path):
         tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-15:])
+        Workdir(os.path.join(base, "wd")).remove_shm()
         raise SystemExit(f"kewpie --mode=replay failed (exit {proc.returncode}):\n{tail}")
     with open(path, encoding="utf-8") as fh:
         return seconds, json.load(fh)
@@ -438,8 +440,10 @@ def main(argv: list[str] | None = None) -> int:
             json.dump(crashes_doc(whole, info["date"][:10]), fh, indent=1)
             fh.write("\n")
     if not args.keep:
+        remove_workdir(os.path.join(base, "wd"))
         shutil.rmtree(base, ignore_errors=True)
-    else:
+    else:   # the outputs and logs; the workdir's datadirs in /dev/shm go either way
+        Workdir(os.path.join(base, "wd")).remove_shm()
         print(f"kept {base}")
     return 0
 
