@@ -2,40 +2,58 @@
 """Replay benchmark: MariaDB QA's reproducers on both code trees, kewpie's way against the
 naive way.  Prints figures; asserts nothing.
 
-1. **kewpie**: one command, ``kewpie --mode=replay CORPUS --known-bugs KNOWN
-   --parallel N`` on every code tree (the installed 10.11.19 and
-   ``trees/10.11.18``): servers reused while the reuse rule keeps them, what a
-   reproducer added undone first, fresh after a crash.
-2. **naive**: a fresh server per reproducer, as mariadb-qa's ``bug_report.sh``
-   runs one (``all_no_cl``: a new datadir by ``mariadb-install-db``, the server
-   started; ``test``: the client fed the file; a crash's core read by gdb for the
-   UniqueID; else the server shut down), on a seeded sample of ``--naive-sample``
-   reproducers (the whole corpus would take hours), on each tree, ``--parallel``
-   of them at once, with kewpie's server options (sockets only: no port).
-   kewpie replays the same sample first (a workdir of its own, its pristine
-   datadirs made in that run), for a like-for-like rate; then the whole corpus
-   (in the same workdir: the pristine datadirs made once, as a user's second
-   replay).  The sample's figures are printed as soon as they are known.
+1. **kewpie**: ``kewpie --mode=replay CORPUS --known-bugs KNOWN --parallel N`` on every
+   code tree (the installed 10.11.19 and ``trees/10.11.18``): servers reused while
+   the reuse rule keeps them, what a reproducer added undone first, fresh after a
+   crash; its datadirs on /dev/shm (kewpie's default).  ``--parallel`` is 2 here
+   (kewpie's default is 1; a user on 2 cores asks for 2), and the output says so.
+2. **naive**: a fresh server per replay, as mariadb-qa's ``bug_report.sh`` runs one
+   (``all_no_cl``: a new datadir by ``mariadb-install-db``, the server started;
+   ``test``: the client fed the file; a crash's core read by gdb for the
+   UniqueID; else the server shut down), ``--parallel`` at once (``bug_report.sh``'s
+   ``test_all`` replays one reproducer on all its trees side by side), with
+   kewpie's server options (sockets only: no port).  What ``bug_report.sh`` adds
+   is left out, so the naive figures are its lower bound: ``wipe``'s second start
+   and stop of each server, and its fixed sleeps (15-20 s a reproducer).  Its
+   datadirs are on /dev/shm as kewpie's (the same storage: the harnesses compared,
+   not the disks); the first ``--naive-disk`` reproducers of the draw also run
+   with them on disk, in the bench's folder, as ``bug_report.sh`` keeps them in its
+   basedir.  Both ways use the same rules: ``--timeout`` seconds a reproducer (then a
+   timeout, its server killed: kewpie throws it away), a server that does not answer
+   10 s after the run a hang.
 
-Figures: replays (reproducer x tree) per minute of each, side by side, and their
-ratio (target: kewpie >= 5x); the counts per outcome per tree; the reproducers
-present in 10.11.18 and absent in 10.11.19; the matching's quality on
+Both ways replay the same seeded random sample (``--naive-sample`` reproducers,
+drawn uniformly, on each tree: the whole corpus the naive way would take hours),
+kewpie first (a workdir of its own), in one command; then kewpie alone replays the
+whole corpus (in the same workdir, as a user's second replay) unless
+``--sample-only``.  The sample's figures are printed as soon as they are known.
+
+Figures: replays (reproducer x tree) per minute of each way on the sample, side by
+side, and their ratio (target: kewpie >= 5x); each way's time a replay split into
+the reproducers' own (the client's run: the same statements both ways, ``SLEEP``s,
+lock waits and timeouts included) and the harness's own (all the rest: datadir,
+start, checks, restore, shutdown, gdb) -- the part a harness can shorten.  A
+corpus's reproducers' own time is heavy-tailed (a few 50 s lock waits and 60 s
+timeouts are half of it), so a sample of a hundred may be far slower or faster than
+the corpus: the bench prints the sample's own time a replay beside the corpus's
+(a reference whole run: this run's whole part, or ``--reference REPLAY_JSON``), and
+the ratio for the corpus: each way's harness time a replay on the sample plus the
+corpus's own time a replay.  Then the counts per outcome per tree; the
+reproducers present in 10.11.18 and absent in 10.11.19; the matching's quality on
 10.11.19 (of the crashing reproducers whose MDEV has lines in
 ``known_bugs.strings``: attributed to their own MDEV, to another one -- target
-none -- or to none, the rest listed with both UniqueIDs; target >= 60 % own).
-Where the time goes: on the sample, the reproducers' own time (the client's
-run: the same statements both ways, ``SLEEP``s, lock waits and ``--timeout``s
-included) against the harness's own time a replay (all the rest: datadir,
-start, checks, restore, shutdown, gdb), each way -- the part kewpie can
-shorten.  The machine's load (``/proc/loadavg``) is printed before, between
-the parts and after.
+none -- or to none, the rest listed with both UniqueIDs; target >= 60 % own).  The
+machine's load (``uptime``) is printed before, between the parts and after.
 
-Run (one command; CPU-heavy, about an hour on 2 cores)::
+Run (one command; CPU-heavy: the sample about 20 minutes on 2 cores, the whole
+corpus about 30 more)::
 
-    nice -n 5 bench/replay_bench.py [--corpus ../shared/mariadb-qa/BUGS]
+    bench/replay_bench.py [--corpus ../shared/mariadb-qa/BUGS]
         [--known-bugs ../shared/mariadb-qa/known_bugs.strings] [--parallel 2]
-        [--naive-sample 60] [--timeout 60] [--json out.json] [--keep]
+        [--naive-sample 120] [--naive-disk 20] [--timeout 60] [--seed 45]
+        [--sample-only [--reference OLD/replay.json]] [--json out.json] [--keep]
         [--crashes tests/fixtures/replay/release_crashes.json]
+    bench/replay_bench.py --rematch OUT/replay.json   # a kept run's figures, no replay
 """
 from __future__ import annotations
 
@@ -60,12 +78,12 @@ enter_venv(__file__)
 from lib.hunt.crashreport import crash_unique_id  # noqa: E402
 from lib.hunt.kbstrings import StringsEntry, load_strings  # noqa: E402
 from lib.replay.attribution import OTHER, OWN, SHARED, UNATTRIBUTED, attribute  # noqa: E402
-from lib.platform.workdir import Workdir  # noqa: E402
+from lib.platform.workdir import Workdir, user_shm_root  # noqa: E402
 from lib.replay.corpus import discover  # noqa: E402
 from lib.hunt.knownbugs import KnownBugs  # noqa: E402
 from lib.hunt.signature import Signature  # noqa: E402
 from lib.hunt.uniqueid import UniqueId  # noqa: E402
-from lib.replay.execute import ReplayResult, known_verdict  # noqa: E402
+from lib.replay.execute import UNANSWERED_GRACE, ReplayResult, known_verdict  # noqa: E402
 from lib.servers.codetree import CodeTree, discover as discover_tree  # noqa: E402
 
 KEWPIE = os.path.join(ROOT, "kewpie.py")
@@ -75,26 +93,37 @@ READY_SECONDS = 60.0
 
 
 def _load() -> str:
+    """``uptime``'s load averages (1, 5, 15 minutes), as it prints them."""
+    try:
+        out = subprocess.run(["uptime"], capture_output=True, text=True, check=False,
+                             timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        out = ""
+    if "load average:" in out:
+        return out.split("load average:", 1)[1].strip()
     with open("/proc/loadavg", encoding="utf-8") as fh:
-        return " ".join(fh.read().split()[:3])
+        return ", ".join(fh.read().split()[:3])
 
 
 # ---------------------------------------------------------------- kewpie's way
 def kewpie_replay(corpus: str, known: str, parallel: int, timeout: float, base: str,
                   name: str) -> tuple[float, dict[str, Any]]:
-    """One ``kewpie --mode=replay`` run; (wall seconds, its replay.json)."""
+    """One ``kewpie --mode=replay`` run, its output in BASE/kewpie-NAME.log as it goes
+    (a long run can be followed there); (wall seconds, its replay.json)."""
     out = os.path.join(base, f"out-{name}")
+    log = os.path.join(base, f"kewpie-{name}.log")
     argv = [sys.executable, KEWPIE, f"--workdir={os.path.join(base, 'wd')}",
             "--mode=replay", corpus, f"--known-bugs={known}", f"--parallel={parallel}",
             f"--replay-timeout={timeout:g}", f"--replay-out={out}", "--history=off"]
     started = time.monotonic()
-    proc = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=6 * 3600)
+    with open(log, "w", encoding="utf-8") as fh:
+        proc = subprocess.run(argv, stdout=fh, stderr=subprocess.STDOUT, check=False,
+                              timeout=6 * 3600)
     seconds = time.monotonic() - started
-    with open(os.path.join(base, f"kewpie-{name}.log"), "w", encoding="utf-8") as fh:
-        fh.write(proc.stdout + proc.stderr)
     path = os.path.join(out, "replay.json")
     if proc.returncode not in (0, 1) or not os.path.exists(path):
-        tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-15:])
+        with open(log, encoding="utf-8", errors="replace") as fh:
+            tail = "\n".join(fh.read().splitlines()[-15:])
         Workdir(os.path.join(base, "wd")).remove_shm()
         raise SystemExit(f"kewpie --mode=replay failed (exit {proc.returncode}):\n{tail}")
     with open(path, encoding="utf-8") as fh:
@@ -103,13 +132,16 @@ def kewpie_replay(corpus: str, known: str, parallel: int, timeout: float, base: 
 
 # ---------------------------------------------------------------- the naive way
 class Naive:
-    """One naive replay at a time per worker folder (see the module docstring)."""
+    """One naive replay at a time per worker folder (see the module docstring), its
+    datadirs under home: on /dev/shm as kewpie's, or on disk as ``bug_report.sh``'s
+    (its basedir's ``data/``)."""
 
     def __init__(self, home: str, timeout: float) -> None:
         self.home = home
         self.timeout = timeout
         self.counts: dict[str, dict[str, int]] = {}
         self.lock = threading.Lock()
+        self.replays = 0
         self.seconds = 0.0       # every replay's time, summed
         self.run_seconds = 0.0   # ... of which the reproducer's own (the client's run)
 
@@ -118,8 +150,20 @@ class Naive:
             per = self.counts.setdefault(tree, {})
             per[outcome] = per.get(outcome, 0) + 1
 
+    def _ping(self, client: str, sock: str, timeout: float) -> bool | None:
+        """Does the server answer ``SELECT 1`` within timeout? None: no answer in time."""
+        try:
+            return subprocess.run([client, "--no-defaults", f"--socket={sock}", "-uroot", "-e",
+                                   "SELECT 1"], capture_output=True, check=False,
+                                  timeout=timeout).returncode == 0
+        except subprocess.TimeoutExpired:
+            return None
+
     def one(self, path: str, options: list[str], tree: CodeTree, slot: int) -> str:
-        """Replay path on a fresh server of tree in slot's folder; the outcome."""
+        """Replay path on a fresh server of tree in slot's folder; the outcome.  The
+        verdicts follow kewpie's rules: a reproducer past its time is a timeout and its
+        server is killed (kewpie throws it away); a server that does not answer within
+        UNANSWERED_GRACE seconds after the run and has not died is a hang (killed)."""
         began = time.monotonic()
         ran = 0.0
         work = os.path.join(self.home, f"slot{slot}")
@@ -141,9 +185,7 @@ class Naive:
         client = tree.tool("client")
         deadline = time.monotonic() + READY_SECONDS
         while time.monotonic() < deadline and server.poll() is None:
-            ping = subprocess.run([client, "--no-defaults", f"--socket={sock}", "-uroot",
-                                   "-e", "SELECT 1"], capture_output=True, check=False)
-            if ping.returncode == 0:
+            if self._ping(client, sock, READY_SECONDS):
                 break
             time.sleep(0.1)
         outcome = "skipped"
@@ -162,13 +204,14 @@ class Naive:
                 except subprocess.TimeoutExpired:
                     outcome = "timeout"
             ran = time.monotonic() - run_began
-            alive = subprocess.run([client, "--no-defaults", f"--socket={sock}", "-uroot", "-e",
-                                    "SELECT 1"], capture_output=True, check=False).returncode == 0
+            alive = self._ping(client, sock, UNANSWERED_GRACE) if server.poll() is None else False
             if not alive:
                 try:
                     server.wait(timeout=10.0)      # a crash: its core written, it ends
                 except subprocess.TimeoutExpired:
                     pass
+            if alive is None and server.poll() is None:
+                outcome = "hang"
         if server.poll() is not None and server.returncode != 0 and outcome != "skipped":
             outcome = "crash"
             cores = glob.glob(os.path.join(data, "core*"))
@@ -179,6 +222,9 @@ class Naive:
                                      check=False).stdout
             with open(log, encoding="utf-8", errors="replace") as fh:
                 crash_unique_id(fh.read(), gdb)
+        elif server.poll() is None and outcome in ("timeout", "hang", "skipped"):
+            server.kill()                          # thrown away, as kewpie does
+            server.wait()
         elif server.poll() is None:
             subprocess.run([client, "--no-defaults", f"--socket={sock}", "-uroot", "-e",
                             "SHUTDOWN"], capture_output=True, check=False)
@@ -190,9 +236,15 @@ class Naive:
         shutil.rmtree(work, ignore_errors=True)
         self._count(tree.label, outcome)
         with self.lock:
+            self.replays += 1
             self.seconds += time.monotonic() - began
             self.run_seconds += ran
         return outcome
+
+    @property
+    def harness_per_replay(self) -> float:
+        """The naive way's own time a replay (all but the client's run)."""
+        return (self.seconds - self.run_seconds) / self.replays if self.replays else 0.0
 
     def run(self, jobs: list[tuple[str, list[str], CodeTree]], parallel: int) -> float:
         """Every job, parallel at once; the wall seconds."""
@@ -314,15 +366,50 @@ def rate(replays: int, seconds: float) -> float:
     return replays / seconds * 60 if seconds else 0.0
 
 
+def split_times(results: Sequence[ReplayResult]) -> tuple[float, float]:
+    """(the reproducers' own time, the harness's own time) a replay of results: the
+    client's run, and all the rest of each replay."""
+    if not results:
+        return 0.0, 0.0
+    total = sum(r.seconds for r in results)
+    run = sum(r.phases.get("run", 0.0) for r in results)
+    return run / len(results), (total - run) / len(results)
+
+
+def per_replay(results: Sequence[ReplayResult]) -> float:
+    """Replay-seconds a replay (every replay's own time, whatever ran beside it)."""
+    return sum(r.seconds for r in results) / len(results) if results else 0.0
+
+
+def naive_run(home: str, timeout: float, jobs: list[tuple[str, list[str], CodeTree]],
+              parallel: int) -> tuple[Naive, float]:
+    """The naive way on jobs with its datadirs under home (removed after); (it, wall s)."""
+    naive = Naive(home, timeout)
+    try:
+        return naive, naive.run(jobs, parallel)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark (see the module docstring)."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--corpus", default=os.path.join(QA_SNAPSHOT, "BUGS"))
     p.add_argument("--known-bugs", default=os.path.join(QA_SNAPSHOT, "known_bugs.strings"))
     p.add_argument("--parallel", type=int, default=2)
-    p.add_argument("--naive-sample", type=int, default=60, metavar="N")
+    p.add_argument("--naive-sample", type=int, default=120, metavar="N",
+                   help="reproducers of the sample replayed both ways (default: %(default)s)")
+    p.add_argument("--naive-disk", type=int, default=20, metavar="M",
+                   help="the first M of the sample's draw also the naive way with its "
+                        "datadirs on disk, as bug_report.sh keeps them (0: not)")
     p.add_argument("--timeout", type=float, default=60.0)
     p.add_argument("--seed", type=int, default=45)
+    p.add_argument("--reference", metavar="REPLAY_JSON",
+                   help="a whole run's replay.json whose reproducers' own time stands for the "
+                        "corpus (default: this run's whole part; with --sample-only, none)")
+    p.add_argument("--whole-nice", type=int, default=0, metavar="N",
+                   help="the whole-corpus part (a long run, not the ratio's measure) N "
+                        "nicer than the sample's parts (default: %(default)s)")
     p.add_argument("--json", metavar="PATH")
     p.add_argument("--crashes", metavar="PATH",
                    help="write the whole run's crashes there, as "
@@ -333,14 +420,15 @@ def main(argv: list[str] | None = None) -> int:
                         "with this checkout's matching; its outcomes, bugs fixed in between "
                         "and matching figures")
     p.add_argument("--sample-only", action="store_true",
-                   help="only the sample, both ways (a quick look; no whole-corpus figures)")
+                   help="only the sample, both ways (no whole-corpus run: its figures from "
+                        "--reference when given)")
     args = p.parse_args(argv)
     corpus_dir = os.path.abspath(args.corpus)
     known = os.path.abspath(args.known_bugs)
+    entries = load_strings(known, open(known, encoding="utf-8").read().splitlines())
     if args.rematch:
         with open(args.rematch, encoding="utf-8") as fh:
             whole = rematched(json.load(fh), known)
-        entries = load_strings(known, open(known, encoding="utf-8").read().splitlines())
         print("\n".join([f"replay bench --rematch {args.rematch} (known bugs: {known})", "",
                          *corpus_figures(whole, entries, None)]), flush=True)
         if args.crashes:
@@ -348,93 +436,162 @@ def main(argv: list[str] | None = None) -> int:
                 json.dump(crashes_doc(whole, time.strftime("%Y-%m-%d")), fh, indent=1)
                 fh.write("\n")
         return 0
+    reference: dict[str, Any] | None = None
+    if args.reference:
+        with open(args.reference, encoding="utf-8") as fh:
+            reference = rematched(json.load(fh), known)   # tagged by this checkout's rules
     info = machine_info()
     load_before = _load()
     base = tempfile.mkdtemp(prefix="replay-bench-", dir=os.path.join(ROOT, "workdir")
                             if os.path.isdir(os.path.join(ROOT, "workdir")) else None)
     corpus = discover([corpus_dir])
     trees = [discover_tree("/usr"), discover_tree(os.path.join(ROOT, "trees", OLD, "usr"))]
+    lanes = args.parallel
     print(f"replay bench: {len(corpus.reproducers)} reproducers of {corpus_dir}, trees "
-          f"{', '.join(t.label for t in trees)}, load {load_before}", flush=True)
+          f"{', '.join(t.label for t in trees)}, {lanes} lane(s) each way, load average "
+          f"{load_before}", flush=True)
 
-    sample = sorted(random.Random(args.seed).sample(corpus.reproducers,
-                                                    min(args.naive_sample,
-                                                        len(corpus.reproducers))),
-                    key=lambda r: r.name)
+    drawn = random.Random(args.seed).sample(corpus.reproducers,
+                                            min(args.naive_sample, len(corpus.reproducers)))
+    sample = sorted(drawn, key=lambda r: r.name)
     sample_dir = os.path.join(base, "sample")
     os.makedirs(sample_dir)
     for r in sample:
         os.symlink(r.path, os.path.join(sample_dir, os.path.basename(r.path)))
-    kewpie_s, sampled = kewpie_replay(sample_dir, known, args.parallel, args.timeout, base,
-                                      "sample")
-    print(f"kewpie, sample of {len(sample)}: {kewpie_s:.0f} s, load {_load()}", flush=True)
-    naive = Naive(os.path.join(base, "naive"), args.timeout)
+    kewpie_s, sampled = kewpie_replay(sample_dir, known, lanes, args.timeout, base, "sample")
+    n_replays = len(sample) * len(trees)
+    k_sample = rate(n_replays, kewpie_s)
+    print(f"kewpie, sample of {len(sample)}: {kewpie_s:.0f} s ({k_sample:.1f}/min), load "
+          f"average {_load()}", flush=True)
     jobs = [(r.path, [o.as_arg() for o in r.options], t) for t in trees for r in sample]
-    naive_s = naive.run(jobs, args.parallel)
-    k_sample = rate(len(sample) * len(trees), kewpie_s)
-    n_sample = rate(len(sample) * len(trees), naive_s)
-    print(f"naive, sample of {len(sample)}: {naive_s:.0f} s, load {_load()}; on the sample "
-          f"kewpie {k_sample:.1f}/min, naive {n_sample:.1f}/min, "
+    os.makedirs(user_shm_root(), exist_ok=True)
+    shm_home = tempfile.mkdtemp(prefix="replay-bench-naive-", dir=user_shm_root())
+    naive, naive_s = naive_run(shm_home, args.timeout, jobs, lanes)
+    n_sample = rate(n_replays, naive_s)
+    print(f"naive on /dev/shm, sample of {len(sample)}: {naive_s:.0f} s ({n_sample:.1f}/min), "
+          f"load average {_load()}; on the sample kewpie/naive "
           f"{k_sample / n_sample if n_sample else 0:.1f}x", flush=True)
+    disk_part = sorted(drawn[:max(0, args.naive_disk)], key=lambda r: r.name)
+    disk: Naive | None = None
+    disk_s = 0.0
+    if disk_part:
+        disk_jobs = [(r.path, [o.as_arg() for o in r.options], t)
+                     for t in trees for r in disk_part]
+        disk, disk_s = naive_run(os.path.join(base, "naive-disk"), args.timeout, disk_jobs,
+                                 lanes)
+        print(f"naive on disk, the first {len(disk_part)} of the draw: {disk_s:.0f} s "
+              f"({rate(len(disk_jobs), disk_s):.1f}/min), load average {_load()}", flush=True)
     if args.sample_only:
         whole_s, whole = kewpie_s, sampled
     else:   # the sample first: its ratio is printed before the long part
-        whole_s, whole = kewpie_replay(corpus_dir, known, args.parallel, args.timeout, base, "all")
-        print(f"kewpie, whole corpus: {whole_s:.0f} s, load {_load()}", flush=True)
+        if args.whole_nice:
+            os.nice(args.whole_nice)
+        print(f"kewpie, whole corpus{f' (nice +{args.whole_nice})' if args.whole_nice else ''}"
+              f": following it in {os.path.join(base, 'kewpie-all.log')}", flush=True)
+        whole_s, whole = kewpie_replay(corpus_dir, known, lanes, args.timeout, base, "all")
+        print(f"kewpie, whole corpus: {whole_s:.0f} s, load average {_load()}", flush=True)
     load_after = _load()
 
-    results = results_of(whole)
-    replays = len(results)
-    entries = load_strings(known, open(known, encoding="utf-8").read().splitlines())
-    settings = whole.get("settings", {})
+    sample_results = results_of(sampled)
+    k_run, k_own = split_times(sample_results)
+    n_run = naive.run_seconds / naive.replays if naive.replays else 0.0
+    n_own = naive.harness_per_replay
     lines = ["", "Replay benchmark (bench/replay_bench.py)", f"date:      {info['date']}",
-             f"machine:   nproc {info['nproc']}, kernel {info['kernel']}, "
-             f"load {load_before} before, {load_after} after",
+             f"machine:   nproc {info['nproc']}, kernel {info['kernel']}; load average "
+             f"(uptime) {load_before} before, {load_after} after",
              f"server:    {info['mariadbd']}", f"corpus:    {corpus_dir}: "
              f"{len(corpus.reproducers)} reproducers, {len(corpus.skipped)} skipped, "
-             f"{len(corpus.ignored)} ignored", ""]
-    k_all = rate(replays, whole_s)
-    lines += [f"{'way':<40} {'replays':>8} {'seconds':>9} {'per minute':>11}",
-              f"{'kewpie, whole corpus':<40} {replays:>8} {whole_s:>9.0f} {k_all:>11.1f}",
-              f"{'kewpie, the sample':<40} {len(sample) * len(trees):>8} {kewpie_s:>9.0f} "
-              f"{k_sample:>11.1f}",
-              f"{'naive (fresh server each), the sample':<40} {len(sample) * len(trees):>8} "
-              f"{naive_s:>9.0f} {n_sample:>11.1f}",
-              f"ratio kewpie/naive: {k_sample / n_sample if n_sample else 0:.1f}x on the sample, "
-              f"{k_all / n_sample if n_sample else 0:.1f}x whole corpus against the naive sample "
-              f"(target >= 5x); kewpie's server starts: {settings.get('server_starts')} for "
-              f"{replays} replays", ""]
-    sample_results = results_of(sampled)
-    k_total = sum(r.seconds for r in sample_results)
-    k_run = sum(r.phases.get("run", 0.0) for r in sample_results)
-    k_own = (k_total - k_run) / len(sample_results) if sample_results else 0.0
-    n_own = (naive.seconds - naive.run_seconds) / len(jobs) if jobs else 0.0
-    lines.append(f"on the sample, the reproducers' own time (the client's run) is "
-                 f"{k_run:.0f} s of kewpie's {k_total:.0f} replay-seconds and "
-                 f"{naive.run_seconds:.0f} s of the naive way's {naive.seconds:.0f}; the "
-                 f"harness's own time a replay (the rest): kewpie {k_own:.2f} s, naive "
-                 f"{n_own:.2f} s, {n_own / k_own if k_own else 0:.1f}x")
+             f"{len(corpus.ignored)} ignored",
+             f"kewpie:    --mode=replay --parallel {lanes} (its default is 1: a user on "
+             f"{info['nproc']} cores asks for {lanes}), datadirs on /dev/shm (its default), a "
+             f"server reused while the reuse rule keeps it",
+             f"naive:     a fresh server per replay, {lanes} at once: bug_report.sh's test_all "
+             f"replays one reproducer on all its trees side by side; left out here, so these "
+             f"naive figures are its lower bound: its wipe's second server start and stop, "
+             f"and its fixed sleeps (0-5 s before the starts, 2 s after the test, 13 s after "
+             f"the stops: 15-20 s a reproducer)",
+             f"rules:     both ways {args.timeout:g} s a reproducer (then a timeout, its server "
+             f"killed), a server that does not answer {UNANSWERED_GRACE:g} s after the run a "
+             f"hang", ""]
+    lines += [f"{'way (the sample)':<46} {'replays':>7} {'seconds':>8} {'per min':>8} "
+              f"{'own s/replay':>13} {'harness s/replay':>17}",
+              f"{'kewpie (/dev/shm)':<46} {n_replays:>7} {kewpie_s:>8.0f} {k_sample:>8.1f} "
+              f"{k_run:>13.2f} {k_own:>17.2f}",
+              f"{'naive, fresh server each (/dev/shm)':<46} {n_replays:>7} {naive_s:>8.0f} "
+              f"{n_sample:>8.1f} {n_run:>13.2f} {n_own:>17.2f}"]
+    d_run = d_own = 0.0
+    if disk is not None:
+        d_run, d_own = disk.run_seconds / disk.replays, disk.harness_per_replay
+        lines.append(f"{f'naive, fresh server each (disk), {len(disk_part)} of them':<46} "
+                     f"{disk.replays:>7} {disk_s:>8.0f} {rate(disk.replays, disk_s):>8.1f} "
+                     f"{d_run:>13.2f} {d_own:>17.2f}")
+    lines.append(f"ratio on the sample: kewpie/naive (/dev/shm) "
+                 f"{k_sample / n_sample if n_sample else 0:.1f}x (target >= 5x)")
+    if disk is not None:
+        names = {r.name for r in disk_part}
+        k_part = per_replay([r for r in sample_results if r.name in names])
+        lines.append(f"  on the {len(disk_part)} also run on disk, replay-seconds a replay: "
+                     f"kewpie {k_part:.2f}, naive on disk "
+                     f"{disk.seconds / disk.replays:.2f}: "
+                     f"{disk.seconds / disk.replays / k_part if k_part else 0:.1f}x")
+    references = ([(args.reference, reference)] if reference is not None else []) + \
+        ([("this run's whole part", whole)] if not args.sample_only else [])
+    names = {r.name for r in sample}
+    for label, doc in references:
+        ref = results_of(doc)
+        ref_run, _ = split_times(ref)
+        ref_sample_run, _ = split_times([r for r in ref if r.name in names])
+        lines += ["", f"is the sample the corpus? {len(sample)} of {len(corpus.reproducers)} "
+                      f"reproducers drawn uniformly (random.sample, seed {args.seed}); the "
+                      f"reproducers' own time a replay: {k_run:.2f} s on the sample here, "
+                      f"{ref_sample_run:.2f} s for the same reproducers in the reference run, "
+                      f"{ref_run:.2f} s over its whole corpus ({len(ref)} replays; reference: "
+                      f"{label})",
+                  f"the corpus: each way's harness time a replay on the sample + the corpus's "
+                  f"own time a replay ({ref_run:.2f} s, the same statements both ways): "
+                  f"kewpie {k_own + ref_run:.2f} s, naive (/dev/shm) {n_own + ref_run:.2f} s"
+                  + (f", naive (disk) {d_own + ref_run:.2f} s" if disk is not None else "")
+                  + f" a replay: kewpie/naive {(n_own + ref_run) / (k_own + ref_run):.1f}x "
+                  f"(/dev/shm)" + (f", {(d_own + ref_run) / (k_own + ref_run):.1f}x (disk)"
+                                   if disk is not None else "") + " (target >= 5x)"]
+    results = results_of(whole)
+    replays = len(results)
+    settings = whole.get("settings", {})
+    if not args.sample_only:
+        lines += ["", f"kewpie, whole corpus: {replays} replays in {whole_s:.0f} s "
+                      f"({rate(replays, whole_s):.1f}/min"
+                      f"{f', nice +{args.whole_nice}' if args.whole_nice else ''}; "
+                      f"{per_replay(results):.2f} replay-seconds a replay, of which the harness's "
+                      f"own {split_times(results)[1]:.2f}), {settings.get('server_starts')} server "
+                      f"starts"]
     phases: dict[str, list[float]] = {}
     for res in results:
         for name, value in res.phases.items():
             phases.setdefault(name, []).append(value)
     fresh = sum(1 for res in results if res.fresh)
-    lines.append(f"where kewpie's time goes (whole corpus; {fresh} of {replays} replays on a "
-                 f"fresh server): " + ", ".join(
+    lines.append(f"where kewpie's time goes ({'whole corpus' if not args.sample_only else 'sample'}"
+                 f"; {fresh} of {replays} replays on a fresh server): " + ", ".join(
                      f"{name} {len(v)}x median {statistics.median(v):.2f} s sum {sum(v):.0f} s"
                      for name, v in phases.items()))
     lines.append("")
-    lines += corpus_figures(whole, entries, naive.counts)
+    figures_of = whole if not args.sample_only or reference is None else reference
+    lines += corpus_figures(figures_of, entries, naive.counts)
     print("\n".join(lines), flush=True)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump({"info": info, "load_before": load_before, "load_after": load_after,
-                       "kewpie_all_s": whole_s, "kewpie_sample_s": kewpie_s,
-                       "naive_sample_s": naive_s, "replays": replays, "sample": len(sample),
-                       "harness_s_per_replay": {"kewpie": k_own, "naive": n_own},
-                       "counts": whole["counts"], "naive_counts": naive.counts,
-                       "old_only": old_only(whole),
-                       "quality": attribute(results, NEW, entries).to_json()}, fh, indent=1)
+                       "parallel": lanes, "seed": args.seed,
+                       "kewpie_all_s": whole_s if not args.sample_only else None,
+                       "kewpie_sample_s": kewpie_s, "naive_sample_s": naive_s,
+                       "naive_disk_s": disk_s, "naive_disk_reproducers": len(disk_part),
+                       "replays": replays, "sample": len(sample),
+                       "own_s_per_replay": {"kewpie": k_run, "naive": n_run, "naive_disk": d_run},
+                       "harness_s_per_replay": {"kewpie": k_own, "naive": n_own,
+                                                "naive_disk": d_own},
+                       "counts": figures_of["counts"], "naive_counts": naive.counts,
+                       "old_only": old_only(figures_of),
+                       "quality": attribute(results_of(figures_of), NEW, entries).to_json()},
+                      fh, indent=1)
     if args.crashes:
         with open(args.crashes, "w", encoding="utf-8") as fh:
             json.dump(crashes_doc(whole, info["date"][:10]), fh, indent=1)
