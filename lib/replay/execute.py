@@ -249,6 +249,7 @@ class ReplayBot:
         scratch = os.path.join(self.settings.out_dir, "bots", self.bot)
         os.makedirs(scratch, exist_ok=True)
         client_log = os.path.join(scratch, "client.log")
+        clock.lap("prepare")      # the fresh server's snapshot: kewpie's time, not the run's
         try:
             ran = self._send(reproducer, server, tree, client_log)
         except (OSError, KewpieError) as exc:
