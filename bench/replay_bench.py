@@ -551,7 +551,12 @@ def main(argv: list[str] | None = None) -> int:
                   f"own time a replay ({ref_run:.2f} s, the same statements both ways): "
                   f"kewpie {k_own + ref_run:.2f} s, naive (/dev/shm) {n_own + ref_run:.2f} s"
                   + (f", naive (disk) {d_own + ref_run:.2f} s" if disk is not None else "")
-                  + f" a replay: kewpie/naive {(n_own + ref_run) / (k_own + ref_run):.1f}x "
+                  + f" a replay ({lanes} lanes: kewpie "
+                  f"{rate(lanes, k_own + ref_run):.1f}/min, naive (/dev/shm) "
+                  f"{rate(lanes, n_own + ref_run):.1f}/min"
+                  + (f", naive (disk) {rate(lanes, d_own + ref_run):.1f}/min"
+                     if disk is not None else "")
+                  + f"): kewpie/naive {(n_own + ref_run) / (k_own + ref_run):.1f}x "
                   f"(/dev/shm)" + (f", {(d_own + ref_run) / (k_own + ref_run):.1f}x (disk)"
                                    if disk is not None else "") + " (target >= 5x)"]
     results = results_of(whole)
