@@ -16,7 +16,7 @@ from ..errors import CleanupError, UsageError
 from ..platform import netns, safedirs
 from ..platform.logsetup import get_logger
 from ..platform.ports import PortLeaser, default_lock_dir, ensure_lock_dir
-from ..platform.process import TAG_BOT, TAG_RUN, TAG_WORKDIR, tagged_processes
+from ..platform.process import TAG_BOT, TAG_RUN, TAG_WORKDIR, stop_tagged
 from ..platform.workdir import DESCRIPTION, MIN_SHM_FREE, Workdir
 from .config import RunConfig
 from .setup import check_reachable, log_header, resolve_server_user
@@ -35,6 +35,9 @@ from ..servers.trees import TreeSet
 
 if TYPE_CHECKING:
     from .evidence import EvidenceKeeper
+
+LEFTOVER_GRACE = 2.0   # seconds a process the servers left gets between SIGTERM and SIGKILL
+
 
 def _mysql_kind() -> ServerKind:
     return ServerKind(Server, start_replicating_set, wait_replicas_applied, spare_datadirs=True,
@@ -345,13 +348,8 @@ class RunEnvironment:
             raise CleanupError(problems[0] + more)
 
     def _kill_leftovers(self, bot: str | None) -> None:
-        """SIGKILL anything the servers left behind (SST helpers, tools), by tag."""
-        leftovers = (tagged_processes(TAG_BOT, f"{self.run_id}/{bot}") if bot
-                     else tagged_processes(TAG_RUN, self.run_id))
-        for proc in leftovers:
-            import psutil  # loaded by tagged_processes for what it found
-            try:
-                self.log.warning(f"killing leftover process {proc.pid} ({proc.name()})")
-                proc.kill()
-            except psutil.Error:
-                pass
+        """Stop anything the servers left behind (SST helpers, tools), found by tag, by
+        the one stop policy (SIGTERM, LEFTOVER_GRACE seconds, SIGKILL)."""
+        tag, value = (TAG_BOT, f"{self.run_id}/{bot}") if bot else (TAG_RUN, self.run_id)
+        for pid, name in stop_tagged(tag, value, LEFTOVER_GRACE):
+            self.log.warning(f"stopped leftover process {pid} ({name})")

@@ -103,7 +103,6 @@ class GaleraServer(Server):
     """A MariaDB Galera node managed by kewpie."""
 
     server_type = "galera"
-    clean_stop_when_discarded = False
     unreplicated_session = ("SET SESSION sql_log_bin = 0", "SET SESSION wsrep_on = OFF")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -212,7 +211,7 @@ class GaleraServer(Server):
             self.start_position = self.recover_position()
         super().start(timeout=timeout, wait=wait, extra_args=extra_args)
 
-    def stop(self, timeout: float | None = None) -> StopResult:
+    def stop(self, timeout: float | None = None, clean: bool = True) -> StopResult:
         """A clean stop.  Stopping a running node opens a ``restart`` fault window on it
         (lib/servers/faultwindows.py), closed once it is Synced again: the others re-form
         their group without it and log lines such as ``Last Applied Action message in
@@ -221,9 +220,9 @@ class GaleraServer(Server):
         if self.is_alive():
             self.stop_window = self.fault_windows.open(self.name, "restart", TARGET,
                                                        f"stop {self.name}")
-        return super().stop(timeout)
+        return super().stop(timeout, clean)
 
-    def discard(self) -> None:
+    def discard(self, fast: bool = False) -> None:
         """kill -9: nodes leaving together wait on each other for seconds, and the
         datadir is thrown away anyway."""
         self.kill()

@@ -28,16 +28,13 @@ class Startable(Protocol):
 
 @runtime_checkable
 class Stoppable(Protocol):
-    """Stops cleanly (bounded), or starts stopping and is waited for."""
+    """Stops by the one stop policy (bounded), cleanly or fast when it is thrown away."""
 
-    def stop(self, timeout: float | None = None) -> StopResult:
+    def stop(self, timeout: float | None = None, clean: bool = True) -> StopResult:
         """Stop and say how it ended."""
 
-    def signal_stop(self) -> None:
-        """Begin stopping without waiting (the interrupt path)."""
-
-    def wait_exit(self, timeout: float) -> bool:
-        """True once the process has exited (within timeout)."""
+    def discard(self, fast: bool = False) -> None:
+        """Stop, its data not being used again (fast: on an interrupt)."""
 
 
 @runtime_checkable

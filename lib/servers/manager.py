@@ -426,31 +426,21 @@ class ServerManager:
 
 
 def stop_all(servers: list[Server], fast: bool = False, kill: bool = False) -> None:
-    """Stop servers in parallel with bounded waits.
+    """Stop servers in parallel, each by the one stop policy with its bounded waits.
 
     kill: kill -9 each (its datadir is thrown away and no evidence is wanted).
-
-    Normal: each server is discarded (a clean SHUTDOWN-SIGTERM-SIGKILL stop for a
-    plain server, kill -9 for a Galera node whose datadir is thrown away).
-    fast (on interrupt): SIGTERM to all at once, 5 s shared bound, then SIGKILL.
+    Otherwise each server is discarded (a clean stop for a plain server, kill -9
+    for a Galera node whose datadir is thrown away); fast (on interrupt): no SQL
+    ``SHUTDOWN``, SIGTERM then SIGKILL within a few seconds.
     """
     running = [s for s in servers if s.is_alive()]
     if kill:
         for server in running:
             server.kill()
         return
-    if fast:
-        for server in running:
-            server.signal_stop()
-        deadline = time.monotonic() + 5.0
-        for server in running:
-            if not server.wait_exit(max(0.0, deadline - time.monotonic())):
-                server.kill()
-            server.notify_changed()
-        return
-    threads = [threading.Thread(target=server.discard, daemon=True) for server in running]
+    threads = [threading.Thread(target=server.discard, args=(fast,), daemon=True)
+               for server in running]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-

@@ -5,8 +5,8 @@ SQL client (:mod:`lib.servers.sql`), its error log (:mod:`lib.servers.logs`),
 a port lease and a :class:`~lib.platform.process.ProcessExecutor`, and
 implements the lifecycle protocols of :mod:`lib.servers.lifecycle`: ``start``
 (the template: pre-start port check, launch, readiness by a real SQL ping,
-fail fast on exit), ``stop`` (SHUTDOWN, then SIGTERM, then SIGKILL, bounded),
-``signal_stop``/``wait_exit`` (the interrupt path), ``kill``,
+fail fast on exit), ``stop`` (the platform's one stop policy, with SQL
+``SHUTDOWN`` as its request to exit), ``discard``, ``kill``,
 ``pause``/``resume``/``paused`` and ``restart``.  ``with server:`` starts it
 and stops it.  kewpie 2012's names are not here: 2012 tests get servers
 wrapped by :mod:`lib.util.server_compat`.
@@ -28,7 +28,7 @@ from ..platform.logsetup import get_logger
 from ..platform.netns import NetHost
 from ..platform.netrules import NetworkControl
 from ..platform.ports import PortLease, port_is_free
-from ..platform.process import ProcessExecutor, TAG_NAME, tagged_processes
+from ..platform.process import ProcessExecutor, TAG_NAME, stop_tagged
 from .codetree import CodeTree
 from .faultwindows import FaultWindows
 from .health import Health, HealthState, unanswered_health
@@ -45,6 +45,8 @@ if TYPE_CHECKING:
 
 # Names other modules import from here (they moved to the parts above).
 __all__ = ("HOST", "SOCKET_PATH_MAX", "Health", "Server", "ServerSettings", "write_private_file")
+HELPER_GRACE = 1.0   # seconds a stopped server's helpers get between SIGTERM and SIGKILL
+FAST_STOP = 5.0      # seconds a server stopped on an interrupt gets before SIGKILL
 
 
 @dataclass
@@ -77,7 +79,6 @@ class Server:
     Pausable, HasLogs; a context manager that starts and stops it)."""
 
     server_type = "mysql"
-    clean_stop_when_discarded = True  # Galera nodes are killed instead (see discard)
     # Session settings under which a statement changes this server only (the reuse
     # rule empties `test` so): no binlog event, so no GTID position moves.
     unreplicated_session: tuple[str, ...] = ("SET SESSION sql_log_bin = 0",)
@@ -271,64 +272,47 @@ class Server:
                                f"(error log: {self.error_log})", self.errlog.tail_or_note())
 
     # ------------------------------------------------------------- stopping
-    def stop(self, timeout: float | None = None) -> StopResult:
-        """SHUTDOWN, then SIGTERM, then SIGKILL with bounded waits; says how it ended."""
+    def stop(self, timeout: float | None = None, clean: bool = True) -> StopResult:
+        """Stop by the platform's one policy (lib/platform/process.py): SIGCONT, SQL
+        ``SHUTDOWN`` (SIGTERM when it is not taken -- a joiner in SST -- or without
+        clean), a bounded wait, then SIGKILL; then what it left behind.  Says how it ended."""
         timeout = timeout or self.settings.shutdown_timeout
         self.sql.close()
         self.stop_requested = True
         if self.executor is None:
             return StopResult.GONE
-        how = StopResult.GONE
-        if self.executor.running():
-            how = StopResult.SHUTDOWN
-            if not self.sql.shutdown(timeout):  # not taking SQL (a joiner in SST): SIGTERM
-                how = StopResult.TERMINATED
-                self.executor.send(signal.SIGTERM)
-            if not self.executor.wait(timeout):
-                self.executor.kill()
-                how = StopResult.KILLED
-            self.reap_helpers()
+        how = self.executor.stop(timeout, request=self.sql.shutdown if clean else None)
+        if how is not StopResult.GONE:
+            self.reap_helpers(HELPER_GRACE)
         self.notify_changed()
         return how
 
-    def signal_stop(self) -> None:
-        """Begin stopping without waiting (interrupts): SIGTERM, or kill -9 for a
-        server whose datadir is thrown away (``clean_stop_when_discarded`` false)."""
-        self.stop_requested = True
-        if not self.clean_stop_when_discarded:
-            self.kill()
-        elif self.executor is not None:
-            self.executor.send(signal.SIGTERM)
-
-    def wait_exit(self, timeout: float) -> bool:
-        """Wait up to timeout for the process to exit; True when it is gone."""
-        return self.executor is None or self.executor.wait(timeout)
-
-    def discard(self) -> None:
-        """Stop a server whose datadir will not be used again (a clean stop here)."""
-        self.stop()
+    def discard(self, fast: bool = False) -> None:
+        """Stop a server whose datadir will not be used again: a clean stop here (fast,
+        on an interrupt: SIGTERM, SIGKILL after FAST_STOP seconds)."""
+        if fast:
+            self.stop(FAST_STOP, clean=False)
+        else:
+            self.stop()
 
     def kill(self) -> None:
-        """kill -9 the server and reap it (a kill asked for is not a crash)."""
+        """kill -9 the server and what it started, and reap it (a kill asked for is not
+        a crash): the stop policy's last step alone."""
         self.sql.close()
         self.stop_requested = True
         if self.executor is not None:
             self.executor.kill()
-        self.reap_helpers()
+        self.reap_helpers(0)
         self.notify_changed()
 
-    def reap_helpers(self) -> None:
-        """Kill what the server started and left behind (SST scripts, rsync, socat...).
+    def reap_helpers(self, grace: float) -> None:
+        """Stop what the server started and left behind (SST scripts, rsync, socat...)
+        by the stop policy, with grace seconds between SIGTERM and SIGKILL (0: SIGKILL).
 
         They inherit the server's tag, so they are found even when they left its
         process group.
         """
-        for proc in tagged_processes(TAG_NAME, self.vardir):
-            import psutil  # loaded by tagged_processes for what it found
-            try:
-                proc.kill()
-            except psutil.Error:
-                pass
+        stop_tagged(TAG_NAME, self.vardir, grace)
 
     def pause(self) -> None:
         """SIGSTOP the server's process group."""

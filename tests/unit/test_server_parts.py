@@ -17,7 +17,6 @@ from lib.servers.health import Health, HealthState, unanswered_health
 from lib.servers.layout import ServerLayout, socket_path
 from lib.servers.lifecycle import HasLogs, Killable, Pausable, Startable, Stoppable, start_process
 from lib.servers.logs import ErrorLog
-from lib.servers.manager import stop_all
 from lib.servers.server import Server, ServerSettings
 
 
@@ -55,7 +54,6 @@ def _server(tmp_path, cls=Server):
     lease = PortLease(first=47200, size=4, lock_path=str(tmp_path / "l.lock"), fd=-1)
     settings = ServerSettings(user=None, env={}, die_with_parent=True)
     server = cls("s0", 0, tree, str(tmp_path / "var_s0"), lease, [], settings)
-    server.reap_helpers = lambda: None
     return server
 
 
@@ -149,13 +147,6 @@ def test_stop_without_process_is_gone(tmp_path):
     assert s.health().state is HealthState.STOPPED
 
 
-def test_stop_falls_back_to_sigterm_when_sql_is_refused(tmp_path):
-    s = _server(tmp_path)
-    s.executor = FakeExecutor()
-    assert s.stop(timeout=0.1) is StopResult.TERMINATED
-    assert s.executor.signals == [signal.SIGTERM]
-
-
 def test_paused_resumes_even_on_error(tmp_path):
     s = _server(tmp_path)
     s.executor = FakeExecutor()
@@ -164,25 +155,6 @@ def test_paused_resumes_even_on_error(tmp_path):
             assert s.executor.signals == [signal.SIGSTOP]
             raise RuntimeError
     assert s.executor.signals == [signal.SIGSTOP, signal.SIGCONT]
-
-
-def test_fast_stop_all_uses_public_methods(tmp_path):
-    a, b = _server(tmp_path), _server(tmp_path)
-    a.executor, b.executor = FakeExecutor(), FakeExecutor(exits_on_term=False)
-    seen = []
-    a.on_change = b.on_change = seen.append
-    stop_all([a, b], fast=True)
-    assert a.executor.signals == [signal.SIGTERM] and a.stop_requested
-    assert b.executor.signals == [signal.SIGTERM, signal.SIGKILL] and not b.is_alive()
-    assert a in seen and b in seen
-
-
-def test_signal_stop_kills_a_server_not_stopped_cleanly(tmp_path):
-    from lib.servers.galera import GaleraServer
-    node = _server(tmp_path, GaleraServer)
-    node.executor = FakeExecutor()
-    node.signal_stop()
-    assert node.executor.signals == [signal.SIGKILL] and node.wait_exit(0)
 
 
 def test_server_and_lease_are_context_managers(tmp_path):
