@@ -194,11 +194,11 @@ class MtrExecutor:
             # mtr's mark_log: include/search_pattern_in_file.inc searches from the last one
             if not fresh:
                 try:
-                    with open(w.server.error_log, "a") as fh:
+                    with open(w.server.paths.error_log, "a") as fh:
                         fh.write(f"CURRENT_TEST: {case.suite}.{case.name}\n")
                 except OSError:
                     pass
-            w.log_mark = log_size(w.server.error_log)
+            w.log_mark = log_size(w.server.paths.error_log)
         for number in (w.number for w in watches):
             expect = self.settings.vardir.expect_file(number)
             if os.path.exists(expect):
@@ -344,8 +344,8 @@ class MtrExecutor:
             parts.append(unified_diff(result_file, found_reject))
         for w in watches:
             if w.crashed:
-                parts.append(f"--- {w.server.name} error log ({w.server.error_log}) tail ---\n"
-                             f"{w.server.error_log_tail(20)}")
+                parts.append(f"--- {w.server.name} error log ({w.server.paths.error_log}) tail ---\n"
+                             f"{w.server.errlog.tail(20)}")
         return MtrVerdict(MtrStatus.FAIL, "\n".join(parts), needs_restart=bool(crashed),
                           reject=found_reject)
 
@@ -396,7 +396,7 @@ class MtrExecutor:
         """mtr's check-warnings for each running server whose log gained suspicious lines."""
         problems = []
         for w in watches:
-            lines, _ = read_since(w.server.error_log, w.log_mark)
+            lines, _ = read_since(w.server.paths.error_log, w.log_mark)
             bad = self.settings.scanner.suspicious(lines, suite_dir)
             log_error = os.path.join(self.settings.vardir.log, f"mysqld.{w.number}.err")
             if not bad or not w.server.is_alive():
@@ -427,7 +427,7 @@ def restart_forced(servers: Iterable[Server], name: str = "force_restart") -> bo
     """Whether a test left ``<datadir>/mtr/force_restart`` on one of its servers
     (``include/force_restart.inc``): mtr then skips check-testcase after the test and
     restarts every server (mtr's restart_forced_by_test)."""
-    return any(os.path.isfile(os.path.join(s.datadir, "mtr", name)) for s in servers)
+    return any(os.path.isfile(os.path.join(s.paths.datadir, "mtr", name)) for s in servers)
 
 
 def stop_tagged(env: dict[str, str]) -> None:

@@ -210,9 +210,9 @@ class KewpieSession:
                 parts.append("--- server status ---\n" + "\n".join(reports))
         if failed and not dead:
             for server in run.servers:
-                tail = server.error_log_tail(8)
+                tail = server.errlog.tail(8)
                 if tail:
-                    parts.append(f"--- {server.name} error log ({server.error_log}) tail ---\n"
+                    parts.append(f"--- {server.name} error log ({server.paths.error_log}) tail ---\n"
                                  f"{tail}")
         return dead, "\n".join(parts)
 
@@ -268,7 +268,7 @@ class KewpieSession:
     # ------------------------------------------------------------ the end
     def describe_kept(self) -> list[str]:
         """One line per kept server: name, address, socket, vardir."""
-        return [f"{s.name}: 127.0.0.1:{s.port} socket {s.socket_file} vardir {s.vardir}"
+        return [f"{s.name}: 127.0.0.1:{s.port} socket {s.paths.socket_file} vardir {s.paths.vardir}"
                 for s in self.kept]
 
     def close(self, interrupted: bool, exit_code: int | None = None) -> None:

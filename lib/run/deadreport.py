@@ -18,9 +18,9 @@ def dead_server_report(server: Server, health_message: str) -> str:
     """The report's part for a dead server: health sentence, crash signature (when the
     log has a crash report) and the error log's tail."""
     from ..hunt.crashreport import crash_headline  # only a failed test needs it
-    headline = crash_headline(server.error_log_tail(REPORT_LINES))
-    where = f"error log {server.error_log} ends with:"
-    tail = server.error_log_tail(TAIL_LINES)
+    headline = crash_headline(server.errlog.tail(REPORT_LINES))
+    where = f"error log {server.paths.error_log} ends with:"
+    tail = server.errlog.tail(TAIL_LINES)
     if headline:
         return f"{health_message}\n{headline}\n{where}\n{tail}"
     return f"{health_message}; {where}\n{tail}"

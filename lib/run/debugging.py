@@ -7,6 +7,7 @@ import os
 
 from ..errors import UsageError
 from .environment import RunEnvironment
+from ..servers.describe import info_block
 from ..servers.server import Server
 from ..servers.wrappers import make_wrapper, rr_cannot_record
 from ..suites.loader import TestSpec
@@ -36,7 +37,7 @@ def report_kept(env: RunEnvironment, servers: list[Server], test: str) -> None:
         if not server.is_alive():
             continue
         log.info("bot0 server:")
-        for line in server.info_block():
+        for line in info_block(server):
             log.info(line)
     env.write_state()
     run = {"workdir": env.workdir.path, "basedir": env.tree.basedir if env.tree else "",

@@ -94,21 +94,21 @@ class EvidenceKeeper:
         for server in servers:
             dest = os.path.join(target, server.name)
             os.makedirs(dest, exist_ok=True)
-            for path in (server.error_log, server.cnf_path, server.stdout_log,
-                         os.path.join(server.logdir, "wsrep-recover.log")):
+            for path in (server.paths.error_log, server.paths.cnf_path, server.paths.stdout_log,
+                         os.path.join(server.paths.logdir, "wsrep-recover.log")):
                 if os.path.exists(path):
                     _copy(path, os.path.join(dest, os.path.basename(path)))
-            _copy_wrapper_logs(server.logdir, dest)  # valgrind logs, rr traces, strace...
+            _copy_wrapper_logs(server.paths.logdir, dest)  # valgrind logs, rr traces, strace...
             sst_logs = getattr(server, "sst_log_dir", None)
             if sst_logs and os.path.isdir(sst_logs) and os.listdir(sst_logs):
                 _copytree(sst_logs, os.path.join(dest, "sst_log"))
-            core = find_core(server.datadir)
+            core = find_core(server.paths.datadir)
             if core:
                 trace = backtrace(server.tree.server, core, os.path.join(dest, "backtrace.txt"))
                 if trace:
                     saved.backtrace += f"{server.name} core {core}:\n{trace}\n"
-            if keep_data and os.path.isdir(server.datadir):
-                _copytree(server.datadir, os.path.join(dest, "data"))
+            if keep_data and os.path.isdir(server.paths.datadir):
+                _copytree(server.paths.datadir, os.path.join(dest, "data"))
         if keep_data:
             self.datadirs_saved += 1
         return saved

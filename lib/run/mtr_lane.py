@@ -25,7 +25,7 @@ from ..mtr.config import (base_environment, build_config, command_line_args, exp
                           plugin_dir, server_option_args, share_dir)
 from ..mtr.option_check import CaseBounds, case_problem, server_problem
 from ..mtr.execute import MtrExecutor, MtrSettings
-from ..mtr.galera_snapshots import formation_sensitive
+from ..mtr.galera import formation_sensitive
 from ..mtr.garbd import garbd_wrapper
 from ..mtr.options import loopback_only, to_options
 from ..mtr.server import MARK_ENV
@@ -61,7 +61,7 @@ class MtrLane:
         factory = partial(MtrBootstrapCache, mtr_root=plan.root,
                           optional_plugins=plan.optional_plugins)
         self.manager: ServerManager = env.make_manager(bot, bootstrap=factory, lane=lane)
-        self.manager.reuse_expected = False
+        self.manager.more_tests(False)   # mtr checks its own reuse (lib/mtr/execute.py)
         self.plan = plan
         self.server_user = env.server_user
         self.server_counts = server_counts
@@ -209,7 +209,8 @@ class MtrLane:
                 self.plan.tree.server, f"--defaults-group-suffix={last.name[len('mysqld'):]}",
                 f"--defaults-file={self.vardir.cnf}",
                 *command_line_args(config, last.name, extra, env)])
-        return Requirements.declared("mtr", option_lists), config
+        return Requirements.declared("mtr", option_lists,
+                                     snapshot_formation=not formation_sensitive(case.path)), config
 
     def bounds(self, case: MtrCase) -> CaseBounds:
         """What case's servers may reach on this lane: its vardir, the ports leased for
@@ -248,11 +249,8 @@ class MtrLane:
         manager = self.manager
         if case.timezone != self.timezone or case.scripts or case.template != self.template:
             manager.request_reset()  # mtr restarts for another config file or time zone
-        manager.snapshot_formation = not formation_sensitive(case.path)
-        if manager.servers and manager.formed_from_snapshot and not manager.snapshot_formation:
-            manager.request_reset()  # it reads how its cluster formed: formed as mtr does
-        if manager.servers and (manager.current != reqs or manager.force_reset):
-            manager.teardown(discard=True)
+        if manager.servers and not manager.fits(reqs):  # (a case reading how its cluster
+            manager.teardown(discard=True)             # formed: one formed as mtr forms it)
         if not manager.servers:
             self._fresh_set(case, config, env)
         env.update({k: v for k, v in config.env().items() if v is not None})
@@ -263,7 +261,7 @@ class MtrLane:
             fh.write(config.render())
         if self.server_user:
             shutil.chown(self.vardir.cnf, self.server_user, self.server_user)
-        starting = manager.force_reset or not manager.servers or manager.current != reqs
+        starting = not manager.fits(reqs)
         if starting:
             self._run_scripts(case, env)
             manager.settings.env[MARK_ENV] = f"{case.suite}.{case.name}"

@@ -270,7 +270,6 @@ class MtrRunner(Runner):
         prepared = self._take_prepared(case)
         lane = self.lane
         manager = lane.manager
-        manager.reuse_expected = False
         if prepared is not None and prepared.reqs is not None and prepared.config is not None:
             env, reqs, config = prepared.env, prepared.reqs, prepared.config
         else:

@@ -120,8 +120,7 @@ def _run_in_process(env: RunEnvironment, queue: list[TestSpec],
     failed = 0
     for done, spec in enumerate(queue, start=1):
         # the last test's servers serve no one after it (a retry starts fresh ones anyway)
-        runner.manager.reuse_expected = done < len(queue)
-        runner.manager.last_test = done == len(queue)  # its servers stop with the run
+        runner.manager.more_tests(done < len(queue))  # the last one's stop with the run
         runner.expect_next(queue[done] if done < len(queue) else None)
         outcome = runner.run_with_retries(spec, config.retry,
                                           lambda: failed < config.retry_failures_max)

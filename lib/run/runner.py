@@ -346,9 +346,9 @@ class Runner:
                 parts.append("--- server status ---\n" + "\n".join(reports))
         if status.failed and not dead:
             for server in servers:
-                tail = server.error_log_tail(8)
+                tail = server.errlog.tail(8)
                 if tail:
-                    parts.append(f"--- {server.name} error log ({server.error_log}) tail ---\n{tail}")
+                    parts.append(f"--- {server.name} error log ({server.paths.error_log}) tail ---\n{tail}")
         return status, "\n".join(parts), dead
 
 

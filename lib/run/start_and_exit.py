@@ -6,6 +6,7 @@ import os
 
 from ..errors import EXIT_OK
 from .environment import RunEnvironment
+from ..servers.describe import info_block
 from ..suites.loader import TestSpec, suite_requirements
 
 
@@ -20,11 +21,11 @@ def start_and_exit(env: RunEnvironment, specs: list[TestSpec]) -> int:
         reqs = suite_requirements(suite, config.suitepaths, config.default_server_type)
     log.info("Creating 1 bot(s)")
     manager = env.make_manager("bot0")
-    manager.reuse_expected = False  # nobody runs a test on them after us
+    manager.more_tests(False)  # nobody runs a test on them after us
     servers = manager.get_servers(reqs)
     for server in servers:
         log.info("bot0 server:")
-        for line in server.info_block():
+        for line in info_block(server):
             log.info(line)
     for arbitrator in manager.arbitrators:
         log.info("bot0 arbitrator:")

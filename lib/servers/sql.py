@@ -39,6 +39,12 @@ class SqlClient:
         self._log_tail = log_tail
         self._conn: pymysql.connections.Connection | None = None
         self.charset = ""   # the connections' character set ('' = PyMySQL's, utf8mb4)
+        # session settings under which a statement changes this server only (the reuse
+        # rule empties `test` so): no binlog event (Galera: no write set either)
+        self.unreplicated_session: tuple[str, ...] = ("SET SESSION sql_log_bin = 0",)
+        # False: kewpie's own reads close their connection after them (a mysql-test
+        # case's servers: tests never see one of kewpie's in their process list)
+        self.keep = True
         self.probe_failures: set[str] = set()  # distinct probe failures already logged
 
     def connect(self, db: str | None = None, autocommit: bool = True,

@@ -17,9 +17,14 @@ from __future__ import annotations
 
 import os
 import re
+from typing import TYPE_CHECKING
 
-from ..errors import CodeTreeError
+from ..errors import CodeTreeError, ServerStartError
+from ..platform.logsetup import get_logger
 from .codetree import CodeTree, discover
+
+if TYPE_CHECKING:
+    from .server import Server
 
 VERSION_LABEL = re.compile(r"^\d+\.\d+\.\d+$")
 DEFAULT_LABELS = ("", "default", "first")
@@ -110,3 +115,22 @@ class TreeSet:
     def describe(self) -> str:
         """``10.11.19 (/usr), 10.11.18 (trees/10.11.18/usr)`` for the run header."""
         return ", ".join(f"{t.label} ({t.basedir})" for t in self.all())
+
+
+def resolve_tree(server: "Server", basedir: "str | CodeTree") -> CodeTree:
+    """The code tree basedir names for server (a label such as 'new', a version, a path:
+    through the run's trees; a CodeTree as it is)."""
+    if isinstance(basedir, CodeTree):
+        return basedir
+    trees = server.settings.trees or TreeSet([server.tree.given or server.tree.basedir])
+    return trees.resolve(basedir)
+
+
+def switch_tree(server: "Server", tree: CodeTree) -> None:
+    """Run server on tree from its next start on (it must be stopped)."""
+    if server.is_alive():
+        raise ServerStartError(f"stop {server.name} before switching it to {tree.basedir}")
+    if tree is not server.tree:
+        get_logger().info(f"{server.name}: code tree {server.tree.label} -> {tree.label} "
+                          f"({tree.basedir})")
+    server.tree = tree

@@ -91,11 +91,11 @@ class ServerWrapper:
         return [self.programs["valgrind"], "--tool=memcheck", "--leak-check=full",
                 "--show-leak-kinds=definite", "--errors-for-leak-kinds=definite",
                 "--num-callers=30", "--gen-suppressions=all", "--error-limit=no",
-                f"--log-file={os.path.join(server.logdir, 'valgrind.%p.log')}",
+                f"--log-file={os.path.join(server.paths.logdir, 'valgrind.%p.log')}",
                 *supp, *self.valgrind_options, *argv, *VALGRIND_SERVER_ARGS]
 
     def _wrap_rr(self, server: "Server", argv: list[str]) -> list[str]:
-        trace = os.path.join(server.logdir, "rr", f"{server.name}-start{server.start_count + 1}")
+        trace = os.path.join(server.paths.logdir, "rr", f"{server.name}-start{server.start_count + 1}")
         os.makedirs(os.path.dirname(trace), exist_ok=True)
         if server.settings.user:
             shutil.chown(os.path.dirname(trace), server.settings.user, server.settings.user)
@@ -114,8 +114,8 @@ class ServerWrapper:
         # gdbserver itself always listens on every interface, so it talks over stdio
         # instead, behind socat on a unix socket in the vardir (root and the server
         # user may connect): nothing listens beyond this machine, no port is needed.
-        sock = os.path.join(server.rundir, "gdb.sock")
-        script = os.path.join(server.rundir, "manual-gdb.sh")
+        sock = os.path.join(server.paths.rundir, "gdb.sock")
+        script = os.path.join(server.paths.rundir, "manual-gdb.sh")
         with open(script, "w") as fh:
             fh.write("#!/bin/sh\n# written by kewpie --manual-gdb: the server under gdbserver "
                      "(stdio)\nexec " + shlex.join([self.programs["gdbserver"], "-", *argv]) + "\n")
@@ -129,7 +129,7 @@ class ServerWrapper:
                 f"EXEC:{script}"]
 
     def _wrap_custom(self, server: "Server", argv: list[str]) -> list[str]:
-        values = {"vardir": server.vardir, "name": server.name}
+        values = {"vardir": server.paths.vardir, "name": server.name}
         words = shlex.split(self.template)
         out: list[str] = []
         for word in words:

@@ -4,7 +4,8 @@
 ``test_executor.servers``, ``server_manager.servers``) as
 :class:`Kewpie2012Server` wrappers: ``master_port``, ``cnf_file``, ``type``,
 ``status``, ``mysqldump``... are read-only views of what the server holds
-under its own names, and the 2012 methods (``slave_stop``, ``set_master``,
+under its own names (its paths: ``vardir``, ``datadir``, ``error_log``... are
+``server.paths``), and the 2012 methods (``slave_stop``, ``set_master``,
 ``get_innodb_version``, ``die``...) keep their old return conventions:
 ``(retcode, result)`` tuples, ``None`` for "nothing", no exceptions for SQL
 errors.  Every other name is the modern server's (:mod:`lib.util.wrapper`).
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import QueryError, ReplicationError, ServerStartError
 from ..home import data_path
+from ..platform.logsetup import get_logger
 from ..servers.option_safety import check_restart_options
 from ..servers.options import Option, parse_options
 from .compat_logger import CompatLogger
@@ -74,8 +76,43 @@ class Kewpie2012Server(ModernWrapper):
 
     @property
     def cnf_file(self) -> str:
-        """The server's option file (``cnf_path``)."""
-        return self._server.cnf_path
+        """The server's option file (``paths.cnf_path``)."""
+        return self._server.paths.cnf_path
+
+    @property
+    def vardir(self) -> str:
+        """The server's vardir (``paths.vardir``)."""
+        return self._server.paths.vardir
+
+    @property
+    def datadir(self) -> str:
+        """The server's datadir (``paths.datadir``)."""
+        return self._server.paths.datadir
+
+    @property
+    def logdir(self) -> str:
+        """The server's log directory (``paths.logdir``)."""
+        return self._server.paths.logdir
+
+    @property
+    def tmpdir(self) -> str:
+        """The server's temporary directory (``paths.tmpdir``)."""
+        return self._server.paths.tmpdir
+
+    @property
+    def error_log(self) -> str:
+        """The server's error log (``paths.error_log``)."""
+        return self._server.paths.error_log
+
+    @property
+    def pid_file(self) -> str:
+        """The server's pid file (``paths.pid_file``)."""
+        return self._server.paths.pid_file
+
+    @property
+    def socket_file(self) -> str:
+        """The server's unix socket (``paths.socket_file``)."""
+        return self._server.paths.socket_file
 
     @property
     def type(self) -> str:
@@ -157,7 +194,7 @@ class Kewpie2012Server(ModernWrapper):
     @property
     def logging(self) -> CompatLogger:
         """kewpie 2012's logging object."""
-        return CompatLogger(self._server.log)
+        return CompatLogger(get_logger())
 
     # ------------------------------------------------------------ 2012 methods
     def start(self, timeout: float | None = None, wait: bool = True,
@@ -180,7 +217,7 @@ class Kewpie2012Server(ModernWrapper):
     def ping(self, quiet: bool = True) -> bool:
         """True when the server answers ``SELECT 1`` (quiet: 2012's; the check never logs)."""
         del quiet
-        return self._server.ping()
+        return self._server.sql.ping()
 
     def get_innodb_version(self) -> str | None:
         """``@@innodb_version`` of the running server; MariaDB 10.10+ dropped the variable
@@ -212,7 +249,7 @@ class Kewpie2012Server(ModernWrapper):
         if self._server.pid is not None:
             return self._server.pid
         try:
-            with open(self._server.pid_file) as fh:
+            with open(self._server.paths.pid_file) as fh:
                 return int(fh.read().strip() or 0) or None
         except (OSError, ValueError):
             return None
@@ -225,7 +262,7 @@ class Kewpie2012Server(ModernWrapper):
     def dump_errlog(self) -> str:
         """The whole error log, as text ('' if there is none yet)."""
         try:
-            with open(self._server.error_log, errors="replace") as fh:
+            with open(self._server.paths.error_log, errors="replace") as fh:
                 return fh.read()
         except OSError:
             return ""
@@ -250,7 +287,7 @@ class Kewpie2012Server(ModernWrapper):
     def slave_ready(self) -> bool:
         """Both replication threads run."""
         try:
-            rows = self._server.query_dicts("SHOW SLAVE STATUS")
+            rows = self._server.sql.query_dicts("SHOW SLAVE STATUS")
         except QueryError:
             return False
         return bool(rows) and rows[0].get("Slave_IO_Running") == "Yes" and \

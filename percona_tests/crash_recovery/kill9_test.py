@@ -9,7 +9,7 @@ class Kill9Test(KewpieTestCase):
 
     def test_acknowledged_writes_survive_kill9(self):
         server = self.servers[0]
-        self.assertFalse(os.path.realpath(server.datadir).startswith("/dev/shm/"),
+        self.assertFalse(os.path.realpath(server.paths.datadir).startswith("/dev/shm/"),
                          "crash_recovery needs its datadir on disk (storage = 'disk')")
         run = self.run_workloads(
             [Bank([server], clients=3), Append([server], clients=4)], duration=4,

@@ -37,5 +37,5 @@ class BasicTest(KewpieTestCase):
         s = self.servers[0]
         self.assertEqual(s.variable("bind_address"), "127.0.0.1")
         self.assertEqual(s.execute("SELECT 1")[0][0], 1)
-        conn = s.connect_tcp()
+        conn = s.sql.connect_tcp()
         conn.close()

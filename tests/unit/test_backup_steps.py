@@ -4,6 +4,7 @@ Covers: lib/backup/execute.py, lib/backup/prepare.py, lib/backup/restore.py,
 lib/backup/storage.py, lib/backup/validate.py, lib/backup/errors.py, lib/util/backup_methods.py
 """
 import os
+from types import SimpleNamespace
 import stat
 
 import pytest
@@ -154,7 +155,7 @@ def test_check_prepared(tmp_path):
 
 # ---------------------------------------------------------------- storage
 class FakeServer:
-    vardir = "/w/bot0/var_s1"
+    paths = SimpleNamespace(vardir="/w/bot0/var_s1")
 
 
 def test_backups_root_is_next_to_vardirs():

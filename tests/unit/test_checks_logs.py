@@ -11,13 +11,16 @@ from lib.checks import errorlog, valgrind
 
 # ---------------------------------------------------------------- warnings check
 class _Log:
-    def __init__(self, text):
-        self.name, self.error_log, self.text = "s0", "/x/error.log", text
+    """A server whose error log (``errlog``) is text in memory."""
 
-    def error_log_size(self):
+    def __init__(self, text):
+        self.name, self.path, self.text = "s0", "/x/error.log", text
+        self.errlog = self
+
+    def size(self):
         return len(self.text.encode())
 
-    def error_log_since(self, mark):
+    def since(self, mark):
         return self.text.encode()[mark:].decode()
 
 

@@ -3,6 +3,7 @@
 Covers: lib/run/deadreport.py, lib/hunt/crashreport.py (crash_headline)
 """
 import os
+from types import SimpleNamespace
 
 from lib.run.deadreport import dead_server_report
 
@@ -13,10 +14,11 @@ class _LogOnly:
     """The two things the report reads from a server: its error log's path and tail."""
 
     def __init__(self, text: str) -> None:
-        self.error_log = "/wd/var_s0/log/error.log"
+        self.paths = SimpleNamespace(error_log="/wd/var_s0/log/error.log")
+        self.errlog = self
         self.text = text
 
-    def error_log_tail(self, lines: int = 30) -> str:
+    def tail(self, lines: int = 30) -> str:
         return "\n".join(self.text.splitlines()[-lines:])
 
 

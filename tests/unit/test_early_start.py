@@ -59,8 +59,10 @@ class FakeServer:
 
     net = None
 
-    def __init__(self, name, index, tree, vardir, lease, options, settings, on_change=None):
-        self.name, self.index, self.vardir = name, index, vardir
+    def __init__(self, name, index, tree, vardir, lease, options, settings, on_change=None,
+                 net=None):
+        self.name, self.index = name, index
+        self.paths = SimpleNamespace(vardir=vardir)
         self.steps = []
         self.alive = False
 
@@ -71,7 +73,7 @@ class FakeServer:
         self.steps.append("killed")
         self.alive = False
 
-    def discard(self):
+    def discard(self, fast=False):
         self.steps.append("discarded")
         self.alive = False
 
@@ -100,7 +102,7 @@ def _manager(tmp_path, fail_launch=False):
                                  launch_set=_launch, finish_set=_finish)}
     manager = ServerManager("bot0", str(tmp_path), SimpleNamespace(basedir="/usr"), leaser,
                             SimpleNamespace(), SimpleNamespace(trees=None), kinds)
-    manager.reuse_expected = False
+    manager.more_tests(False)
     manager.fail_launch = fail_launch
     return manager
 
@@ -112,7 +114,7 @@ def test_get_servers_finishes_the_launched_set(tmp_path):
     assert [s.steps for s in launched] == [["spawned"]]
     assert manager.get_servers(PLAIN) == launched
     assert [s.steps for s in launched] == [["spawned", "ready"]]  # not spawned twice
-    assert manager.launched is None
+    assert manager._launched is None
 
 
 def test_a_launched_set_for_other_requirements_is_killed(tmp_path):
@@ -130,7 +132,7 @@ def test_a_failed_launch_is_raised_by_get_servers(tmp_path):
     assert manager.servers == [] and manager.last_servers
     with pytest.raises(ServerStartError, match="already in use"):
         manager.get_servers(PLAIN)
-    assert manager.launched is None
+    assert manager._launched is None
 
 
 def test_launch_refuses_a_manager_with_servers_or_a_namespaced_set(tmp_path):
@@ -145,4 +147,4 @@ def test_teardown_forgets_a_launched_set(tmp_path):
     manager.launch(PLAIN)
     launched = list(manager.servers)
     manager.teardown(discard=True)
-    assert manager.launched is None and launched[0].steps == ["spawned", "killed"]
+    assert manager._launched is None and launched[0].steps == ["spawned", "killed"]

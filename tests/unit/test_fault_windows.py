@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import time
+from types import SimpleNamespace
 
 from lib.checks import errorlog
 from lib.consistency.faults import Fault, Schedule, Step
@@ -122,13 +123,15 @@ class FakeServer:
         self.name = name
         self.group = group
         self.fault_windows = FaultWindows()
-        self.error_log = f"/x/{name}/error.log"
+        self.path = f"/x/{name}/error.log"
+        self.paths = SimpleNamespace(error_log=self.path)
         self.text = log
+        self.errlog = self   # its error log: text in memory
 
-    def error_log_size(self) -> int:
+    def size(self) -> int:
         return len(self.text.encode())
 
-    def error_log_since(self, mark: int) -> str:
+    def since(self, mark: int) -> str:
         return self.text.encode()[mark:].decode()
 
     def shares_group(self, other) -> bool:

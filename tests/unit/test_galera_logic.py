@@ -10,8 +10,9 @@ import stat
 import pytest
 
 from lib.servers.codetree import CodeTree, ServerVersion
-from lib.servers.galera import (SYNCED_LINE, GaleraServer, GraState, merge_provider_options,
-                                 read_grastate)
+from lib.servers.describe import info_block
+from lib.servers.galera import (SYNCED_LINE, GaleraServer, GraState, JoinWatch,
+                                 merge_provider_options, read_grastate)
 from lib.servers.logs import LogWatch
 from lib.servers.galera_cluster import cluster_groups
 from lib.servers.options import parse_options
@@ -19,7 +20,7 @@ from lib.platform.ports import PortLease
 from lib.platform.process import group_of
 from lib.platform.lifecycle import StopResult
 from lib.servers.faultwindows import TARGET
-from lib.servers.server import Server, ServerSettings
+from lib.servers.server import Server, ServerSettings, launch_env, write_files
 
 
 @pytest.mark.parametrize("count,pairs,expected", [
@@ -63,7 +64,7 @@ def _node(tmp_path, index=0, options=()):
 
 def test_a_clean_stop_opens_a_restart_window_closed_once_synced(tmp_path, monkeypatch):
     node = _node(tmp_path, 1)
-    monkeypatch.setattr(Server, "stop", lambda self, timeout=None: StopResult.SHUTDOWN)
+    monkeypatch.setattr(Server, "stop", lambda self, timeout=None, clean=True: StopResult.SHUTDOWN)
     node.stop()  # not running: nothing acted on the group
     assert node.fault_windows.all() == [] and node.stop_window is None
     monkeypatch.setattr(GaleraServer, "is_alive", lambda self: True)
@@ -71,12 +72,11 @@ def test_a_clean_stop_opens_a_restart_window_closed_once_synced(tmp_path, monkey
     (window,) = node.fault_windows.all()
     assert (window.server, window.kind, window.role, window.fault, window.end) == \
         ("s1", "restart", TARGET, "stop s1", None)
-    monkeypatch.setattr(GaleraServer, "synced_in_log", lambda self: True)
-    monkeypatch.setattr(GaleraServer, "ping", lambda self: True)
+    monkeypatch.setattr(node.sql, "ping", lambda: True)
     monkeypatch.setattr(GaleraServer, "is_synced", lambda self, size=None: False)
-    assert not node.ready() and window.end is None   # still catching up: still open
+    assert not node._ready() and window.end is None   # still catching up: still open
     monkeypatch.setattr(GaleraServer, "is_synced", lambda self, size=None: True)
-    assert node.ready() and window.end is not None and node.stop_window is None
+    assert node._ready() and window.end is not None and node.stop_window is None
 
 
 def test_nodes_share_a_group_when_their_addresses_meet(tmp_path):
@@ -91,10 +91,12 @@ def test_nodes_share_a_group_when_their_addresses_meet(tmp_path):
 def test_node_config_ports_and_sst_section(tmp_path):
     node = _node(tmp_path, 1, ["--wsrep-provider-options=gcache.size=32M", "--wsrep-sst-method=mariabackup"])
     node.cluster_peers = ["127.0.0.1:47301", "127.0.0.1:47305"]
-    node.make_dirs()
-    node.write_cnf()
-    text = open(node.cnf_path).read()
-    assert (node.port, node.gmcast_port, node.ist_port, node.sst_port) == (47304, 47305, 47306, 47307)
+    write_files(node)
+    text = open(node.paths.cnf_path).read()
+    ports = node.describe()
+    assert (node.port, ports["galera_listen_port"], ports["galera_recv_port"],
+            ports["galera_sst_port"]) == (47304, 47305, 47306, 47307)
+    assert node.gmcast_address == "127.0.0.1:47305"
     assert "wsrep-cluster-address=gcomm://127.0.0.1:47301,127.0.0.1:47305" in text
     assert "gmcast.listen_addr=tcp://127.0.0.1:47305" in text and "ist.recv_addr=127.0.0.1:47306" in text
     assert "gcache.size=32M" in text and "gcache.size=10M" not in text
@@ -111,29 +113,27 @@ def test_membership_timers_are_short_and_a_suite_can_replace_them(tmp_path):
     # keepalive 0.1 s: nodes that came up in separate views merge within tenths of a
     # second (a warm start); 0.1 s is Galera's lower bound for both periods
     node = _node(tmp_path)
-    node.make_dirs()
-    node.write_cnf()
-    text = open(node.cnf_path).read()
+    write_files(node)
+    text = open(node.paths.cnf_path).read()
     assert "evs.keepalive_period=PT0.1S" in text and "evs.join_retrans_period=PT0.1S" in text
     assert "evs.suspect_timeout" not in text and "evs.inactive_timeout" not in text
     suite = _node(tmp_path / "b", 1, ["--wsrep-provider-options=evs.suspect_timeout=PT2S;"
                                       "evs.keepalive_period=PT0.5S"])
-    suite.make_dirs()
-    suite.write_cnf()
-    text = open(suite.cnf_path).read()
+    write_files(suite)
+    text = open(suite.paths.cnf_path).read()
     assert "evs.keepalive_period=PT0.5S" in text and "evs.suspect_timeout=PT2S" in text
     assert text.count("evs.keepalive_period") == 1
 
 
 def test_start_args_new_cluster_once(tmp_path):
     node = _node(tmp_path)
-    node.new_cluster_next_start = True
-    assert node.start_args() == ["--wsrep-new-cluster"]
-    assert node.start_args() == []
+    node._new_cluster_next_start = True
+    assert node._start_args() == ["--wsrep-new-cluster"]
+    assert node._start_args() == []
 
 
 def test_info_block_has_galera_ports(tmp_path):
-    block = _node(tmp_path).info_block()
+    block = info_block(_node(tmp_path))
     assert block[:5] == ["NAME: s0", "MASTER_PORT: 47300", "GALERA_LISTEN_PORT: 47301",
                          "GALERA_RECV_PORT: 47302", "GALERA_SST_PORT: 47303"]
 
@@ -144,9 +144,8 @@ SST_SCRIPT = "/usr/bin/wsrep_sst_mariabackup"
 
 def test_sst_section_binds_socat_to_loopback(tmp_path):
     node = _node(tmp_path)
-    node.make_dirs()
-    node.write_cnf()
-    text = open(node.cnf_path).read()
+    write_files(node)
+    text = open(node.paths.cnf_path).read()
     sst = text.split("[sst]", 1)[1].split("\n[", 1)[0]
     assert "sockopt=bind=127.0.0.1" in sst.splitlines()
     assert "sst-initial-timeout=120" in sst.splitlines()
@@ -165,22 +164,21 @@ def test_installed_sst_script_appends_sockopt_to_its_listener():
 def test_launch_env_keeps_temp_files_in_the_vardir(tmp_path):
     node = _node(tmp_path)
     node.settings.env.update({"TMPDIR": "/tmp", "KEWPIE_RUN": "r1"})
-    env = node.launch_env()
-    assert env["TMPDIR"] == node.tmpdir and env["TMPDIR"].startswith(node.vardir + os.sep)
-    assert env["KEWPIE_NAME"] == node.vardir and env["KEWPIE_RUN"] == "r1"
+    env = launch_env(node)
+    assert env["TMPDIR"] == node.paths.tmpdir and env["TMPDIR"].startswith(node.paths.vardir + os.sep)
+    assert env["KEWPIE_NAME"] == node.paths.vardir and env["KEWPIE_RUN"] == "r1"
     assert node.settings.env["TMPDIR"] == "/tmp"  # the run's env is not changed
 
 
 def test_cnf_with_sst_password_is_private(tmp_path):
     node = _node(tmp_path)
-    node.make_dirs()
-    node.write_cnf()
-    st = os.stat(node.cnf_path)
-    assert "kewpie-sst-pw" in open(node.cnf_path).read()
+    write_files(node)
+    st = os.stat(node.paths.cnf_path)
+    assert "kewpie-sst-pw" in open(node.paths.cnf_path).read()
     assert stat.S_IMODE(st.st_mode) == 0o600 and st.st_uid == os.geteuid()
-    node.write_cnf()  # rewritten in place: still private, no temp file left
-    assert stat.S_IMODE(os.stat(node.cnf_path).st_mode) == 0o600
-    assert [n for n in os.listdir(node.vardir) if n.startswith(".my.cnf")] == []
+    write_files(node)  # rewritten in place: still private, no temp file left
+    assert stat.S_IMODE(os.stat(node.paths.cnf_path).st_mode) == 0o600
+    assert [n for n in os.listdir(node.paths.vardir) if n.startswith(".my.cnf")] == []
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root")
@@ -191,11 +189,11 @@ def test_cnf_is_root_and_server_group_readable_when_root(tmp_path):
         pytest.skip("no mysql user")
     node = _node(tmp_path)
     node.settings.user = "mysql"
-    node.make_dirs()
-    open(node.cnf_path, "w").close()
-    os.chmod(node.cnf_path, 0o644)  # an old world-readable file is replaced
-    node.write_cnf()
-    st = os.stat(node.cnf_path)
+    node.paths.make_dirs()
+    open(node.paths.cnf_path, "w").close()
+    os.chmod(node.paths.cnf_path, 0o644)  # an old world-readable file is replaced
+    write_files(node)
+    st = os.stat(node.paths.cnf_path)
     assert (stat.S_IMODE(st.st_mode), st.st_uid, st.st_gid) == (0o640, 0, gid)
 
 
@@ -204,12 +202,12 @@ def test_scripts_export_tmpdir_and_cluster_json_is_private(tmp_path):
     node = _node(tmp_path)
     node.tree.tools.update(client="/usr/bin/mariadb", admin="/usr/bin/mariadb-admin")
     node.settings.env["KEWPIE_WORKDIR"] = str(tmp_path)
-    node.make_dirs()
+    node.paths.make_dirs()
     path = write_description(str(tmp_path / "cluster.json"), [node], {"id": "r"}, None)
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
-    start = open(os.path.join(node.vardir, "start")).read()
-    assert f"TMPDIR={node.tmpdir}" in start and f"KEWPIE_NAME={node.vardir}" in start
-    assert f"TMPDIR={node.tmpdir}" in open(os.path.join(node.vardir, "use")).read()
+    start = open(os.path.join(node.paths.vardir, "start")).read()
+    assert f"TMPDIR={node.paths.tmpdir}" in start and f"KEWPIE_NAME={node.paths.vardir}" in start
+    assert f"TMPDIR={node.paths.tmpdir}" in open(os.path.join(node.paths.vardir, "use")).read()
 
 
 def test_arbitrator_listens_on_the_loopback_and_keeps_its_state_in_its_vardir(tmp_path):
@@ -253,28 +251,43 @@ def test_log_watch_finds_a_line_from_its_mark_across_reads(tmp_path):
 
 def test_a_starting_node_gets_no_sql_before_its_log_says_synced(tmp_path, monkeypatch):
     node = _node(tmp_path)
-    os.makedirs(os.path.dirname(node.error_log), exist_ok=True)
-    with open(node.error_log, "w") as fh:
+    os.makedirs(os.path.dirname(node.paths.error_log), exist_ok=True)
+    with open(node.paths.error_log, "w") as fh:
         fh.write("an earlier start\n")
-    node.synced_watch = LogWatch(node.error_log, SYNCED_LINE, node.error_log_size())
+    node.joining = JoinWatch(node.paths.error_log, os.path.getsize(node.paths.error_log))
     probes = []
-    monkeypatch.setattr(node, "ping", lambda: probes.append("ping") or True)
+    monkeypatch.setattr(node.sql, "ping", lambda: probes.append("ping") or True)
     monkeypatch.setattr(node, "is_synced", lambda size=None: True)
-    with open(node.error_log, "a") as fh:
+    with open(node.paths.error_log, "a") as fh:
         fh.write("[Note] WSREP: Receiving IST... 100.0% (5/5 events) complete.\n"
                  "[Note] WSREP: Shifting JOINER -> JOINED (TO: 6)\n")
-    assert not node.ready() and probes == []
-    with open(node.error_log, "a") as fh:
+    assert not node._ready() and probes == []
+    with open(node.paths.error_log, "a") as fh:
         fh.write("[Note] WSREP: Synchronized with group, ready for connections\n")
-    assert node.ready() and probes == ["ping"]
+    assert node._ready() and probes == ["ping"]
 
 
 def test_a_node_whose_log_kewpie_cannot_watch_is_probed_over_sql(tmp_path, monkeypatch):
-    node = _node(tmp_path, options=("--log-error=elsewhere.err",))
-    node.synced_watch = LogWatch(node.error_log, SYNCED_LINE, 0)
-    monkeypatch.setattr(node, "ping", lambda: True)
+    node = _node(tmp_path)
+    node.joining = JoinWatch(str(tmp_path / "elsewhere.err"), 0)
+    monkeypatch.setattr(node.sql, "ping", lambda: True)
     monkeypatch.setattr(node, "is_synced", lambda size=None: True)
-    assert node.synced_in_log() and node.ready()
+    assert node.joining.synced() and node._ready()
+
+
+def test_the_watch_sees_the_group_the_failure_and_waits_for_its_gate(tmp_path):
+    log = tmp_path / "error.log"
+    log.write_text("")
+    gate = []
+    watch = JoinWatch(str(log), 0, gate=lambda: bool(gate))
+    assert watch.readable() and not watch.synced() and not watch.in_group()
+    log.write_text("[Note] WSREP: gcomm: connected\n[Note] WSREP: Synchronized with group\n")
+    assert watch.in_group() and not watch.synced()   # its log says ready only later
+    gate.append(True)
+    assert watch.synced() and not watch.failed()
+    with open(log, "a") as fh:
+        fh.write("[ERROR] WSREP: Receiving IST failed, node restart required: ...\n")
+    assert watch.failed()
 
 
 def test_log_watch_reads_a_truncated_log_from_its_start(tmp_path):

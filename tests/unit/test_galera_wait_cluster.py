@@ -1,7 +1,8 @@
-"""wait_cluster restarts a joiner whose state transfer failed, once.
+"""wait_cluster restarts a joiner whose state transfer failed, once (the one join-failure
+handling of native and mysql-test formations: with a reset of its datadir when given).
 
 Covers: lib/servers/galera_cluster.py (wait_cluster, join_failed), lib/servers/galera.py
-(join_failed_watch)
+(JoinWatch)
 """
 from __future__ import annotations
 
@@ -24,11 +25,14 @@ class _Node:
         return True
 
     @property
-    def join_failed_watch(self) -> "_Node":
+    def joining(self) -> "_Node":
         return self  # its log "says" node restart required while failures remain
 
-    def seen(self) -> bool:
+    def failed(self) -> bool:
         return self.failures > 0
+
+    def synced(self) -> bool:
+        return not self.failed()
 
     def kill(self) -> None:
         self.kills += 1
@@ -38,17 +42,21 @@ class _Node:
         assert wait is False
         self.starts += 1
 
-    def synced_in_log(self) -> bool:
-        return not self.seen()
-
     def is_synced(self, size: int | None = None) -> bool:
-        return not self.seen()
+        return not self.failed()
 
 
 def test_a_failed_join_is_restarted_once_and_the_cluster_forms():
     nodes = [_Node("s0"), _Node("s1"), _Node("s2", failures=1)]
     wait_cluster(nodes, timeout=5)  # type: ignore[arg-type]
     assert [(n.kills, n.starts) for n in nodes] == [(0, 0), (0, 0), (1, 1)]
+
+
+def test_a_reset_gives_the_node_its_datadir_back_before_its_relaunch():
+    resets = []
+    nodes = [_Node("s0"), _Node("s1", failures=1)]
+    wait_cluster(nodes, timeout=5, reset=lambda n: resets.append((n.name, n.kills, n.starts)))  # type: ignore[arg-type]
+    assert resets == [("s1", 1, 0)] and nodes[1].starts == 1
 
 
 def test_a_second_failure_of_the_same_node_fails_the_wait(monkeypatch):

@@ -31,8 +31,9 @@ class _Dead:
     def __init__(self, name: str, log: str) -> None:
         self.name = name
         self.log = log
+        self.errlog = self   # its error log: text in memory
 
-    def error_log_tail(self, lines: int = 30) -> str:
+    def tail(self, lines: int = 30) -> str:
         return "\n".join(self.log.splitlines()[-lines:])
 
 

@@ -1,64 +1,91 @@
 """mtr mode's Galera pieces: the Galera suites' skip lists for this machine, the
-wsrep part of the reuse rule (each node Synced, Primary, in a cluster of its size) and
+wsrep part of the reuse rule (each node Synced, Primary, in a cluster of its size), an mtr
+set's nodes as nodes of the one node type formed in mtr's order by the one formation, and
 mtr's forced restarts (include/force_restart.inc).
 
-Covers: lib/mtr/galera.py (with the retry of a joiner whose state transfer failed), lib/mtr/execute.py (restart_forced), lib/run/mtr_lane.py (spare_runs)
+Covers: lib/mtr/galera.py, lib/mtr/server.py (MtrGaleraServer, mtr_server),
+lib/servers/galera_cluster.py (ClusterFormation's start order), lib/mtr/execute.py
+(restart_forced), lib/run/mtr_lane.py (spare_runs)
 """
 import os
-import time
+from types import SimpleNamespace
 
 import pytest
 
 from lib.mtr import galera
-from lib.servers.logs import LogWatch
+from lib.mtr.server import MtrGaleraServer, MtrServer, mtr_server
+from lib.platform.ports import PortLease
+from lib.servers import galera_cluster
+from lib.servers.codetree import CodeTree
 from lib.servers.options import Option
+from lib.servers.requirements import Requirements
+from lib.servers.server import ServerSettings
 
 
-class FakeNode:
-    """A server whose wsrep status is a dict (no SQL)."""
-
-    def __init__(self, name, status, wsrep=True):
-        self.name = name
-        self.status = status
-        self.user_options = [Option("wsrep-on", "1")] if wsrep else []
-        self.sql = self
-        self.closed = 0
-
-    def is_alive(self):
-        return True
-
-    def execute(self, sql, args=None):
-        if sql.startswith("SET"):
-            return []
-        return list(self.status.items())
-
-    def close(self):
-        self.closed += 1
+def _mtr(tmp_path, name, options, cls=None):
+    """A server of the mtr kind (no process): a Galera node when its options say wsrep_on."""
+    tree = CodeTree(basedir="/usr", tools={"server": "/usr/sbin/mariadbd"})
+    lease = PortLease(first=47400, size=4, lock_path=str(tmp_path / f"{name}.lock"), fd=-1)
+    settings = ServerSettings(user=None, env={}, die_with_parent=True, start_timeout=10)
+    make = cls or mtr_server
+    return make(name, 0, tree, str(tmp_path / f"var_{name}"), lease, options, settings)
 
 
-def node(name, state="Synced", component="Primary", size="2"):
-    return FakeNode(name, {"wsrep_ready": "ON", "wsrep_local_state_comment": state,
-                           "wsrep_cluster_status": component, "wsrep_cluster_size": size})
+def node(tmp_path, name, state="Synced", component="Primary", size="2"):
+    """An mtr Galera node whose wsrep status is a dict (its SQL faked); it counts the
+    times kewpie closed its connection."""
+    server = _mtr(tmp_path, name, [Option("wsrep-on", "1")])
+    status = {"wsrep_ready": "ON", "wsrep_local_state_comment": state,
+              "wsrep_cluster_status": component, "wsrep_cluster_size": size}
+    server.execute = lambda sql, args=None, db=None: [] if sql.startswith("SET") else \
+        [(k, v) for k, v in status.items() if k in args]
+    server.is_alive = lambda: True
+    server.closed = 0
+
+    def close():
+        server.closed += 1
+    server.sql.close = close
+    return server
 
 
-def test_cluster_sizes_are_those_of_the_galera_nodes():
-    servers = [node("s0"), node("s1"), FakeNode("s2", {}, wsrep=False)]
+def test_mtr_servers_with_wsrep_on_are_galera_nodes(tmp_path):
+    from lib.servers.galera import GaleraServer
+    assert isinstance(_mtr(tmp_path, "s0", [Option("wsrep-on", "ON")]), GaleraServer)
+    assert isinstance(_mtr(tmp_path, "s1", [Option("wsrep-on", "1")]), MtrGaleraServer)
+    plain = _mtr(tmp_path, "s2", [Option("wsrep-on", "OFF")])
+    assert type(plain) is MtrServer and not galera.is_wsrep(plain)
+
+
+def test_an_mtr_node_takes_its_configs_wsrep_options_not_kewpies(tmp_path):
+    server = _mtr(tmp_path, "s0", [Option("wsrep-on", "1"), Option("wsrep-provider", "/x.so"),
+                                   Option("wsrep-cluster-address", "gcomm://")])
+    names = [o.name for o in server.effective_options()]
+    assert "wsrep-cluster-name" not in names and "wsrep-sst-auth" not in names
+    assert names.count("wsrep-provider") == 1 and "datadir" in names
+    assert server._start_args() == []   # no --wsrep-new-cluster: its gcomm:// bootstraps
+
+
+def test_cluster_sizes_are_those_of_the_galera_nodes(tmp_path):
+    servers = [node(tmp_path, "s0"), node(tmp_path, "s1"),
+               _mtr(tmp_path, "s2", [Option("wsrep-on", "0")])]
     assert galera.cluster_sizes(servers) == {0: 2, 1: 2}
     assert all(s.closed for s in servers[:2])  # no connection of kewpie's stays open
 
 
-def test_a_set_as_it_was_is_reusable():
-    assert galera.reuse_problem([node("s0"), node("s1")], {0: 2, 1: 2}, timeout=0) == ""
+def test_a_set_as_it_was_is_reusable(tmp_path):
+    assert galera.reuse_problem([node(tmp_path, "s0"), node(tmp_path, "s1")], {0: 2, 1: 2},
+                                timeout=0) == ""
 
 
-def test_a_node_out_of_its_cluster_or_desynced_is_not():
-    problem = galera.reuse_problem([node("s0", size="1"), node("s1", size="1")], {0: 2, 1: 2},
-                                   timeout=0)
+def test_a_node_out_of_its_cluster_or_desynced_is_not(tmp_path):
+    problem = galera.reuse_problem([node(tmp_path, "s0", size="1"),
+                                    node(tmp_path, "s1", size="1")], {0: 2, 1: 2}, timeout=0)
     assert problem == "s0 is Synced in a Primary component of 1 (was Synced, Primary, 2)"
     assert "Donor/Desynced" in galera.reuse_problem(
-        [node("s0"), node("s1", state="Donor/Desynced")], {0: 2, 1: 2}, timeout=0)
+        [node(tmp_path, "s0"), node(tmp_path, "s1", state="Donor/Desynced")], {0: 2, 1: 2},
+        timeout=0)
     assert "non-Primary" in galera.reuse_problem(
-        [node("s0", component="non-Primary")], {0: 2}, timeout=0)
+        [node(tmp_path, "s0", component="non-Primary")], {0: 2}, timeout=0)
 
 
 def test_skip_rules_follow_the_tools_found(monkeypatch, tmp_path):
@@ -80,7 +107,7 @@ def test_a_forced_restart_is_read_from_the_datadirs(tmp_path):
 
     class Datadir:
         def __init__(self, path):
-            self.datadir = str(path)
+            self.paths = SimpleNamespace(datadir=str(path))
     first, second = tmp_path / "d1", tmp_path / "d2"
     for d in (first, second):
         (d / "mtr").mkdir(parents=True)
@@ -117,113 +144,70 @@ def test_tool_groups_reach_the_servers_cnf(tmp_path):
     assert [(o.name, o.value) for o in sections["sst"]] == [("sst-initial-timeout", "120")]
 
 
-class Joiner(FakeNode):
-    """A joiner whose state transfer fails the first `failures` times it is launched."""
-
-    def __init__(self, failures):
-        super().__init__("s2", {})
-        self.failures = failures
-        self.events = []
-
-    def wait_ready(self, timeout=None):
-        self.events.append("ready")
-
-    def kill(self):
-        self.events.append("kill")
-
-    def start(self, wait=True):
-        self.events.append("start")
+def test_an_mtr_node_is_synced_only_once_its_log_says_ready_too(tmp_path):
+    """No SQL of kewpie's before mysqld says ready for connections (connection ids as
+    under mtr): the watch of its log waits for both lines."""
+    log = tmp_path / "mysqld.1.err"
+    log.write_text("")
+    server = _mtr(tmp_path, "s1", [Option("wsrep-on", "1"), Option("log-error", str(log))])
+    watch = server._join_watch(server._mysqld_log(), 0)
+    log.write_text("[Note] WSREP: Synchronized with group\n")
+    assert not watch.synced()
+    with open(log, "a") as fh:
+        fh.write("/usr/sbin/mariadbd: ready for connections.\n")
+    assert watch.synced()
 
 
-def _failing_sync(monkeypatch):
-    def wait_wsrep_ready(server, timeout):
-        if server.failures:
-            server.failures -= 1
-            raise galera.JoinFailedError(f"server {server.name}: state transfer failed")
-        server.events.append("synced")
-    monkeypatch.setattr(galera, "wait_wsrep_ready", wait_wsrep_ready)
-
-
-def test_a_joiner_whose_state_transfer_failed_is_reset_and_launched_once_more(monkeypatch):
-    _failing_sync(monkeypatch)
-    joiner, reset = Joiner(failures=1), []
-    galera.wait_joined(joiner, 60, reset.append)
-    assert joiner.events == ["ready", "kill", "start", "ready", "synced"]
-    assert reset == [joiner]   # its datadir given back between the kill and the launch
-
-
-def test_a_second_failure_or_no_reset_is_the_formations_failure(monkeypatch):
-    _failing_sync(monkeypatch)
-    joiner = Joiner(failures=2)
-    with pytest.raises(galera.JoinFailedError):
-        galera.wait_joined(joiner, 60, lambda s: None)
-    assert joiner.events == ["ready", "kill", "start", "ready"]
-    once = Joiner(failures=1)
-    with pytest.raises(galera.JoinFailedError):
-        galera.wait_joined(once, 60)
-    assert once.events == ["ready"]
-
-
-def test_the_join_failure_is_seen_in_the_joiners_log(tmp_path, monkeypatch):
-    """wait_wsrep_ready fails at once on Galera's line, not after its timeout."""
-    log = tmp_path / "mysqld.3.err"
-    log.write_text("2026-11-26 13:43:59 2 [ERROR] WSREP: Receiving IST failed, node restart "
-                   "required: IST receiver reported failure: 'IST didn't contain all write "
-                   "sets, expected last: 6 last received: 5' (71)\n")
-
-    class Failed(FakeNode):
-        def log_watch(self, needle):
-            return LogWatch(str(log), needle, 0)
-
-        def error_log_tail(self, lines):
-            return log.read_text()
-    monkeypatch.setattr(galera, "MtrServer", Failed)  # the watch is made for mtr servers
-    joining = Failed("s2", {"wsrep_ready": "OFF", "wsrep_local_state_comment": "Joining"})
-    started = time.monotonic()
-    with pytest.raises(galera.JoinFailedError, match="node restart required"):
-        galera.wait_wsrep_ready(joining, 30)
-    assert time.monotonic() - started < 5
-
-
-class Launched(FakeNode):
+class Launched(MtrGaleraServer):
     """A node that records its launch in a shared list of events."""
 
-    def __init__(self, name, events, address):
-        super().__init__(name, {})
-        self.events = events
-        self.user_options = [Option("wsrep-on", "1"), Option("wsrep-cluster-address", address)]
-        self.settings = type("Settings", (), {"start_timeout": 10})()
+    events: list
 
-    def start(self, wait=True):
+    def start(self, timeout=None, wait=True, extra_args=(), new_cluster=False):
         self.events.append(f"start {self.name}")
-
-    def wait_ready(self, timeout=None):
-        pass
 
     def kill(self):
         self.events.append(f"kill {self.name}")
 
 
-def _set_of_three(monkeypatch, in_group):
+def _set_of_three(tmp_path, monkeypatch, in_group):
+    from lib.servers import galera_cluster
     events = []
-    nodes = [Launched("s1", events, "gcomm://"), Launched("s2", events, "gcomm://a"),
-             Launched("s3", events, "gcomm://a")]
-    monkeypatch.setattr(galera, "wait_wsrep_ready", lambda s, t: None)
-    monkeypatch.setattr(galera, "in_group", lambda s, t: events.append(f"group {s.name} {t:g}")
-                        or in_group)
-    monkeypatch.setattr(galera, "wait_joined",
-                        lambda s, t, reset=None: events.append(f"joined {s.name}"))
-    return nodes, events
+    nodes = []
+    for name, address in (("s1", "gcomm://"), ("s2", "gcomm://a"), ("s3", "gcomm://a")):
+        launched = _mtr(tmp_path, name, [Option("wsrep-on", "1"),
+                                         Option("wsrep-cluster-address", address)], Launched)
+        launched.events = events
+        nodes.append(launched)
+    monkeypatch.setattr(galera_cluster, "in_group", lambda s, t: events.append(
+        f"group {s.name} {t:g}") or in_group)
+    monkeypatch.setattr(galera_cluster, "wait_cluster", lambda nodes, t, reset=None, size=-1:
+                        events.append(f"synced {','.join(n.name for n in nodes)}"))
+    reqs = Requirements.declared("mtr", [[], [], []], snapshot_formation=False)
+    return galera.MtrFormation(None, nodes, reqs), events
 
 
-def test_ordered_joiners_wait_for_the_one_before_however_long(monkeypatch):
-    """From a snapshot each joiner's saved position is its group's at its turn: the next
-    is launched only once the one before is in the group (Synced when its log cannot say)."""
-    nodes, events = _set_of_three(monkeypatch, in_group=False)
-    galera.start_in_mtr_order(nodes, 60, ordered=True)
-    assert events == ["start s1", "start s2", "group s2 60", "joined s2", "start s3",
-                      "joined s2", "joined s3"]
-    nodes, events = _set_of_three(monkeypatch, in_group=False)
-    galera.start_in_mtr_order(nodes, 60)   # as mtr: a bounded stagger, then on
-    assert events == ["start s1", "start s2", f"group s2 {galera.JOIN_STAGGER:g}", "start s3",
-                      "joined s2", "joined s3"]
+def test_joiners_start_in_mtr_order_at_the_formations_pace(tmp_path, monkeypatch):
+    """Cold, as mtr (staggered: a bounded wait for each joiner to be in the group); from a
+    snapshot each joiner's saved position is its group's at its turn: the next is
+    launched only once the one before is in the group (Synced when its log cannot say)."""
+    formation, events = _set_of_three(tmp_path, monkeypatch, in_group=False)
+    formation.start(warm=False, reset=lambda n: None)
+    assert events == ["start s1", "synced s1", "start s2",
+                      f"group s2 {galera_cluster.JOIN_STAGGER:g}", "start s3",
+                      "synced s1,s2,s3"]
+    formation, events = _set_of_three(tmp_path, monkeypatch, in_group=False)
+    formation.start(warm=True, reset=lambda n: None)
+    assert events == ["start s1", "synced s1", "start s2", "group s2 60", "synced s2",
+                      "start s3", "synced s1,s2,s3"]
+
+
+def test_a_failed_formation_kills_every_server(tmp_path, monkeypatch):
+    formation, events = _set_of_three(tmp_path, monkeypatch, in_group=True)
+
+    def fail(nodes, t, reset=None, size=-1):
+        raise galera_cluster.GaleraJoinError("no")
+    monkeypatch.setattr(galera_cluster, "wait_cluster", fail)
+    with pytest.raises(galera_cluster.GaleraJoinError):
+        formation.start(warm=False, reset=lambda n: None)
+    assert events == ["start s1", "kill s1", "kill s2", "kill s3"]

@@ -332,8 +332,7 @@ class _FakeServer:
     def __init__(self, vardir: str, catalog_dir: str) -> None:
         from types import SimpleNamespace
         self.name = "s0"
-        self.vardir = vardir
-        self.datadir = os.path.join(vardir, "data")
+        self.paths = SimpleNamespace(vardir=vardir, datadir=os.path.join(vardir, "data"))
         self.tree = SimpleNamespace(server=MARIADBD)
         self.settings = SimpleNamespace(env={"KEWPIE_WORKDIR": catalog_dir})
         self.stopped = False
@@ -352,7 +351,7 @@ def test_restart_with_unsafe_options_refused_before_the_server_stops(tmp_path):
     assert not fake.stopped
     with pytest.raises(UnsafeOptionError, match="general-log-file"):
         check_restart_options(fake, ["--general_log_f=/tmp/y"])
-    check_restart_options(fake, [f"--general-log-file={fake.vardir}/log/general.log",
+    check_restart_options(fake, [f"--general-log-file={fake.paths.vardir}/log/general.log",
                                  "--max-connections=77"])
     check_restart_options(fake, None)
 

@@ -1,6 +1,6 @@
 """Unit tests for lib/servers/options.py: parsing, merging, ownership checks and my.cnf rendering.
 
-Covers: lib/servers/options.py
+Covers: lib/servers/options.py, lib/servers/cnf.py (render_cnf)
 """
 import shutil
 import subprocess
@@ -8,9 +8,10 @@ import subprocess
 import pytest
 
 from lib.errors import SuiteError
+from lib.servers.cnf import render_cnf
 from lib.servers.options import (
     BOOTSTRAP_OPTIONS, HARNESS_OWNED, Option, bootstrap_subset, merge, normalise_name,
-    parse_option, parse_options, reject_owned, render_cnf,
+    parse_option, parse_options, reject_owned,
 )
 
 

@@ -34,7 +34,9 @@ def test_2012_names_are_views_of_the_modern_ones(tmp_path):
     server = _server(tmp_path)
     old = Kewpie2012Server(server)
     assert old.master_port == server.port == 47200
-    assert old.cnf_file == server.cnf_path
+    assert old.cnf_file == server.paths.cnf_path
+    assert (old.vardir, old.datadir, old.error_log) == (
+        server.paths.vardir, server.paths.datadir, server.paths.error_log)
     assert (old.type, old.basedir, old.status) == ("mysql", "/usr", 0)
     assert (old.mysqldump, old.mysql_client, old.mysqladmin) == (
         "/usr/bin/mariadb-dump", "/usr/bin/mariadb", "/usr/bin/mariadb-admin")
@@ -47,7 +49,7 @@ def test_2012_names_are_views_of_the_modern_ones(tmp_path):
 def test_every_other_name_is_the_servers(tmp_path):
     server = _server(tmp_path)
     old = Kewpie2012Server(server)
-    assert old.datadir == server.datadir and old.name == "s0"
+    assert old.paths is server.paths and old.name == "s0"
     assert old.effective_options() == server.effective_options()
     old.harness_options = parse_options(["--log-bin"])  # a modern name: written to the server
     assert server.harness_options == old.harness_options
@@ -56,7 +58,7 @@ def test_every_other_name_is_the_servers(tmp_path):
     with pytest.raises(AttributeError):
         old.master_port = 1  # read-only, and never a stray attribute on the server
     assert not hasattr(server, "master_port")
-    assert {"master_port", "execute", "datadir"} <= set(dir(old))
+    assert {"master_port", "execute", "datadir", "paths"} <= set(dir(old))
     assert repr(old) == repr(server)
 
 

@@ -6,6 +6,7 @@ lib/servers/health.py, lib/servers/lifecycle.py, lib/servers/sql.py
 """
 import os
 import signal
+import socket
 
 import pytest
 
@@ -15,7 +16,7 @@ from lib.platform.ports import PortLease
 from lib.servers.codetree import CodeTree
 from lib.servers.health import Health, HealthState, unanswered_health
 from lib.servers.layout import ServerLayout, socket_path
-from lib.servers.lifecycle import HasLogs, Killable, Pausable, Startable, Stoppable, start_process
+from lib.servers.lifecycle import HasLogs, Killable, Pausable, Startable, Stoppable
 from lib.servers.logs import ErrorLog
 from lib.servers.server import Server, ServerSettings
 
@@ -66,14 +67,16 @@ def test_layout_paths_and_socket_fallback(tmp_path):
 
 def test_server_paths_come_from_its_layout_and_are_read_only(tmp_path):
     s = _server(tmp_path)
-    assert s.datadir == s.layout.datadir and s.vardir == str(tmp_path / "var_s0")
+    assert s.paths.vardir == str(tmp_path / "var_s0") and s.paths.datadir.endswith("/data")
     with pytest.raises(AttributeError):
-        s.datadir = "/elsewhere"
+        s.paths = s.paths
+    with pytest.raises(AttributeError):
+        s.paths.datadir = "/elsewhere"
 
 
 def test_layout_make_dirs_with_extra(tmp_path):
-    lay = ServerLayout.under(str(tmp_path / "v"), "/tmp", 1)
-    lay.make_dirs(None, extra=(str(tmp_path / "v" / "sst"),))
+    lay = ServerLayout.under(str(tmp_path / "v"), "/tmp", 1, (str(tmp_path / "v" / "sst"),))
+    lay.make_dirs()
     assert all((tmp_path / "v" / d).is_dir() for d in ("log", "tmp", "run", "sst"))
 
 
@@ -95,50 +98,56 @@ def test_unanswered_health_states():
     assert Health(HealthState.OK, "").ok
 
 
-class Steps:
-    def __init__(self, reason):
-        self.calls, self.reason = [], reason
-
-    def pre_start_check(self):
-        self.calls.append("check")
-
-    def launch(self, extra_args):
-        self.calls.append(("launch", extra_args))
-        return FakeExecutor(ready_reason=self.reason)
-
-    def ready(self):
-        return True
-
-    def start_failed(self, why, timeout):
-        self.calls.append(("failed", why))
-        raise ServerStartError(str(why))
+def _scripted(tmp_path, script: str) -> Server:
+    """A server whose program is a shell script (no SQL: it never answers a ping)."""
+    program = tmp_path / "fake-mariadbd"
+    program.write_text(f"#!/bin/sh\n{script}\n")
+    program.chmod(0o755)
+    tree = CodeTree(basedir="/usr", tools={"server": str(program)})
+    lease = PortLease(first=free_port(), size=1, lock_path=str(tmp_path / "l.lock"), fd=-1)
+    settings = ServerSettings(user=None, env=dict(os.environ), die_with_parent=True)
+    return Server("s0", 0, tree, str(tmp_path / "var_s0"), lease, [], settings)
 
 
-def test_start_template_order_and_fail_fast():
-    ok = Steps(ReadyWait.READY)
-    start_process(ok, 1.0, extra_args=("--x",))
-    assert ok.calls == ["check", ("launch", ("--x",))]
-    exited = Steps(ReadyWait.EXITED)
-    with pytest.raises(ServerStartError):
-        start_process(exited, 1.0)
-    assert exited.calls[-1] == ("failed", ReadyWait.EXITED)
-    nowait = Steps(ReadyWait.TIMEOUT)
-    start_process(nowait, 1.0, wait=False)
-    assert len(nowait.calls) == 2
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_start_fails_fast_when_the_process_exits(tmp_path):
+    server = _scripted(tmp_path, "exit 3")
+    server.paths.make_dirs()
+    with pytest.raises(ServerStartError, match="exited with status 3 while starting"):
+        server.start(timeout=30)
+    assert os.path.isfile(server.paths.cnf_path) and server.start_count == 1
+
+
+def test_a_server_that_never_answers_is_killed_at_its_timeout(tmp_path):
+    server = _scripted(tmp_path, "exec sleep 30")
+    server.paths.make_dirs()
+    server.start(wait=False)
+    assert server.is_alive()
+    with pytest.raises(ServerStartError, match="did not answer within 0.3s"):
+        server.wait_ready(timeout=0.3)
+    assert not server.is_alive() and server.executor is not None
+    assert server.executor.returncode() == -signal.SIGKILL
+
+
+def test_the_pre_start_check_refuses_a_port_in_use(tmp_path):
+    server = _scripted(tmp_path, "exec sleep 30")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", server.port))
+        sock.listen()
+        with pytest.raises(ServerStartError, match="already in use"):
+            server.start()
+    assert server.executor is None
 
 
 def test_server_has_the_capabilities(tmp_path):
     s = _server(tmp_path)
     for protocol in (Startable, Stoppable, Killable, Pausable, HasLogs):
         assert isinstance(s, protocol), protocol.__name__
-
-
-def test_server_start_failure_reports_exit(tmp_path):
-    s = _server(tmp_path)
-    s.executor = FakeExecutor()
-    s.executor.alive = False
-    with pytest.raises(ServerStartError, match="exited with status -15"):
-        s.start_failed(ReadyWait.EXITED, 5)
 
 
 def test_stop_without_process_is_gone(tmp_path):

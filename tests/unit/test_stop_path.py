@@ -20,7 +20,7 @@ import pytest
 from lib.platform.lifecycle import StopResult
 from lib.platform.ports import PortLease
 from lib.platform.process import (TAG_NAME, ProcessExecutor, spawn, stop_foreign_all,
-                                  stop_policy, stop_tagged, wait_exit)
+                                  stop_policy, stop_tagged, tagged_processes, wait_exit)
 from lib.servers.codetree import CodeTree
 from lib.servers.manager import stop_all
 from lib.servers.server import Server, ServerSettings
@@ -87,17 +87,17 @@ def _server(tmp_path, cls=Server, name="s0") -> Server:
 
 def _run(server: Server, script: str) -> None:
     """The server's process is script (no SQL: its SHUTDOWN is refused, as a joiner's in SST)."""
-    env = dict(os.environ, **{TAG_NAME: server.vardir})
-    os.makedirs(server.vardir, exist_ok=True)
+    env = dict(os.environ, **{TAG_NAME: server.paths.vardir})
+    os.makedirs(server.paths.vardir, exist_ok=True)
     server.executor = ProcessExecutor([SH, "-c", script], env,
-                                      os.path.join(server.vardir, "out.log"),
+                                      os.path.join(server.paths.vardir, "out.log"),
                                       die_with_parent=False)
     server.executor.start()
 
 
 def _helper(server: Server, script: str = "sleep 30"):
     """A process the server 'started' and left behind: its tag, not its group."""
-    return spawn([SH, "-c", script], env=dict(os.environ, **{TAG_NAME: server.vardir}))
+    return spawn([SH, "-c", script], env=dict(os.environ, **{TAG_NAME: server.paths.vardir}))
 
 
 def test_a_paused_server_stops_at_sigterm_not_at_sigkill(tmp_path):
@@ -152,7 +152,10 @@ def test_leftovers_are_stopped_together_within_one_bound(tmp_path):
         assert {p.pid for p in procs} <= {pid for pid, _ in found}   # and their sleeps
         assert all(wait_exit(p, 5) and p.returncode == -signal.SIGKILL for p in procs)
         assert 1.0 <= took < 2.5   # one grace for all three, not one each
-        assert stop_tagged(TAG_NAME, tag, term_timeout=1.0) == []
+        deadline = time.monotonic() + 5   # a sleep the loops began during the grace
+        while tagged_processes(TAG_NAME, tag) and time.monotonic() < deadline:
+            time.sleep(0.05)                # died with its group's SIGKILL
+        assert tagged_processes(TAG_NAME, tag) == []
         assert stop_foreign_all([(procs[0].pid, None)], 1.0) is StopResult.GONE
     finally:
         for proc in procs:

@@ -13,9 +13,9 @@ from lib.servers.wrappers import ServerWrapper, make_wrapper
 
 
 def _server(tmp_path):
-    return SimpleNamespace(name="s0", vardir=str(tmp_path), logdir=str(tmp_path / "log"),
-                           rundir=str(tmp_path / "run"),
-                           start_count=0, server_type="mysql",
+    paths = SimpleNamespace(vardir=str(tmp_path), logdir=str(tmp_path / "log"),
+                            rundir=str(tmp_path / "run"))
+    return SimpleNamespace(name="s0", paths=paths, start_count=0, server_type="mysql",
                            settings=SimpleNamespace(user=None),
                            lease=SimpleNamespace(port=lambda i: 9300 + i))
 

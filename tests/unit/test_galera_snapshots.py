@@ -1,14 +1,17 @@
-"""mtr mode's cluster snapshots: which cases may run on a set formed from one, the key
-that lets two bots (and two runs) share a snapshot, and pruning.
+"""Cluster snapshots, the one store: which mysql-test cases may run on a set formed from
+one, the key that lets two bots (and two runs) share an mtr set's snapshot, the saved
+positions of its joiners, and pruning (least recently used first, never one in use).
 
-Covers: lib/mtr/galera_snapshots.py
+Covers: lib/servers/galera_snapshots.py, lib/mtr/galera.py (formation_key, joiner_seqnos,
+formation_sensitive)
 """
 import fcntl
 import os
 import time
 from types import SimpleNamespace
 
-from lib.mtr import galera_snapshots as snaps
+from lib.mtr import galera as snaps
+from lib.servers.galera_snapshots import SnapshotStore
 from lib.servers.options import Option
 
 
@@ -31,13 +34,11 @@ class FakeServer:
 
     def __init__(self, options, basedir="/usr"):
         self.options = options
+        self.user_options = options
         self.tree = SimpleNamespace(binary_fingerprint=lambda: "fp", basedir=basedir)
 
     def effective_options(self):
         return self.options
-
-    def start_args(self):
-        return []
 
 
 def node_options(bot_dir, first_port):
@@ -97,16 +98,20 @@ def make_snapshot(root, name, used):
 
 
 def test_prune_keeps_the_most_recently_used_and_any_in_use(tmp_path):
+    store = SnapshotStore(SimpleNamespace(cache_dir=str(tmp_path / "bootstrap")), keep=1)
+    root = tmp_path / "galera"
+    assert store.root == str(root)
     now = time.time()
-    old, held, new = (make_snapshot(tmp_path, n, now - age)
+    old, held, new = (make_snapshot(root, n, now - age)
                       for n, age in (("old", 300), ("held", 200), ("new", 10)))
     fd = os.open(str(held) + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
     fcntl.flock(fd, fcntl.LOCK_SH)   # another run copies from it
     try:
-        snaps.prune(str(tmp_path), keep=1)
+        store.prune()
     finally:
         os.close(fd)
     assert new.exists() and held.exists() and not old.exists()
+    assert store.available("new") and not store.available("old")
 
 
 def test_each_joiner_is_saved_at_the_position_of_the_group_it_joins():
