@@ -6,9 +6,10 @@ variables tests and include files read: ``MYSQL_TEST_DIR``,
 ``MYSQLADMIN``, ``MYSQLD``, ``XTRABACKUP``, one ``<PLUGIN>_SO`` per plugin...).
 :func:`build_config` is My::ConfigFactory: the test's template, the optional
 plugins disabled in ``[mysqld]``, each ``[mysqld.N]`` given its paths (mtr's
-names, which are links to kewpie's vardirs), port, socket, server id and logs,
-``[client]`` and ``[client.N]`` groups, and ``@group.option`` references
-resolved.  :func:`server_option_args` adds what mtr puts on mysqld's command
+names, which are links to kewpie's vardirs), port, socket, server id and logs
+by ConfigFactory's rule tables, written as kewpie's one my.cnf model
+(:mod:`lib.servers.cnf`) writes them, ``[client]`` and ``[client.N]`` groups,
+and ``@group.option`` references resolved.  :func:`server_option_args` adds what mtr puts on mysqld's command
 line (``--log-output=file``, the test's ``.opt`` options, ``--core-file``).
 """
 from __future__ import annotations
@@ -17,10 +18,12 @@ import glob
 import os
 import re
 import shutil
+from dataclasses import dataclass
 
-from .cnf import CnfGroup, MtrConfig
+from .cnf import MtrConfig
 from .vardir import MtrVardir, ServerSlot
 from ..platform.tools import run_tool
+from ..servers.cnf import CnfGroup, Rule, apply_rules
 from ..servers.codetree import CodeTree
 
 PLUGIN_DIRS = ("lib/mysql/plugin", "lib64/mysql/plugin", "lib/mariadb/plugin",
@@ -166,10 +169,68 @@ def base_environment(tree: CodeTree, mtr_root: str, vardir: MtrVardir) -> dict[s
     return env
 
 
+@dataclass(frozen=True)
+class SlotContext:
+    """What the rules of one ``[mysqld.N]`` group read: its name, its slot, the bot's mtr
+    vardir and the code tree's directories."""
+
+    group: str
+    slot: ServerSlot
+    vardir: MtrVardir
+    tree: CodeTree
+    plugins: str
+    charsets: str
+
+
+MYSQLD_RULES: tuple[Rule[SlotContext], ...] = (
+    Rule("basedir", lambda c: c.tree.basedir),
+    Rule("tmpdir", lambda c: os.path.join(c.vardir.tmp, c.group)),
+    Rule("character-sets-dir", lambda c: c.charsets),
+    Rule("lc-messages-dir", lambda c: share_dir(c.tree) + "/"),
+    Rule("datadir", lambda c: os.path.join(c.vardir.root, c.group, "data")),
+    Rule("pid-file", lambda c: os.path.join(c.vardir.run, f"{c.group}.pid")),
+    Rule("#host", "localhost"),
+    Rule("port", lambda c: str(c.slot.port), replace=True),   # kewpie leases the ports
+    Rule("socket", lambda c: c.slot.socket, replace=True),
+    Rule("log-error", lambda c: os.path.join(c.vardir.log, f"{c.group}.err")),
+    Rule("general-log", "1"),
+    Rule("plugin-dir", lambda c: c.plugins, when=lambda c: bool(c.plugins)),
+    Rule("general-log-file", lambda c: os.path.join(c.vardir.root, c.group, "mysqld.log")),
+    Rule("slow-query-log", "1"),
+    Rule("slow-query-log-file",
+         lambda c: os.path.join(c.vardir.root, c.group, "mysqld-slow.log")),
+    Rule("#user", "root"),
+    Rule("#password", ""),
+    Rule("server-id", lambda c: str(c.slot.number)),
+    # a test's own bind-address stays: the mode narrows wildcards to the loopback and
+    # lib/mtr/option_check.py refuses anything else
+    Rule("bind-address", "127.0.0.1"),
+)
+"""ConfigFactory's ``@mysqld_rules`` for each ``[mysqld.N]``, in its order: an option the
+template spells exactly so stays (another spelling stays too, and this one, last, wins:
+``server_id=10999``, galera_3nodes.galera_gtid_consistency); port and socket are always
+kewpie's leased ones."""
+
+CLIENT_RULES: tuple[Rule[CodeTree], ...] = (
+    Rule("character-sets-dir", lambda tree: os.path.join(share_dir(tree), "charsets")),
+    Rule("plugin-dir", client_plugin_dir, when=lambda tree: bool(client_plugin_dir(tree))),
+)
+"""ConfigFactory's ``@client_rules`` for ``[client]``."""
+
+UPGRADE_RULES: tuple[Rule[MtrVardir], ...] = (
+    Rule("tmpdir", lambda vardir: vardir.tmp),
+)
+"""ConfigFactory's ``@mysql_upgrade_rules``, for a template's ``[mysql_upgrade]``."""
+
+
 def build_config(template: str, mtr_root: str, vardir: MtrVardir, slots: list[ServerSlot],
                  tree: CodeTree, env: dict[str, str],
                  optional_plugins: frozenset[str]) -> MtrConfig:
-    """The test's config for this bot's servers (My::ConfigFactory's rules)."""
+    """The test's config for this bot's servers: the template, then My::ConfigFactory's
+    pre rules, its rule tables (:data:`MYSQLD_RULES`, :data:`CLIENT_RULES`,
+    :data:`UPGRADE_RULES`, applied by :func:`lib.servers.cnf.apply_rules`) and its post
+    rules (the client groups, the references resolved), then kewpie's loopback rule for
+    Galera's listeners."""
     config = MtrConfig.read(template, search_dirs=(mtr_root,))
     env_group = config.group("ENV")
     assert env_group is not None
@@ -183,39 +244,14 @@ def build_config(template: str, mtr_root: str, vardir: MtrVardir, slots: list[Se
     charsets = os.path.join(share_dir(tree), "charsets")
     servers = config.servers()
     for group, slot in zip(servers, slots):
-        data_parent = os.path.join(vardir.root, group.name)
-        rules: list[tuple[str, str | None]] = [
-            ("basedir", tree.basedir), ("tmpdir", os.path.join(vardir.tmp, group.name)),
-            ("character-sets-dir", charsets), ("lc-messages-dir", share_dir(tree) + "/"),
-            ("datadir", os.path.join(data_parent, "data")),
-            ("pid-file", os.path.join(vardir.run, f"{group.name}.pid")),
-            ("#host", "localhost"), ("port", str(slot.port)), ("socket", slot.socket),
-            ("log-error", os.path.join(vardir.log, f"{group.name}.err")),
-            ("general-log", "1"), ("plugin-dir", plugins or None),
-            ("general-log-file", os.path.join(data_parent, "mysqld.log")),
-            ("slow-query-log", "1"),
-            ("slow-query-log-file", os.path.join(data_parent, "mysqld-slow.log")),
-            ("#user", "root"), ("#password", ""), ("server-id", str(slot.number)),
-            ("bind-address", "127.0.0.1"),
-        ]
-        for name, value in rules:
-            if name in ("port", "socket"):
-                group.insert(name, value)  # kewpie leases the ports
-            # (a test's own bind-address stays: the mode narrows wildcards to the loopback
-            # and lib/mtr/option_check.py refuses anything else)
-            elif not group.has_exact(name) and not (name == "plugin-dir" and value is None):
-                # as mtr's ConfigFactory: an option of another spelling (server_id=10999,
-                # galera_3nodes.galera_gtid_consistency) stays, and this one, last, wins
-                group.append(name, value)
+        apply_rules(group, MYSQLD_RULES,
+                    SlotContext(group.name, slot, vardir, tree, plugins, charsets))
     client = config.group("client", create=True)
     assert client is not None
-    client.insert("character-sets-dir", charsets, if_missing=True)
-    client_plugins = client_plugin_dir(tree)
-    if client_plugins:
-        client.insert("plugin-dir", client_plugins, if_missing=True)
+    apply_rules(client, CLIENT_RULES, tree)
     upgrade = config.group("mysql_upgrade")
     if upgrade is not None:
-        upgrade.insert("tmpdir", vardir.tmp, if_missing=True)
+        apply_rules(upgrade, UPGRADE_RULES, vardir)
     if servers:
         _client_group(config, "client", servers[0].name)
         for group in servers:

@@ -195,9 +195,7 @@ def tool_sections(config: MtrConfig) -> dict[str, list[Option]]:
     sections: dict[str, list[Option]] = {}
     for name in TOOL_GROUPS:
         group = config.group(name)
-        options = [] if group is None else [
-            Option(str(n).replace("_", "-"), v) for n, v in group.options
-            if not str(n).startswith("#")]
+        options = [] if group is None else group.as_options()
         if options:
             sections[name] = options
     return sections
