@@ -86,6 +86,29 @@ def client_tls(mariadb_config: str | None) -> tuple[str, str] | None:
     return (library, version) if library else None
 
 
+CLIENTS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("MYSQL_CHECK", ("mariadb-check", "mysqlcheck")), ("MYSQL_SLAP", ("mariadb-slap", "mysqlslap")),
+    ("MYSQL_IMPORT", ("mariadb-import", "mysqlimport")),
+    ("MYSQL_SHOW", ("mariadb-show", "mysqlshow")), ("MYSQL", ("mariadb", "mysql")),
+    ("MYSQL_UPGRADE", ("mariadb-upgrade", "mysql_upgrade")),
+    ("MYSQLADMIN", ("mariadb-admin", "mysqladmin")),
+)
+"""Client programs exported with ``--defaults-file`` (the test's my.cnf)."""
+
+TOOLS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("MYSQL_PLUGIN", ("mariadb-plugin", "mysql_plugin")),
+    ("MYSQL_MY_PRINT_DEFAULTS", ("my_print_defaults",)),
+    ("MYISAMLOG", ("myisamlog",)), ("MYISAMCHK", ("myisamchk",)),
+    ("MYISAMPACK", ("myisampack",)), ("MYISAM_FTDUMP", ("myisam_ftdump",)),
+    ("MARIA_CHK", ("aria_chk",)), ("MARIA_PACK", ("aria_pack",)), ("MY_PERROR", ("perror",)),
+    ("MYSQL_TZINFO_TO_SQL", ("mariadb-tzinfo-to-sql", "mysql_tzinfo_to_sql")),
+    ("REPLACE", ("replace",)), ("INNOCHECKSUM", ("innochecksum",)),
+    ("MYSQL_INSTALL_DB_EXE", ("mariadb-install-db", "mysql_install_db")),
+    ("MARIADB_UPGRADE_EXE", ("mariadb-upgrade",)),
+)
+"""Programs exported by their path alone."""
+
+
 def base_environment(tree: CodeTree, mtr_root: str, vardir: MtrVardir) -> dict[str, str]:
     """The variables mysql-test-run exports for every test (without per-test ones)."""
     cnf = vardir.cnf
@@ -101,16 +124,25 @@ def base_environment(tree: CodeTree, mtr_root: str, vardir: MtrVardir) -> dict[s
                                               f"--defaults-file={cnf}",
         "DEFAULT_MASTER_PORT": "3306", "HAVE_BROKEN_DNS": "",
     }
-    clients = {
-        "MYSQL_CHECK": ("mariadb-check", "mysqlcheck"), "MYSQL_SLAP": ("mariadb-slap", "mysqlslap"),
-        "MYSQL_IMPORT": ("mariadb-import", "mysqlimport"), "MYSQL_SHOW": ("mariadb-show", "mysqlshow"),
-        "MYSQL": ("mariadb", "mysql"), "MYSQL_UPGRADE": ("mariadb-upgrade", "mysql_upgrade"),
-        "MYSQLADMIN": ("mariadb-admin", "mysqladmin"),
-    }
-    for var, names in clients.items():
-        exe = find_binary(tree, *names)
-        if exe:
-            env[var] = f"{exe} --defaults-file={cnf}"
+    env.update(_client_env(tree, vardir))
+    env.update(_tool_env(tree, charsets))
+    env.update(_plugin_env(tree))
+    for name in ("galera", "galera-4", "galera-3"):
+        lib = f"/usr/lib/{name}/libgalera_smm.so"
+        if os.path.isfile(lib):
+            env.setdefault("WSREP_PROVIDER", lib)
+    transfer = next((tool for tool in ("socat", "nc") if shutil.which(tool)), "")
+    if transfer:  # as suite/wsrep/common.pm: include/have_mariabackup.inc needs one
+        env["MTR_GALERA_TFMT"] = transfer
+    return env
+
+
+def _client_env(tree: CodeTree, vardir: MtrVardir) -> dict[str, str]:
+    """The client programs' variables (:data:`CLIENTS`, the dump, binlog and client test
+    tools), each reading the test's my.cnf."""
+    cnf = vardir.cnf
+    env = {var: f"{exe} --defaults-file={cnf}" for var, names in CLIENTS
+           if (exe := find_binary(tree, *names))}
     mysql = find_binary(tree, "mariadb", "mysql")
     if mysql:
         env["MYSQL_SLAVE"] = f"{mysql} --defaults-file={cnf} --defaults-group-suffix=.2"
@@ -126,20 +158,13 @@ def base_environment(tree: CodeTree, mtr_root: str, vardir: MtrVardir) -> dict[s
     if client_test:
         env["MYSQL_CLIENT_TEST"] = (f"{client_test} --defaults-file={cnf} --testcase "
                                     f"--vardir={vardir.root}")
-    tools = {"MYSQL_PLUGIN": ("mariadb-plugin", "mysql_plugin"),
-             "MYSQL_MY_PRINT_DEFAULTS": ("my_print_defaults",),
-             "MYISAMLOG": ("myisamlog",), "MYISAMCHK": ("myisamchk",),
-             "MYISAMPACK": ("myisampack",), "MYISAM_FTDUMP": ("myisam_ftdump",),
-             "MARIA_CHK": ("aria_chk",), "MARIA_PACK": ("aria_pack",),
-             "MY_PERROR": ("perror",), "MYSQL_TZINFO_TO_SQL": ("mariadb-tzinfo-to-sql",
-                                                             "mysql_tzinfo_to_sql"),
-             "REPLACE": ("replace",), "INNOCHECKSUM": ("innochecksum",),
-             "MYSQL_INSTALL_DB_EXE": ("mariadb-install-db", "mysql_install_db"),
-             "MARIADB_UPGRADE_EXE": ("mariadb-upgrade",)}
-    for var, tool_names in tools.items():
-        exe = find_binary(tree, *tool_names)
-        if exe:
-            env[var] = exe
+    return env
+
+
+def _tool_env(tree: CodeTree, charsets: str) -> dict[str, str]:
+    """The tools' variables (:data:`TOOLS`, mariadb-conv, mariabackup, the client's TLS,
+    mbstream)."""
+    env = {var: exe for var, names in TOOLS if (exe := find_binary(tree, *names))}
     conv = find_binary(tree, "mariadb-conv")
     if conv:
         env["MARIADB_CONV"] = f"{conv} --character-sets-dir={charsets}"
@@ -153,19 +178,18 @@ def base_environment(tree: CodeTree, mtr_root: str, vardir: MtrVardir) -> dict[s
     stream = find_binary(tree, "mbstream")
     if stream:
         env["XBSTREAM"] = stream
+    return env
+
+
+def _plugin_env(tree: CodeTree) -> dict[str, str]:
+    """``PLUGIN_DIR`` and one ``<PLUGIN>_SO`` per plugin library."""
     plugins = plugin_dir(tree)
-    if plugins:
-        env["PLUGIN_DIR"] = plugins
-        for path in sorted(glob.glob(os.path.join(plugins, "*.so"))):
-            name = os.path.basename(path)
-            env[name.rsplit(".", 1)[0].upper() + "_SO"] = name
-    for name in ("galera", "galera-4", "galera-3"):
-        lib = f"/usr/lib/{name}/libgalera_smm.so" if name != "galera" else "/usr/lib/galera/libgalera_smm.so"
-        if os.path.isfile(lib):
-            env.setdefault("WSREP_PROVIDER", lib)
-    transfer = next((tool for tool in ("socat", "nc") if shutil.which(tool)), "")
-    if transfer:  # as suite/wsrep/common.pm: include/have_mariabackup.inc needs one
-        env["MTR_GALERA_TFMT"] = transfer
+    if not plugins:
+        return {}
+    env = {"PLUGIN_DIR": plugins}
+    for path in sorted(glob.glob(os.path.join(plugins, "*.so"))):
+        name = os.path.basename(path)
+        env[name.rsplit(".", 1)[0].upper() + "_SO"] = name
     return env
 
 
