@@ -60,7 +60,8 @@ def restore_backup(tool: BackupTool, target_dir: str, server: Server, run_as: Ru
         write_files(server)
     empty_datadir(server.paths.datadir, server_user)
     log_path = log_path or f"{target_dir}.{method}-{server.name}.log"
-    argv = tool.restore_argv(server.paths.cnf_path, target_dir, server.paths.datadir, method, parallel)
+    argv = tool.restore_argv(server.paths.cnf_path, target_dir, server.paths.datadir, method,
+                             parallel)
     step = run_step(method, argv, log_path, run_as, timeout=timeout)
     if drop_server_uuid and os.path.exists(os.path.join(server.paths.datadir, "auto.cnf")):
         os.unlink(os.path.join(server.paths.datadir, "auto.cnf"))

@@ -9,8 +9,9 @@ plugins disabled in ``[mysqld]``, each ``[mysqld.N]`` given its paths (mtr's
 names, which are links to kewpie's vardirs), port, socket, server id and logs
 by ConfigFactory's rule tables, written as kewpie's one my.cnf model
 (:mod:`lib.servers.cnf`) writes them, ``[client]`` and ``[client.N]`` groups,
-and ``@group.option`` references resolved.  :func:`server_option_args` adds what mtr puts on mysqld's command
-line (``--log-output=file``, the test's ``.opt`` options, ``--core-file``).
+and ``@group.option`` references resolved.  :func:`server_option_args` adds what
+mtr puts on mysqld's command line (``--log-output=file``, the test's ``.opt``
+options, ``--core-file``).
 """
 from __future__ import annotations
 

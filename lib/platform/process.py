@@ -10,8 +10,9 @@ timed out, a leftover's found by its tags (:func:`stop_tagged`): SIGCONT, the
 request to exit (SIGTERM, or the process's own clean request: a server's SQL
 ``SHUTDOWN``), a bounded wait, then SIGKILL of the group; a kill is the policy's
 last step alone.  Our own children are reaped with ``wait()``; a process we did
-not start (found in a state file) counts as exited once it is a zombie.  (A fork of the harness itself that runs Python -- a bot -- is
-made by :mod:`lib.platform.workers`.)
+not start (found in a state file) counts as exited once it is a zombie.  (A fork
+of the harness itself that runs Python -- a bot -- is made by
+:mod:`lib.platform.workers`.)
 """
 from __future__ import annotations
 

@@ -63,7 +63,8 @@ class Rule(Generic[C]):
 
 def run_rules(rules: Sequence[Rule[C]], context: C) -> list[Option]:
     """The options the table gives for context, in its order."""
-    return [Option(r.name, r.value_for(context), loose=r.loose) for r in rules if r.applies(context)]
+    return [Option(r.name, r.value_for(context), loose=r.loose)
+            for r in rules if r.applies(context)]
 
 
 def apply_rules(group: CnfGroup, rules: Sequence[Rule[C]], context: C) -> None:

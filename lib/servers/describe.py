@@ -80,7 +80,8 @@ def write_scripts(server: Server, user: str | None) -> dict[str, str]:
                   name=server.name, cnf=q(server.paths.cnf_path), pid_file=q(server.paths.pid_file),
                   vardir=q(server.paths.vardir), server=q(server.tree.server), user=user or "",
                   name_tag=TAG_NAME, tmpdir=q(server.paths.tmpdir),
-                  stdout_log=q(server.paths.stdout_log), error_log=server.paths.error_log, port=server.port,
+                  stdout_log=q(server.paths.stdout_log), error_log=server.paths.error_log,
+                  port=server.port,
                   client=q(server.tree.tool("client")), admin=q(server.tree.tool("admin")),
                   netns_exec=(f"ip netns exec {q(server.net.namespace)} " if server.net else ""),
                   galera_note=("Galera node: pass --new-cluster when no other node of its "

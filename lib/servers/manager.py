@@ -126,13 +126,13 @@ class ServerManager:
                                         Record(network_record))
         self.bot_dir = bot_dir
         self.disk_dir = disk_dir or bot_dir
-        self.disk_problem = disk_problem
+        self._disk_problem = disk_problem
         self.tree = tree
         self.leaser = leaser
         self.cache = cache
         self.settings = settings
-        self.kinds = kinds
-        self.on_change = on_change
+        self._kinds = kinds
+        self._on_change = on_change
         self.servers: list[Server] = []
         # processes of the set that are no servers: Galera arbitrators (garbd)
         self.arbitrators: list[Arbitrator] = []
@@ -196,8 +196,8 @@ class ServerManager:
         return self._lease(index)
 
     def _notify(self, _server: Server | None = None) -> None:
-        if self.on_change:
-            self.on_change()
+        if self._on_change:
+            self._on_change()
 
     # ------------------------------------------------------------ servers
     def get_servers(self, reqs: Requirements) -> list[Server]:
@@ -222,10 +222,10 @@ class ServerManager:
         here is raised by that call, as if it had happened there.  Only for a manager
         without servers, and a kind that starts in two halves (the mysql kind; not a
         namespaced set).  True when launched (or failed, to be raised later)."""
-        kind = self.kinds.get(reqs.server_type)
+        kind = self._kinds.get(reqs.server_type)
         if (self.servers or self._launched is not None or kind is None or kind.launch_set is None
                 or kind.finish_set is None or reqs.namespaced
-                or (reqs.on_disk and self.disk_problem)):
+                or (reqs.on_disk and self._disk_problem)):
             return False
         try:
             self._make_set(reqs, kind)
@@ -242,13 +242,13 @@ class ServerManager:
 
     def _kind(self, reqs: Requirements) -> ServerKind:
         """reqs' server kind; UsageError when unknown, or on disk without a place for it."""
-        kind = self.kinds.get(reqs.server_type)
+        kind = self._kinds.get(reqs.server_type)
         if kind is None:
             raise UsageError(f"unknown server type {reqs.server_type!r}; "
-                             f"known: {', '.join(sorted(self.kinds))}")
-        if reqs.on_disk and self.disk_problem:
+                             f"known: {', '.join(sorted(self._kinds))}")
+        if reqs.on_disk and self._disk_problem:
             raise UsageError(f"this suite keeps its servers on disk (storage = 'disk'), but "
-                             f"{self.disk_problem}")
+                             f"{self._disk_problem}")
         return kind
 
     def _start_fresh(self, reqs: Requirements, launched: bool = False) -> None:
@@ -338,7 +338,7 @@ class ServerManager:
         """Block until every replica (or cluster node) has applied what was committed."""
         if not self.current:
             return
-        kind = self.kinds[self.current.server_type]
+        kind = self._kinds[self.current.server_type]
         kind.wait_applied(self, timeout)
 
     def take_baseline(self) -> None:
