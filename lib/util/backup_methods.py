@@ -65,7 +65,7 @@ def innobackupex_backup(innobackupex_path: str | None, xtrabackup_path: str | No
                         extra_opts: str | None = None) -> tuple[int, str]:
     """Back up server into backup_path (``--no-timestamp``); ``(retcode, output)``."""
     tool = innobackupex_tool(innobackupex_path, xtrabackup_path, server)
-    command = tool.backup_command(server.cnf_path, backup_path, server.socket_file,
+    command = tool.backup_command(server.paths.cnf_path, backup_path, server.paths.socket_file,
                                   extra=_extra(extra_opts))
     return _run(command.argv, output_path, os.path.dirname(os.path.abspath(backup_path)))
 

@@ -151,8 +151,8 @@ def working_environment(system: SystemManager, servers: list[Kewpie2012Server],
         return env
     tools: dict[str, str] = getattr(getattr(master, "tree", None), "tools", None) or {}
     connect = f"--no-defaults --user=root --host=127.0.0.1 --protocol=tcp --port={port}"
-    env.update({"MYSQLTEST_VARDIR": master.vardir, "MYSQL_TMP_DIR": master.tmpdir,
-                "MASTER_MYSOCK": master.socket_file, "MASTER_MYPORT": str(port)})
+    env.update({"MYSQLTEST_VARDIR": master.paths.vardir, "MYSQL_TMP_DIR": master.paths.tmpdir,
+                "MASTER_MYSOCK": master.paths.socket_file, "MASTER_MYPORT": str(port)})
     for name, tool in (("MYSQL", "client"), ("MYSQL_DUMP", "dump"), ("MYSQL_UPGRADE", "upgrade")):
         if tools.get(tool):
             env[name] = f"{tools[tool]} {connect}"

@@ -67,10 +67,10 @@ class Kewpie2012Manager(ModernWrapper):
         running = wrapper.is_alive()
         if running:
             wrapper.stop()
-        shutil.rmtree(wrapper.datadir, ignore_errors=True)
-        shutil.copytree(source, wrapper.datadir, symlinks=True)
+        shutil.rmtree(wrapper.paths.datadir, ignore_errors=True)
+        shutil.copytree(source, wrapper.paths.datadir, symlinks=True)
         from .innobackupex import give_to_parent_owner  # lib.backup: only when used
-        give_to_parent_owner(wrapper.datadir)  # the server's user owns its vardir
+        give_to_parent_owner(wrapper.paths.datadir)  # the server's user owns its vardir
         self._wrapped.request_reset()
         if running:
             wrapper.start()

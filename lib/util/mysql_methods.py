@@ -163,7 +163,7 @@ def take_mysqldump(server: Any, databases: list[str] | None = None,
                    tables: list[str] | None = None, dump_path: str | None = None,
                    cmd_root: str | None = None) -> tuple[int, str | None]:
     """mysqldump the server into dump_path (default vardir/dumpfile.dat)."""
-    dump_path = dump_path or os.path.join(server.vardir, "dumpfile.dat")
+    dump_path = dump_path or os.path.join(server.paths.vardir, "dumpfile.dat")
     if cmd_root:
         cmd = cmd_root
     else:

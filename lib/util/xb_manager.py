@@ -26,6 +26,6 @@ class xtrabackupManager:  # noqa: N801 - the 2012 name
 
     def backup_full(self, utility: str, server_object: Any) -> "xtrabackupManager":
         """Record the server's datadir and the utility (as in 2012); self."""
-        self.datadir = server_object.datadir
+        self.datadir = server_object.paths.datadir
         self.approach = utility
         return self
