@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from .server import Server
 
 KEEP = 16   # snapshots kept (~113 MB each for three mtr datadirs, less for kewpie's own)
+OBSOLETE_ROOT = "mtr-clusters"   # mysql-test's clusters' own store, before the one store
 ALWAYS_DROPPED = ("ibtmp1", "mysqld.pid")
 
 
@@ -85,7 +86,8 @@ class SnapshotStore:
 
     def prune(self) -> None:
         """Remove all but the keep most recently used snapshots (skipping any that another
-        run holds)."""
+        run holds), and what is left of the former store of mysql-test's clusters."""
+        _drop_store(os.path.join(os.path.dirname(self.root), OBSOLETE_ROOT))
         try:
             names = [n for n in os.listdir(self.root)
                      if os.path.isfile(os.path.join(self.root, n, "meta.json"))]
@@ -101,6 +103,25 @@ class SnapshotStore:
         for name in sorted(names, key=used, reverse=True)[self.keep:]:
             if drop_snapshot(os.path.join(self.root, name), wait=False):
                 get_logger().debug("pruned the cluster snapshot %s", name)
+
+
+def _drop_store(root: str) -> None:
+    """Remove a store's whole snapshots that no run holds (one being built is left to
+    its builder), their lock files, then the store when nothing else is left in it."""
+    try:
+        names = [n for n in os.listdir(root) if os.path.isfile(os.path.join(root, n, "meta.json"))]
+    except OSError:
+        return
+    for name in names:
+        if drop_snapshot(os.path.join(root, name), wait=False):
+            try:
+                os.unlink(os.path.join(root, name + ".lock"))
+            except OSError:
+                pass
+    try:
+        os.rmdir(root)
+    except OSError:
+        pass
 
 
 def save_snapshot(nodes: Sequence[GaleraServer], target: str,

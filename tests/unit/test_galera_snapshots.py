@@ -114,6 +114,15 @@ def test_prune_keeps_the_most_recently_used_and_any_in_use(tmp_path):
     assert store.available("new") and not store.available("old")
 
 
+def test_prune_removes_the_former_store_of_mtr_clusters(tmp_path):
+    store = SnapshotStore(SimpleNamespace(cache_dir=str(tmp_path / "bootstrap")))
+    former = tmp_path / "mtr-clusters"
+    make_snapshot(former, "k1", time.time())
+    (former / "k1.lock").write_text("")
+    store.prune()
+    assert not former.exists()
+
+
 def test_each_joiner_is_saved_at_the_position_of_the_group_it_joins():
     """The bootstrap node's new component takes seqno + 1, each join one more: the k-th
     joiner (in launch order: the config's, bootstrap nodes aside) is saved at seqno + k."""
