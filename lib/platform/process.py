@@ -440,9 +440,12 @@ def stop_tagged(tag: str, value: str, term_timeout: float,
     left behind: SST scripts, rsync, socat...), together, by :func:`stop_foreign_all`;
     returns each one's (pid, name) as found.  They are found by their tag even when
     they left their parent's process group."""
-    import psutil  # tagged_processes loads it for what it finds
+    procs = tagged_processes(tag, value)
+    if not procs:
+        return []
+    import psutil  # loaded by tagged_processes for what it found
     found: list[tuple[int, float | None, str]] = []
-    for proc in tagged_processes(tag, value):
+    for proc in procs:
         try:
             found.append((proc.pid, proc.create_time(), proc.name()))
         except psutil.Error:
