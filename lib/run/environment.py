@@ -52,8 +52,8 @@ def _galera_kind() -> ServerKind:
 
 def _mtr_kind() -> ServerKind:
     from ..mtr.galera import start_mtr_set
-    from ..mtr.server import MtrServer
-    return ServerKind(MtrServer, start_mtr_set, wait_replicas_applied)
+    from ..mtr.server import mtr_server   # a Galera node when its options switch wsrep on
+    return ServerKind(mtr_server, start_mtr_set, wait_replicas_applied)
 
 
 class ServerKinds(Mapping[str, ServerKind]):

@@ -4,8 +4,9 @@ set's nodes as nodes of the one node type formed in mtr's order by the one forma
 mtr's forced restarts (include/force_restart.inc).
 
 Covers: lib/mtr/galera.py, lib/mtr/server.py (MtrGaleraServer, mtr_server),
-lib/servers/galera_cluster.py (ClusterFormation's start order), lib/mtr/execute.py
-(restart_forced), lib/run/mtr_lane.py (spare_runs)
+lib/servers/galera_cluster.py (ClusterFormation's start order),
+lib/run/environment.py (the mtr kind), lib/mtr/execute.py (restart_forced),
+lib/run/mtr_lane.py (spare_runs)
 """
 import os
 from types import SimpleNamespace
@@ -54,6 +55,13 @@ def test_mtr_servers_with_wsrep_on_are_galera_nodes(tmp_path):
     assert isinstance(_mtr(tmp_path, "s1", [Option("wsrep-on", "1")]), MtrGaleraServer)
     plain = _mtr(tmp_path, "s2", [Option("wsrep-on", "OFF")])
     assert type(plain) is MtrServer and not galera.is_wsrep(plain)
+
+
+def test_the_mtr_kind_makes_galera_nodes_of_wsrep_servers(tmp_path):
+    from lib.run.environment import SERVER_KINDS
+    node = _mtr(tmp_path, "s0", [Option("wsrep-on", "1")], SERVER_KINDS["mtr"].server_class)
+    plain = _mtr(tmp_path, "s1", [], SERVER_KINDS["mtr"].server_class)
+    assert type(node) is MtrGaleraServer and type(plain) is MtrServer
 
 
 def test_an_mtr_node_takes_its_configs_wsrep_options_not_kewpies(tmp_path):
