@@ -8,7 +8,8 @@ handled by the restart protocol tests use (``$MYSQLTEST_VARDIR/tmp/mysqld.N.expe
 ``wait`` keeps it down, ``restart`` or ``restart:<options>`` starts it again);
 a server that exits with no expect file crashed.  Exit 0 passes, 62 is a skip
 (``reason: ...``), anything else fails, with the unified diff of the result
-and the ``.reject`` when the output differed.  A passing test is then checked
+and the ``.reject`` when the output differed (the servers that crashed are named
+in the verdict: the run layer's pipeline reports them, :mod:`lib.run.attempt`).  A passing test is then checked
 as mtr checks it: ``check-testcase.test`` again (state left behind fails the
 test) and the error-log warnings check (:mod:`lib.mtr.warnings`).
 """
@@ -69,6 +70,9 @@ class MtrVerdict:
     restart_reason: str = ""           # why, when it is not a failure or a restart
     reject: str = ""
     refused: str = ""                  # a restart's options broke kewpie's option rules
+    # the servers that exited with no expect file, and how (a failed restart too): the
+    # run layer reports each one's death (its crash signature, its log's tail)
+    crashed: list[tuple[Server, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -335,19 +339,15 @@ class MtrExecutor:
                               needs_restart=restart_forced((w.server for w in watches),
                                                            "force_restart_if_skipped"))
         parts = [f"mariadb-test exited with status {ran.returncode}"]
-        parts += crashed
         body = _tail(output)
         if body:
             parts.append(body)
         found_reject = reject if os.path.exists(reject) else ""
         if found_reject and result_file and "@@" not in output:
             parts.append(unified_diff(result_file, found_reject))
-        for w in watches:
-            if w.crashed:
-                parts.append(f"--- {w.server.name} error log ({w.server.error_log}) tail ---\n"
-                             f"{w.server.error_log_tail(20)}")
         return MtrVerdict(MtrStatus.FAIL, "\n".join(parts), needs_restart=bool(crashed),
-                          reject=found_reject)
+                          reject=found_reject,
+                          crashed=[(w.server, w.crashed) for w in watches if w.crashed])
 
     def _after_checks(self, case: MtrCase, watches: list[ServerWatch], env: dict[str, str],
                       verdict: MtrVerdict) -> MtrVerdict:

@@ -196,15 +196,18 @@ def _kewpie_run(request: pytest.FixtureRequest) -> Iterator["KewpieServers"]:
         pytest.exit(f"kewpie: {str(exc).splitlines()[0]}", returncode=2)
     item.stash[RUN] = run
     try:
-        yield run.helper
+        with run.attempt.environ():  # what the test starts carries its tag (leftovers)
+            yield run.helper
     finally:
         item.stash[RUN] = None
         if not state.interrupted:
-            session.end(run, _continues(item, run))
+            problem = session.end(run, _continues(item, run))
             _publish(request.config, session)
             if session.kept:
                 request.session.shouldfail = (f"kewpie keeps the servers of the failed test "
                                               f"{session.kept_test} (--kewpie-keep-failed)")
+            if problem:  # the post-checks failed a test that had passed
+                pytest.fail(problem, pytrace=False)
 
 
 @pytest.fixture
@@ -262,9 +265,21 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
 
 
 @pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+    """A kewpie test's call under the watchdog (``--kewpie-test-timeout``): when time is
+    up its servers are killed, and the test fails as timed out."""
+    run = item.stash.get(RUN, None)
+    if run is None:
+        return (yield)
+    with run.attempt.watching():
+        return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
                               ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-    """A test whose servers crashed or hung fails, with the error-log tail; a failing
+    """A test whose servers crashed or hung fails, with the error-log tail and the known
+    bug they died of (an expected failure with ``--kewpie-allow-known``); a failing
     test's report gets its servers' status and log tails."""
     report = yield
     state = item.config.stash[STATE]
@@ -274,17 +289,29 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
     if run is None or state.session is None or state.interrupted:
         return report
     if report.when == "call":
-        dead, findings = state.session.judge(run, report.failed)
-        if dead and not report.failed:
-            report.outcome = "failed"
-            report.longrepr = findings
-        elif findings:
-            report.sections.append(("kewpie servers", findings))
+        _judge(report, run, state.session)
     if report.failed:
         run.failures.append(f"{report.when}: {report.longreprtext}")
     elif report.skipped and hasattr(report, "wasxfail"):
         run.xfailed = True
     return report
+
+
+def _judge(report: pytest.TestReport, run: "TestRun", session: "KewpieSession") -> None:
+    """The call's report after the attempt's judge."""
+    from ..suites.status import TestStatus
+    status = (TestStatus.FAIL if report.failed else
+              TestStatus.SKIPPED if report.skipped else TestStatus.PASS)
+    verdict = session.judge(run, status)
+    if verdict.status.failed and verdict.known.known and session.config.allow_known:
+        report.outcome = "skipped"  # as pytest reports an expected failure
+        report.wasxfail = f"known bug {verdict.known.known}"  # pytest's xfail attribute
+        report.sections.append(("kewpie servers", verdict.message))
+    elif verdict.status.failed and not report.failed:
+        report.outcome = "failed"
+        report.longrepr = verdict.message
+    elif verdict.message:
+        report.sections.append(("kewpie servers", verdict.message))
 
 
 def _remember(item: pytest.Item, report: pytest.TestReport, state: PluginState) -> None:
