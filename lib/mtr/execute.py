@@ -238,12 +238,11 @@ class MtrExecutor:
         runner.start()
         while runner.is_alive():
             runner.join(POLL_SECONDS)
-            for w in watches:
-                if not w.crashed and w.server.executor is not None and not w.server.is_alive():
-                    self._server_exited(w)
+            self._watch(watches)
             if any(w.refused for w in watches):
                 stop_tagged(env)  # the test cannot go on: mtr skips what it cannot run here
         runner.join()
+        self._watch(watches)  # a server that died as mariadb-test ended
         test_done = time.monotonic()
         ran = outcome[0] if outcome else None
         try:
@@ -280,6 +279,12 @@ class MtrExecutor:
         if self.settings.user:
             shutil.chown(dest, self.settings.user, self.settings.user)
         return dest
+
+    def _watch(self, watches: list[ServerWatch]) -> None:
+        """The servers that exited since the last look go through the restart protocol."""
+        for w in watches:
+            if not w.crashed and w.server.executor is not None and not w.server.is_alive():
+                self._server_exited(w)
 
     def _server_exited(self, w: ServerWatch) -> None:
         """The restart protocol: wait while the expect file says wait, restart on restart."""

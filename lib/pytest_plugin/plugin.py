@@ -42,6 +42,7 @@ class PluginState:
         self.xdist_session = ""  # set in pytest-xdist's controller
         self.saved: list[tuple[str, str]] = []  # (test, evidence) from workers
         self.kept: list[str] = []  # lines about kept servers, from workers
+        self.known: list[tuple[str, str]] = []  # (test, known bugs) from workers
         self.problems: list[str] = []
         self.interrupted = False
 
@@ -338,12 +339,13 @@ def _publish(config: pytest.Config, session: "KewpieSession") -> None:
     controller's, through the worker's output)."""
     state = config.stash[STATE]
     state.saved = [(s.test, s.path) for s in session.saved]
+    state.known = list(session.known)
     state.kept = ([f"kewpie kept the servers of {session.kept_test} running:"]
                   + [f"  {line}" for line in session.describe_kept()]) if session.kept else []
     workeroutput = getattr(config, "workeroutput", None)
     if workeroutput is not None:
         workeroutput["kewpie"] = {"saved": state.saved, "kept": state.kept,
-                                  "problems": state.problems}
+                                  "known": state.known, "problems": state.problems}
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -354,6 +356,7 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
     if output:
         state.saved.extend(tuple(s) for s in output["saved"])
         state.kept.extend(output["kept"])
+        state.known.extend(tuple(k) for k in output["known"])
         state.problems.extend(output["problems"])
 
 
@@ -388,13 +391,17 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatus: int,
                             config: pytest.Config) -> None:
-    """Where the evidence of failed tests is, and which servers were kept."""
+    """Where the evidence of failed tests is, the known bugs failures died of, and which
+    servers were kept."""
     state = config.stash[STATE]
-    if not (state.saved or state.kept or state.problems):
+    if not (state.saved or state.kept or state.known or state.problems):
         return
     terminalreporter.write_sep("-", "kewpie")
     for test, path in state.saved:
         terminalreporter.write_line(f"evidence of {test}: {path}")
+    if state.known:
+        terminalreporter.write_line("failed on known bugs: " + "; ".join(
+            f"{test} ({known})" for test, known in state.known))
     for line in state.kept:
         terminalreporter.write_line(line)
     if state.kept:

@@ -114,6 +114,7 @@ class KewpieSession:
         self.setup: BotSetup | None = None
         self.pipeline: Pipeline | None = None
         self.saved: list[Saved] = []
+        self.known: list[tuple[str, str]] = []  # (test, the known bugs its servers died of)
         self.kept: list[Server] = []
         self.kept_test = ""
         self.interrupted = False
@@ -232,6 +233,8 @@ class KewpieSession:
                                      tool_logs=lambda: log_dir)
         if outcome.evidence:
             self.saved.append(Saved(run.name, outcome.evidence))
+        if outcome.failed and outcome.known:
+            self.known.append((run.name, outcome.known))
         if outcome.notes:
             self.log.info(f"{run.name}: {outcome.notes}")
         if self.pipeline.kept and not self.kept:

@@ -309,11 +309,14 @@ class Server:
         self.stop()
 
     def kill(self) -> None:
-        """kill -9 the server and reap it (a kill asked for is not a crash)."""
-        self.sql.close()
+        """kill -9 the server and reap it (a kill asked for is not a crash).  The kept
+        connection is closed after the kill: a thread blocked reading it (a test's query,
+        when the watchdog kills from its own thread) holds its reader's lock until the
+        server's death ends the read."""
         self.stop_requested = True
         if self.executor is not None:
             self.executor.kill()
+        self.sql.close()
         self.reap_helpers()
         self.notify_changed()
 
