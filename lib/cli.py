@@ -330,9 +330,8 @@ def _hunt_options(p: argparse.ArgumentParser) -> None:
                    help="a known-bugs file (repeatable; a suite's known_bugs.txt is read "
                         "first): hunt findings and tests whose servers crashed are matched "
                         "against it (docs/hunting.md)")
-    g.add_argument("--allow-known", action=_OnOff,
-                   help="exit 0 when every finding (hunt) or failure (native, mtr: servers "
-                        "that crashed) is a known open bug")
+    g.add_argument("--allow-known", action=_OnOff, help="exit 0 when every finding (hunt) or "
+                   "failure (native, mtr: servers that crashed) is a known open bug")
     g.add_argument("--random-options", default=default("random_options"), metavar="FILE",
                    help="server options, one a line: each trial's servers start with 1 to "
                         "--random-options-max of them, drawn from its seed")
