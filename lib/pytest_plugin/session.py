@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, Callable
 
-from ..errors import KewpieError, QueryError, ServerError
+from ..errors import KewpieError
 from ..platform.logsetup import configure, get_logger
 from .helper import KewpieServers, new_result
 from .marker import Declared
