@@ -197,8 +197,7 @@ def _kewpie_run(request: pytest.FixtureRequest) -> Iterator["KewpieServers"]:
         pytest.exit(f"kewpie: {str(exc).splitlines()[0]}", returncode=2)
     item.stash[RUN] = run
     try:
-        with run.attempt.environ():  # what the test starts carries its tag (leftovers)
-            yield run.helper
+        yield run.helper
     finally:
         item.stash[RUN] = None
         if not state.interrupted:
@@ -267,12 +266,14 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
-    """A kewpie test's call under the watchdog (``--kewpie-test-timeout``): when time is
-    up its servers are killed, and the test fails as timed out."""
+    """A kewpie test's call under the watchdog (``--kewpie-test-timeout``: when time is
+    up its servers are killed, and the test fails as timed out), with its tag in the
+    environment: what the call starts carries it (a process left running is stopped
+    and fails the test).  Fixtures are not tagged: a wider fixture may outlive the test."""
     run = item.stash.get(RUN, None)
     if run is None:
         return (yield)
-    with run.attempt.watching():
+    with run.attempt.environ(), run.attempt.watching():
         return (yield)
 
 

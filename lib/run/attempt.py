@@ -10,9 +10,9 @@ supplies only how its test runs and what it returned:
   which servers it saw crash and whether its servers need a restart;
 - the pytest plugin (:mod:`lib.pytest_plugin.session`): pytest runs the test
   itself, so the plugin calls the stages from its hooks: :meth:`Attempt.start`
-  and :meth:`Attempt.environ` in the fixture, :meth:`Attempt.watching` around
-  the call, :meth:`Attempt.judge` at the call's report and :meth:`Attempt.finish`
-  at the fixture's teardown.
+  in the fixture's setup, :meth:`Attempt.environ` and :meth:`Attempt.watching`
+  around the call, :meth:`Attempt.judge` at the call's report and
+  :meth:`Attempt.finish` at the fixture's teardown.
 
 The stages:
 
