@@ -330,9 +330,8 @@ def _hunt_options(p: argparse.ArgumentParser) -> None:
                    help="a known-bugs file (repeatable; a suite's known_bugs.txt is read "
                         "first): hunt findings and tests whose servers crashed are matched "
                         "against it (docs/hunting.md)")
-    g.add_argument("--allow-known", action=_OnOff,
-                   help="exit 0 when every finding (hunt) or failure (native: servers that "
-                        "crashed) is a known open bug")
+    g.add_argument("--allow-known", action=_OnOff, help="exit 0 when every finding (hunt) or "
+                   "failure (native, mtr: servers that crashed) is a known open bug")
     g.add_argument("--random-options", default=default("random_options"), metavar="FILE",
                    help="server options, one a line: each trial's servers start with 1 to "
                         "--random-options-max of them, drawn from its seed")
@@ -512,10 +511,10 @@ def _hunt_config(args: argparse.Namespace) -> dict[str, Any]:
     if hunt_only and args.mode != "hunt":
         raise KewpieError(f"{', '.join(hunt_only)}: only with --mode=hunt; this run is "
                           f"--mode={args.mode}")
-    if (args.known_bugs or args.allow_known) and args.mode not in ("hunt", "native"):
-        raise KewpieError(f"--known-bugs and --allow-known: only with --mode=hunt or "
-                          f"--mode=native; this run is --mode={args.mode}")
-    if args.known_bugs and args.mode == "native":  # a hunt reads them as it starts
+    if (args.known_bugs or args.allow_known) and args.mode not in ("hunt", "native", "mtr"):
+        raise KewpieError(f"--known-bugs and --allow-known: only with --mode=hunt, "
+                          f"--mode=native or --mode=mtr; this run is --mode={args.mode}")
+    if args.known_bugs and args.mode in ("native", "mtr"):  # a hunt reads them as it starts
         from .hunt.knownbugs import KnownBugs  # read now: a bad file is one error line
         KnownBugs.load([os.path.abspath(k) for k in args.known_bugs])
     if args.mode == "hunt" and not args.grammar:

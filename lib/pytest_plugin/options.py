@@ -45,6 +45,15 @@ def add_options(parser: pytest.Parser) -> None:
         "(default: 3)", metavar="N")
     add("verbose", "debug lines in kewpie's log (workdir/kewpie.log) and reset reasons",
         action="store_true", default=None)
+    add("test-timeout", "seconds a test's call may take: then its servers are killed and it "
+        "fails as timed out (default: 0, no limit)", metavar="SECONDS")
+    add("known-bugs", "a known-bugs file (kewpie's format; repeatable, or space-separated in "
+        "the ini file); a known_bugs.txt beside a test file counts too", metavar="FILE",
+        action="append")
+    add("allow-known", "a test whose servers all died of known open bugs is an expected "
+        "failure (xfail), not a failure", action="store_true", default=None)
+    add("no-check-warnings", "new [ERROR]/[Warning] lines in the servers' error logs do not "
+        "fail a test", action="store_true", default=None)
 
 
 def setting(config: pytest.Config, name: str) -> Any:
@@ -78,6 +87,15 @@ def run_config(config: pytest.Config) -> RunConfig:
     base_port = number("base_port", "base_port")
     if not 1024 <= base_port <= 64000:
         raise pytest.UsageError("--kewpie-base-port must be between 1024 and 64000")
+    timeout = setting(config, "test_timeout")
+    try:
+        test_timeout = float(timeout) if timeout is not None else 0.0
+    except ValueError:
+        raise pytest.UsageError(f"--kewpie-test-timeout must be a number of seconds, not "
+                                f"{timeout!r}") from None
+    known = setting(config, "known_bugs") or []
+    if isinstance(known, str):  # the ini file's: space-separated, from the rootdir
+        known = [os.path.join(str(config.rootpath), path) for path in known.split()]
     return RunConfig(workdir=os.path.abspath(workdir),
                      basedir=setting(config, "basedir") or default("basedir"),
                      base_port=base_port,
@@ -85,4 +103,8 @@ def run_config(config: pytest.Config) -> RunConfig:
                      lock_dir=setting(config, "lock_dir") or "",
                      wsrep_sst_method=setting(config, "wsrep_sst_method") or default("wsrep_sst_method"),
                      max_save_datadir=number("max_save_datadir", "max_save_datadir"),
-                     verbose=bool(setting(config, "verbose")))
+                     verbose=bool(setting(config, "verbose")),
+                     test_timeout=test_timeout,
+                     known_bugs=tuple(os.path.abspath(path) for path in known),
+                     allow_known=bool(setting(config, "allow_known")),
+                     check_warnings=False if setting(config, "no_check_warnings") else None)

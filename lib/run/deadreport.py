@@ -1,7 +1,8 @@
 """What a failed test's report says about a server that crashed or hung during it.
 
-Shared by kewpie's runner (lib/run/runner.py) and the pytest plugin
-(lib/pytest_plugin/session.py): the health check's sentence, the crash's
+Used by the attempt pipeline (lib/run/attempt.py), whichever way a test came
+in (a kewpie suite, a mysql-test case, the pytest plugin): the sentence saying
+how it died (its health, or the mtr case's crash), the crash's
 signature when the error log holds mariadbd's crash report (its assertion
 or fatal message and the frames below the signal handler: the lines a short
 log tail cuts off), and the error log's last lines.

@@ -8,7 +8,8 @@ test runs, when that test needs other servers (see
 one worker: a vardir laid out as mtr's ``var/`` (:mod:`lib.mtr.vardir`), the
 test's ``my.cnf`` written there, the servers of the test's config on the
 lane's own leased ports, and the check state of those servers
-(:class:`lib.mtr.execute.MtrExecutor`).
+(:class:`lib.mtr.execute.MtrExecutor`).  A case runs on a lane as an
+:class:`MtrBody` of the bot's attempt pipeline (:mod:`lib.run.attempt`).
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import os
 import shutil
 import threading
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from ..mtr.bootstrap import MtrBootstrapCache
 from ..mtr.cases import MtrCase
@@ -24,7 +25,7 @@ from ..mtr.cnf import MtrConfig
 from ..mtr.config import (base_environment, build_config, command_line_args, expand_env,
                           plugin_dir, server_option_args, share_dir)
 from ..mtr.option_check import CaseBounds, case_problem, server_problem
-from ..mtr.execute import MtrExecutor, MtrSettings
+from ..mtr.execute import MtrExecutor, MtrSettings, stop_tagged
 from ..mtr.galera import formation_sensitive
 from ..mtr.garbd import garbd_wrapper
 from ..mtr.options import loopback_only, to_options
@@ -32,6 +33,7 @@ from ..mtr.server import MARK_ENV
 from ..mtr.vardir import MtrVardir, ServerSlot
 from ..platform.ports import PortLease
 from ..platform.tools import run_tool
+from .attempt import RawResult, TestBody
 from .environment import RunEnvironment
 from ..errors import ServerError, UnsafeOptionError
 from ..servers.manager import ServerManager
@@ -39,6 +41,7 @@ from ..servers.layout import SOCKET_PATH_MAX
 from ..servers.options import Option
 from ..servers.requirements import Requirements
 from ..servers.server import Server
+from ..suites.status import TestStatus
 
 if TYPE_CHECKING:
     from .mtr_mode import MtrPlan
@@ -352,6 +355,48 @@ class MtrLane:
         with open(self.vardir.cnf) as src, open(os.path.join(target, "my.cnf"), "w") as dst:
             dst.write(src.read())
         return target
+
+    def drop_evidence_logs(self) -> None:
+        """Remove the copy :meth:`evidence_logs` made (once the evidence has it)."""
+        shutil.rmtree(os.path.join(self.manager.bot_dir, "evidence-logs"), ignore_errors=True)
+
+
+class MtrBody(TestBody):
+    """One mysql-test case as the attempt pipeline runs it: mariadb-test on the lane's
+    servers with mtr's check-testcase, check-warnings and restart protocol
+    (:meth:`lib.mtr.execute.MtrExecutor.run`), which also say which servers crashed
+    and whether the servers need a restart."""
+
+    def __init__(self, lane: MtrLane, case: MtrCase, env: dict[str, str], fresh: bool,
+                 other_pids: Callable[[], list[int]]) -> None:
+        """fresh: the servers were started for this case; other_pids: the pids of the
+        servers of the bot's other lane when asked (never the case's leftovers)."""
+        self.lane = lane
+        self.case = case
+        self.env = env
+        self.fresh = fresh
+        self.other_pids = other_pids
+
+    def run(self, servers: list[Server], tags: dict[str, str]) -> RawResult:
+        """The case; what it starts (``--exec ... &``) carries tags."""
+        self.env = dict(self.env, **tags)
+        verdict = self.lane.executor.run(self.case, servers, self.env, fresh=self.fresh)
+        message = verdict.message + (f"\nreject file: {verdict.reject}" if verdict.reject else "")
+        return RawResult(TestStatus(str(verdict.status)), message, crashed=verdict.crashed,
+                         needs_restart=verdict.needs_restart,
+                         restart_reason=verdict.restart_reason, refused=verdict.refused)
+
+    def interrupt(self) -> None:
+        """--test-timeout: mariadb-test and what it started are stopped (by pid)."""
+        stop_tagged(self.env)
+
+    def evidence_logs(self) -> str | None:
+        """The case's own files (output, .reject, checks) and its my.cnf."""
+        return self.lane.evidence_logs(self.case)
+
+    def server_pids(self) -> list[int]:
+        """The other lane's servers (it may have started the next case's meanwhile)."""
+        return self.other_pids()
 
 
 def spare_runs(leases: list[PortLease], clients: list[int]) -> list[tuple[int, int, int]]:

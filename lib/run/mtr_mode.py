@@ -5,7 +5,9 @@ Tests are found as mysql-test-run finds them (:mod:`lib.mtr.cases`); each bot
 gets an :class:`MtrRunner` whose servers come from the run's one manager
 factory with mysql-test's bootstrap (:mod:`lib.mtr.bootstrap`), whose bot
 directory is the tests' ``MYSQLTEST_VARDIR`` (:mod:`lib.mtr.vardir`) and whose
-cases run through :mod:`lib.mtr.execute`.  Outcomes go through the native
+cases run through :mod:`lib.mtr.execute`, each as a body of the bot's attempt
+pipeline (:mod:`lib.run.attempt`: the watchdog, dead servers with the known-bugs
+lookup, leftovers, valgrind, evidence).  Outcomes go through the native
 run's reporting (:func:`lib.run.native.run_tests`), so --parallel, --shard,
 --junit-xml, --retry, --repeat, --test-timeout, --force, evidence and the
 progress line work as for kewpie's own tests.  Servers are kept between tests
@@ -33,10 +35,9 @@ from ..mtr.warnings import WarningScanner
 from ..mtr.galera import galera_skip_rules
 from .config import RunConfig
 from .environment import RunEnvironment
-from .leftovers import collect_leftovers, leftover_report, tags_for_test
-from .mtr_lane import MtrLane
+from .attempt import Rules
+from .mtr_lane import MtrBody, MtrLane
 from .native import bot_log_path, run_tests
-from .postchecks import debugger_problems
 from .report import Outcome
 from .runner import Runner
 from .filters import matches
@@ -44,8 +45,8 @@ from .selection import apply_shard, mysqld_requirements
 from ..servers.option_catalog import OptionCatalog, load_catalog
 from ..servers.option_safety import check_requirements
 from ..servers.codetree import CodeTree, discover
-from ..servers.manager import stop_all
 from ..servers.requirements import Requirements
+from ..servers.server import Server
 from ..suites.context import BotSetup
 from ..suites.loader import TestSpec
 from ..suites.status import TestStatus
@@ -162,7 +163,8 @@ class MtrRunner(Runner):
         setup = BotSetup.from_config(bot, os.path.join(manager.bot_dir, "log"),
                                      env.workdir.path, config, env.tree)
         evidence = env.evidence_keeper(bot_log_path(env, bot))
-        super().__init__(manager, setup, config.test_timeout, evidence)
+        super().__init__(manager, setup, config.test_timeout * manager.settings.timeout_factor,
+                         evidence)
         self.bot = bot
         self.plan = plan
         self.env = env
@@ -255,21 +257,20 @@ class MtrRunner(Runner):
                            self.bot, case.full_name, (time.monotonic() - started) * 1000,
                            f" (failed: {prep.problem})" if prep.problem else "")
 
-    def _server_pids(self) -> list[int]:
-        """The pids of the servers of both lanes (a case's leftovers are never these)."""
-        lanes = [lane for lane in (self.lane, self.other) if lane is not None]
-        return [pid for lane in lanes for pid in (s.pid for s in lane.manager.servers) if pid]
+    def _other_pids(self) -> list[int]:
+        """The pids of the servers of the lane the case does not run on."""
+        other = self.other if self.other is not self.lane else None
+        return [pid for pid in (s.pid for s in other.manager.servers) if pid] if other else []
 
     # ------------------------------------------------------------------ one case
     def run_one(self, spec: MtrCase) -> Outcome:  # type: ignore[override]  # as expect_next
-        """Servers for the case (kept when they fit), the case, its checks, evidence."""
+        """Servers for the case (kept when they fit), the case, its checks, evidence: the
+        bot's attempt pipeline over an :class:`~lib.run.mtr_lane.MtrBody`."""
         case = spec
-        start = time.monotonic()
         if case.skip:
             return Outcome(case.full_name, TestStatus.SKIPPED, 0, self.bot, case.skip)
         prepared = self._take_prepared(case)
         lane = self.lane
-        manager = lane.manager
         if prepared is not None and prepared.reqs is not None and prepared.config is not None:
             env, reqs, config = prepared.env, prepared.reqs, prepared.config
         else:
@@ -283,63 +284,30 @@ class MtrRunner(Runner):
         if unsafe:  # as mtr skips what it cannot run here; nothing has started
             return Outcome(case.full_name, TestStatus.SKIPPED, 0, self.bot,
                            f"not run by kewpie: {unsafe}", refused=unsafe)
-        try:
-            servers, starting = lane.servers_for(case, reqs, config, env)
-        except (ServerError, QueryError, UsageError) as exc:
-            ms = int((time.monotonic() - start) * 1000)
-            message = f"servers for {case.full_name} could not be started: {exc}"
-            detail = getattr(exc, "log_tail", "") or ""
-            if detail:
-                message += f"\n{detail}"
-            evidence = ""
-            if self.evidence is not None:
-                evidence = self.evidence.save(case.full_name, message, manager.last_servers,
-                                              None).path
-            manager.teardown(fast=True)
+        attempt = self.pipeline.attempt(case.full_name, lane.manager,
+                                        Rules.self_checked(case.suite_dir))
+        started: list[bool] = []
+        failed = attempt.start(lambda: self._servers(lane, case, reqs, config, env, started),
+                               (ServerError, QueryError, UsageError))
+        if failed is not None:
             lane.key = None
-            return Outcome(case.full_name, TestStatus.FAIL, ms, self.bot, message,
-                           evidence=evidence, resets=1)
+            return failed
         self._prepare_next(case)
         # a prepared set was started for this case: its error log has the case's marker
-        tag = self.next_test_tag()  # what the case starts (--exec ... &) carries it
-        verdict = lane.executor.run(case, servers, dict(env, **tags_for_test(env, tag)),
-                                    fresh=starting or prepared is not None)
-        status, message = TestStatus(str(verdict.status)), verdict.message
-        left = leftover_report(collect_leftovers(tag, (), self._server_pids()), can_keep=False)
-        if left:  # stopped by pid; the case fails as a kewpie test would
-            status = TestStatus.FAIL if not status.failed else status
-            message = "\n".join(p for p in (message, left) if p)
-        wrapper = manager.settings.wrapper
-        if wrapper is not None and wrapper.stop_after_test and not verdict.failed:
-            stop_all(servers)  # valgrind reports (leaks) when the server exits
-            manager.request_reset()
-        problems = debugger_problems(wrapper, servers, self.valgrind_seen, verdict.failed)
-        if problems:
-            if not status.failed:
-                status, message = TestStatus.FAIL, ""
-            message = "\n".join(p for p in [message, *problems] if p)
-        ms = int((time.monotonic() - start) * 1000)
-        evidence = ""
-        resets, why = 0, "the test failed or restarted its servers"
-        if status.failed:
-            manager.teardown()
-            if self.evidence is not None:
-                logs = lane.evidence_logs(case)
-                saved = self.evidence.save(case.full_name, message, servers, logs)
-                evidence = saved.path
-                if saved.backtrace:
-                    message += f"\n--- backtrace (top frames) ---\n{saved.backtrace}"
-                shutil.rmtree(logs, ignore_errors=True)
+        outcome = attempt.run(MtrBody(lane, case, env, started[0] or prepared is not None,
+                                      self._other_pids))
+        if outcome.failed:
+            lane.drop_evidence_logs()
             lane.vardir.clean_tmp()
-            resets = 1
-        elif verdict.needs_restart:
-            manager.teardown(discard=True)
-            resets, why = 1, verdict.restart_reason or why
-        if verdict.reject:
-            message += f"\nreject file: {verdict.reject}"
-        return Outcome(case.full_name, status, ms, self.bot, message,
-                       evidence=evidence, resets=resets,
-                       reset_reason=why if resets else "", refused=verdict.refused)
+        return outcome
+
+    @staticmethod
+    def _servers(lane: MtrLane, case: MtrCase, reqs: Requirements, config: MtrConfig,
+                 env: dict[str, str], started: list[bool]) -> list[Server]:
+        """The case's servers on lane; started gets whether they were started for it."""
+        servers, starting = lane.servers_for(case, reqs, config, env)
+        started.append(starting)
+        return servers
 
 
 def run_mtr(env: RunEnvironment) -> int:

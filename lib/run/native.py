@@ -30,7 +30,8 @@ def make_runner(env: RunEnvironment, bot: str) -> Runner:
     setup = BotSetup.from_config(bot, logdir, env.workdir.path, config, env.tree)
     evidence = env.evidence_keeper(bot_log_path(env, bot))
     # valgrind, rr, gdb... make tests slower too
-    return Runner(manager, setup, config.test_timeout * manager.settings.timeout_factor, evidence)
+    return Runner(manager, setup, config.test_timeout * manager.settings.timeout_factor, evidence,
+                  keep_failed=config.keep_failed)
 
 
 def bot_log_path(env: RunEnvironment, bot: str) -> str:

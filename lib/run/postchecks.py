@@ -1,8 +1,8 @@
 """What the runner checks around each test besides its own assertions: the
 error-log warnings check, valgrind's reports, and ``--gendata`` loads before it.
 
-Each check returns the failure text ('' when fine); the runner turns a
-non-empty one into a failed test.
+Each check returns the failure text ('' when fine); the attempt pipeline
+(lib/run/attempt.py) turns a non-empty one into a failed test.
 """
 from __future__ import annotations
 

@@ -298,11 +298,14 @@ class Server:
 
     def kill(self) -> None:
         """kill -9 the server and what it started, and reap it (a kill asked for is not
-        a crash): the stop policy's last step alone."""
-        self.sql.close()
+        a crash): the stop policy's last step alone.  The kept connection is closed
+        after the kill: a thread blocked reading it (a test's query, when the watchdog
+        kills from its own thread) holds its reader's lock until the server's death ends
+        the read."""
         self.stop_requested = True
         if self.executor is not None:
             self.executor.kill()
+        self.sql.close()
         self._reap_helpers(0)
         self._changed()
 

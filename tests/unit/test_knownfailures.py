@@ -116,7 +116,7 @@ def test_the_shipped_crash_recovery_entry_matches_its_signature():
     assert tagged.tag == KNOWN and tagged.bug.bug_id == "kewpie-1"
 
 
-def test_known_bugs_files_are_read_before_a_native_run(tmp_path):
+def test_known_bugs_files_are_read_before_a_native_or_mtr_run(tmp_path):
     from lib.cli import config_from_args
     from lib.errors import KewpieError
     good = tmp_path / "kb.txt"
@@ -125,8 +125,9 @@ def test_known_bugs_files_are_read_before_a_native_run(tmp_path):
     assert cfg.known_bugs == (str(good),) and cfg.allow_known
     with pytest.raises(KewpieError, match="cannot read it"):
         config_from_args([f"--known-bugs={tmp_path / 'none.txt'}", "--suite=main"])
-    with pytest.raises(KewpieError, match="only with --mode=hunt or --mode=native"):
-        config_from_args(["--mode=mtr", "--allow-known", "--suite=main"])
+    assert config_from_args(["--mode=mtr", "--allow-known", "--suite=main"]).allow_known
+    with pytest.raises(KewpieError, match="only with --mode=hunt, --mode=native or --mode=mtr"):
+        config_from_args(["--mode=cleanup", "--allow-known"])
 
 
 def test_a_crash_before_the_last_start_is_not_the_last_deaths(tmp_path):

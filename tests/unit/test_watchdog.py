@@ -1,5 +1,6 @@
 """--test-timeout's watchdog: quiet in time, off with 0, ends a blocked wait, interrupts
-pure Python as a last resort, and leaves SIGALRM's handler as it was.
+pure Python as a last resort, and leaves SIGALRM's handler as it was; as a body's runner and
+as a context manager.
 
 Covers: lib/run/watchdog.py
 """
@@ -69,3 +70,21 @@ def test_watchdog_other_errors_pass_through():
         def body():
             raise TimeoutRaised("not the watchdog's")
         TestWatchdog(5, lambda: None).run(body)
+
+
+def test_watchdog_as_a_context_manager():
+    """The with form (pytest's call phase): quiet in time, ends pure Python as a last
+    resort quietly, restores SIGALRM, lets another TestTimeoutError through."""
+    import signal
+    before = signal.getsignal(signal.SIGALRM)
+    with TestWatchdog(5, lambda: pytest.fail("in time")) as dog:
+        pass
+    assert not dog.timed_out
+    start = time.monotonic()
+    with TestWatchdog(0.1, lambda: None, grace=0.2) as dog:
+        time.sleep(10)
+    assert dog.timed_out and time.monotonic() - start < 5
+    assert signal.getsignal(signal.SIGALRM) is before
+    with pytest.raises(TimeoutRaised):
+        with TestWatchdog(5, lambda: None):
+            raise TimeoutRaised("not the watchdog's")
