@@ -697,7 +697,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         log.info(f"Settings from {', '.join(resolved.files)}"
                  + (f", profile {resolved.profile}" if resolved.profile else ""))
     from .run.environment import RunEnvironment  # the run's modules: not for --help
-    from .run.modes import run_mode
+    from .modes.dispatch import run_mode
 
     relay = InterruptRelay()  # never lost in a finalizer, never raised inside logging
     relay.install()

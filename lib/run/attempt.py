@@ -5,7 +5,7 @@ supplies only how its test runs and what it returned:
 
 - kewpie's suites (:mod:`lib.run.runner`): a unittest module, a
   :class:`TestBody` the pipeline runs (:meth:`Attempt.run`);
-- mysql-test cases (:mod:`lib.run.mtr_lane`): mariadb-test with mtr's own
+- mysql-test cases (:mod:`lib.modes.mtr.lane`): mariadb-test with mtr's own
   check-testcase, check-warnings and restart protocol, a body that also says
   which servers it saw crash and whether its servers need a restart;
 - the pytest plugin (:mod:`lib.pytest_plugin.session`): pytest runs the test

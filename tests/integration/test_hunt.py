@@ -4,7 +4,7 @@ a planted differential difference (two servers that differ by div_precision_incr
 a planted replica divergence; a healthy run on parallel bots that finds nothing; bad
 input (one ERROR line, exit 2, nothing left running).
 
-Covers: lib/run/hunt_mode.py, lib/hunt/ (with lib/hunt/wrong.py, lib/hunt/wrongresult/), lib/randgen/trace.py, lib/checks/backtrace.py
+Covers: lib/modes/hunt/run.py, lib/hunt/ (with lib/hunt/wrong.py, lib/hunt/wrongresult/), lib/randgen/trace.py, lib/checks/backtrace.py
 """
 import json
 import os

@@ -14,7 +14,7 @@ bad name, --ps-protocol, --valgrind, the run order, a left replication source, a
 the second lane.
 Skipped when Debian's mariadb-test package (scripts/setup.sh) is missing.
 
-Covers: lib/run/mtr_mode.py, lib/run/mtr_lane.py, lib/mtr/, lib/run/mtr_junit.py,
+Covers: lib/modes/mtr/run.py, lib/modes/mtr/lane.py, lib/mtr/, lib/run/mtr_junit.py,
 lib/run/attempt.py (mtr cases through it)
 """
 import glob

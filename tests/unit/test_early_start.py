@@ -2,7 +2,7 @@
 launched set (or the failure of its launch) to the next get_servers (fake servers and
 kinds; nothing starts).
 
-Covers: lib/run/early_start.py, lib/servers/manager.py (launch, get_servers)
+Covers: lib/modes/native/early_start.py, lib/servers/manager.py (launch, get_servers)
 """
 from types import ModuleType, SimpleNamespace
 
@@ -10,7 +10,7 @@ import pytest
 
 from lib.errors import ServerStartError
 from lib.run.config import RunConfig
-from lib.run.early_start import first_test
+from lib.modes.native.early_start import first_test
 from lib.servers.manager import ServerKind, ServerManager
 from lib.servers.requirements import Requirements
 from lib.suites.loader import SuiteConfig

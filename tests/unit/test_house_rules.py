@@ -477,6 +477,7 @@ def test_context_global_rule_catches_the_forms():
 # from its package.
 LAYERS = (
     ("lib.cli",),
+    ("lib.modes",),
     ("lib.pytest_plugin",),
     ("lib.run",),
     ("lib.util",),

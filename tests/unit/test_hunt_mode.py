@@ -1,14 +1,14 @@
 """--mode=hunt's command line and run-level pieces without servers: option checks, the
 oracle list, the trial budget.
 
-Covers: lib/cli.py, lib/run/hunt_mode.py, lib/run/config.py
+Covers: lib/cli.py, lib/modes/hunt/run.py, lib/run/config.py
 """
 import pytest
 
 from lib.cli import config_from_args
 from lib.errors import KewpieError
 from lib.hunt.errors import HuntError
-from lib.run.hunt_mode import Budget, parse_oracles
+from lib.modes.hunt.run import Budget, parse_oracles
 
 
 def test_hunt_options_become_the_config(tmp_path):

@@ -6,7 +6,7 @@ mtr's forced restarts (include/force_restart.inc).
 Covers: lib/mtr/galera.py, lib/mtr/server.py (MtrGaleraServer, mtr_server),
 lib/servers/galera_cluster.py (ClusterFormation's start order),
 lib/run/environment.py (the mtr kind), lib/mtr/execute.py (restart_forced),
-lib/run/mtr_lane.py (spare_runs)
+lib/modes/mtr/lane.py (spare_runs)
 """
 import os
 from types import SimpleNamespace
@@ -130,7 +130,7 @@ def test_spare_ports_come_in_runs_of_three_consecutive_ones(tmp_path):
     # Galera listens for IST on its base port + 1: #galera_port and #ist_port must be
     # consecutive leased ports (galera_3nodes.galera-features#119 met a foreign 9324)
     from lib.platform.ports import PortLease
-    from lib.run.mtr_lane import spare_runs
+    from lib.modes.mtr.lane import spare_runs
     leases = [PortLease(first=first, size=4, lock_path=str(tmp_path / str(first)), fd=-1)
               for first in (9320, 9340, 9360)]
     clients = [9320, 9321, 9322]

@@ -155,7 +155,7 @@ def test_restart_protocol_options_are_checked_too():
     from types import SimpleNamespace
 
     from lib.errors import UnsafeOptionError
-    from lib.run.mtr_lane import MtrLane
+    from lib.modes.mtr.lane import MtrLane
 
     started = []
     server = SimpleNamespace(name="s0", user_options=to_options(["--port=9300"]),

@@ -8,14 +8,14 @@ place, lib/run/attempt.py, whichever way it came in.
    trial and a reduction's check, which are no tests, apply the reuse rule themselves
    (REUSE_ALLOWED says why).
 2. The three ways in -- kewpie's suites (lib/run/runner.py), mysql-test cases
-   (lib/run/mtr_mode.py) and the pytest plugin (lib/pytest_plugin/session.py) -- each
+   (lib/modes/mtr/run.py) and the pytest plugin (lib/pytest_plugin/session.py) -- each
    make their attempts of the pipeline; the native and mtr bodies are TestBodys the
    pipeline runs (under its watchdog), and the pytest plugin puts pytest's call under
    the attempt's watchdog itself.
 
 Each rule is shown catching planted source.
 
-Covers: lib/run/attempt.py, lib/run/runner.py, lib/run/mtr_mode.py, lib/run/mtr_lane.py,
+Covers: lib/run/attempt.py, lib/run/runner.py, lib/modes/mtr/run.py, lib/modes/mtr/lane.py,
 lib/pytest_plugin/session.py, lib/pytest_plugin/plugin.py
 """
 import ast
@@ -39,14 +39,14 @@ PIPELINE_ONLY = {
 # names no other module defines: an attribute of that name is the pipeline's function
 UNIQUE = {name for names in PIPELINE_ONLY.values() for name in names} - {"warnings_fail"}
 REUSE_ALLOWED = {
-    "lib.run.hunt_mode": "a hunt's trial is no test: its load ran, its findings are its "
+    "lib.modes.hunt.run": "a hunt's trial is no test: its load ran, its findings are its "
                          "verdict, and its servers serve the next trial when it found nothing",
     "lib.reduce.check": "a reduction's check replays a candidate, no test: a candidate that "
                         "did not reproduce leaves its servers for the next one",
 }
-WAYS_IN = {"lib.run.runner": "kewpie's suites", "lib.run.mtr_mode": "mysql-test cases",
+WAYS_IN = {"lib.run.runner": "kewpie's suites", "lib.modes.mtr.run": "mysql-test cases",
            "lib.pytest_plugin.session": "the pytest plugin"}
-BODIES = ("lib.run.runner", "lib.run.mtr_lane")
+BODIES = ("lib.run.runner", "lib.modes.mtr.lane")
 
 
 def _modules():
@@ -128,7 +128,7 @@ def test_the_rule_catches_planted_source():
                      "imports dead_server_report from lib.run.deadreport",
                      "uses .collect_leftovers", "applies the reuse rule (after_test)",
                      "saves a test's evidence (evidence.save)"]
-    assert pipeline_bypasses(ast.parse("self.manager.after_test(True)"), "lib.run.hunt_mode") == []
+    assert pipeline_bypasses(ast.parse("self.manager.after_test(True)"), "lib.modes.hunt.run") == []
     assert pipeline_bypasses(ast.parse("from .postchecks import forget_fault_windows"),
                              "lib.run.postchecks") == []
 

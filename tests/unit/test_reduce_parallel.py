@@ -5,7 +5,7 @@ order even when a later one answers first, a sporadic candidate's tries spread a
 stopped at the first reproduction, later candidates' tries stopped, errors waited for),
 the UDF detection of the cheap reset, the width of --reduce-parallel 0.
 
-Covers: lib/reduce/ddmin.py, lib/reduce/parallel.py, lib/reduce/check.py, lib/reduce/passes.py, lib/run/reduce_mode.py
+Covers: lib/reduce/ddmin.py, lib/reduce/parallel.py, lib/reduce/check.py, lib/reduce/passes.py, lib/modes/reduce/run.py
 """
 import threading
 
@@ -17,7 +17,7 @@ from lib.reduce.case import Statement
 from lib.reduce.check import Outcome, loads_udf
 from lib.reduce.ddmin import Batched, ddmin, ddmin_groups, first_failing
 from lib.reduce.parallel import ParallelCheck
-from lib.run.reduce_mode import parallel_width
+from lib.modes.reduce.run import parallel_width
 
 SIG = Signature("crash", ("signal 11",))
 

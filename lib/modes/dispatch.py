@@ -8,7 +8,7 @@ from ..errors import EXIT_OK
 from ..platform.logsetup import configure
 
 if TYPE_CHECKING:
-    from .environment import RunEnvironment
+    from ..run.environment import RunEnvironment
 
 # Each mode's modules are imported when that mode runs (issue 34: a small fixed cost):
 # --mode=cleanup needs none of the test runner's.
@@ -16,8 +16,8 @@ if TYPE_CHECKING:
 
 def list_tests(env: RunEnvironment) -> int:
     """--list: print this shard's selected tests, one suite.test a line (nothing starts)."""
-    from .filters import narrow
-    from .selection import apply_shard, require_tests
+    from ..run.filters import narrow
+    from ..run.selection import apply_shard, require_tests
     from ..suites.loader import select_tests
     config = env.config
     specs = narrow(config, select_tests(config.suites, config.tests, config.suitepaths,
@@ -32,10 +32,10 @@ def run_mode(env: RunEnvironment) -> int:
     """The chosen mode over env; returns the exit status (the caller closes env)."""
     config = env.config
     if config.mode == "cleanup":
-        from .cleanup import cleanup
+        from ..run.cleanup import cleanup
         return cleanup(env)
     if config.list_only and config.mode == "mtr":
-        from .mtr_mode import list_mtr
+        from .mtr.run import list_mtr
         return list_mtr(env)
     if config.list_only:
         return list_tests(env)
@@ -43,24 +43,24 @@ def run_mode(env: RunEnvironment) -> int:
     configure(config.verbose, logfile=env.workdir.log_file)
     env.discover_tree()
     if config.mode == "sweep":
-        from .sweep_mode import run_sweep_mode
+        from .sweep.run import run_sweep_mode
         return run_sweep_mode(env)
     if config.mode == "mtr":
-        from .mtr_mode import run_mtr
+        from .mtr.run import run_mtr
         return run_mtr(env)
     if config.mode == "hunt":
-        from .hunt_mode import run_hunt
+        from .hunt.run import run_hunt
         return run_hunt(env)
     if config.mode == "reduce":
-        from .reduce_mode import run_reduce
+        from .reduce.run import run_reduce
         return run_reduce(env)
-    from .selection import require_tests, select
+    from ..run.selection import require_tests, select
     specs = select(env)
     if config.start_and_exit:
-        from .start_and_exit import start_and_exit
+        from .native.start_and_exit import start_and_exit
         return start_and_exit(env, specs)
     require_tests(specs, config)  # an empty shard of a real selection is fine
-    from .early_start import launch_first
+    from .native.early_start import launch_first
     launch_first(env, specs)  # its boot overlaps what follows
-    from .native import run_tests
+    from ..run.native import run_tests
     return run_tests(env, specs)

@@ -23,26 +23,26 @@ import time
 import traceback
 from typing import Callable, Iterator
 
-from ..errors import EXIT_ENVIRONMENT, EXIT_OK, EXIT_TEST_FAILED, Interrupted, KewpieError
-from ..hunt.errors import HuntError
-from ..hunt.knownbugs import KnownBugs
-from ..hunt.randopts import read_option_list
-from ..hunt.summary import HuntSummary, junit
-from ..hunt.topology import Topology, parse_topology
-from ..hunt.trial import HuntSettings, Load, TrialResult, TrialSpec, run_trial
-from ..hunt.wrong import NAMES as WRONG_RESULT_ORACLES
-from ..hunt.wrong import load_oracles
-from ..platform.interrupts import interrupt_on_stop_signals
-from ..platform.logsetup import configure, get_logger
-from ..platform.workers import Connection, Worker, ready, start_worker, stop_workers
-from ..randgen.cmdline import resolve_path
-from ..randgen.executor import RANDGEN_HOME
-from ..randgen.grammar import Grammar
-from ..servers.manager import ServerManager
-from ..servers.option_catalog import load_catalog
-from ..servers.option_safety import check_server_options
-from ..suites.loader import find_suite, load_suite_config, suite_requirements
-from .environment import RunEnvironment
+from ...errors import EXIT_ENVIRONMENT, EXIT_OK, EXIT_TEST_FAILED, Interrupted, KewpieError
+from ...hunt.errors import HuntError
+from ...hunt.knownbugs import KnownBugs
+from ...hunt.randopts import read_option_list
+from ...hunt.summary import HuntSummary, junit
+from ...hunt.topology import Topology, parse_topology
+from ...hunt.trial import HuntSettings, Load, TrialResult, TrialSpec, run_trial
+from ...hunt.wrong import NAMES as WRONG_RESULT_ORACLES
+from ...hunt.wrong import load_oracles
+from ...platform.interrupts import interrupt_on_stop_signals
+from ...platform.logsetup import configure, get_logger
+from ...platform.workers import Connection, Worker, ready, start_worker, stop_workers
+from ...randgen.cmdline import resolve_path
+from ...randgen.executor import RANDGEN_HOME
+from ...randgen.grammar import Grammar
+from ...servers.manager import ServerManager
+from ...servers.option_catalog import load_catalog
+from ...servers.option_safety import check_server_options
+from ...suites.loader import find_suite, load_suite_config, suite_requirements
+from ...run.environment import RunEnvironment
 
 BUILTIN_ORACLES = ("crash", "hang", "errorlog", "divergence")
 KNOWN_BUGS_FILE = "known_bugs.txt"

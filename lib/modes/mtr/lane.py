@@ -4,7 +4,7 @@ A bot of ``--mode=mtr`` has up to two lanes.  Its tests run on one; on the
 other, the servers of the test it will run next are started, and their
 check-testcase 'before' state recorded, in the background while the current
 test runs, when that test needs other servers (see
-:class:`lib.run.mtr_mode.MtrRunner`).  Each lane is what mysql-test-run gives
+:class:`lib.modes.mtr.run.MtrRunner`).  Each lane is what mysql-test-run gives
 one worker: a vardir laid out as mtr's ``var/`` (:mod:`lib.mtr.vardir`), the
 test's ``my.cnf`` written there, the servers of the test's config on the
 lane's own leased ports, and the check state of those servers
@@ -19,32 +19,32 @@ import threading
 from functools import partial
 from typing import TYPE_CHECKING, Callable
 
-from ..mtr.bootstrap import MtrBootstrapCache
-from ..mtr.cases import MtrCase
-from ..mtr.cnf import MtrConfig
-from ..mtr.config import (base_environment, build_config, command_line_args, expand_env,
-                          plugin_dir, server_option_args, share_dir)
-from ..mtr.option_check import CaseBounds, case_problem, server_problem
-from ..mtr.execute import MtrExecutor, MtrSettings, stop_tagged
-from ..mtr.galera import formation_sensitive
-from ..mtr.garbd import garbd_wrapper
-from ..mtr.options import loopback_only, to_options
-from ..mtr.server import MARK_ENV
-from ..mtr.vardir import MtrVardir, ServerSlot
-from ..platform.ports import PortLease
-from ..platform.tools import run_tool
-from .attempt import RawResult, TestBody
-from .environment import RunEnvironment
-from ..errors import ServerError, UnsafeOptionError
-from ..servers.manager import ServerManager
-from ..servers.layout import SOCKET_PATH_MAX
-from ..servers.options import Option
-from ..servers.requirements import Requirements
-from ..servers.server import Server
-from ..suites.status import TestStatus
+from ...mtr.bootstrap import MtrBootstrapCache
+from ...mtr.cases import MtrCase
+from ...mtr.cnf import MtrConfig
+from ...mtr.config import (base_environment, build_config, command_line_args, expand_env,
+                           plugin_dir, server_option_args, share_dir)
+from ...mtr.option_check import CaseBounds, case_problem, server_problem
+from ...mtr.execute import MtrExecutor, MtrSettings, stop_tagged
+from ...mtr.galera import formation_sensitive
+from ...mtr.garbd import garbd_wrapper
+from ...mtr.options import loopback_only, to_options
+from ...mtr.server import MARK_ENV
+from ...mtr.vardir import MtrVardir, ServerSlot
+from ...platform.ports import PortLease
+from ...platform.tools import run_tool
+from ...run.attempt import RawResult, TestBody
+from ...run.environment import RunEnvironment
+from ...errors import ServerError, UnsafeOptionError
+from ...servers.manager import ServerManager
+from ...servers.layout import SOCKET_PATH_MAX
+from ...servers.options import Option
+from ...servers.requirements import Requirements
+from ...servers.server import Server
+from ...suites.status import TestStatus
 
 if TYPE_CHECKING:
-    from .mtr_mode import MtrPlan
+    from .run import MtrPlan
 
 SERVER_ENV = ("LC_ALL", "LC_CTYPE", "LC_COLLATE", "UMASK", "UMASK_DIR",
               "GNUTLS_SYSTEM_PRIORITY_FILE", "OPENSSL_CONF", "MYSQL_TEST_DIR", "MYSQLTEST_VARDIR")

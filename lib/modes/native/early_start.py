@@ -11,8 +11,8 @@ where the start is not the plain one (parallel bots, shards, namespaces,
 server wrappers, kinds that start in one go)."""
 from __future__ import annotations
 
-from .environment import RunEnvironment
-from ..suites.loader import TestSpec
+from ...run.environment import RunEnvironment
+from ...suites.loader import TestSpec
 
 
 def first_test(env: RunEnvironment, specs: list[TestSpec]) -> TestSpec | None:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 
-from ..errors import EXIT_OK
-from .environment import RunEnvironment
-from ..servers.describe import info_block
-from ..suites.loader import TestSpec, suite_requirements
+from ...errors import EXIT_OK
+from ...run.environment import RunEnvironment
+from ...servers.describe import info_block
+from ...suites.loader import TestSpec, suite_requirements
 
 
 def start_and_exit(env: RunEnvironment, specs: list[TestSpec]) -> int:

@@ -23,15 +23,15 @@ import sys
 import time
 from typing import Any, Callable
 
-from ..errors import EXIT_OK
-from ..reduce.case import ReduceError, ReduceInput, read_input
-from ..reduce.check import Checker, Outcome, requirements
-from ..reduce.parallel import ParallelCheck
-from ..reduce.mtrcase import WrongResultCheck, digest_query, report_text, case_text, write_case
-from ..reduce.reducer import Reducer, load_smallest
-from ..reduce.replay import replay
-from ..servers.codetree import CodeTree
-from .environment import RunEnvironment
+from ...errors import EXIT_OK
+from ...reduce.case import ReduceError, ReduceInput, read_input
+from ...reduce.check import Checker, Outcome, requirements
+from ...reduce.parallel import ParallelCheck
+from ...reduce.mtrcase import WrongResultCheck, digest_query, report_text, case_text, write_case
+from ...reduce.reducer import Reducer, load_smallest
+from ...reduce.replay import replay
+from ...servers.codetree import CodeTree
+from ...run.environment import RunEnvironment
 
 CASE_NAME = "reduced"
 

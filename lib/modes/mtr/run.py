@@ -14,7 +14,7 @@ progress line work as for kewpie's own tests.  Servers are kept between tests
 with the same options (and config file and time zone) while mtr's
 check-testcase finds them unchanged; otherwise they are discarded.  When the
 next case needs other servers, they are started on the bot's second lane
-(:mod:`lib.run.mtr_lane`) while the current case runs.
+(:mod:`lib.modes.mtr.lane`) while the current case runs.
 """
 from __future__ import annotations
 
@@ -24,32 +24,32 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from ..errors import EXIT_OK, KewpieError, QueryError, ServerError, SuiteError, UsageError
-from ..mtr.bootstrap import server_features
-from ..mtr.cases import Collector, MtrCase
-from ..mtr.cnf import MtrConfig
-from ..mtr.config import base_environment, find_binary
-from ..mtr.suite_rules import BuildFacts, skip_rules
-from ..mtr.vardir import MtrVardir
-from ..mtr.warnings import WarningScanner
-from ..mtr.galera import galera_skip_rules
-from .config import RunConfig
-from .environment import RunEnvironment
-from .attempt import Rules
-from .mtr_lane import MtrBody, MtrLane
-from .native import bot_log_path, run_tests
-from .report import Outcome
-from .runner import Runner
-from .filters import matches
-from .selection import apply_shard, mysqld_requirements
-from ..servers.option_catalog import OptionCatalog, load_catalog
-from ..servers.option_safety import check_requirements
-from ..servers.codetree import CodeTree, discover
-from ..servers.requirements import Requirements
-from ..servers.server import Server
-from ..suites.context import BotSetup
-from ..suites.loader import TestSpec
-from ..suites.status import TestStatus
+from ...errors import EXIT_OK, KewpieError, QueryError, ServerError, SuiteError, UsageError
+from ...mtr.bootstrap import server_features
+from ...mtr.cases import Collector, MtrCase
+from ...mtr.cnf import MtrConfig
+from ...mtr.config import base_environment, find_binary
+from ...mtr.suite_rules import BuildFacts, skip_rules
+from ...mtr.vardir import MtrVardir
+from ...mtr.warnings import WarningScanner
+from ...mtr.galera import galera_skip_rules
+from ...run.config import RunConfig
+from ...run.environment import RunEnvironment
+from ...run.attempt import Rules
+from .lane import MtrBody, MtrLane
+from ...run.native import bot_log_path, run_tests
+from ...run.report import Outcome
+from ...run.runner import Runner
+from ...run.filters import matches
+from ...run.selection import apply_shard, mysqld_requirements
+from ...servers.option_catalog import OptionCatalog, load_catalog
+from ...servers.option_safety import check_requirements
+from ...servers.codetree import CodeTree, discover
+from ...servers.requirements import Requirements
+from ...servers.server import Server
+from ...suites.context import BotSetup
+from ...suites.loader import TestSpec
+from ...suites.status import TestStatus
 
 MTR_DIR_CANDIDATES = ("mysql-test", "share/mysql/mysql-test", "share/mariadb/mysql-test",
                       "share/mysql-test", "mariadb-test")
@@ -147,7 +147,7 @@ class Preparation:
 class MtrRunner(Runner):
     """One bot's runner for mysql-test cases (the native Runner's retries and evidence).
 
-    Its tests run on one lane (:class:`lib.run.mtr_lane.MtrLane`); when the next
+    Its tests run on one lane (:class:`lib.modes.mtr.lane.MtrLane`); when the next
     case the scheduler announces needs other servers, they start on the other
     lane while the current test runs, and that lane takes over when the case
     comes (the old set is killed).  Not under a server wrapper (valgrind, gdb,
@@ -265,7 +265,7 @@ class MtrRunner(Runner):
     # ------------------------------------------------------------------ one case
     def run_one(self, spec: MtrCase) -> Outcome:  # type: ignore[override]  # as expect_next
         """Servers for the case (kept when they fit), the case, its checks, evidence: the
-        bot's attempt pipeline over an :class:`~lib.run.mtr_lane.MtrBody`."""
+        bot's attempt pipeline over an :class:`~lib.modes.mtr.lane.MtrBody`."""
         case = spec
         if case.skip:
             return Outcome(case.full_name, TestStatus.SKIPPED, 0, self.bot, case.skip)

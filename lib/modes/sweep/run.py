@@ -7,23 +7,23 @@ import os
 import platform
 import time
 
-from ..errors import EXIT_OK, EXIT_TEST_FAILED, UsageError
-from ..platform.logsetup import get_logger
-from ..servers.option_safety import check_server_options
-from ..servers.options import parse_options
-from ..servers.option_catalog import load_catalog
-from ..servers.manager import ServerManager
-from ..servers.server import Server
-from ..servers.requirements import Requirements
-from ..sysbench.engines import resolve_engine
-from ..sysbench.outputs import table, write_all
-from ..sysbench.regression import compare
-from ..history.sweeps import import_legacy
-from ..sysbench.results import ResultsDB
-from ..sysbench.runner import ServerSet, run_matrix
-from ..sysbench.sweep import SweepResult, SweepSpec
-from .environment import RunEnvironment
-from .history import RunHistory, open_history
+from ...errors import EXIT_OK, EXIT_TEST_FAILED, UsageError
+from ...platform.logsetup import get_logger
+from ...servers.option_safety import check_server_options
+from ...servers.options import parse_options
+from ...servers.option_catalog import load_catalog
+from ...servers.manager import ServerManager
+from ...servers.server import Server
+from ...servers.requirements import Requirements
+from ...sysbench.engines import resolve_engine
+from ...sysbench.outputs import table, write_all
+from ...sysbench.regression import compare
+from ...history.sweeps import import_legacy
+from ...sysbench.results import ResultsDB
+from ...sysbench.runner import ServerSet, run_matrix
+from ...sysbench.sweep import SweepResult, SweepSpec
+from ...run.environment import RunEnvironment
+from ...run.history import RunHistory, open_history
 
 REPLICA_WAIT = 600.0  # seconds replicas or nodes get to apply a data set
 

@@ -1,0 +1,1 @@
+"""The modes, a folder each, and the dispatch (docs/architecture.md, "Modes")."""

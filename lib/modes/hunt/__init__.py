@@ -1,0 +1,1 @@
+"""The hunt mode's folder (docs/architecture.md, "Modes")."""

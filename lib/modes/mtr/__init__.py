@@ -1,0 +1,1 @@
+"""The mtr mode's folder (docs/architecture.md, "Modes")."""

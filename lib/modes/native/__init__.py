@@ -1,0 +1,1 @@
+"""The native mode's folder (docs/architecture.md, "Modes")."""

@@ -1,0 +1,1 @@
+"""The reduce mode's folder (docs/architecture.md, "Modes")."""

@@ -1,0 +1,1 @@
+"""The sweep mode's folder (docs/architecture.md, "Modes")."""
