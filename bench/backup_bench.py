@@ -65,7 +65,7 @@ from lib.platform.logtail import tail_file  # noqa: E402
 from lib.servers.options import bootstrap_subset, parse_options  # noqa: E402
 from lib.platform.ports import PortLease  # noqa: E402
 from lib.platform.process import group_of  # noqa: E402
-from lib.run.config import RunConfig  # noqa: E402
+from lib.config import RunConfig, Servers  # noqa: E402
 from lib.run.environment import RunEnvironment  # noqa: E402
 from lib.servers.server import Server, ServerSettings, write_files  # noqa: E402
 
@@ -324,7 +324,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     rig: Rig | None = None
     with bench_workdir(args.workdir, "kewpie-bench-backup-") as path, measuring() as outcome:
         default_server_user()  # the bench's own error when root has no 'mysql' user
-        env = RunEnvironment(RunConfig(workdir=path, use_shm=args.shm, base_port=args.base_port))
+        env = RunEnvironment(RunConfig(workdir=path, servers=Servers(use_shm=args.shm,
+                                                                     base_port=args.base_port)))
         try:
             info = machine_info()
             rig = set_up(env, leases)

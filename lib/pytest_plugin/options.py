@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import pytest
 
 if TYPE_CHECKING:  # imported when the run starts: pytest's start-up stays light
-    from ..run.config import RunConfig
+    from ..config import RunConfig
 
 SCOPE_CHOICES = ("function", "class", "module", "package", "session")
 
@@ -70,21 +70,21 @@ def setting(config: pytest.Config, name: str) -> Any:
 
 def run_config(config: pytest.Config) -> RunConfig:
     """The RunConfig of this pytest run's options (RunConfig's own defaults otherwise)."""
-    from ..run.config import RunConfig, default
+    from ..config import Debugging, Reporting, RunConfig, Servers
     workdir = setting(config, "workdir") or os.path.join(str(config.rootpath), "workdir")
 
-    def number(name: str, field: str) -> int:
-        """An integer setting, or RunConfig's default; UsageError when not a number."""
+    def number(name: str, default: int) -> int:
+        """An integer setting, or default; UsageError when not a number."""
         value = setting(config, name)
         if value is None:
-            return int(default(field))
+            return default
         try:
             return int(value)
         except ValueError:
             raise pytest.UsageError(f"--kewpie-{name.replace('_', '-')} must be a number, "
                                     f"not {value!r}") from None
 
-    base_port = number("base_port", "base_port")
+    base_port = number("base_port", Servers.base_port)
     if not 1024 <= base_port <= 64000:
         raise pytest.UsageError("--kewpie-base-port must be between 1024 and 64000")
     timeout = setting(config, "test_timeout")
@@ -96,15 +96,14 @@ def run_config(config: pytest.Config) -> RunConfig:
     known = setting(config, "known_bugs") or []
     if isinstance(known, str):  # the ini file's: space-separated, from the rootdir
         known = [os.path.join(str(config.rootpath), path) for path in known.split()]
-    return RunConfig(workdir=os.path.abspath(workdir),
-                     basedir=setting(config, "basedir") or default("basedir"),
-                     base_port=base_port,
-                     use_shm=not setting(config, "no_shm"),
-                     lock_dir=setting(config, "lock_dir") or "",
-                     wsrep_sst_method=setting(config, "wsrep_sst_method") or default("wsrep_sst_method"),
-                     max_save_datadir=number("max_save_datadir", "max_save_datadir"),
-                     verbose=bool(setting(config, "verbose")),
-                     test_timeout=test_timeout,
-                     known_bugs=tuple(os.path.abspath(path) for path in known),
-                     allow_known=bool(setting(config, "allow_known")),
-                     check_warnings=False if setting(config, "no_check_warnings") else None)
+    servers = Servers(basedir=setting(config, "basedir") or Servers.basedir, base_port=base_port,
+                      use_shm=not setting(config, "no_shm"),
+                      lock_dir=setting(config, "lock_dir") or "",
+                      wsrep_sst_method=setting(config, "wsrep_sst_method") or Servers.wsrep_sst_method)
+    reporting = Reporting(max_save_datadir=number("max_save_datadir", Reporting.max_save_datadir),
+                          verbose=bool(setting(config, "verbose")), test_timeout=test_timeout,
+                          known_bugs=tuple(os.path.abspath(path) for path in known),
+                          allow_known=bool(setting(config, "allow_known")))
+    debugging = Debugging(check_warnings=False if setting(config, "no_check_warnings") else None)
+    return RunConfig(workdir=os.path.abspath(workdir), servers=servers, reporting=reporting,
+                     debugging=debugging)

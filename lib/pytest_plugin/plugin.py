@@ -305,7 +305,7 @@ def _judge(report: pytest.TestReport, run: "TestRun", session: "KewpieSession") 
     status = (TestStatus.FAIL if report.failed else
               TestStatus.SKIPPED if report.skipped else TestStatus.PASS)
     verdict = session.judge(run, status)
-    if verdict.status.failed and verdict.known.known and session.config.allow_known:
+    if verdict.status.failed and verdict.known.known and session.config.reporting.allow_known:
         report.outcome = "skipped"  # as pytest reports an expected failure
         report.wasxfail = f"known bug {verdict.known.known}"  # pytest's xfail attribute
         report.sections.append(("kewpie servers", verdict.message))

@@ -29,7 +29,7 @@ from ..errors import KewpieError
 from ..platform.logsetup import configure, get_logger
 from .helper import KewpieServers, new_result
 from .marker import Declared
-from ..run.config import RunConfig
+from ..config import RunConfig
 from ..run.attempt import Attempt, Pipeline, RawResult, Rules, Verdict
 from ..run.environment import RunEnvironment
 from ..run.history import RunHistory, open_history
@@ -144,7 +144,7 @@ class KewpieSession:
                 env.open_workdir(fresh=True)
             self.log_file = (env.workdir.bot_log_file(self.bot) if self.session_id
                              else env.workdir.log_file)
-            configure(self.config.verbose, logfile=self.log_file, console=False)
+            configure(self.config.reporting.verbose, logfile=self.log_file, console=False)
             tree = env.discover_tree()
             if any(reqs.server_type == "galera" for _, reqs in self.declared):
                 check_galera(self.config, tree, self.log)
@@ -157,7 +157,7 @@ class KewpieSession:
             self.setup = BotSetup.from_config(self.bot, logdir, env.workdir.path, self.config,
                                               tree)
             self.pipeline = Pipeline(self.config, self.bot, env.evidence_keeper(self.log_file),
-                                     logdir, self.config.test_timeout, self.keep_failed,
+                                     logdir, self.config.reporting.test_timeout, self.keep_failed,
                                      timeout_option="--kewpie-test-timeout")
             # the results history: one run per session (pytest-xdist's workers share it)
             self.history = open_history(env, mode="pytest", run_key=(

@@ -62,7 +62,7 @@ from .report import Outcome
 from .watchdog import TestWatchdog
 
 if TYPE_CHECKING:
-    from .config import RunConfig
+    from ..config import RunConfig
     from ..suites.loader import TestSpec
 
 TAIL_LINES = 8   # of each server's error log, under a failure that is no server's death
@@ -155,14 +155,14 @@ class Pipeline:
                  timeout_option: str = "--test-timeout") -> None:
         """test_timeout 0: no watchdog; keep_failed: a failed test's servers stay up
         (the first only); timeout_option: the watchdog's option, as a report names it."""
-        self.check_warnings = config.check_warnings
+        self.check_warnings = config.debugging.check_warnings
         self.bot = bot
         self.evidence = evidence
         self.log_dir = log_dir
         self.test_timeout = test_timeout
         self.keep_failed = keep_failed
         self.timeout_option = timeout_option
-        self.known = KnownFailures(tuple(config.known_bugs))
+        self.known = KnownFailures(tuple(config.reporting.known_bugs))
         self.log_marks = LogMarks()  # how far each server's error log was checked
         self.valgrind_seen: set[str] = set()
         self.kept: list[Server] = []  # keep_failed: the failed test's servers, left running

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import os
 import platform as pyplatform
-from dataclasses import fields
+from dataclasses import asdict
 from datetime import datetime, time as dtime
 from typing import TYPE_CHECKING, Any, Mapping
 
@@ -32,7 +32,7 @@ from ..history.spool import spool_dir
 from ..history.target import StoreTarget
 from ..history.writer import HistoryWriter
 from ..platform.logsetup import get_logger
-from .config import RunConfig
+from ..config import RunConfig
 from .environment import RunEnvironment
 from .report import Outcome
 
@@ -57,20 +57,34 @@ def add_version(run: RunInfo) -> None:
 
 def history_target(config: RunConfig) -> StoreTarget:
     """The run's store: --history-dsn, --history PATH or WORKDIR/history.sqlite."""
-    return StoreTarget.choose(config.history_path, config.history_dsn, config.workdir)
+    return StoreTarget.choose(config.history.path, config.history.dsn, config.workdir)
 
 
 def labels_of(config: RunConfig) -> dict[str, str]:
     """The run's --label KEY=VALUE pairs."""
-    return dict(config.history_labels)
+    return dict(config.history.labels)
+
+
+def _flat(values: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """A section's fields (nested sections' too) as {"section.field": value}."""
+    flat: dict[str, Any] = {}
+    for name, value in values.items():
+        if isinstance(value, dict):
+            flat.update(_flat(value, f"{prefix}{name}."))
+        else:
+            flat[prefix + name] = value
+    return flat
 
 
 def changed_options(config: RunConfig) -> dict[str, Any]:
-    """The settings that differ from RunConfig's defaults (what a run was asked)."""
-    base = RunConfig()
-    skip = {"root", "history_labels"}
-    return {f.name: getattr(config, f.name) for f in fields(config)
-            if f.name not in skip and getattr(config, f.name) != getattr(base, f.name)}
+    """The settings that differ from their defaults (what a run was asked), as
+    ``section.field`` (the mode's own section under the mode's name, e.g. ``hunt.trials``)."""
+    base = RunConfig(mode_section=type(config.mode_section)())
+    now = _flat({**asdict(config), config.mode: asdict(config.mode_section)})
+    before = _flat({**asdict(base), config.mode: asdict(base.mode_section)})
+    skip = {"root", "history.labels", "mode_section"}
+    return {key: value for key, value in now.items()
+            if key.split(".")[0] not in skip and key not in skip and value != before.get(key)}
 
 
 def run_info(env: RunEnvironment, mode: str = "", run_key: str = "",
@@ -83,15 +97,15 @@ def run_info(env: RunEnvironment, mode: str = "", run_key: str = "",
     ci = ci_context(environ, labels_of(config))
     tree = env.tree
     trees = [{"version": t.label, "path": t.basedir}
-             for t in ([tree] if tree else []) + [env.trees.tree(b) for b in config.extra_basedirs]]
-    selection = " ".join([f"--suite={','.join(config.suites)}" if config.suites else "",
-                          *config.tests]).strip()
+             for t in ([tree] if tree else []) + [env.trees.tree(b) for b in config.servers.extra_basedirs]]
+    selection = " ".join([f"--suite={','.join(config.selection.suites)}" if config.selection.suites else "",
+                          *config.selection.tests]).strip()
     return RunInfo(uuid=new_run_uuid(run_key), host=pyplatform.node(),
                    kewpie_version=kewpie_version() if version else "", mode=mode or config.mode,
-                   selection=selection, shard=config.shard,
+                   selection=selection, shard=config.selection.shard,
                    options=json.loads(json.dumps(changed_options(config), default=str)),
                    tree_version=tree.label if tree else "",
-                   tree_path=tree.basedir if tree else config.basedir, trees=trees, **ci)
+                   tree_path=tree.basedir if tree else config.servers.basedir, trees=trees, **ci)
 
 
 class RunHistory:
@@ -150,7 +164,7 @@ def open_history(env: RunEnvironment, mode: str = "", run_key: str = "",
     """The run's history writer (nothing is opened until the first result); a stand-in
     that records nothing with --no-history."""
     config = env.config
-    if not config.history:
+    if not config.history.record:
         return RunHistory(None, os.environ)
     target = history_target(config)
     writer = HistoryWriter(target, run_info(env, mode, run_key, version=False),
@@ -165,7 +179,7 @@ def _cut_key(config: RunConfig, environ: Mapping[str, str]) -> tuple[str, str, i
     ci = ci_context(environ, labels_of(config))
     if not ci["job"] or ci["build"] is None:
         return "", ci["job"], None
-    _, n = config.shard.split("/") if config.shard else ("", "1")
+    _, n = config.selection.shard.split("/") if config.selection.shard else ("", "1")
     return f"{ci['job']}#{ci['build']}#{n}", ci["job"], ci["build"]
 
 
@@ -175,7 +189,7 @@ def history_weights(config: RunConfig, for_shard: bool,
     build's agreed cut, see the module docstring) or for ordering a run's tests (the
     latest runs); None when the history is off, empty or cannot be read (a warning for
     --shard: the shards then balance by count)."""
-    if not config.history:
+    if not config.history.record:
         return None
     environ = os.environ if environ is None else environ
     target = history_target(config)

@@ -128,7 +128,7 @@ def load_gendata(setup: BotSetup, servers: list[Server], pairs: Iterable[tuple[i
         [s for i, s in enumerate(servers) if i not in replicas]
     for server in targets:
         result = randgen_load(setup.log_dir, setup.tools.randgen, server, None,
-                              setup.config.gendata, 1000, 1, 3600.0, setup.seed, "test")
+                              setup.config.tools.gendata, 1000, 1, 3600.0, setup.seed, "test")
         if not result.ok:
-            return f"--gendata {setup.config.gendata} failed on {server.name}:\n{result.summary()}"
+            return f"--gendata {setup.config.tools.gendata} failed on {server.name}:\n{result.summary()}"
     return ""

@@ -98,7 +98,7 @@ class UnittestBody(TestBody):
 
     def prepare(self, servers: list[Server]) -> str:
         """--gendata's load into the servers ('' when loaded, or none asked for)."""
-        if not self.setup.config.gendata:
+        if not self.setup.config.tools.gendata:
             return ""
         return load_gendata(self.setup, servers, self.spec.requirements.pairs,
                             self.spec.requirements.server_type)

@@ -16,8 +16,9 @@ import os
 import shlex
 import shutil
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..config import Debugging
 from ..errors import UsageError
 from ..platform.logsetup import get_logger
 
@@ -157,13 +158,14 @@ def valgrind_suppressions(basedir_tree_server: str, suite_files: list[str]) -> t
     return tuple(dict.fromkeys(files))
 
 
-def make_wrapper(config: Any, supp_files: tuple[str, ...] = ()) -> ServerWrapper | None:
-    """The wrapper a run's config asks for (None: servers run bare); UsageError when its
+def make_wrapper(debugging: Debugging, supp_files: tuple[str, ...] = ()) -> ServerWrapper | None:
+    """The wrapper the run's debugging options ask for (None: servers run bare); UsageError when its
     program is missing or a custom template is malformed."""
     programs: dict[str, str] = {}
-    kind = ("valgrind" if config.valgrind else "rr" if config.rr else "gdb" if config.gdb
-            else "manual-gdb" if config.manual_gdb else "custom" if config.server_wrapper else "")
-    if not kind and not config.libeatmydata:
+    kind = ("valgrind" if debugging.valgrind else "rr" if debugging.rr
+            else "gdb" if debugging.gdb else "manual-gdb" if debugging.manual_gdb
+            else "custom" if debugging.server_wrapper else "")
+    if not kind and not debugging.libeatmydata:
         return None
     package = {"valgrind": "valgrind", "rr": "rr", "gdb": "gdb", "manual-gdb": "gdbserver"}
     if kind in package:
@@ -171,21 +173,21 @@ def make_wrapper(config: Any, supp_files: tuple[str, ...] = ()) -> ServerWrapper
         programs[program] = _need(program, package[kind])
     if kind == "manual-gdb":
         programs["socat"] = _need("socat", "socat")
-    if config.libeatmydata:
+    if debugging.libeatmydata:
         programs["eatmydata"] = _need("eatmydata", "eatmydata")
     if kind == "custom":
         try:
-            words = shlex.split(config.server_wrapper)
+            words = shlex.split(debugging.server_wrapper)
             for word in words:
                 word.format(args="", vardir="", name="")
         except (ValueError, KeyError, IndexError) as exc:
-            raise UsageError(f"--server-wrapper {config.server_wrapper!r}: {exc} (use {{args}}, "
-                             f"{{vardir}} and {{name}})") from None
+            raise UsageError(f"--server-wrapper {debugging.server_wrapper!r}: {exc} (use "
+                             f"{{args}}, {{vardir}} and {{name}})") from None
         if not words or not shutil.which(words[0]):
-            raise UsageError(f"--server-wrapper {config.server_wrapper!r}: "
+            raise UsageError(f"--server-wrapper {debugging.server_wrapper!r}: "
                              f"{words[0] if words else 'nothing'} is not a program on PATH")
-    return ServerWrapper(kind, bool(config.libeatmydata), config.server_wrapper,
-                         tuple(config.valgrind_options), supp_files, programs)
+    return ServerWrapper(kind, bool(debugging.libeatmydata), debugging.server_wrapper,
+                         tuple(debugging.valgrind_options), supp_files, programs)
 
 
 def rr_cannot_record(scratch_dir: str) -> str:

@@ -14,8 +14,9 @@ import os
 import shutil
 import unittest
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Iterable
 
+from ..config import RunConfig
 from ..home import data_path
 from ..errors import SuiteError
 from ..platform.logsetup import get_logger
@@ -76,19 +77,19 @@ class SystemManager:
     """
 
     def __init__(self, workdir: str, root: str, code_tree: CodeTree | None,
-                 config: Any = None) -> None:
+                 config: RunConfig | None = None) -> None:
         self.workdir = workdir
         self.testdir = root
         self.code_tree = code_tree
-        self.config = config
-        self.randgen_path = (getattr(config, "randgen_path", "") or os.path.join(root, "randgen"))
-        self.xtrabackup_path = (getattr(config, "xtrabackup_path", "")
-                                or default_xtrabackup_path(code_tree))
-        self.innobackupex_path = (getattr(config, "innobackupex_path", "")
+        self.config = config or RunConfig()
+        tools = self.config.tools
+        self.randgen_path = tools.randgen_path or os.path.join(root, "randgen")
+        self.xtrabackup_path = tools.xtrabackup_path or default_xtrabackup_path(code_tree)
+        self.innobackupex_path = (tools.innobackupex_path
                                   or default_innobackupex_path(code_tree, root))
-        self.randgen_seed = int(getattr(config, "randgen_seed", 1) or 1)
-        self.code_manager = CodeManager(code_tree, getattr(config, "default_server_type",
-                                                           "mysql") or "mysql")
+        self.randgen_seed = tools.randgen_seed or 1
+        self.code_manager = CodeManager(code_tree,
+                                        self.config.servers.default_server_type or "mysql")
         self.logging = CompatLogger(get_logger())
         self.cmd_prefix = ""
 
@@ -110,7 +111,7 @@ class TestExecutor:
         self.current_testcase: TestSpec | None = None
         self.working_environment = dict(os.environ)
         self.matrix_manager = matrixManager(parse_opt_matrix(
-            getattr(system_manager.config, "opt_matrix", "") or ""))
+            system_manager.config.tools.opt_matrix))
         self.xtrabackup_manager = xtrabackupManager(server_manager, system_manager)
         self.randgen_manager = randgenManager(self)
 
@@ -172,7 +173,7 @@ def executor_for(context: TestContext, servers: list[Kewpie2012Server],
     setup = context.setup
     system = system_manager_for(setup)
     executor = TestExecutor(setup.bot, system, server_manager, setup.log_dir, setup.verbose)
-    executor.logging = CompatLogger(get_logger(), bool(getattr(setup.config, "test_debug", False)))
+    executor.logging = CompatLogger(get_logger(), setup.config.debugging.test_debug)
     executor.servers = servers
     executor.current_testcase = context.spec
     executor.working_environment = working_environment(system, servers, setup.bot)

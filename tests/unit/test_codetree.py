@@ -414,9 +414,9 @@ def test_server_basedirs_declarations():
 
 def test_basedir_repeated_on_the_command_line():
     cfg = config_from_args(["--basedir=/usr", "--basedir=/opt/old"])
-    assert cfg.basedir == "/usr" and cfg.extra_basedirs == ["/opt/old"]
+    assert cfg.servers.basedir == "/usr" and cfg.servers.extra_basedirs == ["/opt/old"]
     cfg = config_from_args([])
-    assert cfg.basedir == "/usr" and cfg.extra_basedirs == []
+    assert cfg.servers.basedir == "/usr" and cfg.servers.extra_basedirs == []
 
 
 def test_state_transfer_read_from_the_joiner_log():

@@ -9,7 +9,7 @@ from types import ModuleType, SimpleNamespace
 import pytest
 
 from lib.errors import ServerStartError
-from lib.run.config import RunConfig
+from lib.config import Reporting, RunConfig, Selection
 from lib.modes.native.early_start import first_test
 from lib.servers.manager import ServerKind, ServerManager
 from lib.servers.requirements import Requirements
@@ -28,8 +28,10 @@ def _spec(reqs=PLAIN, disabled="", load_error="", skip_checks=False):
                 module=module, requirements=reqs, disabled=disabled, load_error=load_error)
 
 
-def _env(**config):
-    return SimpleNamespace(config=RunConfig(**config))
+def _env(parallel=1, shard="", start_and_exit=False):
+    return SimpleNamespace(config=RunConfig(start_and_exit=start_and_exit,
+                                            reporting=Reporting(parallel=parallel),
+                                            selection=Selection(shard=shard)))
 
 
 def test_first_test_of_a_plain_run_is_launched_early():

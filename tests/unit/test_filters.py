@@ -6,7 +6,7 @@ Covers: lib/run/filters.py, lib/suites/disabled.py, lib/suites/loader.py (TestSp
 import pytest
 
 from lib.errors import SuiteError, UsageError
-from lib.run.config import RunConfig
+from lib.config import RunConfig, Selection
 from lib.run.filters import matches, narrow
 from lib.servers.requirements import Requirements
 from lib.suites.disabled import read_disabled
@@ -39,25 +39,25 @@ def test_matches_prefix_or_regex():
 
 
 def test_do_skip_combination_start_from():
-    cfg = RunConfig(do_test=["main", "rpl.events"], skip_test=["crash"])
+    cfg = RunConfig(selection=Selection(do_test=["main", "rpl.events"], skip_test=["crash"]))
     assert _names(narrow(cfg, list(SPECS))) == [
         "main.basic_test", "rpl.events_test 'row'", "rpl.events_test 'statement'"]
-    cfg = RunConfig(combinations=["statement"])
+    cfg = RunConfig(selection=Selection(combinations=["statement"]))
     assert _names(narrow(cfg, list(SPECS))) == [
         "main.basic_test", "main.crash_test", "rpl.events_test 'statement'",
         "rpl.slow_test 'statement'"]
-    cfg = RunConfig(start_from="rpl.events")
+    cfg = RunConfig(selection=Selection(start_from="rpl.events"))
     assert _names(narrow(cfg, list(SPECS)))[0] == "rpl.events_test 'row'"
     with pytest.raises(UsageError, match="--start-from 'nope'"):
-        narrow(RunConfig(start_from="nope"), list(SPECS))
+        narrow(RunConfig(selection=Selection(start_from="nope")), list(SPECS))
     with pytest.raises(UsageError, match="--combination mixed"):
-        narrow(RunConfig(combinations=["mixed"]), list(SPECS))
+        narrow(RunConfig(selection=Selection(combinations=["mixed"])), list(SPECS))
 
 
 def test_disabled_stay_listed_and_enable_disabled_clears_them():
     specs = [_spec("rpl", "slow_test", disabled="bug 12")]
     assert narrow(RunConfig(), specs)[0].disabled == "bug 12"
-    assert narrow(RunConfig(enable_disabled=True), specs)[0].disabled == ""
+    assert narrow(RunConfig(selection=Selection(enable_disabled=True)), specs)[0].disabled == ""
 
 
 def test_read_disabled(tmp_path):

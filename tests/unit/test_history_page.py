@@ -128,13 +128,14 @@ def test_history_commands(store, tmp_path):
 def test_run_options_for_the_history(tmp_path):
     from lib.cli import config_from_args, main
     config = config_from_args(["--label=branch=x", "--label=nightly", "--label=node=a1",
-                               "--history-dsn=mysql://u@h:1/db", "--no-config"])
-    assert config.history_labels == (("branch", "x"), ("node", "a1"))
-    assert config.sweep_label == "nightly" and config.history_dsn == "mysql://u@h:1/db"
-    assert not config_from_args(["--history=off", "--no-config"]).history
-    assert config_from_args(["--no-config"]).history and config_from_args(["--no-config"]).history_path == ""
+                               "--history-dsn=mysql://u@h:1/db", "--no-config", "--mode=sweep",
+                               "--sweep-file=nightly.json"])
+    assert config.history.labels == (("branch", "x"), ("node", "a1"))
+    assert config.mode_section.label == "nightly" and config.history.dsn == "mysql://u@h:1/db"
+    assert not config_from_args(["--history=off", "--no-config"]).history.record
+    assert config_from_args(["--no-config"]).history.record and config_from_args(["--no-config"]).history.path == ""
     old = config_from_args(["--results-db-dsn=mysql://u@h:1/old", "--no-config"])
-    assert old.history_dsn == "mysql://u@h:1/old"
+    assert old.history.dsn == "mysql://u@h:1/old"
     for argv in (["--label=a", "--label=b"], ["--history-dsn=http://x/y"],
                  ["--xml-report=r.xml"], ["--label=bad key=v"]):
         assert main([*argv, "--no-config", f"--workdir={tmp_path}/wd"]) == 2, argv

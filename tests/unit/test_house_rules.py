@@ -486,7 +486,7 @@ LAYERS = (
      "lib.mtr", "lib.hunt", "lib.reduce",
      "lib.history"),
     ("lib.servers",),
-    ("lib.platform", "lib.errors", "lib.home", "lib.aliases"),
+    ("lib.platform", "lib.config", "lib.errors", "lib.home", "lib.aliases"),
 )
 
 # Imports against the flow (or closing a package cycle) that are known and on

@@ -1,7 +1,7 @@
 """--mode=hunt's command line and run-level pieces without servers: option checks, the
 oracle list, the trial budget.
 
-Covers: lib/cli.py, lib/modes/hunt/run.py, lib/run/config.py
+Covers: lib/cli.py, lib/modes/hunt/run.py, lib/config/
 """
 import pytest
 
@@ -18,10 +18,10 @@ def test_hunt_options_become_the_config(tmp_path):
                             "--trials=3", "--duration=60", "--threads=2", "--oracles=hang,norec",
                             "--oracles=errorlog", "--topology=replication:2", "--allow-known",
                             "--known-bugs=kb.txt", "--hang-timeout=5"])
-    assert cfg.mode == "hunt" and cfg.hunt_grammars == (str(grammar), "conf/x.yy:conf/x.zz")
-    assert (cfg.hunt_trials, cfg.hunt_duration, cfg.hunt_threads) == (3, 60.0, 2)
-    assert cfg.hunt_oracles == ("hang", "norec", "errorlog") and cfg.allow_known
-    assert cfg.hunt_topology == "replication:2" and cfg.known_bugs[0].endswith("/kb.txt")
+    assert cfg.mode == "hunt" and cfg.mode_section.grammars == (str(grammar), "conf/x.yy:conf/x.zz")
+    assert (cfg.mode_section.trials, cfg.mode_section.duration, cfg.mode_section.threads) == (3, 60.0, 2)
+    assert cfg.mode_section.oracles.names == ("hang", "norec", "errorlog") and cfg.reporting.allow_known
+    assert cfg.mode_section.topology == "replication:2" and cfg.reporting.known_bugs[0].endswith("/kb.txt")
 
 
 @pytest.mark.parametrize("argv,words", [

@@ -10,6 +10,7 @@ import types
 
 import pytest
 
+from lib.config import RunConfig, Servers, Tools
 from lib.cli import config_from_args
 from lib.errors import KewpieError, SuiteError, UsageError
 from lib.home import data_path
@@ -100,9 +101,9 @@ def test_opt_matrix():
 
 def test_randgen_seed_and_opt_matrix_reach_the_config():
     config = config_from_args(["--randgen-seed=42", "--opt-matrix=k=v"])
-    assert (config.randgen_seed, config.opt_matrix) == (42, "k=v")
-    assert config_from_args([]).randgen_seed == 1
-    assert config_from_args(["--randgen-seed=time"]).randgen_seed > 1_000_000_000
+    assert (config.tools.randgen_seed, config.tools.opt_matrix) == (42, "k=v")
+    assert config_from_args([]).tools.randgen_seed == 1
+    assert config_from_args(["--randgen-seed=time"]).tools.randgen_seed > 1_000_000_000
     with pytest.raises(KewpieError, match="must be a number or 'time'"):
         config_from_args(["--randgen-seed=soon"])
     with pytest.raises(KewpieError, match="not name=value"):
@@ -127,7 +128,8 @@ def _spec(source):
 
 def _setup():
     tools = types.SimpleNamespace(randgen="/r", xtrabackup="", innobackupex="")
-    config = types.SimpleNamespace(default_server_type="galera", randgen_seed=5)
+    config = RunConfig(servers=Servers(default_server_type="galera"),
+                       tools=Tools(randgen_seed=5))
     return types.SimpleNamespace(workdir="/w", root="/k", code_tree=CodeTree(
         "/usr", tools={"mariabackup": MB}, version=MARIADB), config=config, tools=tools, seed=5)
 

@@ -122,11 +122,11 @@ def test_known_bugs_files_are_read_before_a_native_or_mtr_run(tmp_path):
     good = tmp_path / "kb.txt"
     good.write_text("MDEV-1 open sig:0c30876a46f9\n")
     cfg = config_from_args([f"--known-bugs={good}", "--allow-known", "--suite=main"])
-    assert cfg.known_bugs == (str(good),) and cfg.allow_known
+    assert cfg.reporting.known_bugs == (str(good),) and cfg.reporting.allow_known
     with pytest.raises(KewpieError, match="cannot read it"):
         config_from_args([f"--known-bugs={tmp_path / 'none.txt'}", "--suite=main"])
-    assert config_from_args(["--mode=mtr", "--allow-known", "--suite=main"]).allow_known
-    with pytest.raises(KewpieError, match="only with --mode=hunt, --mode=native or --mode=mtr"):
+    assert config_from_args(["--mode=mtr", "--allow-known", "--suite=main"]).reporting.allow_known
+    with pytest.raises(KewpieError, match="only with --mode=native, --mode=mtr or --mode=hunt"):
         config_from_args(["--mode=cleanup", "--allow-known"])
 
 

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from lib.run.config import ROOT
+from lib.config import ROOT
 from lib.errors import UsageError, PortLeaseError
 from lib.platform.ports import (
     BLOCK_SIZE, PortLease, PortLeaser, align_up, ensure_lock_dir, port_is_free,

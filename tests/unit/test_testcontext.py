@@ -10,6 +10,7 @@ import unittest
 import pytest
 
 import lib.util.mysqlBaseTestCase as compat_base
+from lib.config import Reporting, RunConfig, Tools
 from lib.consistency.verdict import Verdict, VerdictStatus, combine
 from lib.errors import KewpieError
 from lib.servers.health import HealthState
@@ -115,8 +116,8 @@ class T(KewpieTestCase):
 
 
 def test_setup_from_config():
-    config = types.SimpleNamespace(root="/root", randgen_path="", xtrabackup_path="/x",
-                                   innobackupex_path="/i", verbose=True)
+    config = RunConfig(root="/root", tools=Tools(xtrabackup_path="/x", innobackupex_path="/i"),
+                       reporting=Reporting(verbose=True))
     setup = BotSetup("bot1", "/log", "/wd", "/root", ToolPaths("/root/randgen", "/x", "/i"),
                      True, config=config)
     assert BotSetup.from_config("bot1", "/log", "/wd", config, None) == setup

@@ -4,7 +4,7 @@ fails nor reports, and by default each test's rule decides; lines that only get
 reported follow the test's row and go into its JUnit system-out.
 
 Covers: lib/run/postchecks.py, lib/run/report.py, lib/run/junit.py, lib/cli.py,
-lib/run/config.py
+lib/config/
 """
 import io
 import re
@@ -41,9 +41,9 @@ def test_a_reported_note_keeps_the_lines_and_says_how_to_fail_on_them():
 
 
 def test_the_command_line_is_three_way():
-    assert config_from_args([]).check_warnings is None
-    assert config_from_args(["--check-warnings"]).check_warnings is True
-    assert config_from_args(["--no-check-warnings"]).check_warnings is False
+    assert config_from_args([]).debugging.check_warnings is None
+    assert config_from_args(["--check-warnings"]).debugging.check_warnings is True
+    assert config_from_args(["--no-check-warnings"]).debugging.check_warnings is False
     text = " ".join(build_parser().format_help().split())
     assert "2012-style modules too" in text and "neither checks nor reports" in text
 

@@ -43,6 +43,7 @@ from ...servers.option_catalog import load_catalog
 from ...servers.option_safety import check_server_options
 from ...suites.loader import find_suite, load_suite_config, suite_requirements
 from ...run.environment import RunEnvironment
+from .options import HuntOptions
 
 BUILTIN_ORACLES = ("crash", "hang", "errorlog", "divergence")
 KNOWN_BUGS_FILE = "known_bugs.txt"
@@ -87,10 +88,11 @@ def _loads(env: RunEnvironment, home: str) -> tuple[Load, ...]:
     """Each --grammar (``G.yy`` or ``G.yy:D.zz``) with its gendata and the redefine files,
     found and parsed."""
     config = env.config
-    redefine = tuple(_find_file(r, home, "--redefine") for r in config.hunt_redefine)
-    gendata = _find_file(config.hunt_gendata, home, "--gendata") if config.hunt_gendata else ""
+    hunt = config.section(HuntOptions)
+    redefine = tuple(_find_file(r, home, "--redefine") for r in hunt.redefine)
+    gendata = _find_file(hunt.gendata, home, "--gendata") if hunt.gendata else ""
     loads: list[Load] = []
-    for given in config.hunt_grammars:
+    for given in hunt.grammars:
         own_data = ""
         if given.endswith(".zz") and ":" in given:
             given, own_data = given.rsplit(":", 1)
@@ -108,70 +110,74 @@ def _topology(env: RunEnvironment) -> tuple[Topology, tuple[str, ...], list[str]
     """The trials' servers (a suite's or --topology's), the suite's error-log
     suppressions and its known-bugs file."""
     config = env.config
-    if config.suites:
-        if len(config.suites) > 1:
+    hunt = config.section(HuntOptions)
+    if config.selection.suites:
+        if len(config.selection.suites) > 1:
             raise HuntError(f"--mode=hunt runs on one suite's servers, not "
-                            f"{', '.join(config.suites)}")
-        if config.hunt_topology != "single" or config.compare_mysqld:
+                            f"{', '.join(config.selection.suites)}")
+        if hunt.topology != "single" or hunt.compare_mysqld:
             raise HuntError("give the servers by --suite or by --topology, not both")
-        name = config.suites[0]
-        path = find_suite(name, config.suitepaths)
+        name = config.selection.suites[0]
+        path = find_suite(name, config.selection.suitepaths)
         suite = load_suite_config(name, path)
-        reqs = suite_requirements(name, config.suitepaths, config.default_server_type)
+        reqs = suite_requirements(name, config.selection.suitepaths, config.servers.default_server_type)
         known = os.path.join(path, KNOWN_BUGS_FILE)
         return (Topology.from_requirements(reqs, f"suite {name}"), suite.suppressions,
                 [known] if os.path.isfile(known) else [])
-    second = config.extra_basedirs[0] if config.extra_basedirs else ""
-    topology = parse_topology(config.hunt_topology, config.compare_mysqld,
-                              second if config.hunt_topology == "compare" else "")
+    second = config.servers.extra_basedirs[0] if config.servers.extra_basedirs else ""
+    topology = parse_topology(hunt.topology, hunt.compare_mysqld,
+                              second if hunt.topology == "compare" else "")
     return topology, (), []
 
 
 def _command(env: RunEnvironment, topology: Topology, oracles: tuple[str, ...]) -> tuple[str, ...]:
     """The command-line options every trial of this hunt shares (for 'reproduce')."""
     config = env.config
-    argv = [f"--basedir={b}" for b in [config.basedir, *config.extra_basedirs]]
-    if config.suites:
-        argv += [f"--suite={config.suites[0]}"] + [f"--suitepath={p}" for p in config.suitepaths[:-1]]
+    hunt = config.section(HuntOptions)
+    argv = [f"--basedir={b}" for b in [config.servers.basedir, *config.servers.extra_basedirs]]
+    if config.selection.suites:
+        chosen = config.selection
+        argv += [f"--suite={chosen.suites[0]}"] + [f"--suitepath={p}" for p in chosen.suitepaths[:-1]]
     else:
-        argv.append(f"--topology={config.hunt_topology}")
-        argv += [f"--compare-mysqld={o}" for o in config.compare_mysqld]
-    if config.randgen_path:
-        argv.append(f"--randgen-path={config.randgen_path}")
-    argv += [f"--threads={config.hunt_threads}", f"--queries={config.hunt_queries}",
-             f"--oracles={','.join(oracles)}", f"--hang-timeout={config.hang_timeout:g}"]
-    argv += [f"--mysqld={o}" for o in config.mysqld_options]
+        argv.append(f"--topology={hunt.topology}")
+        argv += [f"--compare-mysqld={o}" for o in hunt.compare_mysqld]
+    if config.tools.randgen_path:
+        argv.append(f"--randgen-path={config.tools.randgen_path}")
+    argv += [f"--threads={hunt.threads}", f"--queries={hunt.queries}",
+             f"--oracles={','.join(oracles)}", f"--hang-timeout={hunt.oracles.hang_timeout:g}"]
+    argv += [f"--mysqld={o}" for o in config.servers.mysqld_options]
     return tuple(argv)
 
 
 def build_settings(env: RunEnvironment, findings_dir: str) -> HuntSettings:
     """Every check of the user's input, before any server starts; the hunt's settings."""
     config = env.config
-    home = config.randgen_path or RANDGEN_HOME
+    hunt = config.section(HuntOptions)
+    home = config.tools.randgen_path or RANDGEN_HOME
     loads = _loads(env, home)
-    oracles = parse_oracles(config.hunt_oracles)
+    oracles = parse_oracles(hunt.oracles.names)
     topology, suite_suppressions, suite_known = _topology(env)
-    if topology.kind == "compare" and config.hunt_threads > 1:
+    if topology.kind == "compare" and hunt.threads > 1:
         env.log.info("--topology compare: each trial's load runs on one thread (every "
                      "statement runs on both servers in turn; they must see them in the same "
                      "order to keep the same data)")
     if any(o in oracles for o in ("differential",)) and topology.kind != "compare":
         env.log.warning("--oracles differential needs two servers to compare (--topology "
                         "compare, or a suite of two servers): it is skipped")
-    known = KnownBugs.load([*suite_known, *config.known_bugs])
-    random_options = read_option_list(config.random_options) if config.random_options else ()
+    known = KnownBugs.load([*suite_known, *config.reporting.known_bugs])
+    random_options = read_option_list(hunt.random_options) if hunt.random_options else ()
     if random_options:
         assert env.tree is not None
         check_server_options(random_options, load_catalog(env.tree.server, env.workdir.path),
-                             where=f"--random-options {config.random_options}")
+                             where=f"--random-options {hunt.random_options}")
     return HuntSettings(
         loads=loads, topology=topology, findings_dir=findings_dir, randgen_home=home,
-        threads=config.hunt_threads, queries=config.hunt_queries,
-        trial_duration=config.hunt_trial_duration, oracles=oracles,
-        hang_timeout=config.hang_timeout, replica_timeout=config.replica_timeout,
-        wrong_result_budget=config.wrong_result_budget, random_options=random_options,
-        random_options_max=config.random_options_max, known_bugs=known,
-        suppressions=tuple(suite_suppressions), base_seed=config.randgen_seed,
+        threads=hunt.threads, queries=hunt.queries,
+        trial_duration=hunt.trial_duration, oracles=oracles,
+        hang_timeout=hunt.oracles.hang_timeout, replica_timeout=hunt.oracles.replica_timeout,
+        wrong_result_budget=hunt.oracles.wrong_result_budget, random_options=random_options,
+        random_options_max=hunt.random_options_max, known_bugs=known,
+        suppressions=tuple(suite_suppressions), base_seed=config.tools.randgen_seed,
         command=_command(env, topology, oracles))
 
 
@@ -240,7 +246,7 @@ def _bot_worker(env: RunEnvironment, settings: HuntSettings, bot: str, root: str
                 conn: Connection) -> None:
     """A forked bot: run the trials the hunt sends until told to stop."""
     interrupt_on_stop_signals()   # a signal ends the bot's trials (its servers are stopped)
-    configure(env.config.verbose, logfile=env.workdir.bot_log_file(bot), console=False)
+    configure(env.config.reporting.verbose, logfile=env.workdir.bot_log_file(bot), console=False)
     trials = BotTrials(env, settings, bot, root)
     fast = False
     try:
@@ -337,17 +343,18 @@ def _trial_line(result: TrialResult) -> Iterator[str]:
 def run_hunt(env: RunEnvironment) -> int:
     """The hunt over env (see the module docstring); the exit status."""
     config, log = env.config, env.log
+    hunt = config.section(HuntOptions)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     root = os.path.join(env.workdir.path, "hunt", f"{stamp}-{env.run_id[:6]}")
     settings = build_settings(env, os.path.join(root, "findings"))
     os.makedirs(settings.findings_dir, exist_ok=True)
-    budget = Budget(config.hunt_trials, config.hunt_duration, config.hunt_trial_duration)
-    bots = max(1, min(config.parallel, budget.trials or config.parallel))
+    budget = Budget(hunt.trials, hunt.duration, hunt.trial_duration)
+    bots = max(1, min(config.reporting.parallel, budget.trials or config.reporting.parallel))
     log.info(f"Hunting: {len(settings.loads)} grammar(s), topology {settings.topology.kind} "
              f"({settings.topology.count} server(s), {settings.topology.source}), oracles "
              f"{','.join(settings.oracles)}, {bots} bot(s), "
              + (f"{budget.trials} trial(s)" if budget.trials else "no trial limit")
-             + (f", {config.hunt_duration:g}s budget" if config.hunt_duration else "")
+             + (f", {hunt.duration:g}s budget" if hunt.duration else "")
              + f"; known bugs: {len(settings.known_bugs.entries)} entr(ies)")
     log.info(f"Findings go to {settings.findings_dir}")
     summary = HuntSummary()
@@ -381,11 +388,11 @@ def run_hunt(env: RunEnvironment) -> int:
     for line in summary.table():
         log.info(line)
     log.info(f"Summary: {os.path.join(root, 'summary.json')}")
-    if config.junit_xml:
-        log.info(f"JUnit report: {junit(summary, config.allow_known, config.junit_xml)}")
+    if config.reporting.junit_xml:
+        log.info(f"JUnit report: {junit(summary, config.reporting.allow_known, config.reporting.junit_xml)}")
     if errors:
         for line in errors[0].splitlines()[1:]:
             log.debug(line)
         log.error(errors[0].splitlines()[0])
         return EXIT_ENVIRONMENT
-    return EXIT_TEST_FAILED if summary.failed(config.allow_known) else EXIT_OK
+    return EXIT_TEST_FAILED if summary.failed(config.reporting.allow_known) else EXIT_OK

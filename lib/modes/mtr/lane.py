@@ -33,6 +33,7 @@ from ...mtr.server import MARK_ENV
 from ...mtr.vardir import MtrVardir, ServerSlot
 from ...platform.ports import PortLease
 from ...platform.tools import run_tool
+from .options import MtrOptions
 from ...run.attempt import RawResult, TestBody
 from ...run.environment import RunEnvironment
 from ...errors import ServerError, UnsafeOptionError
@@ -61,6 +62,7 @@ class MtrLane:
     def __init__(self, env: RunEnvironment, bot: str, plan: "MtrPlan", lane: str,
                  server_counts: dict[str, int]) -> None:
         config = env.config
+        mtr = config.section(MtrOptions)
         factory = partial(MtrBootstrapCache, mtr_root=plan.root,
                           optional_plugins=plan.optional_plugins)
         self.manager: ServerManager = env.make_manager(bot, bootstrap=factory, lane=lane)
@@ -77,7 +79,7 @@ class MtrLane:
         self.base_env["STAGING_RUN"] = "0"
         if env.server_user:   # who mariadb-test runs as (plugins.unix_socket reads $USER)
             self.base_env["USER"] = self.base_env["LOGNAME"] = env.server_user
-        if config.big_test or config.tests:
+        if mtr.big_test or config.selection.tests:
             self.base_env["BIG_TEST"] = "1"
         ssl = plan.features.get("version-ssl-library", "")
         self.base_env["OPENSSL_CONF"] = (os.path.join(plan.root, "lib", "openssl.cnf")
@@ -91,9 +93,9 @@ class MtrLane:
         if garbd:  # as suite/wsrep/common.pm sets it (garbd on the loopback: lib.mtr.garbd)
             self.base_env["MTR_GARBD_EXE"] = garbd
         self.executor = MtrExecutor(MtrSettings(plan.mysqltest, plan.root, self.vardir,
-                                                env.server_user, plan.scanner, config.record,
-                                                config.test_timeout, config.verbose,
-                                                config.mysqltest_protocols,
+                                                env.server_user, plan.scanner, mtr.record,
+                                                config.reporting.test_timeout, config.reporting.verbose,
+                                                mtr.protocols,
                                                 manager.settings.timeout_factor),
                                     self._restart_server)
         self.key: object = None           # the scheduling key of the case its servers serve

@@ -33,7 +33,8 @@ from ...mtr.suite_rules import BuildFacts, skip_rules
 from ...mtr.vardir import MtrVardir
 from ...mtr.warnings import WarningScanner
 from ...mtr.galera import galera_skip_rules
-from ...run.config import RunConfig
+from ...config import RunConfig
+from .options import MtrOptions
 from ...run.environment import RunEnvironment
 from ...run.attempt import Rules
 from .lane import MtrBody, MtrLane
@@ -92,8 +93,9 @@ class MtrPlan:
         """scratch: where the server's help probe may make its throwaway datadir (the
         opened workdir; None: the system's temporary directory)."""
         config = env.config
+        mtr = config.section(MtrOptions)
         self.tree = tree
-        self.root = mtr_root(config.mtr_root, tree)
+        self.root = mtr_root(mtr.root, tree)
         self.mysqltest = find_mysqltest(tree)
         self.features, self.optional_plugins = server_features(tree.server, scratch)
         probe_env = base_environment(tree, self.root, MtrVardir("/nonexistent", self.root, None))
@@ -105,9 +107,9 @@ class MtrPlan:
         # as mtr: tests named on the command line run even when big
         self.collector = Collector(self.root, skip_rules(self.root, self.features, probe_env,
                                                          self.optional_plugins, user),
-                                   big_test=config.big_test or bool(config.tests),
-                                   enable_disabled=config.enable_disabled,
-                                   suitepaths=tuple(config.suitepaths), facts=self.facts)
+                                   big_test=mtr.big_test or bool(config.selection.tests),
+                                   enable_disabled=config.selection.enable_disabled,
+                                   suitepaths=tuple(config.selection.suitepaths), facts=self.facts)
         self.scanner = WarningScanner.for_tree(self.root)
         # the Galera suites' suite.pm skip lists (lib.mtr.galera)
         self.collector.skips.update(galera_skip_rules(self.root, self.features))
@@ -163,7 +165,7 @@ class MtrRunner(Runner):
         setup = BotSetup.from_config(bot, os.path.join(manager.bot_dir, "log"),
                                      env.workdir.path, config, env.tree)
         evidence = env.evidence_keeper(bot_log_path(env, bot))
-        super().__init__(manager, setup, config.test_timeout * manager.settings.timeout_factor,
+        super().__init__(manager, setup, config.reporting.test_timeout * manager.settings.timeout_factor,
                          evidence)
         self.bot = bot
         self.plan = plan
@@ -314,25 +316,28 @@ def run_mtr(env: RunEnvironment) -> int:
     """--mode=mtr: run the selected mysql-test cases; the exit status."""
     config = env.config
     assert env.tree is not None
-    if config.mysqld_options:  # --mysqld goes to every server: the unsafe-option check first
+    if config.servers.mysqld_options:  # --mysqld goes to every server: the unsafe-option check first
         check_requirements([("--mysqld", mysqld_requirements(config))], env.tree.server,
                            env.workdir.path)
     plan = MtrPlan(env, env.tree, env.workdir.path)
-    cases = narrow_cases(config, plan.cases(config.suites, config.tests, config.mysqld_options))
+    cases = narrow_cases(config, plan.cases(config.selection.suites, config.selection.tests,
+                                            config.servers.mysqld_options))
     if not cases:
         raise UsageError("no mysql-test case selected")
     env.log.info(f"mysql-test: {plan.root}, {plan.mysqltest}; {len(cases)} case(s)")
     cases = start_from(config, in_run_order(config, cases))
     # run_tests and its bots hand each runner the specs given here, MtrCases
-    return run_tests(env, cases, lambda e, bot: MtrRunner(e, bot, plan))  # type: ignore[arg-type]
+    return run_tests(env, cases, lambda e, bot: MtrRunner(e, bot, plan),  # type: ignore[arg-type]
+                     xml_report=config.section(MtrOptions).xml_report)
 
 
 def list_mtr(env: RunEnvironment) -> int:
     """--mode=mtr --list: the selected cases of this shard (skipped ones say why)."""
     config = env.config
-    tree = discover(config.basedir)
+    tree = discover(config.servers.basedir)
     plan = MtrPlan(env, tree)
-    cases = narrow_cases(config, plan.cases(config.suites, config.tests, config.mysqld_options))
+    cases = narrow_cases(config, plan.cases(config.selection.suites, config.selection.tests,
+                                            config.servers.mysqld_options))
     for case in apply_shard(config, in_run_order(config, cases)):
         print(case.full_name + (f"  # skipped: {case.skip}" if case.skip else ""))
     return EXIT_OK
@@ -341,28 +346,28 @@ def list_mtr(env: RunEnvironment) -> int:
 def in_run_order(config: RunConfig, cases: list[MtrCase]) -> list[MtrCase]:
     """cases as mtr orders them (named ones too): skipped first, then grouped by the
     servers they need, by name within a group; as given with --no-reorder."""
-    if not config.reorder:
+    if not config.section(MtrOptions).reorder:
         return cases
     return sorted(cases, key=lambda c: (bool(c.skip) is False, repr(c.requirements), c.full_name))
 
 
 def narrow_cases(config: RunConfig, cases: list[MtrCase]) -> list[MtrCase]:
     """cases after --do-test and --skip-test (mysql-test-run's prefix-or-regex rule)."""
-    if config.do_test:
-        cases = [c for c in cases if any(matches(p, c.full_name, c.name) for p in config.do_test)]
-    if config.skip_test:
+    if config.selection.do_test:
+        cases = [c for c in cases if any(matches(p, c.full_name, c.name) for p in config.selection.do_test)]
+    if config.selection.skip_test:
         cases = [c for c in cases
-                 if not any(matches(p, c.full_name, c.name) for p in config.skip_test)]
+                 if not any(matches(p, c.full_name, c.name) for p in config.selection.skip_test)]
     return cases
 
 
 def start_from(config: RunConfig, cases: list[MtrCase]) -> list[MtrCase]:
     """cases from the first one --start-from names (``suite.test`` or ``test``), in run
     order; UsageError when it names none."""
-    if not config.start_from:
+    if not config.selection.start_from:
         return cases
     for index, case in enumerate(cases):
-        if config.start_from in (case.full_name, case.name, f"{case.suite}.{case.name}"):
+        if config.selection.start_from in (case.full_name, case.name, f"{case.suite}.{case.name}"):
             return cases[index:]
-    raise UsageError(f"--start-from {config.start_from!r}: no such test among the "
+    raise UsageError(f"--start-from {config.selection.start_from!r}: no such test among the "
                      f"{len(cases)} selected; use --list to see them")

@@ -19,7 +19,7 @@ def first_test(env: RunEnvironment, specs: list[TestSpec]) -> TestSpec | None:
     """The test the run's one in-process bot starts with, when its servers can be
     launched early; None otherwise."""
     config = env.config
-    if not specs or config.parallel > 1 or config.shard or config.start_and_exit:
+    if not specs or config.reporting.parallel > 1 or config.selection.shard or config.start_and_exit:
         return None
     spec = specs[0]
     if spec.disabled or spec.broken or spec.requirements.namespaced:

@@ -17,8 +17,8 @@ def start_and_exit(env: RunEnvironment, specs: list[TestSpec]) -> int:
     if specs:
         reqs = specs[0].requirements
     else:
-        suite = (config.suites or ["main"])[0]
-        reqs = suite_requirements(suite, config.suitepaths, config.default_server_type)
+        suite = (config.selection.suites or ["main"])[0]
+        reqs = suite_requirements(suite, config.selection.suitepaths, config.servers.default_server_type)
     log.info("Creating 1 bot(s)")
     manager = env.make_manager("bot0")
     manager.more_tests(False)  # nobody runs a test on them after us

@@ -32,6 +32,7 @@ from ...reduce.reducer import Reducer, load_smallest
 from ...reduce.replay import replay
 from ...servers.codetree import CodeTree
 from ...run.environment import RunEnvironment
+from .options import ReduceOptions
 
 CASE_NAME = "reduced"
 
@@ -113,16 +114,17 @@ def _confirm(env: RunEnvironment, case: ReduceInput, statements: list[Any],
 def run_reduce(env: RunEnvironment) -> int:
     """The reduction over env (see the module docstring); the exit status."""
     config, log = env.config, env.log
-    if len(config.tests) != 1:
+    own = config.section(ReduceOptions)
+    if len(own.findings) != 1:
         raise ReduceError("--mode=reduce takes one finding folder (workdir/hunt/<run>/"
-                          "findings/<finding>), not " + (" ".join(config.tests) or "none"))
-    case = read_input(config.tests[0])
-    out_dir = os.path.abspath(config.reduce_out or os.path.join(case.folder, "reduce"))
+                          "findings/<finding>), not " + (" ".join(own.findings) or "none"))
+    case = read_input(own.findings[0])
+    out_dir = os.path.abspath(own.out or os.path.join(case.folder, "reduce"))
     os.makedirs(out_dir, exist_ok=True)
     work = os.path.join(env.workdir.path, "reduce", env.run_id[:6])
     os.makedirs(work, exist_ok=True)
-    trials = max(1, config.hunt_trials or 1)
-    width = parallel_width(config.reduce_parallel)
+    trials = max(1, own.tries or 1)
+    width = parallel_width(own.parallel)
     started = time.monotonic()
     managers = [env.make_manager(f"bot{n}") for n in range(width)]
     checkers = []

@@ -24,6 +24,7 @@ from ...sysbench.runner import ServerSet, run_matrix
 from ...sysbench.sweep import SweepResult, SweepSpec
 from ...run.environment import RunEnvironment
 from ...run.history import RunHistory, open_history
+from .options import SweepOptions
 
 REPLICA_WAIT = 600.0  # seconds replicas or nodes get to apply a data set
 
@@ -57,9 +58,9 @@ def consistency_holds(sweep: SweepResult) -> bool:
 
 
 def run_sweep_mode(env: RunEnvironment) -> int:
-    """Run config.sweep_file on servers from env's manager factory (one bot per code
+    """Run --sweep-file on servers from env's manager factory (one bot per code
     tree), store it in the results history (lib/run/history.py: the run, the sweep's
-    rows and one result, ``sweep.<name>``), write outputs, compare with config.baseline."""
+    rows and one result, ``sweep.<name>``), write outputs, compare with --baseline."""
     history = open_history(env, background=False)
     status: int | None = None
     started = time.monotonic()
@@ -72,11 +73,12 @@ def run_sweep_mode(env: RunEnvironment) -> int:
 
 def _run_sweep_mode(env: RunEnvironment, history: RunHistory, started: float) -> int:
     config = env.config
+    own = config.section(SweepOptions)
     log = get_logger()
-    spec = SweepSpec.from_file(config.sweep_file)
+    spec = SweepSpec.from_file(own.file)
     engines = [e for e in spec.grid().values_of("engine") if e]
-    for basedir in spec.basedirs or [config.basedir]:  # before any server starts
-        tree = env.tree if basedir == config.basedir and env.tree else env.trees.resolve(basedir)
+    for basedir in spec.basedirs or [config.servers.basedir]:  # before any server starts
+        tree = env.tree if basedir == config.servers.basedir and env.tree else env.trees.resolve(basedir)
         for engine in engines:
             resolve_engine(engine, tree)
     managers: dict[str, tuple[ServerManager, list[Server]]] = {}
@@ -84,7 +86,7 @@ def _run_sweep_mode(env: RunEnvironment, history: RunHistory, started: float) ->
     def set_for(basedir: str, options: list[str]) -> ServerSet:
         """basedir's running servers with options (a single server restarts in place
         when they change)."""
-        key = basedir or config.basedir
+        key = basedir or config.servers.basedir
         if key in managers:
             manager, servers = managers[key]
             if servers[0].user_options != parse_options(options):
@@ -93,10 +95,11 @@ def _run_sweep_mode(env: RunEnvironment, history: RunHistory, started: float) ->
                                      "during a sweep")
                 servers[0].restart(options)
             return ServerSet(basedir, servers, lambda: manager.wait_for_replicas(REPLICA_WAIT))
-        tree = env.tree if key == config.basedir and env.tree else env.trees.resolve(key)  # 'old', a path
+        tree = (env.tree if key == config.servers.basedir and env.tree
+                else env.trees.resolve(key))  # 'old', a path
         parsed = tuple(parse_options(options))
         check_server_options(parsed, load_catalog(tree.server, env.workdir.path),
-                             where=f"{config.sweep_file}: server options")
+                             where=f"{own.file}: server options")
         manager = env.make_manager(f"bot{len(managers)}", tree=tree)
         reqs = Requirements.declared(spec.server_type, [parsed] * spec.cluster_size,
                                      cluster_pairs(spec), on_disk=spec.storage == "disk")
@@ -104,7 +107,7 @@ def _run_sweep_mode(env: RunEnvironment, history: RunHistory, started: float) ->
         managers[key] = (manager, servers)
         return ServerSet(basedir, servers, lambda: manager.wait_for_replicas(REPLICA_WAIT))
 
-    out_dir = config.sweep_out or os.path.join(
+    out_dir = own.out or os.path.join(
         env.workdir.path, "sweeps", f"{spec.name}-{time.strftime('%Y%m%d-%H%M%S')}")
     context = {"machine": {"host": platform.node(), "nproc": os.cpu_count(),
                            "kernel": platform.release()},
@@ -118,10 +121,10 @@ def _run_sweep_mode(env: RunEnvironment, history: RunHistory, started: float) ->
                           "flavor": env.tree.version.flavor if env.tree and env.tree.version else "",
                           "options": spec.server_options})
     engine, run_id = history.store()
-    if engine is None and config.baseline:
-        raise UsageError(f"--baseline {config.baseline}: the results history, where baselines "
-                         f"are, is {'off' if not config.history else 'unreachable'}")
-    label = config.sweep_label or spec.name
+    if engine is None and own.baseline:
+        raise UsageError(f"--baseline {own.baseline}: the results history, where baselines "
+                         f"are, is {'off' if not config.history.record else 'unreachable'}")
+    label = own.label or spec.name
     db = None
     if engine is not None:
         db = ResultsDB(engine=engine)
@@ -138,14 +141,14 @@ def _run_sweep_mode(env: RunEnvironment, history: RunHistory, started: float) ->
     if not consistency_holds(sweep):
         history.record_result(f"sweep.{spec.name}", "fail", took)
         return EXIT_TEST_FAILED
-    if not config.baseline or db is None:
+    if not own.baseline or db is None:
         history.record_result(f"sweep.{spec.name}", "pass", took)
         return EXIT_OK
-    base_id = db.find(config.baseline, sweep.context["key"], exclude_id=sweep_id)
+    base_id = db.find(own.baseline, sweep.context["key"], exclude_id=sweep_id)
     if base_id is None:
-        raise UsageError(f"no baseline {config.baseline!r} in the results database")
-    verdict = compare(sweep, db.load(base_id), config.tolerance)
-    log.info(f"comparison with baseline sweep #{base_id} ({config.baseline}):")
+        raise UsageError(f"no baseline {own.baseline!r} in the results database")
+    verdict = compare(sweep, db.load(base_id), own.tolerance)
+    log.info(f"comparison with baseline sweep #{base_id} ({own.baseline}):")
     for line in verdict.lines:
         log.info(f"  {line}")
     for line in verdict.regressions:
