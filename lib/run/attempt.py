@@ -414,7 +414,9 @@ class Attempt:
             self.manager.teardown()  # quiet datadirs before they are copied
         if self.pipeline.evidence is None:
             return "", message
-        saved = self.pipeline.evidence.save(self.name, message, self.servers, tool_logs())
+        logs = tool_logs()  # a body without its own (None): the bot's log directory, as before
+        saved = self.pipeline.evidence.save(self.name, message, self.servers,
+                                            logs if logs is not None else self.pipeline.log_dir)
         if saved.backtrace:
             message += f"\n--- backtrace (top frames) ---\n{saved.backtrace}"
         return saved.path, message
