@@ -6,8 +6,9 @@ import os
 from types import SimpleNamespace
 
 from lib.run.deadreport import dead_server_report
+from tests.conftest import ROOT
 
-FIXTURES = os.path.join(os.path.dirname(os.path.dirname(__file__)), "fixtures", "hunt")
+FIXTURES = os.path.join(ROOT, "tests", "fixtures", "hunt")
 
 
 class _LogOnly:

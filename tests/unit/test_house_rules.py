@@ -615,10 +615,13 @@ COVERED_ROOTS = ("lib/", "bench/", "scripts/")  # at least one entry is code of 
 
 
 def _test_files():
+    """Every test file under TEST_DIRS, in their subfolders too (tests/unit/ mirrors lib/)."""
     for folder in TEST_DIRS:
-        for name in sorted(os.listdir(folder)):
-            if name.startswith("test_") and name.endswith(".py"):
-                yield os.path.join(folder, name)
+        for dirpath, dirs, files in os.walk(folder):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            for name in sorted(files):
+                if name.startswith("test_") and name.endswith(".py"):
+                    yield os.path.join(dirpath, name)
 
 
 def _covers(doc):

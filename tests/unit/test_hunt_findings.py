@@ -2,8 +2,8 @@
 trace sorted by seq, evidence files), the error-log, hang and wrong-result findings,
 the trials' seeds and reproduce lines, the summary table, summary.json and JUnit.
 
-Covers: lib/randgen/trace.py, lib/hunt/finding.py, lib/hunt/summary.py, lib/hunt/logcheck.py,
-lib/hunt/hang.py, lib/hunt/wrong.py, lib/hunt/trial.py
+Covers: lib/hunt/finding.py, lib/hunt/summary.py, lib/hunt/logcheck.py, lib/hunt/hang.py,
+lib/hunt/wrong.py, lib/hunt/trial.py, lib/randgen/trace.py
 """
 import json
 import os
@@ -24,8 +24,9 @@ from lib.hunt.wrong import finding_of, load_difference_findings
 from lib.randgen.result import RandgenResult
 from lib.randgen.trace import StatementTrace, read_trace
 from lib.servers.options import parse_options
+from tests.conftest import ROOT
 
-SCHEMA = os.path.join(os.path.dirname(os.path.dirname(__file__)), "schemas", "jenkins-junit.xsd")
+SCHEMA = os.path.join(ROOT, "tests", "schemas", "jenkins-junit.xsd")
 SIG = crash_signature(11, "", "", ("kw_planted", "Item_func_udf_int::val_int"))
 
 

@@ -1,7 +1,7 @@
 """--mode=hunt's command line and run-level pieces without servers: option checks, the
 oracle list, the trial budget.
 
-Covers: lib/cli.py, lib/modes/hunt/run.py, lib/config/
+Covers: lib/modes/hunt/run.py, lib/cli.py, lib/config/
 """
 import pytest
 

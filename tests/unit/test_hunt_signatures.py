@@ -14,8 +14,9 @@ from lib.hunt.demangle import demangle, function_name
 from lib.hunt.signature import (Signature, crash_signature, divergence_signature,
                                 errorlog_signature, fingerprint, hang_signature, title,
                                 wrong_result_signature)
+from tests.conftest import ROOT
 
-FIXTURES = os.path.join(os.path.dirname(os.path.dirname(__file__)), "fixtures", "hunt")
+FIXTURES = os.path.join(ROOT, "tests", "fixtures", "hunt")
 
 
 def _log(name):

@@ -9,9 +9,10 @@ import xmlschema
 
 from lib.run.junit import build
 from lib.run.report import Outcome
+from tests.conftest import ROOT
 
 
-SCHEMA = os.path.join(os.path.dirname(os.path.dirname(__file__)), "schemas", "jenkins-junit.xsd")
+SCHEMA = os.path.join(ROOT, "tests", "schemas", "jenkins-junit.xsd")
 
 
 def test_junit_report_validates_against_jenkins_schema(tmp_path):

@@ -11,8 +11,9 @@ from lib.hunt.errors import KnownBugsError
 from lib.run.knownfailures import KnownFailures
 from lib.run.report import Outcome
 from lib.suites.status import TestStatus
+from tests.conftest import ROOT
 
-FIXTURES = os.path.join(os.path.dirname(os.path.dirname(__file__)), "fixtures", "hunt")
+FIXTURES = os.path.join(ROOT, "tests", "fixtures", "hunt")
 
 
 class _Version:
@@ -103,8 +104,7 @@ def test_the_shipped_crash_recovery_entry_matches_its_signature():
     """kewpie-1 (docs/consistency.md) is written for this signature text."""
     from lib.hunt.knownbugs import KNOWN, KnownBugs
     from lib.hunt.signature import Signature
-    root = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
-    bugs = KnownBugs.load([os.path.join(root, "percona_tests", "crash_recovery", "known_bugs.txt")])
+    bugs = KnownBugs.load([os.path.join(ROOT, "percona_tests", "crash_recovery", "known_bugs.txt")])
     sig = Signature("crash", (
         "assertion: flst_add_first(rseg_header, TRX_RSEG + TRX_RSEG_HISTORY, undo_page, "
         "uint16_t(undo_header_offset + TRX_UNDO_HISTORY_NODE), rseg->space->free_limit, mtr) "

@@ -25,8 +25,8 @@ from lib.cli import build_parser
 from lib.config import MAX_FIELDS, ModeSection, RunConfig
 from lib.modes.spec import ModeSpec
 from lib.modes.table import MODES, mode_named
+from tests.conftest import ROOT
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LIB = os.path.join(ROOT, "lib")
 MODES_DIR = os.path.join(LIB, "modes")
 CONFIG_NAMES = ("config", "cfg", "conf", "settings", "section")

@@ -15,8 +15,9 @@ from lib.mtr.cnf import MtrConfig
 from lib.mtr.config import expand_env, server_option_args
 from lib.mtr.options import to_options
 from lib.mtr.warnings import WarningScanner, read_pattern_lists
+from tests.conftest import ROOT
 
-FIXTURE = os.path.join(os.path.dirname(os.path.dirname(__file__)), "fixtures", "mtr", "kw_mtr")
+FIXTURE = os.path.join(ROOT, "tests", "fixtures", "mtr", "kw_mtr")
 
 
 def _write(path, text):

@@ -23,7 +23,8 @@ import os
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from tests.conftest import ROOT
+
 LIB = os.path.join(ROOT, "lib")
 PIPELINE = "lib.run.attempt"
 

@@ -12,9 +12,9 @@ from lib.randgen.builtins import Prng
 from lib.randgen.gendata import GendataOptions, GendataPlan, read_spec
 from lib.randgen.gendata_simple import NAMES, ROWS, SimpleGendata
 from lib.randgen.perl_coprocess import find_perl
+from tests.conftest import ROOT
 
-SHARED = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "randgen-conf")
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SHARED = os.path.join(os.path.dirname(ROOT), "shared", "randgen-conf")
 
 ZZ = """# comment
 $tables = {

@@ -9,8 +9,9 @@ import pytest
 
 from lib.randgen.errors import GrammarError
 from lib.randgen.grammar import BUILTIN, LIT, PERL, RULE, Grammar
+from tests.conftest import ROOT
 
-SHARED = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "randgen-conf")
+SHARED = os.path.join(os.path.dirname(ROOT), "shared", "randgen-conf")
 
 
 def kinds(grammar, rule, alt=0):

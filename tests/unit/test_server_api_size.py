@@ -23,8 +23,8 @@ from lib.servers.server import Server
 from lib.suites.testcase import ClusterTestCase, KewpieTestCase
 from lib.util.manager_compat import Kewpie2012Manager
 from lib.util.server_compat import Kewpie2012Server
+from tests.conftest import ROOT
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LIB = os.path.join(ROOT, "lib")
 
 MAX_SERVER_NAMES = 25
