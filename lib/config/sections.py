@@ -10,7 +10,7 @@ from ..home import data_path, run_root
 from ..platform.portbase import DEFAULT_BASE_PORT
 
 ROOT = run_root()  # the checkout, or the current directory when installed
-MAX_FIELDS = 15    # a section's fields at most (issue 44; tests/unit/test_config.py)
+MAX_FIELDS = 15    # a section's fields at most (issue 44; tests/unit/modes/test_modes_and_config.py)
 
 
 @dataclass

@@ -35,7 +35,7 @@ The stages:
    check-testcase found its servers changed, or it restarted them).
 
 Only this module calls the judging and post-check functions; the house rule is
-tests/unit/test_one_pipeline.py.
+tests/unit/run/test_one_pipeline.py.
 """
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ launch, readiness by a real SQL ping, fail fast on exit), ``stop`` (the
 platform's one stop policy, with SQL ``SHUTDOWN`` as its request to exit),
 ``discard``, ``kill``, ``pause``/``resume``/``paused`` and ``restart``.
 ``with server:`` starts it and stops it.  Its public names are few (a test of
-tests/unit/test_server_api_size.py counts them): what a test or a tool uses;
+tests/unit/servers/test_server_api_size.py counts them): what a test or a tool uses;
 the steps of a start are the subclasses' hooks (``_launch``, ``_ready``...).
 kewpie 2012's names are not here: 2012 tests get servers wrapped by
 :mod:`lib.util.server_compat`.

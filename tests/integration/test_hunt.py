@@ -144,7 +144,7 @@ def test_healthy_run_on_two_bots_finds_nothing(kewpie, tmp_path):
 @pytest.mark.parametrize("args,words", [
     (["--grammar=conf/nowhere.yy"], "--grammar conf/nowhere.yy: no such file"),
     (["--grammar=conf/kewpie/transactions.yy", "--known-bugs=/"], "cannot read it"),
-])  # unknown oracles, topologies...: tests/unit/test_hunt_mode.py, test_hunt_topology.py
+])  # unknown oracles, topologies...: tests/unit/modes/hunt/test_hunt_mode.py, tests/unit/hunt/test_hunt_topology.py
 def test_bad_input_is_one_error_line(kewpie, args, words):
     proc = _hunt(kewpie, *args)
     assert proc.returncode == 2, proc.stdout[-2000:]
