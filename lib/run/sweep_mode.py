@@ -16,6 +16,7 @@ from ..servers.manager import ServerManager
 from ..servers.server import Server
 from ..servers.requirements import Requirements
 from ..sysbench.engines import resolve_engine
+from ..platform.safewrite import OutputDir
 from ..sysbench.outputs import table, write_all
 from ..sysbench.regression import compare
 from ..history.sweeps import import_legacy
@@ -106,6 +107,8 @@ def _run_sweep_mode(env: RunEnvironment, history: RunHistory, started: float) ->
 
     out_dir = config.sweep_out or os.path.join(
         env.workdir.path, "sweeps", f"{spec.name}-{time.strftime('%Y%m%d-%H%M%S')}")
+    out = OutputDir.create(out_dir, "--sweep-out", env.trust, reuse=True)  # never through a link
+    out.folder("logs").close()
     context = {"machine": {"host": platform.node(), "nproc": os.cpu_count(),
                            "kernel": platform.release()},
                "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
@@ -129,7 +132,8 @@ def _run_sweep_mode(env: RunEnvironment, history: RunHistory, started: float) ->
         if os.path.isfile(legacy) and import_legacy(engine, legacy):
             log.info(f"sweeps of {legacy} copied into the results history")
     sweep_id = db.save(sweep, label, run_id) if db is not None else None
-    paths = write_all(sweep, out_dir)
+    with out:
+        paths = write_all(sweep, out)
     for line in table(sweep).splitlines():
         log.info(line)
     log.info(f"sweep stored as #{sweep_id} (label {label!r}); files in {out_dir}: "
