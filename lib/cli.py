@@ -34,7 +34,8 @@ COMMAND_LINE_ONLY = frozenset({"config_file", "no_config", "profile", "list_opti
 # tests/unit/test_path_options.py fails when a path option of build_parser is missing.
 PATH_TABLE: Mapping[str, PathOption] = MappingProxyType({
     "suitepath": PathOption(PathRole.input, PathShape.tree, ("suitepaths",),
-                            "its kewpie.toml is read only once the folder passed (resolve_args)"),
+                            "its kewpie.toml is read only once the folder and the file "
+                            "passed (resolve_args)"),
     "config": PathOption(PathRole.input, note="checked before it is read (resolve_args)"),
     "basedir": PathOption(PathRole.input, PathShape.path, ("basedir", "extra_basedirs"),
                           "its programs, plugins and messages where the tree is found "
@@ -52,7 +53,8 @@ PATH_TABLE: Mapping[str, PathOption] = MappingProxyType({
     "xtrabackup-path": PathOption(PathRole.input, PathShape.path, ("xtrabackup_path",)),
     "innobackupex-path": PathOption(PathRole.input, PathShape.path, ("innobackupex_path",)),
     "TEST": PathOption(PathRole.input, PathShape.tree, ("tests",),
-                       "--mode=reduce: the finding folder (other modes: test names)"),
+                       "--mode=reduce: the finding folder (other modes: test names)",
+                       what="the finding folder"),
     "workdir": PathOption(PathRole.own, note="lib/platform/workdir.py"),
     "lock-dir": PathOption(PathRole.own, note="lib/platform/ports.py"),
     "junit-xml": PathOption(PathRole.output, PathShape.file, ("junit_xml",)),
@@ -466,11 +468,11 @@ def resolve_args(argv: Sequence[str] | None) -> Resolved:
                           f"reads none")
     suitepaths = [os.path.abspath(p) for p in _split(given.get("suitepath"))]
     trust = trust_of(full["trust"])
-    for folder in suitepaths:  # before its kewpie.toml is read, or anything in it
-        check_input(folder, "--suitepath", trust, tree=True)
+    for folder in suitepaths:  # before its kewpie.toml is read (the whole tree: below)
+        check_input(folder, "--suitepath", trust)
     paths = find_config_files(full["config_file"], suitepaths, RunConfig().root,
                               read_none=full["no_config"])
-    for path in paths:
+    for path in paths:  # each file itself too: a suite path's may be another user's
         check_input(path, "--config" if full["config_file"] else "config file", trust)
     specs = option_specs(parser, not_in_files=COMMAND_LINE_ONLY, paths=PATH_OPTIONS,
                          comma_lists=("suitepath",))

@@ -56,6 +56,7 @@ class PathOption:
     shape: PathShape = PathShape.path
     fields: tuple[str, ...] = ()
     note: str = ""
+    what: str = ""  # its name in messages ('' = --<option>)
 
 
 INPUT_PATH = PathOption(PathRole.input)
@@ -75,7 +76,7 @@ def check_paths(table: Mapping[str, PathOption], values: Mapping[str, Iterable[s
         for path in values.get(option, ()):
             if not path:
                 continue
-            what = f"--{option}" if not option.startswith(("-", "the ")) else option
+            what = spec.what or f"--{option}"
             if spec.role is PathRole.input:
                 check_input(path, what, trust, tree=spec.shape is PathShape.tree)
             elif spec.role is PathRole.output:

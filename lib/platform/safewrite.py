@@ -56,7 +56,9 @@ class UnsafeOutputError(UsageError):
 def output_refusal(what: str, path: str, finding: Finding) -> str:
     """The one line refusing to write output path because of finding on its way."""
     from .safedirs import owner_name
-    return (f"refusing to write {what} {path}: {where(path, finding)} {finding.problem} "
+    place = (f"{finding.path} (its folder)" if finding.path == os.path.dirname(path)
+             else where(path, finding))
+    return (f"refusing to write {what} {path}: {place} {finding.problem} "
             f"(owner {owner_name(finding.uid)}, mode {finding.mode:04o}); kewpie writes only "
             f"through folders that you or root own and nobody else can write (or sticky ones "
             f"such as /tmp): choose another path, or trust the folder on purpose with "

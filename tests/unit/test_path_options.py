@@ -162,8 +162,8 @@ def test_a_foreign_input_is_refused_and_accepted_when_trusted(option, foreign):
     line = str(refused.value)
     assert "\n" not in line and "uid 65534 (nobody)" in line and "mode 0755" in line, line
     assert "--trust" in line and "owned by neither you nor root" in line, line
-    what = "--config" if option == "config" else f"--{option}" if option != "TEST" else "--TEST"
-    assert line.startswith(f"refusing {what} ") or option in ("TEST",), line
+    what = PATH_TABLE[option].what or f"--{option}"
+    assert line.startswith(f"refusing {what} "), line
     try:  # trusted: read (a file that is not what the option wants is another error)
         config_from_args([*argv, f"--trust={foreign}"])
     except KewpieError as exc:
