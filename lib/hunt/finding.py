@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from ..errors import UsageError
 from ..platform.safewrite import OutputDir
 from ..randgen.trace import read_trace
 from .knownbugs import Tagged
@@ -124,8 +125,8 @@ def _write_files(finding: Finding, folder: OutputDir, trace_path: str) -> dict[s
             files[name] = name
             if name.startswith("backtrace-"):
                 files["backtrace"] = name
-        except OSError as exc:
-            files[name] = f"(not copied: {exc.strerror or exc})"
+        except (OSError, UsageError) as exc:
+            files[name] = f"(not copied: {getattr(exc, 'strerror', None) or exc})"
     return files
 
 

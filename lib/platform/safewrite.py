@@ -411,9 +411,10 @@ class OutputDir:
             os.close(src)
         return self.path_of(rel)
 
-    def copy_tree(self, source: str, rel: str) -> bool:
-        """Copy folder source to rel with ``cp -a`` (links kept as links), into this
-        folder's descriptor (``/proc/<pid>/fd/N``), not its path; whether cp succeeded."""
+    def copy_tree(self, source: str, rel: str) -> str:
+        """Copy folder source to rel (which must not exist) with ``cp -a`` (links kept as
+        links), into this folder's descriptor (``/proc/<pid>/fd/N``), not its path; ''
+        when copied, else what cp said."""
         from .tools import run_tool
         fd, name = self._split(rel)
         try:
@@ -423,7 +424,8 @@ class OutputDir:
             result = run_tool(["cp", "-a", "-T", "--", source, f"/proc/{os.getpid()}/fd/{fd}/{name}"])
         finally:
             os.close(fd)
-        return result.returncode == 0
+        return "" if result.returncode == 0 else (result.stderr.strip() or
+                                                    f"cp exited {result.returncode}")
 
 
 def _replace(fd: int, name: str, data: bytes, mode: int) -> None:

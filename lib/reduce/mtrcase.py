@@ -125,8 +125,9 @@ class WrittenCase:
 
 def ship_plugins(suite: OutputDir, options: Sequence[str]) -> list[str]:
     """A ``--plugin-dir`` option's libraries copied into the suite's own ``plugin/``
-    folder (links kept as links), the option pointed there: the case carries the
-    plugins it needs (kewpie's mtr mode loads plugins from the server's directory or
+    folder (links kept as links; folders, such as Debian's ``auth_pam_tool_dir``, left
+    out: the suite must pass the trust rule), the option pointed there: the case carries
+    the plugins it needs (kewpie's mtr mode loads plugins from the server's directory or
     the suite's ``plugin/`` only)."""
     out = []
     for option in options:
@@ -139,7 +140,7 @@ def ship_plugins(suite: OutputDir, options: Sequence[str]) -> list[str]:
         with suite.folder("plugin") as target:
             for entry in sorted(os.listdir(value)):
                 source = os.path.join(value, entry)
-                if os.path.islink(source) or os.path.isfile(source):
+                if os.path.isfile(source):  # a library, or a link to one (kept a link)
                     target.copy_file(source, entry)
         out.append(f"{name}={suite.path_of('plugin')}")
     return out

@@ -21,6 +21,7 @@ import stat
 from dataclasses import dataclass
 
 from ..checks.backtrace import backtrace, find_core
+from ..errors import UsageError
 from ..platform import safedirs
 from ..platform.logsetup import get_logger
 from ..platform.safewrite import OutputDir
@@ -164,13 +165,17 @@ def point_latest(root: str, run: str) -> None:
 def _copy(folder: OutputDir, src: str, rel: str) -> None:
     try:
         folder.copy_file(src, rel)
-    except OSError as exc:
+    except (OSError, UsageError) as exc:
         get_logger().debug("evidence: cannot copy %s: %s", src, exc)
 
 
 def _copytree(folder: OutputDir, src: str, rel: str) -> None:
-    if not folder.copy_tree(src, rel):
-        get_logger().debug("evidence: cannot copy %s", src)
+    try:
+        error = folder.copy_tree(src, rel)
+    except (OSError, UsageError) as exc:
+        error = str(exc)
+    if error:
+        get_logger().debug("evidence: cannot copy %s: %s", src, error)
 
 
 def _copy_wrapper_logs(logdir: str, dest: OutputDir) -> None:

@@ -17,6 +17,7 @@ from ..servers.server import Server
 from ..servers.requirements import Requirements
 from ..sysbench.engines import resolve_engine
 from ..platform.safewrite import OutputDir
+from ..platform.trustedpath import check_input
 from ..sysbench.outputs import table, write_all
 from ..sysbench.regression import compare
 from ..history.sweeps import import_legacy
@@ -75,6 +76,8 @@ def _run_sweep_mode(env: RunEnvironment, history: RunHistory, started: float) ->
     config = env.config
     log = get_logger()
     spec = SweepSpec.from_file(config.sweep_file)
+    if spec.workload.endswith(".lua"):  # a script of the user's: sysbench runs it as root
+        check_input(os.path.abspath(spec.workload), f"{config.sweep_file}: workload", env.trust)
     engines = [e for e in spec.grid().values_of("engine") if e]
     for basedir in spec.basedirs or [config.basedir]:  # before any server starts
         tree = env.tree if basedir == config.basedir and env.tree else env.trees.resolve(basedir)

@@ -190,3 +190,13 @@ def test_an_output_that_is_a_link_is_refused(tmp_path):
     os.symlink("/etc", tmp_path / "out")
     with pytest.raises(UnsafeOutputError, match="symbolic link to /etc"):
         config_from_args(["--mode=reduce", f"--reduce-out={tmp_path / 'out'}", "/nonexistent"])
+
+
+@needs_root
+def test_the_pytest_plugins_basedir_is_checked_over_its_table(foreign):
+    from lib.pytest_plugin.options import check_path_options
+    from lib.run.config import RunConfig
+    with pytest.raises(UntrustedPathError, match=f"refusing --kewpie-basedir {foreign}/tree"):
+        check_path_options(RunConfig(basedir=f"{foreign}/tree"))
+    check_path_options(RunConfig(basedir=f"{foreign}/tree", trusted=(str(foreign),)))
+    check_path_options(RunConfig())
