@@ -108,9 +108,13 @@ def run_config(config: pytest.Config) -> RunConfig:
 
 def trusted(config: pytest.Config) -> tuple[str, ...]:
     """What the user trusts on purpose: --kewpie-trust and their own safe-directories."""
+    from ..errors import UsageError
     from ..platform.usertrust import safe_directories
     given = config.getoption("kewpie_trust", None) or []
-    return Trust.of([*(os.path.abspath(p) for p in given), *safe_directories()]).paths
+    try:
+        return Trust.of([*(os.path.abspath(p) for p in given), *safe_directories()]).paths
+    except UsageError as exc:  # the user's own config is broken or not trusted
+        raise pytest.UsageError(f"kewpie: {exc}") from None
 
 
 def check_path_options(cfg: RunConfig) -> None:
