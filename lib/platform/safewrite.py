@@ -222,6 +222,21 @@ class OutputDir:
         with cls.open_trusted(os.path.dirname(path), what) as parent:
             return parent.folder(os.path.basename(path))
 
+    @classmethod
+    def at(cls, path: str, what: str) -> OutputDir:
+        """Folder path as a caller that chose it names it (a suite's folder for a report:
+        trusted code's choice of where): its parents made when missing and taken as they
+        are, the folder made or an existing one of ours that nobody else may write,
+        opened without following a link; everything under it as for any OutputDir."""
+        path = os.path.abspath(path)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        parent = os.open(os.path.dirname(path), _DIR_FLAGS)
+        try:
+            fd, _ = _sub_folder(parent, os.path.basename(path), path, what)
+        finally:
+            os.close(parent)
+        return cls(path, fd, what)
+
     def close(self) -> None:
         """Close the folder's descriptor (idempotent)."""
         if self.fd >= 0:
@@ -527,13 +542,13 @@ def text_bytes(write: Any) -> bytes:
 
 
 class HeldOutput:
-    """``with HeldOutput(folder) as out``: an OutputDir as given, or a folder's path opened
-    as a folder of the workdir (:meth:`OutputDir.in_trusted`: made when missing) and
-    closed again at the end."""
+    """``with HeldOutput(folder) as out``: an OutputDir as given, or the path of a folder
+    that kewpie's own code or a suite chose (:meth:`OutputDir.at`: made when missing),
+    opened and closed again at the end.  The outputs a user names on the command line
+    are OutputDirs made by :meth:`OutputDir.create`."""
 
     def __init__(self, folder: OutputDir | str, what: str = "output") -> None:
-        """folder: an open OutputDir (left open), or the path of a folder of ours in a
-        folder the trust rule accepts as the workdir."""
+        """folder: an open OutputDir (left open), or a folder's path."""
         self.given = folder
         self.what = what
         self.opened: OutputDir | None = None
@@ -541,7 +556,7 @@ class HeldOutput:
     def __enter__(self) -> OutputDir:
         if isinstance(self.given, OutputDir):
             return self.given
-        self.opened = OutputDir.in_trusted(self.given, self.what)
+        self.opened = OutputDir.at(self.given, self.what)
         return self.opened
 
     def __exit__(self, *exc: object) -> None:

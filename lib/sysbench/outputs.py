@@ -428,8 +428,8 @@ def plot_latency_distribution(sweep: SweepResult, path: str) -> str:
 
 def write_all(sweep: SweepResult, out_dir: str | OutputDir) -> dict[str, str]:
     """Tables, CSV, JSON and the plots in out_dir (see the module), written into the folder
-    kewpie holds, never through a link (lib/platform/safewrite.py: out_dir a path is an
-    existing folder of ours); returns their paths."""
+    kewpie holds, never through a link (lib/platform/safewrite.py; out_dir a path: a
+    folder a suite chose, made when missing); returns their paths."""
     with HeldOutput(out_dir, "--sweep-out") as out:
         held = out.held()
         paths = _write_all(sweep, held, out)
