@@ -13,7 +13,8 @@ import math
 import os
 import signal
 import sys
-from typing import Any, Sequence
+from types import MappingProxyType
+from typing import Any, Mapping, Sequence
 
 from .run.config import MYSQLTEST_PROTOCOLS, RunConfig, default
 from .run.configfile import (Resolved, find_config_files, format_settings, option_specs,
@@ -21,16 +22,51 @@ from .run.configfile import (Resolved, find_config_files, format_settings, optio
 from .errors import EXIT_ENVIRONMENT, EXIT_OK, Interrupted, KewpieError, SuiteError, UsageError
 from .platform.interrupts import STOP_SIGNALS, InterruptRelay
 from .platform.logsetup import configure, get_logger
+from .platform.pathoptions import PathOption, PathRole, PathShape, check_paths
+from .platform.safewrite import check_output
+from .platform.trustedpath import Trust, check_input
 
 
 # Options only the command line takes (a config file cannot set them), by dest.
-COMMAND_LINE_ONLY = frozenset({"config_file", "no_config", "profile", "list_options"})
+COMMAND_LINE_ONLY = frozenset({"config_file", "no_config", "profile", "list_options", "trust"})
+# Every option that takes a path, by what it is to kewpie (lib/platform/pathoptions.py):
+# the checks of settings_from_args run over this table (fields: RunConfig's), and
+# tests/unit/test_path_options.py fails when a path option of build_parser is missing.
+PATH_TABLE: Mapping[str, PathOption] = MappingProxyType({
+    "suitepath": PathOption(PathRole.input, PathShape.tree, ("suitepaths",),
+                            "its kewpie.toml is read only once the folder and the file "
+                            "passed (resolve_args)"),
+    "config": PathOption(PathRole.input, note="checked before it is read (resolve_args)"),
+    "basedir": PathOption(PathRole.input, PathShape.path, ("basedir", "extra_basedirs"),
+                          "its programs, plugins and messages where the tree is found "
+                          "(lib/servers/codetree.py), as trees/'s"),
+    "randgen-path": PathOption(PathRole.input, PathShape.tree, ("randgen_path",)),
+    "mtr-root": PathOption(PathRole.input, PathShape.tree, ("mtr_root",)),
+    "grammar": PathOption(PathRole.input, PathShape.path, ("hunt_grammars",),
+                          "a relative one where it is found (lib/run/hunt_mode.py)"),
+    "redefine": PathOption(PathRole.input, PathShape.path, ("hunt_redefine",)),
+    "gendata": PathOption(PathRole.input, PathShape.path, ("gendata", "hunt_gendata")),
+    "known-bugs": PathOption(PathRole.input, PathShape.path, ("known_bugs",)),
+    "random-options": PathOption(PathRole.input, PathShape.path, ("random_options",)),
+    "sweep-file": PathOption(PathRole.input, PathShape.path, ("sweep_file",)),
+    "wsrep-provider-path": PathOption(PathRole.input, PathShape.path, ("wsrep_provider_path",)),
+    "xtrabackup-path": PathOption(PathRole.input, PathShape.path, ("xtrabackup_path",)),
+    "innobackupex-path": PathOption(PathRole.input, PathShape.path, ("innobackupex_path",)),
+    "TEST": PathOption(PathRole.input, PathShape.tree, ("tests",),
+                       "--mode=reduce: the finding folder (other modes: test names)",
+                       what="the finding folder"),
+    "workdir": PathOption(PathRole.own, note="lib/platform/workdir.py"),
+    "lock-dir": PathOption(PathRole.own, note="lib/platform/ports.py"),
+    "junit-xml": PathOption(PathRole.output, PathShape.file, ("junit_xml",)),
+    "xml-report": PathOption(PathRole.output, PathShape.file, ("xml_report",)),
+    "sweep-out": PathOption(PathRole.output, PathShape.folder, ("sweep_out",)),
+    "reduce-out": PathOption(PathRole.output, PathShape.folder, ("reduce_out",)),
+    "history": PathOption(PathRole.output, PathShape.file, ("history_path",)),
+    "timings-file": PathOption(PathRole.data, note="durations, read as JSON"),
+    "trust": PathOption(PathRole.data, note="names what is trusted; reads nothing"),
+})
 # Options whose relative values in a config file are taken from the file's folder.
-PATH_OPTIONS = frozenset({
-    "workdir", "suitepath", "basedir", "lock-dir", "wsrep-provider-path", "junit-xml",
-    "timings-file", "xtrabackup-path", "innobackupex-path", "randgen-path", "sweep-file",
-    "sweep-out", "mtr-root", "gendata", "grammar", "redefine", "known-bugs", "random-options",
-    "history", "xml-report"})
+PATH_OPTIONS = frozenset(PATH_TABLE) - {"config", "trust", "TEST"}
 
 
 class _OnOff(argparse.BooleanOptionalAction):
@@ -397,6 +433,11 @@ def _config_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--list-options", action="store_true",
                    help="print every setting, its value and where it came from (default, "
                         "config file and key, command line), and exit")
+    g.add_argument("--trust", action="append", default=[], metavar="PATH",
+                   help="accept PATH (a folder or file, and all under it) as code and "
+                        "configuration although another user owns it or others may write "
+                        "it (repeatable; as safe-directories in your own "
+                        "~/.config/kewpie/config.toml; never from a kewpie.toml)")
 
 
 def _randgen_seed(text: str) -> int:
@@ -425,13 +466,42 @@ def resolve_args(argv: Sequence[str] | None) -> Resolved:
     if full["profile"] and full["no_config"]:
         raise UsageError(f"--profile {full['profile']} needs a config file; --no-config "
                           f"reads none")
-    paths = find_config_files(full["config_file"], [os.path.abspath(p) for p in
-                                                    _split(given.get("suitepath"))],
-                              RunConfig().root, read_none=full["no_config"])
+    suitepaths = [os.path.abspath(p) for p in _split(given.get("suitepath"))]
+    trust = trust_of(full["trust"])
+    for folder in suitepaths:  # before its kewpie.toml is read (the whole tree: below)
+        check_input(folder, "--suitepath", trust)
+    paths = find_config_files(full["config_file"], suitepaths, RunConfig().root,
+                              read_none=full["no_config"])
+    for path in paths:  # each file itself too: a suite path's may be another user's
+        check_input(path, "--config" if full["config_file"] else "config file", trust)
     specs = option_specs(parser, not_in_files=COMMAND_LINE_ONLY, paths=PATH_OPTIONS,
                          comma_lists=("suitepath",))
     files = [read_config_file(path, specs) for path in paths]
     return resolve(defaults, given, files, full["profile"] or None)
+
+
+def trust_of(given: Sequence[str]) -> Trust:
+    """What the user trusts on purpose: ``--trust`` (given) and ``safe-directories`` in
+    their own config (lib/platform/usertrust.py); never a kewpie.toml's say."""
+    from .platform.usertrust import safe_directories
+    return Trust.of([*(os.path.abspath(p) for p in given), *safe_directories()])
+
+
+def path_values(config: RunConfig) -> dict[str, list[str]]:
+    """Each PATH_TABLE option's paths in config (a grammar's ``G.yy:D.zz`` as two)."""
+    out: dict[str, list[str]] = {}
+    for option, spec in PATH_TABLE.items():
+        values: list[str] = []
+        for name in spec.fields:
+            value = getattr(config, name)
+            values.extend([value] if isinstance(value, str) else value)
+        if option == "TEST" and config.mode != "reduce":
+            values = []
+        if option == "grammar":
+            values = [p for v in values for p in (v.rsplit(":", 1) if v.endswith(".zz")
+                                                  else [v])]
+        out[option] = [v for v in values if v]
+    return out
 
 
 def settings_from_args(argv: Sequence[str] | None) -> tuple[RunConfig, Resolved]:
@@ -439,7 +509,17 @@ def settings_from_args(argv: Sequence[str] | None) -> tuple[RunConfig, Resolved]
     an error about a value a config file set names the file and key."""
     resolved = resolve_args(argv)
     try:
-        return _config(resolved.namespace()), resolved
+        config = _config(resolved.namespace())
+        trust = Trust.of(config.trusted)
+        check_paths(PATH_TABLE, path_values(config), trust)
+        if config.mode == "reduce" and not config.reduce_out:
+            for finding in config.tests:  # the default output: the finding's reduce/
+                check_output(os.path.join(finding, "reduce"), "the finding's reduce folder",
+                             trust)
+        if config.known_bugs and config.mode == "native":  # a hunt reads them as it starts
+            from .hunt.knownbugs import KnownBugs  # read now: a bad file is one error line
+            KnownBugs.load(list(config.known_bugs))
+        return config, resolved
     except KewpieError as exc:
         raise _blamed(exc, resolved) from None
 
@@ -515,9 +595,6 @@ def _hunt_config(args: argparse.Namespace) -> dict[str, Any]:
     if (args.known_bugs or args.allow_known) and args.mode not in ("hunt", "native"):
         raise KewpieError(f"--known-bugs and --allow-known: only with --mode=hunt or "
                           f"--mode=native; this run is --mode={args.mode}")
-    if args.known_bugs and args.mode == "native":  # a hunt reads them as it starts
-        from .hunt.knownbugs import KnownBugs  # read now: a bad file is one error line
-        KnownBugs.load([os.path.abspath(k) for k in args.known_bugs])
     if args.mode == "hunt" and not args.grammar:
         raise KewpieError("--mode=hunt needs --grammar FILE.yy (a randgen grammar; relative "
                           "paths are under --randgen-path)")
@@ -650,7 +727,8 @@ def _config(args: argparse.Namespace) -> RunConfig:
         xml_report=os.path.abspath(args.xml_report) if args.xml_report else "",
         history=args.history != "off",
         history_path=os.path.abspath(args.history) if args.history not in ("", "off") else "",
-        history_dsn=args.history_dsn or args.results_db_dsn, history_labels=labels, **hunt))
+        history_dsn=args.history_dsn or args.results_db_dsn, history_labels=labels,
+        trusted=trust_of(args.trust).paths, **hunt))
 
 
 def option_rows(parser: argparse.ArgumentParser) -> list[tuple[str, list[tuple[str, str]]]]:
@@ -761,6 +839,7 @@ def history_main(argv: Sequence[str]) -> int:
         defaults = Defaults(workdir=config.workdir, history_path=config.history_path,
                             history_dsn=config.history_dsn, lock_dir=config.lock_dir,
                             base_port=config.base_port)
+        defaults.trusted = config.trusted  # safe-directories: where history html may write
         return run_command(args, defaults)
     except KewpieError as exc:
         log.error(str(exc).splitlines()[0])

@@ -24,9 +24,23 @@ from .records import headline
 from .queries import (DEFAULT_WINDOW_RUNS, STATUS_CHOICES, FlakyRow, ResultRow, SearchFilter,
                       Window, flaky, recent_runs, run_detail, search, slowest, timeline,
                       unstable)
+from ..platform.pathoptions import PathOption, PathRole, PathShape
+from ..platform.trustedpath import Trust
 from .store import open_engine
 from .target import StoreTarget
 
+# The subcommands' options that take a path, by what they are to kewpie (as lib/cli.py's
+# PATH_TABLE; tests/unit/test_path_options.py fails when one is missing).
+PATH_TABLE: Mapping[str, PathOption] = MappingProxyType({
+    "history": PathOption(PathRole.data, note="the SQLite store: queried as data"),
+    "workdir": PathOption(PathRole.data, note="its history.sqlite, queried as data"),
+    "config": PathOption(PathRole.input, note="checked before it is read (lib/cli.py)"),
+    "lock-dir": PathOption(PathRole.own, note="lib/platform/ports.py"),
+    "OUT": PathOption(PathRole.output, PathShape.folder,
+                      note="made fresh or empty, written without following links "
+                           "(lib/history/export.py)"),
+    "FILE": PathOption(PathRole.data, note="an old sweeps database, read as data"),
+})
 
 
 @dataclass
@@ -38,6 +52,7 @@ class Defaults:
     history_dsn: str = ""
     lock_dir: str = ""
     base_port: int = 9300
+    trusted: tuple[str, ...] = ()  # safe-directories of the user's own config
 
 
 def _store_options(p: argparse.ArgumentParser) -> None:
@@ -361,7 +376,8 @@ def run_command(args: argparse.Namespace, defaults: Defaults, out: TextIO | None
         from .export import export
         engine = open_engine(target)
         try:
-            written = export(engine, args.out, max_tests=args.tests)
+            written = export(engine, args.out, max_tests=args.tests,
+                             trust=Trust.of(defaults.trusted))
         finally:
             engine.dispose()
         out.write(f"wrote {written} page(s) to {args.out} (open {args.out}/index.html)\n")

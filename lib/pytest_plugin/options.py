@@ -3,14 +3,27 @@ the ini file, turned into the run's RunConfig (RunConfig's defaults otherwise)."
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, Literal
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Literal, Mapping
 
 import pytest
+
+from ..platform.pathoptions import PathOption, PathRole, PathShape, check_paths
+from ..platform.trustedpath import Trust
 
 if TYPE_CHECKING:  # imported when the run starts: pytest's start-up stays light
     from ..run.config import RunConfig
 
 SCOPE_CHOICES = ("function", "class", "module", "package", "session")
+# The plugin's options that take a path, by what they are to kewpie (as lib/cli.py's
+# PATH_TABLE; tests/unit/test_path_options.py): checked before any server starts.
+PATH_TABLE: Mapping[str, PathOption] = MappingProxyType({
+    "kewpie-workdir": PathOption(PathRole.own, note="lib/platform/workdir.py"),
+    "kewpie-basedir": PathOption(PathRole.input, PathShape.path, ("basedir",),
+                                 "its programs where the tree is found (lib/servers/codetree.py)"),
+    "kewpie-lock-dir": PathOption(PathRole.own, note="lib/platform/ports.py"),
+    "kewpie-trust": PathOption(PathRole.data, note="names what is trusted; reads nothing"),
+})
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -45,6 +58,10 @@ def add_options(parser: pytest.Parser) -> None:
         "(default: 3)", metavar="N")
     add("verbose", "debug lines in kewpie's log (workdir/kewpie.log) and reset reasons",
         action="store_true", default=None)
+    group.addoption("--kewpie-trust", dest="kewpie_trust", action="append", default=[],
+                    metavar="PATH", help="accept PATH as code although another user owns it "
+                    "or others may write it (repeatable; command line only, as "
+                    "safe-directories in your ~/.config/kewpie/config.toml)")
 
 
 def setting(config: pytest.Config, name: str) -> Any:
@@ -85,4 +102,24 @@ def run_config(config: pytest.Config) -> RunConfig:
                      lock_dir=setting(config, "lock_dir") or "",
                      wsrep_sst_method=setting(config, "wsrep_sst_method") or default("wsrep_sst_method"),
                      max_save_datadir=number("max_save_datadir", "max_save_datadir"),
-                     verbose=bool(setting(config, "verbose")))
+                     verbose=bool(setting(config, "verbose")),
+                     trusted=trusted(config))
+
+
+def trusted(config: pytest.Config) -> tuple[str, ...]:
+    """What the user trusts on purpose: --kewpie-trust and their own safe-directories."""
+    from ..errors import UsageError
+    from ..platform.usertrust import safe_directories
+    given = config.getoption("kewpie_trust", None) or []
+    try:
+        return Trust.of([*(os.path.abspath(p) for p in given), *safe_directories()]).paths
+    except UsageError as exc:  # the user's own config is broken or not trusted
+        raise pytest.UsageError(f"kewpie: {exc}") from None
+
+
+def check_path_options(cfg: RunConfig) -> None:
+    """The trust rule over the options of PATH_TABLE (UsageError, one line, before any
+    server starts)."""
+    values = {option: [p for f in spec.fields for p in [getattr(cfg, f)] if p]
+              for option, spec in PATH_TABLE.items()}
+    check_paths(PATH_TABLE, values, Trust.of(cfg.trusted))

@@ -19,7 +19,7 @@ import pytest
 
 from .collection import (FIXTURES, declared_values, is_kewpie_testcase,
                          module_values, scope_unit, uses_ours)
-from .options import SCOPE_CHOICES, add_options, run_config, setting
+from .options import SCOPE_CHOICES, add_options, check_path_options, run_config, setting
 
 if TYPE_CHECKING:
     from .helper import KewpieServers
@@ -152,6 +152,7 @@ def _open_session(config: pytest.Config) -> "KewpieSession":
     session.declared = list(state.declared)
     state.session = session
     try:
+        check_path_options(session.config)
         session.open()
     except KewpieError as exc:
         pytest.exit(f"kewpie: {str(exc).splitlines()[0]}", returncode=2)

@@ -125,6 +125,8 @@ class RunConfig:
     history_path: str = ""      # --history PATH ('' = WORKDIR/history.sqlite)
     history_dsn: str = ""       # --history-dsn mysql://user:password@host:port/database
     history_labels: tuple[tuple[str, str], ...] = ()  # --label KEY=VALUE
+    # what the user trusts on purpose (--trust, safe-directories): lib/platform/trustedpath.py
+    trusted: tuple[str, ...] = ()
 
 
 def default(name: str) -> Any:

@@ -43,6 +43,7 @@ from .filters import matches
 from .selection import apply_shard, mysqld_requirements
 from ..servers.option_catalog import OptionCatalog, load_catalog
 from ..servers.option_safety import check_requirements
+from ..platform.trustedpath import Trust, check_input
 from ..servers.codetree import CodeTree, discover
 from ..servers.manager import stop_all
 from ..servers.requirements import Requirements
@@ -54,8 +55,10 @@ MTR_DIR_CANDIDATES = ("mysql-test", "share/mysql/mysql-test", "share/mariadb/mys
                       "share/mysql-test", "mariadb-test")
 
 
-def mtr_root(config_root: str, tree: CodeTree) -> str:
-    """--mtr-root, else the code tree's mysql-test directory (UsageError if none)."""
+def mtr_root(config_root: str, tree: CodeTree, trust: Trust | None = None) -> str:
+    """--mtr-root, else the code tree's mysql-test directory (UsageError if none).  The
+    code tree's passes the trust rule as a tree (its cases run shell commands and its
+    include files are code); --mtr-root did with the other options (lib/cli.py)."""
     if config_root:
         if not os.path.isfile(os.path.join(config_root, "include", "default_my.cnf")):
             raise UsageError(f"--mtr-root {config_root} is not a mysql-test directory (no "
@@ -64,6 +67,7 @@ def mtr_root(config_root: str, tree: CodeTree) -> str:
     for sub in MTR_DIR_CANDIDATES:
         path = os.path.join(tree.basedir, sub)
         if os.path.isfile(os.path.join(path, "include", "default_my.cnf")):
+            check_input(path, "the code tree's mysql-test", trust, tree=True)
             return path
     raise UsageError(f"no mysql-test directory under --basedir {tree.basedir} (looked for "
                      f"{', '.join(MTR_DIR_CANDIDATES)}); install mariadb-test "
@@ -92,7 +96,7 @@ class MtrPlan:
         opened workdir; None: the system's temporary directory)."""
         config = env.config
         self.tree = tree
-        self.root = mtr_root(config.mtr_root, tree)
+        self.root = mtr_root(config.mtr_root, tree, env.trust)
         self.mysqltest = find_mysqltest(tree)
         self.features, self.optional_plugins = server_features(tree.server, scratch)
         probe_env = base_environment(tree, self.root, MtrVardir("/nonexistent", self.root, None))
@@ -363,7 +367,7 @@ def run_mtr(env: RunEnvironment) -> int:
 def list_mtr(env: RunEnvironment) -> int:
     """--mode=mtr --list: the selected cases of this shard (skipped ones say why)."""
     config = env.config
-    tree = discover(config.basedir)
+    tree = discover(config.basedir, trust=env.trust)
     plan = MtrPlan(env, tree)
     cases = narrow_cases(config, plan.cases(config.suites, config.tests, config.mysqld_options))
     for case in apply_shard(config, in_run_order(config, cases)):

@@ -100,11 +100,11 @@ def _run_tests(env: RunEnvironment, specs: list[TestSpec],
         timings.save()
         if config.junit_xml and outcomes:
             from .junit import write as write_junit  # junitparser: only for a report
-            write_junit(outcomes, config.junit_xml)
+            write_junit(outcomes, config.junit_xml, env.trust)
             log.info(f"JUnit report: {config.junit_xml}")
         if config.xml_report and outcomes:
             from .mtr_junit import write as write_mtr_xml
-            write_mtr_xml(outcomes, config.xml_report)
+            write_mtr_xml(outcomes, config.xml_report, env.trust)
             log.info(f"mtr XML report: {config.xml_report}")
     reporter.summary(outcomes, len(queue), time.monotonic() - started, stopped_early)
     failed = any(o.fails_run(config.allow_known) for o in outcomes)

@@ -22,6 +22,7 @@ import statistics
 from dataclasses import asdict
 from typing import Any, Callable
 
+from ..platform.safewrite import HeldOutput, OutputDir
 from .monitor import MACHINE, series, sources, summary
 from .sweep import RunRecord, SweepResult
 
@@ -425,9 +426,19 @@ def plot_latency_distribution(sweep: SweepResult, path: str) -> str:
     return path
 
 
-def write_all(sweep: SweepResult, out_dir: str) -> dict[str, str]:
-    """Tables, CSV, JSON and the plots in out_dir (see the module); returns their paths."""
-    os.makedirs(out_dir, exist_ok=True)
+def write_all(sweep: SweepResult, out_dir: str | OutputDir) -> dict[str, str]:
+    """Tables, CSV, JSON and the plots in out_dir (see the module), written into the folder
+    kewpie holds, never through a link (lib/platform/safewrite.py; out_dir a path: a
+    folder a suite chose, made when missing); returns their paths."""
+    with HeldOutput(out_dir, "--sweep-out") as out:
+        held = out.held()
+        paths = _write_all(sweep, held, out)
+        return {k: out.path + v[len(held):] if v.startswith(held) else v
+                for k, v in paths.items()}
+
+
+def _write_all(sweep: SweepResult, out_dir: str, out: OutputDir) -> dict[str, str]:
+    """write_all's files under out_dir (the held folder's path)."""
     paths = {"csv": write_csv(sweep, os.path.join(out_dir, "results.csv")),
              "json": write_json(sweep, os.path.join(out_dir, "results.json")),
              "plot_threads": plot_threads(sweep, os.path.join(out_dir, "tps_vs_threads.png")),
@@ -437,7 +448,7 @@ def write_all(sweep: SweepResult, out_dir: str) -> dict[str, str]:
             sweep, os.path.join(out_dir, "latency_distribution.png"))
     if sweep.spec.latency_plots:
         for sub in ("timeline", "latency"):
-            os.makedirs(os.path.join(out_dir, sub), exist_ok=True)
+            out.folder(sub).close()
         for run in sweep.runs:
             name = run_label(run).replace(" ", "_") + ".png"
             if run.samples:
