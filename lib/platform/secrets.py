@@ -18,11 +18,13 @@ that only looks like a secret loses its text, a secret never shows.
 :data:`SECRET_ENVIRONMENT` names the variables that carry a secret into kewpie
 (``KEWPIE_HISTORY_DSN``); :func:`child_environment` keeps them from every process
 kewpie starts (servers run as another user, who could read them in
-``/proc/PID/environ``).
+``/proc/PID/environ``); a file holding a secret must have no other :func:`readers`
+than its owner.
 """
 from __future__ import annotations
 
 import re
+import stat
 from typing import Any, Mapping
 
 MASK = "***"
@@ -137,6 +139,13 @@ def secret_like_patterns() -> tuple[str, ...]:
     matching its ``-`` or ``_``): a store's scrub reads only the rows that match."""
     names = {name.replace("-", "_") for name in SECRET_OPTIONS}
     return ("%://%@%", *(f"%{word}%" for word in sorted({*SECRET_WORDS, *names})))
+
+
+def readers(mode: int) -> str:
+    """Who besides its owner may read a file of this mode ('its group', 'others', 'its
+    group and others'; '' for nobody): a file holding a secret must say ''."""
+    return " and ".join(who for bit, who in ((stat.S_IRGRP, "its group"),
+                                            (stat.S_IROTH, "others")) if mode & bit)
 
 
 def child_environment(env: Mapping[str, str] | None,

@@ -86,7 +86,7 @@ def history_dsn(config: pytest.Config) -> str:
     or one with a password in an ini file that its group or others may read."""
     from ..history.dsn import check_dsn, has_password, password_on_command_line
     from ..history.errors import HistoryUsageError
-    from ..platform.secrets import HISTORY_DSN_ENV
+    from ..platform.secrets import HISTORY_DSN_ENV, readers
     dsn, where = configured_dsn(config)
     if not dsn:
         return ""
@@ -95,10 +95,10 @@ def history_dsn(config: pytest.Config) -> str:
     from_ini = where not in ("--kewpie-history-dsn", HISTORY_DSN_ENV)
     if has_password(dsn) and from_ini and config.inipath is not None:
         mode = os.stat(config.inipath).st_mode
-        if mode & (stat.S_IRGRP | stat.S_IROTH):
-            raise pytest.UsageError(f"{where}: holds a password, and others may read "
+        if readers(mode):
+            raise pytest.UsageError(f"{where}: holds a password, and {readers(mode)} may read "
                                     f"{config.inipath} (mode {stat.S_IMODE(mode):04o}): give "
-                                    f"the DSN in KEWPIE_HISTORY_DSN instead (docs/pytest.md)")
+                                    f"the DSN in {HISTORY_DSN_ENV} instead (docs/pytest.md)")
     try:
         return check_dsn(dsn, where)
     except HistoryUsageError as exc:

@@ -41,7 +41,7 @@ from types import MappingProxyType
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..errors import UsageError
-from ..platform.secrets import HISTORY_DSN_ENV, redact
+from ..platform.secrets import HISTORY_DSN_ENV, readers, redact
 
 CONFIG_NAME = "kewpie.toml"
 TOP_TABLES = ("defaults", "profiles")
@@ -195,20 +195,18 @@ def read_config_file(path: str, specs: Mapping[str, OptionSpec]) -> ConfigFile:
             raise UsageError(f"{path}: profiles.{name} must be a table ([profiles.{name}]), "
                              f"not {_toml(table)}")
         profiles[name] = _read_table(path, f"profiles.{name}", table, specs, folder)
-    if mode & (stat.S_IRGRP | stat.S_IROTH):
+    if readers(mode):
         _check_private(path, mode, [defaults, *profiles.values()])
     return ConfigFile(path, defaults, MappingProxyType(profiles))
 
 
 def _check_private(path: str, mode: int, tables: Sequence[Mapping[str, Setting]]) -> None:
     """UsageError when a file others may read holds a password (a URL's)."""
-    readers = " and ".join(who for bit, who in ((stat.S_IRGRP, "its group"),
-                                                 (stat.S_IROTH, "others")) if mode & bit)
     for table in tables:
         for setting in table.values():
             if _has_url_password(setting.value):
                 raise UsageError(
-                    f"{setting.source}: holds a password, and {readers} may read {path} "
+                    f"{setting.source}: holds a password, and {readers(mode)} may read {path} "
                     f"(mode {stat.S_IMODE(mode):04o}): make it yours alone (chmod 600 "
                     f"{path}) or give the DSN in {HISTORY_DSN_ENV} (docs/configuration.md)")
 

@@ -19,8 +19,8 @@ import pytest
 from lib.history.dsn import has_password, password_on_command_line, redact
 from lib.platform.secrets import (HISTORY_DSN_ENV, MASK, NOT_SECRET, SECRET_ENVIRONMENT,
                                   SECRET_OPTIONS, SECRET_WORDS, child_environment,
-                                  is_secret_option, redact as redact_value, redact_text,
-                                  secret_like_patterns)
+                                  is_secret_option, readers, redact as redact_value,
+                                  redact_text, secret_like_patterns)
 
 PW = "Zq9-s3cr3t"
 
@@ -139,6 +139,12 @@ def test_children_never_inherit_the_secrets_environment():
     assert child_environment(None, ours) == {"PATH": "/bin"}
     assert child_environment(None, {"PATH": "/bin"}) is None  # inherit: nothing to drop
     assert child_environment(ours, {}) == {"PATH": "/bin"}
+
+
+def test_who_else_may_read_a_file():
+    assert [readers(m) for m in (0o600, 0o400, 0o700, 0o620, 0o602)] == [""] * 5
+    assert readers(0o640) == "its group" and readers(0o604) == "others"
+    assert readers(0o100644) == "its group and others"  # st_mode with the file type
 
 
 def test_log_lines_show_no_secret():
