@@ -102,10 +102,11 @@ def _scrub(conn: Connection, table: Table, columns: tuple[str, ...],
         if not rows:
             return changed
         for row in rows:
-            values = {name: scrubbed(text, name in json_columns)
-                      for name, text in zip(columns, row[1:]) if text}
-            values = {name: text for name, text in values.items()
-                      if text != row[1 + columns.index(name)]}
+            values = {}
+            for name, text in zip(columns, row[1:]):
+                clean = scrubbed(text, name in json_columns) if text else text
+                if clean != text:
+                    values[name] = clean
             if values:
                 conn.execute(table.update().where(key == row[0]).values(values))
                 changed += 1

@@ -92,6 +92,11 @@ def _url_password(match: re.Match[str]) -> str:
     return f"{match.group('scheme')}{user}:{MASK}@{host}"
 
 
+def has_url_password(text: str) -> bool:
+    """Whether text holds a URL with a password (``scheme://user:PASSWORD@host``)."""
+    return "://" in text and _URL.sub(_url_password, text) != text
+
+
 def _secret_options(text: str) -> str:
     """text with the value of every NAME=VALUE whose name is secret masked."""
     out: list[str] = []

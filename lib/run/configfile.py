@@ -41,7 +41,7 @@ from types import MappingProxyType
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..errors import UsageError
-from ..platform.secrets import HISTORY_DSN_ENV, readers, redact
+from ..platform.secrets import HISTORY_DSN_ENV, has_url_password, readers, redact
 
 CONFIG_NAME = "kewpie.toml"
 TOP_TABLES = ("defaults", "profiles")
@@ -214,8 +214,7 @@ def _check_private(path: str, mode: int, tables: Sequence[Mapping[str, Setting]]
 def _has_url_password(value: Any) -> bool:
     """Whether a setting's value holds a URL with a password."""
     items = value if isinstance(value, list) else [value]
-    return any(isinstance(item, str) and "://" in item and redact(item) != item
-               for item in items)
+    return any(isinstance(item, str) and has_url_password(item) for item in items)
 
 
 def resolve(defaults: Mapping[str, Any], given: Mapping[str, Any], files: Sequence[ConfigFile],

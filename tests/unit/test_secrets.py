@@ -19,7 +19,8 @@ import pytest
 from lib.history.dsn import has_password, password_on_command_line, redact
 from lib.platform.secrets import (HISTORY_DSN_ENV, MASK, NOT_SECRET, SECRET_ENVIRONMENT,
                                   SECRET_OPTIONS, SECRET_WORDS, child_environment,
-                                  is_secret_option, readers, redact as redact_value,
+                                  has_url_password, is_secret_option, readers,
+                                  redact as redact_value,
                                   redact_text, secret_like_patterns)
 
 PW = "Zq9-s3cr3t"
@@ -86,6 +87,7 @@ def test_the_declared_lists_are_consistent():
 ])
 def test_redact_text(text, shown):
     assert redact_text(text) == shown
+    assert has_url_password(text) == (text != shown and "://" in text)
 
 
 def test_redact_walks_structures_and_leaves_them_unchanged():
