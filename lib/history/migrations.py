@@ -17,7 +17,8 @@ transaction: SQLite's DDL is transactional) or a server's ``GET_LOCK``.
 A step may also rewrite rows: version 2 scrubs the passwords older kewpies stored
 (a ``--history-dsn``'s in a run's options, a ``--mysqld=--wsrep-sst-auth=...``) with
 the redaction every write now goes through (lib/platform/secrets.py); on SQLite with
-``secure_delete`` on and the log checkpointed after, so that the file keeps no copy.
+``secure_delete`` on and, when rows were rewritten, the log checkpointed after (best
+effort, without waiting for other writers), so that the file keeps no copy.
 
 A new version: add the column or table to lib/history/schema.py, a step
 ``_to_N`` below that makes the same change with ``op`` on a store of version N-1,
@@ -26,7 +27,8 @@ raise :data:`SCHEMA_VERSION`, and a unit test that upgrades a store of version N
 from __future__ import annotations
 
 import json
-from typing import Callable
+import sqlite3
+from typing import Any, Callable
 
 from alembic.migration import MigrationContext
 from alembic.operations import Operations
@@ -66,6 +68,7 @@ def _to_1(op: Operations, conn: Connection) -> None:
 
 
 SCRUB_BATCH = 1000
+SCRUBBED_KEY = "kewpie_scrubbed_rows"  # in the connection's info: rows version 2 rewrote
 # What version 2 scrubs: (table, its text columns, those of them that hold JSON).
 SCRUBBED = (
     (runs, ("options", "labels", "trees", "selection", "build_url", "tree_path"),
@@ -102,7 +105,7 @@ def _scrub(conn: Connection, table: Table, columns: tuple[str, ...],
         if not rows:
             return changed
         for row in rows:
-            values = {}
+            values: dict[str, str] = {}
             for name, text in zip(columns, row[1:]):
                 clean = scrubbed(text, name in json_columns) if text else text
                 if clean != text:
@@ -120,7 +123,8 @@ def _to_2(op: Operations, conn: Connection) -> None:
     tables = set(inspect(conn).get_table_names())
     for table, columns, json_columns in SCRUBBED:
         if table.name in tables:
-            _scrub(conn, table, columns, json_columns)
+            conn.info[SCRUBBED_KEY] = conn.info.get(SCRUBBED_KEY, 0) + \
+                _scrub(conn, table, columns, json_columns)
 
 
 MIGRATIONS: tuple[tuple[int, str, Step], ...] = (
@@ -157,6 +161,36 @@ def _steps(conn: Connection) -> int:
     return version
 
 
+def _pragma(conn: Connection, pragma: str) -> list[Any]:
+    """A SQLite PRAGMA on conn's own connection, outside any transaction: its answer,
+    read whole and its statement closed (an open one would hold a read snapshot in the
+    pool); [] when the database is busy (a checkpoint others keep busy: a later one
+    does it)."""
+    raw = conn.connection.driver_connection
+    assert raw is not None
+    cursor = raw.cursor()
+    try:
+        cursor.execute(f"PRAGMA {pragma}")
+        return list(cursor.fetchall())
+    except sqlite3.OperationalError:
+        return []
+    finally:
+        cursor.close()
+
+
+def _truncate_log(conn: Connection) -> None:
+    """Checkpoint a SQLite store's log and truncate it, so that no page it held before a
+    scrub stays in the file: best effort, without waiting (writers that keep it busy
+    leave it to a later checkpoint)."""
+    busy = _pragma(conn, "busy_timeout")
+    _pragma(conn, "busy_timeout=0")
+    try:
+        _pragma(conn, "wal_checkpoint(TRUNCATE)")
+    finally:
+        if busy:
+            _pragma(conn, f"busy_timeout={int(busy[0][0])}")
+
+
 def upgrade(engine: Engine) -> int:
     """Bring the store to :data:`SCHEMA_VERSION` (nothing to do: one query); returns it."""
     with engine.connect() as conn:
@@ -164,16 +198,15 @@ def upgrade(engine: Engine) -> int:
             return SCHEMA_VERSION
     if engine.dialect.name == "sqlite":
         with engine.connect() as conn:
-            raw = conn.connection.driver_connection  # pragmas outside any transaction
-            assert raw is not None
-            raw.execute("PRAGMA secure_delete=ON")  # a scrubbed text's old bytes zeroed
+            _pragma(conn, "secure_delete=ON")  # a scrubbed text's old bytes are zeroed
             try:
                 conn.execution_options(immediate=True)  # BEGIN IMMEDIATE (lib/history/store.py)
                 with conn.begin():
                     version = _steps(conn)
-                raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # nor left in the log
+                if conn.info.pop(SCRUBBED_KEY, 0):
+                    _truncate_log(conn)
             finally:
-                raw.execute("PRAGMA secure_delete=OFF")
+                _pragma(conn, "secure_delete=OFF")
             return version
     with engine.connect() as conn:  # a server: DDL commits by itself; GET_LOCK serializes
         got = conn.exec_driver_sql(f"SELECT GET_LOCK('{LOCK_NAME}', {LOCK_WAIT})").scalar()
