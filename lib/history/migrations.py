@@ -16,9 +16,11 @@ transaction: SQLite's DDL is transactional) or a server's ``GET_LOCK``.
 
 A step may also rewrite rows: version 2 scrubs the passwords older kewpies stored
 (a ``--history-dsn``'s in a run's options, a ``--mysqld=--wsrep-sst-auth=...``) with
-the redaction every write now goes through (lib/platform/secrets.py); on SQLite with
-``secure_delete`` on and, when rows were rewritten, the log checkpointed after (best
-effort, without waiting for other writers), so that the file keeps no copy.
+the redaction every write now goes through (lib/platform/secrets.py); on SQLite, when it
+rewrites rows, with ``secure_delete`` on and the log checkpointed and truncated after
+(best effort, without waiting for other writers), so that the file keeps no copy.  A
+store made just now takes the same steps with nothing to rewrite: no pragma, no
+checkpoint.
 
 A new version: add the column or table to lib/history/schema.py, a step
 ``_to_N`` below that makes the same change with ``op`` on a store of version N-1,
@@ -69,6 +71,7 @@ def _to_1(op: Operations, conn: Connection) -> None:
 
 SCRUB_BATCH = 1000
 SCRUBBED_KEY = "kewpie_scrubbed_rows"  # in the connection's info: rows version 2 rewrote
+SECURE_KEY = "kewpie_secure_delete"    # and whether it turned SQLite's secure_delete on
 # What version 2 scrubs: (table, its text columns, those of them that hold JSON).
 SCRUBBED = (
     (runs, ("options", "labels", "trees", "selection", "build_url", "tree_path"),
@@ -111,9 +114,18 @@ def _scrub(conn: Connection, table: Table, columns: tuple[str, ...],
                 if clean != text:
                     values[name] = clean
             if values:
+                _secure_delete(conn)
                 conn.execute(table.update().where(key == row[0]).values(values))
                 changed += 1
         last = int(rows[-1][0])
+
+
+def _secure_delete(conn: Connection) -> None:
+    """On SQLite, before the first row a scrub rewrites: the bytes a change frees are
+    zeroed (``secure_delete``, for this connection until :func:`upgrade` turns it off)."""
+    if conn.dialect.name == "sqlite" and not conn.info.get(SECURE_KEY):
+        conn.exec_driver_sql("PRAGMA secure_delete=ON")
+        conn.info[SECURE_KEY] = True
 
 
 def _to_2(op: Operations, conn: Connection) -> None:
@@ -122,7 +134,7 @@ def _to_2(op: Operations, conn: Connection) -> None:
     secret replaced by ``***`` (no change to the tables)."""
     tables = set(inspect(conn).get_table_names())
     for table, columns, json_columns in SCRUBBED:
-        if table.name in tables:
+        if table.name in tables and conn.execute(select(table.c.id).limit(1)).first():
             conn.info[SCRUBBED_KEY] = conn.info.get(SCRUBBED_KEY, 0) + \
                 _scrub(conn, table, columns, json_columns)
 
@@ -198,7 +210,6 @@ def upgrade(engine: Engine) -> int:
             return SCHEMA_VERSION
     if engine.dialect.name == "sqlite":
         with engine.connect() as conn:
-            _pragma(conn, "secure_delete=ON")  # a scrubbed text's old bytes are zeroed
             try:
                 conn.execution_options(immediate=True)  # BEGIN IMMEDIATE (lib/history/store.py)
                 with conn.begin():
@@ -206,7 +217,8 @@ def upgrade(engine: Engine) -> int:
                 if conn.info.pop(SCRUBBED_KEY, 0):
                     _truncate_log(conn)
             finally:
-                _pragma(conn, "secure_delete=OFF")
+                if conn.info.pop(SECURE_KEY, False):
+                    _pragma(conn, "secure_delete=OFF")
             return version
     with engine.connect() as conn:  # a server: DDL commits by itself; GET_LOCK serializes
         got = conn.exec_driver_sql(f"SELECT GET_LOCK('{LOCK_NAME}', {LOCK_WAIT})").scalar()
