@@ -17,13 +17,14 @@ from types import MappingProxyType
 from typing import Any, Mapping, Sequence
 
 from .run.config import MYSQLTEST_PROTOCOLS, RunConfig, default
-from .run.configfile import (Resolved, find_config_files, format_settings, option_specs,
-                             read_config_file, resolve)
+from .run.configfile import (Resolved, Setting, find_config_files, format_settings,
+                             option_specs, read_config_file, resolve)
 from .errors import EXIT_ENVIRONMENT, EXIT_OK, Interrupted, KewpieError, SuiteError, UsageError
 from .platform.interrupts import STOP_SIGNALS, InterruptRelay
 from .platform.logsetup import configure, get_logger
 from .platform.pathoptions import PathOption, PathRole, PathShape, check_paths
 from .platform.safewrite import check_output
+from .platform.secrets import HISTORY_DSN_ENV, SECRET_ENVIRONMENT
 from .platform.trustedpath import Trust, check_input
 
 
@@ -233,7 +234,9 @@ def _history_options(p: argparse.ArgumentParser) -> None:
                         "'off' records nothing")
     g.add_argument("--history-dsn", default=default("history_dsn"), metavar="DSN",
                    help="store them in a MariaDB/MySQL server instead, shared by many agents: "
-                        "mysql://user:password@host:port/database")
+                        "mysql://user@host:port/database; a DSN with a password is refused "
+                        "here (ps shows it to every user): give it in KEWPIE_HISTORY_DSN or "
+                        "as history-dsn in a config file only you can read")
     g.add_argument("--label", action="append", default=[], metavar="KEY=VALUE|NAME",
                    help="KEY=VALUE: a label of this run in the history (repeatable; branch=, "
                         "revision=, job=, build=, build_url=, platform= replace what Jenkins' "
@@ -319,7 +322,7 @@ def _sweep_options(p: argparse.ArgumentParser) -> None:
                    help="allowed throughput drop beyond the repeats' noise (default: %(default)s)")
     g.add_argument("--results-db-dsn", default=default("results_db_dsn"), metavar="DSN",
                    help="the sweeps' former store: now the results history's (as "
-                        "--history-dsn; docs/history.md)")
+                        "--history-dsn, without a password too; docs/history.md)")
 
 
 def _hunt_options(p: argparse.ArgumentParser) -> None:
@@ -461,6 +464,7 @@ def resolve_args(argv: Sequence[str] | None) -> Resolved:
         action.default = argparse.SUPPRESS
     given = vars(parser.parse_args(argv))
     defaults = {dest: value for dest, value in full.items() if dest not in given}
+    _no_password_given(given)
     if full["config_file"] and full["no_config"]:
         raise UsageError("choose one of --config FILE and --no-config")
     if full["profile"] and full["no_config"]:
@@ -477,7 +481,32 @@ def resolve_args(argv: Sequence[str] | None) -> Resolved:
     specs = option_specs(parser, not_in_files=COMMAND_LINE_ONLY, paths=PATH_OPTIONS,
                          comma_lists=("suitepath",))
     files = [read_config_file(path, specs) for path in paths]
-    return resolve(defaults, given, files, full["profile"] or None)
+    return resolve(defaults, given, files, full["profile"] or None, _environment(given))
+
+
+# The options whose value may hold the results history's password (never on the command
+# line); the environment variable that gives it instead (lib/platform/secrets.py).
+DSN_OPTIONS = MappingProxyType({"history_dsn": "--history-dsn",
+                                "results_db_dsn": "--results-db-dsn"})
+
+
+def _no_password_given(given: Mapping[str, Any]) -> None:
+    """UsageError for a DSN with a password on the command line: ``ps`` shows a command
+    line to every user of the machine (docs/history.md)."""
+    from .history.dsn import has_password, password_on_command_line
+    for dest, option in DSN_OPTIONS.items():
+        value = given.get(dest)
+        if isinstance(value, str) and has_password(value):
+            raise UsageError(password_on_command_line(option, value))
+
+
+def _environment(given: Mapping[str, Any]) -> dict[str, Setting]:
+    """The settings the environment gives: ``KEWPIE_HISTORY_DSN`` is the store's DSN
+    unless the command line names a store (--history, --history-dsn, --results-db-dsn)."""
+    dsn = os.environ.get(HISTORY_DSN_ENV, "")
+    if not dsn or given.keys() & {"history", *DSN_OPTIONS}:
+        return {}
+    return {"history_dsn": Setting(dsn, f"environment {HISTORY_DSN_ENV}")}
 
 
 def trust_of(given: Sequence[str]) -> Trust:
@@ -769,6 +798,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KewpieError as exc:
         log.error(str(exc))
         return EXIT_ENVIRONMENT
+    _forget_secret_environment()
     if resolved.settings["list_options"].value:
         print(format_settings(resolved, option_rows(build_parser())))
         return EXIT_OK
@@ -828,6 +858,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     return status
 
 
+def _forget_secret_environment() -> None:
+    """Once the settings are read, drop the secrets' variables (KEWPIE_HISTORY_DSN) from
+    our environment: nothing kewpie runs -- a server as another user, a test's own
+    program -- inherits them (lib/platform/process.py drops them for its children too)."""
+    for name in SECRET_ENVIRONMENT:
+        os.environ.pop(name, None)
+
+
 def history_main(argv: Sequence[str]) -> int:
     """``kewpie history ...`` (lib/history/commands.py) over the settings' workdir, store
     and port leasing (config files included); one ERROR line and exit 2 on failure."""
@@ -836,6 +874,7 @@ def history_main(argv: Sequence[str]) -> int:
     args = history_parser().parse_args(list(argv))  # --help, usage errors: argparse exits 2
     try:
         config = config_from_args(config_argv(args))
+        _forget_secret_environment()
         defaults = Defaults(workdir=config.workdir, history_path=config.history_path,
                             history_dsn=config.history_dsn, lock_dir=config.lock_dir,
                             base_port=config.base_port)

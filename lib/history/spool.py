@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from .dsn import redact
 from .records import ResultRecord, RunInfo
 from .target import StoreTarget
 
@@ -24,8 +25,10 @@ SUFFIX = ".jsonl"
 
 def spool_dir(workdir: str, target: StoreTarget) -> str:
     """Where a workdir's runs keep the results they could not send to target (one folder
-    per store: a result waits for the store it was meant for)."""
-    name = hashlib.sha1(f"{target.sqlite_path}|{target.dsn}".encode()).hexdigest()[:12]
+    per store: a result waits for the store it was meant for).  The folder's name is a
+    hash of the store without its password: a short hash of a password could be tried
+    against guesses by anyone who can list the workdir."""
+    name = hashlib.sha1(f"{target.sqlite_path}|{redact(target.dsn)}".encode()).hexdigest()[:12]
     return os.path.join(workdir, SPOOL_DIR, name)
 
 

@@ -5,7 +5,8 @@ tool (``lib.platform.tools.run_tool``) -- is launched by :func:`spawn`: in its
 own session (process group), optionally as another user, tied to the
 harness's life (the parent-death signal SIGKILLs it if the harness dies), with
 the tag variables (``TAG_*``) its caller put in its environment so a sweep can
-find it.  Every stop follows :func:`stop_policy`: SIGTERM to the group, a
+find it, and never with the secrets kewpie was handed in its own environment
+(``KEWPIE_HISTORY_DSN``: lib/platform/secrets.py).  Every stop follows :func:`stop_policy`: SIGTERM to the group, a
 bounded wait, then SIGKILL.  Our own children are reaped with ``wait()``; a
 process we did not start (found in a state file) counts as exited once it is
 a zombie.  (A fork of the harness itself that runs Python -- a bot -- is
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 
 from .launcher import Launcher
 from .lifecycle import ReadyWait, StopResult
+from .secrets import child_environment
 
 TAG_WORKDIR = "KEWPIE_WORKDIR"
 TAG_RUN = "KEWPIE_RUN"
@@ -147,6 +149,7 @@ def spawn(argv: Sequence[str], *, env: Mapping[str, str] | None = None,
     util-linux's setpriv is found, it does the user switch and parent-death
     signal in the child, so that Popen can vfork instead of forking the harness.
     """
+    env = child_environment(env, os.environ)  # a server's user must not read our secrets
     if netns:
         from .nsenter import entered
         with entered(netns):

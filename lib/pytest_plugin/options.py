@@ -1,8 +1,11 @@
 """The plugin's options: ``--kewpie-<name>`` on the command line, ``kewpie_<name>`` in
-the ini file, turned into the run's RunConfig (RunConfig's defaults otherwise)."""
+the ini file, turned into the run's RunConfig (RunConfig's defaults otherwise).  The
+results history's DSN also comes from ``KEWPIE_HISTORY_DSN``, the one place besides a
+private ini file where its password may be (docs/pytest.md)."""
 from __future__ import annotations
 
 import os
+import stat
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, Mapping
 
@@ -58,6 +61,10 @@ def add_options(parser: pytest.Parser) -> None:
         "(default: 3)", metavar="N")
     add("verbose", "debug lines in kewpie's log (workdir/kewpie.log) and reset reasons",
         action="store_true", default=None)
+    add("history-dsn", "the results history in a MariaDB/MySQL server: "
+        "mysql://user@host:port/database (default: the workdir's history.sqlite); a DSN "
+        "with a password only in KEWPIE_HISTORY_DSN, or in an ini file only you can read",
+        metavar="DSN")
     group.addoption("--kewpie-trust", dest="kewpie_trust", action="append", default=[],
                     metavar="PATH", help="accept PATH as code although another user owns it "
                     "or others may write it (repeatable; command line only, as "
@@ -74,6 +81,45 @@ def setting(config: pytest.Config, name: str) -> Any:
         if name in ("workdir", "basedir", "lock_dir") and isinstance(value, str):
             return os.path.join(str(config.rootpath), value)
     return value
+
+
+def configured_dsn(config: pytest.Config) -> tuple[str, str]:
+    """(the results history's DSN, where it was given) as the command line does it:
+    ``--kewpie-history-dsn``, else ``KEWPIE_HISTORY_DSN``, else the ini file's
+    ``kewpie_history_dsn``; ('', '') for none.  Nothing is checked here."""
+    from ..platform.secrets import HISTORY_DSN_ENV
+    given = config.getoption("kewpie_history_dsn", None)
+    if given:
+        return given, "--kewpie-history-dsn"
+    if os.environ.get(HISTORY_DSN_ENV):
+        return os.environ[HISTORY_DSN_ENV], HISTORY_DSN_ENV
+    ini = config.getini("kewpie_history_dsn")
+    return (ini, f"{config.inipath}: kewpie_history_dsn") if ini else ("", "")
+
+
+def history_dsn(config: pytest.Config) -> str:
+    """The results history's DSN ('' for the workdir's SQLite file); pytest.UsageError
+    for a malformed one, one with a password on the command line (every user sees it),
+    or one with a password in an ini file that its group or others may read."""
+    from ..history.dsn import check_dsn, has_password, password_on_command_line
+    from ..history.errors import HistoryUsageError
+    from ..platform.secrets import HISTORY_DSN_ENV, readers
+    dsn, where = configured_dsn(config)
+    if not dsn:
+        return ""
+    if has_password(dsn) and where == "--kewpie-history-dsn":
+        raise pytest.UsageError(password_on_command_line(where, dsn))
+    from_ini = where not in ("--kewpie-history-dsn", HISTORY_DSN_ENV)
+    if has_password(dsn) and from_ini and config.inipath is not None:
+        mode = os.stat(config.inipath).st_mode
+        if readers(mode):
+            raise pytest.UsageError(f"{where}: holds a password, and {readers(mode)} may read "
+                                    f"{config.inipath} (mode {stat.S_IMODE(mode):04o}): give "
+                                    f"the DSN in {HISTORY_DSN_ENV} instead (docs/pytest.md)")
+    try:
+        return check_dsn(dsn, where)
+    except HistoryUsageError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 def run_config(config: pytest.Config) -> RunConfig:
@@ -102,7 +148,7 @@ def run_config(config: pytest.Config) -> RunConfig:
                      lock_dir=setting(config, "lock_dir") or "",
                      wsrep_sst_method=setting(config, "wsrep_sst_method") or default("wsrep_sst_method"),
                      max_save_datadir=number("max_save_datadir", "max_save_datadir"),
-                     verbose=bool(setting(config, "verbose")),
+                     verbose=bool(setting(config, "verbose")), history_dsn=history_dsn(config),
                      trusted=trusted(config))
 
 

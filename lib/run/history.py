@@ -32,6 +32,7 @@ from ..history.spool import spool_dir
 from ..history.target import StoreTarget
 from ..history.writer import HistoryWriter
 from ..platform.logsetup import get_logger
+from ..platform.secrets import redact
 from .config import RunConfig
 from .environment import RunEnvironment
 from .report import Outcome
@@ -66,11 +67,14 @@ def labels_of(config: RunConfig) -> dict[str, str]:
 
 
 def changed_options(config: RunConfig) -> dict[str, Any]:
-    """The settings that differ from RunConfig's defaults (what a run was asked)."""
+    """The settings that differ from RunConfig's defaults (what a run was asked), their
+    secrets as ``***`` (a DSN's password, ``--mysqld=--wsrep-sst-auth=...``)."""
     base = RunConfig()
     skip = {"root", "history_labels"}
-    return {f.name: getattr(config, f.name) for f in fields(config)
-            if f.name not in skip and getattr(config, f.name) != getattr(base, f.name)}
+    changed = {f.name: getattr(config, f.name) for f in fields(config)
+               if f.name not in skip and getattr(config, f.name) != getattr(base, f.name)}
+    redacted: dict[str, Any] = redact(changed)
+    return redacted
 
 
 def run_info(env: RunEnvironment, mode: str = "", run_key: str = "",

@@ -23,6 +23,7 @@ from dataclasses import asdict
 from typing import Any, Callable
 
 from ..platform.safewrite import HeldOutput, OutputDir
+from ..platform.secrets import redact, redact_text
 from .monitor import MACHINE, series, sources, summary
 from .sweep import RunRecord, SweepResult
 
@@ -242,8 +243,10 @@ def write_csv(sweep: SweepResult, path: str) -> str:
 
 
 def write_json(sweep: SweepResult, path: str) -> str:
-    """The spec, the context, every run (intervals, histogram, samples) and the checks."""
-    doc = {"spec": sweep.spec.to_dict(), "context": sweep.context,
+    """The spec, the context (their secrets, such as a server option's password, as
+    ``***``: the file is an artifact), every run (intervals, histogram, samples) and the
+    checks."""
+    doc = {"spec": redact(sweep.spec.to_dict()), "context": redact(sweep.context),
            "runs": [{"version": r.version, "value": r.value, "threads": r.threads,
                      "repeat": r.repeat, "cell": r.cell, "log": r.log, **r.result.to_dict(),
                      "percentiles": r.result.percentiles(),
@@ -456,9 +459,9 @@ def _write_all(sweep: SweepResult, out_dir: str, out: OutputDir) -> dict[str, st
             if run.result.histogram:
                 plot_latency(run, os.path.join(out_dir, "latency", name))
     with open(os.path.join(out_dir, "table.txt"), "w") as fh:
-        fh.write(table(sweep) + "\n")
+        fh.write(redact_text(table(sweep)) + "\n")
     paths["table"] = os.path.join(out_dir, "table.txt")
     with open(os.path.join(out_dir, "table.md"), "w") as fh:
-        fh.write(markdown(sweep))
+        fh.write(redact_text(markdown(sweep)))
     paths["markdown"] = os.path.join(out_dir, "table.md")
     return paths
