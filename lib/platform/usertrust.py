@@ -11,7 +11,10 @@ them trust their own folders.  Its one setting::
     safe-directories = ["/srv/qa/suites", "~/findings"]
 
 Each entry is a path (absolute, or under ``~``) accepted as it is, with
-everything under it, like ``--trust PATH`` on the command line.
+everything under it, like ``--trust PATH`` on the command line.  It is the file's
+only key: a run's settings, the results history's DSN among them, are a
+kewpie.toml's (lib/run/configfile.py), and a kewpie.toml cannot say
+``safe-directories``.
 """
 from __future__ import annotations
 
@@ -49,7 +52,9 @@ def safe_directories(path: str | None = None) -> tuple[str, ...]:
     unknown = sorted(k for k in data if k != SAFE_DIRECTORIES)
     if unknown:
         raise UsageError(f"{path}: unknown key {unknown[0]!r}: your kewpie config has "
-                         f"{SAFE_DIRECTORIES} = [\"/path\", ...] only")
+                         f"{SAFE_DIRECTORIES} = [\"/path\", ...] only; a run's settings "
+                         f"(history-dsn among them) go in a kewpie.toml, the store's "
+                         f"password in KEWPIE_HISTORY_DSN (docs/configuration.md)")
     value = data.get(SAFE_DIRECTORIES, [])
     if isinstance(value, str):
         value = [value]

@@ -42,9 +42,13 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from ..errors import UsageError
 from ..platform.secrets import HISTORY_DSN_ENV, has_url_password, readers, redact
+from ..platform.usertrust import SAFE_DIRECTORIES, user_config_path
 
 CONFIG_NAME = "kewpie.toml"
 TOP_TABLES = ("defaults", "profiles")
+# What a user trusts on purpose is theirs to say, never a kewpie.toml's
+# (lib/platform/usertrust.py): these keys get that answer, not "unknown key".
+TRUST_KEYS = ("trust", SAFE_DIRECTORIES)
 COMMAND_LINE = "command line"
 DEFAULT = "default"
 
@@ -262,8 +266,12 @@ def format_settings(resolved: Resolved, groups: Sequence[tuple[str, Sequence[tup
     return "\n".join(lines)
 
 
+def _spec_key(key: str) -> str:
+    return key.lstrip("-").replace("_", "-")
+
+
 def _spec_for(key: str, specs: Mapping[str, OptionSpec]) -> OptionSpec | None:
-    return specs.get(key.lstrip("-").replace("_", "-"))
+    return specs.get(_spec_key(key))
 
 
 def _read_table(path: str, table: str, values: Mapping[str, Any],
@@ -274,6 +282,11 @@ def _read_table(path: str, table: str, values: Mapping[str, Any],
     for key, value in values.items():
         where = f"{path}: [{table}] {key}"
         spec = _spec_for(key, specs)
+        if spec is None and _spec_key(key) in TRUST_KEYS:
+            raise UsageError(f"{where}: trust is never taken from a kewpie.toml (a file "
+                             f"in the folder it would trust): --trust PATH on the command "
+                             f"line, or safe-directories in your own {user_config_path()} "
+                             f"(docs/configuration.md)")
         if spec is None:
             raise UsageError(f"{where}: unknown key: not a long option of kewpie.py "
                              f"({_suggest(key, specs)}see --help)")

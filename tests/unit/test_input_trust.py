@@ -140,6 +140,8 @@ def test_safe_directories_are_read_and_checked(tmp_path, monkeypatch):
     for text, error in (('safe-directories = ["relative"]', "must be an absolute path"),
                         ('safe-directories = 3', "must be an array of paths"),
                         ('trust = ["/x"]', "unknown key 'trust'"),
+                        ('history-dsn = "mysql://u:pw@h:1/d"',
+                         "unknown key 'history-dsn'.*go in a kewpie.toml.*KEWPIE_HISTORY_DSN"),
                         ('safe-directories = [', "not valid TOML")):
         config.write_text(text + "\n")
         with pytest.raises(UsageError, match=error):
