@@ -1,7 +1,7 @@
 """Secrets: which option names hold one (the declared lists), the one redaction (free
 text, structures, DSNs), the LIKE patterns a store's scrub reads rows by, children's
 environments, and the outputs that go through it: log lines, JUnit (both dialects), the
-rows a store is written, the spool's folder name.
+rows a store is written, the spool (its folder's name, its files).
 
 Covers: lib/platform/secrets.py, lib/history/dsn.py, lib/platform/logsetup.py,
 lib/platform/process.py (child_environment), lib/run/junit.py, lib/run/mtr_junit.py,
@@ -198,3 +198,18 @@ def test_store_rows_and_spool_folders_hold_no_secret(tmp_path):
     one = spool_dir(str(tmp_path), StoreTarget(dsn=f"mysql://h:{PW}@db/x"))
     other = spool_dir(str(tmp_path), StoreTarget(dsn="mysql://h:another@db/x"))
     assert one == other  # the folder names the store, not its password
+
+
+def test_a_spool_file_holds_no_secret(tmp_path):
+    from lib.history.records import ResultRecord, RunInfo, new_run_uuid, utcnow
+    from lib.history.spool import Spool, read
+    run = RunInfo(new_run_uuid(), options={"mysqld_options": [f"--wsrep-sst-auth=u:{PW}"]},
+                  labels={"build_url": f"https://u:{PW}@ci/job/1"})
+    spool = Spool(str(tmp_path / "spool"), run)
+    spool.add(ResultRecord(test="main.a", status="fail", seq=1, finished_at=utcnow(),
+                           failure=f"could not reach mysql://h:{PW}@db/x"))
+    spool.end(utcnow(), 1)
+    assert PW not in open(spool.path).read()
+    kept = read(spool.path)
+    assert kept is not None and kept.results[0].failure == "could not reach mysql://h:***@db/x"
+    assert kept.run.options["mysqld_options"] == ["--wsrep-sst-auth=***"]
