@@ -153,6 +153,15 @@ def readers(mode: int) -> str:
                                             (stat.S_IROTH, "others")) if mode & bit)
 
 
+def exposed_secret(where: str, path: str, mode: int) -> str:
+    """Why a secret at ``where`` in the file ``path`` (of this mode, which :func:`readers`
+    says others may read) is refused, and the two ways out: the one message of the
+    command line's config files and the pytest plugin's ini file."""
+    return (f"{where}: holds a password, and {readers(mode)} may read {path} (mode "
+            f"{stat.S_IMODE(mode):04o}): make it yours alone (chmod 600 {path}) or give "
+            f"the DSN in {HISTORY_DSN_ENV} (docs/configuration.md)")
+
+
 def child_environment(env: Mapping[str, str] | None,
                       ours: Mapping[str, str]) -> dict[str, str] | None:
     """A child's environment without :data:`SECRET_ENVIRONMENT`: env without them, or

@@ -5,7 +5,6 @@ private ini file where its password may be (docs/pytest.md)."""
 from __future__ import annotations
 
 import os
-import stat
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, Mapping
 
@@ -103,7 +102,7 @@ def history_dsn(config: pytest.Config) -> str:
     or one with a password in an ini file that its group or others may read."""
     from ..history.dsn import check_dsn, has_password, password_on_command_line
     from ..history.errors import HistoryUsageError
-    from ..platform.secrets import HISTORY_DSN_ENV, readers
+    from ..platform.secrets import HISTORY_DSN_ENV, exposed_secret, readers
     dsn, where = configured_dsn(config)
     if not dsn:
         return ""
@@ -113,9 +112,7 @@ def history_dsn(config: pytest.Config) -> str:
     if has_password(dsn) and from_ini and config.inipath is not None:
         mode = os.stat(config.inipath).st_mode
         if readers(mode):
-            raise pytest.UsageError(f"{where}: holds a password, and {readers(mode)} may read "
-                                    f"{config.inipath} (mode {stat.S_IMODE(mode):04o}): give "
-                                    f"the DSN in {HISTORY_DSN_ENV} instead (docs/pytest.md)")
+            raise pytest.UsageError(exposed_secret(where, str(config.inipath), mode))
     try:
         return check_dsn(dsn, where)
     except HistoryUsageError as exc:

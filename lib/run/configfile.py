@@ -34,14 +34,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import stat
 from dataclasses import dataclass
 from enum import StrEnum
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..errors import UsageError
-from ..platform.secrets import HISTORY_DSN_ENV, has_url_password, readers, redact
+from ..platform.secrets import exposed_secret, has_url_password, readers, redact
 from ..platform.usertrust import SAFE_DIRECTORIES, user_config_path
 
 CONFIG_NAME = "kewpie.toml"
@@ -209,10 +208,7 @@ def _check_private(path: str, mode: int, tables: Sequence[Mapping[str, Setting]]
     for table in tables:
         for setting in table.values():
             if _has_url_password(setting.value):
-                raise UsageError(
-                    f"{setting.source}: holds a password, and {readers(mode)} may read {path} "
-                    f"(mode {stat.S_IMODE(mode):04o}): make it yours alone (chmod 600 "
-                    f"{path}) or give the DSN in {HISTORY_DSN_ENV} (docs/configuration.md)")
+                raise UsageError(exposed_secret(setting.source, path, mode))
 
 
 def _has_url_password(value: Any) -> bool:
