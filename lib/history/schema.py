@@ -18,7 +18,7 @@ from sqlalchemy import (BigInteger, Column, DateTime, Double, ForeignKey, Index,
 from sqlalchemy.dialects import mysql, sqlite
 from sqlalchemy.types import TypeEngine
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 metadata = MetaData()
 
 

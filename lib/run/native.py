@@ -103,11 +103,11 @@ def _run_tests(env: RunEnvironment, specs: list[TestSpec],
         timings.save()
         if config.reporting.junit_xml and outcomes:
             from .junit import write as write_junit  # junitparser: only for a report
-            write_junit(outcomes, config.reporting.junit_xml)
+            write_junit(outcomes, config.reporting.junit_xml, env.trust)
             log.info(f"JUnit report: {config.reporting.junit_xml}")
         if xml_report and outcomes:
             from .mtr_junit import write as write_mtr_xml
-            write_mtr_xml(outcomes, xml_report)
+            write_mtr_xml(outcomes, xml_report, env.trust)
             log.info(f"mtr XML report: {xml_report}")
     reporter.summary(outcomes, len(queue), time.monotonic() - started, stopped_early)
     failed = any(o.fails_run(config.reporting.allow_known) for o in outcomes)

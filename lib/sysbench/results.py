@@ -15,6 +15,7 @@ from urllib.parse import unquote, urlparse
 import pymysql
 
 from ..errors import UsageError
+from ..platform.secrets import redact, redact_text
 from .monitor import as_rows, from_rows
 from .parse import SysbenchResult
 from .sweep import CheckRecord, RunRecord, SweepResult, SweepSpec
@@ -42,7 +43,8 @@ class ResultsDB:
         elif dsn:
             url = urlparse(dsn)
             if url.scheme not in ("mysql", "mariadb"):
-                raise UsageError(f"--results-db-dsn {dsn}: expected mysql://user:pass@host:port/db")
+                raise UsageError(f"--results-db-dsn {redact_text(dsn)}: expected "
+                                 f"mysql://user:pass@host:port/db")
             self.conn = pymysql.connect(host=url.hostname or "127.0.0.1", port=url.port or 3306,
                                              user=unquote(url.username or "root"),
                                              password=unquote(url.password or ""),
@@ -67,14 +69,15 @@ class ResultsDB:
         return text.replace("?", self.mark)
 
     def save(self, sweep: SweepResult, label: str, run_id: int | None = None) -> int:
-        """Store a sweep and its runs (run_id: the history's run that measured it); return
-        its id."""
+        """Store a sweep and its runs (run_id: the history's run that measured it; the
+        spec's and context's secrets, such as a server option's password, as ``***``);
+        return its id."""
         cur = self.conn.cursor()
         cur.execute(self._sql("INSERT INTO kewpie_sweeps (name, label, context_key, created, spec, "
                               "context) VALUES (?, ?, ?, ?, ?, ?)"),
                     (sweep.spec.name, label, sweep.context.get("key", ""),
-                     time.strftime("%Y-%m-%dT%H:%M:%S"), json.dumps(sweep.spec.to_dict()),
-                     json.dumps(sweep.context)))
+                     time.strftime("%Y-%m-%dT%H:%M:%S"), json.dumps(redact(sweep.spec.to_dict())),
+                     json.dumps(redact(sweep.context))))
         sweep_id = cur.lastrowid
         if run_id is not None:
             cur.execute(self._sql("UPDATE kewpie_sweeps SET run_id = ? WHERE id = ?"),

@@ -169,6 +169,31 @@ def test_a_store_newer_than_this_kewpie_is_refused_and_a_missing_one_named(tmp_p
         open_engine(StoreTarget(sqlite_path=str(tmp_path / "none.sqlite")))
 
 
+def test_the_switch_to_wal_mode_waits_for_a_busy_file():
+    from lib.history.store import _wal_mode
+
+    class Cursor:
+        """Busy twice (another first writer holds the new file), then in WAL mode."""
+
+        def __init__(self, error: str = "database is locked") -> None:
+            self.tries, self.error = 0, error
+
+        def execute(self, sql: str) -> None:
+            assert sql == "PRAGMA journal_mode=WAL"
+            self.tries += 1
+            if self.tries < 3:
+                raise sqlite3.OperationalError(self.error)
+
+        def fetchall(self) -> list:
+            return [("wal",)]
+
+    cursor = Cursor()
+    _wal_mode(cursor)
+    assert cursor.tries == 3
+    with pytest.raises(sqlite3.OperationalError, match="disk I/O"):
+        _wal_mode(Cursor("disk I/O error"))  # any other error at once
+
+
 # ---------------------------------------------------------------- writers
 def test_concurrent_writers_lose_nothing(tmp_path):
     target = StoreTarget(sqlite_path=str(tmp_path / "h.sqlite"))

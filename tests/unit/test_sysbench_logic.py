@@ -114,6 +114,23 @@ def test_results_db_roundtrip_and_baselines(tmp_path):
     assert loaded.runs[0].result.tps == 1000.5 and loaded.spec.workload == "oltp_read_only"
 
 
+def test_a_sweeps_secrets_are_stored_and_written_as_stars(tmp_path):
+    sweep = _sweep({1: [1000.5]})
+    sweep.spec.server_options = ["--loose-wsrep-sst-auth=sst:Sw-s3cr3t", "--max-connections=9"]
+    sweep.context["options"] = list(sweep.spec.server_options)
+    db = ResultsDB(sqlite_path=str(tmp_path / "r.sqlite"))
+    loaded = db.load(db.save(sweep, "x"))
+    assert loaded.spec.server_options == ["--loose-wsrep-sst-auth=***", "--max-connections=9"]
+    assert loaded.context["options"] == loaded.spec.server_options
+    paths = write_all(sweep, str(tmp_path / "out"))
+    text = open(paths["json"]).read()
+    assert "Sw-s3cr3t" not in text and "--loose-wsrep-sst-auth=***" in text
+    assert sweep.spec.server_options[0].endswith("Sw-s3cr3t")  # what runs keeps its value
+    with pytest.raises(UsageError) as caught:
+        ResultsDB(dsn="postgres://u:Sw-s3cr3t@h/db")
+    assert "Sw-s3cr3t" not in str(caught.value)
+
+
 HISTOGRAM_OUTPUT = OUTPUT.replace("SQL statistics:", """Latency histogram (values are in milliseconds)
        value  ------------- distribution ------------- count
        0.510 |**                                       1
