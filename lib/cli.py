@@ -602,7 +602,7 @@ def _config(args: argparse.Namespace) -> RunConfig:
     if not 1024 <= args.base_port <= 64000:
         raise KewpieError("--base-port must be between 1024 and 64000")
     randgen_seed = _randgen_seed(args.randgen_seed)
-    from .util.matrix_manager import parse_opt_matrix
+    from .kewpie2012.matrix_manager import parse_opt_matrix
     parse_opt_matrix(args.opt_matrix)  # a malformed matrix stops the run here (exit 2)
     suitepaths = [os.path.abspath(p) for p in _split(args.suitepath)]
     suitepaths.extend(RunConfig().suitepaths)  # kewpie's own suites, searched last

@@ -2,7 +2,7 @@
 
 Each run of a test module gets a :class:`~lib.suites.context.TestContext`,
 handed to its KewpieTestCase instances before they run; the kewpie 2012
-globals are derived from it by :mod:`lib.util.context`.
+globals are derived from it by :mod:`lib.kewpie2012.context`.
 """
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from ..suites.loader import TestSpec
 from ..suites.testcase import KewpieTestCase
 from ..suites.context import BotSetup, TestContext
 from ..suites.status import TestStatus
-from ..util.context import install_globals, skip_reason
+from ..kewpie2012.context import install_globals, skip_reason
 from ..checks.errorlog import LogMarks
 from .postchecks import (debugger_problems, forget_fault_windows, load_gendata,
                          warnings_fail, warnings_note, warnings_problem)

@@ -13,7 +13,7 @@ Covers: lib/ (every module), tests/unit/, tests/integration/
 5. No import cycle among modules (imports that run, in functions too); no
    cycle among packages, counting imports under ``if TYPE_CHECKING:`` too.
 6. No module-level (or class-level) mutable state.
-7. Only lib/util/ touches kewpie 2012's test-context globals.
+7. Only lib/kewpie2012/ touches kewpie 2012's test-context globals.
 8. Inside the package, imports are relative (the package is ``lib`` in a
    checkout and ``kewpie`` installed).
 9. Layers: a module imports only from its own layer or the layers below it
@@ -406,9 +406,10 @@ def test_mutable_state_rule_catches_the_forms():
 
 # ---------------------------------------------------------------- test-context globals
 
-COMPAT_PACKAGE = os.path.join(LIB, "util") + os.sep
+COMPAT_PACKAGE = os.path.join(LIB, "kewpie2012") + os.sep
 CONTEXT_GLOBALS = frozenset({"servers", "test_executor", "server_manager", "system_manager"})
-COMPAT_MODULE_HOLDING_SERVERS = "lib.util.mysqlBaseTestCase"
+COMPAT_MODULE_HOLDING_SERVERS = "lib.kewpie2012.mysqlBaseTestCase"
+HOLDING_SERVERS_NAMES = (COMPAT_MODULE_HOLDING_SERVERS, "lib.util.mysqlBaseTestCase")  # its 2012 name
 
 
 def _context_global_reads(tree):
@@ -419,12 +420,11 @@ def _context_global_reads(tree):
                         for alias in node.names}
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module and (
-                node.module == COMPAT_MODULE_HOLDING_SERVERS
-                or any(f"{node.module}.{a.name}" == COMPAT_MODULE_HOLDING_SERVERS
-                       for a in node.names)):
+                node.module in HOLDING_SERVERS_NAMES
+                or any(f"{node.module}.{a.name}" in HOLDING_SERVERS_NAMES for a in node.names)):
             found.append((f"import of {COMPAT_MODULE_HOLDING_SERVERS}", node.lineno))
         elif isinstance(node, ast.Import) and any(
-                a.name == COMPAT_MODULE_HOLDING_SERVERS for a in node.names):
+                a.name in HOLDING_SERVERS_NAMES for a in node.names):
             found.append((f"import of {COMPAT_MODULE_HOLDING_SERVERS}", node.lineno))
         elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
             if node.attr in ("test_executor", "system_manager", "server_manager", "_outcome"):
@@ -446,11 +446,11 @@ def _context_global_reads(tree):
 @pytest.mark.parametrize("path", [p for p in _modules() if not p.startswith(COMPAT_PACKAGE)],
                          ids=lambda p: os.path.relpath(p, ROOT))
 def test_no_test_context_global_read_outside_compat(path):
-    """Only lib/util/ (the kewpie 2012 compatibility package) touches the 2012 test globals.
+    """Only lib/kewpie2012/ (the kewpie 2012 compatibility package) touches the 2012 test globals.
 
     Elsewhere in lib/: no ``.test_executor``, ``.system_manager`` or
     ``.server_manager`` attribute reads, no ``test_executor`` name, no
-    ``<module>.servers``, no import of lib.util.mysqlBaseTestCase (which holds
+    ``<module>.servers``, no import of lib.kewpie2012.mysqlBaseTestCase (which holds
     the ``servers`` global), no ``getattr``/``hasattr``/``setattr`` by those
     names, and no unittest private ``_outcome``.  Code reads the TestContext.
     """
@@ -460,11 +460,13 @@ def test_no_test_context_global_read_outside_compat(path):
 
 
 def test_context_global_rule_catches_the_forms():
-    tree = ast.parse("import lib.util.mysqlBaseTestCase as compat\n"
+    tree = ast.parse("import lib.kewpie2012.mysqlBaseTestCase as compat\n"
+                     "from lib.util import mysqlBaseTestCase\n"
                      "x = compat.servers\ny = self.test_executor.logdir\n"
                      "z = getattr(self, '_outcome', None)\nmodule.servers = []\n")
     assert sorted(w for w, _ in _context_global_reads(tree)) == sorted([
-        f"import of {COMPAT_MODULE_HOLDING_SERVERS}", "compat.servers", ".test_executor",
+        f"import of {COMPAT_MODULE_HOLDING_SERVERS}", f"import of {COMPAT_MODULE_HOLDING_SERVERS}",
+        "compat.servers", ".test_executor",
         "getattr(..., '_outcome')"])
 
 
@@ -479,7 +481,7 @@ LAYERS = (
     ("lib.cli",),
     ("lib.pytest_plugin",),
     ("lib.run",),
-    ("lib.util",),
+    ("lib.kewpie2012",),
     ("lib.suites", "lib.testcase"),
     ("lib.consistency", "lib.backup", "lib.randgen", "lib.sysbench", "lib.checks", "lib.data",
      "lib.mtr", "lib.hunt", "lib.reduce",
@@ -588,14 +590,14 @@ def test_no_import_cycle_among_lib_packages():
 
 
 def test_package_cycle_rule_sees_type_only_imports():
-    suites = ast.parse("if TYPE_CHECKING:\n    from ..util.context import TestExecutor\n")
-    util = ast.parse("from ..suites.context import TestContext\n")
+    suites = ast.parse("if TYPE_CHECKING:\n    from ..kewpie2012.context import TestExecutor\n")
+    compat = ast.parse("from ..suites.context import TestContext\n")
     graph = {"lib.suites.loader": _imported_lib_modules(suites, "lib.suites.loader"),
-             "lib.util.context": _imported_lib_modules(util, "lib.util.context")}
+             "lib.kewpie2012.context": _imported_lib_modules(compat, "lib.kewpie2012.context")}
     assert _cycles(_package_graph(graph)) == []  # the type-only import does not run...
     graph["lib.suites.loader"] = _imported_lib_modules(suites, "lib.suites.loader",
                                                        type_checking=True)
-    assert _cycles(_package_graph(graph)) == [frozenset({"lib.suites", "lib.util"})]  # ...but counts
+    assert _cycles(_package_graph(graph)) == [frozenset({"lib.suites", "lib.kewpie2012"})]  # ...but counts
 
 
 def test_allowed_imports_still_exist():
