@@ -1,6 +1,6 @@
 """The results history: every run and result remembered, searched and served.
 
-A tool package (docs/history.md): the run layer writes to it (lib/run/history.py),
+A tool package (docs/history.md): the run layer writes to it (lib/run/recording.py),
 ``kewpie history`` reads it (lib/cli.py dispatches to ``commands.py``).
 
 - ``records.py``: a run (RunInfo) and a result (ResultRecord); names, failures, CI context.

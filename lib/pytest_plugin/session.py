@@ -30,7 +30,7 @@ from ..run.config import RunConfig
 from ..run.deadreport import dead_server_report
 from ..run.environment import RunEnvironment
 from ..run.evidence import EvidenceKeeper
-from ..run.history import RunHistory, open_history
+from ..run.recording import RunHistory, open_history
 from ..run.setup import check_galera
 from ..servers.health import HealthState
 from ..servers.manager import ServerManager

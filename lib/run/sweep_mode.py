@@ -23,7 +23,7 @@ from ..sysbench.results import ResultsDB
 from ..sysbench.runner import ServerSet, run_matrix
 from ..sysbench.sweep import SweepResult, SweepSpec
 from .environment import RunEnvironment
-from .history import RunHistory, open_history
+from .recording import RunHistory, open_history
 
 REPLICA_WAIT = 600.0  # seconds replicas or nodes get to apply a data set
 
@@ -58,7 +58,7 @@ def consistency_holds(sweep: SweepResult) -> bool:
 
 def run_sweep_mode(env: RunEnvironment) -> int:
     """Run config.sweep_file on servers from env's manager factory (one bot per code
-    tree), store it in the results history (lib/run/history.py: the run, the sweep's
+    tree), store it in the results history (lib/run/recording.py: the run, the sweep's
     rows and one result, ``sweep.<name>``), write outputs, compare with config.baseline."""
     history = open_history(env, background=False)
     status: int | None = None

@@ -6,7 +6,7 @@ shard weights' cut.
 Covers: lib/history/records.py, lib/history/patterns.py, lib/history/migrations.py,
 lib/history/store.py, lib/history/writer.py, lib/history/spool.py, lib/history/writes.py,
 lib/history/queries.py, lib/history/weights.py, lib/history/sweeps.py, lib/history/target.py,
-lib/history/dsn.py, lib/sysbench/results.py, lib/run/history.py
+lib/history/dsn.py, lib/sysbench/results.py, lib/run/recording.py
 """
 from __future__ import annotations
 
