@@ -24,11 +24,12 @@ from typing import Callable
 
 from alembic.migration import MigrationContext
 from alembic.operations import Operations
-from sqlalchemy import Column, inspect, select
+from sqlalchemy import Column, Table, inspect, select
 from sqlalchemy.engine import Connection, Engine
 
 from .errors import HistoryError
-from .schema import HISTORY_TABLES, SCHEMA_VERSION, SWEEP_TABLES, meta, sweeps
+from .schema import (HISTORY_TABLES, SCHEMA_VERSION, SWEEP_DETAIL_TABLES, SWEEP_TABLES, meta,
+                     sweeps)
 
 VERSION_KEY = "schema_version"
 LOCK_NAME = "kewpie_history_schema"
@@ -51,14 +52,31 @@ def _to_1(op: Operations, conn: Connection) -> None:
         have = {c["name"] for c in inspect(conn).get_columns(table.name)}
         if table is sweeps and "run_id" not in have:
             op.add_column(table.name, Column("run_id", sweeps.c.run_id.type))
-        indexes = {i["name"] for i in inspect(conn).get_indexes(table.name)}
-        for index in table.indexes:
-            if index.name not in indexes:
-                op.create_index(str(index.name), table.name, [c.name for c in index.columns])
+        _add_indexes(op, conn, table)
+
+
+def _add_indexes(op: Operations, conn: Connection, table: Table) -> None:
+    """Create the table's indexes that the store lacks."""
+    indexes = {i["name"] for i in inspect(conn).get_indexes(table.name)}
+    for index in table.indexes:
+        if index.name not in indexes:
+            op.create_index(str(index.name), table.name, [c.name for c in index.columns])
+
+
+def _to_2(op: Operations, conn: Connection) -> None:
+    """Version 2: the sweeps' details tables declared here (made, or kept where the
+    sweeps' own SQL of version 1 had made them) with their indexes."""
+    tables = set(inspect(conn).get_table_names())
+    for table in SWEEP_DETAIL_TABLES:
+        if table.name not in tables:
+            table.create(conn)
+        else:
+            _add_indexes(op, conn, table)
 
 
 MIGRATIONS: tuple[tuple[int, str, Step], ...] = (
     (1, "the history's tables; the sweeps' tables gain run_id", _to_1),
+    (2, "the sweeps' details tables", _to_2),
 )
 
 
