@@ -1,6 +1,8 @@
-"""The house rules that docs/architecture.md states, checked over lib/ (and tests/).
+"""The house rules that docs/architecture.md states, checked over lib/ (and tests/,
+and the suites' imports).
 
-Covers: lib/ (every module), tests/unit/, tests/integration/
+Covers: lib/ (every module), tests/unit/, tests/integration/, lib/__init__.py (the public
+API), percona_tests/, examples/
 
 1. Every module has a docstring; public classes and functions have a docstring
    and type hints (arguments and return).
@@ -22,6 +24,9 @@ Covers: lib/ (every module), tests/unit/, tests/integration/
 10. Tests are findable: every test file's docstring has a ``Covers:`` line
     naming the files it tests, each of which exists, at least one in lib/
     (or a tool in bench/ or scripts/).
+11. Suites (percona_tests/, examples/) import kewpie's public API -- the
+    package itself, ``from lib import KewpieTestCase`` -- or kewpie 2012's
+    API (``lib.util.*``, ``lib.kewpie2012.*``), never another module of it.
 
 Each rule that parses code is shown catching planted source in a test of its own.
 """
@@ -657,3 +662,58 @@ def test_covers_reads_entries_with_notes():
            "lib/suites/ (the loader).\n\nMore text, lib/nothing.py")
     assert _covers(doc) == ["lib/run/bots.py", "pyproject.toml", "lib/suites/"]
     assert _covers("Tests for lib/run/bots.py.") is None
+
+
+# ---------------------------------------------------------------- the public API
+# A suite imports what lib/__init__.py exports (docs/writing-tests.md, "The public
+# API") or kewpie 2012's API, so that every other module may move.
+SUITE_DIRS = ("percona_tests", "examples")
+API_2012 = ("util", "kewpie2012")  # lib.util is its 2012 name (lib/aliases.py)
+
+
+def _suite_files():
+    for top in SUITE_DIRS:
+        for dirpath, _, files in os.walk(os.path.join(ROOT, top)):
+            yield from (os.path.join(dirpath, n) for n in sorted(files) if n.endswith(".py"))
+
+
+def _internal_imports(tree, public):
+    """(what, line) for each import in tree of a module of the package that is neither
+    the package (names of ``public`` only) nor kewpie 2012's API."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            parts = node.module.split(".")
+            if parts[0] not in ("lib", "kewpie"):
+                continue
+            if len(parts) == 1:
+                found += [(f"{node.module}.{a.name}", node.lineno) for a in node.names
+                          if a.name not in public and a.name not in API_2012]
+            elif parts[1] not in API_2012:
+                found.append((node.module, node.lineno))
+        elif isinstance(node, ast.Import):
+            found += [(a.name, node.lineno) for a in node.names
+                      if a.name.split(".")[0] in ("lib", "kewpie") and "." in a.name
+                      and a.name.split(".")[1] not in API_2012]
+    return found
+
+
+@pytest.mark.parametrize("path", list(_suite_files()), ids=lambda p: os.path.relpath(p, ROOT))
+def test_suites_import_only_the_public_api(path):
+    """A suite's test imports the package's public API or kewpie 2012's, nothing else."""
+    import lib
+    found = _internal_imports(ast.parse(open(path).read(), path), set(lib.__all__))
+    assert not found, f"{os.path.relpath(path, ROOT)} imports internal modules: " + ", ".join(
+        f"{what} (line {line})" for what, line in found) + "; import them from lib (its __all__)"
+
+
+def test_public_api_rule_catches_the_forms():
+    tree = ast.parse("from lib import KewpieTestCase, servers\n"
+                     "from lib.testcase import KewpieTestCase\n"
+                     "from kewpie.consistency import Bank\nimport lib.servers.server\n"
+                     "from lib.util.mysqlBaseTestCase import mysqlBaseTestCase\n"
+                     "from lib.util import crashme_methods\nimport lib.kewpie2012.context\n"
+                     "import lib\nfrom percona_tests.main import suite_config\n")
+    assert _internal_imports(tree, {"KewpieTestCase"}) == [
+        ("lib.servers", 1), ("lib.testcase", 2), ("kewpie.consistency", 3),
+        ("lib.servers.server", 4)]
