@@ -564,7 +564,7 @@ def _debugging(args: argparse.Namespace) -> Debugging:
 def _tools(args: argparse.Namespace) -> Tools:
     """The tools' paths and kewpie 2012's options; KewpieError for a bad one."""
     randgen_seed = _randgen_seed(args.randgen_seed)
-    from .util.matrix_manager import parse_opt_matrix
+    from .kewpie2012.matrix_manager import parse_opt_matrix
     parse_opt_matrix(args.opt_matrix)  # a malformed matrix stops the run here (exit 2)
     return Tools(xtrabackup_path=_absolute(args.xtrabackup_path),
                  innobackupex_path=_absolute(args.innobackupex_path),

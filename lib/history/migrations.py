@@ -20,7 +20,8 @@ the redaction every write now goes through (lib/platform/secrets.py); on SQLite,
 rewrites rows, with ``secure_delete`` on and the log checkpointed and truncated after
 (best effort, without waiting for other writers), so that the file keeps no copy.  A
 store made just now takes the same steps with nothing to rewrite: no pragma, no
-checkpoint.
+checkpoint.  Version 3 declares the sweeps' details tables with the others (the sweeps
+of before had made them with SQL of their own: kept, with their rows).
 
 A new version: add the column or table to lib/history/schema.py, a step
 ``_to_N`` below that makes the same change with ``op`` on a store of version N-1,
@@ -39,8 +40,8 @@ from sqlalchemy.engine import Connection, Engine
 
 from ..platform.secrets import redact, redact_text, secret_like_patterns
 from .errors import HistoryError
-from .schema import (HISTORY_TABLES, SCHEMA_VERSION, SWEEP_TABLES, meta, results, runs,
-                     sweeps)
+from .schema import (HISTORY_TABLES, SCHEMA_VERSION, SWEEP_DETAIL_TABLES, SWEEP_TABLES, meta,
+                     results, runs, sweeps)
 
 VERSION_KEY = "schema_version"
 LOCK_NAME = "kewpie_history_schema"
@@ -63,10 +64,15 @@ def _to_1(op: Operations, conn: Connection) -> None:
         have = {c["name"] for c in inspect(conn).get_columns(table.name)}
         if table is sweeps and "run_id" not in have:
             op.add_column(table.name, Column("run_id", sweeps.c.run_id.type))
-        indexes = {i["name"] for i in inspect(conn).get_indexes(table.name)}
-        for index in table.indexes:
-            if index.name not in indexes:
-                op.create_index(str(index.name), table.name, [c.name for c in index.columns])
+        _add_indexes(op, conn, table)
+
+
+def _add_indexes(op: Operations, conn: Connection, table: Table) -> None:
+    """Create the table's indexes that the store lacks."""
+    indexes = {i["name"] for i in inspect(conn).get_indexes(table.name)}
+    for index in table.indexes:
+        if index.name not in indexes:
+            op.create_index(str(index.name), table.name, [c.name for c in index.columns])
 
 
 SCRUB_BATCH = 1000
@@ -139,9 +145,21 @@ def _to_2(op: Operations, conn: Connection) -> None:
                 _scrub(conn, table, columns, json_columns)
 
 
+def _to_3(op: Operations, conn: Connection) -> None:
+    """Version 3: the sweeps' details tables declared here (made, or kept where the
+    sweeps' own SQL of versions 1 and 2 had made them) with their indexes."""
+    tables = set(inspect(conn).get_table_names())
+    for table in SWEEP_DETAIL_TABLES:
+        if table.name not in tables:
+            table.create(conn)
+        else:
+            _add_indexes(op, conn, table)
+
+
 MIGRATIONS: tuple[tuple[int, str, Step], ...] = (
     (1, "the history's tables; the sweeps' tables gain run_id", _to_1),
     (2, "passwords scrubbed from the runs, results and sweeps recorded", _to_2),
+    (3, "the sweeps' details tables", _to_3),
 )
 
 

@@ -7,7 +7,8 @@ sysbench run), plus ``kewpie_sweeps.run_id``, the history run that measured it. 
 :func:`import_legacy` copies one into another store once.
 
 This module knows rows, not sysbench: lib/sysbench/results.py writes a ``SweepResult``
-into them (on a connection of the store) and reads it back; this module reads them
+into them and into their details tables (all declared in schema.py) and reads it back,
+and finds baselines with :meth:`SweepStore.find`; this module reads them
 for the page and copies old files.  A run row's ``result`` is the full JSON of the
 run (what the typed columns hold and more), so new measurements (percentiles,
 monitors, histograms) can be stored there without a schema change; a new typed

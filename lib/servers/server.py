@@ -14,7 +14,7 @@ platform's one stop policy, with SQL ``SHUTDOWN`` as its request to exit),
 tests/unit/test_server_api_size.py counts them): what a test or a tool uses;
 the steps of a start are the subclasses' hooks (``_launch``, ``_ready``...).
 kewpie 2012's names are not here: 2012 tests get servers wrapped by
-:mod:`lib.util.server_compat`.
+:mod:`lib.kewpie2012.server_compat`.
 """
 from __future__ import annotations
 

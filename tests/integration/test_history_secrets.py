@@ -10,7 +10,7 @@ straight into the tables) is scrubbed when it is opened.  On the command line, o
 config file others may read, the DSN with its password is refused: one ERROR line, exit 2.
 
 Covers: lib/platform/secrets.py, lib/history/migrations.py, lib/history/dsn.py,
-lib/cli.py (the store's DSN), lib/run/configfile.py (private files), lib/run/history.py,
+lib/cli.py (the store's DSN), lib/run/configfile.py (private files), lib/run/recording.py,
 lib/history/commands.py, lib/history/web.py, lib/history/export.py,
 lib/pytest_plugin/options.py, lib/platform/process.py (children's environment)
 """
@@ -91,7 +91,8 @@ def _store_text(port: int) -> str:
 def _old_store(port: int, dsn: str) -> None:
     """The store as a kewpie before the fix left it: schema version 1, a run whose options
     hold the DSN with its password and a result whose failure holds it, written straight
-    into the tables (the tables are those of version 1: version 2 only rewrote rows)."""
+    into the tables (today's: version 2 only rewrote rows, and version 3 keeps the
+    sweeps' details tables a store already has)."""
     from lib.history.schema import metadata
     from sqlalchemy import create_engine
     engine = create_engine(f"mysql+mysqldb://root@127.0.0.1:{port}/kewpie_history")
@@ -173,7 +174,7 @@ def test_a_dsn_with_a_password_leaves_no_trace(kewpie, tmp_path_factory, tmp_pat
         conn = pymysql.connect(host="127.0.0.1", port=port, user="root", database="kewpie_history")
         with conn.cursor() as cur:
             cur.execute("SELECT value FROM history_meta WHERE name = 'schema_version'")
-            assert cur.fetchone()[0] == "2"
+            assert cur.fetchone()[0] == "3"  # 2: the scrub; 3: the sweeps' details tables
             cur.execute("SELECT id, uuid, options FROM history_runs ORDER BY id")
             runs = cur.fetchall()
             cur.execute("SELECT failure FROM history_results WHERE test = 'main.old'")

@@ -1,8 +1,9 @@
 """Schema version 2 scrubs the passwords older kewpies stored: a SQLite store written at
 version 1 with a DSN's password and a secret server option in a run's options, labels
-and texts, a result's failure and a sweep's spec and context opens at version 2 with
-each secret as ``***``, everything else as it was, and no copy of the password left in
-the file or its log; a store read through the queries shows none even unscrubbed.
+and texts, a result's failure and a sweep's spec and context opens at version 3 (the
+scrub is its step to version 2; version 3 declares the sweeps' details tables) with each
+secret as ``***``, everything else as it was, and no copy of the password left in the
+file or its log; a store read through the queries shows none even unscrubbed.
 
 Covers: lib/history/migrations.py, lib/history/schema.py, lib/history/queries.py,
 lib/history/commands.py (history run)
@@ -67,7 +68,7 @@ def test_a_version_1_store_is_scrubbed_on_open(tmp_path):
     assert _bytes_hold(path, PW)  # the planted rows are there, as before the fix
     engine = open_engine(StoreTarget(sqlite_path=path), writer=True)
     with engine.connect() as conn:
-        assert current_version(conn) == SCHEMA_VERSION == 2
+        assert current_version(conn) == SCHEMA_VERSION == 3
     engine.dispose()
     with sqlite3.connect(path) as db:
         options, build_url, labels = db.execute(

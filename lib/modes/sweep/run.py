@@ -25,7 +25,7 @@ from ...sysbench.results import ResultsDB
 from ...sysbench.runner import ServerSet, run_matrix
 from ...sysbench.sweep import SweepResult, SweepSpec
 from ...run.environment import RunEnvironment
-from ...run.history import RunHistory, open_history
+from ...run.recording import RunHistory, open_history
 from .options import SweepOptions
 
 REPLICA_WAIT = 600.0  # seconds replicas or nodes get to apply a data set
@@ -61,7 +61,7 @@ def consistency_holds(sweep: SweepResult) -> bool:
 
 def run_sweep_mode(env: RunEnvironment) -> int:
     """Run --sweep-file on servers from env's manager factory (one bot per code
-    tree), store it in the results history (lib/run/history.py: the run, the sweep's
+    tree), store it in the results history (lib/run/recording.py: the run, the sweep's
     rows and one result, ``sweep.<name>``), write outputs, compare with --baseline."""
     history = open_history(env, background=False)
     status: int | None = None
