@@ -31,6 +31,7 @@ from ...reduce.mtrcase import (WrittenCase, WrongResultCheck, case_text, digest_
                                 report_text, write_case)
 from ...reduce.reducer import Reduced, Reducer, load_smallest
 from ...reduce.replay import replay
+from ...platform.safewrite import OutputDir
 from ...servers.codetree import CodeTree
 from ...run.environment import RunEnvironment
 from .options import ReduceOptions
@@ -119,15 +120,25 @@ def run_reduce(env: RunEnvironment) -> int:
         raise ReduceError("--mode=reduce takes one finding folder (workdir/hunt/<run>/"
                           "findings/<finding>), not " + (" ".join(own.findings) or "none"))
     case = read_input(own.findings[0])
-    out_dir = os.path.abspath(own.out or os.path.join(case.folder, "reduce"))
-    os.makedirs(out_dir, exist_ok=True)
+    out = OutputDir.create(own.out or os.path.join(case.folder, "reduce"),
+                           "--reduce-out" if own.out else "the finding's reduce folder",
+                           env.trust, reuse=True)  # never through a link: lib/platform/safewrite.py
+    try:
+        return _reduce(env, case, out)
+    finally:
+        out.close()
+
+
+def _reduce(env: RunEnvironment, case: ReduceInput, out: OutputDir) -> int:
+    """The reduction of case into the output folder out (see the module docstring)."""
+    own = env.config.section(ReduceOptions)
     work = os.path.join(env.workdir.path, "reduce", env.run_id[:6])
     os.makedirs(work, exist_ok=True)
     trials = max(1, own.tries or 1)
     width = parallel_width(own.parallel)
     started = time.monotonic()
     bots = _Bots(env, case, work, trials, width)
-    reducer = _started_reducer(env, case, bots, out_dir, trials, width)
+    reducer = _started_reducer(env, case, bots, out, trials, width)
     result = _reduced(reducer)
     outcome = _reproduced(case, bots, result)
     errors = dict(outcome.replayed.errors)
@@ -135,13 +146,13 @@ def run_reduce(env: RunEnvironment) -> int:
     check_ = _wrong_result_check(env, case, outcome, bots.checker.options, result.statements)
     server_index = 1 if case.topology == "compare" and len(result.options) > 1 else 0
     options = list(result.options[server_index]) if result.options else []
-    written = write_case(out_dir, CASE_NAME, case_text(case, result.statements, errors, check_),
+    written = write_case(out, CASE_NAME, case_text(case, result.statements, errors, check_),
                          options)
     seen_on = env.tree.basedir if env.tree is not None and \
         outcome.tried(result.statements, result.options) else ""
     present, absent = _confirm(env, case, result.statements, result.options, trials, work,
                                seen_on)
-    report = _write_report(out_dir, case, result.statements, options, written, present,
+    report = _write_report(out, case, result.statements, options, written, present,
                            absent)
     figures = {"finding": case.folder, "signature": case.signature.id,
                "statements_in": len(case.statements), "statements_out": len(result.statements),
@@ -151,8 +162,7 @@ def run_reduce(env: RunEnvironment) -> int:
                "options": [list(o) for o in result.options],
                "passes": [vars(p) for p in result.passes], "present": present,
                "absent": absent, "test": written.test, "report": report}
-    with open(os.path.join(out_dir, "reduce.json"), "w", encoding="utf-8") as fh:
-        json.dump(figures, fh, indent=2)
+    out.write_text("reduce.json", json.dumps(figures, indent=2))
     _log_summary(env, case, result.statements, figures, width)
     return EXIT_OK
 
@@ -183,9 +193,9 @@ class _Bots:
         """The last try that reproduced."""
         return self.check.last if self.check is not None else self.checker.last
 
-    def reducer(self, case: ReduceInput, out_dir: str) -> Reducer:
-        """A reducer over these bots' check."""
-        return Reducer(case, self.fails, out_dir, self.runs, first=self.first)
+    def reducer(self, case: ReduceInput, out: OutputDir) -> Reducer:
+        """A reducer over these bots' check, saving its smallest case in out."""
+        return Reducer(case, self.fails, out, self.runs, first=self.first)
 
     def shutdown(self) -> int:
         """Every bot's servers stopped and discarded; the servers they started."""
@@ -195,16 +205,16 @@ class _Bots:
         return server_starts
 
 
-def _started_reducer(env: RunEnvironment, case: ReduceInput, bots: _Bots, out_dir: str,
+def _started_reducer(env: RunEnvironment, case: ReduceInput, bots: _Bots, out: OutputDir,
                      trials: int, width: int) -> Reducer:
-    """The reducer, resumed from the smallest case saved in out_dir when that still fails,
+    """The reducer, resumed from the smallest case saved in out when that still fails,
     else started; ReduceError when the whole trace does not reproduce."""
-    reducer = bots.reducer(case, out_dir)
+    reducer = bots.reducer(case, out)
     env.log.info(f"Reducing {case.folder}: {case.kind} ({case.oracle}) {case.signature.id} "
                  f"{case.title!r}, {len(case.statements)} statements, topology "
                  f"{case.topology}, {trials} tr{'y' if trials == 1 else 'ies'} per "
-                 f"candidate, {width} at once; output: {out_dir}")
-    saved = load_smallest(out_dir, case)
+                 f"candidate, {width} at once; output: {out.path}")
+    saved = load_smallest(out, case)
     if saved is not None:
         reducer.resume(saved)
         if bots.fails(reducer.statements, reducer.options):
@@ -212,7 +222,7 @@ def _started_reducer(env: RunEnvironment, case: ReduceInput, bots: _Bots, out_di
                          f"(passes done: {', '.join(reducer.done) or 'none'})")
         else:
             env.log.warning("reduce: the saved smallest case no longer fails: starting over")
-            reducer = bots.reducer(case, out_dir)
+            reducer = bots.reducer(case, out)
             saved = None
     if saved is None and not reducer.start() and not bots.fails(case.statements):
         raise ReduceError(f"--mode=reduce {case.folder}: the trace does not reproduce the "
@@ -247,15 +257,14 @@ def _reproduced(case: ReduceInput, bots: _Bots, result: Reduced) -> Outcome:
     return outcome
 
 
-def _write_report(out_dir: str, case: ReduceInput, final: list[Statement], options: list[str],
-                  written: WrittenCase, present: list[str], absent: list[str]) -> str:
+def _write_report(out: OutputDir, case: ReduceInput, final: list[Statement],
+                  options: list[str], written: WrittenCase, present: list[str],
+                  absent: list[str]) -> str:
     """The bug report OUT/report.txt (with the finding's stack); its path."""
     details = case.finding.get("details", {})
     stack = "\n".join(details.get("raw_frames") or details.get("frames") or [])
-    report = os.path.join(out_dir, "report.txt")
-    with open(report, "w", encoding="utf-8") as fh:
-        fh.write(report_text(case, final, options, written, present, absent, stack))
-    return report
+    return out.write_text("report.txt", report_text(case, final, options, written, present,
+                                                    absent, stack))
 
 
 def _log_summary(env: RunEnvironment, case: ReduceInput, final: list[Statement],
