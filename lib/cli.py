@@ -14,7 +14,7 @@ import os
 import signal
 import sys
 from types import MappingProxyType
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from .config import Debugging, History, Reporting, RunConfig, Selection, Servers, Tools
 from .run.configfile import (Resolved, Setting, find_config_files, format_settings,
@@ -28,6 +28,9 @@ from .platform.pathoptions import PathOption, PathRole, PathShape, check_paths
 from .platform.safewrite import check_output
 from .platform.secrets import HISTORY_DSN_ENV, SECRET_ENVIRONMENT
 from .platform.trustedpath import Trust, check_input
+
+if TYPE_CHECKING:  # imported by _run: the run's modules are not for --help
+    from .run.environment import RunEnvironment
 
 
 # Options only the command line takes (a config file cannot set them), by dest.
@@ -648,6 +651,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if resolved.files and not config.selection.list_only:  # where settings came from (--list-options)
         log.info(f"Settings from {', '.join(resolved.files)}"
                  + (f", profile {resolved.profile}" if resolved.profile else ""))
+    return _run(config)
+
+
+def _run(config: RunConfig) -> int:
+    """The run of config's mode under the stop signals' relay; its exit status.  Every
+    failure is one ERROR line (:func:`_failure_status`), and the run's servers are
+    stopped whatever happened (:func:`_close`)."""
     from .run.environment import RunEnvironment  # the run's modules: not for --help
     from .modes.dispatch import run_mode
 
@@ -664,41 +674,56 @@ def main(argv: Sequence[str] | None = None) -> int:
         interrupted = True
         get_logger().error(f"Interrupted by signal {exc.signum}: stopping all servers")
         status = 128 + exc.signum
-    except SuiteError as exc:
-        get_logger().error(str(exc))
-        status = EXIT_ENVIRONMENT
-    except KewpieError as exc:
-        lines = str(exc).splitlines() or [type(exc).__name__]
-        get_logger().error(lines[0])
-        for line in lines[1:]:  # e.g. a server's error-log tail
-            get_logger().info(line)
-        status = exc.exit_code
-    except OSError as exc:
-        get_logger().error(_os_error_line(exc))
-        get_logger().debug("traceback", exc_info=True)
-        status = EXIT_ENVIRONMENT
-    except Exception as exc:  # noqa: BLE001 - a bug in kewpie: say so, keep the evidence
-        get_logger().error(f"kewpie internal error: {type(exc).__name__}: {exc}",
-                           exc_info=config.reporting.verbose)
-        get_logger().debug("traceback", exc_info=True)
-        status = EXIT_ENVIRONMENT
+    except Exception as exc:  # noqa: BLE001 - each kind said in one line
+        status = _failure_status(exc, config.reporting.verbose)
     finally:
         for sig in previous:  # a second Ctrl-C must not interrupt the cleanup
             signal.signal(sig, signal.SIG_IGN)
         try:
-            if env is not None:
-                env.close(fast=interrupted)
-        except Exception as exc:  # noqa: BLE001 - cleanup failed, but servers were stopped
-            get_logger().error(f"cleanup failed: {type(exc).__name__}: {exc} "
-                               f"(servers were stopped; run --mode=cleanup if in doubt)")
-            get_logger().debug("traceback", exc_info=True)
-            if not interrupted:
+            if not _close(env, interrupted) and not interrupted:
                 status = EXIT_ENVIRONMENT
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
             relay.uninstall()
     return status
+
+
+def _failure_status(exc: Exception, verbose: bool) -> int:
+    """Say what failed in one ERROR line (a server's error-log tail after it, as INFO
+    lines); the exit status."""
+    log = get_logger()
+    if isinstance(exc, SuiteError):
+        log.error(str(exc))
+        return EXIT_ENVIRONMENT
+    if isinstance(exc, KewpieError):
+        lines = str(exc).splitlines() or [type(exc).__name__]
+        log.error(lines[0])
+        for line in lines[1:]:  # e.g. a server's error-log tail
+            log.info(line)
+        return exc.exit_code
+    if isinstance(exc, OSError):
+        log.error(_os_error_line(exc))
+        log.debug("traceback", exc_info=True)
+        return EXIT_ENVIRONMENT
+    # a bug in kewpie: say so, keep the evidence
+    log.error(f"kewpie internal error: {type(exc).__name__}: {exc}", exc_info=verbose)
+    log.debug("traceback", exc_info=True)
+    return EXIT_ENVIRONMENT
+
+
+def _close(env: RunEnvironment | None, interrupted: bool) -> bool:
+    """Stop the run's servers (fast when interrupted); False when the cleanup failed
+    (said in one ERROR line)."""
+    try:
+        if env is not None:
+            env.close(fast=interrupted)
+    except Exception as exc:  # noqa: BLE001 - cleanup failed, but servers were stopped
+        get_logger().error(f"cleanup failed: {type(exc).__name__}: {exc} "
+                           f"(servers were stopped; run --mode=cleanup if in doubt)")
+        get_logger().debug("traceback", exc_info=True)
+        return False
+    return True
 
 
 def _forget_secret_environment() -> None:

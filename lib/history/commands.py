@@ -89,7 +89,15 @@ def build_parser() -> argparse.ArgumentParser:
         "(docs/history.md).", epilog="Patterns take * (any text) and ? (one character); a "
         "failure pattern without them matches anywhere in the text.")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    _add_failures(sub)
+    _add_reports(sub)
+    _add_outputs(sub)
+    return p
 
+
+
+def _add_failures(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``history failures``: the search."""
     s = sub.add_parser("failures", help="search results (failures by default), newest first")
     _store_options(s)
     s.add_argument("--test", default="", metavar="PATTERN", help="test names, e.g. 'main.*'")
@@ -105,6 +113,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--until", default="", metavar="WHEN")
     s.add_argument("--limit", type=int, default=50, metavar="N")
 
+
+def _add_reports(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``history flaky``, ``slowest``, ``test``, ``unstable``, ``runs`` and ``run``: the
+    reports on tests and runs."""
     s = sub.add_parser("flaky", help="tests that failed and passed: failure and "
                                      "pass-after-retry rates with counts")
     _store_options(s)
@@ -141,6 +153,10 @@ def build_parser() -> argparse.ArgumentParser:
     _store_options(s)
     s.add_argument("run_id", type=int, metavar="ID")
 
+
+def _add_outputs(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``history serve``, ``html`` and ``import-sweeps``: the page served or written, an
+    old sweeps database copied in."""
     s = sub.add_parser("serve", help="the cross-reference page on 127.0.0.1 (Ctrl-C stops it)")
     _store_options(s)
     s.add_argument("--port", type=int, default=0, metavar="PORT",
@@ -157,7 +173,6 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("import-sweeps", help="copy an old sweeps results.sqlite into the store")
     _store_options(s)
     s.add_argument("file", metavar="FILE")
-    return p
 
 
 def config_argv(args: argparse.Namespace) -> list[str]:

@@ -111,64 +111,12 @@ def translate(argv: Sequence[str], tool: str | None = None) -> Plan:
     tool is the mariabackup to run when no ``--ibbackup`` names one (default:
     the first on PATH).  ValueError when no mariabackup can be found.
     """
-    ibbackup: str | None = None
-    defaults: list[str] = []
-    rest: list[str] = []
     plan = Plan(tool="", argv=[])
-    positional: list[str] = []
+    read = _ReadOptions(plan)
     i = 0
     while i < len(argv):
-        arg = argv[i]
-        name = arg.split("=", 1)[0]
-        if name == "--ibbackup":
-            ibbackup, i = _value(argv, i, arg)
-            plan.dropped.append(f"--ibbackup={ibbackup}")
-            continue
-        if name in ("--redo-only", "--apply-log-only"):
-            plan.dropped.append(arg)
-        elif name == "--innobackupex":
-            pass  # added in front anyway
-        elif name in ("--defaults-file", "--defaults-extra-file", "--no-defaults"):
-            if name == "--defaults-file":
-                value, i = _value(argv, i, arg)
-                plan.defaults_file = value
-                defaults.insert(0, f"--defaults-file={value}")
-                continue
-            if name == "--defaults-extra-file":
-                value, i = _value(argv, i, arg)
-                defaults.append(f"--defaults-extra-file={value}")
-                continue
-            defaults.insert(0, arg)
-        elif name == "--stream":
-            value, i = _value(argv, i, arg)
-            if value == "tar":
-                plan.stream_tar = True
-                plan.notes.append("--stream=tar: streamed as xbstream, extracted, re-archived "
-                                  "as tar")
-                rest.append("--stream=xbstream")
-            else:
-                rest.append(f"--stream={value}")
-            continue
-        elif name == "--parallel":
-            value, i = _value(argv, i, arg)
-            try:
-                threads = int(value or "1")
-            except ValueError:
-                threads = 1
-            if threads < 1:
-                plan.dropped.append(f"--parallel={value}")
-            else:
-                rest.append(f"--parallel={threads}")
-            continue
-        elif name in ("--copy-back", "--move-back"):
-            plan.restore = True
-            rest.append(arg)
-        elif not arg.startswith("-"):
-            positional.append(arg)
-            rest.append(arg)
-        else:
-            rest.append(arg)
-        i += 1
+        i = read.take(argv, i)
+    ibbackup, defaults = read.ibbackup, read.defaults
     chosen = tool if tool and not (ibbackup and is_mariabackup(ibbackup)) else None
     found = find_mariabackup(ibbackup) if chosen is None else chosen
     if not found:
@@ -180,9 +128,90 @@ def translate(argv: Sequence[str], tool: str | None = None) -> Plan:
         plan.notes.append(f"--ibbackup={ibbackup}: runs that mariabackup")
     if not any(d == "--no-defaults" or d.startswith("--defaults-file=") for d in defaults):
         defaults.insert(0, "--no-defaults")
-    plan.target = positional[-1] if positional else None
-    plan.argv = [plan.tool, "--innobackupex", *defaults, *rest]
+    plan.target = read.positional[-1] if read.positional else None
+    plan.argv = [plan.tool, "--innobackupex", *defaults, *read.rest]
     return plan
+
+
+class _ReadOptions:
+    """innobackupex's options read one at a time into mariabackup's: the option-file
+    options (first on its command line), the rest, the positional arguments; what is
+    dropped or changed goes into the plan."""
+
+    def __init__(self, plan: Plan) -> None:
+        self.plan = plan
+        self.ibbackup: str | None = None
+        self.defaults: list[str] = []
+        self.rest: list[str] = []
+        self.positional: list[str] = []
+
+    def take(self, argv: Sequence[str], i: int) -> int:
+        """Read the option at argv[i] (and its value); the index of the next one."""
+        arg = argv[i]
+        name = arg.split("=", 1)[0]
+        plan = self.plan
+        if name == "--ibbackup":
+            self.ibbackup, i = _value(argv, i, arg)
+            plan.dropped.append(f"--ibbackup={self.ibbackup}")
+            return i
+        if name in ("--redo-only", "--apply-log-only"):
+            plan.dropped.append(arg)
+        elif name == "--innobackupex":
+            pass  # added in front anyway
+        elif name in ("--defaults-file", "--defaults-extra-file", "--no-defaults"):
+            return self._defaults(argv, i, arg, name)
+        elif name == "--stream":
+            return self._stream(argv, i, arg)
+        elif name == "--parallel":
+            return self._parallel(argv, i, arg)
+        elif name in ("--copy-back", "--move-back"):
+            plan.restore = True
+            self.rest.append(arg)
+        elif not arg.startswith("-"):
+            self.positional.append(arg)
+            self.rest.append(arg)
+        else:
+            self.rest.append(arg)
+        return i + 1
+
+    def _defaults(self, argv: Sequence[str], i: int, arg: str, name: str) -> int:
+        """--defaults-file (first), --defaults-extra-file, --no-defaults."""
+        if name == "--defaults-file":
+            value, i = _value(argv, i, arg)
+            self.plan.defaults_file = value
+            self.defaults.insert(0, f"--defaults-file={value}")
+            return i
+        if name == "--defaults-extra-file":
+            value, i = _value(argv, i, arg)
+            self.defaults.append(f"--defaults-extra-file={value}")
+            return i
+        self.defaults.insert(0, arg)
+        return i + 1
+
+    def _stream(self, argv: Sequence[str], i: int, arg: str) -> int:
+        """--stream: tar is streamed as xbstream (and re-archived as tar afterwards)."""
+        value, i = _value(argv, i, arg)
+        if value == "tar":
+            self.plan.stream_tar = True
+            self.plan.notes.append("--stream=tar: streamed as xbstream, extracted, re-archived "
+                                   "as tar")
+            self.rest.append("--stream=xbstream")
+        else:
+            self.rest.append(f"--stream={value}")
+        return i
+
+    def _parallel(self, argv: Sequence[str], i: int, arg: str) -> int:
+        """--parallel N: dropped when N is below 1 (a value that is no number reads 1)."""
+        value, i = _value(argv, i, arg)
+        try:
+            threads = int(value or "1")
+        except ValueError:
+            threads = 1
+        if threads < 1:
+            self.plan.dropped.append(f"--parallel={value}")
+        else:
+            self.rest.append(f"--parallel={threads}")
+        return i
 
 
 def datadir_of(cnf_file: str | None) -> str | None:

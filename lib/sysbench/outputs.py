@@ -109,12 +109,30 @@ def _fmt(fmt: str, value: float | None) -> str:
     return "-" if value is None else fmt.format(value)
 
 
-def table_rows(sweep: SweepResult) -> dict[str, tuple[list[str], list[list[str]]]]:
+Table = tuple[list[str], list[list[str]]]  # a header and its rows
+Columns = list[tuple[str, str]]  # _columns(): the (version, value) of each column
+
+
+def table_rows(sweep: SweepResult) -> dict[str, Table]:
     """The tables (title -> header, rows) that table() and markdown() print."""
     columns = _columns(sweep)
     heads = _heads(sweep, columns)
     threads = sorted({t for _, _, t in sweep.combos()})
-    tables: dict[str, tuple[list[str], list[list[str]]]] = {}
+    tables: dict[str, Table] = {}
+    tables["tps"] = _tps_table(sweep, columns, heads, threads)
+    tables["latency"] = _latency_table(sweep, columns, heads, threads)
+    if any(r.samples for r in sweep.runs):
+        tables["resources"] = _resources_table(sweep, columns, heads, threads)
+    tpcc_runs = [r for r in sweep.runs if r.result.tpcc]
+    if tpcc_runs:
+        top = max(tpcc_runs, key=lambda r: (r.threads, -r.repeat))
+        tables[f"TPC-C-like transactions ({run_label(top)})"] = _tpcc_table(top)
+    return tables
+
+
+def _tps_table(sweep: SweepResult, columns: Columns, heads: list[str],
+               threads: list[int]) -> Table:
+    """tps by thread count (rows) and column: the median (and range) of the repeats."""
     rows = []
     for t in threads:
         cells = []
@@ -127,7 +145,12 @@ def table_rows(sweep: SweepResult) -> dict[str, tuple[list[str], list[list[str]]
             else:
                 cells.append(f"{tps[0]:.1f}")
         rows.append([str(t), *cells])
-    tables["tps"] = (["threads", *heads], rows)
+    return ["threads", *heads], rows
+
+
+def _latency_table(sweep: SweepResult, columns: Columns, heads: list[str],
+                   threads: list[int]) -> Table:
+    """Latency percentiles (and tpmC-like) by thread count and combination."""
     rows = []
     for t in threads:
         for (v, val), name in zip(columns, heads):
@@ -145,32 +168,36 @@ def table_rows(sweep: SweepResult) -> dict[str, tuple[list[str], list[list[str]]
     latency_head = ["threads", "combination", "p50 ms", "p95 ms", "p99 ms", "max ms"]
     if any(r.result.tpcc for r in sweep.runs):
         latency_head.append("tpmC-like")
-    tables["latency"] = (latency_head, rows)
-    if any(r.samples for r in sweep.runs):
-        wanted = [c for c in RESOURCE_COLUMNS if any(c[2](r) is not None for r in sweep.runs)]
-        rows = []
-        for t in threads:
-            for (v, val), head_name in zip(columns, heads):
-                runs = _runs_of(sweep, v, val, t)
-                if not runs:
-                    continue
-                median_tps = statistics.median([r.result.tps for r in runs])
-                rows.append([str(t), head_name or "-", f"{median_tps:.1f}",
-                             *(_fmt(fmt, _median([x for x in (fn(r) for r in runs)
-                                                  if x is not None]))
-                               for _, fmt, fn in wanted)])
-        tables["resources"] = (["threads", "combination", "tps", *(c[0] for c in wanted)], rows)
-    tpcc_runs = [r for r in sweep.runs if r.result.tpcc]
-    if tpcc_runs:
-        top = max(tpcc_runs, key=lambda r: (r.threads, -r.repeat))
-        assert top.result.tpcc is not None
-        tables[f"TPC-C-like transactions ({run_label(top)})"] = (
-            ["transaction", "count", "rollbacks", "retries", "mix %", "avg ms", "p50 ms",
+    return latency_head, rows
+
+
+def _resources_table(sweep: SweepResult, columns: Columns, heads: list[str],
+                     threads: list[int]) -> Table:
+    """The resource monitors' medians (the columns some run has) by thread count and
+    combination."""
+    wanted = [c for c in RESOURCE_COLUMNS if any(c[2](r) is not None for r in sweep.runs)]
+    rows = []
+    for t in threads:
+        for (v, val), head_name in zip(columns, heads):
+            runs = _runs_of(sweep, v, val, t)
+            if not runs:
+                continue
+            median_tps = statistics.median([r.result.tps for r in runs])
+            rows.append([str(t), head_name or "-", f"{median_tps:.1f}",
+                         *(_fmt(fmt, _median([x for x in (fn(r) for r in runs)
+                                              if x is not None]))
+                           for _, fmt, fn in wanted)])
+    return ["threads", "combination", "tps", *(c[0] for c in wanted)], rows
+
+
+def _tpcc_table(top: RunRecord) -> Table:
+    """The TPC-C-like transactions of one run (the most threads' first repeat)."""
+    assert top.result.tpcc is not None
+    return (["transaction", "count", "rollbacks", "retries", "mix %", "avg ms", "p50 ms",
              "p95 ms", "p99 ms", "max ms"],
             [[t.name, str(t.count), str(t.rollbacks), str(t.retries), f"{t.mix_pct:.2f}",
               f"{t.avg_ms:.2f}", f"{t.p50_ms:.2f}", f"{t.p95_ms:.2f}", f"{t.p99_ms:.2f}",
               f"{t.max_ms:.2f}"] for t in top.result.tpcc.txns])
-    return tables
 
 
 def _title(sweep: SweepResult) -> str:

@@ -24,11 +24,12 @@ import time
 from typing import Any, Callable
 
 from ...errors import EXIT_OK
-from ...reduce.case import ReduceError, ReduceInput, read_input
+from ...reduce.case import ReduceError, ReduceInput, Statement, read_input
 from ...reduce.check import Checker, Outcome, requirements
 from ...reduce.parallel import ParallelCheck
-from ...reduce.mtrcase import WrongResultCheck, digest_query, report_text, case_text, write_case
-from ...reduce.reducer import Reducer, load_smallest
+from ...reduce.mtrcase import (WrittenCase, WrongResultCheck, case_text, digest_query,
+                                report_text, write_case)
+from ...reduce.reducer import Reduced, Reducer, load_smallest
 from ...reduce.replay import replay
 from ...platform.safewrite import OutputDir
 from ...servers.codetree import CodeTree
@@ -130,99 +131,150 @@ def run_reduce(env: RunEnvironment) -> int:
 
 def _reduce(env: RunEnvironment, case: ReduceInput, out: OutputDir) -> int:
     """The reduction of case into the output folder out (see the module docstring)."""
-    log = env.log
     own = env.config.section(ReduceOptions)
-    out_dir = out.path
     work = os.path.join(env.workdir.path, "reduce", env.run_id[:6])
     os.makedirs(work, exist_ok=True)
     trials = max(1, own.tries or 1)
     width = parallel_width(own.parallel)
     started = time.monotonic()
-    managers = [env.make_manager(f"bot{n}") for n in range(width)]
-    checkers = []
-    for n, manager in enumerate(managers):     # each bot its own scratch for crash reports
-        scratch = os.path.join(work, f"bot{n}")
-        os.makedirs(scratch, exist_ok=True)
-        checkers.append(Checker(case, manager, scratch, trials))
-    checker = checkers[0]
-    check = ParallelCheck(checkers) if width > 1 else None
-    fails: Callable[..., bool] = check.fails if check is not None else checker.fails
-    first = check.first if check is not None else None
+    bots = _Bots(env, case, work, trials, width)
+    reducer = _started_reducer(env, case, bots, out, trials, width)
+    result = _reduced(reducer)
+    outcome = _reproduced(case, bots, result)
+    errors = dict(outcome.replayed.errors)
+    server_starts = bots.shutdown()
+    check_ = _wrong_result_check(env, case, outcome, bots.checker.options, result.statements)
+    server_index = 1 if case.topology == "compare" and len(result.options) > 1 else 0
+    options = list(result.options[server_index]) if result.options else []
+    written = write_case(out, CASE_NAME, case_text(case, result.statements, errors, check_),
+                         options)
+    seen_on = env.tree.basedir if env.tree is not None and \
+        outcome.tried(result.statements, result.options) else ""
+    present, absent = _confirm(env, case, result.statements, result.options, trials, work,
+                               seen_on)
+    report = _write_report(out, case, result.statements, options, written, present,
+                           absent)
+    figures = {"finding": case.folder, "signature": case.signature.id,
+               "statements_in": len(case.statements), "statements_out": len(result.statements),
+               "candidate_runs": bots.runs(),
+               "seconds": round(time.monotonic() - started, 3), "trials": trials,
+               "parallel": width, "server_starts": server_starts, "resumed": result.resumed,
+               "options": [list(o) for o in result.options],
+               "passes": [vars(p) for p in result.passes], "present": present,
+               "absent": absent, "test": written.test, "report": report}
+    out.write_text("reduce.json", json.dumps(figures, indent=2))
+    _log_summary(env, case, result.statements, figures, width)
+    return EXIT_OK
 
-    def runs() -> int:
+
+class _Bots:
+    """The reduction's bots, a manager and a checker each (checked together through a
+    ParallelCheck when there are several)."""
+
+    def __init__(self, env: RunEnvironment, case: ReduceInput, work: str, trials: int,
+                 width: int) -> None:
+        self.managers = [env.make_manager(f"bot{n}") for n in range(width)]
+        self.checkers: list[Checker] = []
+        for n, manager in enumerate(self.managers):  # each bot its own scratch for crash reports
+            scratch = os.path.join(work, f"bot{n}")
+            os.makedirs(scratch, exist_ok=True)
+            self.checkers.append(Checker(case, manager, scratch, trials))
+        self.checker = self.checkers[0]
+        self.check = ParallelCheck(self.checkers) if width > 1 else None
+        self.fails: Callable[..., bool] = (self.check.fails if self.check is not None
+                                           else self.checker.fails)
+        self.first = self.check.first if self.check is not None else None
+
+    def runs(self) -> int:
         """Candidate tries on every bot."""
-        return sum(c.runs for c in checkers)
+        return sum(c.runs for c in self.checkers)
 
-    def last() -> Outcome | None:
+    def last(self) -> Outcome | None:
         """The last try that reproduced."""
-        return check.last if check is not None else checker.last
+        return self.check.last if self.check is not None else self.checker.last
 
-    def new_reducer() -> Reducer:
-        """A reducer over this run's check."""
-        return Reducer(case, fails, out, runs, first=first)
+    def reducer(self, case: ReduceInput, out: OutputDir) -> Reducer:
+        """A reducer over these bots' check, saving its smallest case in out."""
+        return Reducer(case, self.fails, out, self.runs, first=self.first)
 
-    reducer = new_reducer()
-    log.info(f"Reducing {case.folder}: {case.kind} ({case.oracle}) {case.signature.id} "
-             f"{case.title!r}, {len(case.statements)} statements, topology {case.topology}, "
-             f"{trials} tr{'y' if trials == 1 else 'ies'} per candidate, "
-             f"{width} at once; output: {out_dir}")
+    def shutdown(self) -> int:
+        """Every bot's servers stopped and discarded; the servers they started."""
+        server_starts = sum(m.restarts for m in self.managers)
+        for manager in self.managers:
+            manager.shutdown(fast=True, discard=True)
+        return server_starts
+
+
+def _started_reducer(env: RunEnvironment, case: ReduceInput, bots: _Bots, out: OutputDir,
+                     trials: int, width: int) -> Reducer:
+    """The reducer, resumed from the smallest case saved in out when that still fails,
+    else started; ReduceError when the whole trace does not reproduce."""
+    reducer = bots.reducer(case, out)
+    env.log.info(f"Reducing {case.folder}: {case.kind} ({case.oracle}) {case.signature.id} "
+                 f"{case.title!r}, {len(case.statements)} statements, topology "
+                 f"{case.topology}, {trials} tr{'y' if trials == 1 else 'ies'} per "
+                 f"candidate, {width} at once; output: {out.path}")
     saved = load_smallest(out, case)
     if saved is not None:
         reducer.resume(saved)
-        if fails(reducer.statements, reducer.options):
-            log.info(f"reduce: resuming from {len(reducer.statements)} statements (passes "
-                     f"done: {', '.join(reducer.done) or 'none'})")
+        if bots.fails(reducer.statements, reducer.options):
+            env.log.info(f"reduce: resuming from {len(reducer.statements)} statements "
+                         f"(passes done: {', '.join(reducer.done) or 'none'})")
         else:
-            log.warning("reduce: the saved smallest case no longer fails: starting over")
-            reducer = new_reducer()
+            env.log.warning("reduce: the saved smallest case no longer fails: starting over")
+            reducer = bots.reducer(case, out)
             saved = None
-    if saved is None and not reducer.start() and not fails(case.statements):
+    if saved is None and not reducer.start() and not bots.fails(case.statements):
         raise ReduceError(f"--mode=reduce {case.folder}: the trace does not reproduce the "
                           f"finding's signature {case.signature.id} ({case.title}) in "
                           f"{trials} tr{'y' if trials == 1 else 'ies'} at the start (a "
                           f"timing-dependent bug: try --trials N)")
+    return reducer
+
+
+def _reduced(reducer: Reducer) -> Reduced:
+    """The reducer's passes run, with a progress bar on a terminal."""
     tick, close_bar = _progress()
     reducer.progress = tick
     try:
-        result = reducer.run()
+        return reducer.run()
     finally:
         close_bar()
+
+
+def _reproduced(case: ReduceInput, bots: _Bots, result: Reduced) -> Outcome:
+    """The last try that reproduced the reduced case: its own (when it was the last that
+    reproduced: a sporadic bug's case that just reproduced is not tried --trials times
+    more), else a new check; ReduceError when it does not fail again."""
     final = result.statements
-    outcome = last()
-    # the case is checked again only when its own try is not the last that reproduced
-    # (a sporadic bug's case that just reproduced is not tried --trials times more)
+    outcome = bots.last()
     if (outcome is None or not outcome.tried(final, result.options)) and \
-            not fails(final, result.options):
+            not bots.fails(final, result.options):
         raise ReduceError(f"--mode=reduce {case.folder}: the reduced case of {len(final)} "
                           f"statements did not fail again (a sporadic bug: try --trials N)")
-    outcome = last()
+    outcome = bots.last()
     assert outcome is not None
-    errors = dict(outcome.replayed.errors)
-    server_starts = sum(m.restarts for m in managers)
-    for manager in managers:
-        manager.shutdown(fast=True, discard=True)
-    check_ = _wrong_result_check(env, case, outcome, checker.options, final)
-    server_index = 1 if case.topology == "compare" and len(result.options) > 1 else 0
-    options = list(result.options[server_index]) if result.options else []
-    written = write_case(out, CASE_NAME, case_text(case, final, errors, check_), options)
-    seen_on = env.tree.basedir if env.tree is not None and \
-        outcome.tried(final, result.options) else ""
-    present, absent = _confirm(env, case, final, result.options, trials, work, seen_on)
+    return outcome
+
+
+def _write_report(out: OutputDir, case: ReduceInput, final: list[Statement],
+                  options: list[str], written: WrittenCase, present: list[str],
+                  absent: list[str]) -> str:
+    """The bug report OUT/report.txt (with the finding's stack); its path."""
     details = case.finding.get("details", {})
     stack = "\n".join(details.get("raw_frames") or details.get("frames") or [])
-    report = out.write_text("report.txt", report_text(case, final, options, written, present,
-                                                      absent, stack))
-    figures = {"finding": case.folder, "signature": case.signature.id,
-               "statements_in": len(case.statements), "statements_out": len(final),
-               "candidate_runs": runs(), "seconds": round(time.monotonic() - started, 3),
-               "trials": trials, "parallel": width, "server_starts": server_starts, "resumed": result.resumed, "options": [list(o) for o in result.options],
-               "passes": [vars(p) for p in result.passes], "present": present,
-               "absent": absent, "test": written.test, "report": report}
-    out.write_text("reduce.json", json.dumps(figures, indent=2))
+    return out.write_text("report.txt", report_text(case, final, options, written, present,
+                                                    absent, stack))
+
+
+def _log_summary(env: RunEnvironment, case: ReduceInput, final: list[Statement],
+                 figures: dict[str, Any], width: int) -> None:
+    """The reduction's closing lines: the sizes, where the case is present, the files."""
+    log = env.log
     log.info(f"reduce: {len(case.statements)} -> {len(final)} statements in "
-             f"{runs()} candidate runs ({width} at once), {figures['seconds']:.0f} s")
-    log.info(f"reduce: present in {', '.join(present) or 'none'}; absent in "
-             f"{', '.join(absent) or 'none'}")
-    log.info(f"reduce: test case {written.test}")
-    log.info(f"reduce: bug report {report}")
-    return EXIT_OK
+             f"{figures['candidate_runs']} candidate runs ({width} at once), "
+             f"{figures['seconds']:.0f} s")
+    log.info(f"reduce: present in {', '.join(figures['present']) or 'none'}; absent in "
+             f"{', '.join(figures['absent']) or 'none'}")
+    log.info(f"reduce: test case {figures['test']}")
+    log.info(f"reduce: bug report {figures['report']}")
