@@ -262,7 +262,7 @@ def test_every_module_named_alone_is_in_a_folder_its_context_names():
     for unit in _units(_text()):
         tokens = _tokens(unit.text)
         folders = [t for t in _tokens(unit.heading) + tokens
-                   if t.startswith("lib/") and t.endswith("/")]
+                   if t.startswith(CHECKOUT_ROOTS) and t.endswith("/")]
         folders += [t.rsplit("/", 1)[0] + "/" for t in _tokens(unit.heading) + tokens
                     if t.startswith("lib/") and t.endswith(".py")]
         for token in tokens:
