@@ -13,26 +13,67 @@ import math
 import os
 import signal
 import sys
-from typing import Sequence
+from types import MappingProxyType
+from typing import Any, Mapping, Sequence
 
 from .config import Debugging, History, Reporting, RunConfig, Selection, Servers, Tools
-from .run.configfile import (Resolved, find_config_files, format_settings, option_specs,
-                             read_config_file, resolve)
+from .run.configfile import (Resolved, Setting, find_config_files, format_settings,
+                             option_specs, read_config_file, resolve)
 from .errors import EXIT_ENVIRONMENT, EXIT_OK, Interrupted, KewpieError, SuiteError, UsageError
 from .platform.interrupts import STOP_SIGNALS, InterruptRelay
 from .modes.onoff import OnOff, split
 from .modes.table import MODES, mode_named
 from .platform.logsetup import configure, get_logger
+from .platform.pathoptions import PathOption, PathRole, PathShape, check_paths
+from .platform.safewrite import check_output
+from .platform.secrets import HISTORY_DSN_ENV, SECRET_ENVIRONMENT
+from .platform.trustedpath import Trust, check_input
 
 
 # Options only the command line takes (a config file cannot set them), by dest.
-COMMAND_LINE_ONLY = frozenset({"config_file", "no_config", "profile", "list_options"})
+COMMAND_LINE_ONLY = frozenset({"config_file", "no_config", "profile", "list_options", "trust"})
+# Every option that takes a path, by what it is to kewpie (lib/platform/pathoptions.py):
+# the checks of settings_from_args run over this table (fields: the configuration's, as
+# ``section.field`` or ``<mode>.field``: RunConfig.paths_at), and
+# tests/unit/test_path_options.py fails when a path option of build_parser is missing.
+PATH_TABLE: Mapping[str, PathOption] = MappingProxyType({
+    "suitepath": PathOption(PathRole.input, PathShape.tree, ("selection.suitepaths",),
+                            "its kewpie.toml is read only once the folder and the file "
+                            "passed (resolve_args)"),
+    "config": PathOption(PathRole.input, note="checked before it is read (resolve_args)"),
+    "basedir": PathOption(PathRole.input, PathShape.path,
+                          ("servers.basedir", "servers.extra_basedirs"),
+                          "its programs, plugins and messages where the tree is found "
+                          "(lib/servers/codetree.py), as trees/'s"),
+    "randgen-path": PathOption(PathRole.input, PathShape.tree, ("tools.randgen_path",)),
+    "mtr-root": PathOption(PathRole.input, PathShape.tree, ("mtr.root",)),
+    "grammar": PathOption(PathRole.input, PathShape.path, ("hunt.grammars",),
+                          "a relative one where it is found (lib/modes/hunt/run.py)"),
+    "redefine": PathOption(PathRole.input, PathShape.path, ("hunt.redefine",)),
+    "gendata": PathOption(PathRole.input, PathShape.path, ("tools.gendata", "hunt.gendata")),
+    "known-bugs": PathOption(PathRole.input, PathShape.path, ("reporting.known_bugs",)),
+    "random-options": PathOption(PathRole.input, PathShape.path, ("hunt.random_options",)),
+    "sweep-file": PathOption(PathRole.input, PathShape.path, ("sweep.file",)),
+    "wsrep-provider-path": PathOption(PathRole.input, PathShape.path,
+                                      ("servers.wsrep_provider_path",)),
+    "xtrabackup-path": PathOption(PathRole.input, PathShape.path, ("tools.xtrabackup_path",)),
+    "innobackupex-path": PathOption(PathRole.input, PathShape.path,
+                                    ("tools.innobackupex_path",)),
+    "TEST": PathOption(PathRole.input, PathShape.tree, ("reduce.findings",),
+                       "--mode=reduce: the finding folder (other modes: test names)",
+                       what="the finding folder"),
+    "workdir": PathOption(PathRole.own, note="lib/platform/workdir.py"),
+    "lock-dir": PathOption(PathRole.own, note="lib/platform/ports.py"),
+    "junit-xml": PathOption(PathRole.output, PathShape.file, ("reporting.junit_xml",)),
+    "xml-report": PathOption(PathRole.output, PathShape.file, ("mtr.xml_report",)),
+    "sweep-out": PathOption(PathRole.output, PathShape.folder, ("sweep.out",)),
+    "reduce-out": PathOption(PathRole.output, PathShape.folder, ("reduce.out",)),
+    "history": PathOption(PathRole.output, PathShape.file, ("history.path",)),
+    "timings-file": PathOption(PathRole.data, note="durations, read as JSON"),
+    "trust": PathOption(PathRole.data, note="names what is trusted; reads nothing"),
+})
 # Options whose relative values in a config file are taken from the file's folder.
-PATH_OPTIONS = frozenset({
-    "workdir", "suitepath", "basedir", "lock-dir", "wsrep-provider-path", "junit-xml",
-    "timings-file", "xtrabackup-path", "innobackupex-path", "randgen-path", "sweep-file",
-    "sweep-out", "mtr-root", "gendata", "grammar", "redefine", "known-bugs", "random-options",
-    "history", "xml-report"})
+PATH_OPTIONS = frozenset(PATH_TABLE) - {"config", "trust", "TEST"}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -179,10 +220,12 @@ def _history_options(p: argparse.ArgumentParser) -> None:
                         "'off' records nothing")
     g.add_argument("--history-dsn", default=History.dsn, metavar="DSN",
                    help="store them in a MariaDB/MySQL server instead, shared by many agents: "
-                        "mysql://user:password@host:port/database")
+                        "mysql://user@host:port/database; a DSN with a password is refused "
+                        "here (ps shows it to every user): give it in KEWPIE_HISTORY_DSN or "
+                        "as history-dsn in a config file only you can read")
     g.add_argument("--results-db-dsn", default="", metavar="DSN",
                    help="the sweeps' former store: now the results history's (as "
-                        "--history-dsn; docs/history.md)")
+                        "--history-dsn, without a password too; docs/history.md)")
     g.add_argument("--label", action="append", default=[], metavar="KEY=VALUE|NAME",
                    help="KEY=VALUE: a label of this run in the history (repeatable; branch=, "
                         "revision=, job=, build=, build_url=, platform= replace what Jenkins' "
@@ -279,6 +322,11 @@ def _config_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--list-options", action="store_true",
                    help="print every setting, its value and where it came from (default, "
                         "config file and key, command line), and exit")
+    g.add_argument("--trust", action="append", default=[], metavar="PATH",
+                   help="accept PATH (a folder or file, and all under it) as code and "
+                        "configuration although another user owns it or others may write "
+                        "it (repeatable; as safe-directories in your own "
+                        "~/.config/kewpie/config.toml; never from a kewpie.toml)")
 
 
 def _randgen_seed(text: str) -> int:
@@ -302,26 +350,88 @@ def resolve_args(argv: Sequence[str] | None) -> Resolved:
         action.default = argparse.SUPPRESS
     given = vars(parser.parse_args(argv))
     defaults = {dest: value for dest, value in full.items() if dest not in given}
+    _no_password_given(given)
     if full["config_file"] and full["no_config"]:
         raise UsageError("choose one of --config FILE and --no-config")
     if full["profile"] and full["no_config"]:
         raise UsageError(f"--profile {full['profile']} needs a config file; --no-config "
                           f"reads none")
-    paths = find_config_files(full["config_file"], [os.path.abspath(p) for p in
-                                                    split(given.get("suitepath"))],
-                              RunConfig().root, read_none=full["no_config"])
+    suitepaths = [os.path.abspath(p) for p in split(given.get("suitepath"))]
+    trust = trust_of(full["trust"])
+    for folder in suitepaths:  # before its kewpie.toml is read (the whole tree: below)
+        check_input(folder, "--suitepath", trust)
+    paths = find_config_files(full["config_file"], suitepaths, RunConfig().root,
+                              read_none=full["no_config"])
+    for path in paths:  # each file itself too: a suite path's may be another user's
+        check_input(path, "--config" if full["config_file"] else "config file", trust)
     specs = option_specs(parser, not_in_files=COMMAND_LINE_ONLY, paths=PATH_OPTIONS,
                          comma_lists=("suitepath",))
     files = [read_config_file(path, specs) for path in paths]
-    return resolve(defaults, given, files, full["profile"] or None)
+    return resolve(defaults, given, files, full["profile"] or None, _environment(given))
+
+
+# The options whose value may hold the results history's password (never on the command
+# line); the environment variable that gives it instead (lib/platform/secrets.py).
+DSN_OPTIONS = MappingProxyType({"history_dsn": "--history-dsn",
+                                "results_db_dsn": "--results-db-dsn"})
+
+
+def _no_password_given(given: Mapping[str, Any]) -> None:
+    """UsageError for a DSN with a password on the command line: ``ps`` shows a command
+    line to every user of the machine (docs/history.md)."""
+    from .history.dsn import has_password, password_on_command_line
+    for dest, option in DSN_OPTIONS.items():
+        value = given.get(dest)
+        if isinstance(value, str) and has_password(value):
+            raise UsageError(password_on_command_line(option, value))
+
+
+def _environment(given: Mapping[str, Any]) -> dict[str, Setting]:
+    """The settings the environment gives: ``KEWPIE_HISTORY_DSN`` is the store's DSN
+    unless the command line names a store (--history, --history-dsn, --results-db-dsn)."""
+    dsn = os.environ.get(HISTORY_DSN_ENV, "")
+    if not dsn or given.keys() & {"history", *DSN_OPTIONS}:
+        return {}
+    return {"history_dsn": Setting(dsn, f"environment {HISTORY_DSN_ENV}")}
+
+
+def trust_of(given: Sequence[str]) -> Trust:
+    """What the user trusts on purpose: ``--trust`` (given) and ``safe-directories`` in
+    their own config (lib/platform/usertrust.py); never a kewpie.toml's say."""
+    from .platform.usertrust import safe_directories
+    return Trust.of([*(os.path.abspath(p) for p in given), *safe_directories()])
+
+
+def path_values(config: RunConfig) -> dict[str, list[str]]:
+    """Each PATH_TABLE option's paths in config (a grammar's ``G.yy:D.zz`` as two)."""
+    out: dict[str, list[str]] = {}
+    for option, spec in PATH_TABLE.items():
+        values = [path for name in spec.fields for path in config.paths_at(name)]
+        if option == "grammar":
+            values = [p for v in values for p in (v.rsplit(":", 1) if v.endswith(".zz")
+                                                  else [v])]
+        out[option] = values
+    return out
 
 
 def settings_from_args(argv: Sequence[str] | None) -> tuple[RunConfig, Resolved]:
     """The RunConfig of argv with the config files, and the settings it was made from;
-    an error about a value a config file set names the file and key."""
+    an error about a value a config file set names the file and key.  Every path option
+    passes its check (PATH_TABLE) before a file it names is read."""
     resolved = resolve_args(argv)
     try:
-        return _config(resolved.namespace()), resolved
+        config = _config(resolved.namespace())
+        trust = Trust.of(config.trusted)
+        check_paths(PATH_TABLE, path_values(config), trust)
+        if config.mode == "reduce" and not config.paths_at("reduce.out"):
+            for finding in config.paths_at("reduce.findings"):  # the default output
+                check_output(os.path.join(finding, "reduce"), "the finding's reduce folder",
+                             trust)
+        known_bugs = list(config.reporting.known_bugs)
+        if known_bugs and config.mode != "hunt":  # a hunt reads them as it starts
+            from .hunt.knownbugs import KnownBugs  # read now: a bad file is one error line
+            KnownBugs.load(known_bugs)
+        return config, resolved
     except KewpieError as exc:
         raise _blamed(exc, resolved) from None
 
@@ -425,10 +535,7 @@ def _reporting(args: argparse.Namespace) -> Reporting:
         raise KewpieError(f"--known-bugs and --allow-known: only with "
                           f"{', '.join(f'--mode={n}' for n in judged[:-1])} or "
                           f"--mode={judged[-1]}; this run is --mode={args.mode}")
-    known_bugs = tuple(os.path.abspath(k) for k in args.known_bugs)
-    if known_bugs and args.mode != "hunt":  # a hunt reads them as it starts, with its suite's
-        from .hunt.knownbugs import KnownBugs  # read now: a bad file is one error line
-        KnownBugs.load(list(known_bugs))
+    known_bugs = tuple(os.path.abspath(k) for k in args.known_bugs)  # read once trusted
     return Reporting(force=args.force, test_timeout=args.test_timeout, parallel=args.parallel,
                      retry=args.retry, retry_failures_max=args.retry_failures_max,
                      junit_xml=_absolute(args.junit_xml), max_save_datadir=args.max_save_datadir,
@@ -457,7 +564,7 @@ def _debugging(args: argparse.Namespace) -> Debugging:
 def _tools(args: argparse.Namespace) -> Tools:
     """The tools' paths and kewpie 2012's options; KewpieError for a bad one."""
     randgen_seed = _randgen_seed(args.randgen_seed)
-    from .util.matrix_manager import parse_opt_matrix
+    from .kewpie2012.matrix_manager import parse_opt_matrix
     parse_opt_matrix(args.opt_matrix)  # a malformed matrix stops the run here (exit 2)
     return Tools(xtrabackup_path=_absolute(args.xtrabackup_path),
                  innobackupex_path=_absolute(args.innobackupex_path),
@@ -489,7 +596,8 @@ def _config(args: argparse.Namespace) -> RunConfig:
         if problem:
             raise KewpieError(problem)
     return RunConfig(mode=args.mode, workdir=os.path.abspath(args.workdir),
-                     start_and_exit=args.start_and_exit, selection=_selection(args),
+                     start_and_exit=args.start_and_exit, trusted=trust_of(args.trust).paths,
+                     selection=_selection(args),
                      servers=_servers(args), reporting=reporting, debugging=_debugging(args),
                      tools=_tools(args), history=_history(args),
                      mode_section=sections[args.mode])
@@ -533,6 +641,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KewpieError as exc:
         log.error(str(exc))
         return EXIT_ENVIRONMENT
+    _forget_secret_environment()
     if resolved.settings["list_options"].value:
         print(format_settings(resolved, option_rows(build_parser())))
         return EXIT_OK
@@ -592,6 +701,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     return status
 
 
+def _forget_secret_environment() -> None:
+    """Once the settings are read, drop the secrets' variables (KEWPIE_HISTORY_DSN) from
+    our environment: nothing kewpie runs -- a server as another user, a test's own
+    program -- inherits them (lib/platform/process.py drops them for its children too)."""
+    for name in SECRET_ENVIRONMENT:
+        os.environ.pop(name, None)
+
+
 def history_main(argv: Sequence[str]) -> int:
     """``kewpie history ...`` (lib/history/commands.py) over the settings' workdir, store
     and port leasing (config files included); one ERROR line and exit 2 on failure."""
@@ -600,9 +717,11 @@ def history_main(argv: Sequence[str]) -> int:
     args = history_parser().parse_args(list(argv))  # --help, usage errors: argparse exits 2
     try:
         config = config_from_args(config_argv(args))
+        _forget_secret_environment()
         defaults = Defaults(workdir=config.workdir, history_path=config.history.path,
                             history_dsn=config.history.dsn, lock_dir=config.servers.lock_dir,
                             base_port=config.servers.base_port)
+        defaults.trusted = config.trusted  # safe-directories: where history html may write
         return run_command(args, defaults)
     except KewpieError as exc:
         log.error(str(exc).splitlines()[0])

@@ -27,6 +27,8 @@ class RunConfig:
     workdir: str = os.path.join(ROOT, "workdir")
     root: str = ROOT
     start_and_exit: bool = False  # leave the first test's servers running, exit
+    # what the user trusts on purpose (--trust, safe-directories): lib/platform/trustedpath.py
+    trusted: tuple[str, ...] = ()
     selection: Selection = field(default_factory=Selection)
     servers: Servers = field(default_factory=Servers)
     reporting: Reporting = field(default_factory=Reporting)
@@ -41,3 +43,21 @@ class RunConfig:
         if isinstance(self.mode_section, kind):
             return self.mode_section
         return kind()
+
+    def paths_at(self, name: str) -> list[str]:
+        """The paths the field name holds, given as ``section.field``: a section every run
+        has (``servers.basedir``), or a mode's name for its own section (``hunt.grammars``:
+        none when this run is of another mode).  The paths a way in checks over its table
+        of path options (lib/platform/pathoptions.py); KeyError for a field the section
+        does not have (a renamed field fails, it never reads as empty)."""
+        section, _, key = name.partition(".")
+        own = vars(self)
+        if section in own and section != "mode_section":
+            holder = own[section]
+        elif section == self.mode:
+            holder = self.mode_section
+        else:  # another mode's section: not this run's
+            return []
+        value = vars(holder)[key]
+        values = [value] if isinstance(value, str) else list(value)
+        return [v for v in values if v]

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import pymysql
 
-from .history import History
+from .oplog import History
 from .reads import is_galera
 from ..errors import KewpieError, QueryError
 from ..platform.logsetup import get_logger

@@ -5,13 +5,14 @@ tool (``lib.platform.tools.run_tool``) -- is launched by :func:`spawn`: in its
 own session (process group), optionally as another user, tied to the
 harness's life (the parent-death signal SIGKILLs it if the harness dies), with
 the tag variables (``TAG_*``) its caller put in its environment so a sweep can
-find it.  Every stop follows :func:`stop_policy` -- a server's, a tool's that
-timed out, a leftover's found by its tags (:func:`stop_tagged`): SIGCONT, the
-request to exit (SIGTERM, or the process's own clean request: a server's SQL
-``SHUTDOWN``), a bounded wait, then SIGKILL of the group; a kill is the policy's
-last step alone.  Our own children are reaped with ``wait()``; a process we did
-not start (found in a state file) counts as exited once it is a zombie.  (A fork
-of the harness itself that runs Python -- a bot -- is made by
+find it, and never with the secrets kewpie was handed in its own environment
+(``KEWPIE_HISTORY_DSN``: lib/platform/secrets.py).  Every stop follows
+:func:`stop_policy` -- a server's, a tool's that timed out, a leftover's found by its
+tags (:func:`stop_tagged`): SIGCONT, the request to exit (SIGTERM, or the process's
+own clean request: a server's SQL ``SHUTDOWN``), a bounded wait, then SIGKILL of the
+group; a kill is the policy's last step alone.  Our own children are reaped with
+``wait()``; a process we did not start (found in a state file) counts as exited once
+it is a zombie.  (A fork of the harness itself that runs Python -- a bot -- is made by
 :mod:`lib.platform.workers`.)
 """
 from __future__ import annotations
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
 
 from .launcher import Launcher
 from .lifecycle import ReadyWait, StopResult
+from .secrets import child_environment
 
 TAG_WORKDIR = "KEWPIE_WORKDIR"
 TAG_RUN = "KEWPIE_RUN"
@@ -150,6 +152,7 @@ def spawn(argv: Sequence[str], *, env: Mapping[str, str] | None = None,
     util-linux's setpriv is found, it does the user switch and parent-death
     signal in the child, so that Popen can vfork instead of forking the harness.
     """
+    env = child_environment(env, os.environ)  # a server's user must not read our secrets
     if netns:
         from .nsenter import entered
         with entered(netns):

@@ -19,7 +19,8 @@ import pytest
 
 from .collection import (FIXTURES, declared_values, is_kewpie_testcase,
                          module_values, scope_unit, uses_ours)
-from .options import SCOPE_CHOICES, add_options, run_config, setting
+from .options import (SCOPE_CHOICES, add_options, check_path_options, configured_dsn,
+                      run_config, setting)
 
 if TYPE_CHECKING:
     from .helper import KewpieServers
@@ -80,6 +81,15 @@ def pytest_configure(config: pytest.Config) -> None:
     scope = setting(config, "scope")
     if scope is not None and scope not in SCOPE_CHOICES:
         raise pytest.UsageError(f"kewpie_scope must be one of {', '.join(SCOPE_CHOICES)}")
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    """Where the results history goes, when it is a server (its password as ``***``)."""
+    dsn, where = configured_dsn(config)
+    if not dsn:
+        return []
+    from ..history.dsn import redact
+    return [f"kewpie: results history {redact(dsn)} (from {where})"]
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -153,6 +163,7 @@ def _open_session(config: pytest.Config) -> "KewpieSession":
     session.declared = list(state.declared)
     state.session = session
     try:
+        check_path_options(session.config)
         session.open()
     except KewpieError as exc:
         pytest.exit(f"kewpie: {str(exc).splitlines()[0]}", returncode=2)

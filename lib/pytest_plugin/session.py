@@ -32,7 +32,7 @@ from .marker import Declared
 from ..config import RunConfig
 from ..run.attempt import Attempt, Pipeline, RawResult, Rules, Verdict
 from ..run.environment import RunEnvironment
-from ..run.history import RunHistory, open_history
+from ..run.recording import RunHistory, open_history
 from ..run.setup import check_galera
 from ..servers.manager import ServerManager
 from ..servers.option_safety import check_requirements

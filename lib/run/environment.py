@@ -17,6 +17,7 @@ from ..platform import netns, safedirs
 from ..platform.logsetup import get_logger
 from ..platform.ports import PortLeaser, default_lock_dir, ensure_lock_dir
 from ..platform.process import TAG_BOT, TAG_RUN, TAG_WORKDIR, stop_tagged
+from ..platform.trustedpath import Trust
 from ..platform.workdir import DESCRIPTION, MIN_SHM_FREE, Workdir
 from ..config import RunConfig
 from .setup import check_reachable, log_header, resolve_server_user
@@ -107,7 +108,9 @@ class RunEnvironment:
         self._state_lock = threading.Lock()
         self.tree: CodeTree | None = None
         servers = config.servers
-        self.trees = TreeSet([servers.basedir, *servers.extra_basedirs], servers.trees_dir)
+        self.trust = Trust.of(config.trusted)  # what the user trusts on purpose
+        self.trees = TreeSet([servers.basedir, *servers.extra_basedirs], servers.trees_dir,
+                             self.trust)
         self.keep_servers = False
         self._locked = False
         self.valgrind_supp_files: list[str] = []  # suites' valgrind.supp (set by selection)

@@ -10,7 +10,7 @@ from ..errors import EXIT_OK, EXIT_TEST_FAILED
 from ..platform.logsetup import configure
 from .debugging import report_kept
 from .environment import RunEnvironment
-from .history import RunHistory, history_weights, open_history
+from .recording import RunHistory, history_weights, open_history
 from .progress import Progress, wanted as progress_wanted
 from .report import Outcome, Reporter
 from .runner import Runner
@@ -48,7 +48,7 @@ def run_tests(env: RunEnvironment, specs: list[TestSpec],
     """Run the tests (sharded, on N bots, with retries); return the exit status.
     runner_factory(env, bot) builds a bot's runner (another mode passes its own);
     xml_report: also write mtr's XML report there (mtr's --xml-report).
-    Every outcome is recorded in the results history (lib/run/history.py)."""
+    Every outcome is recorded in the results history (lib/run/recording.py)."""
     history = open_history(env)
     status: int | None = None
     try:
@@ -103,11 +103,11 @@ def _run_tests(env: RunEnvironment, specs: list[TestSpec],
         timings.save()
         if config.reporting.junit_xml and outcomes:
             from .junit import write as write_junit  # junitparser: only for a report
-            write_junit(outcomes, config.reporting.junit_xml)
+            write_junit(outcomes, config.reporting.junit_xml, env.trust)
             log.info(f"JUnit report: {config.reporting.junit_xml}")
         if xml_report and outcomes:
             from .mtr_junit import write as write_mtr_xml
-            write_mtr_xml(outcomes, xml_report)
+            write_mtr_xml(outcomes, xml_report, env.trust)
             log.info(f"mtr XML report: {xml_report}")
     reporter.summary(outcomes, len(queue), time.monotonic() - started, stopped_early)
     failed = any(o.fails_run(config.reporting.allow_known) for o in outcomes)

@@ -2,7 +2,7 @@
 
 Each run of a test module gets a :class:`~lib.suites.context.TestContext`,
 handed to its KewpieTestCase instances before they run; the kewpie 2012
-globals are derived from it by :mod:`lib.util.context`.  The module is a
+globals are derived from it by :mod:`lib.kewpie2012.context`.  The module is a
 :class:`UnittestBody` of the bot's attempt pipeline (:mod:`lib.run.attempt`),
 which gets its servers, runs it, judges it, checks after it, keeps the
 evidence and applies the reuse rule.
@@ -27,7 +27,7 @@ from ..suites.loader import TestSpec
 from ..suites.testcase import KewpieTestCase
 from ..suites.context import BotSetup, TestContext
 from ..suites.status import TestStatus
-from ..util.context import install_globals, skip_reason
+from ..kewpie2012.context import install_globals, skip_reason
 
 
 class TimedResult(unittest.TestResult):

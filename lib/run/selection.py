@@ -95,7 +95,7 @@ def apply_shard(config: RunConfig, specs: list[NamedT],
                 log: logging.Logger | None = None) -> list[NamedT]:
     """This run's slice of specs under --shard K/N (all of them without it), weighted by
     --timings-file when given, else by the results history's durations (the same for
-    every shard of a build: lib/run/history.py); logs the slice's size when log is given."""
+    every shard of a build: lib/run/recording.py); logs the slice's size when log is given."""
     if not config.selection.shard:
         return specs
     k, n = parse_shard(config.selection.shard)
@@ -103,7 +103,7 @@ def apply_shard(config: RunConfig, specs: list[NamedT],
     if config.selection.timings_file:
         weights, source = Timings(config.selection.timings_file), f"by {config.selection.timings_file}"
     else:  # the results history's durations, as every shard of the build reads them
-        from .history import history_weights
+        from .recording import history_weights
         known = history_weights(config, for_shard=True)
         if known:
             weights, source = Timings(None), f"by the results history ({len(known)} known)"

@@ -14,7 +14,7 @@ platform's one stop policy, with SQL ``SHUTDOWN`` as its request to exit),
 tests/unit/test_server_api_size.py counts them): what a test or a tool uses;
 the steps of a start are the subclasses' hooks (``_launch``, ``_ready``...).
 kewpie 2012's names are not here: 2012 tests get servers wrapped by
-:mod:`lib.util.server_compat`.
+:mod:`lib.kewpie2012.server_compat`.
 """
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ from .health import Health, HealthState, unanswered_health
 from .layout import HOST, SOCKET_PATH_MAX, ServerLayout, write_private_file
 from .logs import ErrorLog
 from .options import Option, merge, parse_options
-from .sql import SqlClient
+from .sql import SqlClient, handshake_wait
 from .trees import TreeSet, resolve_tree, switch_tree
 
 if TYPE_CHECKING:
@@ -134,6 +134,7 @@ class Server:
         self.executor: ProcessExecutor | None = None
         self.start_count = 0
         self._launched_at = 0.0  # time.monotonic() of the latest launch
+        self._ready_by = 0.0     # time.monotonic() when the readiness wait gives up
         self.stop_requested = False
         self.fault_windows = FaultWindows()  # recorded by faults, read by the warnings check
         self._log = get_logger()
@@ -235,8 +236,10 @@ class Server:
         return self.executor
 
     def _ready(self) -> bool:
-        """The readiness check polled after launch: a real SQL ping here."""
-        return self.sql.ping()
+        """The readiness check polled after launch: a real SQL ping here, whose handshake
+        may take until the wait's deadline (never abandoned while the server is busy
+        starting: lib/servers/sql.py ``handshake_wait``)."""
+        return self.sql.ping(handshake_wait(self._ready_by))
 
     def wait_ready(self, timeout: float | None = None, since_launch: bool = False) -> None:
         """Wait for a server started with wait=False: ready, or ServerStartError.
@@ -254,6 +257,7 @@ class Server:
         """Poll _ready until it is true; _start_failed raises when the process exits or
         timeout passes first."""
         assert self.executor is not None
+        self._ready_by = time.monotonic() + timeout
         ok, why = self.executor.wait_ready(self._ready, timeout)
         if not ok:
             self._start_failed(ReadyWait(why), timeout)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import CodeTreeError, ServerStartError
 from ..platform.logsetup import get_logger
+from ..platform.trustedpath import Trust
 from .codetree import CodeTree, discover
 
 if TYPE_CHECKING:
@@ -33,11 +34,15 @@ DEFAULT_LABELS = ("", "default", "first")
 class TreeSet:
     """The code trees a run may use; resolves a suite's label to a discovered tree."""
 
-    def __init__(self, basedirs: list[str], fetched_dir: str = "") -> None:
+    def __init__(self, basedirs: list[str], fetched_dir: str = "",
+                 trust: Trust | None = None) -> None:
+        """trust: what the user trusts on purpose (each tree passes the trust rule when
+        it is discovered: lib/servers/codetree.py ``check_tree_parts``)."""
         if not basedirs:
             raise CodeTreeError("no --basedir given")
         self.basedirs = [os.path.abspath(os.path.expanduser(b)) for b in basedirs]
         self.fetched_dir = fetched_dir if len(basedirs) == 1 else ""
+        self.trust = trust
         self._trees: dict[str, CodeTree] = {}
         self._all: list[CodeTree] | None = None
 
@@ -47,7 +52,7 @@ class TreeSet:
         key = os.path.abspath(os.path.expanduser(path))
         if key not in self._trees:
             try:
-                self._trees[key] = discover(key)
+                self._trees[key] = discover(key, trust=self.trust)
             except CodeTreeError as exc:
                 if key == self.basedirs[0]:
                     raise

@@ -6,7 +6,7 @@ instance it loaded, before the tests run (``test.use_context(context)``).
 Modern code reads ``self.context.servers``, ``self.context.manager``,
 ``self.context.log_dir``, ``self.context.tools`` and ``self.context.seed``;
 the kewpie 2012 globals (``servers``, ``test_executor``,
-``server_manager``) are derived from the context by :mod:`lib.util.context`
+``server_manager``) are derived from the context by :mod:`lib.kewpie2012.context`
 alone and never read back by new code.
 """
 from __future__ import annotations

@@ -22,6 +22,8 @@ import statistics
 from dataclasses import asdict
 from typing import Any, Callable
 
+from ..platform.safewrite import HeldOutput, OutputDir
+from ..platform.secrets import redact, redact_text
 from .monitor import MACHINE, series, sources, summary
 from .sweep import RunRecord, SweepResult
 
@@ -241,8 +243,10 @@ def write_csv(sweep: SweepResult, path: str) -> str:
 
 
 def write_json(sweep: SweepResult, path: str) -> str:
-    """The spec, the context, every run (intervals, histogram, samples) and the checks."""
-    doc = {"spec": sweep.spec.to_dict(), "context": sweep.context,
+    """The spec, the context (their secrets, such as a server option's password, as
+    ``***``: the file is an artifact), every run (intervals, histogram, samples) and the
+    checks."""
+    doc = {"spec": redact(sweep.spec.to_dict()), "context": redact(sweep.context),
            "runs": [{"version": r.version, "value": r.value, "threads": r.threads,
                      "repeat": r.repeat, "cell": r.cell, "log": r.log, **r.result.to_dict(),
                      "percentiles": r.result.percentiles(),
@@ -425,9 +429,19 @@ def plot_latency_distribution(sweep: SweepResult, path: str) -> str:
     return path
 
 
-def write_all(sweep: SweepResult, out_dir: str) -> dict[str, str]:
-    """Tables, CSV, JSON and the plots in out_dir (see the module); returns their paths."""
-    os.makedirs(out_dir, exist_ok=True)
+def write_all(sweep: SweepResult, out_dir: str | OutputDir) -> dict[str, str]:
+    """Tables, CSV, JSON and the plots in out_dir (see the module), written into the folder
+    kewpie holds, never through a link (lib/platform/safewrite.py; out_dir a path: a
+    folder a suite chose, made when missing); returns their paths."""
+    with HeldOutput(out_dir, "--sweep-out") as out:
+        held = out.held()
+        paths = _write_all(sweep, held, out)
+        return {k: out.path + v[len(held):] if v.startswith(held) else v
+                for k, v in paths.items()}
+
+
+def _write_all(sweep: SweepResult, out_dir: str, out: OutputDir) -> dict[str, str]:
+    """write_all's files under out_dir (the held folder's path)."""
     paths = {"csv": write_csv(sweep, os.path.join(out_dir, "results.csv")),
              "json": write_json(sweep, os.path.join(out_dir, "results.json")),
              "plot_threads": plot_threads(sweep, os.path.join(out_dir, "tps_vs_threads.png")),
@@ -437,7 +451,7 @@ def write_all(sweep: SweepResult, out_dir: str) -> dict[str, str]:
             sweep, os.path.join(out_dir, "latency_distribution.png"))
     if sweep.spec.latency_plots:
         for sub in ("timeline", "latency"):
-            os.makedirs(os.path.join(out_dir, sub), exist_ok=True)
+            out.folder(sub).close()
         for run in sweep.runs:
             name = run_label(run).replace(" ", "_") + ".png"
             if run.samples:
@@ -445,9 +459,9 @@ def write_all(sweep: SweepResult, out_dir: str) -> dict[str, str]:
             if run.result.histogram:
                 plot_latency(run, os.path.join(out_dir, "latency", name))
     with open(os.path.join(out_dir, "table.txt"), "w") as fh:
-        fh.write(table(sweep) + "\n")
+        fh.write(redact_text(table(sweep)) + "\n")
     paths["table"] = os.path.join(out_dir, "table.txt")
     with open(os.path.join(out_dir, "table.md"), "w") as fh:
-        fh.write(markdown(sweep))
+        fh.write(redact_text(markdown(sweep)))
     paths["markdown"] = os.path.join(out_dir, "table.md")
     return paths

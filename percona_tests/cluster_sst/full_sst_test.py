@@ -1,6 +1,6 @@
 """A node with an empty datadir joins by a full SST, with the combination's method
 (rsync or mariabackup), and gets all the data."""
-from lib.testcase import ClusterTestCase
+from lib import ClusterTestCase
 
 JOINED = {
     "rsync": r"SST (received|complete)|State transfer .* complete",

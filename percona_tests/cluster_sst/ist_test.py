@@ -1,5 +1,5 @@
 """A node restarted after a clean stop catches up by IST, not by a full SST."""
-from lib.testcase import ClusterTestCase
+from lib import ClusterTestCase
 
 
 class IstTest(ClusterTestCase):

@@ -1,8 +1,7 @@
 """kill -9 during write loads, restart, and every acknowledged write is there."""
 import os
 
-from lib.consistency import Append, Bank, Schedule
-from lib.testcase import KewpieTestCase
+from lib import Append, Bank, KewpieTestCase, Schedule
 
 
 class Kill9Test(KewpieTestCase):

@@ -1,11 +1,7 @@
 """A rolling upgrade: each node of an old-version cluster is stopped and started on the
 new tree in turn (catching up by IST) while the Bank and Append workloads run on all
 nodes; every verdict valid, the tables equal, every node on the new version."""
-from lib.consistency import Append, Bank, Schedule, Step
-from lib.consistency.upgrade import Upgrade
-from lib.platform.logsetup import get_logger
-from lib.servers.trees import resolve_tree
-from lib.testcase import ClusterTestCase
+from lib import Append, Bank, ClusterTestCase, Schedule, Step, Upgrade, get_logger, resolve_tree
 
 
 class RollingUpgradeTest(ClusterTestCase):

@@ -1,6 +1,5 @@
 """DDL and DML on one server: create, insert, update, delete, alter, rollback."""
-from lib.errors import QueryError
-from lib.testcase import KewpieTestCase
+from lib import KewpieTestCase, QueryError
 
 
 class BasicTest(KewpieTestCase):

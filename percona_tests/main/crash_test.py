@@ -1,6 +1,5 @@
 """A server killed with kill -9 is detected, and recovers committed data."""
-from lib.errors import QueryError, ServerDiedError
-from lib.testcase import KewpieTestCase
+from lib import KewpieTestCase, QueryError, ServerDiedError
 
 
 class CrashTest(KewpieTestCase):

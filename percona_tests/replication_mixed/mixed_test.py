@@ -2,10 +2,7 @@
 import re
 import threading
 
-from lib.platform.logsetup import get_logger
-from lib.randgen.shipped import SHIPPED
-from lib.servers.replication import replica_status
-from lib.testcase import KewpieTestCase
+from lib import KewpieTestCase, SHIPPED, get_logger, replica_status
 
 GRAMMAR = SHIPPED["transactions"]
 SCHEMAS = ["test", "books"]

@@ -2,10 +2,7 @@
 CHECK TABLE, and row counts and checksums equal to before the upgrade."""
 import os
 
-from lib.platform.logsetup import get_logger
-from lib.randgen.shipped import SHIPPED
-from lib.servers.upgrade import run_upgrade
-from lib.testcase import KewpieTestCase
+from lib import KewpieTestCase, SHIPPED, get_logger, run_upgrade
 
 GRAMMAR = SHIPPED["transactions"]
 SCHEMAS = ["test", "shop"]

@@ -1,7 +1,7 @@
 """Running tool steps with stand-in tools, incremental chain checks, storage and 2012 helpers.
 
 Covers: lib/backup/execute.py, lib/backup/prepare.py, lib/backup/restore.py,
-lib/backup/storage.py, lib/backup/validate.py, lib/backup/errors.py, lib/util/backup_methods.py
+lib/backup/storage.py, lib/backup/validate.py, lib/backup/errors.py, lib/kewpie2012/backup_methods.py
 """
 import os
 from types import SimpleNamespace
@@ -15,7 +15,7 @@ from lib.backup.prepare import check_chain
 from lib.backup.restore import check_prepared
 from lib.backup.storage import backups_root, chown_tree, empty_datadir, safe_label, unique_dir
 from lib.backup.validate import compare_checksum_maps, normalize_dump
-from lib.util.backup_methods import datadir_from_cnf, innobackupex_tool
+from lib.kewpie2012.backup_methods import datadir_from_cnf, innobackupex_tool
 
 
 def script(path, body):

@@ -1,10 +1,10 @@
-"""Unit tests for the kewpie 2012 helpers in lib/util/mysql_methods.py that need no server.
+"""Unit tests for the kewpie 2012 helpers in lib/kewpie2012/mysql_methods.py that need no server.
 
-Covers: lib/util/mysql_methods.py
+Covers: lib/kewpie2012/mysql_methods.py
 """
 import os
 
-from lib.util.mysql_methods import diff_dumpfiles, execute_cmd, filter_data
+from lib.kewpie2012.mysql_methods import diff_dumpfiles, execute_cmd, filter_data
 
 DUMP = """-- MariaDB dump 10.19  Distrib 10.11.19-MariaDB, for debian-linux-gnu (x86_64)
 --

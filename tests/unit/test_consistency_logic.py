@@ -1,7 +1,7 @@
 """Consistency checks without servers: outcomes, histories, checkers, verdicts, fault
 schedules, pt-table-checksum parsing, the workload runner, and the process launcher.
 
-Covers: lib/consistency/history.py, lib/consistency/verdict.py, lib/consistency/append.py,
+Covers: lib/consistency/oplog.py, lib/consistency/verdict.py, lib/consistency/append.py,
 lib/consistency/bank.py, lib/consistency/registers.py, lib/consistency/faults.py,
 lib/consistency/ptchecksum.py, lib/consistency/run.py, lib/consistency/workload.py,
 lib/platform/launcher.py
@@ -21,7 +21,7 @@ import pytest
 from lib.consistency.append import check_append
 from lib.consistency.bank import check_bank
 from lib.consistency.faults import Fault, FaultError, Schedule, Step
-from lib.consistency.history import FAIL, OK, UNKNOWN, Counts, History, Op, classify_error
+from lib.consistency.oplog import FAIL, OK, UNKNOWN, Counts, History, Op, classify_error
 from lib.consistency.ptchecksum import (check_pt_table_checksum, flags, parse_report,
                                         pt_table_checksum_command, tool_error, write_dsn_table)
 from lib.consistency.registers import check_stale_reads
@@ -707,7 +707,7 @@ def test_os_errors_are_not_mysql_codes():
     reset = ConnectionResetError(104, "Connection reset by peer")
     assert classify_error(reset, committing=True) == UNKNOWN
     assert classify_error(reset, committing=False) == FAIL
-    from lib.consistency.history import describe_error, error_code
+    from lib.consistency.oplog import describe_error, error_code
     assert error_code(reset) == 0
     assert not describe_error(BrokenPipeError(32, "Broken pipe")).startswith("32 ")
 

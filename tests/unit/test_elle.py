@@ -5,7 +5,7 @@ Covers: lib/consistency/elle.py, lib/consistency/listappend.py
 import random
 
 from lib.consistency.elle import anomaly_kinds, check_list_append, classify
-from lib.consistency.history import FAIL, OK, UNKNOWN, Op
+from lib.consistency.oplog import FAIL, OK, UNKNOWN, Op
 
 
 def T(index, *mops, outcome=OK, process=None):

@@ -1,12 +1,13 @@
 """The results history's logic over real SQLite files: records and their helpers,
-patterns and dates, schema versions (an old sweeps database upgraded in place),
+patterns and dates, schema versions (an old sweeps database upgraded in place, the
+sweeps' details tables of version 3),
 writers (concurrent, spooled and sent again once), the queries' definitions and the
 shard weights' cut.
 
 Covers: lib/history/records.py, lib/history/patterns.py, lib/history/migrations.py,
 lib/history/store.py, lib/history/writer.py, lib/history/spool.py, lib/history/writes.py,
 lib/history/queries.py, lib/history/weights.py, lib/history/sweeps.py, lib/history/target.py,
-lib/history/dsn.py, lib/sysbench/results.py, lib/run/history.py
+lib/history/dsn.py, lib/history/schema.py, lib/sysbench/results.py, lib/run/recording.py
 """
 from __future__ import annotations
 
@@ -158,6 +159,57 @@ def test_an_old_sweeps_database_opens_as_a_store_and_keeps_its_sweeps(tmp_path):
     other.dispose()
 
 
+# The details tables as the sweeps' own SQL made them in a store of version 1 or 2.
+V1_DETAILS = [
+    "CREATE TABLE kewpie_run_details (run_id INTEGER PRIMARY KEY, cell TEXT, "
+    "lat_p50 DOUBLE PRECISION, lat_p95 DOUBLE PRECISION, lat_p99 DOUBLE PRECISION, "
+    "lat_max DOUBLE PRECISION, tpmc_like DOUBLE PRECISION, planned_reconnects INTEGER, log TEXT)",
+    "CREATE TABLE kewpie_run_histograms (id INTEGER PRIMARY KEY AUTOINCREMENT, run_id INTEGER, "
+    "value_ms DOUBLE PRECISION, events INTEGER)",
+    "CREATE TABLE kewpie_run_samples (id INTEGER PRIMARY KEY AUTOINCREMENT, run_id INTEGER, "
+    "t DOUBLE PRECISION, source VARCHAR(64), metric VARCHAR(64), value DOUBLE PRECISION)",
+    "CREATE TABLE kewpie_run_txns (id INTEGER PRIMARY KEY AUTOINCREMENT, run_id INTEGER, "
+    "txn VARCHAR(32), events INTEGER, rollbacks INTEGER, retries INTEGER, "
+    "mix_pct DOUBLE PRECISION, avg_ms DOUBLE PRECISION, p50_ms DOUBLE PRECISION, "
+    "p95_ms DOUBLE PRECISION, p99_ms DOUBLE PRECISION, max_ms DOUBLE PRECISION)",
+    "CREATE TABLE kewpie_sweep_checks (id INTEGER PRIMARY KEY AUTOINCREMENT, sweep_id INTEGER, "
+    "version VARCHAR(100), data_set VARCHAR(100), passed INTEGER, output TEXT)",
+]
+DETAIL_TABLES = ("kewpie_run_details", "kewpie_run_histograms", "kewpie_run_samples",
+                 "kewpie_run_txns", "kewpie_sweep_checks")
+
+
+@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("sweeps_had_written", [False, True])
+def test_an_older_store_gains_the_sweeps_details_tables(tmp_path, sweeps_had_written,
+                                                         version):
+    """Version 3 declares the sweeps' details tables: a store of version 1 (before the
+    secrets' scrub, version 2) or 2 gets them, or keeps those (and their rows) the
+    sweeps' own SQL had made, with the indexes."""
+    path = str(tmp_path / "h.sqlite")
+    open_engine(StoreTarget(sqlite_path=path), writer=True, create=True).dispose()
+    with sqlite3.connect(path) as db:  # back to the older version
+        for table in DETAIL_TABLES:
+            db.execute(f"DROP TABLE {table}")
+        db.execute(f"UPDATE history_meta SET value = '{version}' WHERE name = 'schema_version'")
+        if sweeps_had_written:
+            for ddl in V1_DETAILS:
+                db.execute(ddl)
+            db.execute("INSERT INTO kewpie_sweep_checks (sweep_id, version, data_set, passed, "
+                       "output) VALUES (1, '10.11', 'tpcc_like', 1, 'kept')")
+    engine = open_engine(StoreTarget(sqlite_path=path), writer=True)
+    with engine.connect() as conn:
+        assert current_version(conn) == SCHEMA_VERSION == 3
+    engine.dispose()
+    with sqlite3.connect(path) as db:
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        indexes = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='index'")}
+        kept = db.execute("SELECT output FROM kewpie_sweep_checks").fetchall()
+    assert set(DETAIL_TABLES) <= tables
+    assert "ix_kewpie_run_samples_run" in indexes and "ix_kewpie_sweep_checks_sweep" in indexes
+    assert kept == ([("kept",)] if sweeps_had_written else [])
+
+
 def test_a_store_newer_than_this_kewpie_is_refused_and_a_missing_one_named(tmp_path):
     path = str(tmp_path / "h.sqlite")
     open_engine(StoreTarget(sqlite_path=path), writer=True, create=True).dispose()
@@ -167,6 +219,31 @@ def test_a_store_newer_than_this_kewpie_is_refused_and_a_missing_one_named(tmp_p
         open_engine(StoreTarget(sqlite_path=path))
     with pytest.raises(HistoryError, match="no history store at"):
         open_engine(StoreTarget(sqlite_path=str(tmp_path / "none.sqlite")))
+
+
+def test_the_switch_to_wal_mode_waits_for_a_busy_file():
+    from lib.history.store import _wal_mode
+
+    class Cursor:
+        """Busy twice (another first writer holds the new file), then in WAL mode."""
+
+        def __init__(self, error: str = "database is locked") -> None:
+            self.tries, self.error = 0, error
+
+        def execute(self, sql: str) -> None:
+            assert sql == "PRAGMA journal_mode=WAL"
+            self.tries += 1
+            if self.tries < 3:
+                raise sqlite3.OperationalError(self.error)
+
+        def fetchall(self) -> list:
+            return [("wal",)]
+
+    cursor = Cursor()
+    _wal_mode(cursor)
+    assert cursor.tries == 3
+    with pytest.raises(sqlite3.OperationalError, match="disk I/O"):
+        _wal_mode(Cursor("disk I/O error"))  # any other error at once
 
 
 # ---------------------------------------------------------------- writers

@@ -12,7 +12,7 @@ import pytest
 
 from lib.consistency.bank import Bank
 from lib.consistency.append import Append
-from lib.consistency.history import OK
+from lib.consistency.oplog import OK
 from lib.consistency.reads import read_rows
 from lib.consistency.run import judge, run_workloads
 from lib.consistency.tables import check_tables_equal

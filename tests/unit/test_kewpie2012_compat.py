@@ -2,9 +2,9 @@
 front end's mappings, --opt-matrix, --randgen-seed, sysbench 0.4 command lines,
 randgen command lines, skip_checks and the 2012 server defaults.
 
-Covers: lib/util/innobackupex.py, lib/util/context.py, lib/util/code_manager.py,
-lib/util/matrix_manager.py, lib/util/randgen_methods.py, lib/util/sysbench_methods.py,
-lib/util/server_defaults.py, lib/suites/loader.py (class_server_defaults)
+Covers: lib/kewpie2012/innobackupex.py, lib/kewpie2012/context.py, lib/kewpie2012/code_manager.py,
+lib/kewpie2012/matrix_manager.py, lib/kewpie2012/randgen_methods.py, lib/kewpie2012/sysbench_methods.py,
+lib/kewpie2012/server_defaults.py, lib/suites/loader.py (class_server_defaults)
 """
 import types
 
@@ -16,13 +16,13 @@ from lib.errors import KewpieError, SuiteError, UsageError
 from lib.home import data_path
 from lib.servers.codetree import CodeTree, ServerVersion
 from lib.suites.loader import class_server_defaults
-from lib.util import innobackupex
-from lib.util.code_manager import CodeManager
-from lib.util.context import default_innobackupex_path, skip_reason
-from lib.util.matrix_manager import matrixManager, parse_opt_matrix
-from lib.util.mysqlBaseTestCase import mysqlBaseTestCase
-from lib.util.randgen_methods import command_options, randgen_argv
-from lib.util.sysbench_methods import modern_sysbench_argv, process_sysbench_output
+from lib.kewpie2012 import innobackupex
+from lib.kewpie2012.code_manager import CodeManager
+from lib.kewpie2012.context import default_innobackupex_path, skip_reason
+from lib.kewpie2012.matrix_manager import matrixManager, parse_opt_matrix
+from lib.kewpie2012.mysqlBaseTestCase import mysqlBaseTestCase
+from lib.kewpie2012.randgen_methods import command_options, randgen_argv
+from lib.kewpie2012.sysbench_methods import modern_sysbench_argv, process_sysbench_output
 
 MB = "/usr/bin/mariadb-backup"
 MARIADB = ServerVersion("10.11.6", "-MariaDB-0+deb12u1", "debian-linux-gnu", "x86_64", "Debian 12")

@@ -4,10 +4,10 @@ KEWPIE_SMTP), crash-me's configuration and limits file, where sql-bench is looke
 2012's working environment, the live server_options list, std_data, get_bzr_info and
 server.server_manager.
 
-Covers: lib/util/sysbench_report.py, lib/util/sysbench_methods.py,
-lib/util/database_connect.py, lib/util/mailing_report.py, lib/util/crashme_methods.py,
-lib/util/sqlbench_methods.py, lib/util/context.py, lib/util/server_compat.py,
-lib/util/manager_compat.py, std_data/
+Covers: lib/kewpie2012/sysbench_report.py, lib/kewpie2012/sysbench_methods.py,
+lib/kewpie2012/database_connect.py, lib/kewpie2012/mailing_report.py, lib/kewpie2012/crashme_methods.py,
+lib/kewpie2012/sqlbench_methods.py, lib/kewpie2012/context.py, lib/kewpie2012/server_compat.py,
+lib/kewpie2012/manager_compat.py, std_data/
 """
 import os
 from types import SimpleNamespace
@@ -18,12 +18,12 @@ from lib.platform.ports import PortLease
 from lib.servers.codetree import CodeTree, ServerVersion
 from lib.servers.options import parse_options
 from lib.servers.server import Server, ServerSettings
-from lib.util import crashme_methods, mailing_report, sqlbench_methods, sysbench_methods
-from lib.util.context import SystemManager, working_environment
-from lib.util.database_connect import Dsn, results_db_connect
-from lib.util.manager_compat import Kewpie2012Manager
-from lib.util.server_compat import Kewpie2012Server, ServerWrappers
-from lib.util.sysbench_report import getSysbenchReport, trend_rows
+from lib.kewpie2012 import crashme_methods, mailing_report, sqlbench_methods, sysbench_methods
+from lib.kewpie2012.context import SystemManager, working_environment
+from lib.kewpie2012.database_connect import Dsn, results_db_connect
+from lib.kewpie2012.manager_compat import Kewpie2012Manager
+from lib.kewpie2012.server_compat import Kewpie2012Server, ServerWrappers
+from lib.kewpie2012.sysbench_report import getSysbenchReport, trend_rows
 
 VERSION = ServerVersion("10.11.19", "-MariaDB", "debian-linux-gnu", "x86_64", "Debian 12")
 

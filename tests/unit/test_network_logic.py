@@ -5,7 +5,7 @@ lib/suites/loader.py (network)
 """
 import pytest
 
-from lib.consistency.history import FAIL, OK, History
+from lib.consistency.oplog import FAIL, OK, History
 from lib.consistency.netfaults import Partition, check_minority_refused, control_of
 from lib.consistency.faults import FaultError
 from lib.errors import SuiteError

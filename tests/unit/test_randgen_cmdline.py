@@ -1,7 +1,7 @@
 """gentest.pl command lines, DSNs, results, and the Perl randgen passthrough (with a fake tool).
 
 Covers: lib/randgen/cmdline.py, lib/randgen/connection.py, lib/randgen/perl_randgen.py,
-lib/randgen/result.py, lib/randgen/api.py, lib/util/randgen_methods.py
+lib/randgen/result.py, lib/randgen/api.py, lib/kewpie2012/randgen_methods.py
 """
 import os
 
@@ -139,7 +139,7 @@ class _FakeServer:
 def test_execute_randgen_uses_a_perl_checkout(fake_randgen, tmp_path):
     from types import SimpleNamespace
 
-    from lib.util.randgen_methods import execute_randgen
+    from lib.kewpie2012.randgen_methods import execute_randgen
     executor = SimpleNamespace(logdir=str(tmp_path), verbose=False,
                                system_manager=SimpleNamespace(randgen_path=fake_randgen))
     servers = [_FakeServer()]
@@ -157,7 +157,7 @@ def test_execute_randgen_uses_a_perl_checkout(fake_randgen, tmp_path):
 def test_execute_randgen_bad_command_is_an_environment_error(tmp_path):
     from types import SimpleNamespace
 
-    from lib.util.randgen_methods import execute_randgen
+    from lib.kewpie2012.randgen_methods import execute_randgen
     executor = SimpleNamespace(logdir=str(tmp_path), verbose=False,
                                system_manager=SimpleNamespace(randgen_path=str(tmp_path)))
     retcode, output = execute_randgen("./gentest.pl --no-such-option", executor, [_FakeServer()])

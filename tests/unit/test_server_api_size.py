@@ -3,11 +3,11 @@
 lib/suites/testcase.py): Server's public names (methods, properties, class attributes)
 are at most 25, a Galera node adds few, ServerManager has no mode flag callers set from
 outside (they are method calls), no 2012 name is on Server, ServerManager or
-KewpieTestCase (they live on the wrappers of lib/util/server_compat.py and
-lib/util/manager_compat.py), and modern code imports nothing from lib/util/.
+KewpieTestCase (they live on the wrappers of lib/kewpie2012/server_compat.py and
+lib/kewpie2012/manager_compat.py), and modern code imports nothing from lib/kewpie2012/.
 
 Covers: lib/servers/server.py, lib/servers/galera.py, lib/servers/manager.py, lib/mtr/server.py,
-lib/suites/testcase.py, lib/util/server_compat.py
+lib/suites/testcase.py, lib/kewpie2012/server_compat.py
 """
 import ast
 import inspect
@@ -21,8 +21,8 @@ from lib.servers.galera import GaleraServer
 from lib.servers.manager import ServerManager
 from lib.servers.server import Server
 from lib.suites.testcase import ClusterTestCase, KewpieTestCase
-from lib.util.manager_compat import Kewpie2012Manager
-from lib.util.server_compat import Kewpie2012Server
+from lib.kewpie2012.manager_compat import Kewpie2012Manager
+from lib.kewpie2012.server_compat import Kewpie2012Server
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LIB = os.path.join(ROOT, "lib")
@@ -48,8 +48,8 @@ MANAGER_2012_NAMES = ("start_server", "stop_server", "restart_server", "start_se
 TESTCASE_2012_NAMES = ("test_executor", "system_manager")
 ALL_2012_NAMES = SERVER_2012_NAMES + MANAGER_2012_NAMES + TESTCASE_2012_NAMES
 
-# Modules outside lib/util/ that may import it, and why.
-UTIL_IMPORTERS = {
+# Modules outside lib/kewpie2012/ that may import it, and why.
+COMPAT_IMPORTERS = {
     "lib/run/runner.py": "the hand-over: derives a 2012 module's globals from its context",
     "lib/cli.py": "--opt-matrix is checked with kewpie 2012's parser",
 }
@@ -118,8 +118,8 @@ def _module_of(path):
     return rel[:-1] if rel[-1] == "__init__" else rel
 
 
-def _imports_util(path):
-    """Line numbers of imports of lib.util (absolute or relative) in the file at path."""
+def _imports_compat(path):
+    """Line numbers of imports of lib.kewpie2012 (absolute or relative) in the file at path."""
     parts = _module_of(path)
     package = parts if path.endswith("__init__.py") else parts[:-1]
     lines = []
@@ -131,24 +131,24 @@ def _imports_util(path):
             base = (node.module or "").split(".") if node.level == 0 else \
                 package[:len(package) - node.level + 1] + ([node.module] if node.module else [])
             names = [".".join(base + [a.name]) for a in node.names]
-        if any(n.split(".")[:2] == ["lib", "util"] for n in names):
+        if any(n.split(".")[:2] in (["lib", "kewpie2012"], ["lib", "util"]) for n in names):
             lines.append(node.lineno)
     return lines
 
 
 def test_the_import_resolver_sees_relative_imports():
-    path = os.path.join(LIB, "util", "context.py")
-    assert _imports_util(path)  # "from . import mysqlBaseTestCase"
+    path = os.path.join(LIB, "kewpie2012", "context.py")
+    assert _imports_compat(path)  # "from . import mysqlBaseTestCase"
 
 
-def test_modern_code_imports_nothing_from_lib_util():
+def test_modern_code_imports_nothing_from_the_2012_api():
     found = []
     for dirpath, _, files in os.walk(LIB):
         for name in files:
             path = os.path.join(dirpath, name)
             rel = os.path.relpath(path, ROOT)
-            if not name.endswith(".py") or rel.startswith(os.path.join("lib", "util", "")) \
-                    or rel in UTIL_IMPORTERS:
+            if not name.endswith(".py") or rel.startswith(os.path.join("lib", "kewpie2012", "")) \
+                    or rel in COMPAT_IMPORTERS:
                 continue
-            found += [f"{rel}:{line}" for line in _imports_util(path)]
+            found += [f"{rel}:{line}" for line in _imports_compat(path)]
     assert found == []

@@ -1,8 +1,8 @@
-"""kewpie 2012's server and manager wrappers (lib/util/wrapper.py, lib/util/server_compat.py,
-lib/util/manager_compat.py): the 2012 names over a modern server, everything else
+"""kewpie 2012's server and manager wrappers (lib/kewpie2012/wrapper.py, lib/kewpie2012/server_compat.py,
+lib/kewpie2012/manager_compat.py): the 2012 names over a modern server, everything else
 delegated, equality and identity as 2012 code expects.
 
-Covers: lib/util/wrapper.py, lib/util/server_compat.py, lib/util/manager_compat.py
+Covers: lib/kewpie2012/wrapper.py, lib/kewpie2012/server_compat.py, lib/kewpie2012/manager_compat.py
 """
 import pytest
 
@@ -11,9 +11,9 @@ from lib.platform.ports import PortLease
 from lib.servers.codetree import CodeTree, ServerVersion
 from lib.servers.options import parse_options
 from lib.servers.server import Server, ServerSettings
-from lib.util.manager_compat import Kewpie2012Manager
-from lib.util.server_compat import Kewpie2012Server, ServerWrappers
-from lib.util.wrapper import unwrap
+from lib.kewpie2012.manager_compat import Kewpie2012Manager
+from lib.kewpie2012.server_compat import Kewpie2012Server, ServerWrappers
+from lib.kewpie2012.wrapper import unwrap
 
 VERSION = ServerVersion("10.11.19", "-MariaDB", "debian-linux-gnu", "x86_64", "Debian 12")
 

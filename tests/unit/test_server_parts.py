@@ -195,3 +195,31 @@ def test_socket_connections_skip_tls_unless_asked(monkeypatch):
     client.connect_tcp()
     assert seen[0]["ssl_disabled"] is True
     assert "ssl_disabled" not in seen[1] and "ssl_disabled" not in seen[2]
+
+
+def test_a_starting_servers_probe_waits_for_its_handshake_until_the_deadline(monkeypatch,
+                                                                            tmp_path):
+    """mariadbd has its socket before it takes connections: the readiness probe's handshake
+    may wait until the start's deadline (a probe that gave up on it would leave an
+    'Aborted connection ... without authentication' warning); a health probe of a running
+    server waits PROBE_TIMEOUT."""
+    import time
+
+    import pymysql
+
+    from lib.servers.sql import PROBE_TIMEOUT, handshake_wait
+    seen = []
+
+    def connect(**params):
+        seen.append(params)
+        raise pymysql.OperationalError(2013, "Lost connection to MySQL server during query")
+    monkeypatch.setattr(pymysql, "connect", connect)
+    server = _server(tmp_path)
+    server.paths.make_dirs()
+    open(server.paths.socket_file, "w").close()
+    server._ready_by = time.monotonic() + 300  # what _await_ready sets: its deadline
+    assert not server._ready()
+    assert 290 < seen[-1]["read_timeout"] <= 300 and seen[-1]["connect_timeout"] > 290
+    assert not server.sql.ping()
+    assert seen[-1]["read_timeout"] == seen[-1]["connect_timeout"] == PROBE_TIMEOUT
+    assert handshake_wait(time.monotonic() - 5) == PROBE_TIMEOUT  # never below it

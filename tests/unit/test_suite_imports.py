@@ -164,6 +164,6 @@ def test_check_warnings_must_be_a_boolean(tmp_path):
 
 
 def test_the_2012_base_class_declares_report_only():
-    from lib.util.mysqlBaseTestCase import mysqlBaseTestCase
+    from lib.kewpie2012.mysqlBaseTestCase import mysqlBaseTestCase
     assert mysqlBaseTestCase.kewpie_check_warnings is False
     assert loader.WARNINGS_ATTRIBUTE == "kewpie_check_warnings"

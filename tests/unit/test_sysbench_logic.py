@@ -1,15 +1,18 @@
 """sysbench output parsing (summary, intervals, histogram, the TPC-C-like block, the
-reconnect count), sweep specs, the results database with its details tables, the
-output tables and the regression check.
+reconnect count), sweep specs, sweeps stored in the results history's store with their
+details tables, the output tables and the regression check.
 
 Covers: lib/sysbench/parse.py, lib/sysbench/sweep.py, lib/sysbench/results.py,
-lib/sysbench/regression.py, lib/sysbench/outputs.py
+lib/sysbench/regression.py, lib/sysbench/outputs.py, lib/history/schema.py (the sweeps' tables)
 """
 import os
+import sqlite3
 
 import pytest
 
 from lib.errors import UsageError
+from lib.history.store import open_engine
+from lib.history.target import StoreTarget
 from lib.sysbench.parse import SysbenchOutputError, parse_output
 from lib.sysbench.monitor import Sample
 from lib.sysbench.outputs import markdown, table, write_all
@@ -103,8 +106,17 @@ def test_regression_beyond_tolerance_and_noise():
     assert spread([10.0]) == 0.0 and round(spread([90.0, 100.0, 110.0]), 3) == 0.2
 
 
-def test_results_db_roundtrip_and_baselines(tmp_path):
-    db = ResultsDB(sqlite_path=str(tmp_path / "r.sqlite"))
+@pytest.fixture
+def store(tmp_path):
+    """The path of a new results history store (SQLite) and its engine."""
+    path = str(tmp_path / "history.sqlite")
+    engine = open_engine(StoreTarget(sqlite_path=path), writer=True, create=True)
+    yield path, engine
+    engine.dispose()
+
+
+def test_results_db_roundtrip_and_baselines(store):
+    db = ResultsDB(store[1])
     first = db.save(_sweep({1: [1000.5]}), "relaxed")
     second = db.save(_sweep({1: [900.0]}), "synced")
     assert db.find("relaxed", "k1") == first
@@ -112,6 +124,22 @@ def test_results_db_roundtrip_and_baselines(tmp_path):
     assert db.find("nope", "k1") is None
     loaded = db.load(first)
     assert loaded.runs[0].result.tps == 1000.5 and loaded.spec.workload == "oltp_read_only"
+
+
+def test_a_sweeps_secrets_are_stored_and_written_as_stars(tmp_path, store):
+    sweep = _sweep({1: [1000.5]})
+    sweep.spec.server_options = ["--loose-wsrep-sst-auth=sst:Sw-s3cr3t", "--max-connections=9"]
+    sweep.context["options"] = list(sweep.spec.server_options)
+    db = ResultsDB(store[1])
+    loaded = db.load(db.save(sweep, "x"))
+    assert loaded.spec.server_options == ["--loose-wsrep-sst-auth=***", "--max-connections=9"]
+    assert loaded.context["options"] == loaded.spec.server_options
+    paths = write_all(sweep, str(tmp_path / "out"))
+    text = open(paths["json"]).read()
+    assert "Sw-s3cr3t" not in text and "--loose-wsrep-sst-auth=***" in text
+    assert sweep.spec.server_options[0].endswith("Sw-s3cr3t")  # what runs keeps its value
+    import glob  # the store's file and its log
+    assert [f for f in glob.glob(store[0] + "*") if b"Sw-s3cr3t" in open(f, "rb").read()] == []
 
 
 HISTOGRAM_OUTPUT = OUTPUT.replace("SQL statistics:", """Latency histogram (values are in milliseconds)
@@ -179,8 +207,8 @@ def _detailed_sweep():
     return sweep
 
 
-def test_details_tables_roundtrip(tmp_path):
-    db = ResultsDB(sqlite_path=str(tmp_path / "r.sqlite"))
+def test_details_tables_roundtrip(store):
+    db = ResultsDB(store[1])
     sweep_id = db.save(_detailed_sweep(), "detailed")
     loaded = db.load(sweep_id)
     first = loaded.runs[0]
@@ -190,10 +218,11 @@ def test_details_tables_roundtrip(tmp_path):
     assert [(s.t, s.source, s.values["cpu_user_pct"]) for s in first.samples] == \
         [(1.0, "machine", 10.0), (1.0, "s0", 10.0), (2.0, "machine", 20.0), (2.0, "s0", 20.0)]
     assert loaded.checks[0].passed is True
-    rows = db.conn.execute("SELECT lat_p50, lat_p95, lat_p99, lat_max, tpmc_like FROM "
+    with sqlite3.connect(store[0]) as raw:
+        rows = raw.execute("SELECT lat_p50, lat_p95, lat_p99, lat_max, tpmc_like FROM "
                            "kewpie_run_details ORDER BY run_id").fetchall()
-    assert rows[0] == (1.01, 2.61, 42.09, 42.09, 10199.48)
-    assert db.conn.execute("SELECT COUNT(*) FROM kewpie_run_txns").fetchone()[0] == 10
+        assert rows[0] == (1.01, 2.61, 42.09, 42.09, 10199.48)
+        assert raw.execute("SELECT COUNT(*) FROM kewpie_run_txns").fetchone()[0] == 10
 
 
 def test_tables_and_files_show_percentiles_resources_and_checks(tmp_path):

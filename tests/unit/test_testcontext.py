@@ -1,15 +1,15 @@
 """Unit tests for the test context (lib/suites/context.py), its 2012 compat globals
-(lib/util/context.py), the runner's hand-over, and the status enums.
+(lib/kewpie2012/context.py), the runner's hand-over, and the status enums.
 
 Covers: lib/suites/context.py, lib/suites/testcase.py, lib/suites/status.py,
-lib/util/context.py, lib/run/runner.py
+lib/kewpie2012/context.py, lib/run/runner.py
 """
 import types
 import unittest
 
 import pytest
 
-import lib.util.mysqlBaseTestCase as compat_base
+import lib.kewpie2012.mysqlBaseTestCase as compat_base
 from lib.config import Reporting, RunConfig, Tools
 from lib.consistency.verdict import Verdict, VerdictStatus, combine
 from lib.errors import KewpieError
@@ -19,7 +19,7 @@ from lib.run.runner import Runner, TimedResult, _tests_of
 from lib.suites.testcase import KewpieTestCase
 from lib.suites.context import BotSetup, TestContext, ToolPaths
 from lib.suites.status import TestStatus
-from lib.util.wrapper import unwrap
+from lib.kewpie2012.wrapper import unwrap
 
 
 class FakeManager:
@@ -40,7 +40,7 @@ def _module_with(source):
 
 SOURCE = """
 from lib.suites.testcase import KewpieTestCase
-from lib.util.mysqlBaseTestCase import mysqlBaseTestCase
+from lib.kewpie2012.mysqlBaseTestCase import mysqlBaseTestCase
 servers = []
 server_manager = None
 test_executor = None

@@ -34,6 +34,8 @@ from ...hunt.wrong import NAMES as WRONG_RESULT_ORACLES
 from ...hunt.wrong import load_oracles
 from ...platform.interrupts import interrupt_on_stop_signals
 from ...platform.logsetup import configure, get_logger
+from ...platform.safewrite import OutputDir
+from ...platform.trustedpath import Trust, check_input
 from ...platform.workers import Connection, Worker, ready, start_worker, stop_workers
 from ...randgen.cmdline import resolve_path
 from ...randgen.executor import RANDGEN_HOME
@@ -75,33 +77,36 @@ def parse_oracles(names: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(wanted)
 
 
-def _find_file(path: str, home: str, what: str) -> str:
-    """An input file as an absolute path (relative: under home, then the current folder)."""
+def _find_file(path: str, home: str, what: str, trust: Trust | None = None) -> str:
+    """An input file as an absolute path (relative: under home, then the current folder),
+    which passes the trust rule (a grammar is the load's code)."""
     found = resolve_path(path, home)
     if not os.path.isfile(found):
         raise HuntError(f"{what} {path}: no such file (relative paths are looked up under "
                         f"{home}, then the current folder; --randgen-path sets the first)")
+    check_input(found, what, trust)
     return found
 
 
 def _loads(env: RunEnvironment, home: str) -> tuple[Load, ...]:
     """Each --grammar (``G.yy`` or ``G.yy:D.zz``) with its gendata and the redefine files,
     found and parsed."""
-    config = env.config
+    config, trust = env.config, env.trust
     hunt = config.section(HuntOptions)
-    redefine = tuple(_find_file(r, home, "--redefine") for r in hunt.redefine)
-    gendata = _find_file(hunt.gendata, home, "--gendata") if hunt.gendata else ""
+    redefine = tuple(_find_file(r, home, "--redefine", trust) for r in hunt.redefine)
+    gendata = _find_file(hunt.gendata, home, "--gendata", trust) if hunt.gendata else ""
     loads: list[Load] = []
     for given in hunt.grammars:
         own_data = ""
         if given.endswith(".zz") and ":" in given:
             given, own_data = given.rsplit(":", 1)
-        grammar = _find_file(given, home, "--grammar")
+        grammar = _find_file(given, home, "--grammar", trust)
         Grammar.from_files([grammar, *redefine], [home])  # GrammarError (exit 2) if broken
-        data = _find_file(own_data, home, "--grammar's gendata") if own_data else gendata
+        data = _find_file(own_data, home, "--grammar's gendata", trust) if own_data else gendata
         if not data:
             beside = os.path.splitext(grammar)[0] + ".zz"
-            data = beside if os.path.isfile(beside) else ""
+            data = _find_file(beside, home, "--grammar's gendata", trust) \
+                if os.path.isfile(beside) else ""
         loads.append(Load(grammar, data, redefine))
     return tuple(loads)
 
@@ -347,7 +352,8 @@ def run_hunt(env: RunEnvironment) -> int:
     stamp = time.strftime("%Y%m%d-%H%M%S")
     root = os.path.join(env.workdir.path, "hunt", f"{stamp}-{env.run_id[:6]}")
     settings = build_settings(env, os.path.join(root, "findings"))
-    os.makedirs(settings.findings_dir, exist_ok=True)
+    with OutputDir.open_trusted(env.workdir.path, "the hunt") as workdir:
+        workdir.folder(os.path.relpath(settings.findings_dir, env.workdir.path)).close()
     budget = Budget(hunt.trials, hunt.duration, hunt.trial_duration)
     bots = max(1, min(config.reporting.parallel, budget.trials or config.reporting.parallel))
     log.info(f"Hunting: {len(settings.loads)} grammar(s), topology {settings.topology.kind} "
@@ -389,7 +395,8 @@ def run_hunt(env: RunEnvironment) -> int:
         log.info(line)
     log.info(f"Summary: {os.path.join(root, 'summary.json')}")
     if config.reporting.junit_xml:
-        log.info(f"JUnit report: {junit(summary, config.reporting.allow_known, config.reporting.junit_xml)}")
+        log.info(f"JUnit report: "
+                 f"{junit(summary, config.reporting.allow_known, config.reporting.junit_xml, env.trust)}")
     if errors:
         for line in errors[0].splitlines()[1:]:
             log.debug(line)

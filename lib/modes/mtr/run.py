@@ -45,6 +45,7 @@ from ...run.filters import matches
 from ...run.selection import apply_shard, mysqld_requirements
 from ...servers.option_catalog import OptionCatalog, load_catalog
 from ...servers.option_safety import check_requirements
+from ...platform.trustedpath import Trust, check_input
 from ...servers.codetree import CodeTree, discover
 from ...servers.requirements import Requirements
 from ...servers.server import Server
@@ -56,8 +57,10 @@ MTR_DIR_CANDIDATES = ("mysql-test", "share/mysql/mysql-test", "share/mariadb/mys
                       "share/mysql-test", "mariadb-test")
 
 
-def mtr_root(config_root: str, tree: CodeTree) -> str:
-    """--mtr-root, else the code tree's mysql-test directory (UsageError if none)."""
+def mtr_root(config_root: str, tree: CodeTree, trust: Trust | None = None) -> str:
+    """--mtr-root, else the code tree's mysql-test directory (UsageError if none).  The
+    code tree's passes the trust rule as a tree (its cases run shell commands and its
+    include files are code); --mtr-root did with the other options (lib/cli.py)."""
     if config_root:
         if not os.path.isfile(os.path.join(config_root, "include", "default_my.cnf")):
             raise UsageError(f"--mtr-root {config_root} is not a mysql-test directory (no "
@@ -66,6 +69,7 @@ def mtr_root(config_root: str, tree: CodeTree) -> str:
     for sub in MTR_DIR_CANDIDATES:
         path = os.path.join(tree.basedir, sub)
         if os.path.isfile(os.path.join(path, "include", "default_my.cnf")):
+            check_input(path, "the code tree's mysql-test", trust, tree=True)
             return path
     raise UsageError(f"no mysql-test directory under --basedir {tree.basedir} (looked for "
                      f"{', '.join(MTR_DIR_CANDIDATES)}); install mariadb-test "
@@ -95,7 +99,7 @@ class MtrPlan:
         config = env.config
         mtr = config.section(MtrOptions)
         self.tree = tree
-        self.root = mtr_root(mtr.root, tree)
+        self.root = mtr_root(mtr.root, tree, env.trust)
         self.mysqltest = find_mysqltest(tree)
         self.features, self.optional_plugins = server_features(tree.server, scratch)
         probe_env = base_environment(tree, self.root, MtrVardir("/nonexistent", self.root, None))
@@ -334,7 +338,7 @@ def run_mtr(env: RunEnvironment) -> int:
 def list_mtr(env: RunEnvironment) -> int:
     """--mode=mtr --list: the selected cases of this shard (skipped ones say why)."""
     config = env.config
-    tree = discover(config.servers.basedir)
+    tree = discover(config.servers.basedir, trust=env.trust)
     plan = MtrPlan(env, tree)
     cases = narrow_cases(config, plan.cases(config.selection.suites, config.selection.tests,
                                             config.servers.mysqld_options))

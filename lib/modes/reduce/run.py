@@ -30,6 +30,7 @@ from ...reduce.parallel import ParallelCheck
 from ...reduce.mtrcase import WrongResultCheck, digest_query, report_text, case_text, write_case
 from ...reduce.reducer import Reducer, load_smallest
 from ...reduce.replay import replay
+from ...platform.safewrite import OutputDir
 from ...servers.codetree import CodeTree
 from ...run.environment import RunEnvironment
 from .options import ReduceOptions
@@ -113,14 +114,25 @@ def _confirm(env: RunEnvironment, case: ReduceInput, statements: list[Any],
 
 def run_reduce(env: RunEnvironment) -> int:
     """The reduction over env (see the module docstring); the exit status."""
-    config, log = env.config, env.log
-    own = config.section(ReduceOptions)
+    own = env.config.section(ReduceOptions)
     if len(own.findings) != 1:
         raise ReduceError("--mode=reduce takes one finding folder (workdir/hunt/<run>/"
                           "findings/<finding>), not " + (" ".join(own.findings) or "none"))
     case = read_input(own.findings[0])
-    out_dir = os.path.abspath(own.out or os.path.join(case.folder, "reduce"))
-    os.makedirs(out_dir, exist_ok=True)
+    out = OutputDir.create(own.out or os.path.join(case.folder, "reduce"),
+                           "--reduce-out" if own.out else "the finding's reduce folder",
+                           env.trust, reuse=True)  # never through a link: lib/platform/safewrite.py
+    try:
+        return _reduce(env, case, out)
+    finally:
+        out.close()
+
+
+def _reduce(env: RunEnvironment, case: ReduceInput, out: OutputDir) -> int:
+    """The reduction of case into the output folder out (see the module docstring)."""
+    log = env.log
+    own = env.config.section(ReduceOptions)
+    out_dir = out.path
     work = os.path.join(env.workdir.path, "reduce", env.run_id[:6])
     os.makedirs(work, exist_ok=True)
     trials = max(1, own.tries or 1)
@@ -147,14 +159,14 @@ def run_reduce(env: RunEnvironment) -> int:
 
     def new_reducer() -> Reducer:
         """A reducer over this run's check."""
-        return Reducer(case, fails, out_dir, runs, first=first)
+        return Reducer(case, fails, out, runs, first=first)
 
     reducer = new_reducer()
     log.info(f"Reducing {case.folder}: {case.kind} ({case.oracle}) {case.signature.id} "
              f"{case.title!r}, {len(case.statements)} statements, topology {case.topology}, "
              f"{trials} tr{'y' if trials == 1 else 'ies'} per candidate, "
              f"{width} at once; output: {out_dir}")
-    saved = load_smallest(out_dir, case)
+    saved = load_smallest(out, case)
     if saved is not None:
         reducer.resume(saved)
         if fails(reducer.statements, reducer.options):
@@ -192,23 +204,21 @@ def run_reduce(env: RunEnvironment) -> int:
     check_ = _wrong_result_check(env, case, outcome, checker.options, final)
     server_index = 1 if case.topology == "compare" and len(result.options) > 1 else 0
     options = list(result.options[server_index]) if result.options else []
-    written = write_case(out_dir, CASE_NAME, case_text(case, final, errors, check_), options)
+    written = write_case(out, CASE_NAME, case_text(case, final, errors, check_), options)
     seen_on = env.tree.basedir if env.tree is not None and \
         outcome.tried(final, result.options) else ""
     present, absent = _confirm(env, case, final, result.options, trials, work, seen_on)
     details = case.finding.get("details", {})
     stack = "\n".join(details.get("raw_frames") or details.get("frames") or [])
-    report = os.path.join(out_dir, "report.txt")
-    with open(report, "w", encoding="utf-8") as fh:
-        fh.write(report_text(case, final, options, written, present, absent, stack))
+    report = out.write_text("report.txt", report_text(case, final, options, written, present,
+                                                      absent, stack))
     figures = {"finding": case.folder, "signature": case.signature.id,
                "statements_in": len(case.statements), "statements_out": len(final),
                "candidate_runs": runs(), "seconds": round(time.monotonic() - started, 3),
                "trials": trials, "parallel": width, "server_starts": server_starts, "resumed": result.resumed, "options": [list(o) for o in result.options],
                "passes": [vars(p) for p in result.passes], "present": present,
                "absent": absent, "test": written.test, "report": report}
-    with open(os.path.join(out_dir, "reduce.json"), "w", encoding="utf-8") as fh:
-        json.dump(figures, fh, indent=2)
+    out.write_text("reduce.json", json.dumps(figures, indent=2))
     log.info(f"reduce: {len(case.statements)} -> {len(final)} statements in "
              f"{runs()} candidate runs ({width} at once), {figures['seconds']:.0f} s")
     log.info(f"reduce: present in {', '.join(present) or 'none'}; absent in "

@@ -16,6 +16,8 @@ from ...servers.manager import ServerManager
 from ...servers.server import Server
 from ...servers.requirements import Requirements
 from ...sysbench.engines import resolve_engine
+from ...platform.safewrite import OutputDir
+from ...platform.trustedpath import check_input
 from ...sysbench.outputs import table, write_all
 from ...sysbench.regression import compare
 from ...history.sweeps import import_legacy
@@ -23,7 +25,7 @@ from ...sysbench.results import ResultsDB
 from ...sysbench.runner import ServerSet, run_matrix
 from ...sysbench.sweep import SweepResult, SweepSpec
 from ...run.environment import RunEnvironment
-from ...run.history import RunHistory, open_history
+from ...run.recording import RunHistory, open_history
 from .options import SweepOptions
 
 REPLICA_WAIT = 600.0  # seconds replicas or nodes get to apply a data set
@@ -59,7 +61,7 @@ def consistency_holds(sweep: SweepResult) -> bool:
 
 def run_sweep_mode(env: RunEnvironment) -> int:
     """Run --sweep-file on servers from env's manager factory (one bot per code
-    tree), store it in the results history (lib/run/history.py: the run, the sweep's
+    tree), store it in the results history (lib/run/recording.py: the run, the sweep's
     rows and one result, ``sweep.<name>``), write outputs, compare with --baseline."""
     history = open_history(env, background=False)
     status: int | None = None
@@ -76,6 +78,8 @@ def _run_sweep_mode(env: RunEnvironment, history: RunHistory, started: float) ->
     own = config.section(SweepOptions)
     log = get_logger()
     spec = SweepSpec.from_file(own.file)
+    if spec.workload.endswith(".lua"):  # a script of the user's: sysbench runs it as root
+        check_input(os.path.abspath(spec.workload), f"{own.file}: workload", env.trust)
     engines = [e for e in spec.grid().values_of("engine") if e]
     for basedir in spec.basedirs or [config.servers.basedir]:  # before any server starts
         tree = env.tree if basedir == config.servers.basedir and env.tree else env.trees.resolve(basedir)
@@ -109,6 +113,8 @@ def _run_sweep_mode(env: RunEnvironment, history: RunHistory, started: float) ->
 
     out_dir = own.out or os.path.join(
         env.workdir.path, "sweeps", f"{spec.name}-{time.strftime('%Y%m%d-%H%M%S')}")
+    out = OutputDir.create(out_dir, "--sweep-out", env.trust, reuse=True)  # never through a link
+    out.folder("logs").close()
     context = {"machine": {"host": platform.node(), "nproc": os.cpu_count(),
                            "kernel": platform.release()},
                "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
@@ -132,7 +138,8 @@ def _run_sweep_mode(env: RunEnvironment, history: RunHistory, started: float) ->
         if os.path.isfile(legacy) and import_legacy(engine, legacy):
             log.info(f"sweeps of {legacy} copied into the results history")
     sweep_id = db.save(sweep, label, run_id) if db is not None else None
-    paths = write_all(sweep, out_dir)
+    with out:
+        paths = write_all(sweep, out)
     for line in table(sweep).splitlines():
         log.info(line)
     log.info(f"sweep stored as #{sweep_id} (label {label!r}); files in {out_dir}: "

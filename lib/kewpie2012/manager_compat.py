@@ -3,8 +3,8 @@
 ``start_server``, ``stop_server``, ``restart_server``, ``start_servers``,
 ``stop_servers``, ``reset_servers`` and ``load_datadir(source, server,
 servers)`` take their 2012 arguments and return 2012's retcodes; ``servers`` are the 2012 server wrappers
-(:mod:`lib.util.server_compat`, the same objects as the test module's
-``servers``).  Every other name is the modern manager's (:mod:`lib.util.wrapper`).
+(:mod:`lib.kewpie2012.server_compat`, the same objects as the test module's
+``servers``).  Every other name is the modern manager's (:mod:`lib.kewpie2012.wrapper`).
 """
 from __future__ import annotations
 

@@ -33,6 +33,7 @@ from ..history.target import StoreTarget
 from ..history.writer import HistoryWriter
 from ..platform.logsetup import get_logger
 from ..config import RunConfig
+from ..platform.secrets import redact
 from .environment import RunEnvironment
 from .report import Outcome
 
@@ -78,13 +79,17 @@ def _flat(values: dict[str, Any], prefix: str = "") -> dict[str, Any]:
 
 def changed_options(config: RunConfig) -> dict[str, Any]:
     """The settings that differ from their defaults (what a run was asked), as
-    ``section.field`` (the mode's own section under the mode's name, e.g. ``hunt.trials``)."""
+    ``section.field`` (the mode's own section under the mode's name, e.g. ``hunt.trials``),
+    their secrets as ``***`` (a DSN's password, ``--mysqld=--wsrep-sst-auth=...``)."""
     base = RunConfig(mode_section=type(config.mode_section)())
     now = _flat({**asdict(config), config.mode: asdict(config.mode_section)})
     before = _flat({**asdict(base), config.mode: asdict(base.mode_section)})
     skip = {"root", "history.labels", "mode_section"}
-    return {key: value for key, value in now.items()
-            if key.split(".")[0] not in skip and key not in skip and value != before.get(key)}
+    changed = {key: value for key, value in now.items()
+               if key.split(".")[0] not in skip and key not in skip
+               and value != before.get(key)}
+    redacted: dict[str, Any] = redact(changed)
+    return redacted
 
 
 def run_info(env: RunEnvironment, mode: str = "", run_key: str = "",

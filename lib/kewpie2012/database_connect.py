@@ -13,7 +13,7 @@ A results database is named by a DSN string in 2012's form,
   commits (None).
 
 :class:`Dsn` parses the string and connects (also for
-:func:`lib.util.sysbench_methods.sysbench_db_analysis`).  Connection and
+:func:`lib.kewpie2012.sysbench_methods.sysbench_db_analysis`).  Connection and
 query errors of ``results_db_connect`` are raised, as 2012's were.
 """
 from __future__ import annotations

@@ -4,8 +4,8 @@ The only place that produces ``servers``, ``test_executor`` and
 ``server_manager`` (module globals of the test module,
 ``lib.util.mysqlBaseTestCase.servers``, and ``test_executor`` on each 2012
 test instance).  They are written for old tests to read, and hold 2012
-wrappers around the context's modern objects (:mod:`lib.util.server_compat`,
-:mod:`lib.util.manager_compat`); kewpie's own code reads the context instead
+wrappers around the context's modern objects (:mod:`lib.kewpie2012.server_compat`,
+:mod:`lib.kewpie2012.manager_compat`); kewpie's own code reads the context instead
 (tests/unit/test_house_rules.py checks it).
 """
 from __future__ import annotations
@@ -59,7 +59,7 @@ def default_xtrabackup_path(code_tree: CodeTree | None) -> str:
 def default_innobackupex_path(code_tree: CodeTree | None, root: str) -> str:
     """The innobackupex 2012 tests get without --innobackupex-path: kewpie's front end
     over ``mariadb-backup --innobackupex`` when mariabackup is the backup tool (see
-    :mod:`lib.util.innobackupex`), else the code tree's or PATH's innobackupex."""
+    :mod:`lib.kewpie2012.innobackupex`), else the code tree's or PATH's innobackupex."""
     found = _tree_tool(code_tree, "innobackupex") or shutil.which("innobackupex") or ""
     version = getattr(code_tree, "version", None)
     mariadb = version is None or version.flavor == "mariadb"

@@ -12,6 +12,9 @@ knows about it (Jepsen's vocabulary):
 
 Faults are recorded in the same history as ``info`` operations of the
 process ``nemesis``, so a report shows them between the client operations.
+
+(A :class:`History` is Jepsen's word for this log of one workload's operations;
+kewpie's results history, every run's results, is lib/history/.)
 """
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ under its own names (its paths: ``vardir``, ``datadir``, ``error_log``... are
 ``server.paths``), and the 2012 methods (``slave_stop``, ``set_master``,
 ``get_innodb_version``, ``die``...) keep their old return conventions:
 ``(retcode, result)`` tuples, ``None`` for "nothing", no exceptions for SQL
-errors.  Every other name is the modern server's (:mod:`lib.util.wrapper`).
+errors.  Every other name is the modern server's (:mod:`lib.kewpie2012.wrapper`).
 :class:`ServerWrappers` hands out one wrapper per server, so 2012 code that
 compares servers or finds one in a list sees the same object everywhere.
 """
@@ -170,7 +170,7 @@ class Kewpie2012Server(ModernWrapper):
 
     @property
     def server_manager(self) -> Any:
-        """The test's 2012 ``server_manager`` (:mod:`lib.util.manager_compat`); None for
+        """The test's 2012 ``server_manager`` (:mod:`lib.kewpie2012.manager_compat`); None for
         a server no 2012 test was handed."""
         return self._family.manager if self._family is not None else None
 

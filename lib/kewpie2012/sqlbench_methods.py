@@ -3,7 +3,7 @@
 ``execute_sqlbench(test_cmd, test_executor, servers)`` runs the command line a
 test wrote through a shell, as 2012 did, in the sql-bench folder and with
 ``test_executor.working_environment`` (``$SQLBENCH_DIR``, ``$MASTER_MYPORT``,
-``$MYSQL_TEST_WORKDIR``... :func:`lib.util.context.working_environment`), so
+``$MYSQL_TEST_WORKDIR``... :func:`lib.kewpie2012.context.working_environment`), so
 ``"$SQLBENCH_DIR/run-all-tests --server=mysql --dir=$MYSQL_TEST_WORKDIR --log
 --connect-options=port=$MASTER_MYPORT --user=root"`` works as written.  It
 returns 2012's ``(test_status, retcode, output)``: test_status is ``'pass'``

@@ -1,7 +1,7 @@
 """A wrapper that adds kewpie 2012's names to a modern object and is otherwise it.
 
 :class:`ModernWrapper` is the base of the 2012 server and server-manager
-objects (:mod:`lib.util.server_compat`, :mod:`lib.util.manager_compat`): a
+objects (:mod:`lib.kewpie2012.server_compat`, :mod:`lib.kewpie2012.manager_compat`): a
 name the wrapper class defines is the wrapper's (the 2012 names); every other
 name is read from, and written to, the wrapped object, so 2012 code that uses
 modern names (``execute``, ``restart``, ``vardir``...) still works.  A

@@ -5,7 +5,7 @@ kewpie 2012 started every server with a binary log (``--log-bin``,
 ``--log-bin-trust-function-creators=1`` and ``--local-infile``; its tests
 rely on them (backup ``--slave-info`` tests read ``xtrabackup_binlog_info``,
 ``SHOW CREATE TABLE`` results say ``latin1``).
-:class:`~lib.util.mysqlBaseTestCase.mysqlBaseTestCase` declares them as its
+:class:`~lib.kewpie2012.mysqlBaseTestCase.mysqlBaseTestCase` declares them as its
 ``kewpie_server_defaults``, so a module whose test classes derive from it gets
 them first (:func:`lib.suites.loader.class_server_defaults`) and the module's
 own options still win.

@@ -3,7 +3,7 @@
 The 2012 object held the xtrabackup and innobackupex paths and the workdir
 (``xb_bin_path``, ``ib_bin_path``, ``workdir``); its ``backup_full`` only
 recorded a server's datadir and the utility.  Same here; the helpers that
-run the tools are :mod:`lib.util.xtrabackup_methods`.
+run the tools are :mod:`lib.kewpie2012.xtrabackup_methods`.
 """
 from __future__ import annotations
 

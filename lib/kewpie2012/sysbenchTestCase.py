@@ -4,7 +4,7 @@
 the tables, runs the load with ``--num-threads=concurrency`` against the
 server (``--mysql-host``/``--mysql-port`` are added when the command does
 not name them), logs the figures and asserts both steps exited 0; it returns
-the figures (see :mod:`lib.util.sysbench_methods`).
+the figures (see :mod:`lib.kewpie2012.sysbench_methods`).
 """
 from __future__ import annotations
 

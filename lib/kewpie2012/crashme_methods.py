@@ -6,7 +6,7 @@ configuration (``crashme.cfg`` in the workdir: no ``+`` for concatenation,
 line the test wrote (``"$SQLBENCH_DIR/crash-me --server=mysqld --host=127.0.0.1
 --force --dir=$MYSQL_TEST_WORKDIR --connect-options=port=$MASTER_MYPORT
 --user=root"``) and runs it through a shell in the sql-bench folder with the
-executor's working environment (:mod:`lib.util.sqlbench_methods`).  It
+executor's working environment (:mod:`lib.kewpie2012.sqlbench_methods`).  It
 returns 2012's ``(test_status, retcode, output)``: ``'pass'`` when crash-me
 exited 0 and the limits file it wrote (named in its output) has no
 ``=error`` entry; ``'fail'`` otherwise, with the error entries added to the

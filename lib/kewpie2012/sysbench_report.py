@@ -5,7 +5,7 @@ Importable as 2012 had them, from ``lib.util.sysbench_methods`` and from
 
 - ``sysbench_db_analysis(dsn_string, test_data)`` stores one sysbench run in
   the results database the DSN names (``host:user:password:database:port``,
-  :mod:`lib.util.database_connect`) and returns ``(0, report)``: the run's
+  :mod:`lib.kewpie2012.database_connect`) and returns ``(0, report)``: the run's
   tps per concurrency against the same workload's earlier runs on the same
   machine (the last 5, the last 20, all), with the percentage and difference
   from their average, their minimum, maximum, average and standard

@@ -261,7 +261,7 @@ def run(argv: Sequence[str], err: TextIO, out: BinaryIO, tool: str | None = None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m lib.util.innobackupex ARGS``: the exit status of the mapped run."""
+    """``python -m lib.kewpie2012.innobackupex ARGS``: the exit status of the mapped run."""
     args = list(sys.argv[1:] if argv is None else argv)
     return run(args, sys.stderr, sys.stdout.buffer)
 

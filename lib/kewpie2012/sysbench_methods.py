@@ -19,7 +19,7 @@ pass through unchanged.
 
 ``sysbench_db_analysis(dsn_string, test_data)`` and ``getSysbenchReport(run,
 fetch)``, 2012's results-database analysis and per-iteration report, are
-:mod:`lib.util.sysbench_report`'s, importable from here as in 2012.
+:mod:`lib.kewpie2012.sysbench_report`'s, importable from here as in 2012.
 """
 from __future__ import annotations
 
