@@ -5,7 +5,8 @@
    ``tests/...py::test_name`` a test function of that file); a bare ``name.py`` exists
    under a folder the same bullet, row, paragraph or heading names; every link to a
    doc (and its ``#anchor``) resolves, and every ``architecture.md, "Section"``
-   reference in the checkout names a heading of the map.
+   reference in the checkout names a heading of the map (of docs/security.md and
+   docs/startup.md too, where the map's security model and start-up notes moved).
 3. Names: a backticked ``lib.x.y`` imports; a backticked class, constant or
    snake_case name (``Class.attr`` too) is defined (or used) in lib/; a backticked
    option (``--x``) is an option of the command line, ``kewpie history`` or the pytest
@@ -21,8 +22,8 @@
    empty ALLOWED_IMPORTS, one Galera and one my.cnf model, the sweeps' tables declared
    only in lib/history/.
 
-Covers: docs/architecture.md, lib/ (the names and paths the map cites),
-tests/unit/test_house_rules.py (its LAYERS)
+Covers: docs/architecture.md, docs/security.md, docs/startup.md, lib/ (the names and
+paths the map cites), tests/unit/test_house_rules.py (its LAYERS)
 """
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ import importlib
 import os
 import re
 from collections.abc import Iterator
+from functools import cache
 
 import pytest
 from _pytest.config.argparsing import Parser
@@ -153,6 +155,13 @@ def _sources(top: str) -> Iterator[str]:
                 yield os.path.join(folder, name)
 
 
+@cache
+def _trees() -> tuple[tuple[str, ast.Module], ...]:
+    """Every module of lib/, parsed once."""
+    return tuple((path, ast.parse(open(path, encoding="utf-8").read(), path))
+                 for path in _sources(LIB))
+
+
 def _docstring_nodes(tree: ast.AST) -> set[int]:
     found = set()
     for node in ast.walk(tree):
@@ -163,16 +172,16 @@ def _docstring_nodes(tree: ast.AST) -> set[int]:
     return found
 
 
-def _known_names() -> set[str]:
+@cache
+def _known_names() -> frozenset[str]:
     """Every name lib/ (and the house rules) defines or uses: classes, functions,
     assigned names and attributes, fields, attribute reads, and identifiers inside
     string constants that are no docstrings."""
     names: set[str] = set()
     with open(os.path.join(ROOT, "pyproject.toml"), encoding="utf-8") as f:
         names.update(re.findall(IDENT, f.read()))  # mypy's settings, the package list
-    paths = list(_sources(LIB)) + [os.path.join(ROOT, "tests", "unit", "test_house_rules.py")]
-    for path in paths:
-        tree = ast.parse(open(path, encoding="utf-8").read(), path)
+    rules = os.path.join(ROOT, "tests", "unit", "test_house_rules.py")
+    for _path, tree in _trees() + ((rules, ast.parse(open(rules, encoding="utf-8").read())),):
         docstrings = _docstring_nodes(tree)
         for node in ast.walk(tree):
             if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -186,16 +195,12 @@ def _known_names() -> set[str]:
             elif isinstance(node, ast.Constant) and isinstance(node.value, str) \
                     and id(node) not in docstrings:
                 names.update(re.findall(IDENT, node.value))
-    return names
-
-
-KNOWN = _known_names()
+    return frozenset(names)
 
 
 def _defining_module(class_name: str) -> object | None:
     """The class called class_name in lib/ (the first module that defines it)."""
-    for path in _sources(LIB):
-        tree = ast.parse(open(path, encoding="utf-8").read(), path)
+    for path, tree in _trees():
         if any(isinstance(n, ast.ClassDef) and n.name == class_name for n in tree.body):
             rel = os.path.relpath(path, ROOT)[:-3].replace(os.sep, ".")
             module = importlib.import_module(rel.removesuffix(".__init__"))
@@ -311,21 +316,25 @@ def _checkout_texts() -> Iterator[tuple[str, str]]:
                         continue
 
 
-def test_every_reference_to_a_section_of_the_map_names_one():
-    headings = set(_headings(DOC))
+@pytest.mark.parametrize("doc", ["architecture.md", "security.md", "startup.md"])
+def test_every_reference_to_a_section_of_the_map_names_one(doc):
+    """The map and the docs it moved text to: a reference ``doc.md, "Section"`` (or
+    ``doc.md#anchor``) anywhere in the checkout names a heading they have."""
+    headings = set(_headings(os.path.join(DOCS, doc)))
     slugs = {_slug(h) for h in headings}
+    name = re.escape(doc)
     stale = []
     for path, text in _checkout_texts():
         if os.path.samefile(path, __file__):
             continue
         flat = " ".join(text.split())
-        for name in re.findall(r'architecture\.md[,;:]? *(?:section )?"([^"\n]{1,60})"', flat):
-            if name not in headings:
-                stale.append(f"{os.path.relpath(path, ROOT)}: \"{name}\"")
-        for anchor in re.findall(r"architecture\.md#([\w-]+)", flat):
+        for section in re.findall(rf'(?<![\w-]){name}[,;:]? *(?:section )?"([^"\n]{{1,60}})"', flat):
+            if section not in headings:
+                stale.append(f"{os.path.relpath(path, ROOT)}: \"{section}\"")
+        for anchor in re.findall(rf"(?<![\w-]){name}#([\w-]+)", flat):
             if anchor not in slugs:
                 stale.append(f"{os.path.relpath(path, ROOT)}: #{anchor}")
-    assert not stale, f"references to sections docs/architecture.md does not have: {stale}"
+    assert not stale, f"references to sections docs/{doc} does not have: {stale}"
 
 
 # ---------------------------------------------------------------- 3: names and options
@@ -366,7 +375,7 @@ def test_every_code_name_is_defined_in_lib():
                 cls = _defining_module(head)
                 if cls is None or not hasattr(cls, rest[0]):
                     unknown.append(name)
-            elif any(part not in KNOWN for part in name.split(".")):
+            elif any(part not in _known_names() for part in name.split(".")):
                 unknown.append(name)
     assert not unknown, f"names in docs/architecture.md that lib/ does not define: {sorted(unknown)}"
 
@@ -382,7 +391,7 @@ def _argparse_options(parser: argparse.ArgumentParser) -> set[str]:
 
 
 def _all_options() -> set[str]:
-    pytest_parser = Parser()
+    pytest_parser = Parser(_ispytest=True)
     plugin_options(pytest_parser)
     plugin = {name for group in pytest_parser._groups  # noqa: SLF001 - pytest's option groups
               for option in group.options for name in option.names()}
@@ -529,8 +538,8 @@ def test_one_galera_and_one_cnf_model():
     assert {c.__name__ for c in ClusterFormation.__subclasses__()} == \
         {NativeFormation.__name__, MtrFormation.__name__}
     defined: dict[str, list[str]] = {}
-    for path in _sources(LIB):
-        for node in ast.parse(open(path, encoding="utf-8").read(), path).body:
+    for path, tree in _trees():
+        for node in tree.body:
             if isinstance(node, (ast.ClassDef, ast.FunctionDef)):
                 defined.setdefault(node.name, []).append(os.path.relpath(path, ROOT))
     for name in ("GaleraServer", "ClusterFormation", "SnapshotStore", "GaleraJoinError",
