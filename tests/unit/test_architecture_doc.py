@@ -460,6 +460,13 @@ def test_the_configuration_table_is_runconfigs_sections():
     assert written == actual
 
 
+def test_runconfigs_own_fields():
+    match = _claim(r"its own fields\s+\(((?:`\w+`(?:,\s+)?)+):")
+    own = [f.name for f in dataclasses.fields(RunConfig)
+           if f.name != "mode_section" and not dataclasses.is_dataclass(getattr(RunConfig(), f.name))]
+    assert _tokens(match.group(1)) == own
+
+
 def test_the_field_cap_is_the_rules_own():
     match = _claim(r"A section has at most (\d+) fields")
     assert int(match.group(1)) == MAX_FIELDS
