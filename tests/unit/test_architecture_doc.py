@@ -17,10 +17,11 @@
    in order; the configuration's sections, their classes and field counts are
    RunConfig's; the modes, in order, are lib/modes/table.py's MODES, each with its
    section's class and field count.
-6. Counts and lists written in prose: the public API's names, the ``# type: ignore``
-   comments and their files, the caps (15 fields, 25 public names), the oracles, the
-   empty ALLOWED_IMPORTS, one Galera and one my.cnf model, the sweeps' tables declared
-   only in lib/history/.
+6. Counts and lists written in prose: RunConfig's own fields, the public API's names,
+   the ``# type: ignore`` comments (each naming its code) and their files, mypy's
+   strictness, the house rules, the caps (15 fields, 25 public names), the oracles,
+   the empty ALLOWED_IMPORTS, one Galera and one my.cnf model, the sweeps' tables
+   declared only in lib/history/.
 
 Covers: docs/architecture.md, docs/security.md, docs/startup.md, lib/ (the names and
 paths the map cites), tests/unit/test_house_rules.py (its LAYERS)
@@ -33,6 +34,7 @@ import dataclasses
 import importlib
 import os
 import re
+import tomllib
 from collections.abc import Iterator
 from functools import cache
 
@@ -139,7 +141,8 @@ def _table(title: str) -> list[list[str]]:
 
 def _claim(pattern: str, text: str | None = None) -> re.Match[str]:
     """The one place the doc states a claim (each must be written exactly once)."""
-    found = list(re.finditer(pattern, text if text is not None else _text(), re.S))
+    flat = " ".join((text if text is not None else _text()).split())  # lines wrap anywhere
+    found = list(re.finditer(pattern, flat, re.S))
     assert len(found) == 1, f"docs/architecture.md states {pattern!r} {len(found)} times"
     return found[0]
 
@@ -519,6 +522,34 @@ def test_the_type_ignore_count_and_files():
     found = _type_ignores()
     assert int(match.group(1)) == sum(found.values()), found
     assert sorted(_tokens(match.group(2))) == sorted(found), found
+
+
+def test_every_type_ignore_names_its_code():
+    bare = [f"{os.path.relpath(path, ROOT)}:{number}" for path in _sources(LIB)
+            for number, line in enumerate(open(path, encoding="utf-8"), 1)
+            if re.search(r"#\s*type:\s*ignore(?!\[[\w-]+(,\s*[\w-]+)*\])", line)]
+    assert not bare, f"# type: ignore without its error code: {bare}"
+
+
+def test_mypy_is_strict_and_relaxes_no_module():
+    _claim(r"mypy runs at `strict = true` with `warn_unreachable`")
+    _claim(r"no module relaxed")
+    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
+        mypy = tomllib.load(f)["tool"]["mypy"]
+    assert mypy["strict"] is True and mypy["warn_unreachable"] is True
+    assert "overrides" not in mypy and "untyped_calls_exclude" in mypy
+
+
+def test_the_house_rules_are_counted_and_listed():
+    match = _claim(r"checks these (\d+) over every module of `lib/` \(its docstring lists them[^:]*\):(.*?)\. Beside it")
+    rules = re.findall(r"^\d+\. ", _house_rules_docstring(), re.M)
+    assert int(match.group(1)) == len(rules)
+    assert len(match.group(2).split(";")) == len(rules), "the map names each rule once"
+
+
+def _house_rules_docstring() -> str:
+    path = os.path.join(ROOT, "tests", "unit", "test_house_rules.py")
+    return ast.get_docstring(ast.parse(open(path, encoding="utf-8").read())) or ""
 
 
 def test_the_server_cap_is_the_tests_own():
