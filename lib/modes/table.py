@@ -2,7 +2,7 @@
 groups) and the dispatch are built from it.  A mode is a folder of lib/modes/ whose
 ``__init__.py`` gives its :class:`~lib.modes.spec.ModeSpec` (light: its run function
 imports the mode's modules when it runs); adding one is a folder and a line here
-(docs/architecture.md, "Adding a mode")."""
+(docs/architecture.md, "Where new things plug in")."""
 from __future__ import annotations
 
 from . import cleanup, hunt, mtr, native, reduce, sweep
