@@ -8,12 +8,14 @@ sweeps.  There is no search in a static copy.
 """
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
+from ..errors import UsageError
+from ..platform.safewrite import OutputDir
+from ..platform.trustedpath import Trust
 from .errors import HistoryUsageError
 from .queries import SearchFilter, Window, recent_runs, search, test_records
 from .schema import results
@@ -25,17 +27,20 @@ from .web import (Links, bug_page, bugs_page, create_app, flaky_page, index_page
 RUN_PAGES = 100
 
 
-def _write(path: str, text: str) -> None:
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(text)
+def export(engine: Engine, out: str, max_tests: int = 300, trust: Trust | None = None) -> int:
+    """Write the static copy into out (a new or empty directory, written without following
+    links: lib/platform/safewrite.py; trust: what the user trusts on purpose); the pages
+    written."""
+    try:
+        folder = OutputDir.create(out, "history html", trust)
+    except UsageError as exc:
+        raise HistoryUsageError(str(exc)) from None
+    with folder:
+        return _export(engine, folder, max_tests)
 
 
-def export(engine: Engine, out: str, max_tests: int = 300) -> int:
-    """Write the static copy into out (a new or empty directory); the pages written."""
-    if os.path.exists(out) and (not os.path.isdir(out) or os.listdir(out)):
-        raise HistoryUsageError(f"{out}: expected a new or empty directory")
-    os.makedirs(out, exist_ok=True)
+def _export(engine: Engine, folder: OutputDir, max_tests: int) -> int:
+    """The pages into folder; how many."""
     env = create_app(engine).jinja_env
     written = 0
 
@@ -45,8 +50,8 @@ def export(engine: Engine, out: str, max_tests: int = 300) -> int:
         if values is None:
             return
         link = Links(static=True, depth=rel.count("/"))
-        _write(os.path.join(out, rel), env.get_template(template).render(
-            link=link, static=True, **values))
+        folder.write_text(rel, env.get_template(template).render(link=link, static=True,
+                                                                 **values))
         written += 1
 
     with engine.connect() as conn:

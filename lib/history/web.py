@@ -15,7 +15,7 @@ import os
 import re
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 from urllib.parse import quote, urlencode
 
 from flask import Flask, Response, abort, render_template, request
@@ -255,6 +255,9 @@ def first_line(text: str) -> str:
     return headline(text or "")
 
 
+Render = Callable[[str, dict[str, Any] | None], str]  # a template with its values: the page
+
+
 def create_app(engine: Engine) -> Flask:
     """The Flask application over a store's engine (routes are GET only)."""
     app = Flask(__name__, template_folder=TEMPLATES)
@@ -268,6 +271,17 @@ def create_app(engine: Engine) -> Flask:
             abort(404)
         return render_template(template, link=link, static=False, **values)
 
+    _add_result_routes(app, engine, render)
+    _add_sweep_routes(app, engine, render)
+    _add_bug_routes(app, engine, render)
+    app.after_request(_headers)
+    return app
+
+
+
+def _add_result_routes(app: Flask, engine: Engine, render: Render) -> None:
+    """The pages of tests and runs: the search, a test, a run, the latest runs, the
+    flaky and the slowest tests."""
     @app.get("/")
     def index() -> str:
         """The search."""
@@ -304,6 +318,9 @@ def create_app(engine: Engine) -> Flask:
         with engine.connect() as conn:
             return render("slowest.html", slowest_page(conn, request.args))
 
+
+def _add_bug_routes(app: Flask, engine: Engine, render: Render) -> None:
+    """The pages of replayed bugs: their list and a bug."""
     @app.get("/bugs")
     def bugs() -> str:
         """The replayed bugs."""
@@ -316,6 +333,9 @@ def create_app(engine: Engine) -> Flask:
         with engine.connect() as conn:
             return render("bug.html", bug_page(conn, request.args.get("name", "")))
 
+
+def _add_sweep_routes(app: Flask, engine: Engine, render: Render) -> None:
+    """The pages of sweeps: their list and a sweep."""
     @app.get("/sweeps")
     def sweeps() -> str:
         """The sweeps."""
@@ -326,11 +346,9 @@ def create_app(engine: Engine) -> Flask:
         """A sweep's page."""
         return render("sweep.html", sweep_page(engine, sweep_id))
 
-    @app.after_request
-    def headers(response: Response) -> Response:
-        """No scripts, no sniffing: the page is data only."""
-        response.headers["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:"
-        response.headers["X-Content-Type-Options"] = "nosniff"
-        return response
 
-    return app
+def _headers(response: Response) -> Response:
+    """No scripts, no sniffing: the page is data only."""
+    response.headers["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:"
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    return response

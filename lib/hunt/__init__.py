@@ -1,7 +1,7 @@
 """Bug hunting: random loads in trials, oracles, signatures, known bugs, findings.
 
 The tool-layer parts of ``--mode=hunt`` (the mode itself is
-``lib/run/hunt_mode.py``; docs/hunting.md).  Modules, by job:
+``lib/modes/hunt/run.py``; docs/hunting.md).  Modules, by job:
 
 - a trial: ``trial`` (one load with its seed on a set of servers, then the
   oracles, then the findings written), ``topology`` (which servers),

@@ -55,7 +55,7 @@ def crash_finding(server: Server, log_text: str, how: str, work_dir: str) -> Fin
     backtrace of the core, written to work_dir."""
     report = parse_crash_report(log_text)
     exit_note = how.split("(", 1)[-1].rstrip(")") if "(" in how else how
-    core = find_core(server.datadir) or ""
+    core = find_core(server.paths.datadir) or ""
     frames = report.bug_frames() if report else ()
     sig_number = report.signal if report else None
     copies: dict[str, str] = {}

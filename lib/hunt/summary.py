@@ -22,6 +22,8 @@ from typing import Any
 from junitparser import Failure, Skipped
 from junitparser.xunit2 import JUnitXml, TestCase, TestSuite
 
+from ..platform.safewrite import OutputDir, text_bytes, write_file
+from ..platform.trustedpath import Trust
 from .finding import Written
 from .knownbugs import KNOWN, KNOWN_FIXED, NEW
 from .trial import TrialResult
@@ -130,14 +132,14 @@ class HuntSummary:
         }
 
     def write_json(self, path: str, settings: dict[str, Any]) -> str:
-        """Write summary.json; its path."""
-        with open(path, "w", encoding="utf-8") as fh:
-            json.dump(self.to_json(settings), fh, indent=2, default=str)
-            fh.write("\n")
+        """Write summary.json (in a folder of the workdir, never through a link); its path."""
+        text = json.dumps(self.to_json(settings), indent=2, default=str) + "\n"
+        with OutputDir.in_trusted(os.path.dirname(os.path.abspath(path)), "the hunt") as out:
+            out.write_text(os.path.basename(path), text)
         return path
 
 
-def junit(summary: HuntSummary, allow_known: bool, path: str) -> str:
+def junit(summary: HuntSummary, allow_known: bool, path: str, trust: Trust | None = None) -> str:
     """Write the hunt's JUnit report (see the module docstring); its path."""
     suite = TestSuite("hunt")
     suite.timestamp = time.strftime("%Y-%m-%dT%H:%M:%S")
@@ -168,5 +170,5 @@ def junit(summary: HuntSummary, allow_known: bool, path: str) -> str:
     xml = JUnitXml("kewpie-hunt")
     xml.add_testsuite(suite)
     xml.update_statistics()
-    xml.write(path, pretty=True)
-    return path
+    return write_file(path, text_bytes(lambda out: xml.write(out, pretty=True)), "--junit-xml",
+                      trust)

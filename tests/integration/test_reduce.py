@@ -10,7 +10,7 @@ nothing left running).  The parallel check (--reduce-parallel 2: two bots) gives
 same reduced case as the one-at-a-time check, and leaves nothing running.  The
 sporadic planted crash (fires 1 time in 3) is reduced with --trials.
 
-Covers: lib/run/reduce_mode.py, lib/reduce/, lib/reduce/parallel.py, lib/run/mtr_lane.py, lib/mtr/reference.py
+Covers: lib/modes/reduce/run.py, lib/reduce/, lib/reduce/parallel.py, lib/modes/mtr/lane.py, lib/mtr/reference.py
 """
 import json
 import os

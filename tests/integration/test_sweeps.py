@@ -5,7 +5,7 @@ sweep spreading clients over Galera nodes, and bad sweep files.  Every figure th
 results database holds is checked against what sysbench printed in the run's
 log, and the resource monitors' seconds against the run they watched.
 
-Covers: lib/run/sweep_mode.py, lib/sysbench/, sysbench/tpcc_like.lua, sysbench/reconnect.lua
+Covers: lib/modes/sweep/run.py, lib/sysbench/, sysbench/tpcc_like.lua, sysbench/reconnect.lua
 """
 import json
 import math
