@@ -1,7 +1,7 @@
 """The replayed bugs in the history: each bug's status per code tree and per run, and the
 search over them by bug id, signature and UniqueID.
 
-``--mode=replay`` records one result per reproducer and tree (lib/run/replay_mode.py):
+``--mode=replay`` records one result per reproducer and tree (lib/modes/replay/run.py):
 test ``replay.<reproducer>`` (``replay.MDEV-12345``), the tree's version as its
 combination, status ``fail`` when it reproduced (``pass`` when not, ``timeout``,
 ``skipped``), kewpie's signature id, and a failure text whose lines say the outcome,

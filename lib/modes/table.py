@@ -5,11 +5,11 @@ imports the mode's modules when it runs); adding one is a folder and a line here
 (docs/architecture.md, "Where new things plug in")."""
 from __future__ import annotations
 
-from . import cleanup, hunt, mtr, native, reduce, sweep
+from . import cleanup, hunt, mtr, native, reduce, replay, sweep
 from .spec import ModeSpec
 
 MODES: tuple[ModeSpec, ...] = (native.MODE, cleanup.MODE, sweep.MODE, mtr.MODE, hunt.MODE,
-                               reduce.MODE)
+                               reduce.MODE, replay.MODE)
 DEFAULT = native.MODE
 
 

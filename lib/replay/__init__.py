@@ -1,6 +1,6 @@
 """Replaying a corpus of reproducers on every code tree (``--mode=replay``, docs/hunting.md).
 
-The tool-layer parts of the replay (the mode itself is ``lib/run/replay_mode.py``):
+The tool-layer parts of the replay (the mode itself is ``lib/modes/replay/``):
 
 - ``corpus.py``: which files are reproducers (``.sql`` as MariaDB QA's ``BUGS/``,
   ``.test`` as mysql-test's and kewpie's reduced cases), their bug and server

@@ -48,7 +48,7 @@ from ..hunt.crashreport import (crash_unique_id, parse_crash_report, report_uniq
 from ..hunt.signature import crash_signature
 from ..hunt.symbols import DEBUG_ROOTS, debug_file, report_complete
 from ..platform.tools import run_tool
-from ..servers.health import HealthState
+from ..servers.health import Health, HealthState
 from ..servers.option_catalog import load_catalog
 from ..servers.option_safety import check_server_options
 from ..servers.requirements import Requirements
@@ -220,30 +220,14 @@ class ReplayBot:
 
     def _replay(self, reproducer: Reproducer, tree: CodeTree, result: ReplayResult) -> None:
         manager = self.manager(tree)
-        reqs = Requirements.declared("mysql", [list(reproducer.options)])
-        before = manager.restarts
         clock = _Clock(result.phases)
-        try:
-            servers = manager.get_servers(reqs)
-        except KewpieError as exc:
-            tail = ""
-            for failed in manager.last_servers[:1]:
-                try:
-                    tail = failed.error_log_tail(START_LOG_LINES)
-                except OSError:
-                    pass
-            manager.teardown(fast=True, discard=True)
-            result.reset = "the server did not start"
-            if not self._start_crash(tail or getattr(exc, "log_tail", ""), tree, result):
-                result.detail = (f"the server did not start with its options: "
-                                 f"{str(exc).splitlines()[0]}")
+        server = self._start(manager, reproducer, tree, result)
+        if server is None:
             return
-        result.fresh = manager.restarts != before
         clock.lap("start")
-        server = servers[0]
         if result.fresh or tree.basedir not in self._states:
             self._states[tree.basedir] = snapshot(server)
-        mark = server.error_log_size()
+        mark = server.errlog.size()
         evidence = os.path.join(self.settings.out_dir, "evidence", _safe_name(result.tree),
                                 _safe_name(reproducer.name))
         scratch = os.path.join(self.settings.out_dir, "bots", self.bot)
@@ -257,6 +241,52 @@ class ReplayBot:
             result.detail = f"could not run it: {exc}"
             return
         clock.lap("run")
+        health, locked_out = self._health(server, mark)
+        try:
+            text = server.errlog.since(mark)
+        except OSError:
+            text = ""
+        clock.lap("check")
+        ended = self._ended(server, health, locked_out, text, (evidence, client_log),
+                            ran.timed_out, result)
+        if ended is not None:
+            manager.teardown(fast=True, discard=True)
+            if ended:
+                clock.lap(ended)
+            return
+        self._finish(server, text, evidence, tree, result)
+        clock.lap("restore")
+        result.reset = "; ".join(manager.after_test(True))
+        clock.lap("reuse")
+
+    def _start(self, manager: ServerManager, reproducer: Reproducer, tree: CodeTree,
+               result: ReplayResult) -> Server | None:
+        """The tree's server with the reproducer's options (result.fresh: started now);
+        None when it did not start (result says why: a crash as it started is the
+        reproduction)."""
+        before = manager.restarts
+        try:
+            servers = manager.get_servers(Requirements.declared("mysql",
+                                                                [list(reproducer.options)]))
+        except KewpieError as exc:
+            tail = ""
+            for failed in manager.last_servers[:1]:
+                try:
+                    tail = failed.errlog.tail(START_LOG_LINES)
+                except OSError:
+                    pass
+            manager.teardown(fast=True, discard=True)
+            result.reset = "the server did not start"
+            if not self._start_crash(tail or getattr(exc, "log_tail", ""), tree, result):
+                result.detail = (f"the server did not start with its options: "
+                                 f"{str(exc).splitlines()[0]}")
+            return None
+        result.fresh = manager.restarts != before
+        return servers[0]
+
+    def _health(self, server: Server, mark: int) -> tuple[Health, bool]:
+        """The server's health after the reproducer (a late answer waited for, a dying
+        server's core given time), and whether it refuses kewpie's login."""
         health = server.health(exit_wait=HEALTH_WAIT)
         locked_out = health.state is HealthState.HUNG and _refuses_login(server)
         if health.state is HealthState.HUNG and not locked_out:   # a loaded machine answers late
@@ -268,49 +298,50 @@ class ReplayBot:
             # it is dying, not hung: its report is written, its core still being written
             # (at load 45 a crash had been called a hang after 15 s)
             health = server.health(exit_wait=DYING_WAIT)
-        try:
-            text = server.error_log_since(mark)
-        except OSError:
-            text = ""
-        clock.lap("check")
-        if health.state in (HealthState.CRASHED, HealthState.STOPPED) and \
-                not server.stop_requested and parse_crash_report(text) is None and \
+        return health, locked_out
+
+    def _ended(self, server: Server, health: Health, locked_out: bool, text: str,
+               files: tuple[str, str], timed_out: bool, result: ReplayResult) -> str | None:
+        """Classify a server the reproducer ended (shut down, crashed, locked out, hung) or
+        outran: None when it still serves; else the phase to time ('' for none), and the
+        caller tears the server down.  files: the evidence folder and the client's log."""
+        evidence, client_log = files
+        stopped = health.state in (HealthState.CRASHED, HealthState.STOPPED)
+        if stopped and not server.stop_requested and parse_crash_report(text) is None and \
                 server.executor is not None and server.executor.returncode() == 0:
             result.outcome = NONE           # SHUTDOWN: the server ended cleanly
-            result.detail = "the server shut down (exit status 0)"
-            result.reset = result.detail
-            manager.teardown(fast=True, discard=True)
-            return
+            result.detail = result.reset = "the server shut down (exit status 0)"
+            return ""
         if health.state is HealthState.CRASHED or (health.state is HealthState.STOPPED
                                                    and not server.stop_requested):
             self._crash(server, text, health.message, evidence, client_log, result)
             result.reset = "it crashed"
-            manager.teardown(fast=True, discard=True)
-            clock.lap("crash")
-            return
+            return "crash"
         if health.state is HealthState.HUNG and locked_out:
             result.outcome = NONE          # its users are gone: the server runs, kewpie is out
             result.detail = "the server refuses kewpie's login (the reproducer changed its users)"
             result.reset = result.detail
-            manager.teardown(fast=True, discard=True)
-            return
+            return ""
         if health.state is HealthState.HUNG:
-            result.outcome = HANG
-            result.reset = "it hung"
+            result.outcome, result.reset = HANG, "it hung"
             result.detail = health.message + (f" (the reproducer ran past its "
-                                              f"{self.settings.timeout:g} s)" if ran.timed_out
+                                              f"{self.settings.timeout:g} s)" if timed_out
                                               else "")
             _keep(evidence, {"client.log": client_log})
             result.evidence = evidence
-            manager.teardown(fast=True, discard=True)
-            return
-        findings = error_log_findings(server.name, text, suppressions(self.settings.suppressions))
-        if ran.timed_out:
+            return ""
+        if timed_out:
             result.outcome = TIMEOUT
             result.detail = f"still running after {self.settings.timeout:g} s (the server answers)"
             result.reset = "it timed out"
-            manager.teardown(fast=True, discard=True)
-            return
+            return ""
+        return None
+
+    def _finish(self, server: Server, text: str, evidence: str, tree: CodeTree,
+                result: ReplayResult) -> None:
+        """A server that still serves: its new error-log lines judged, what the reproducer
+        added undone (so the reuse rule may keep it)."""
+        findings = error_log_findings(server.name, text, suppressions(self.settings.suppressions))
         if findings:
             first = findings[0]
             result.outcome = ERRORLOG
@@ -326,9 +357,6 @@ class ReplayBot:
         state = self._states.get(tree.basedir)
         if state is not None:
             restore(server, state)
-        clock.lap("restore")
-        result.reset = "; ".join(manager.after_test(True))
-        clock.lap("reuse")
 
     def _start_crash(self, log_text: str, tree: CodeTree, result: ReplayResult) -> bool:
         """A server that crashed as it started with the reproducer's options: that is the
@@ -349,7 +377,7 @@ class ReplayBot:
     def _send(self, reproducer: Reproducer, server: "Server", tree: CodeTree,
               log_path: str) -> Any:
         """Run the reproducer's tool against server; its ToolResult."""
-        socket = server.layout.socket_file
+        socket = server.paths.socket_file
         if reproducer.kind == MYSQLTEST:
             binary, root = find_mysqltest(tree)
             if not binary:
@@ -372,7 +400,7 @@ class ReplayBot:
         work = _made(os.path.join(evidence, "gdb"))
         finding = crash_finding(server, text, how, work)
         gdb_text = ""
-        core = finding.core or find_core(server.datadir) or ""
+        core = finding.core or find_core(server.paths.datadir) or ""
         backtrace_path = os.path.join(evidence, f"backtrace-{server.name}.txt")
         report = parse_crash_report(text)
         roots = debug_roots(server.tree)
@@ -498,7 +526,7 @@ def crashing_backtrace(binary: str, core: str, out_path: str,
 def _crash_reported(server: "Server", mark: int) -> bool:
     """Has the server's error log gained a crash report since mark?"""
     try:
-        return parse_crash_report(server.error_log_since(mark)) is not None
+        return parse_crash_report(server.errlog.since(mark)) is not None
     except OSError:
         return False
 

@@ -27,6 +27,8 @@ from typing import Any
 from junitparser import Failure, Skipped
 from junitparser.xunit2 import JUnitXml, TestCase, TestSuite
 
+from ..platform.safewrite import OutputDir, text_bytes, write_file
+from ..platform.trustedpath import Trust
 from .corpus import Corpus
 from .execute import CRASH, PRESENT, SKIPPED, ReplayResult
 from .matrix import CHANGED, PRESENT as PRESENT_STATE, Matrix, Row
@@ -105,19 +107,17 @@ def table(matrix: Matrix, corpus: Corpus) -> list[str]:
     return lines
 
 
-def write_json(path: str, matrix: Matrix, corpus: Corpus, settings: dict[str, Any]) -> str:
-    """Write replay.json; its path."""
+def write_json(out: OutputDir, name: str, matrix: Matrix, corpus: Corpus,
+               settings: dict[str, Any]) -> str:
+    """Write replay.json as name in the output folder (never through a link); its path."""
     data = {"format": FORMAT, "written": time.time(), "settings": settings,
             "reproducers": len(corpus.reproducers),
             "skipped": [{"path": s.path, "reason": s.reason} for s in corpus.skipped],
             "ignored": corpus.ignored, **matrix.to_json()}
-    with open(path, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, indent=1, default=str)
-        fh.write("\n")
-    return path
+    return out.write_text(name, json.dumps(data, indent=1, default=str) + "\n")
 
 
-def junit(matrix: Matrix, path: str) -> str:
+def junit(matrix: Matrix, path: str, trust: Trust | None = None) -> str:
     """Write the replay's JUnit report (see the module docstring); its path."""
     xml = JUnitXml("kewpie-replay")
     for tree in matrix.trees:
@@ -141,12 +141,13 @@ def junit(matrix: Matrix, path: str) -> str:
         suite.update_statistics()
         xml.add_testsuite(suite)
     xml.update_statistics()
-    xml.write(path, pretty=True)
-    return path
+    return write_file(path, text_bytes(lambda out: xml.write(out, pretty=True)), "--junit-xml",
+                      trust)
 
 
-def known_bugs_file(path: str, matrix: Matrix, command: str) -> str:
-    """Write the known-bugs file of the crashes (see the module docstring); its path.
+def known_bugs_file(out: OutputDir, name: str, matrix: Matrix, command: str) -> str:
+    """Write the known-bugs file of the crashes as name in the output folder (see the
+    module docstring); its path.
     Each crash signature is named for the bug a known-bugs file attributed it to, else
     for its reproducer's bug when every reproducer giving it has the same one, else
     ``unattributed`` (one signature of several bugs' reproducers: a wrong name would
@@ -179,6 +180,4 @@ def known_bugs_file(path: str, matrix: Matrix, command: str) -> str:
         if first.unique_text:
             lines.append(f"{bug}  open  {shlex.quote('uid:' + first.unique_text)}")
         lines.append("")
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write("\n".join(lines))
-    return path
+    return out.write_text(name, "\n".join(lines))

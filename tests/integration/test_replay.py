@@ -7,7 +7,7 @@ history and its page for one bug in chromium (headless, JavaScript off); bad inp
 (the crashing reproducer as a one-rule grammar) tagged known with its MDEV from
 known_bugs.strings.
 
-Covers: lib/run/replay_mode.py, lib/replay/, lib/history/replays.py,
+Covers: lib/modes/replay/, lib/replay/, lib/history/replays.py,
 lib/history/templates/bugs.html, lib/history/templates/bug.html, lib/hunt/bugmatch.py,
 lib/hunt/kbstrings.py, scripts/get-tree (the MyRocks plugin in the other tree)
 """

@@ -167,7 +167,7 @@ def test_a_foreign_finding_folder_and_its_planted_reduce_link(kewpie, public, vi
     give_to_nobody(finding)
     before = snapshot(victim)
     proc = kewpie.run("--mode=reduce", finding, timeout=60)
-    refused(proc, f"refusing the finding folder {finding}", "uid 65534 (nobody)", f"--trust {finding}")
+    refused(proc, f"refusing the TEST path {finding}", "uid 65534 (nobody)", f"--trust {finding}")
     proc = kewpie.run("--mode=reduce", finding, f"--trust={finding}", timeout=60)
     refused(proc, f"refusing to write the finding's reduce folder {finding}/reduce",
             f"a symbolic link to {victim}", "never writes through a link")

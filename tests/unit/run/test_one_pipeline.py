@@ -44,6 +44,9 @@ REUSE_ALLOWED = {
                          "verdict, and its servers serve the next trial when it found nothing",
     "lib.reduce.check": "a reduction's check replays a candidate, no test: a candidate that "
                         "did not reproduce leaves its servers for the next one",
+    "lib.replay.execute": "a replay's reproducer is no test: it is classified by the "
+                          "replay's own outcomes (crash, hang, error log, timeout, none), and "
+                          "a server it left healthy serves the next reproducer",
 }
 WAYS_IN = {"lib.run.runner": "kewpie's suites", "lib.modes.mtr.run": "mysql-test cases",
            "lib.pytest_plugin.session": "the pytest plugin"}

@@ -14,8 +14,9 @@ first (:mod:`lib.replay.schedule`).  Each result is recorded in the results
 history (test ``replay.<reproducer>``, the tree's version as its combination;
 ``fail`` when it reproduced, ``pass`` when not, ``timeout``, ``skipped``).
 
-The output folder (``--replay-out``, default ``workdir/replay/<time>-<run>/``)
-gets ``replay.json``, ``known_bugs.txt`` (the crashes, for hunts), the evidence
+The output folder (``--replay-out``, default ``workdir/replay/<time>-<run>/``; made
+fresh or one kewpie made before, written without following links:
+lib/platform/safewrite.py) gets ``replay.json``, ``known_bugs.txt`` (the crashes, for hunts), the evidence
 of each reproduction, and ``--junit-xml`` if asked.  Exit status: 1 when a
 reproducer reproduced on the tree under test (the first), else 0; 2 for bad
 input.
@@ -28,24 +29,27 @@ import time
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Callable
 
-from ..errors import EXIT_OK, EXIT_TEST_FAILED, Interrupted, KewpieError
-from ..hunt.knownbugs import KnownBugs
-from ..platform.interrupts import interrupt_on_stop_signals
-from ..platform.logsetup import configure, get_logger
-from ..platform.workers import Connection, Worker, ready, start_worker, stop_workers
-from ..replay.corpus import Corpus, Reproducer, discover
-from ..replay.execute import SKIPPED, ReplayBot, ReplayResult, ReplaySettings
-from ..replay.matrix import Matrix
-from ..replay.report import history_text, junit, known_bugs_file, table, write_json
-from ..replay.schedule import next_job
-from .environment import RunEnvironment
-from .history import RunHistory, open_history
+from ...errors import EXIT_OK, EXIT_TEST_FAILED, Interrupted, KewpieError
+from ...hunt.knownbugs import KnownBugs
+from ...platform.interrupts import interrupt_on_stop_signals
+from ...platform.logsetup import configure
+from ...platform.safewrite import OutputDir
+from ...platform.workers import Connection, Worker, ready, start_worker, stop_workers
+from ...replay.corpus import Corpus, Reproducer, discover
+from ...replay.execute import SKIPPED, ReplayBot, ReplayResult, ReplaySettings
+from ...replay.matrix import Matrix
+from ...replay.report import history_text, junit, known_bugs_file, table, write_json
+from ...replay.schedule import next_job
+from ...run.environment import RunEnvironment
+from ...run.recording import RunHistory, open_history
+from .options import ReplayOptions
 
 if TYPE_CHECKING:
-    from ..servers.codetree import CodeTree
-    from ..servers.manager import ServerManager
+    from ...servers.codetree import CodeTree
+    from ...servers.manager import ServerManager
 
 STOP_GRACE = 30.0
+Job = tuple[Reproducer, "CodeTree"]  # a reproducer on a code tree
 HISTORY_STATUS = MappingProxyType({"crash": "fail", "hang": "fail", "errorlog": "fail",
                                    "none": "pass", "timeout": "timeout", "skipped": "skipped"})
 
@@ -59,11 +63,11 @@ def _bot(env: RunEnvironment, settings: ReplaySettings, trees: list["CodeTree"],
     return ReplayBot(settings, make, bot)
 
 
-def _worker(env: RunEnvironment, settings: ReplaySettings, jobs: list[tuple[Reproducer, "CodeTree"]],
+def _worker(env: RunEnvironment, settings: ReplaySettings, jobs: list[Job],
             trees: list["CodeTree"], bot: str, conn: Connection) -> None:
     """A forked bot: replay the jobs the run sends until told to stop."""
     interrupt_on_stop_signals()
-    configure(env.config.verbose, logfile=env.workdir.bot_log_file(bot), console=False)
+    configure(env.config.reporting.verbose, logfile=env.workdir.bot_log_file(bot), console=False)
     replayer = _bot(env, settings, trees, bot)
     fast = False
     try:
@@ -88,7 +92,7 @@ def _worker(env: RunEnvironment, settings: ReplaySettings, jobs: list[tuple[Repr
 
 
 def _in_process(env: RunEnvironment, settings: ReplaySettings,
-                jobs: list[tuple[Reproducer, "CodeTree"]], trees: list["CodeTree"],
+                jobs: list[Job], trees: list["CodeTree"],
                 done: Callable[[ReplayResult], None]) -> int:
     """Every job on one bot in this process; the server sets it started."""
     replayer = _bot(env, settings, trees, "bot0")
@@ -101,7 +105,7 @@ def _in_process(env: RunEnvironment, settings: ReplaySettings,
 
 
 def _with_bots(env: RunEnvironment, settings: ReplaySettings,
-               jobs: list[tuple[Reproducer, "CodeTree"]], trees: list["CodeTree"], bots: int,
+               jobs: list[Job], trees: list["CodeTree"], bots: int,
                done: Callable[[ReplayResult], None]) -> int:
     """Every job on forked bots, handed to whichever is free (a job its server already
     serves first: :func:`lib.replay.schedule.next_job`); the server sets started."""
@@ -156,35 +160,32 @@ def _record(history: RunHistory, result: ReplayResult) -> None:
                           bot=result.bot)
 
 
-def run_replay(env: RunEnvironment) -> int:
-    """The replay over env (see the module docstring); the exit status."""
-    config, log = env.config, env.log
-    corpus: Corpus = discover(list(config.tests))
-    known = KnownBugs.load(list(config.known_bugs)) if config.known_bugs else None
-    trees = env.trees.all()
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    out_dir = config.replay_out or os.path.join(env.workdir.path, "replay",
-                                                f"{stamp}-{env.run_id[:6]}")
-    os.makedirs(out_dir, exist_ok=True)
-    settings = ReplaySettings(out_dir, timeout=config.replay_timeout, known_bugs=known,
-                              scratch=env.workdir.path)
-    # tree by tree; within a tree, reproducers of the same server options together (a
-    # change of options is a fresh server), in name order
+def _jobs(corpus: Corpus, trees: list["CodeTree"]) -> list[Job]:
+    """Every (reproducer, tree): tree by tree; within a tree, reproducers of the same
+    server options together (a change of options is a fresh server), in name order."""
     ordered = sorted(corpus.reproducers,
                      key=lambda r: (len(r.options), [o.as_arg() for o in r.options], r.name))
-    jobs = [(r, t) for t in trees for r in ordered]
-    bots = max(1, min(config.parallel, len(jobs)))
-    labels = [t.label for t in trees]
+    return [(r, t) for t in trees for r in ordered]
+
+
+def _announce(env: RunEnvironment, own: ReplayOptions, corpus: Corpus, trees: list["CodeTree"],
+              bots: int, known: KnownBugs | None, out: OutputDir) -> None:
+    """The replay's first lines: what runs where, what was skipped, the output folder."""
+    log = env.log
     log.info(f"Replaying {len(corpus.reproducers)} reproducer(s) on {len(trees)} code tree(s) "
              f"({', '.join(f'{t.label} {t.basedir}' for t in trees)}), {bots} bot(s), "
-             f"{config.replay_timeout:g} s each"
+             f"{own.timeout:g} s each"
              + (f"; {len(corpus.skipped)} file(s) skipped" if corpus.skipped else "")
              + (f"; known bugs: {known.count} entr(ies)" if known else ""))
     for skip in corpus.skipped:
         log.warning(f"skipped {skip.path}: {skip.reason}")
-    log.info(f"Output: {out_dir}")
-    history = open_history(env, mode="replay")
-    results: list[ReplayResult] = []
+    log.info(f"Output: {out.path}")
+
+
+def _recorder(env: RunEnvironment, history: RunHistory,
+              results: list[ReplayResult]) -> Callable[[ReplayResult], None]:
+    """What each result goes through: kept, recorded in the history, logged."""
+    log = env.log
 
     def done(result: ReplayResult) -> None:
         """Record one result."""
@@ -194,10 +195,67 @@ def run_replay(env: RunEnvironment) -> int:
             log.info(f"{result.name} on {result.tree}: {result.outcome}"
                      + (f" {result.signature_id}" if result.signature_id else "")
                      + (f" {result.unique_text}" if result.unique_text else "")
-                     + (f" ({result.detail[:120]})" if result.detail and not result.present else ""))
+                     + (f" ({result.detail[:120]})" if result.detail and not result.present
+                        else ""))
         else:
             log.debug(f"{result.name} on {result.tree}: none ({result.seconds:.2f}s)")
+    return done
 
+
+def _report(env: RunEnvironment, own: ReplayOptions, out: OutputDir, corpus: Corpus,
+            matrix: Matrix, trees: list["CodeTree"], counts: tuple[int, int, int],
+            seconds: float) -> None:
+    """replay.json, the known-bugs file, the table and JUnit (counts: the jobs, the bots,
+    the server starts)."""
+    log, config = env.log, env.config
+    jobs, bots, starts = counts
+    command = " ".join(["kewpie.py", "--mode=replay", *config.selection.tests])
+    summary = {"command": command, "trees": [{"label": t.label, "path": t.basedir}
+                                             for t in trees],
+               "timeout": own.timeout, "parallel": bots,
+               "known_bugs": list(config.reporting.known_bugs), "seconds": round(seconds, 3),
+               "server_starts": starts, "jobs": jobs}
+    matrix_path = write_json(out, "replay.json", matrix, corpus, summary)
+    known_path = known_bugs_file(out, "known_bugs.txt", matrix, command)
+    log.info("=" * 100)
+    log.info(f"Replay complete: {jobs} replays in {seconds:.0f} s "
+             f"({jobs / seconds * 60 if seconds else 0:.0f} a minute), {starts} server start(s)")
+    for line in table(matrix, corpus):
+        log.info(line)
+    log.info(f"Matrix: {matrix_path}")
+    log.info(f"Known bugs of the crashes: {known_path}")
+    if config.reporting.junit_xml:
+        log.info(f"JUnit report: {junit(matrix, config.reporting.junit_xml, env.trust)}")
+
+
+def run_replay(env: RunEnvironment) -> int:
+    """The replay over env (see the module docstring); the exit status."""
+    own = env.config.section(ReplayOptions)
+    corpus: Corpus = discover(list(own.corpus))
+    known_files = list(env.config.reporting.known_bugs)
+    known = KnownBugs.load(known_files) if known_files else None
+    trees = env.trees.all()
+    default_out = os.path.join(env.workdir.path, "replay",
+                               f"{time.strftime('%Y%m%d-%H%M%S')}-{env.run_id[:6]}")
+    out = OutputDir.create(own.out or default_out, "--replay-out" if own.out
+                           else "the replay's output folder", env.trust, reuse=True)
+    try:
+        jobs = _jobs(corpus, trees)
+        bots = max(1, min(env.config.reporting.parallel, len(jobs)))
+        _announce(env, own, corpus, trees, bots, known, out)
+        settings = ReplaySettings(out.path, timeout=own.timeout, known_bugs=known,
+                                  scratch=env.workdir.path)
+        return _replay(env, own, corpus, trees, jobs, bots, settings, out)
+    finally:
+        out.close()
+
+
+def _replay(env: RunEnvironment, own: ReplayOptions, corpus: Corpus, trees: list["CodeTree"],
+            jobs: list[Job], bots: int, settings: ReplaySettings, out: OutputDir) -> int:
+    """The jobs on the bots, each result recorded, then the reports; the exit status."""
+    history = open_history(env, mode="replay")
+    results: list[ReplayResult] = []
+    done = _recorder(env, history, results)
     started = time.monotonic()
     exit_code: int | None = None
     try:
@@ -205,29 +263,11 @@ def run_replay(env: RunEnvironment) -> int:
             starts = _in_process(env, settings, jobs, trees, done)
         else:
             starts = _with_bots(env, settings, jobs, trees, bots, done)
-        seconds = time.monotonic() - started
-        matrix = Matrix(results, labels)
-        command = " ".join(["kewpie.py", "--mode=replay", *config.tests])
-        summary = {"command": command, "trees": [{"label": t.label, "path": t.basedir}
-                                                 for t in trees],
-                   "timeout": config.replay_timeout, "parallel": bots,
-                   "known_bugs": list(config.known_bugs), "seconds": round(seconds, 3),
-                   "server_starts": starts, "jobs": len(jobs)}
-        write_json(os.path.join(out_dir, "replay.json"), matrix, corpus, summary)
-        known_bugs_file(os.path.join(out_dir, "known_bugs.txt"), matrix, command)
-        log.info("=" * 100)
-        log.info(f"Replay complete: {len(jobs)} replays in {seconds:.0f} s "
-                 f"({len(jobs) / seconds * 60 if seconds else 0:.0f} a minute), "
-                 f"{starts} server start(s)")
-        for line in table(matrix, corpus):
-            log.info(line)
-        log.info(f"Matrix: {os.path.join(out_dir, 'replay.json')}")
-        log.info(f"Known bugs of the crashes: {os.path.join(out_dir, 'known_bugs.txt')}")
-        if config.junit_xml:
-            log.info(f"JUnit report: {junit(matrix, config.junit_xml)}")
-        first = labels[0]
-        exit_code = EXIT_TEST_FAILED if any(r.tree == first and r.present for r in results) \
-            else EXIT_OK
+        labels = [t.label for t in trees]
+        _report(env, own, out, corpus, Matrix(results, labels), trees,
+                (len(jobs), bots, starts), time.monotonic() - started)
+        exit_code = EXIT_TEST_FAILED if any(r.tree == labels[0] and r.present
+                                            for r in results) else EXIT_OK
         return exit_code
     finally:
         history.close(exit_code)
