@@ -11,6 +11,7 @@ import os
 
 import pytest
 
+from tests.conftest import ROOT
 from lib.hunt.bugmatch import AMBIGUOUS, EXACT, SIMILAR, StringsIndex, common_in_order, identify_crash
 from lib.hunt.crashreport import crash_headline, crash_unique_id, logged_crash_signature
 from lib.hunt.errors import KnownBugsError
@@ -20,7 +21,7 @@ from lib.hunt.signature import crash_signature
 from lib.hunt.uniqueid import (UniqueId, better_of, kept_frames, split_unique_id,
                                unique_id_from_text)
 
-FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "hunt")
+FIXTURES = os.path.join(ROOT, "tests", "fixtures", "hunt")
 
 
 def _text(name):

@@ -20,6 +20,7 @@ from lib.replay.attribution import OTHER, OWN, SHARED, UNATTRIBUTED, attribute
 from lib.replay.corpus import MYSQLTEST, SQL, ReplayError, discover, looks_like_sql
 from lib.replay.execute import ReplayResult
 from lib.replay.matrix import ABSENT, CHANGED, PRESENT, Matrix
+from lib.platform.safewrite import OutputDir
 from lib.replay.report import history_text, known_bugs_file, match_text, table
 from lib.replay.restore import State, undo_statements
 
@@ -110,7 +111,8 @@ def test_known_bugs_file_reads_back(tmp_path):
                _result("MDEV-6", "10.11.19", "crash", "fedcba987654", "SIGABRT|x|y"),
                _result("MDEV-7", "10.11.19", "none")]
     matrix = Matrix(results, ["10.11.19"])
-    path = known_bugs_file(str(tmp_path / "kb.txt"), matrix, "kewpie.py --mode=replay x")
+    with OutputDir.create(str(tmp_path / "out"), "the test's output") as out:
+        path = known_bugs_file(out, "kb.txt", matrix, "kewpie.py --mode=replay x")
     entries = KnownBugs.load([path]).entries
     pairs = {(e.bug_id, e.match) for e in entries}
     assert ("MDEV-1", "sig:0123456789ab") in pairs and ("MDEV-1", "uid:SIGSEGV|f|g") in pairs

@@ -6,14 +6,15 @@ as a replay tags them: no crash attributed to another MDEV, and on 10.11.19 at l
 of those whose MDEV is listed (crashes shared by several bugs' reproducers aside)
 attributed to their own.
 
-Covers: lib/hunt/bugmatch.py, lib/hunt/knownbugs.py, lib/hunt/kbstrings.py,
-lib/replay/attribution.py, lib/replay/execute.py (known_verdict)
+Covers: lib/replay/attribution.py, lib/hunt/bugmatch.py, lib/hunt/knownbugs.py,
+lib/hunt/kbstrings.py, lib/replay/execute.py (known_verdict)
 """
 import json
 import os
 
 import pytest
 
+from tests.conftest import ROOT
 from lib.hunt.kbstrings import load_strings
 from lib.hunt.knownbugs import KnownBugs
 from lib.hunt.signature import Signature
@@ -21,7 +22,6 @@ from lib.hunt.uniqueid import UniqueId
 from lib.replay.attribution import OTHER, OWN, attribute
 from lib.replay.execute import ReplayResult, known_verdict
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 KNOWN = os.path.normpath(os.path.join(ROOT, "..", "shared", "mariadb-qa", "known_bugs.strings"))
 FIXTURE = os.path.join(ROOT, "tests", "fixtures", "replay", "release_crashes.json")
 
