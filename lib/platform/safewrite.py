@@ -1,7 +1,7 @@
 """Outputs written without following links: the folders kewpie makes, the files it writes.
 
 kewpie runs as root and writes where a user says (``--reduce-out``, a finding's
-``reduce/``, ``--sweep-out``, ``--junit-xml``, ``--xml-report``, ``kewpie history
+``reduce/``, ``--replay-out``, ``--sweep-out``, ``--junit-xml``, ``--xml-report``, ``kewpie history
 html OUT``, hunt findings, evidence copies).  A symbolic link planted there,
 before kewpie looks or between its look and its write, must not send the write
 anywhere else.  So, for every output:

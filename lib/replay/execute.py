@@ -47,6 +47,7 @@ from ..hunt.crashreport import (crash_unique_id, parse_crash_report, report_uniq
                                 since_last_start)
 from ..hunt.signature import crash_signature
 from ..hunt.symbols import DEBUG_ROOTS, debug_file, report_complete
+from ..platform.safewrite import OutputDir
 from ..platform.tools import run_tool
 from ..servers.health import Health, HealthState
 from ..servers.option_catalog import load_catalog
@@ -130,7 +131,8 @@ class ReplayResult:
 class ReplaySettings:
     """What every bot of a replay shares."""
 
-    out_dir: str                   # evidence goes to OUT/evidence/<tree>/<name>/
+    out: OutputDir                 # the output folder, held open (lib/platform/safewrite.py):
+                                   # evidence goes to OUT/evidence/<tree>/<name>/
     timeout: float = 60.0          # --replay-timeout: one reproducer's time
     known_bugs: "KnownBugs | None" = None
     suppressions: tuple[str, ...] = ()
@@ -228,11 +230,10 @@ class ReplayBot:
         if result.fresh or tree.basedir not in self._states:
             self._states[tree.basedir] = snapshot(server)
         mark = server.errlog.size()
-        evidence = os.path.join(self.settings.out_dir, "evidence", _safe_name(result.tree),
+        evidence = os.path.join(self.settings.out.path, "evidence", _safe_name(result.tree),
                                 _safe_name(reproducer.name))
-        scratch = os.path.join(self.settings.out_dir, "bots", self.bot)
-        os.makedirs(scratch, exist_ok=True)
-        client_log = os.path.join(scratch, "client.log")
+        with self._out(os.path.join("bots", self.bot)) as scratch:
+            client_log = os.path.join(scratch.path, "client.log")
         clock.lap("prepare")      # the fresh server's snapshot: kewpie's time, not the run's
         try:
             ran = self._send(reproducer, server, tree, client_log)
@@ -327,7 +328,7 @@ class ReplayBot:
             result.detail = health.message + (f" (the reproducer ran past its "
                                               f"{self.settings.timeout:g} s)" if timed_out
                                               else "")
-            _keep(evidence, {"client.log": client_log})
+            self._keep(evidence, {"client.log": client_log})
             result.evidence = evidence
             return ""
         if timed_out:
@@ -348,9 +349,8 @@ class ReplayBot:
             result.signature = first.signature.to_json()
             result.detail = first.summary
             self._tag(result, first.signature, tree)
-            with open(os.path.join(_made(evidence), "errorlog.txt"), "w", encoding="utf-8",
-                      errors="replace") as fh:
-                fh.write(text)
+            with self._out(evidence) as folder:
+                folder.write_bytes("errorlog.txt", text.encode("utf-8", errors="replace"))
             result.evidence = evidence
         else:
             result.outcome = NONE
@@ -382,8 +382,8 @@ class ReplayBot:
             binary, root = find_mysqltest(tree)
             if not binary:
                 raise KewpieError("no mariadb-test (or mysqltest) in the tree or on PATH")
-            tmp = os.path.join(os.path.dirname(log_path), "mysqltest")
-            os.makedirs(tmp, exist_ok=True)
+            with self._out(os.path.join("bots", self.bot, "mysqltest")) as made:
+                tmp = made.path
             argv = [binary, "--no-defaults", f"--socket={socket}", "--user=root",
                     "--database=test", "--silent", f"--tmpdir={tmp}", f"--logdir={tmp}",
                     f"--test-file={reproducer.path}"] + ([f"--basedir={root}"] if root else [])
@@ -397,7 +397,8 @@ class ReplayBot:
     def _crash(self, server: "Server", text: str, how: str, evidence: str, client_log: str,
                result: ReplayResult) -> None:
         """Sign the crash (kewpie's signature, the UniqueID), keep its evidence."""
-        work = _made(os.path.join(evidence, "gdb"))
+        with self._out(os.path.join(evidence, "gdb")) as made:
+            work = made.path
         finding = crash_finding(server, text, how, work)
         gdb_text = ""
         core = finding.core or find_core(server.paths.datadir) or ""
@@ -407,12 +408,16 @@ class ReplayBot:
         symbols = debug_file(server.tree.server, roots)
         if core and (report is None or not report_complete(report.frames) or symbols):
             began = time.monotonic()
-            gdb_text = crashing_backtrace(server.tree.server, core, backtrace_path, roots)
+            gdb_text = crashing_backtrace(server.tree.server, core, "", roots)
+            with self._out(evidence) as folder:
+                folder.write_bytes(os.path.basename(backtrace_path),
+                                   gdb_text.encode("utf-8", errors="replace"))
             result.phases["gdb"] = time.monotonic() - began
         elif finding.copies:
-            for name, source in finding.copies.items():
-                shutil.move(source, os.path.join(evidence, name))
-                gdb_text = _read(os.path.join(evidence, name))
+            with self._out(evidence) as folder:
+                for name, source in finding.copies.items():
+                    gdb_text = _read(source)
+                    folder.copy_file(source, name)
         shutil.rmtree(work, ignore_errors=True)
         uid = crash_unique_id(text, gdb_text)
         sig = dataclasses.replace(finding.signature, unique_id=uid)
@@ -420,13 +425,29 @@ class ReplayBot:
         result.signature = sig.to_json()
         result.unique_id = uid.to_json() if uid is not None else None
         result.detail = finding.summary
-        for name, body in finding.texts.items():
-            with open(os.path.join(evidence, name), "w", encoding="utf-8",
-                      errors="replace") as fh:
-                fh.write(body)
-        _keep(evidence, {"client.log": client_log})
+        with self._out(evidence) as folder:
+            for name, body in finding.texts.items():
+                folder.write_bytes(name, body.encode("utf-8", errors="replace"))
+        self._keep(evidence, {"client.log": client_log})
         result.evidence = evidence
         self._tag(result, sig, server.tree)
+
+    def _out(self, path: str) -> OutputDir:
+        """The folder path (absolute, or relative to the output folder) in the replay's
+        output folder, made when missing, never reached through a link
+        (lib/platform/safewrite.py); the caller closes it."""
+        out = self.settings.out
+        return out.folder(os.path.relpath(os.path.join(out.path, path), out.path))
+
+    def _keep(self, evidence: str, files: dict[str, str]) -> None:
+        """Copy files (name -> source) into the evidence folder (a source that cannot be
+        read is left out)."""
+        with self._out(evidence) as folder:
+            for name, source in files.items():
+                try:
+                    folder.copy_file(source, name)
+                except OSError:
+                    pass
 
     def _tag(self, result: ReplayResult, sig: "Signature", tree: CodeTree) -> None:
         """What the known-bugs files say of this signature (:func:`known_verdict`)."""
@@ -480,19 +501,6 @@ def _refuses_login(server: "Server") -> bool:
     return False
 
 
-def _made(path: str) -> str:
-    os.makedirs(path, exist_ok=True)
-    return path
-
-
-def _keep(folder: str, files: dict[str, str]) -> None:
-    """Copy files (name -> source) into folder."""
-    _made(folder)
-    for name, source in files.items():
-        try:
-            shutil.copyfile(source, os.path.join(folder, name))
-        except OSError:
-            pass
 
 
 def debug_roots(tree: CodeTree) -> tuple[str, ...]:
@@ -506,7 +514,7 @@ def crashing_backtrace(binary: str, core: str, out_path: str,
                        roots: Sequence[str] = DEBUG_ROOTS) -> str:
     """gdb's backtrace of the crashing thread of core (``bt 40``: the UniqueID's frames;
     every thread's would cost seconds more a crash), with debug symbols looked up under
-    roots, written to out_path; its text."""
+    roots, written to out_path ('' for none); its text."""
     gdb = shutil.which("gdb")
     if not gdb:
         return ""
@@ -518,8 +526,9 @@ def crashing_backtrace(binary: str, core: str, out_path: str,
     except OSError:
         return ""
     text = proc.stdout + proc.stderr
-    with open(out_path, "w", encoding="utf-8", errors="replace") as fh:
-        fh.write(text)
+    if out_path:
+        with open(out_path, "w", encoding="utf-8", errors="replace") as fh:
+            fh.write(text)
     return text
 
 

@@ -243,7 +243,7 @@ def run_replay(env: RunEnvironment) -> int:
         jobs = _jobs(corpus, trees)
         bots = max(1, min(env.config.reporting.parallel, len(jobs)))
         _announce(env, own, corpus, trees, bots, known, out)
-        settings = ReplaySettings(out.path, timeout=own.timeout, known_bugs=known,
+        settings = ReplaySettings(out, timeout=own.timeout, known_bugs=known,
                                   scratch=env.workdir.path)
         return _replay(env, own, corpus, trees, jobs, bots, settings, out)
     finally:
