@@ -136,7 +136,7 @@ def test_known_bugs_files_are_read_before_a_native_or_mtr_run(tmp_path):
     with pytest.raises(KewpieError, match="cannot read it"):
         config_from_args([f"--known-bugs={tmp_path / 'none.txt'}", "--suite=main"])
     assert config_from_args(["--mode=mtr", "--allow-known", "--suite=main"]).reporting.allow_known
-    with pytest.raises(KewpieError, match="only with --mode=native, --mode=mtr or --mode=hunt"):
+    with pytest.raises(KewpieError, match="only with --mode=native, --mode=mtr, --mode=hunt or --mode=replay"):
         config_from_args(["--mode=cleanup", "--allow-known"])
 
 
