@@ -99,6 +99,8 @@ def _keep_evidence(root: str, nodeid: str, workdirs: list[str]) -> str:
     target = os.path.join(root, re.sub(r"[^\w.+-]+", "-", nodeid).strip("-."))
     shutil.rmtree(target, ignore_errors=True)
     for n, workdir in enumerate(workdirs):
+        if not os.path.isdir(workdir):  # a test that failed before its run made the workdir
+            continue
         dest = os.path.join(target, f"workdir{n}" if len(workdirs) > 1 else "workdir")
         os.makedirs(dest, exist_ok=True)
         if os.path.isdir(os.path.join(workdir, "failed")):
