@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import signal
 import sys
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
@@ -20,16 +19,16 @@ from .config import Debugging, History, Reporting, RunConfig, Selection, Servers
 from .run.configfile import (Resolved, Setting, find_config_files, format_settings,
                              option_specs, read_config_file, resolve)
 from .errors import EXIT_ENVIRONMENT, EXIT_OK, Interrupted, KewpieError, SuiteError, UsageError
-from .platform.interrupts import STOP_SIGNALS, InterruptRelay
 from .modes.onoff import OnOff, split
 from .modes.table import MODES, mode_named
-from .platform.logsetup import configure, get_logger
 from .platform.pathoptions import PathOption, PathRole, PathShape, check_paths
 from .platform.safewrite import check_output
 from .platform.secrets import HISTORY_DSN_ENV, SECRET_ENVIRONMENT
 from .platform.trustedpath import Trust, check_input
 
 if TYPE_CHECKING:  # imported by _run: the run's modules are not for --help
+    import logging
+
     from .run.environment import RunEnvironment
 
 
@@ -81,12 +80,39 @@ PATH_TABLE: Mapping[str, PathOption] = MappingProxyType({
 PATH_OPTIONS = frozenset(PATH_TABLE) - {"config", "trust", "TEST"}
 
 
+def terminal_columns() -> int:
+    """The terminal's width as shutil.get_terminal_size finds it (``COLUMNS``, then
+    stdout's terminal, else 80), without importing shutil and the compression modules it
+    loads: a few ms of every ``--help``."""
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        columns = 0
+    stdout = sys.__stdout__
+    if columns <= 0 and stdout is not None:
+        try:
+            columns = os.get_terminal_size(stdout.fileno()).columns
+        except (ValueError, OSError):
+            columns = 0
+    return columns if columns > 0 else 80
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's help formatter, told the width (:func:`terminal_columns`) instead of
+    asking shutil for it."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None) -> None:
+        super().__init__(prog, indent_increment, max_help_position,
+                         terminal_columns() - 2 if width is None else width)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argparse parser; ``--help`` documents every option, grouped by job: the
     sections every run has, then each mode's own group (lib/modes/table.py).  Defaults are
     the configuration's (lib/config/), so they are written down once."""
     p = argparse.ArgumentParser(
-        prog="kewpie.py", usage="%(prog)s [options] [TEST ...]",
+        prog="kewpie.py", usage="%(prog)s [options] [TEST ...]", formatter_class=HelpFormatter,
         description="Run Python unittest suites against MySQL-family servers that kewpie "
                     "starts, leases ports for and always cleans up.",
         epilog="Every on/off setting has a --no- form. Settings may also come from "
@@ -640,12 +666,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(argv if argv is not None else sys.argv[1:])
     if args[:1] == ["history"]:
         return history_main(args[1:])
-    log = configure(verbose="--verbose" in args)
     try:
         config, resolved = settings_from_args(argv)
     except KewpieError as exc:
-        log.error(str(exc))
+        _log(verbose="--verbose" in args).error(str(exc))
         return EXIT_ENVIRONMENT
+    log = _log(verbose=config.reporting.verbose)
     _forget_secret_environment()
     if resolved.settings["list_options"].value:
         print(format_settings(resolved, option_rows(build_parser())))
@@ -656,12 +682,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     return _run(config)
 
 
+def _log(verbose: bool) -> logging.Logger:
+    """kewpie's log, set up once the command line is read (``--help`` and argparse's
+    usage errors need no logging: its import is left to the commands that log)."""
+    from .platform.logsetup import configure
+    return configure(verbose=verbose)
+
+
 def _run(config: RunConfig) -> int:
     """The run of config's mode under the stop signals' relay; its exit status.  Every
     failure is one ERROR line (:func:`_failure_status`), and the run's servers are
     stopped whatever happened (:func:`_close`)."""
-    from .run.environment import RunEnvironment  # the run's modules: not for --help
+    import signal  # the run's modules and the stop signals' relay: not for --help
+
     from .modes.dispatch import run_mode
+    from .platform.interrupts import STOP_SIGNALS, InterruptRelay
+    from .platform.logsetup import get_logger
+    from .run.environment import RunEnvironment
 
     relay = InterruptRelay()  # never lost in a finalizer, never raised inside logging
     relay.install()
@@ -694,6 +731,7 @@ def _run(config: RunConfig) -> int:
 def _failure_status(exc: Exception, verbose: bool) -> int:
     """Say what failed in one ERROR line (a server's error-log tail after it, as INFO
     lines); the exit status."""
+    from .platform.logsetup import get_logger
     log = get_logger()
     if isinstance(exc, SuiteError):
         log.error(str(exc))
@@ -717,6 +755,7 @@ def _failure_status(exc: Exception, verbose: bool) -> int:
 def _close(env: RunEnvironment | None, interrupted: bool) -> bool:
     """Stop the run's servers (fast when interrupted); False when the cleanup failed
     (said in one ERROR line)."""
+    from .platform.logsetup import get_logger
     try:
         if env is not None:
             env.close(fast=interrupted)
@@ -739,6 +778,7 @@ def _forget_secret_environment() -> None:
 def history_main(argv: Sequence[str]) -> int:
     """``kewpie history ...`` (lib/history/commands.py) over the settings' workdir, store
     and port leasing (config files included); one ERROR line and exit 2 on failure."""
+    from .platform.logsetup import configure
     log = configure()
     from .history.commands import Defaults, build_parser as history_parser, config_argv, run_command
     args = history_parser().parse_args(list(argv))  # --help, usage errors: argparse exits 2

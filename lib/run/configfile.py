@@ -32,7 +32,6 @@ argparse parser, and it reads the options' kinds from there.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 from dataclasses import dataclass
 from enum import StrEnum
@@ -364,4 +363,7 @@ def _toml(value: Any) -> str:
         return repr(value)
     if isinstance(value, dict):
         return "{...}"
-    return json.dumps(value) if isinstance(value, str) else str(value)
+    if not isinstance(value, str):
+        return str(value)
+    import json  # only --list-options quotes values: not for --help
+    return json.dumps(value)
