@@ -26,6 +26,7 @@ import tempfile
 import pytest
 
 from tests.fixtures.reduce.planted import write_finding
+from tests.fixtures.security import refused, snapshot
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="runs as root, plants as nobody")
 
@@ -38,39 +39,6 @@ def give_to_nobody(top: str) -> None:
         for name in dirnames + filenames:
             os.lchown(os.path.join(dirpath, name), NOBODY, NOBODY)
     os.lchown(top, NOBODY, NOBODY)
-
-
-def error_lines(out: str) -> list[str]:
-    return [line for line in out.splitlines() if " ERROR " in line]
-
-
-def refused(proc, *words: str) -> str:
-    """Exit status 2 with exactly one ERROR line holding every word; returns the line."""
-    assert proc.returncode == 2, proc.stdout[-3000:] + proc.stderr[-3000:]
-    errors = error_lines(proc.stdout)
-    assert len(errors) == 1, proc.stdout[-3000:]
-    for word in words:
-        assert word in errors[0], errors[0]
-    assert "Traceback" not in proc.stdout + proc.stderr
-    return errors[0]
-
-
-def snapshot(top: str) -> dict[str, tuple]:
-    """Every entry under top (not following links): type, owner, mode and content."""
-    seen = {}
-    for dirpath, dirnames, filenames in os.walk(top):
-        for name in dirnames + filenames:
-            path = os.path.join(dirpath, name)
-            st = os.lstat(path)
-            if os.path.islink(path):
-                what = ("link", os.readlink(path))
-            elif os.path.isdir(path):
-                what = ("dir", None)
-            else:
-                with open(path, "rb") as fh:
-                    what = ("file", fh.read())
-            seen[os.path.relpath(path, top)] = (*what, st.st_uid, st.st_mode, st.st_mtime_ns)
-    return seen
 
 
 @pytest.fixture
@@ -165,20 +133,20 @@ def test_a_foreign_finding_folder_and_its_planted_reduce_link(kewpie, public, vi
                             [(0, "CREATE TABLE t (a INT)"), (0, "SELECT 1")], [])
     os.symlink(victim, os.path.join(finding, "reduce"))
     give_to_nobody(finding)
-    before = snapshot(victim)
+    before = snapshot(victim, mtimes=True)
     proc = kewpie.run("--mode=reduce", finding, timeout=60)
     refused(proc, f"refusing the TEST path {finding}", "uid 65534 (nobody)", f"--trust {finding}")
     proc = kewpie.run("--mode=reduce", finding, f"--trust={finding}", timeout=60)
     refused(proc, f"refusing to write the finding's reduce folder {finding}/reduce",
             f"a symbolic link to {victim}", "never writes through a link")
-    assert snapshot(victim) == before
+    assert snapshot(victim, mtimes=True) == before
     assert not os.path.exists(kewpie.workdir)
     out = os.path.join(public, "out")  # the output elsewhere: into a link there, refused too
     os.symlink(victim, out)
     proc = kewpie.run("--mode=reduce", finding, f"--trust={finding}", f"--reduce-out={out}",
                       timeout=60)
     refused(proc, f"refusing to write --reduce-out {out}", f"a symbolic link to {victim}")
-    assert snapshot(victim) == before
+    assert snapshot(victim, mtimes=True) == before
 
 
 def test_a_foreign_basedir_and_randgen_path_are_refused(kewpie, public, tmp_path, user_config):

@@ -19,6 +19,7 @@ import pytest
 
 from lib.platform.workdir import MARKER, Workdir
 from tests.conftest import KewpieRunner, tagged
+from tests.fixtures.security import refused, snapshot
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"),
                                 reason="runs as root and acts as user nobody via setpriv")
@@ -29,39 +30,6 @@ AS_NOBODY = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
 def nobody(script: str) -> None:
     """Run a shell script as user nobody."""
     subprocess.run(AS_NOBODY + ["sh", "-ec", script], check=True)
-
-
-def error_lines(out: str) -> list[str]:
-    return [line for line in out.splitlines() if " ERROR " in line]
-
-
-def refused(proc: subprocess.CompletedProcess, *words: str) -> str:
-    """Exit status 2 with exactly one error line holding every word; returns the line."""
-    assert proc.returncode == 2, proc.stdout[-3000:] + proc.stderr[-3000:]
-    errors = error_lines(proc.stdout)
-    assert len(errors) == 1, proc.stdout
-    for word in words:
-        assert word in errors[0], errors[0]
-    assert "Killing" not in proc.stdout and "Traceback" not in proc.stdout + proc.stderr
-    return errors[0]
-
-
-def snapshot(top: str) -> dict[str, tuple]:
-    """Every entry under top (not following links): type, owner, mode and content."""
-    seen = {}
-    for dirpath, dirnames, filenames in os.walk(top):
-        for name in dirnames + filenames:
-            path = os.path.join(dirpath, name)
-            st = os.lstat(path)
-            if os.path.islink(path):
-                what = ("link", os.readlink(path))
-            elif os.path.isdir(path):
-                what = ("dir", None)
-            else:
-                with open(path, "rb") as fh:
-                    what = ("file", fh.read())
-            seen[os.path.relpath(path, top)] = (*what, st.st_uid, st.st_mode)
-    return seen
 
 
 @pytest.fixture
