@@ -1,0 +1,102 @@
+"""Triage as fast as mtr (issue 47): a dead replica fails its waits at once with its error,
+a failure's real error line is said first and stored in the history where
+``history failures --failure`` finds it, and a run's summary counts add up.
+
+Covers: lib/servers/replication.py, lib/suites/testcase.py (assertReplicasInSync),
+lib/run/failuretext.py, lib/run/attempt.py, lib/run/report.py, lib/run/recording.py,
+lib/mtr/execute.py (mysqltest_error)
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import FIXTURE_SUITES, KEWPIE, ROOT, KewpieRunner, make_workdir, tagged
+
+MTR_FIXTURES = f"--suitepath={os.path.join(ROOT, 'tests', 'fixtures', 'mtr')}"
+HAS_MTR = bool(shutil.which("mariadb-test")) and \
+    os.path.isfile("/usr/share/mysql/mysql-test/mysql-test-run.pl")
+
+
+def _row(out: str, name: str) -> list[str]:
+    """The lines reported under the test's row, up to the next row or the summary."""
+    lines = [line.split(" INFO ", 1)[-1] for line in out.splitlines()]
+    start = next(i for i, line in enumerate(lines) if line.startswith(name + " ")
+                 and "[ " in line)
+    block = []
+    for line in lines[start + 1:]:
+        if re.search(r"\[ \w+ \]\s+\d+$", line) or line.startswith("====="):
+            break
+        block.append(line)
+    return block
+
+
+def _failures(workdir: str, pattern: str) -> str:
+    proc = subprocess.run([sys.executable, KEWPIE, "history", "failures", f"--workdir={workdir}",
+                           f"--failure={pattern}"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout
+
+
+def _status_lines(out: str) -> list[str]:
+    return [line.split(" INFO ", 1)[-1] for line in out.splitlines() if " INFO STATUS: " in line]
+
+
+def test_a_stopped_sql_thread_fails_every_wait_at_once_with_its_error(kewpie):
+    """The replica's SQL thread stops on a duplicate key: wait_for_replicas,
+    wait_for_replica and assertReplicasInSync, each given 600 s, fail in under 5 s quoting
+    Last_SQL_Error; the failure is said once, its error first, and the history finds it."""
+    proc = kewpie.run(f"--suitepath={FIXTURE_SUITES}", "--suite=dead_replica", timeout=300)
+    out = proc.stdout
+    assert proc.returncode == 1, out[-3000:]
+    took = re.search(r"^WAITS TOOK ([\d.]+) ([\d.]+) ([\d.]+)$", out, re.M)
+    assert took, out[-3000:]
+    assert all(float(t) < 5.0 for t in took.groups()), took.group(0)   # of 600 s each
+    block = _row(out, "dead_replica.stopped_sql_thread_test")
+    assert block[0].startswith("AssertionError: replica s1 cannot reach s0's position "), block
+    assert "the replica's SQL thread stopped: Last_SQL_Error (1062): " in block[0]
+    assert "Duplicate entry '1' for key 'PRIMARY'" in block[0]
+    assert block[1].startswith("evidence: "), block
+    text = "\n".join(block)
+    assert "Traceback" not in text and 'File "' not in text, text   # no frames, no internals
+    logs = re.findall(r"\(([^()]*/error\.log)\)", text)
+    assert len(logs) == len(set(logs)), text                         # each log once
+    found = _failures(kewpie.workdir, "Duplicate entry")
+    assert "dead_replica.stopped_sql_thread_test" in found, found
+    assert "AssertionError: replica s1 cannot reach" in found, found
+    assert not tagged(kewpie.workdir)
+
+
+@pytest.mark.skipif(not HAS_MTR, reason="mariadb-test (scripts/setup.sh) is not installed")
+def test_a_failing_mtr_case_says_mysqltest_s_line_and_the_counts_add_up(tmp_path_factory):
+    """A failing case's summary is mysqltest's own line, stored where the history finds
+    it; a run with --force prints one STATUS line; one that stops at its first failure
+    says what it did not run, and its counts still add up."""
+    runner = KewpieRunner(make_workdir(tmp_path_factory, "triage_mtr"))
+    cases = ["kw_mtr.plain", "kw_mtr.fails_query", "kw_mtr.differs"]
+    forced = runner.run("--mode=mtr", "--force", "--no-reorder", MTR_FIXTURES,
+                        "--suite=kw_mtr", *cases, timeout=240)
+    out = forced.stdout
+    assert forced.returncode == 1, out[-3000:]
+    block = _row(out, "kw_mtr.fails_query")
+    assert block[0] == ("At line 4: query 'INSERT INTO t1 VALUES (1)' failed: ER_DUP_ENTRY "
+                        "(1062): Duplicate entry '1' for key 'PRIMARY'"), block
+    assert block[1].startswith("evidence: ") and sum(block[0] in line for line in block) == 1
+    assert _row(out, "kw_mtr.differs")[0] == "Result content mismatch"
+    assert "Executed 3/3 test cases, 100.00 percent" in out
+    assert _status_lines(out) == ["STATUS: FAIL, 2/3 test cases, 66.67 percent "
+                                  "(pass 1, fail 2)"], out[-2000:]
+    found = _failures(runner.workdir, "Duplicate entry")
+    assert "kw_mtr.fails_query" in found and "At line 4: query" in found, found
+    stopped = runner.run("--mode=mtr", "--no-reorder", MTR_FIXTURES, "--suite=kw_mtr",
+                         "kw_mtr.fails_query", "kw_mtr.plain", timeout=240)
+    out = stopped.stdout
+    assert stopped.returncode == 1, out[-3000:]
+    assert "Executed 1/2 test cases, 50.00 percent; 1 not run (stopped after the first " \
+           "failure)" in out, out[-2000:]
+    assert _status_lines(out) == ["STATUS: FAIL, 1/2 test cases, 50.00 percent "
+                                  "(fail 1, not run 1)"], out[-2000:]
+    assert not tagged(runner.workdir)
