@@ -14,11 +14,11 @@ import os
 import signal
 import sys
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, NoReturn, Sequence
 
 from .config import Debugging, History, Reporting, RunConfig, Selection, Servers, Tools
 from .run.configfile import (Resolved, Setting, find_config_files, format_settings,
-                             option_specs, read_config_file, resolve)
+                             option_specs, read_config_file, resolve, with_mode_defaults)
 from .errors import EXIT_ENVIRONMENT, EXIT_OK, Interrupted, KewpieError, SuiteError, UsageError
 from .platform.interrupts import STOP_SIGNALS, InterruptRelay
 from .modes.onoff import OnOff, split
@@ -81,11 +81,34 @@ PATH_TABLE: Mapping[str, PathOption] = MappingProxyType({
 PATH_OPTIONS = frozenset(PATH_TABLE) - {"config", "trust", "TEST"}
 
 
+class KewpieParser(argparse.ArgumentParser):
+    """argparse's parser, whose error for a misspelt option names the closest one (as a
+    misspelt key of kewpie.toml does)."""
+
+    def error(self, message: str) -> NoReturn:
+        """argparse's usage error, with ``did you mean --X?`` for unknown options."""
+        super().error(message + did_you_mean(message, list(self._option_string_actions)))
+
+
+def did_you_mean(message: str, options: Sequence[str]) -> str:
+    """`` (did you mean --parallel?)`` for the unknown options an argparse error names
+    ('' when none is close to a known one)."""
+    if "unrecognized arguments: " not in message:
+        return ""
+    import difflib   # only for a misspelt option: not on every command's path
+    longs = [o for o in options if o.startswith("--")]
+    close = []
+    for token in message.split("unrecognized arguments: ", 1)[1].split():
+        if token.startswith("--"):
+            close += difflib.get_close_matches(token.split("=", 1)[0], longs, n=1)
+    return f" (did you mean {', '.join(close)}?)" if close else ""
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argparse parser; ``--help`` documents every option, grouped by job: the
     sections every run has, then each mode's own group (lib/modes/table.py).  Defaults are
     the configuration's (lib/config/), so they are written down once."""
-    p = argparse.ArgumentParser(
+    p = KewpieParser(
         prog="kewpie.py", usage="%(prog)s [options] [TEST ...]",
         description="Run Python unittest suites against MySQL-family servers that kewpie "
                     "starts, leases ports for and always cleans up.",
@@ -648,7 +671,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_ENVIRONMENT
     _forget_secret_environment()
     if resolved.settings["list_options"].value:
-        print(format_settings(resolved, option_rows(build_parser())))
+        shown = with_mode_defaults(resolved, config.mode, mode_named(config.mode).defaults)
+        print(format_settings(shown, option_rows(build_parser())))
         return EXIT_OK
     if resolved.files and not config.selection.list_only:  # where settings came from (--list-options)
         log.info(f"Settings from {', '.join(resolved.files)}"

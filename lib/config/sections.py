@@ -51,6 +51,9 @@ class Servers:
     lock_dir: str = ""
 
 
+MTR_TEST_TIMEOUT = 900.0  # --mode=mtr's test timeout while --test-timeout is 0 (mtr's --testcase-timeout)
+
+
 @dataclass
 class Reporting:
     """How the run goes and what it reports: bots, retries, timeouts, known bugs,

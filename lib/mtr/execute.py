@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Callable, Iterable, Sequence
 
+from ..config.sections import MTR_TEST_TIMEOUT
 from ..errors import QueryError, ServerError, UnsafeOptionError
 from .cases import MtrCase
 from .galera import REUSE_WAIT, cluster_sizes, reuse_problem
@@ -52,7 +53,7 @@ POLL_SECONDS = 0.02
 EXPECT_WAIT_SECONDS = 5.0   # mtr waits this long for an empty or partial expect file
 CHECK_TIMEOUT = 120.0
 TAIL_LINES = 20
-DEFAULT_TIMEOUT = 900.0     # mtr's --testcase-timeout (15 minutes)
+DEFAULT_TIMEOUT = MTR_TEST_TIMEOUT   # mtr's --testcase-timeout (15 minutes)
 OPEN_FILES = 1024           # mtr's default --open-files-limit for mysqltest
 
 

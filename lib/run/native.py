@@ -6,7 +6,7 @@ import os
 import time
 from typing import Callable
 
-from ..errors import EXIT_OK, EXIT_TEST_FAILED
+from ..errors import EXIT_OK, EXIT_TEST_FAILED, Interrupted
 from ..platform.logsetup import configure
 from .debugging import report_kept
 from .environment import RunEnvironment
@@ -54,6 +54,9 @@ def run_tests(env: RunEnvironment, specs: list[TestSpec],
     try:
         status = _run_tests(env, specs, runner_factory, history, xml_report)
         return status
+    except Interrupted as exc:
+        status = 128 + exc.signum   # the exit the command line ends with, stored as such
+        raise
     finally:
         history.close(status)
 

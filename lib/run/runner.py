@@ -176,8 +176,10 @@ class Runner:
         """
         outcome = self.run_one(spec)
         failures: list[str] = []
+        failed_evidence = ""   # the first failed attempt's: a flaky test's link to it
         total_ms, resets = outcome.time_ms, outcome.resets
         while outcome.failed and len(failures) < retries and may_retry() and not self.kept:
+            failed_evidence = failed_evidence or outcome.evidence
             failures.append(self._attempt_text(outcome, len(failures) + 1))
             self.log.info(f"{spec.full_name} failed on attempt {len(failures)}; retrying on "
                           f"fresh servers")
@@ -191,6 +193,7 @@ class Runner:
         if failures and outcome.status == TestStatus.PASS:
             outcome.status = TestStatus.FLAKY
             outcome.earlier_failures = failures
+            outcome.evidence = outcome.evidence or failed_evidence
             outcome.message = (f"passed on attempt {outcome.attempts} after "
                                f"{len(failures)} failure(s):\n" + "\n".join(failures))
         elif failures:

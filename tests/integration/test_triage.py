@@ -100,3 +100,30 @@ def test_a_failing_mtr_case_says_mysqltest_s_line_and_the_counts_add_up(tmp_path
     assert _status_lines(out) == ["STATUS: FAIL, 1/2 test cases, 50.00 percent "
                                   "(fail 1, not run 1)"], out[-2000:]
     assert not tagged(runner.workdir)
+
+
+def test_a_flaky_test_links_its_failed_attempt_and_an_interrupt_is_stored_as_130(
+        tmp_path_factory):
+    """A test that passed on --retry keeps its failed attempt's evidence in the history;
+    a run stopped by SIGINT is stored with the exit it ends with, 130."""
+    import signal
+    import sqlite3
+    runner = KewpieRunner(make_workdir(tmp_path_factory, "triage_flaky"))
+    retried = runner.run(f"--suitepath={FIXTURE_SUITES}", "--suite=flaky", "--retry=1")
+    assert retried.returncode == 0, retried.stdout[-3000:]
+    store = os.path.join(runner.workdir, "history.sqlite")
+    with sqlite3.connect(store) as db:
+        (status, evidence), = db.execute("SELECT status, evidence FROM history_results")
+    assert status == "flaky" and evidence, (status, evidence)
+    assert os.path.isfile(os.path.join(evidence, "failure.txt")), evidence
+    proc = runner.popen(f"--suitepath={FIXTURE_SUITES}", "--suite=slow")
+    for line in proc.stdout:
+        if "SLEEPING" in line:
+            break
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    with sqlite3.connect(store) as db:
+        codes = [c for c, in db.execute("SELECT exit_code FROM history_runs ORDER BY id")]
+    assert codes == [0, 130], codes
+    assert not tagged(runner.workdir)
