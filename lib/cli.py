@@ -176,6 +176,10 @@ def _run_options(p: argparse.ArgumentParser) -> None:
                    help="where servers' vardirs, logs and state live (default: ./workdir)")
     g.add_argument("--shm", action=OnOff, default=Servers.use_shm,
                    help="link vardirs to /dev/shm (the default); --no-shm keeps them on disk")
+    g.add_argument("--cache-max-mb", type=int, default=Servers.cache_max_mb, metavar="MB",
+                   help="the cap of kewpie's cache of datadir templates and cluster snapshots "
+                        "(in /dev/shm, shared by your workdirs): least recently used entries "
+                        "are evicted beyond it (0: no cap; default: %(default)s)")
     g.add_argument("--verbose", action=OnOff, help="debug logging and per-method rows")
     g.add_argument("--base-port", type=int, default=Servers.base_port, metavar="PORT",
                    help="where the search for free port blocks starts (default: %(default)s)")
@@ -540,13 +544,16 @@ def _servers(args: argparse.Namespace) -> Servers:
                           f"not {args.server_start_timeout:g}")
     if not 1024 <= args.base_port <= 64000:
         raise KewpieError("--base-port must be between 1024 and 64000")
+    if args.cache_max_mb < 0:
+        raise KewpieError("--cache-max-mb must be 0 (no cap) or a number of megabytes")
     basedirs = list(args.basedir or [Servers.basedir])  # the first is the tree under test
     return Servers(basedir=basedirs[0], extra_basedirs=basedirs[1:],
                    default_server_type=args.default_server_type, server_user=args.server_user,
                    start_timeout=args.server_start_timeout, mysqld_options=list(args.mysqld),
                    wsrep_provider_path=args.wsrep_provider_path,
                    wsrep_sst_method=args.wsrep_sst_method, cluster_snapshots=args.cluster_snapshot,
-                   use_shm=args.shm, base_port=args.base_port, lock_dir=args.lock_dir)
+                   use_shm=args.shm, cache_max_mb=args.cache_max_mb, base_port=args.base_port,
+                   lock_dir=args.lock_dir)
 
 
 def _reporting(args: argparse.Namespace) -> Reporting:

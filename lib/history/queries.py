@@ -181,6 +181,7 @@ def resolve_test(conn: Connection, name: str) -> list[str]:
     found: set[str] = set()
     for candidate in short_name_candidates(name):
         column = results.c.test
+        condition: ColumnElement[bool]
         if candidate.startswith("%."):
             escaped = candidate[2:].replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
             condition = column.like(f"%.{escaped}", escape="\\")

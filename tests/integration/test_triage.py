@@ -127,3 +127,35 @@ def test_a_flaky_test_links_its_failed_attempt_and_an_interrupt_is_stored_as_130
         codes = [c for c, in db.execute("SELECT exit_code FROM history_runs ORDER BY id")]
     assert codes == [0, 130], codes
     assert not tagged(runner.workdir)
+
+
+def test_the_cache_s_size_is_said_and_cleanup_drops_it():
+    """The run's summary says the cache's size and cap; --mode=cleanup --drop-cache
+    empties it.  On a --no-shm workdir, whose cache is its own (workdir/cache): the
+    user's shared cache in /dev/shm is left alone."""
+    import tempfile
+    base = tempfile.mkdtemp(prefix="kewpie-cache-", dir="/tmp")  # pytest's are 0700:
+    os.chmod(base, 0o755)                                        # mysql must enter it
+    try:
+        _check_the_cache(KewpieRunner(os.path.join(base, "wd")))
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _check_the_cache(runner):
+    cache = os.path.join(runner.workdir, "cache")
+    proc = runner.run("--no-shm", "--cache-max-mb=1", "--suite=main", "basic", timeout=240)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    line = re.search(r"INFO (Cache .*)$", proc.stdout, re.M)
+    assert line, proc.stdout[-2000:]
+    assert re.match(rf"Cache {re.escape(cache)}: \d+ MB \(cap 1 MB; 1 datadir template\(s\), "
+                    r"0 cluster snapshot\(s\)\); --mode=cleanup --drop-cache empties it$",
+                    line.group(1)), line.group(1)   # the newest entry stays over the cap
+    assert runner.run("--drop-cache", timeout=60).returncode == 2
+    dropped = runner.run("--mode=cleanup", "--no-shm", "--drop-cache", timeout=60)
+    assert dropped.returncode == 0, dropped.stdout
+    assert re.search(rf"Dropped the cache {re.escape(cache)}: 1 entries, \d+ MB freed",
+                     dropped.stdout), dropped.stdout
+    templates = os.path.join(cache, "bootstrap")
+    assert not [n for n in os.listdir(templates) if os.path.isdir(os.path.join(templates, n))]
+    assert not tagged(runner.workdir)
