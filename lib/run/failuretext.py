@@ -48,6 +48,10 @@ def summary_of(text: str) -> str:
         return one_line(exceptions[-1])
     for line in lines:
         if not line.endswith(":") and not line.startswith(("Traceback", "File ", "---")):
+            head = lines[0]
+            if head.endswith(":") and not head.startswith(("Traceback", "---")) \
+                    and not EXCEPTION_LINE.match(head):   # a check's header: say which
+                return one_line(f"{head.split(' (', 1)[0].rstrip(':')}: {line}")
             return one_line(line)
     return one_line(lines[0]) if lines else ""
 

@@ -38,7 +38,13 @@ def test_the_exception_line_is_its_type_and_first_message_line():
 
 def test_a_summary_read_off_a_text_is_its_last_exception_line():
     assert summary_of(CHAINED) == "AssertionError: replica s1 stopped: Duplicate entry '1'"
-    assert summary_of("servers could not start:\nport in use") == "port in use"
+    assert summary_of("servers could not start:\nport in use") == \
+        "servers could not start: port in use"
+    warnings = ("error log warnings (suppress benign ones in suite_config.py's suppressions):\n"
+                "s1 (/v/error.log):\n  2026-11-28 7 [ERROR] Slave SQL: Duplicate entry\n")
+    assert summary_of(warnings) == "error log warnings: 2026-11-28 7 [ERROR] Slave SQL: " \
+                                   "Duplicate entry"
+    assert summary_of("test_x:\nthe rows differ") == "test_x: the rows differ"
     assert summary_of("") == ""
 
 
