@@ -1,10 +1,13 @@
 """Triage as fast as mtr (issue 47): a dead replica fails its waits at once with its error,
 a failure's real error line is said first and stored in the history where
-``history failures --failure`` finds it, and a run's summary counts add up.
+``history failures --failure`` finds it, a run's summary counts add up (native and mtr,
+forced and stopped at the first failure), a flaky test links its failed attempt, an
+interrupted run is stored with 130, and the cache's size is said and dropped.
 
 Covers: lib/servers/replication.py, lib/suites/testcase.py (assertReplicasInSync),
 lib/run/failuretext.py, lib/run/attempt.py, lib/run/report.py, lib/run/recording.py,
-lib/mtr/execute.py (mysqltest_error)
+lib/mtr/execute.py (mysqltest_error), lib/run/runner.py (retries), lib/run/native.py,
+lib/servers/ramcache.py, lib/modes/cleanup/
 """
 import os
 import re
@@ -48,10 +51,17 @@ def _status_lines(out: str) -> list[str]:
 def test_a_stopped_sql_thread_fails_every_wait_at_once_with_its_error(kewpie):
     """The replica's SQL thread stops on a duplicate key: wait_for_replicas,
     wait_for_replica and assertReplicasInSync, each given 600 s, fail in under 5 s quoting
-    Last_SQL_Error; the failure is said once, its error first, and the history finds it."""
-    proc = kewpie.run(f"--suitepath={FIXTURE_SUITES}", "--suite=dead_replica", timeout=300)
+    Last_SQL_Error; the failure is said once, its error first, and the history finds it.
+    Run twice (--repeat=2) without --force, the run stops at the first failure and its
+    counts still add up."""
+    proc = kewpie.run(f"--suitepath={FIXTURE_SUITES}", "--suite=dead_replica", "--repeat=2",
+                      timeout=300)
     out = proc.stdout
     assert proc.returncode == 1, out[-3000:]
+    assert "Executed 1/2 test cases, 50.00 percent; 1 not run (stopped after the first " \
+           "failure)" in out, out[-2000:]
+    assert _status_lines(out) == ["STATUS: FAIL, 1/2 test cases, 50.00 percent "
+                                  "(fail 1, not run 1)"], out[-2000:]
     took = re.search(r"^WAITS TOOK ([\d.]+) ([\d.]+) ([\d.]+)$", out, re.M)
     assert took, out[-3000:]
     assert all(float(t) < 5.0 for t in took.groups()), took.group(0)   # of 600 s each
