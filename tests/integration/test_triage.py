@@ -1,10 +1,11 @@
-"""Triage as fast as mtr (issue 47): a dead replica fails its waits at once with its error,
-a failure's real error line is said first and stored in the history where
+"""Triage as fast as mtr (issue 47): a dead replica (or an inconsistent Galera node)
+fails its waits at once with its error, a failure's real error line is said first and stored in the history where
 ``history failures --failure`` finds it, a run's summary counts add up (native and mtr,
 forced and stopped at the first failure), a flaky test links its failed attempt, an
 interrupted run is stored with 130, and the cache's size is said and dropped.
 
 Covers: lib/servers/replication.py, lib/suites/testcase.py (assertReplicasInSync),
+lib/servers/galera_cluster.py (wait_cluster), lib/servers/galera.py (JoinWatch),
 lib/run/failuretext.py, lib/run/attempt.py, lib/run/report.py, lib/run/recording.py,
 lib/mtr/execute.py (mysqltest_error), lib/run/runner.py (retries), lib/run/native.py,
 lib/servers/ramcache.py, lib/modes/cleanup/
@@ -77,6 +78,23 @@ def test_a_stopped_sql_thread_fails_every_wait_at_once_with_its_error(kewpie):
     found = _failures(kewpie.workdir, "Duplicate entry")
     assert "dead_replica.stopped_sql_thread_test" in found, found
     assert "AssertionError: replica s1 cannot reach" in found, found
+    assert not tagged(kewpie.workdir)
+
+
+def test_an_inconsistent_galera_node_fails_the_cluster_s_wait_at_once(kewpie):
+    """A node that cannot apply a write set (its row was added behind the cluster's
+    back) leaves the cluster: wait_synced, given 600 s, fails in under 5 s quoting the
+    node's [ERROR] line and its wsrep state."""
+    proc = kewpie.run(f"--suitepath={FIXTURE_SUITES}", "--suite=dead_node", timeout=300)
+    out = proc.stdout
+    assert proc.returncode == 1, out[-3000:]
+    took = re.search(r"^WAIT TOOK ([\d.]+)$", out, re.M)
+    assert took and float(took.group(1)) < 5.0, out[-3000:]   # of 600 s
+    block = _row(out, "dead_node.inconsistent_node_test")
+    assert block[0].startswith("AssertionError: node s1 is inconsistent and leaves its "
+                               "cluster: "), block
+    assert "[ERROR] WSREP: Failed to apply write set" in block[0], block[0]
+    assert any(line.strip().startswith("s1: Inconsistent") for line in block), block
     assert not tagged(kewpie.workdir)
 
 
