@@ -13,11 +13,11 @@ import math
 import os
 import sys
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, NoReturn, Sequence
 
 from .config import Debugging, History, Reporting, RunConfig, Selection, Servers, Tools
 from .run.configfile import (Resolved, Setting, find_config_files, format_settings,
-                             option_specs, read_config_file, resolve)
+                             option_specs, read_config_file, resolve, with_mode_defaults)
 from .errors import EXIT_ENVIRONMENT, EXIT_OK, Interrupted, KewpieError, SuiteError, UsageError
 from .modes.onoff import OnOff, split
 from .modes.table import MODES, mode_named
@@ -107,11 +107,34 @@ class HelpFormatter(argparse.HelpFormatter):
                          terminal_columns() - 2 if width is None else width)
 
 
+class KewpieParser(argparse.ArgumentParser):
+    """argparse's parser, whose error for a misspelt option names the closest one (as a
+    misspelt key of kewpie.toml does)."""
+
+    def error(self, message: str) -> NoReturn:
+        """argparse's usage error, with ``did you mean --X?`` for unknown options."""
+        super().error(message + did_you_mean(message, list(self._option_string_actions)))
+
+
+def did_you_mean(message: str, options: Sequence[str]) -> str:
+    """`` (did you mean --parallel?)`` for the unknown options an argparse error names
+    ('' when none is close to a known one)."""
+    if "unrecognized arguments: " not in message:
+        return ""
+    import difflib   # only for a misspelt option: not on every command's path
+    longs = [o for o in options if o.startswith("--")]
+    close = []
+    for token in message.split("unrecognized arguments: ", 1)[1].split():
+        if token.startswith("--"):
+            close += difflib.get_close_matches(token.split("=", 1)[0], longs, n=1)
+    return f" (did you mean {', '.join(close)}?)" if close else ""
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argparse parser; ``--help`` documents every option, grouped by job: the
     sections every run has, then each mode's own group (lib/modes/table.py).  Defaults are
     the configuration's (lib/config/), so they are written down once."""
-    p = argparse.ArgumentParser(
+    p = KewpieParser(
         prog="kewpie.py", usage="%(prog)s [options] [TEST ...]", formatter_class=HelpFormatter,
         description="Run Python unittest suites against MySQL-family servers that kewpie "
                     "starts, leases ports for and always cleans up.",
@@ -179,6 +202,10 @@ def _run_options(p: argparse.ArgumentParser) -> None:
                    help="where servers' vardirs, logs and state live (default: ./workdir)")
     g.add_argument("--shm", action=OnOff, default=Servers.use_shm,
                    help="link vardirs to /dev/shm (the default); --no-shm keeps them on disk")
+    g.add_argument("--cache-max-mb", type=int, default=Servers.cache_max_mb, metavar="MB",
+                   help="the cap of kewpie's cache of datadir templates and cluster snapshots "
+                        "(in /dev/shm, shared by your workdirs): least recently used entries "
+                        "are evicted beyond it (0: no cap; default: %(default)s)")
     g.add_argument("--verbose", action=OnOff, help="debug logging and per-method rows")
     g.add_argument("--base-port", type=int, default=Servers.base_port, metavar="PORT",
                    help="where the search for free port blocks starts (default: %(default)s)")
@@ -543,13 +570,16 @@ def _servers(args: argparse.Namespace) -> Servers:
                           f"not {args.server_start_timeout:g}")
     if not 1024 <= args.base_port <= 64000:
         raise KewpieError("--base-port must be between 1024 and 64000")
+    if args.cache_max_mb < 0:
+        raise KewpieError("--cache-max-mb must be 0 (no cap) or a number of megabytes")
     basedirs = list(args.basedir or [Servers.basedir])  # the first is the tree under test
     return Servers(basedir=basedirs[0], extra_basedirs=basedirs[1:],
                    default_server_type=args.default_server_type, server_user=args.server_user,
                    start_timeout=args.server_start_timeout, mysqld_options=list(args.mysqld),
                    wsrep_provider_path=args.wsrep_provider_path,
                    wsrep_sst_method=args.wsrep_sst_method, cluster_snapshots=args.cluster_snapshot,
-                   use_shm=args.shm, base_port=args.base_port, lock_dir=args.lock_dir)
+                   use_shm=args.shm, cache_max_mb=args.cache_max_mb, base_port=args.base_port,
+                   lock_dir=args.lock_dir)
 
 
 def _reporting(args: argparse.Namespace) -> Reporting:
@@ -674,7 +704,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     log = _log(verbose=config.reporting.verbose)
     _forget_secret_environment()
     if resolved.settings["list_options"].value:
-        print(format_settings(resolved, option_rows(build_parser())))
+        shown = with_mode_defaults(resolved, config.mode, mode_named(config.mode).defaults)
+        print(format_settings(shown, option_rows(build_parser())))
         return EXIT_OK
     if resolved.files and not config.selection.list_only:  # where settings came from (--list-options)
         log.info(f"Settings from {', '.join(resolved.files)}"

@@ -47,8 +47,12 @@ class Servers:
     wsrep_sst_method: str = "rsync"
     cluster_snapshots: bool = True
     use_shm: bool = True
+    cache_max_mb: int = 2048    # --cache-max-mb: the cache in RAM's cap (0: none; lib/servers/ramcache.py)
     base_port: int = DEFAULT_BASE_PORT
     lock_dir: str = ""
+
+
+MTR_TEST_TIMEOUT = 900.0  # --mode=mtr's test timeout while --test-timeout is 0 (mtr's --testcase-timeout)
 
 
 @dataclass

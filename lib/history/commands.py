@@ -21,10 +21,10 @@ from sqlalchemy.engine import Engine
 from .dsn import has_password, password_on_command_line
 from .errors import HistoryUsageError
 from .patterns import parse_when
-from .records import headline
+from .records import evidence_gone, headline
 from .queries import (DEFAULT_WINDOW_RUNS, STATUS_CHOICES, FlakyRow, ResultRow, SearchFilter,
-                      Window, flaky, recent_runs, run_detail, search, slowest, timeline,
-                      unstable)
+                      Window, flaky, recent_runs, resolve_test, run_detail, search, slowest,
+                      timeline, unstable)
 from ..platform.pathoptions import PathOption, PathRole, PathShape
 from ..platform.trustedpath import Trust
 from .store import open_engine
@@ -240,7 +240,8 @@ def print_results(rows: list[ResultRow], out: TextIO) -> None:
     _table(table, out)
     for r in rows:
         if r.evidence and r.status != "pass":
-            out.write(f"  #{r.run_id} {r.test}: evidence {r.evidence}\n")
+            gone = " (pruned: no longer on disk)" if evidence_gone(r.evidence) else ""
+            out.write(f"  #{r.run_id} {r.test}: evidence {r.evidence}{gone}\n")
 
 
 def print_flaky(rows: list[FlakyRow], out: TextIO) -> None:
@@ -300,6 +301,12 @@ def _slowest(engine: Engine, args: argparse.Namespace, out: TextIO) -> int:
 
 def _test(engine: Engine, args: argparse.Namespace, out: TextIO) -> int:
     with engine.connect() as conn:
+        names = resolve_test(conn, args.name)
+        if len(names) > 1:
+            raise HistoryUsageError(f"test {args.name!r} names {len(names)} tests in the "
+                                    f"history: {', '.join(names[:10])}; give suite.test")
+        if names:
+            args.name = names[0]
         rows = timeline(conn, args.name, args.limit)
     if not rows:
         raise HistoryUsageError(f"no result of test {args.name!r} in the history (names are "

@@ -165,6 +165,34 @@ def timeline(conn: Connection, test: str, limit: int = 60, combination: str | No
     return [_result_row(r) for r in conn.execute(query)]
 
 
+def short_name_candidates(name: str) -> list[str]:
+    """The names a short test name may stand for, as the runner reads it: ``suite.test``
+    or ``suite.test_test``; a name without a suite is matched in every suite (LIKE
+    patterns ``%.name``)."""
+    names = [name] if name.endswith("_test") else [name, f"{name}_test"]
+    if "." in name:
+        return names
+    return names + [f"%.{n}" for n in names]
+
+
+def resolve_test(conn: Connection, name: str) -> list[str]:
+    """The stored test names name stands for: itself when stored, else the runner's short
+    forms (``suite.test`` without ``_test``, ``test`` without its suite); sorted."""
+    found: set[str] = set()
+    for candidate in short_name_candidates(name):
+        column = results.c.test
+        condition: ColumnElement[bool]
+        if candidate.startswith("%."):
+            escaped = candidate[2:].replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            condition = column.like(f"%.{escaped}", escape="\\")
+        else:
+            condition = column == candidate
+        found.update(conn.execute(select(column).where(condition).distinct()).scalars())
+        if found and not candidate.startswith("%."):
+            break   # an exact name wins over the short forms
+    return sorted(found)
+
+
 @dataclass
 class Window:
     """Which runs a statistic looks at: the last ``runs`` runs, or the last ``days`` days

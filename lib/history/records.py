@@ -156,6 +156,13 @@ def headline(text: str) -> str:
     return lines[0] if lines else ""
 
 
+def evidence_gone(link: str) -> bool:
+    """True when a result's evidence is a local folder no longer on disk (the run's
+    evidence was pruned: kewpie keeps the last runs' in ``workdir/failed/``); a URL
+    (a Jenkins artifact) is never said gone."""
+    return link.startswith("/") and not os.path.exists(link)
+
+
 def parse_label(text: str) -> tuple[str, str]:
     """``key=value`` of ``--label``; HistoryUsageError for anything else."""
     key, sep, value = text.partition("=")

@@ -43,6 +43,7 @@ from ..randgen.connection import LOST_CONNECTION_CODES
 from ..randgen.trace import StatementTrace, read_trace
 from ..servers.health import HealthState
 from ..servers.options import Option
+from .budget import BUDGET_SPENT, Checks, DeadlineConnection
 from .crash import crash_finding, crash_report_start
 from .divergence import divergence_findings
 from .finding import Finding, Written, add_backtrace, write_finding
@@ -149,6 +150,7 @@ class TrialResult:
     error: str = ""                   # a grammar or environment problem: the hunt stops
     oracle_stats: dict[str, Any] = field(default_factory=dict)
     errors: str = ""                  # the load's statement errors by code ("1213 x3, ...")
+    skipped: list[str] = field(default_factory=list)   # checks --duration left no time for
 
 
 def _excerpt(server: Server, mark: int) -> str:
@@ -222,8 +224,10 @@ def _health_findings(servers: Sequence[Server], marks: dict[str, int],
 
 
 def _wrong_results(settings: HuntSettings, spec: TrialSpec, servers: Sequence[Server],
-                   stats: dict[str, Any]) -> list[Finding]:
-    """The wrong-result oracles the hunt asked for, on s0 (and the compared servers)."""
+                   stats: dict[str, Any], checks: Checks | None = None) -> list[Finding]:
+    """The wrong-result oracles the hunt asked for, on s0 (and the compared servers);
+    an oracle that cannot fit before the --duration's end is skipped (checks)."""
+    checks = checks or Checks()
     names = [n for n in settings.oracles if n in WRONG_RESULT_ORACLES]
     if not names:
         return []
@@ -236,8 +240,13 @@ def _wrong_results(settings: HuntSettings, spec: TrialSpec, servers: Sequence[Se
         metadata = load_metadata(conns[0], SCHEMA)
         oracles = [o for o in load_oracles(names)
                    if o.name != "differential" or len(conns) > 1]
-        findings, kept = run_oracles(oracles, conns, metadata, spec.seed,
-                                     settings.wrong_result_budget, servers[0].name)
+        held = [DeadlineConnection(c, checks.deadline) for c in conns] \
+            if checks.deadline is not None else conns
+        findings, kept = run_oracles(oracles, held, metadata, spec.seed,
+                                     settings.wrong_result_budget, servers[0].name,
+                                     lambda name: checks.fit(f"the {name} oracle", spec.number))
+        checks.skipped += [f"the rest of the {name} oracle ({got.get('checks', 0)} checks ran)"
+                           for name, got in kept.items() if got.get("stopped") == BUDGET_SPENT]
         stats.update(kept)
         return findings
     except (pymysql.MySQLError, KewpieError) as exc:
@@ -254,8 +263,11 @@ def _wrong_results(settings: HuntSettings, spec: TrialSpec, servers: Sequence[Se
 def collect_findings(spec: TrialSpec, settings: HuntSettings, servers: Sequence[Server],
                      result: RandgenResult, marks: dict[str, int],
                      wait_applied: Callable[[float], None], stats: dict[str, Any],
-                     work_dir: str) -> tuple[list[Finding], set[str]]:
-    """Ask the oracles (see the module docstring); the findings and the dead servers."""
+                     work_dir: str, checks: Checks | None = None) -> tuple[list[Finding], set[str]]:
+    """Ask the oracles (see the module docstring); the findings and the dead servers.
+    checks: what --duration leaves them (the wrong-result oracles and the replicas' wait
+    are skipped when they cannot fit, and said so)."""
+    checks = checks or Checks()
     oracles = settings.oracles
     dead: set[str] = set()
     findings = _health_findings(servers, marks, dead, work_dir)
@@ -265,12 +277,14 @@ def collect_findings(spec: TrialSpec, settings: HuntSettings, servers: Sequence[
             findings.append(hang)
     if settings.topology.kind == "compare" and result.differences:
         findings += load_difference_findings(result.differences, servers[0].name)
-    if not dead:
-        findings += _wrong_results(settings, spec, servers, stats)
+    wrong = any(n in WRONG_RESULT_ORACLES for n in oracles)
+    if not dead and (not wrong or checks.fit("the wrong-result oracles", spec.number)):
+        findings += _wrong_results(settings, spec, servers, stats, checks)
         findings += _health_findings(servers, marks, dead, work_dir)
-    if not dead and "divergence" in oracles and settings.topology.replicated:
+    if not dead and "divergence" in oracles and settings.topology.replicated and \
+            checks.fit("the divergence check", spec.number):
         findings += divergence_findings(settings.topology.kind, servers, wait_applied,
-                                        settings.replica_timeout)
+                                        min(settings.replica_timeout, checks.left()))
     if "errorlog" in oracles:
         patterns = suppressions(settings.suppressions)
         for server in servers:
@@ -351,9 +365,11 @@ def write_findings(findings: Sequence[Finding], spec: TrialSpec, settings: HuntS
 
 
 def run_trial(spec: TrialSpec, settings: HuntSettings, servers: Sequence[Server],
-              wait_applied: Callable[[float], None], work_dir: str, bot: str) -> TrialResult:
+              wait_applied: Callable[[float], None], work_dir: str, bot: str,
+              deadline: float | None = None) -> TrialResult:
     """Run one trial on servers (see the module docstring); work_dir is emptied first and
-    removed when the trial found nothing."""
+    removed when the trial found nothing.  deadline: the hunt's --duration's end, which
+    checks that cannot fit skip (lib/hunt/budget.py; said in ``skipped``)."""
     started = time.monotonic()
     shutil.rmtree(work_dir, ignore_errors=True)
     os.makedirs(work_dir)
@@ -365,7 +381,7 @@ def run_trial(spec: TrialSpec, settings: HuntSettings, servers: Sequence[Server]
     out.statements, out.load_seconds = result.statements, result.duration
     out.errors = result.error_profile()
     findings, dead = collect_findings(spec, settings, servers, result, marks, wait_applied,
-                                      out.oracle_stats, work_dir)
+                                      out.oracle_stats, work_dir, Checks(deadline, out.skipped))
     if result.status in (STATUS_GRAMMAR_ERROR, STATUS_ENVIRONMENT_ERROR) and not findings:
         out.error = f"trial {spec.number} ({os.path.basename(spec.load.grammar)}): {result.reason}"
     out.findings = write_findings(findings, spec, settings, servers, result, marks,

@@ -16,7 +16,7 @@ validator), and each difference it saw is a finding of oracle
 from __future__ import annotations
 
 import importlib
-from typing import Any, Protocol, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
 from .finding import Finding
 from .signature import fingerprint, wrong_result_signature
@@ -58,11 +58,15 @@ def finding_of(result: WrongResultLike, server: str) -> Finding:
 
 
 def run_oracles(oracles: Sequence[Any], conns: Sequence[Any], metadata: Any, seed: int,
-                budget: int, server: str) -> tuple[list[Finding], dict[str, Any]]:
-    """Run each oracle; its findings, and each oracle's statistics (when it keeps them)."""
+                budget: int, server: str, fits: Callable[[str], bool] = lambda name: True
+                ) -> tuple[list[Finding], dict[str, Any]]:
+    """Run each oracle that fits (fits(name): the hunt's --duration; one that does not is
+    skipped, said by fits); their findings, and each one's statistics (when it keeps them)."""
     findings: list[Finding] = []
     stats: dict[str, Any] = {}
     for oracle in oracles:
+        if not fits(oracle.name):
+            continue
         results = oracle.run(conns, metadata, seed, budget)
         findings.extend(finding_of(r, server) for r in results)
         kept = getattr(oracle, "stats", None)

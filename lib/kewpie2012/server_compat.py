@@ -17,11 +17,12 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..errors import QueryError, ReplicationError, ServerStartError
+from ..errors import QueryError, ServerStartError
 from ..home import data_path
 from ..platform.logsetup import get_logger
 from ..servers.option_safety import check_restart_options
 from ..servers.options import Option, parse_options
+from ..servers.replication import wait_for_replica
 from .compat_logger import CompatLogger
 from .wrapper import ModernWrapper, unwrap
 
@@ -314,19 +315,12 @@ class Kewpie2012Server(ModernWrapper):
 
     def wait_sync_with_slaves(self, slave_servers: list[Any], timeout: float = 60) -> None:
         """Wait until every slave has applied this master's binlog up to now (GTID
-        position); ReplicationError naming the slave when one falls short in timeout."""
-        retcode, rows = query_2012(self._server, "SELECT @@GLOBAL.gtid_binlog_pos")
-        position = rows[0][0] if retcode == 0 and rows else ""
+        position); ReplicationError naming the slave when one falls short in timeout, or
+        at once, quoting Last_SQL_Error/Last_IO_Error, when its replication stopped
+        (:func:`lib.servers.replication.wait_for_replica`)."""
         deadline = time.monotonic() + timeout
         for slave in map(unwrap, slave_servers):
-            if not position:
-                return
-            remaining = max(1.0, deadline - time.monotonic())
-            retcode, result = query_2012(
-                slave, f"SELECT MASTER_GTID_WAIT('{position}', {remaining:.0f})")
-            if retcode or result[0][0] != 0:
-                raise ReplicationError(f"slave {slave.name} did not reach {self._server.name}'s "
-                                       f"position {position} within {timeout:g}s ({result})")
+            wait_for_replica(self._server, slave, max(1.0, deadline - time.monotonic()))
 
 
 class ServerWrappers:

@@ -49,7 +49,8 @@ class ModeSpec:
     none (cleanup runs before it is opened).  known_bugs: --known-bugs/--allow-known judge
     its failures; nested_suites: suite names may have a '/' (mtr's compat/oracle);
     test_paths: which TEST arguments are paths, not ``suite.test`` names (made absolute
-    when every one is: a reduce's finding folder)."""
+    when every one is: a reduce's finding folder); defaults: the common options this
+    mode reads with another default (``--test-timeout`` 0 is mtr's 900 s)."""
 
     name: str
     summary: str
@@ -62,3 +63,6 @@ class ModeSpec:
     known_bugs: bool = False
     nested_suites: bool = False
     test_paths: Callable[[str], bool] = no_test_paths
+    # common options whose default this mode replaces: (dest, value, why), as
+    # --list-options shows them
+    defaults: tuple[tuple[str, object, str], ...] = ()

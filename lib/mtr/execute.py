@@ -18,12 +18,14 @@ from __future__ import annotations
 import difflib
 import os
 import shutil
+import re
 import threading
 import time
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Callable, Iterable, Sequence
 
+from ..config.sections import MTR_TEST_TIMEOUT
 from ..errors import QueryError, ServerError, UnsafeOptionError
 from .cases import MtrCase
 from .galera import REUSE_WAIT, cluster_sizes, reuse_problem
@@ -51,7 +53,7 @@ POLL_SECONDS = 0.02
 EXPECT_WAIT_SECONDS = 5.0   # mtr waits this long for an empty or partial expect file
 CHECK_TIMEOUT = 120.0
 TAIL_LINES = 20
-DEFAULT_TIMEOUT = 900.0     # mtr's --testcase-timeout (15 minutes)
+DEFAULT_TIMEOUT = MTR_TEST_TIMEOUT   # mtr's --testcase-timeout (15 minutes)
 OPEN_FILES = 1024           # mtr's default --open-files-limit for mysqltest
 
 
@@ -365,7 +367,9 @@ class MtrExecutor:
             return MtrVerdict(MtrStatus.SKIPPED, reason or "skipped by the test (reason unknown)",
                               needs_restart=restart_forced((w.server for w in watches),
                                                            "force_restart_if_skipped"))
-        parts = [f"mariadb-test exited with status {ran.returncode}"]
+        status_line = f"mariadb-test exited with status {ran.returncode}"
+        said = mysqltest_error(output)
+        parts = [said, status_line] if said else [status_line]
         body = _tail(output)
         if body:
             parts.append(body)
@@ -503,6 +507,22 @@ def replica_configured(server: Server) -> bool:
         return False
     finally:
         server.sql.close()  # no kewpie connection may show in the next test's processlist
+
+
+MYSQLTEST_PREFIXES = ("mysqltest: ", "mariadb-test: ")
+RESULT_MISMATCH = re.compile(r"^\s*Result (content|length) mismatch\s*$")
+
+
+def mysqltest_error(output: str) -> str:
+    """mysqltest's own line saying why a case failed, without its program name
+    (``At line 13: query 'SELECT 1' failed: ... (2013)``, ``Result content mismatch``);
+    '' when it printed none."""
+    lines = output.splitlines()
+    for line in reversed(lines):
+        for prefix in MYSQLTEST_PREFIXES:
+            if line.startswith(prefix) and line[len(prefix):].strip():
+                return line[len(prefix):].strip()
+    return next((line.strip() for line in reversed(lines) if RESULT_MISMATCH.match(line)), "")
 
 
 def _tail(text: str, lines: int = 40) -> str:

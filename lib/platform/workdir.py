@@ -132,6 +132,12 @@ class Workdir:
         return os.path.join(self.path, "kewpie.log")
 
     @property
+    def cache_root(self) -> str:
+        """The cache's folder: the user's in /dev/shm (shared by workdirs), or
+        ``workdir/cache`` with --no-shm."""
+        return self.shm_cache if self.use_shm else os.path.join(self.path, "cache")
+
+    @property
     def cache_dir(self) -> str:
         """The pristine datadir cache."""
         return os.path.join(self.path, "cache", "bootstrap")

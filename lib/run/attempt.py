@@ -53,6 +53,7 @@ from ..servers.manager import ServerManager, stop_all
 from ..servers.server import Server
 from ..suites.status import TestStatus
 from .deadreport import dead_server_report
+from .failuretext import one_line, summary_of, with_summary
 from .evidence import EvidenceKeeper
 from .knownfailures import KnownFailures, KnownVerdict
 from .leftovers import collect_leftovers, leftover_report, tagged_environment, tags_for_test
@@ -82,6 +83,7 @@ class RawResult:
     needs_restart: bool = False    # for a body that decides its servers' reuse itself
     restart_reason: str = ""
     refused: str = ""              # not run: its server options are unsafe (why)
+    summary: str = ""              # a failure's one-line error, as the body saw it
 
 
 @dataclass(frozen=True)
@@ -118,6 +120,8 @@ class Verdict:
     dead: list[Server]
     known: KnownVerdict
     raw: RawResult
+    summary: str = ""              # a failure's one-line error (lib/run/failuretext.py)
+    tails: Sequence[tuple[str, str]] = ()   # (log path, its new lines' tail) of a failure
 
 
 class TestBody:
@@ -197,6 +201,7 @@ class Attempt:
         self.watchdog = TestWatchdog(0.0, lambda: None)
         self.verdict: Verdict | None = None
         self.left: str | None = None   # the leftover report, once swept
+        self.log_starts: dict[str, int] = {}   # each server's error-log size as the test began
         self.log = pipeline.log
 
     # ------------------------------------------------------------ 1. servers
@@ -208,22 +213,21 @@ class Attempt:
             self.servers = list(get_servers())
         except errors as exc:
             return self._not_started(exc)
+        self.log_starts = {s.paths.error_log: s.errlog.size() for s in self.servers}
         self.tags = tags_for_test(self.manager.settings.env,
                                   self.pipeline.next_tag(self.manager))
         return None
 
     def _not_started(self, exc: Exception) -> Outcome:
         message = f"servers for {self.name} could not be started: {exc}"
-        detail = getattr(exc, "log_tail", "") or ""
-        if detail:
-            message += f"\n{detail}"
+        summary = one_line(message)
         evidence = ""
         if self.pipeline.evidence is not None:
             evidence = self.pipeline.evidence.save(self.name, message, self.manager.last_servers,
                                                    None).path
         self.manager.teardown(fast=True)
         return Outcome(self.name, TestStatus.FAIL, self._ms(), self.pipeline.bot, message,
-                       evidence=evidence, resets=1)
+                       evidence=evidence, resets=1, summary=summary)
 
     # ------------------------------------------------------------ 2. run
     def run(self, body: TestBody) -> Outcome:
@@ -273,25 +277,32 @@ class Attempt:
     # ------------------------------------------------------------ 3. judge
     def judge(self, raw: RawResult) -> Verdict:
         """The test's status and report from raw: a timeout, dead servers and their
-        known bugs, a failure's server status and log tails."""
+        known bugs, a failure's one-line error, server status and new log lines."""
         timed_out = self.watchdog.timed_out
         dead = [] if timed_out else self._dead(raw)
         parts = [raw.message] if raw.message else []
-        parts += [dead_server_report(server, why) for server, why in dead]
+        reports = [dead_server_report(server, why) for server, why in dead]
+        parts += reports
+        summary = raw.summary
         if timed_out:
             status = TestStatus.TIMEOUT
-            parts.insert(0, f"test exceeded {self.pipeline.timeout_option} "
-                            f"{self.pipeline.test_timeout:g}s: its servers were killed")
+            summary = (f"test exceeded {self.pipeline.timeout_option} "
+                       f"{self.pipeline.test_timeout:g}s: its servers were killed")
+            parts.insert(0, summary)
         else:
             status = TestStatus.FAIL if dead else raw.status
+        tails: list[tuple[str, str]] = []
         if status.failed:
-            parts += self._failure_context(bool(dead))
+            summary = summary or summary_of(raw.message) or one_line("\n".join(reports))
+            parts += self._server_status()
+            tails = [] if dead else self._new_tails()
         servers = [server for server, _ in dead]
         known = self.pipeline.known.judge(self.rules.suite_path, servers) if servers \
             else KnownVerdict()
         if known.note:
             parts.append(known.note)
-        self.verdict = Verdict(status, "\n".join(parts), servers, known, raw)
+        self.verdict = Verdict(status, "\n".join(parts), servers, known, raw,
+                               summary if status.failed else "", tails)
         return self.verdict
 
     def _dead(self, raw: RawResult) -> list[tuple[Server, str]]:
@@ -305,20 +316,27 @@ class Attempt:
                 dead.append((server, health.message))
         return dead
 
-    def _failure_context(self, dead: bool) -> list[str]:
-        """A failed test's server status and, unless a server died (its report has its
-        log), each server's error-log tail."""
-        parts = []
+    def _server_status(self) -> list[str]:
+        """A failed test's server status (Galera nodes' wsrep state)."""
         reports = [r for r in (s.status_report() for s in self.servers) if r]
-        if reports:
-            parts.append("--- server status ---\n" + "\n".join(reports))
-        if not dead:
-            for server in self.servers:
-                tail = server.errlog.tail(TAIL_LINES)
-                if tail:
-                    parts.append(f"--- {server.name} error log ({server.paths.error_log}) tail ---\n"
-                                 f"{tail}")
-        return parts
+        return ["--- server status ---\n" + "\n".join(reports)] if reports else []
+
+    def _new_tails(self) -> list[tuple[str, str]]:
+        """The tail of each server log that logged something during the test: (path,
+        text), at most TAIL_LINES of its new lines, each log once."""
+        tails: list[tuple[str, str]] = []
+        for server in self.servers:
+            path = server.paths.error_log
+            if path in (p for p, _ in tails):
+                continue
+            new = [line for line in server.errlog.since(self.log_starts.get(path, 0)).splitlines()
+                   if line.strip() and not line.startswith("CURRENT_TEST: ")]  # mtr's marks
+            if new:
+                shown = "\n".join(new[-TAIL_LINES:])
+                more = f"last {TAIL_LINES} of {len(new)} new lines" if len(new) > TAIL_LINES \
+                    else "its new lines"
+                tails.append((path, f"--- {server.name} error log ({path}): {more} ---\n{shown}"))
+        return tails
 
     # ------------------------------------------------------------ 4.-6.
     def finish(self, failures: Sequence[str] = (), continues: bool = False,
@@ -339,15 +357,29 @@ class Attempt:
         self._stop_for_debugger(status, keep_failed)
         status, message, notes = self._post_checks(status, message,
                                                    [*verdict.raw.problems, left])
+        summary = self._summary(verdict, status, failures, message)
+        tails = "\n".join(text for path, text in verdict.tails if path not in message)
         ms = self._ms()
         kept = keep_failed and status.failed and any(s.is_alive() for s in self.servers)
-        evidence, message = self._evidence(status, message, kept, continues,
-                                           tool_logs or (lambda: self.pipeline.log_dir))
+        evidence, message = self._evidence(status, with_summary(summary, message), tails, kept,
+                                           continues, tool_logs or (lambda: self.pipeline.log_dir))
         resets, reason = (0, "") if kept else self._reuse(status, verdict.raw, continues,
                                                            reusable)
         return Outcome(self.name, status, ms, self.pipeline.bot, message, verdict.raw.methods,
                        evidence=evidence, resets=resets, reset_reason=reason,
-                       refused=verdict.raw.refused, notes=notes, known=verdict.known.known)
+                       refused=verdict.raw.refused, notes=notes, known=verdict.known.known,
+                       summary=summary, tails=tails)
+
+    @staticmethod
+    def _summary(verdict: Verdict, status: TestStatus, failures: Sequence[str],
+                 message: str) -> str:
+        """A failure's one-line error: a failure from outside the body's result (pytest's
+        phases), the verdict's, else what failed a passing test (a post-check's)."""
+        if not status.failed:
+            return ""
+        if failures:
+            return summary_of(failures[0])
+        return verdict.summary or summary_of(message)
 
     @staticmethod
     def _with_failures(verdict: Verdict, failures: Sequence[str]) -> tuple[TestStatus, str]:
@@ -402,8 +434,8 @@ class Attempt:
             return found, ""
         return "", warnings_note(found) if found else ""
 
-    def _evidence(self, status: TestStatus, message: str, kept: bool, continues: bool,
-                  tool_logs: Callable[[], str | None]) -> tuple[str, str]:
+    def _evidence(self, status: TestStatus, message: str, tails: str, kept: bool,
+                  continues: bool, tool_logs: Callable[[], str | None]) -> tuple[str, str]:
         """A failed test's servers kept, or stopped quietly; its evidence saved: (where,
         the message with the core's backtrace)."""
         if not status.failed:
@@ -415,7 +447,8 @@ class Attempt:
         if self.pipeline.evidence is None:
             return "", message
         logs = tool_logs()  # a body without its own (None): the bot's log directory, as before
-        saved = self.pipeline.evidence.save(self.name, message, self.servers,
+        saved = self.pipeline.evidence.save(self.name, "\n".join(p for p in (message, tails) if p),
+                                            self.servers,
                                             logs if logs is not None else self.pipeline.log_dir)
         if saved.backtrace:
             message += f"\n--- backtrace (top frames) ---\n{saved.backtrace}"

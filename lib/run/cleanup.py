@@ -16,7 +16,18 @@ import os
 from ..errors import EXIT_OK, UsageError
 from ..platform.workdir import MARKER
 from .environment import RunEnvironment
+from ..servers import ramcache
 from ..servers.state import stop_recorded
+
+
+def drop_cache(env: RunEnvironment) -> None:
+    """--drop-cache: empty the cache of templates and snapshots (lib/servers/ramcache.py);
+    what a run holds now stays, and is said."""
+    root = env.workdir.cache_root
+    removed, kept = ramcache.drop_all(root)
+    freed = sum(e.size for e in removed) / ramcache.MB
+    held = f"; {len(kept)} in use by a run kept" if kept else ""
+    env.log.info(f"Dropped the cache {root}: {len(removed)} entries, {freed:.0f} MB freed{held}")
 
 
 def cleanup(env: RunEnvironment) -> int:

@@ -237,6 +237,17 @@ def resolve(defaults: Mapping[str, Any], given: Mapping[str, Any], files: Sequen
     return Resolved(MappingProxyType(settings), tuple(c.path for c in files), profile)
 
 
+def with_mode_defaults(resolved: Resolved, mode: str,
+                       defaults: Sequence[tuple[str, object, str]]) -> Resolved:
+    """resolved with the mode's own defaults in place of the common ones it replaces
+    (what ``--list-options`` shows: the values the mode really uses)."""
+    settings = dict(resolved.settings)
+    for dest, value, why in defaults:
+        if dest in settings and settings[dest].source == DEFAULT:
+            settings[dest] = Setting(value, f"default of --mode={mode}: {why}")
+    return Resolved(MappingProxyType(settings), resolved.files, resolved.profile)
+
+
 def format_settings(resolved: Resolved, groups: Sequence[tuple[str, Sequence[tuple[str, str]]]]
                     ) -> str:
     """``--list-options``' text: the files and profile, then per group each option

@@ -250,7 +250,8 @@ class RunEnvironment:
                                   wsrep_provider=config.servers.wsrep_provider_path,
                                   wsrep_sst_method=config.servers.wsrep_sst_method,
                                   cluster_snapshots=config.servers.cluster_snapshots,
-                                  trees=self.trees)
+                                  trees=self.trees,
+                                  cache_max_bytes=config.servers.cache_max_mb * 1024 * 1024)
         cache = (bootstrap or BootstrapCache)(os.path.realpath(self.workdir.prepare_cache()), tree,
                                               self.server_user)
         manager = ServerManager(name, bot_dir, tree, leaser, cache, settings, SERVER_KINDS,

@@ -6,7 +6,7 @@ import os
 import time
 from typing import Callable
 
-from ..errors import EXIT_OK, EXIT_TEST_FAILED
+from ..errors import EXIT_OK, EXIT_TEST_FAILED, Interrupted
 from ..platform.logsetup import configure
 from .debugging import report_kept
 from .environment import RunEnvironment
@@ -16,6 +16,7 @@ from .report import Outcome, Reporter
 from .runner import Runner
 from .selection import apply_shard
 from .timings import Timings
+from ..servers import ramcache
 from ..suites.context import BotSetup
 from ..suites.loader import TestSpec
 
@@ -54,6 +55,9 @@ def run_tests(env: RunEnvironment, specs: list[TestSpec],
     try:
         status = _run_tests(env, specs, runner_factory, history, xml_report)
         return status
+    except Interrupted as exc:
+        status = 128 + exc.signum   # the exit the command line ends with, stored as such
+        raise
     finally:
         history.close(status)
 
@@ -110,6 +114,7 @@ def _run_tests(env: RunEnvironment, specs: list[TestSpec],
             write_mtr_xml(outcomes, xml_report, env.trust)
             log.info(f"mtr XML report: {xml_report}")
     reporter.summary(outcomes, len(queue), time.monotonic() - started, stopped_early)
+    log.info(ramcache.summary_line(env.workdir.cache_root, config.servers.cache_max_mb * ramcache.MB))
     failed = any(o.fails_run(config.reporting.allow_known) for o in outcomes)
     return EXIT_TEST_FAILED if failed or stopped_early else EXIT_OK
 

@@ -35,6 +35,7 @@ from ..platform.logsetup import get_logger
 from ..config import RunConfig
 from ..platform.secrets import redact
 from .environment import RunEnvironment
+from .failuretext import with_summary
 from .report import Outcome
 
 if TYPE_CHECKING:
@@ -130,7 +131,7 @@ class RunHistory:
         if self.writer is None:
             return
         test, combination = split_name(outcome.name)
-        failure = outcome.message if outcome.status != "pass" else ""
+        failure = with_summary(outcome.headline, outcome.message) if outcome.failed else ""
         if not failure and outcome.earlier_failures:
             failure = outcome.earlier_failures[0]
         self.writer.record_result(test, str(outcome.status), outcome.time_ms, combination,

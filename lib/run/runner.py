@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterator
 from ..errors import SuiteError
 from .attempt import Pipeline, RawResult, Rules, TestBody
 from .evidence import EvidenceKeeper
+from .failuretext import exception_line
 from ..platform.logsetup import get_logger
 from ..platform.netns import unavailable_reason
 from .leftovers import tagged_environment
@@ -38,6 +39,7 @@ class TimedResult(unittest.TestResult):
         self.method_rows: list[tuple[str, TestStatus, int]] = []
         self._t0 = 0.0
         self._status = TestStatus.PASS
+        self.first_error = ""   # the first failure's exception line (its summary)
 
     def startTest(self, test: unittest.TestCase) -> None:  # noqa: N802 - unittest API
         """Start the clock for one test method."""
@@ -49,11 +51,18 @@ class TimedResult(unittest.TestResult):
         """Record an assertion failure."""
         super().addFailure(test, err)
         self._status = TestStatus.FAIL
+        self._note_error(err)
 
     def addError(self, test: unittest.TestCase, err: Any) -> None:  # noqa: N802
         """Record an unexpected exception."""
         super().addError(test, err)
         self._status = TestStatus.FAIL
+        self._note_error(err)
+
+    def _note_error(self, err: Any) -> None:
+        """Keep the first failure's exception line: the test's one-line error."""
+        if not self.first_error and isinstance(err, tuple) and isinstance(err[1], BaseException):
+            self.first_error = exception_line(err[1])
 
     def addSkip(self, test: unittest.TestCase, reason: str) -> None:  # noqa: N802
         """Record a skipped method."""
@@ -130,7 +139,8 @@ def raw_result(result: TimedResult, spec: TestSpec) -> RawResult:
         parts = [f"{spec.path} has no test methods"]
     else:
         status = TestStatus.PASS
-    return RawResult(status, "\n".join(parts), result.method_rows)
+    return RawResult(status, "\n".join(parts), result.method_rows,
+                     summary=result.first_error if status == TestStatus.FAIL else "")
 
 
 class Runner:
@@ -166,8 +176,10 @@ class Runner:
         """
         outcome = self.run_one(spec)
         failures: list[str] = []
+        failed_evidence = ""   # the first failed attempt's: a flaky test's link to it
         total_ms, resets = outcome.time_ms, outcome.resets
         while outcome.failed and len(failures) < retries and may_retry() and not self.kept:
+            failed_evidence = failed_evidence or outcome.evidence
             failures.append(self._attempt_text(outcome, len(failures) + 1))
             self.log.info(f"{spec.full_name} failed on attempt {len(failures)}; retrying on "
                           f"fresh servers")
@@ -181,6 +193,7 @@ class Runner:
         if failures and outcome.status == TestStatus.PASS:
             outcome.status = TestStatus.FLAKY
             outcome.earlier_failures = failures
+            outcome.evidence = outcome.evidence or failed_evidence
             outcome.message = (f"passed on attempt {outcome.attempts} after "
                                f"{len(failures)} failure(s):\n" + "\n".join(failures))
         elif failures:

@@ -32,6 +32,22 @@ from .options import Option
 KEEP_TEMPLATES = 6
 
 
+def drop_template(cache_dir: str, key: str, name: str = "") -> bool:
+    """Remove the template key (or its build, name) under its key's exclusive lock, only
+    when no run builds or copies it now; True when removed."""
+    lock_fd = os.open(os.path.join(cache_dir, f"{key}.lock"),
+                      os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False  # being built or copied right now
+    else:
+        safedirs.remove_tree(os.path.join(cache_dir, name or key), ignore_errors=True)
+        return True
+    finally:
+        os.close(lock_fd)
+
+
 class BootstrapCache:
     """Builds and hands out pristine datadir templates."""
 
@@ -162,15 +178,7 @@ class BootstrapCache:
         count = self.keep_templates
         for _, _, key, name in entries[count - 1:] + \
                 [e for e in entries[:count - 1] if not e[0]]:
-            lock_fd = self._lock_file(key)
-            try:
-                fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                continue  # being built or copied right now
-            else:
-                safedirs.remove_tree(os.path.join(self.cache_dir, name), ignore_errors=True)
-            finally:
-                os.close(lock_fd)
+            drop_template(self.cache_dir, key, name)
 
     def copy_to(self, template: str, datadir: str) -> None:
         """Copy a template into a (fresh) datadir, keeping ownership and modes.

@@ -70,7 +70,12 @@ def info_block(server: Server) -> list[str]:
         ("GALERA_SST_PORT", "galera_sst_port")) if key in data]
     return [f"NAME: {server.name}", f"MASTER_PORT: {server.port}", *galera,
             f"SOCKET_FILE: {data['socket']}", f"VARDIR: {data['vardir']}",
-            f"STATUS: {data['status']}"]
+            f"STATUS: {running(data['status'], data['pid'])}"]
+
+
+def running(alive: int, pid: int | None) -> str:
+    """A block's STATUS: ``running (pid N)``, or ``not running``."""
+    return f"running (pid {pid})" if alive else "not running"
 
 
 def write_scripts(server: Server, user: str | None) -> dict[str, str]:

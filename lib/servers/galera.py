@@ -31,7 +31,7 @@ from .cnf import Rule, run_rules
 from .cnf_rules import SERVER_RULES
 from .faultwindows import TARGET, FaultWindow, FaultWindows
 from .layout import HOST
-from .logs import LogWatch
+from .logs import ErrorLog, LogWatch, last_error_line
 from .options import Option
 from .server import Server, launch_env
 
@@ -66,6 +66,9 @@ GROUP_JOINED_LINE = b"WSREP: gcomm: connected"     # ... as it is in its group
 # expected last: 6 last received: 5'`` (its donor had only just finished its own IST, or
 # an IST was cut short by a fault).
 JOIN_FAILED_LINE = b"node restart required"
+# A node that could not apply a write set leaves its cluster for good
+# (``WSREP: Inconsistency detected: ...``, then ``Node consistency compromised``).
+INCONSISTENT_LINE = b"Inconsistency detected"
 RECOVERED_RE = re.compile(r"Recovered position:?\s+([0-9a-f-]{36}):(-?\d+)")
 
 
@@ -167,7 +170,10 @@ class JoinWatch:
         self.synced_watch = LogWatch(path, SYNCED_LINE, mark)
         self.group_watch = LogWatch(path, GROUP_JOINED_LINE, mark)
         self.failed_watch = LogWatch(path, JOIN_FAILED_LINE, mark)
+        self.inconsistent_watch = LogWatch(path, INCONSISTENT_LINE, mark)
         self.gate = gate
+        self.path = path
+        self.mark = mark
 
     def readable(self) -> bool:
         """True when the log is there to be watched."""
@@ -185,6 +191,14 @@ class JoinWatch:
     def failed(self) -> bool:
         """The log says the node's state transfer failed (node restart required)."""
         return self.failed_watch.seen()
+
+    def inconsistent(self) -> bool:
+        """The log says the node found itself inconsistent and leaves its cluster."""
+        return self.inconsistent_watch.seen()
+
+    def error_line(self) -> str:
+        """The last ``[ERROR]`` line the log gained since the launch ('' when none)."""
+        return last_error_line(ErrorLog(self.path).since(self.mark))
 
 
 class GaleraServer(Server):

@@ -156,15 +156,26 @@ def _relaunch(node: GaleraServer, nodes: Sequence[GaleraServer], restarted: set[
 
 def _check_running(nodes: Sequence[GaleraServer],
                    arbitrators: "list[Arbitrator] | tuple[Arbitrator, ...]") -> None:
-    """GaleraJoinError when a node or an arbitrator has exited."""
+    """GaleraJoinError when a node or an arbitrator has exited, or a node left its
+    cluster as inconsistent: at once, quoting the node's last [ERROR] line."""
     dead = [n for n in nodes if not n.is_alive()]
     if dead:
-        raise GaleraJoinError(f"node {dead[0].name} exited while the cluster formed",
-                              cluster_evidence(list(nodes)))
+        raise GaleraJoinError(f"node {dead[0].name} exited while the cluster formed"
+                              f"{_quoted_error(dead[0])}", cluster_evidence(list(nodes)))
+    broken = [n for n in nodes if n.joining.inconsistent()]
+    if broken:
+        raise GaleraJoinError(f"node {broken[0].name} is inconsistent and leaves its cluster"
+                              f"{_quoted_error(broken[0])}", cluster_evidence(list(nodes)))
     gone = [a for a in arbitrators if not a.is_alive()]
     if gone:
         raise GaleraJoinError(f"{gone[0].name} exited while the cluster formed",
                               cluster_evidence(list(nodes), arbitrators=arbitrators))
+
+
+def _quoted_error(node: GaleraServer) -> str:
+    """': <the node's last [ERROR] line since its launch>' ('' when it logged none)."""
+    line = node.joining.error_line()
+    return f": {line}" if line else ""
 
 
 def in_group(node: GaleraServer, timeout: float) -> bool:

@@ -157,7 +157,7 @@ class Arbitrator:
         """kewpie's block for --start-and-exit."""
         return [f"NAME: {self.name} (Galera arbitrator)", f"GALERA_LISTEN_PORT: {self.port}",
                 f"LOG: {self.log_file}", f"VARDIR: {self.vardir}",
-                f"STATUS: {int(self.is_alive())}"]
+                f"STATUS: {'running (pid %s)' % self.pid if self.is_alive() else 'not running'}"]
 
     def __repr__(self) -> str:
         return f"Arbitrator({self.name}, port={self.port}, pid={self.pid})"

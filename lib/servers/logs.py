@@ -42,6 +42,14 @@ class ErrorLog:
         return self.tail(lines) or f"(the error log {self.path} is empty)"
 
 
+def last_error_line(text: str) -> str:
+    """The last ``[ERROR]`` line of an error log's text, stripped ('' when none)."""
+    for line in reversed(text.splitlines()):
+        if "[ERROR]" in line:
+            return line.strip()
+    return ""
+
+
 class LogWatch:
     """Watches a log from a mark for a line holding needle, reading only what the log
     gained since the last look (a readiness poll calls :meth:`seen` every few ms)."""

@@ -26,6 +26,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Mapping
 
+from . import ramcache
 from .bootstrap import BootstrapCache
 from .codetree import CodeTree
 from ..errors import KewpieError, UsageError
@@ -144,6 +145,7 @@ class ServerManager:
         self._baseline: Baseline | None = None
         self._baselines = BaselineTaker()
         self._spares = SpareDatadirs(cache, keep_dir)
+        self._cache_sizes: dict[str, int] = {}   # the cache's entries' sizes (ramcache)
         self._first_set: list[tuple[str, str]] = []  # (template, vardir) of the first set
         self._first_set_open = False  # copy_pristine is filling _first_set
         self._caches: dict[str, BootstrapCache] = {tree.basedir: cache}  # one per code tree
@@ -278,6 +280,18 @@ class ServerManager:
                              if kind.spare_datadirs and self._reuse_expected and self._resets
                              else [])
         self._notify()
+        self._cap_cache()
+
+    def _cap_cache(self) -> None:
+        """Evict the cache's least recently used entries beyond its cap (a new template
+        or snapshot may have been made for this set: lib/servers/ramcache.py)."""
+        if self.settings.cache_max_bytes <= 0:
+            return
+        for entry in ramcache.enforce(os.path.dirname(self.cache.cache_dir),
+                                      self.settings.cache_max_bytes, self._cache_sizes):
+            self.log.info(f"the cache is over its cap ({ramcache.cap_text(self.settings.cache_max_bytes)}"
+                          f"): evicted the least recently used {entry.kind} {entry.path} "
+                          f"({entry.size / ramcache.MB:.0f} MB)")
 
     def _make_set(self, reqs: Requirements, kind: ServerKind) -> None:
         """The server objects of a fresh set for reqs (nothing started yet)."""

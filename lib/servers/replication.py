@@ -70,6 +70,10 @@ def start_replica(primary: Server, replica: Server, timeout: float = 30.0) -> No
         status = replica_status(replica)
         if status.get("Slave_IO_Running") == "Yes" and status.get("Slave_SQL_Running") == "Yes":
             return
+        stopped = replica_stopped(status)
+        if stopped:
+            raise ReplicationError(f"replica {replica.name} of {primary.name}: {stopped}",
+                                   replica.errlog.tail(10))
         if time.monotonic() > deadline:
             raise ReplicationError(f"replica {replica.name} did not start replicating from "
                                    f"{primary.name} within {timeout:.0f}s: "
@@ -99,21 +103,57 @@ def primary_position(primary: Server) -> str:
     return primary.execute("SELECT @@GLOBAL.gtid_executed")[0][0] or ""
 
 
+POLL_SLICE = 0.25   # seconds one server-side wait lasts before the threads' state is read again
+
+
+def replica_stopped(status: dict[str, Any]) -> str:
+    """Why replication has stopped for good, from SHOW SLAVE STATUS ('' while it runs
+    or only reconnects): a stopped SQL thread quoting Last_SQL_Error, a stopped IO
+    thread quoting Last_IO_Error -- what mtr's ``sync_slave_with_master`` fails on."""
+    if not status:
+        return "not configured as a replica"
+    if status.get("Slave_SQL_Running") == "No":
+        return _thread_error("SQL", status.get("Last_SQL_Errno"), status.get("Last_SQL_Error"))
+    if status.get("Slave_IO_Running") == "No":
+        return _thread_error("IO", status.get("Last_IO_Errno"), status.get("Last_IO_Error"))
+    return ""
+
+
+def _thread_error(thread: str, errno: Any, error: Any) -> str:
+    """One replication thread's stop, its error quoted."""
+    if error:
+        return f"the replica's {thread} thread stopped: Last_{thread}_Error ({errno}): {error}"
+    return f"the replica's {thread} thread is not running (Last_{thread}_Error is empty)"
+
+
 def wait_for_replica(primary: Server, replica: Server, timeout: float = 60.0) -> None:
-    """Block until replica has applied everything primary committed so far."""
+    """Block until replica has applied everything primary committed so far.
+
+    The server-side wait runs in slices of POLL_SLICE seconds; between them the
+    replication threads' state is read, and a stopped thread fails the wait at
+    once with its error (ReplicationError), as mtr's ``sync_slave_with_master``."""
     position = primary_position(primary)
     if not position:
         return
     if is_mariadb(replica):
-        sql, args = "SELECT MASTER_GTID_WAIT(%s, %s)", (position, timeout)
+        sql = "SELECT MASTER_GTID_WAIT(%s, %s)"
     else:
-        sql, args = "SELECT WAIT_FOR_EXECUTED_GTID_SET(%s, %s)", (position, timeout)
-    try:
-        result = replica.execute(sql, args)[0][0]
-    except QueryError as exc:
-        raise ReplicationError(f"waiting for {replica.name} to catch up failed: {exc}") from exc
-    if result != 0:
+        sql = "SELECT WAIT_FOR_EXECUTED_GTID_SET(%s, %s)"
+    deadline = time.monotonic() + timeout
+    while True:
         status = replica_status(replica)
-        raise ReplicationError(f"replica {replica.name} did not reach {primary.name}'s position "
-                               f"{position} within {timeout:.0f}s: {describe_status(status)}",
-                               replica.errlog.tail())
+        stopped = replica_stopped(status)
+        if stopped:
+            raise ReplicationError(f"replica {replica.name} cannot reach {primary.name}'s "
+                                   f"position {position}: {stopped}")
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise ReplicationError(f"replica {replica.name} did not reach {primary.name}'s "
+                                   f"position {position} within {timeout:.0f}s: "
+                                   f"{describe_status(status)}")
+        try:
+            if replica.execute(sql, (position, min(POLL_SLICE, left)))[0][0] == 0:
+                return
+        except QueryError as exc:
+            raise ReplicationError(f"waiting for {replica.name} to catch up failed: "
+                                   f"{exc}") from exc

@@ -74,6 +74,7 @@ class ServerSettings:
     wrapper: ServerWrapper | None = None  # valgrind, rr, gdb... (None: bare)
     final_options: list[Option] = field(default_factory=list)  # --mysqld: after the suite's
     trees: TreeSet | None = None  # the run's code trees (restart(basedir=...) resolves here)
+    cache_max_bytes: int = 2048 * 1024 * 1024  # the cache's cap (--cache-max-mb; 0: none)
 
     @property
     def timeout_factor(self) -> float:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable, TypeVar
 from ..checks import dbcompare
 
 from ..servers import replication
-from ..errors import KewpieError, QueryError
+from ..errors import KewpieError, QueryError, ReplicationError
 from ..servers.faultwindows import TARGET, FaultWindows
 from ..servers.server import Server
 from ..servers.manager import ServerManager
@@ -133,8 +133,14 @@ class KewpieTestCase(ConsistencyChecks, unittest.TestCase):
             self.fail("dumps differ:\n" + str(result))
 
     def assertReplicasInSync(self, schemas: list[str] | None = None, timeout: float = 60.0) -> None:
-        """Wait for replicas, then compare each replica's checksums with its primary."""
-        self.wait_for_replicas(timeout)
+        """Wait for replicas, then compare each replica's checksums with its primary.
+
+        A replica whose replication thread stopped fails it at once, quoting
+        Last_SQL_Error or Last_IO_Error."""
+        try:
+            self.wait_for_replicas(timeout)
+        except ReplicationError as exc:
+            self.fail(exc.args[0])
         servers = self.context.servers
         current = self.context.manager.current
         for primary, replica in current.pairs if current else ():

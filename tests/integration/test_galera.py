@@ -26,7 +26,8 @@ def test_start_and_exit_cluster_then_cleanup(kewpie):
     ports = [int(p) for p in re.findall(r"INFO MASTER_PORT: (\d+)", proc.stdout)]
     assert len(ports) == 3
     for key in ("GALERA_LISTEN_PORT", "GALERA_RECV_PORT", "GALERA_SST_PORT", "SOCKET_FILE",
-                "VARDIR", "STATUS: 1"):
+                "VARDIR", "STATUS: running (pid ", "Started 3 server(s) (galera; a Galera "
+                "cluster of 3), left running:", "STATUS: STARTED, 3 server(s) running"):
         assert key in proc.stdout
     desc = json.load(open(os.path.join(kewpie.workdir, "cluster.json")))
     assert desc["type"] == "galera" and len(desc["servers"]) == 3

@@ -17,8 +17,16 @@ def test_start_and_exit_then_cleanup(kewpie):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     ports = [int(p) for p in re.findall(r"INFO MASTER_PORT: (\d+)", proc.stdout)]
     assert len(ports) == 3
-    for field in ("NAME: s0", "SOCKET_FILE: ", "VARDIR: ", "STATUS: 1"):
+    for field in ("NAME: s0", "SOCKET_FILE: ", "VARDIR: ", "STATUS: running (pid "):
         assert field in proc.stdout
+    # the closing lines say what was started, how to connect and how to clean up
+    assert "Started 3 server(s) (mysql; s1 replicates from s0, s2 replicates from s0), " \
+           "left running:" in proc.stdout, proc.stdout[-3000:]
+    for port in ports:
+        assert f"port {port}, socket " in proc.stdout and f"-P{port} -uroot)" in proc.stdout
+    assert f"--workdir={kewpie.workdir} --mode=cleanup" in proc.stdout
+    assert re.findall(r"INFO (STATUS: [A-Z].*)", proc.stdout) == [
+        "STATUS: STARTED, 3 server(s) running; kewpie.py exits leaving them"]
     state = json.load(open(os.path.join(kewpie.workdir, "servers.json")))
     assert [s["port"] for s in state["servers"]] == ports
     assert len(tagged(kewpie.workdir)) == 3

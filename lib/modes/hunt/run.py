@@ -24,6 +24,7 @@ import traceback
 from typing import Callable, Iterator
 
 from ...errors import EXIT_ENVIRONMENT, EXIT_OK, EXIT_TEST_FAILED, Interrupted, KewpieError
+from ...hunt.budget import TrialClock
 from ...hunt.errors import HuntError
 from ...hunt.knownbugs import KnownBugs
 from ...hunt.randopts import read_option_list
@@ -50,7 +51,6 @@ from .options import HuntOptions
 BUILTIN_ORACLES = ("crash", "hang", "errorlog", "divergence")
 KNOWN_BUGS_FILE = "known_bugs.txt"
 STOP_GRACE = 30.0
-MIN_TRIAL = 5.0   # seconds: a --duration budget starts no shorter trial
 
 
 def parse_oracles(names: tuple[str, ...]) -> tuple[str, ...]:
@@ -187,26 +187,33 @@ def build_settings(env: RunEnvironment, findings_dir: str) -> HuntSettings:
 
 
 class Budget:
-    """Which trial comes next, and how long it may run: --trials and --duration."""
+    """Which trial comes next, and how long its load may run: --trials and --duration
+    (which covers the trials' checks too: lib/hunt/budget.py)."""
 
     def __init__(self, trials: int, duration: float, trial_duration: float) -> None:
         self.trials = trials if trials or duration else 1
-        self.deadline = time.monotonic() + duration if duration else None
-        self.trial_duration = trial_duration
+        self.clock = TrialClock(duration, trial_duration)
         self.started = 0
 
-    def next(self) -> tuple[int, float] | None:
-        """(number, duration) of the next trial, or None when the budget is spent."""
+    @property
+    def deadline(self) -> float | None:
+        """When the hunt's --duration ends (None: no --duration)."""
+        return self.clock.deadline
+
+    def next(self) -> tuple[int, float, float | None] | None:
+        """(number, load duration, deadline) of the next trial, or None when the budget
+        is spent."""
         if self.trials and self.started >= self.trials:
             return None
-        duration = self.trial_duration
-        if self.deadline is not None:
-            left = self.deadline - time.monotonic()
-            if left < min(MIN_TRIAL, self.trial_duration):
-                return None
-            duration = min(duration, left)
+        duration = self.clock.next_load()
+        if duration is None:
+            return None
         self.started += 1
-        return self.started, duration
+        return self.started, duration, self.clock.deadline
+
+    def note(self, result: TrialResult) -> None:
+        """A finished trial: how long its checks took besides its load."""
+        self.clock.note(result.seconds, result.load_seconds)
 
 
 class BotTrials:
@@ -219,8 +226,10 @@ class BotTrials:
         self.root = root
         self.manager: ServerManager | None = None
 
-    def run(self, number: int, duration: float) -> TrialResult:
-        """Trial number on this bot's servers (started or reused as the trial needs)."""
+    def run(self, number: int, duration: float, deadline: float | None = None) -> TrialResult:
+        """Trial number on this bot's servers (started or reused as the trial needs); its
+        checks skip what cannot fit before deadline (the hunt's --duration)."""
+        began = time.monotonic()
         if self.manager is None:
             self.manager = self.env.make_manager(self.bot)
         manager = self.manager
@@ -239,7 +248,9 @@ class BotTrials:
                                [o.as_arg() for o in spec.options], status="skipped",
                                reason=str(exc).splitlines()[0], reusable=False)
         work = os.path.join(self.root, "bots", self.bot, f"trial-{number}")
-        result = run_trial(spec, self.settings, servers, manager.wait_for_replicas, work, self.bot)
+        result = run_trial(spec, self.settings, servers, manager.wait_for_replicas, work, self.bot,
+                           deadline)
+        result.seconds = time.monotonic() - began   # its servers' start included
         if result.reusable:
             manager.after_test(True)
         else:
@@ -259,9 +270,9 @@ def _bot_worker(env: RunEnvironment, settings: HuntSettings, bot: str, root: str
             message = conn.recv()
             if message[0] == "stop":
                 break
-            _, number, duration = message
+            _, number, duration, deadline = message
             try:
-                result = trials.run(number, duration)
+                result = trials.run(number, duration, deadline)
             except Exception as exc:  # noqa: BLE001 - said in the result, the hunt stops
                 get_logger().debug("trial %s failed", number, exc_info=True)
                 spec = settings.trial(number, duration)
@@ -283,7 +294,9 @@ def _in_process(env: RunEnvironment, settings: HuntSettings, budget: Budget, roo
     """One bot in this process."""
     trials = BotTrials(env, settings, "bot0", root)
     while (step := budget.next()) is not None:
-        if not done(trials.run(*step)):
+        result = trials.run(*step)
+        budget.note(result)
+        if not done(result):
             return
 
 
@@ -319,6 +332,7 @@ def _with_bots(env: RunEnvironment, settings: HuntSettings, budget: Budget, root
                     raise HuntError(f"bot {bot} died during trial {number} (exit code "
                                     f"{workers[bot].exitcode}); see "
                                     f"{env.workdir.bot_log_file(bot)}") from None
+                budget.note(result)
                 if not done(result):
                     stopping = True
     finally:
@@ -338,7 +352,8 @@ def _trial_line(result: TrialResult) -> Iterator[str]:
            f"{os.path.basename(result.grammar)}{opts}: {result.statements} statements in "
            f"{result.load_seconds:.1f}s (errors: {result.errors or 'none'}), load "
            f"{result.status}; {found} "
-           f"({result.seconds:.1f}s)")
+           f"({result.seconds:.1f}s)"
+           + (f"; skipped for --duration: {', '.join(result.skipped)}" if result.skipped else ""))
     for w in result.findings:
         yield (f"  {w.kind} {w.signature_id} [{w.tag.upper()}]"
                + (f" {w.bug_id}" if w.bug_id else "") + f": {w.summary[:160]}")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ...config.sections import MTR_TEST_TIMEOUT
 from ..spec import ModeSpec
 from .options import NAME, add_options, misplaced, section
 
@@ -34,4 +35,6 @@ def is_test_file(test: str) -> bool:
 MODE = ModeSpec(NAME, "the server's own mysql-test suites (docs/mtr.md)", run,
                 add_options=add_options, section=section, misplaced=misplaced,
                 list_tests=list_cases, known_bugs=True, nested_suites=True,
-                test_paths=is_test_file)
+                test_paths=is_test_file,
+                defaults=(("test_timeout", MTR_TEST_TIMEOUT,
+                           "mtr's --testcase-timeout, used while --test-timeout is 0"),))

@@ -384,9 +384,11 @@ class MtrBody(TestBody):
         self.env = dict(self.env, **tags)
         verdict = self.lane.executor.run(self.case, servers, self.env, fresh=self.fresh)
         message = verdict.message + (f"\nreject file: {verdict.reject}" if verdict.reject else "")
+        summary = message.strip().splitlines()[0] if verdict.failed and message.strip() else ""
         return RawResult(TestStatus(str(verdict.status)), message, crashed=verdict.crashed,
                          needs_restart=verdict.needs_restart,
-                         restart_reason=verdict.restart_reason, refused=verdict.refused)
+                         restart_reason=verdict.restart_reason, refused=verdict.refused,
+                         summary=summary)
 
     def interrupt(self) -> None:
         """--test-timeout: mariadb-test and what it started are stopped (by pid)."""

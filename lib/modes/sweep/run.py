@@ -8,7 +8,7 @@ import platform
 import time
 from typing import Any
 
-from ...errors import EXIT_OK, EXIT_TEST_FAILED, UsageError
+from ...errors import EXIT_OK, EXIT_TEST_FAILED, Interrupted, UsageError
 from ...platform.logsetup import get_logger
 from ...servers.option_safety import check_server_options
 from ...servers.options import parse_options
@@ -70,6 +70,9 @@ def run_sweep_mode(env: RunEnvironment) -> int:
     try:
         status = _run_sweep_mode(env, history, started)
         return status
+    except Interrupted as exc:
+        status = 128 + exc.signum   # the exit the command line ends with, stored as such
+        raise
     finally:
         history.close(status)
 

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from lib.platform.logsetup import KewpieFormatter, configure, get_logger
-from lib.run.report import NAME_WIDTH, Outcome, Reporter
+from lib.run.report import NAME_WIDTH, Outcome, Reporter, count_lines
 
 LINE_RE = re.compile(r"^(\d{8}-\d{6}) (INFO|DEBUG|WARNING|ERROR) (.*)$")
 
@@ -74,10 +74,25 @@ def test_rows_align_times_right(capture):
 
 
 def test_failure_message_follows_row(capture):
+    """The error first, then the evidence, the details without traceback frames, the new
+    log lines: each said once."""
     make, messages, _ = capture
-    make().row(Outcome("a.x_test", "fail", 10, message="Traceback line 1\nAssertionError: 1 != 2\n\n"))
+    message = ("test_x:\nTraceback (most recent call last):\n  File \"/x/pymysql/cursors.py\", "
+               "line 3, in execute\n    cur.execute(sql, args)\nAssertionError: 1 != 2\n\n")
+    make().row(Outcome("a.x_test", "fail", 10, message=message, evidence="/w/failed/1/a.x_test",
+                       tails="--- s0 error log (/l): its new lines ---\nboom"))
     assert messages() == [f"{'a.x_test':<{NAME_WIDTH}} [ fail ] {10:>12}",
-                          "Traceback line 1", "AssertionError: 1 != 2"]
+                          "AssertionError: 1 != 2", "evidence: /w/failed/1/a.x_test", "test_x:",
+                          "--- s0 error log (/l): its new lines ---", "boom"]
+
+
+def test_a_failure_s_summary_comes_first_and_once(capture):
+    make, messages, _ = capture
+    make().row(Outcome("m.case", "fail", 10, summary="At line 4: query 'X' failed: (1062)",
+                       message="At line 4: query 'X' failed: (1062)\nmariadb-test exited with "
+                               "status 1\nmysqltest: At line 4: query 'X' failed: (1062)"))
+    assert messages()[1:] == ["At line 4: query 'X' failed: (1062)",
+                              "mariadb-test exited with status 1"]
 
 
 def test_pass_message_is_not_printed(capture):
@@ -127,11 +142,10 @@ def test_summary_counts_and_percentages(capture):
     lines = messages()
     assert "Test execution complete in 12 seconds" in lines
     assert "Summary report:" in lines
-    assert "Executed 5/8 test cases, 62.50 percent" in lines
-    assert "STATUS: PASS, 2/5 test cases, 40.00 percent executed" in lines
-    assert "STATUS: FAIL, 1/5 test cases, 20.00 percent executed" in lines
-    assert "STATUS: SKIPPED, 1/5 test cases, 20.00 percent executed" in lines
-    assert "STATUS: TIMEOUT, 1/5 test cases, 20.00 percent executed" in lines
+    assert "Executed 5/8 test cases, 62.50 percent; 3 not run" in lines
+    assert [line for line in lines if line.startswith("STATUS:")] == [
+        "STATUS: FAIL, 1/8 test cases, 12.50 percent "
+        "(pass 2, fail 1, skipped 1, timeout 1, not run 3)"]
     assert "FAILED TESTS: s.b_test s.e_test" in lines
     assert not any(line.startswith("Stopped after") for line in lines)
     assert "Spent 7 / 12 seconds on: TEST(s)" in lines
@@ -144,7 +158,7 @@ def test_summary_all_passed(capture):
                    stopped_early=False)
     lines = messages()
     assert "Executed 1/1 test cases, 100.00 percent" in lines
-    assert "STATUS: PASS, 1/1 test cases, 100.00 percent executed" in lines
+    assert "STATUS: PASS, 1/1 test cases, 100.00 percent" in lines
     assert not any(line.startswith(("FAILED TESTS", "STATUS: FAIL")) for line in lines)
 
 
@@ -226,3 +240,20 @@ def test_configure_verbose_and_logfile(logger_state, tmp_path):
     assert "DEBUG debug line" in logfile.read_text()
     configure(stream=io.StringIO())  # replaces (and closes) the old handlers
     assert len(get_logger().handlers) == 1
+
+
+def test_one_status_line_whose_counts_add_up():
+    """A run that stopped at its first failure says so, and its STATUS line counts the
+    planned tests: never ``1/1 ... 100.00 percent`` when one of two ran."""
+    stopped = count_lines([Outcome("s.a_test", "fail", 1)], 2, stopped_early=True)
+    assert stopped == ["Executed 1/2 test cases, 50.00 percent; 1 not run "
+                       "(stopped after the first failure)",
+                       "STATUS: FAIL, 1/2 test cases, 50.00 percent (fail 1, not run 1)"]
+    passed = count_lines([Outcome("s.a_test", "pass", 1), Outcome("s.b_test", "pass", 1)], 2,
+                         stopped_early=False)
+    assert passed == ["Executed 2/2 test cases, 100.00 percent",
+                      "STATUS: PASS, 2/2 test cases, 100.00 percent"]
+    flaky = count_lines([Outcome("s.a_test", "flaky", 1), Outcome("s.b_test", "pass", 1)], 2,
+                        stopped_early=False)
+    assert flaky[1] == "STATUS: FLAKY, 1/2 test cases, 50.00 percent (pass 1, flaky 1)"
+    assert count_lines([], 0, False) == ["Executed 0/0 test cases, 100.00 percent"]

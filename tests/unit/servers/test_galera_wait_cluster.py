@@ -34,6 +34,12 @@ class _Node:
     def synced(self) -> bool:
         return not self.failed()
 
+    def inconsistent(self) -> bool:
+        return False
+
+    def error_line(self) -> str:
+        return ""
+
     def kill(self) -> None:
         self.kills += 1
         self.failures -= 1
@@ -65,3 +71,21 @@ def test_a_second_failure_of_the_same_node_fails_the_wait(monkeypatch):
     with pytest.raises(GaleraJoinError, match="node s2's state transfer failed again"):
         wait_cluster(nodes, timeout=5)  # type: ignore[arg-type]
     assert nodes[1].starts == 1
+
+
+class _Inconsistent(_Node):
+    """A node whose log says it found itself inconsistent (it leaves its cluster)."""
+
+    def inconsistent(self) -> bool:
+        return True
+
+    def error_line(self) -> str:
+        return "[ERROR] WSREP: Inconsistency detected: Inconsistent by consensus"
+
+
+def test_an_inconsistent_node_fails_the_wait_at_once_quoting_its_log(monkeypatch):
+    monkeypatch.setattr(galera_cluster, "cluster_evidence", lambda nodes, **kw: "evidence")
+    nodes = [_Node("s0"), _Inconsistent("s1", failures=1)]
+    with pytest.raises(GaleraJoinError, match="node s1 is inconsistent and leaves its cluster: "
+                                              r"\[ERROR\] WSREP: Inconsistency detected"):
+        wait_cluster(nodes, timeout=600)  # type: ignore[arg-type]

@@ -8,6 +8,7 @@ import pytest
 from lib.cli import config_from_args
 from lib.errors import KewpieError
 from lib.hunt.errors import HuntError
+from lib.hunt.trial import TrialResult
 from lib.modes.hunt.run import Budget, parse_oracles
 
 
@@ -46,17 +47,22 @@ def test_oracles():
 
 def test_budget_by_trials_and_default():
     budget = Budget(3, 0.0, 60.0)
-    assert [budget.next() for _ in range(4)] == [(1, 60.0), (2, 60.0), (3, 60.0), None]
+    assert [budget.next() for _ in range(4)] == [(1, 60.0, None), (2, 60.0, None),
+                                                 (3, 60.0, None), None]
     one = Budget(0, 0.0, 10.0)
-    assert one.next() == (1, 10.0) and one.next() is None
+    assert one.next() == (1, 10.0, None) and one.next() is None
 
 
-def test_budget_by_duration_caps_the_last_trial():
+def test_budget_by_duration_cuts_the_last_trial_so_its_checks_fit():
+    """--duration covers the checks: a trial's load gets what is left less the longest
+    tail (servers, checks, findings) a trial took so far (lib/hunt/budget.py)."""
     import time
     budget = Budget(0, 100.0, 60.0)
-    assert budget.next() == (1, 60.0)
-    budget.deadline = time.monotonic() + 30.0  # 30 s left: the next trial gets at most that
-    number, duration = budget.next()
-    assert number == 2 and 25.0 < duration <= 30.0
-    budget.deadline = time.monotonic() + 2.0   # too little left for a trial
+    number, duration, deadline = budget.next()
+    assert (number, duration) == (1, 60.0) and deadline == budget.deadline
+    budget.note(TrialResult(1, 1, "g.yy", "bot0", seconds=68.0, load_seconds=60.0))
+    budget.clock.deadline = time.monotonic() + 30.0  # 30 s left, 8 s of checks: 22 s of load
+    number, duration, _ = budget.next()
+    assert number == 2 and 19.0 < duration <= 22.0
+    budget.clock.deadline = time.monotonic() + 12.0  # 4 s of load would be too short
     assert budget.next() is None

@@ -103,7 +103,7 @@ def _manager(tmp_path, fail_launch=False):
     kinds = {"mysql": ServerKind(FakeServer, _start, lambda m, t: None,
                                  launch_set=_launch, finish_set=_finish)}
     manager = ServerManager("bot0", str(tmp_path), SimpleNamespace(basedir="/usr"), leaser,
-                            SimpleNamespace(), SimpleNamespace(trees=None), kinds)
+                            SimpleNamespace(), SimpleNamespace(trees=None, cache_max_bytes=0), kinds)
     manager.more_tests(False)
     manager.fail_launch = fail_launch
     return manager
