@@ -211,6 +211,19 @@ def test_test_text_of_a_crash_on_two_connections(tmp_path):
     assert written.suitepath == str(tmp_path / "mtr")
 
 
+def test_a_case_carries_its_plugins_and_names_them_relative_to_itself(tmp_path):
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    (plugins / "kw_planted.so").write_bytes(b"\x7fELF")
+    (plugins / "auth_pam_tool_dir").mkdir()   # a folder: left out
+    written = write_case(str(tmp_path / "out"), "reduced", "SELECT 1;\n",
+                         [f"--plugin-dir={plugins}", "--a=1"], readme="how to run it\n")
+    suite = tmp_path / "out" / "mtr" / "kw_reduce"
+    assert open(written.opt).read() == "--plugin-dir=$MTR_SUITE_DIR/plugin --a=1\n"
+    assert sorted(os.listdir(suite / "plugin")) == ["kw_planted.so"]
+    assert (suite / "README.txt").read_text() == "how to run it\n"
+
+
 def test_test_text_of_a_wrong_result_dies_on_the_wrong_digest():
     stmts = [_s(1, "CREATE TABLE t (a INT); "), _s(2, "SELECT a / 3 FROM t")]
     check = WrongResultCheck("SELECT a / 3 FROM t", 1, "0123abcd")
