@@ -126,13 +126,29 @@ class WrittenCase:
         return os.path.dirname(self.suite_dir)
 
 
-def ship_plugins(suite: OutputDir, options: Sequence[str]) -> list[str]:
-    """A ``--plugin-dir`` option's libraries copied into the suite's own ``plugin/``
-    folder (links kept as links; folders, such as Debian's ``auth_pam_tool_dir``, left
-    out: the suite must pass the trust rule), the option pointed there relative to the
-    suite, ``--plugin-dir=$MTR_SUITE_DIR/plugin``: the case carries the plugins it needs
-    wherever it is copied (kewpie's mtr mode loads plugins from the server's directory or
-    the suite's ``plugin/`` only)."""
+_SONAME_RE = re.compile(r"\bSONAME\s+['\"]([^'\"]+)['\"]", re.I)
+
+
+def loaded_libraries(text: str, options: Sequence[str]) -> set[str]:
+    """The libraries a case loads: its statements' ``SONAME '...'`` (CREATE FUNCTION,
+    INSTALL SONAME/PLUGIN) and its options' ``--plugin-load(-add)=[name=]lib.so;...``."""
+    names = set(_SONAME_RE.findall(text))
+    for option in options:
+        key, _, value = option.partition("=")
+        if key.replace("_", "-").lstrip("-").removeprefix("loose-") in (
+                "plugin-load", "plugin-load-add"):
+            names.update(part.rpartition("=")[2] for part in value.split(";") if part)
+    return {n if n.endswith(".so") else n + ".so" for n in names}
+
+
+def ship_plugins(suite: OutputDir, options: Sequence[str], loads: set[str]) -> list[str]:
+    """A ``--plugin-dir`` option's libraries that the case loads (loads; every one when it
+    names none) copied into the suite's own ``plugin/`` folder (links kept as links: a
+    server's own plugin stays a link to its install; folders, such as Debian's
+    ``auth_pam_tool_dir``, left out: the suite must pass the trust rule), the option
+    pointed there relative to the suite, ``--plugin-dir=$MTR_SUITE_DIR/plugin``: the case
+    carries the plugins it loads wherever it is copied (kewpie's mtr mode loads plugins
+    from the server's directory or the suite's ``plugin/`` only)."""
     out = []
     for option in options:
         name, _, value = option.partition("=")
@@ -144,8 +160,8 @@ def ship_plugins(suite: OutputDir, options: Sequence[str]) -> list[str]:
         with suite.folder(PLUGIN_FOLDER) as target:
             for entry in sorted(os.listdir(value)):
                 source = os.path.join(value, entry)
-                if os.path.isfile(source):  # a library, or a link to one (kept a link)
-                    target.copy_file(source, entry)
+                if os.path.isfile(source) and (not loads or entry in loads):
+                    target.copy_file(source, entry)   # a link stays a link
         out.append(name + PLUGIN_DIR_OPTION[len("--plugin-dir"):])
     return out
 
@@ -156,7 +172,7 @@ def write_case(out_dir: OutputDir | str, name: str, text: str, options: Sequence
     under out_dir/mtr/kw_reduce, written without following links
     (lib/platform/safewrite.py)."""
     with HeldOutput(out_dir) as out, out.folder(f"mtr/{SUITE}") as suite:
-        options = ship_plugins(suite, options)
+        options = ship_plugins(suite, options, loaded_libraries(text, options))
         if readme:
             suite.write_text(README, readme)
         test = suite.write_text(f"t/{name}.test", text)
