@@ -9,9 +9,11 @@ finding's signature in ``--trials`` tries, that is bad input (one ERROR line,
 exit 2).  With ``--reduce-parallel N`` (:mod:`lib.reduce.parallel`) candidates
 are checked on N bots at once.
 Then the passes of :mod:`lib.reduce.reducer` run; the case goes to
-``OUT/mtr/kw_reduce/`` (:mod:`lib.reduce.mtrcase`), replayed on each code tree
-kewpie knows (``--basedir``s and ``trees/``) for "present in ..., absent in
-...", with the bug report ``OUT/report.txt`` and the figures ``OUT/reduce.json``.
+``OUT/mtr/kw_reduce/`` (:mod:`lib.reduce.mtrcase`), a folder that travels, with the
+lines that run it from itself on each code tree kewpie knows (``--basedir``s and
+``trees/``) under kewpie --mode=mtr and mysql-test-run.pl (:mod:`lib.mtr.travel`), which
+the confirmation runs as printed (:mod:`lib.reduce.confirm`) for "present in ...,
+absent in ...", with the bug report ``OUT/report.txt`` and the figures ``OUT/reduce.json``.
 OUT is ``--reduce-out``, else the finding's ``reduce/`` folder.  Exit status 0
 when the case is written.
 """
