@@ -32,6 +32,8 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import shutil
+import sys
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
@@ -67,10 +69,12 @@ def climb(mtr_root: str) -> str:
 
 def kewpie_command(workdir: str = "") -> str:
     """kewpie's own command as it runs here: ``kewpie.py`` of this checkout by its absolute
-    path (a ``kewpie`` console script is on PATH only when installed), with ``--workdir``
+    path (a ``kewpie`` console script is on PATH only when installed; installed, the
+    script on PATH, else the one that runs now by its absolute path), with ``--workdir``
     when the run was given one other than the default."""
     root = checkout_root()
-    program = os.path.join(root, "kewpie.py") if root else "kewpie"
+    program = os.path.join(root, "kewpie.py") if root else \
+        ("kewpie" if shutil.which("kewpie") else os.path.abspath(sys.argv[0]))
     default = os.path.join(root or os.getcwd(), "workdir")
     given = workdir and os.path.abspath(workdir) != os.path.abspath(default)
     return shlex.quote(program) + (f" --workdir={shlex.quote(workdir)}" if given else "")
@@ -152,8 +156,8 @@ def readme_text(commands: Sequence[TreeCommands], title: str, suite: str) -> str
     lines = [f"{title}", "",
              f"A mysql-test suite folder ({suite}/: t/, r/, {PLUGIN_FOLDER}/); it names nothing",
              "outside itself (the libraries it loads are in plugin/, the .opt says",
-             f"{PLUGIN_DIR_OPTION}).  Copy it anywhere; run these from inside it",
-             f"(cd {suite}), one line each, in sh or bash:", ""]
+             f"{PLUGIN_DIR_OPTION}).  Copy it anywhere (keeping its name, {suite});",
+             f"run these from inside it (cd {suite}), one line each, in sh or bash:", ""]
     for tree_commands in commands:
         lines.append(f"On {tree_commands.tree.label}:")
         lines.append(f"  {tree_commands.kewpie}")
