@@ -25,7 +25,7 @@ import sys
 import time
 from typing import Any, Callable
 
-from ...errors import EXIT_OK
+from ...errors import EXIT_OK, UsageError
 from ...reduce.case import ReduceError, ReduceInput, Statement, read_input
 from ...reduce.check import Checker, Outcome, requirements
 from ...reduce.confirm import Confirmation, Places, confirm
@@ -40,6 +40,7 @@ from ...config.sections import Servers
 from ...platform.ports import default_lock_dir, ensure_lock_dir
 from ...platform.safewrite import OutputDir
 from ...run.environment import RunEnvironment
+from ...run.setup import check_reachable
 from .options import ReduceOptions
 
 CASE_NAME = "reduced"
@@ -109,6 +110,13 @@ def _confirm(env: RunEnvironment, case: ReduceInput, commands: list[TreeCommands
     """The case run from its folder on every tree, as printed (lib/reduce/confirm.py); mtr's
     temporary files in the workdir's tree in RAM when it has one, else the lock directory
     (paths short enough for mtr's sockets)."""
+    if env.server_user:
+        try:
+            check_reachable(written.test, env.server_user)
+        except UsageError as exc:
+            env.log.warning(f"reduce: {str(exc).split(';')[0]}: kewpie --mode=mtr cannot run "
+                            f"the case from {written.suite_dir} (its servers and mariadb-test "
+                            f"run as that user); give --reduce-out a folder it can reach")
     lock_dir = ensure_lock_dir(env.config.servers.lock_dir or default_lock_dir())
     shm = env.workdir.shm_path
     places = Places(os.path.join(work, "confirm"), shm if os.path.isdir(shm) else lock_dir,
