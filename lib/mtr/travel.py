@@ -20,7 +20,9 @@ through Perl's ``glob`` (``My::Find::my_find_dir``), so a name that climbs from 
 ``/`` and spells each ``-`` (``,``, space) as ``?`` finds the folder:
 ``--suite="../../../../..$(pwd | tr ' ,-' '???')"`` from ``/usr/share/mysql/mysql-test``.
 mtr then names the case by that relative path, and on a failure saves the servers' files
-beside the folder (``../kw_reduce.reduced/``) before moving them into its vardir.
+beside the folder (``../kw_reduce.reduced/``) before moving them into its vardir.  (A
+path holding glob characters, or a sibling that differs only where a ``?`` stands --
+``a-b`` beside ``a_b`` -- would match otherwise: such paths are for kewpie's line.)
 
 Another code tree: kewpie's ``--basedir`` (with ``--mtr-root`` when the tree has no
 mysql-test directory, as trees/10.11.18 from scripts/get-tree has none); mtr's
