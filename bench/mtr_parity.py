@@ -20,7 +20,9 @@ before and after each run is shown: the machine may be shared.
 Verdicts: ``pass`` (a flaky pass counts as a pass), ``fail`` (a timeout too),
 ``skipped``, ``disabled`` (mtr's ``[ disabled ]``; kewpie's skips whose reason
 says disabled), ``absent`` (the tool did not report the test).  A test's name
-is ``suite.test`` plus ``,combination`` for each combination, sorted.
+is ``suite.test`` plus ``,combination`` for each combination, in the order the tool
+printed them (mtr's ``main.t 'a,b'`` is ``main.t,a,b``): never re-ordered, so the
+names match only when kewpie names combinations in mtr's order.
 
 For iteration on one side: ``--mtr-only`` or ``--kewpie-only`` run one tool;
 ``--save-dir DIR`` writes each side's per-test verdicts, reasons and wall time
@@ -162,13 +164,17 @@ class ToolRun:
 
 # ---------------------------------------------------------------- names
 def test_key(suite: str, test: str, combinations: Iterable[str] = ()) -> str:
-    """``suite.test`` plus ``,comb`` per combination (sorted), the key both tools share."""
-    combs = sorted(c.strip() for c in combinations if c.strip())
+    """``suite.test`` plus ``,comb`` per combination, in the order the tool printed them:
+    the key both tools share.  The combinations are not sorted here: mtr prints them
+    sorted (My::Test::fullname), and a kewpie that names them in another order shows up
+    as tests each tool reports and the other does not."""
+    combs = [c.strip() for c in combinations if c.strip()]
     return f"{suite}.{test}" + "".join(f",{c}" for c in combs)
 
 
 def normalize_name(name: str) -> str:
-    """A name as read from mtr (``main.t 'a,b'``) or kewpie (``main.t,b,a``) as a test_key."""
+    """A name as read from mtr (``main.t 'a,b'``) or kewpie (``main.t,a,b``) as a test_key:
+    mtr's quoted list becomes ``,``-separated, in its order."""
     name = name.strip()
     match = re.fullmatch(r"(\S+?)(?:\s+'([^']*)')?", name)
     base, quoted = (match.group(1), match.group(2)) if match else (name, None)

@@ -68,8 +68,13 @@ class MtrCase:
 
     @property
     def full_name(self) -> str:
-        """``suite.test`` plus ``,comb`` for each combination (as mtr accepts names)."""
-        return ".".join((self.suite, self.name)) + "".join(f",{c}" for c in self.combinations)
+        """``suite.test`` plus ``,comb`` for each combination, in mtr's order: sorted, as
+        mtr's My::Test::fullname prints them (``incremental_backup '16k,undo0'``) and its
+        --xml-report lists them, whatever order the combination files gave; a name mtr
+        and kewpie both accept back (``suite.test,16k,undo0``).  ``combinations`` keeps
+        the files' order (``MTR_COMBINATIONS``, the options' order)."""
+        return ".".join((self.suite, self.name)) + "".join(f",{c}" for c in
+                                                           sorted(self.combinations))
 
     @property
     def requirements(self) -> Requirements:

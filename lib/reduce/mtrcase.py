@@ -1,9 +1,10 @@
 """The reduction's output: a mysql-test case and a bug report.
 
-The case is a suite folder ``mtr/kw_reduce/`` with ``t/<name>.test``,
-``t/<name>.opt`` (the server options it needs) and ``r/<name>.result``, so it
-runs under ``kewpie --mode=mtr --suitepath=OUT/mtr --suite=kw_reduce`` and under
-mysql-test-run (``./mtr --suite=OUT/mtr/kw_reduce <name>``):
+The case is a suite folder ``mtr/kw_reduce/`` that travels (:mod:`lib.mtr.travel`):
+``t/<name>.test``, ``t/<name>.opt`` (the server options it needs; a ``--plugin-dir``
+becomes ``$MTR_SUITE_DIR/plugin``, its libraries copied into the folder's ``plugin/``),
+``r/<name>.result`` and ``README.txt`` (the commands that run it from the folder, under
+``kewpie --mode=mtr`` and under mysql-test-run.pl, on each code tree):
 
 - statements run with the query and result logs off, each on its connection
   (``connect``/``connection`` when there are several); a statement that got an
@@ -23,9 +24,11 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from dataclasses import dataclass
 from typing import Sequence
 
+from ..mtr.travel import PLUGIN_DIR_OPTION, PLUGIN_FOLDER, README, TreeCommands
 from ..platform.safewrite import HeldOutput, OutputDir
 from ..randgen.connection import LOST_CONNECTION_CODES
 from .case import ReduceInput, Statement
@@ -123,12 +126,29 @@ class WrittenCase:
         return os.path.dirname(self.suite_dir)
 
 
-def ship_plugins(suite: OutputDir, options: Sequence[str]) -> list[str]:
-    """A ``--plugin-dir`` option's libraries copied into the suite's own ``plugin/``
-    folder (links kept as links; folders, such as Debian's ``auth_pam_tool_dir``, left
-    out: the suite must pass the trust rule), the option pointed there: the case carries
-    the plugins it needs (kewpie's mtr mode loads plugins from the server's directory or
-    the suite's ``plugin/`` only)."""
+_SONAME_RE = re.compile(r"\bSONAME\s+['\"]([^'\"]+)['\"]", re.I)
+
+
+def loaded_libraries(text: str, options: Sequence[str]) -> set[str]:
+    """The libraries a case loads: its statements' ``SONAME '...'`` (CREATE FUNCTION,
+    INSTALL SONAME/PLUGIN) and its options' ``--plugin-load(-add)=[name=]lib.so;...``."""
+    names = set(_SONAME_RE.findall(text))
+    for option in options:
+        key, _, value = option.partition("=")
+        if key.replace("_", "-").lstrip("-").removeprefix("loose-") in (
+                "plugin-load", "plugin-load-add"):
+            names.update(part.rpartition("=")[2] for part in value.split(";") if part)
+    return {n if n.endswith(".so") else n + ".so" for n in names}
+
+
+def ship_plugins(suite: OutputDir, options: Sequence[str], loads: set[str]) -> list[str]:
+    """A ``--plugin-dir`` option's libraries that the case loads (loads; every one when it
+    names none) copied into the suite's own ``plugin/`` folder (links kept as links: a
+    server's own plugin stays a link to its install; folders, such as Debian's
+    ``auth_pam_tool_dir``, left out: the suite must pass the trust rule), the option
+    pointed there relative to the suite, ``--plugin-dir=$MTR_SUITE_DIR/plugin``: the case
+    carries the plugins it loads wherever it is copied (kewpie's mtr mode loads plugins
+    from the server's directory or the suite's ``plugin/`` only)."""
     out = []
     for option in options:
         name, _, value = option.partition("=")
@@ -136,22 +156,25 @@ def ship_plugins(suite: OutputDir, options: Sequence[str]) -> list[str]:
                 not os.path.isdir(value):
             out.append(option)
             continue
-        suite.remove("plugin")
-        with suite.folder("plugin") as target:
+        suite.remove(PLUGIN_FOLDER)
+        with suite.folder(PLUGIN_FOLDER) as target:
             for entry in sorted(os.listdir(value)):
                 source = os.path.join(value, entry)
-                if os.path.isfile(source):  # a library, or a link to one (kept a link)
-                    target.copy_file(source, entry)
-        out.append(f"{name}={suite.path_of('plugin')}")
+                if os.path.isfile(source) and (not loads or entry in loads):
+                    target.copy_file(source, entry)   # a link stays a link
+        out.append(name + PLUGIN_DIR_OPTION[len("--plugin-dir"):])
     return out
 
 
-def write_case(out_dir: OutputDir | str, name: str, text: str, options: Sequence[str]
-               ) -> WrittenCase:
-    """The .test, .opt (when there are options) and .result under out_dir/mtr/kw_reduce,
-    written without following links (lib/platform/safewrite.py)."""
+def write_case(out_dir: OutputDir | str, name: str, text: str, options: Sequence[str],
+               readme: str = "") -> WrittenCase:
+    """The .test, .opt (when there are options), .result and README.txt (when given)
+    under out_dir/mtr/kw_reduce, written without following links
+    (lib/platform/safewrite.py)."""
     with HeldOutput(out_dir) as out, out.folder(f"mtr/{SUITE}") as suite:
-        options = ship_plugins(suite, options)
+        options = ship_plugins(suite, options, loaded_libraries(text, options))
+        if readme:
+            suite.write_text(README, readme)
         test = suite.write_text(f"t/{name}.test", text)
         opt = suite.path_of(f"t/{name}.opt")
         if options:
@@ -165,8 +188,9 @@ def write_case(out_dir: OutputDir | str, name: str, text: str, options: Sequence
 
 def report_text(case: ReduceInput, statements: Sequence[Statement], options: Sequence[str],
                 written: WrittenCase, present: Sequence[str], absent: Sequence[str],
-                stack: str = "") -> str:
-    """The bug report: what, where it reproduces, the options and the reduced case."""
+                stack: str = "", commands: Sequence[TreeCommands] = ()) -> str:
+    """The bug report: what, where it reproduces, the options, the reduced case and the
+    commands that run it from its folder (the folder's README.txt says the same)."""
     versions = (f"present in {', '.join(present) or 'none'}; "
                 f"absent in {', '.join(absent) or 'none'}")
     unique_id = case.finding.get("unique_id") or (case.finding.get("signature") or {}).get(
@@ -180,11 +204,12 @@ def report_text(case: ReduceInput, statements: Sequence[Statement], options: Seq
              f"How to repeat ({len(statements)} statements, reduced from "
              f"{len(case.statements)}):", ""]
     lines += ["  " + line for line in open(written.test, encoding="utf-8").read().splitlines()]
-    lines += ["", "Run it with:",
-              f"  kewpie --mode=mtr --suitepath={written.suitepath} --suite={SUITE} "
-              f"{SUITE}.{written.name}",
-              f"  cd /usr/share/mysql/mysql-test && ./mtr --suite={written.suite_dir} "
-              f"{written.name}"]
+    lines += ["", f"Run it from its folder, {written.suite_dir} (or a copy of the folder "
+              f"anywhere: {README} there says the same):", "",
+              f"  cd {shlex.quote(written.suite_dir)}"]
+    for tree in commands:
+        lines += [f"  # {tree.tree.label}", f"  {tree.kewpie}",
+                  *([f"  {tree.mtr}"] if tree.mtr else [])]
     if stack:
         lines += ["", "Stack (from the crash report):", ""] + ["  " + l for l in
                                                                stack.splitlines()]

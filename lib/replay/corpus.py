@@ -9,9 +9,11 @@ through (sub-folders too, in name order).  A reproducer is
   options come from its ``# mysqld options required for replay: --opt ...``
   lines (every such line, as bug_report.sh reads them); a file of options
   alone reproduces a bug of the server's start;
-- a mysql-test file (``.test``), with its ``.opt`` beside it: run by
-  ``mariadb-test``; kewpie's reduced cases (``--mode=reduce``'s
-  ``mtr/kw_reduce/reduced.test``) are named for their finding's folder.
+- a mysql-test file (``.test``), with its ``.opt`` beside it (``$MTR_SUITE_DIR``
+  in it is the suite's folder, as mtr expands it: a reduced case's
+  ``--plugin-dir=$MTR_SUITE_DIR/plugin``): run by ``mariadb-test``; kewpie's
+  reduced cases (``--mode=reduce``'s ``mtr/kw_reduce/t/reduced.test``) are named
+  for their finding's folder.
 
 A reproducer's name is the file's name without its extension (``MDEV-12345``;
 with its folder's name in front when two share it); its bug is the first
@@ -39,7 +41,9 @@ SQL, MYSQLTEST = "sql", "mysqltest"
 KINDS = MappingProxyType({".sql": SQL, ".test": MYSQLTEST})
 OPTIONS_RE = re.compile(r"mysqld options required for replay:(.*)", re.I)
 BUG_RE = re.compile(r"\b([A-Z][A-Z0-9]*-\d+)\b")
-REDUCED = os.path.join("mtr", "kw_reduce", "reduced.test")
+REDUCED = (os.path.join("mtr", "kw_reduce", "t", "reduced.test"),
+           os.path.join("mtr", "kw_reduce", "reduced.test"))
+SUITE_DIR_RE = re.compile(r"\$(?:\{MTR_SUITE_DIR\}|MTR_SUITE_DIR\b)")
 MAX_BYTES = 64 << 20
 # The first word of a line that begins a statement (MariaDB's), and mysql-test's own commands.
 _STATEMENT_WORDS = frozenset("""
@@ -97,11 +101,18 @@ class Corpus:
 
 
 def _name(path: str) -> str:
-    """A reproducer's name: its file's name, or its finding's folder for a reduced case."""
-    if path.endswith(os.sep + REDUCED):
-        finding = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(path))))
-        return os.path.basename(finding)
+    """A reproducer's name: its file's name, or its finding's folder for a reduced case
+    (``<finding>/reduce/mtr/kw_reduce/t/reduced.test``)."""
+    for reduced in REDUCED:
+        if path.endswith(os.sep + reduced):
+            return os.path.basename(os.path.dirname(path[:-len(os.sep + reduced)]))
     return os.path.splitext(os.path.basename(path))[0]
+
+
+def _suite_dir(path: str) -> str:
+    """The suite folder of a .test file, as mtr sets MTR_SUITE_DIR (above its ``t/``)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    return os.path.dirname(folder) if os.path.basename(folder) == "t" else folder
 
 
 def looks_like_sql(text: str, kind: str) -> bool:
@@ -142,7 +153,7 @@ def read_reproducer(path: str) -> Reproducer:
         opt = os.path.splitext(path)[0] + ".opt"
         if os.path.isfile(opt):
             with open(opt, encoding="utf-8", errors="replace") as fh:
-                words = fh.read().split()
+                words = SUITE_DIR_RE.sub(lambda _: _suite_dir(path), fh.read()).split()
     try:
         options = tuple(parse_options(words))
     except KewpieError as exc:

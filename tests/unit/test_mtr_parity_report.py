@@ -52,3 +52,14 @@ def test_big_test_goes_to_both_tools():
     assert "--big-test" in parity.kewpie_command("/w", "/j.xml", "galera_3nodes", [], 2, True)
     assert "--big-test" not in parity.mtr_command("/v", "galera_3nodes", [], 2)
     assert parity.TARGETS["galera_sr"] == (0.98, 0.8)
+
+
+def test_names_are_compared_as_the_tools_print_them():
+    """Combinations are read in the order each tool printed them, never sorted: kewpie's
+    name matches mtr's only when it lists them in mtr's order."""
+    parity = _load()
+    mtr = parity.parse_mtr_output(
+        "mariabackup.incremental_backup '16k,undo0' w1 [ pass ]   2345\n")
+    assert list(mtr) == ["mariabackup.incremental_backup,16k,undo0"]
+    assert parity.normalize_name("mariabackup.incremental_backup,undo0,16k") == \
+        "mariabackup.incremental_backup,undo0,16k"

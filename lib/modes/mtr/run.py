@@ -30,6 +30,7 @@ from ...mtr.cases import Collector, MtrCase
 from ...mtr.cnf import MtrConfig
 from ...mtr.config import base_environment, find_binary
 from ...mtr.suite_rules import BuildFacts, skip_rules
+from ...mtr.travel import MTR_DIR_CANDIDATES
 from ...mtr.vardir import MtrVardir
 from ...mtr.warnings import WarningScanner
 from ...mtr.galera import galera_skip_rules
@@ -52,9 +53,6 @@ from ...servers.server import Server
 from ...suites.context import BotSetup
 from ...suites.loader import TestSpec
 from ...suites.status import TestStatus
-
-MTR_DIR_CANDIDATES = ("mysql-test", "share/mysql/mysql-test", "share/mariadb/mysql-test",
-                      "share/mysql-test", "mariadb-test")
 
 
 def mtr_root(config_root: str, tree: CodeTree, trust: Trust | None = None) -> str:

@@ -9,9 +9,11 @@ finding's signature in ``--trials`` tries, that is bad input (one ERROR line,
 exit 2).  With ``--reduce-parallel N`` (:mod:`lib.reduce.parallel`) candidates
 are checked on N bots at once.
 Then the passes of :mod:`lib.reduce.reducer` run; the case goes to
-``OUT/mtr/kw_reduce/`` (:mod:`lib.reduce.mtrcase`), replayed on each code tree
-kewpie knows (``--basedir``s and ``trees/``) for "present in ..., absent in
-...", with the bug report ``OUT/report.txt`` and the figures ``OUT/reduce.json``.
+``OUT/mtr/kw_reduce/`` (:mod:`lib.reduce.mtrcase`), a folder that travels, with the
+lines that run it from itself on each code tree kewpie knows (``--basedir``s and
+``trees/``) under kewpie --mode=mtr and mysql-test-run.pl (:mod:`lib.mtr.travel`), which
+the confirmation runs as printed (:mod:`lib.reduce.confirm`) for "present in ...,
+absent in ...", with the bug report ``OUT/report.txt`` and the figures ``OUT/reduce.json``.
 OUT is ``--reduce-out``, else the finding's ``reduce/`` folder.  Exit status 0
 when the case is written.
 """
@@ -23,17 +25,22 @@ import sys
 import time
 from typing import Any, Callable
 
-from ...errors import EXIT_OK
+from ...errors import EXIT_OK, UsageError
 from ...reduce.case import ReduceError, ReduceInput, Statement, read_input
 from ...reduce.check import Checker, Outcome, requirements
+from ...reduce.confirm import Confirmation, Places, confirm
 from ...reduce.parallel import ParallelCheck
-from ...reduce.mtrcase import (WrittenCase, WrongResultCheck, case_text, digest_query,
+from ...reduce.mtrcase import (SUITE, WrittenCase, WrongResultCheck, case_text, digest_query,
                                 report_text, write_case)
 from ...reduce.reducer import Reduced, Reducer, load_smallest
 from ...reduce.replay import replay
+from ...mtr.travel import CaseCommands, Tree, TreeCommands, kewpie_command, mysql_test_dir, \
+    readme_text
+from ...config.sections import Servers
+from ...platform.ports import default_lock_dir, ensure_lock_dir
 from ...platform.safewrite import OutputDir
-from ...servers.codetree import CodeTree
 from ...run.environment import RunEnvironment
+from ...run.setup import check_reachable
 from .options import ReduceOptions
 
 CASE_NAME = "reduced"
@@ -85,32 +92,37 @@ def _wrong_result_check(env: RunEnvironment, case: ReduceInput, outcome: Outcome
         manager.shutdown(fast=True, discard=True)
 
 
-def _confirm(env: RunEnvironment, case: ReduceInput, statements: list[Any],
-             options: tuple[tuple[str, ...], ...], trials: int, work: str,
-             seen_on: str = "") -> tuple[list[str], list[str]]:
-    """Replay the reduced case on every code tree: (versions present, versions absent).
-    seen_on: the basedir of the tree where the case's own try just reproduced (not
-    tried again: a sporadic bug could miss its --trials there and read as absent)."""
-    present: list[str] = []
-    absent: list[str] = []
-    trees: list[CodeTree] = env.trees.all()
-    for index, tree in enumerate(trees):
-        label = tree.version.version if tree.version else tree.basedir
-        if seen_on and tree.basedir == seen_on:
-            present.append(f"{label} ({tree.basedir})")
-            env.log.info(f"reduce: present in {label} ({tree.basedir}): the reduction's "
-                         f"last try")
-            continue
-        manager = env.make_manager(f"tree{index}", tree=tree)
+def _commands(env: RunEnvironment, trials: int) -> list[TreeCommands]:
+    """The lines that run the case from its folder on every code tree kewpie knows (the
+    --basedirs and trees/), under kewpie --mode=mtr and mysql-test-run.pl; a sporadic
+    bug's with --repeat=--trials."""
+    trees = [Tree(f"{t.version.version if t.version else t.basedir} ({t.basedir})", t.basedir)
+             for t in env.trees.all()]
+    roots = [r for r in (mysql_test_dir(t.basedir) for t in trees) if r]
+    commands = CaseCommands(SUITE, CASE_NAME, roots[0] if roots else "",
+                            kewpie_command(env.config.workdir), trials,
+                            Servers.basedir)
+    return commands.for_trees(trees)
+
+
+def _confirm(env: RunEnvironment, case: ReduceInput, commands: list[TreeCommands],
+             written: WrittenCase, work: str) -> Confirmation:
+    """The case run from its folder on every tree, as printed (lib/reduce/confirm.py); mtr's
+    temporary files in the workdir's tree in RAM when it has one, else the lock directory
+    (paths short enough for mtr's sockets)."""
+    if env.server_user:
         try:
-            checker = Checker(case, manager, work, trials)
-            checker.options = options
-            found = checker.fails(statements)
-        finally:
-            manager.shutdown(fast=True, discard=True)
-        (present if found else absent).append(f"{label} ({tree.basedir})")
-        env.log.info(f"reduce: {'present' if found else 'absent'} in {label} ({tree.basedir})")
-    return present, absent
+            check_reachable(written.test, env.server_user)
+        except UsageError as exc:
+            env.log.warning(f"reduce: {str(exc).split(';')[0]}: kewpie --mode=mtr cannot run "
+                            f"the case from {written.suite_dir} (its servers and mariadb-test "
+                            f"run as that user); give --reduce-out a folder it can reach")
+    lock_dir = ensure_lock_dir(env.config.servers.lock_dir or default_lock_dir())
+    shm = env.workdir.shm_path
+    places = Places(os.path.join(work, "confirm"), shm if os.path.isdir(shm) else lock_dir,
+                    lock_dir)
+    os.makedirs(places.scratch, exist_ok=True)
+    return confirm(commands, written.suite_dir, places, case.kind, SUITE, CASE_NAME)
 
 
 def run_reduce(env: RunEnvironment) -> int:
@@ -146,14 +158,14 @@ def _reduce(env: RunEnvironment, case: ReduceInput, out: OutputDir) -> int:
     check_ = _wrong_result_check(env, case, outcome, bots.checker.options, result.statements)
     server_index = 1 if case.topology == "compare" and len(result.options) > 1 else 0
     options = list(result.options[server_index]) if result.options else []
+    commands = _commands(env, trials)
     written = write_case(out, CASE_NAME, case_text(case, result.statements, errors, check_),
-                         options)
-    seen_on = env.tree.basedir if env.tree is not None and \
-        outcome.tried(result.statements, result.options) else ""
-    present, absent = _confirm(env, case, result.statements, result.options, trials, work,
-                               seen_on)
+                         options, readme_text(commands, f"{case.title} ({case.signature.id})",
+                                              SUITE))
+    confirmation = _confirm(env, case, commands, written, work)
+    present, absent = confirmation.split([c.tree.label for c in commands])
     report = _write_report(out, case, result.statements, options, written, present,
-                           absent)
+                           absent, commands)
     figures = {"finding": case.folder, "signature": case.signature.id,
                "statements_in": len(case.statements), "statements_out": len(result.statements),
                "candidate_runs": bots.runs(),
@@ -161,7 +173,8 @@ def _reduce(env: RunEnvironment, case: ReduceInput, out: OutputDir) -> int:
                "parallel": width, "server_starts": server_starts, "resumed": result.resumed,
                "options": [list(o) for o in result.options],
                "passes": [vars(p) for p in result.passes], "present": present,
-               "absent": absent, "test": written.test, "report": report}
+               "absent": absent, "confirmation": confirmation.to_json(),
+               "test": written.test, "report": report}
     out.write_text("reduce.json", json.dumps(figures, indent=2))
     _log_summary(env, case, result.statements, figures, width)
     return EXIT_OK
@@ -259,12 +272,12 @@ def _reproduced(case: ReduceInput, bots: _Bots, result: Reduced) -> Outcome:
 
 def _write_report(out: OutputDir, case: ReduceInput, final: list[Statement],
                   options: list[str], written: WrittenCase, present: list[str],
-                  absent: list[str]) -> str:
+                  absent: list[str], commands: list[TreeCommands]) -> str:
     """The bug report OUT/report.txt (with the finding's stack); its path."""
     details = case.finding.get("details", {})
     stack = "\n".join(details.get("raw_frames") or details.get("frames") or [])
     return out.write_text("report.txt", report_text(case, final, options, written, present,
-                                                    absent, stack))
+                                                    absent, stack, commands))
 
 
 def _log_summary(env: RunEnvironment, case: ReduceInput, final: list[Statement],

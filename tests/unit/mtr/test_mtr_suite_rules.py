@@ -110,6 +110,18 @@ def test_suite_and_test_combinations_as_mtr_names_them():
     assert stmt.master_opt[-1] == "--binlog-format=statement"   # the later option wins
 
 
+def test_full_names_list_combinations_in_mtrs_order():
+    """mtr's My::Test::fullname sorts a case's combinations (``incremental_backup
+    '16k,undo0'``): kewpie's name lists them in that order too, while the case keeps the
+    files' order for MTR_COMBINATIONS and its options."""
+    undo = [Combination("undo0", ("--innodb-undo-tablespaces=0",))]
+    pages = [Combination("16k", ("--innodb-page-size=16k",)), Combination("4k", ("--x=4",))]
+    cases = [c for base in make_combinations(_case(), {}, undo)
+             for c in make_combinations(base, {}, pages)]
+    assert [c.combinations for c in cases] == [("undo0", "16k"), ("undo0", "4k")]
+    assert [c.full_name.split(".", 1)[1] for c in cases] == ["t,16k,undo0", "t,4k,undo0"]
+
+
 def test_combinations_fixed_by_options_named_or_skipped():
     fixed = make_combinations(_case(["--binlog-format=row"]), {}, FORMATS)
     assert [c.combinations for c in fixed] == [("row",)]

@@ -13,7 +13,8 @@ from lib.hunt.signature import Signature
 from lib.reduce import passes
 from lib.reduce.case import ReduceError, ReduceInput, Statement, read_input
 from lib.reduce.ddmin import ddmin, ddmin_groups
-from lib.reduce.mtrcase import DONE_LINE, WrongResultCheck, case_text, digest_query, write_case
+from lib.reduce.mtrcase import (DONE_LINE, WrongResultCheck, case_text, digest_query,
+                                loaded_libraries, write_case)
 from lib.reduce.reducer import Reducer, load_smallest, save_smallest
 
 
@@ -209,6 +210,25 @@ def test_test_text_of_a_crash_on_two_connections(tmp_path):
     assert open(written.result).read() == DONE_LINE + "\n"
     assert open(written.opt).read() == "--a=1\n"
     assert written.suitepath == str(tmp_path / "mtr")
+
+
+def test_a_case_carries_its_plugins_and_names_them_relative_to_itself(tmp_path):
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    for name in ("kw_planted.so", "ha_x.so", "unused.so"):
+        (plugins / name).write_bytes(b"\x7fELF")
+    (plugins / "auth_pam_tool_dir").mkdir()   # a folder: left out
+    text = "CREATE FUNCTION kw_planted RETURNS INTEGER SONAME 'kw_planted.so';\n"
+    options = [f"--plugin-dir={plugins}", "--plugin-load-add=x=ha_x.so", "--a=1"]
+    written = write_case(str(tmp_path / "out"), "reduced", text, options,
+                         readme="how to run it\n")
+    suite = tmp_path / "out" / "mtr" / "kw_reduce"
+    assert open(written.opt).read() == (
+        "--plugin-dir=$MTR_SUITE_DIR/plugin --plugin-load-add=x=ha_x.so --a=1\n")
+    assert sorted(os.listdir(suite / "plugin")) == ["ha_x.so", "kw_planted.so"]
+    assert (suite / "README.txt").read_text() == "how to run it\n"
+    assert loaded_libraries("INSTALL SONAME 'ha_rocksdb'", ["--loose-plugin-load=a.so;b=c"]) \
+        == {"ha_rocksdb.so", "a.so", "c.so"}
 
 
 def test_test_text_of_a_wrong_result_dies_on_the_wrong_digest():

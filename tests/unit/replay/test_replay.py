@@ -44,8 +44,9 @@ def test_corpus_reproducers_bugs_options_and_skips(tmp_path):
     _write(f"{root}/bin.sql", b"\x00abc", "wb")
     _write(f"{root}/notes.sql", "hello world\n")
     _write(f"{root}/MDEV-4.slq", "SELECT 1;\n")
-    _write(f"{root}/f/reduce/mtr/kw_reduce/reduced.test", "--disable_query_log\nSELECT 1;\n")
-    _write(f"{root}/f/reduce/mtr/kw_reduce/reduced.opt", "--sql-mode=\n")
+    _write(f"{root}/f/reduce/mtr/kw_reduce/t/reduced.test", "--disable_query_log\nSELECT 1;\n")
+    _write(f"{root}/f/reduce/mtr/kw_reduce/t/reduced.opt",
+           "--sql-mode= --plugin-dir=$MTR_SUITE_DIR/plugin\n")
     corpus = discover([root])
     names = {r.name: r for r in corpus.reproducers}
     assert sorted(names) == ["MDEV-1", "MDEV-2", "MDEV-3", "f"]
@@ -53,7 +54,8 @@ def test_corpus_reproducers_bugs_options_and_skips(tmp_path):
     assert names["MDEV-2"].bug == "MDEV-2" and names["MDEV-2"].kind == SQL
     assert names["MDEV-3"].options                         # options alone: a start's bug
     assert names["f"].kind == MYSQLTEST and names["f"].bug == ""
-    assert [o.as_arg() for o in names["f"].options] == ["--sql-mode="]
+    assert [o.as_arg() for o in names["f"].options] == [
+        "--sql-mode=", f"--plugin-dir={root}/f/reduce/mtr/kw_reduce/plugin"]
     reasons = {os.path.basename(s.path): s.reason for s in corpus.skipped}
     assert reasons == {"bin.sql": "not SQL: it holds NUL bytes (a binary file)",
                        "notes.sql": "not SQL: no line begins with a statement"}
