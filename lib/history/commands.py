@@ -1,6 +1,7 @@
 """``kewpie history ...``: the history on the command line, its page and its static copy.
 
-``failures`` (the cross-reference search), ``flaky``, ``slowest``, ``test NAME``,
+``failures`` (the cross-reference search), ``findings`` and ``finding SIGNATURE``
+(the hunts' findings across runs and machines), ``flaky``, ``slowest``, ``test NAME``,
 ``unstable`` (lines for ``unstable-tests`` or a suite's ``disabled.txt``), ``runs``,
 ``run ID``, ``serve`` (the page, on 127.0.0.1), ``html OUT`` (a static copy) and
 ``import-sweeps FILE`` (an old sweeps database).  lib/cli.py dispatches here with the
@@ -20,6 +21,7 @@ from sqlalchemy.engine import Engine
 
 from .dsn import has_password, password_on_command_line
 from .errors import HistoryUsageError
+from .findings import FindingFilter, finding_detail, search_findings
 from .patterns import parse_when
 from .records import headline
 from .queries import (DEFAULT_WINDOW_RUNS, STATUS_CHOICES, FlakyRow, ResultRow, SearchFilter,
@@ -90,6 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
         "failure pattern without them matches anywhere in the text.")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
     _add_failures(sub)
+    _add_findings(sub)
     _add_reports(sub)
     _add_outputs(sub)
     return p
@@ -112,6 +115,29 @@ def _add_failures(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     s.add_argument("--since", default="", metavar="WHEN", help="e.g. 7d, 12h, 2026-11-01")
     s.add_argument("--until", default="", metavar="WHEN")
     s.add_argument("--limit", type=int, default=50, metavar="N")
+
+
+def _add_findings(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``history findings`` and ``history finding SIGNATURE``: the hunts' findings."""
+    s = sub.add_parser("findings", help="the hunts' findings, one line per signature across "
+                                        "runs and machines, the last seen first")
+    _store_options(s)
+    s.add_argument("--signature", default="", metavar="PATTERN",
+                   help="its id, its text or a crash's UniqueID, e.g. '*row0ins*'")
+    s.add_argument("--kind", default="", metavar="PATTERN", help="crash, hang, errorlog, "
+                   "divergence, wrong-result")
+    s.add_argument("--bug", default="", metavar="PATTERN", help="the known bug, e.g. MDEV-*")
+    s.add_argument("--tree", default="", metavar="PATTERN", help="seen on this code tree")
+    s.add_argument("--machine", default="", metavar="PATTERN",
+                   help="seen on this machine (a CI agent or worker, else the host)")
+    s.add_argument("--since", default="", metavar="WHEN", help="last seen since, e.g. 7d")
+    s.add_argument("--until", default="", metavar="WHEN", help="first seen before")
+    s.add_argument("--limit", type=int, default=50, metavar="N")
+
+    s = sub.add_parser("finding", help="one finding's sightings: runs, machines, trees, "
+                                       "seeds, folders and its reduction")
+    _store_options(s)
+    s.add_argument("signature", metavar="SIGNATURE", help="the signature's id (12 hex digits)")
 
 
 def _add_reports(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -268,6 +294,51 @@ def _failures(engine: Engine, args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def _findings(engine: Engine, args: argparse.Namespace, out: TextIO) -> int:
+    f = FindingFilter(signature=args.signature, kind=args.kind, bug=args.bug, tree=args.tree,
+                      machine=args.machine, since=parse_when(args.since),
+                      until=parse_when(args.until), limit=args.limit)
+    with engine.connect() as conn:
+        rows = search_findings(conn, f)
+    if not rows:
+        out.write("no finding matches\n")
+        return 0
+    table = [["LAST SEEN (UTC)", "FIRST SEEN", "COUNT", "KIND", "SIGNATURE", "TAG", "MACHINES",
+              "TREES", "REDUCTION", "TITLE"]]
+    for r in rows:
+        tag = r.tag + (f" {r.bug_id}" if r.bug_id else "")
+        table.append([_when(r.last_seen), _when(r.first_seen), str(r.count), r.kind,
+                      r.signature, tag or "-", ",".join(r.machines) or "-",
+                      ",".join(r.trees) or "-", r.reduction or "-", r.title[:80]])
+    _table(table, out)
+    return 0
+
+
+def _finding(engine: Engine, args: argparse.Namespace, out: TextIO) -> int:
+    with engine.connect() as conn:
+        row, seen = finding_detail(conn, args.signature.strip())
+    if row is None:
+        raise HistoryUsageError(f"no finding {args.signature!r} in the history (list them: "
+                                f"kewpie history findings)")
+    facts = [("signature", f"{row.signature} {row.signature_text}"), ("unique id", row.unique_id),
+             ("kind", f"{row.kind} ({row.oracle})"), ("title", row.title),
+             ("tag", f"{row.tag} {row.bug_id}".strip()),
+             ("seen", f"{row.count} time(s), {_when(row.first_seen)} .. {_when(row.last_seen)}"),
+             ("machines", ", ".join(row.machines)), ("trees", ", ".join(row.trees)),
+             ("reduction", f"{row.reduction} by {row.reduction_owner} "
+                           f"{_when(row.reduction_at)}" if row.reduction else ""),
+             ("reduced case", row.reduced_case), ("report", row.report)]
+    for key, value in facts:
+        if value:
+            out.write(f"{key:>13}: {value}\n")
+    table = [["FOUND (UTC)", "RUN", "MACHINE", "TREE", "BOT", "TRIAL", "SEED", "TAG", "FOLDER"]]
+    for s in seen:
+        table.append([_when(s.found_at), f"#{s.run_id}", s.machine or "-", s.tree or "-",
+                      s.bot or "-", str(s.trial), str(s.seed), s.tag or "-", s.folder])
+    _table(table, out)
+    return 0
+
+
 def _window(args: argparse.Namespace) -> Window:
     if args.runs < 1 or args.days < 0:
         raise HistoryUsageError("--runs must be at least 1 and --days at least 0")
@@ -381,7 +452,8 @@ def _import_sweeps(engine: Engine, args: argparse.Namespace, out: TextIO) -> int
 
 
 COMMANDS: Mapping[str, Callable[[Engine, argparse.Namespace, TextIO], int]] = MappingProxyType({
-    "failures": _failures, "flaky": _flaky, "slowest": _slowest, "test": _test,
+    "failures": _failures, "findings": _findings, "finding": _finding, "flaky": _flaky,
+    "slowest": _slowest, "test": _test,
     "unstable": _unstable, "runs": _runs, "run": _run, "import-sweeps": _import_sweeps})
 
 

@@ -20,7 +20,8 @@ from sqlalchemy import ColumnElement, Select, and_, case, func, select, true
 from sqlalchemy.engine import Connection, Row
 
 from ..platform.secrets import redact
-from .patterns import check, has_wildcards, literal_prefix, matches, prefix_range
+from .patterns import (check, has_wildcards, literal_prefix, matches, matches_line,
+                       prefix_range)
 from .records import FAILING, utcnow
 from .schema import results, runs
 
@@ -134,7 +135,7 @@ def search(conn: Connection, f: SearchFilter) -> list[ResultRow]:
     if f.test:
         conditions.append(matches(results.c.test, f.test, use_range=_narrow(conn, f.test)))
     if f.failure:
-        conditions.append(matches(results.c.failure, f.failure, anywhere=True))
+        conditions.append(matches_line(results.c.failure, f.failure))
     if f.signature:
         conditions.append(matches(results.c.signature, f.signature))
     if f.branch:

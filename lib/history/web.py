@@ -1,6 +1,8 @@
 """The cross-reference page (Flask and Jinja2 templates): the search, a test's page, a
-run's page, the runs, the flaky and slowest tables, the sweeps' plots and the
-replayed bugs (``/bugs``, ``/bug?name=MDEV-12345``: lib/history/replays.py).
+run's page (with the findings its hunt wrote), the runs, the flaky and slowest
+tables, the sweeps' plots, the hunts' findings (``/findings``: one row per signature
+across runs and machines; ``/finding?signature=``: its timeline, lib/history/findings.py)
+and the replayed bugs (``/bugs``, ``/bug?name=MDEV-12345``: lib/history/replays.py).
 
 Each page is a function from a connection and its parameters to a template's values
 (``*_page``), rendered by a Flask route (``kewpie history serve``, lib/history/serve.py)
@@ -22,6 +24,7 @@ from flask import Flask, Response, abort, render_template, request
 from sqlalchemy.engine import Connection, Engine
 
 from .errors import HistoryUsageError
+from .findings import FindingFilter, finding_detail, run_findings, search_findings
 from .patterns import parse_when
 from .records import headline
 from .replays import bug_history, find_bugs
@@ -31,7 +34,7 @@ from .svgplot import Series, line_plot, strip, time_plot
 from .sweeps import StoredSweep, SweepStore
 
 SAFE_NAME = re.compile(r"^[A-Za-z0-9._-]{1,120}$")
-PAGES = ("index", "runs", "flaky", "slowest", "sweeps", "bugs")
+PAGES = ("index", "runs", "flaky", "slowest", "sweeps", "findings", "bugs")
 TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
 STRIP_LENGTH = 60
 
@@ -79,6 +82,12 @@ class Links:
         if self.static:
             return f"{self.prefix}bugs/{quote(slug(name))}.html"
         return "/bug?" + urlencode({"name": name})
+
+    def finding(self, signature: str) -> str:
+        """A finding's page (lib/history/findings.py)."""
+        if self.static:
+            return f"{self.prefix}findings/{quote(slug(signature))}.html"
+        return "/finding?" + urlencode({"signature": signature})
 
     def sweep(self, sweep_id: int) -> str:
         """A sweep's page."""
@@ -155,7 +164,8 @@ def run_page(conn: Connection, run_id: int) -> dict[str, Any] | None:
     run, rows = run_detail(conn, run_id)
     if run is None:
         return None
-    return {"run": run, "rows": rows, "title": f"Run #{run_id}"}
+    return {"run": run, "rows": rows, "findings": run_findings(conn, run_id),
+            "title": f"Run #{run_id}"}
 
 
 def runs_page(conn: Connection, args: Mapping[str, str]) -> dict[str, Any]:
@@ -188,6 +198,33 @@ def slowest_page(conn: Connection, args: Mapping[str, str]) -> dict[str, Any]:
                       for r in rows[:5]], "The 5 slowest tests, run after run", "run",
                      "ms") if rows else None
     return {"rows": rows, "window": w, "plot": plot, "title": "Slowest tests"}
+
+
+FINDING_FORM = ("signature", "kind", "bug", "tree", "machine", "since", "until")
+
+
+def findings_page(conn: Connection, args: Mapping[str, str]) -> dict[str, Any]:
+    """The hunts' findings, one row per signature across runs and machines, searched by
+    signature (id, text or UniqueID), kind, bug, tree, machine and time."""
+    form = {k: args.get(k, "") for k in FINDING_FORM}
+    error = ""
+    try:
+        f = FindingFilter(signature=form["signature"], kind=form["kind"], bug=form["bug"],
+                          tree=form["tree"], machine=form["machine"],
+                          since=parse_when(form["since"]), until=parse_when(form["until"]),
+                          limit=_int(args.get("limit", ""), 100))
+        rows = search_findings(conn, f)
+    except HistoryUsageError as exc:
+        rows, error = [], str(exc)
+    return {"form": form, "rows": rows, "error": error, "title": "Findings"}
+
+
+def finding_page(conn: Connection, signature: str) -> dict[str, Any] | None:
+    """One finding: its facts, reduction, and its sightings oldest first (the timeline)."""
+    row, seen = finding_detail(conn, signature)
+    if row is None:
+        return None
+    return {"finding": row, "sightings": seen, "title": f"Finding {row.signature}"}
 
 
 def bugs_page(conn: Connection, args: Mapping[str, str]) -> dict[str, Any]:
@@ -274,6 +311,7 @@ def create_app(engine: Engine) -> Flask:
     _add_result_routes(app, engine, render)
     _add_sweep_routes(app, engine, render)
     _add_bug_routes(app, engine, render)
+    _add_finding_routes(app, engine, render)
     app.after_request(_headers)
     return app
 
@@ -332,6 +370,21 @@ def _add_bug_routes(app: Flask, engine: Engine, render: Render) -> None:
         """A replayed bug's page."""
         with engine.connect() as conn:
             return render("bug.html", bug_page(conn, request.args.get("name", "")))
+
+
+def _add_finding_routes(app: Flask, engine: Engine, render: Render) -> None:
+    """The pages of the hunts' findings: their list and a finding."""
+    @app.get("/findings")
+    def findings() -> str:
+        """The findings."""
+        with engine.connect() as conn:
+            return render("findings.html", findings_page(conn, request.args))
+
+    @app.get("/finding")
+    def finding() -> str:
+        """A finding's page."""
+        with engine.connect() as conn:
+            return render("finding.html", finding_page(conn, request.args.get("signature", "")))
 
 
 def _add_sweep_routes(app: Flask, engine: Engine, render: Render) -> None:

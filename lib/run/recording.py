@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from ..errors import KewpieError
 from ..history.errors import HistoryError
-from ..history.records import RunInfo, ci_context, evidence_link, new_run_uuid, split_name
+from ..history.records import FindingRecord, RunInfo, ci_context, evidence_link, new_run_uuid, split_name
 from ..history.spool import spool_dir
 from ..history.target import StoreTarget
 from ..history.writer import HistoryWriter
@@ -144,6 +144,13 @@ class RunHistory:
         if self.writer is not None:
             self.writer.record_result(test, status, duration_ms, combination, attempts, failure,
                                       signature, evidence_link(evidence, self.environ), bot)
+
+    def record_finding(self, record: FindingRecord) -> None:
+        """Record a hunt's finding (its folder as a Jenkins artifact or --evidence-url
+        link when it has one)."""
+        if self.writer is not None:
+            record.folder = evidence_link(record.folder, self.environ)
+            self.writer.record_finding(record)
 
     def store(self) -> tuple["Engine | None", int | None]:
         """(the store's engine, this run's id) for a writer made with background=False

@@ -13,7 +13,9 @@ Then the passes of :mod:`lib.reduce.reducer` run; the case goes to
 kewpie knows (``--basedir``s and ``trees/``) for "present in ..., absent in
 ...", with the bug report ``OUT/report.txt`` and the figures ``OUT/reduce.json``.
 OUT is ``--reduce-out``, else the finding's ``reduce/`` folder.  Exit status 0
-when the case is written.
+when the case is written, or when the results history says another worker is
+reducing (or has reduced) the finding's signature (lib/run/findings.py;
+``--reduce-again`` reduces it anyway).
 """
 from __future__ import annotations
 
@@ -34,6 +36,7 @@ from ...reduce.replay import replay
 from ...platform.safewrite import OutputDir
 from ...servers.codetree import CodeTree
 from ...run.environment import RunEnvironment
+from ...run.findings import ReductionClaim, reduction_record, refused
 from .options import ReduceOptions
 
 CASE_NAME = "reduced"
@@ -120,12 +123,25 @@ def run_reduce(env: RunEnvironment) -> int:
         raise ReduceError("--mode=reduce takes one finding folder (workdir/hunt/<run>/"
                           "findings/<finding>), not " + (" ".join(own.findings) or "none"))
     case = read_input(own.findings[0])
+    claim = ReductionClaim(env, reduction_record(
+        case.folder, case.kind, case.oracle, case.signature.id, case.signature.text,
+        case.title, case.finding))
+    taken = claim.take(own.again)   # one reduction per signature across a fleet
+    if not taken.ours:
+        env.log.info(refused(taken, case.signature.id))
+        claim.close()
+        return EXIT_OK
     out = OutputDir.create(own.out or os.path.join(case.folder, "reduce"),
                            "--reduce-out" if own.out else "the finding's reduce folder",
                            env.trust, reuse=True)  # never through a link: lib/platform/safewrite.py
+    state, figures = "failed", dict[str, Any]()
     try:
-        return _reduce(env, case, out)
+        status = _reduce(env, case, out)
+        state, figures = "done", json.loads(out.read_text("reduce.json") or "{}")
+        return status
     finally:
+        claim.finish(state, str(figures.get("test", "")), str(figures.get("report", "")))
+        claim.close()
         out.close()
 
 
