@@ -3,7 +3,7 @@
 ``failures`` (the cross-reference search), ``findings`` and ``finding SIGNATURE``
 (the hunts' findings across runs and machines), ``flaky``, ``slowest``, ``test NAME``,
 ``unstable`` (lines for ``unstable-tests`` or a suite's ``disabled.txt``), ``runs``,
-``run ID``, ``serve`` (the page, on 127.0.0.1), ``html OUT`` (a static copy) and
+``run ID``, ``timings FILE`` (the durations as a ``--timings-file``), ``serve`` (the page, on 127.0.0.1), ``html OUT`` (a static copy) and
 ``import-sweeps FILE`` (an old sweeps database).  lib/cli.py dispatches here with the
 settings' defaults (workdir, store, lock directory); this module prints, and raises
 typed errors for the command line to report.
@@ -11,6 +11,7 @@ typed errors for the command line to report.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from dataclasses import dataclass
 from datetime import datetime
@@ -43,6 +44,8 @@ PATH_TABLE: Mapping[str, PathOption] = MappingProxyType({
                       note="made fresh or empty, written without following links "
                            "(lib/history/export.py)"),
     "FILE": PathOption(PathRole.data, note="an old sweeps database, read as data"),
+    "TIMINGS": PathOption(PathRole.output, PathShape.file,
+                          note="written whole without following a link (lib/platform/safewrite.py)"),
 })
 
 
@@ -195,6 +198,12 @@ def _add_outputs(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     s.add_argument("out", metavar="OUT", help="a new or empty directory")
     s.add_argument("--tests", type=int, default=300, metavar="N",
                    help="write pages for at most N tests (failing and flaky first)")
+
+    s = sub.add_parser("timings", help="write the tests' durations (a --timings-file every "
+                                       "shard of a CI build reads alike)")
+    _store_options(s)
+    s.add_argument("timings", metavar="TIMINGS", help="the JSON file to write (name -> ms)")
+    s.add_argument("--job", default="", metavar="NAME", help="only runs of this CI job")
 
     s = sub.add_parser("import-sweeps", help="copy an old sweeps results.sqlite into the store")
     _store_options(s)
@@ -444,6 +453,16 @@ def _run(engine: Engine, args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def _timings(engine: Engine, args: argparse.Namespace, out: TextIO) -> int:
+    from ..platform.safewrite import write_file
+    from .weights import store_durations
+    found = store_durations(engine, args.job)
+    write_file(args.timings, json.dumps(found, indent=1, sort_keys=True) + "\n",
+               "history timings")
+    out.write(f"wrote the durations of {len(found)} test name(s) to {args.timings}\n")
+    return 0
+
+
 def _import_sweeps(engine: Engine, args: argparse.Namespace, out: TextIO) -> int:
     from .sweeps import import_legacy
     copied = import_legacy(engine, args.file)
@@ -454,7 +473,7 @@ def _import_sweeps(engine: Engine, args: argparse.Namespace, out: TextIO) -> int
 COMMANDS: Mapping[str, Callable[[Engine, argparse.Namespace, TextIO], int]] = MappingProxyType({
     "failures": _failures, "findings": _findings, "finding": _finding, "flaky": _flaky,
     "slowest": _slowest, "test": _test,
-    "unstable": _unstable, "runs": _runs, "run": _run, "import-sweeps": _import_sweeps})
+    "unstable": _unstable, "runs": _runs, "run": _run, "timings": _timings, "import-sweeps": _import_sweeps})
 
 
 def run_command(args: argparse.Namespace, defaults: Defaults, out: TextIO | None = None) -> int:
@@ -476,7 +495,9 @@ def run_command(args: argparse.Namespace, defaults: Defaults, out: TextIO | None
             engine.dispose()
         out.write(f"wrote {written} page(s) to {args.out} (open {args.out}/index.html)\n")
         return 0
-    engine = open_engine(target, writer=args.command == "import-sweeps")
+    # timings: a CI build's first step, before any run made the store (then: no durations)
+    engine = open_engine(target, writer=args.command in ("import-sweeps", "timings"),
+                         create=args.command == "timings")
     try:
         return COMMANDS[args.command](engine, args, out)
     finally:

@@ -1,0 +1,153 @@
+"""A buildbot fleet on this machine: a real master with examples/buildbot/master.cfg and
+two real workers (each its own base directory and kewpie base port; the master's ports
+leased, on 127.0.0.1), one MariaDB results store that kewpie starts (its password a
+buildbot secret).  One forced build runs the suite in two shards, one per worker, then
+a hunt on each worker with seeds of its own over the planted UDF crash
+(tests/fixtures/hunt/planted.py): every shard's results are in the store, the shards'
+union is the suite, each worker's JUnit is published on the master, the crash found by
+both workers is one Findings row with count >= 2 and both workers, and the Findings
+page shows it in chromium.  Nothing is left running.
+
+Covers: examples/buildbot/master.cfg, lib/run/findings.py, lib/history/findings.py, lib/history/commands.py (history timings), lib/modes/hunt/run.py (recording)
+"""
+import os
+import re
+import subprocess
+import sys
+
+import pymysql
+import pytest
+
+from lib.platform.ports import PortLeaser, default_lock_dir
+from tests.conftest import FIXTURE_SUITES, KEWPIE, KewpieRunner, make_workdir, tagged
+from tests.fixtures.fleet import Fleet
+from tests.fixtures.hunt.planted import CRASH_GRAMMAR, build_plugin_dir, remove_plugin_dir
+from tests.integration.test_history_page import browser  # noqa: F401 - the fixture
+
+SUITE_TESTS = {"fleet.a_version_test", "fleet.b_schemas_test", "fleet.c_table_test",
+               "fleet.d_json_test"}
+WORKERS = ["worker-1", "worker-2"]
+pytestmark = pytest.mark.timeout(900)
+
+
+@pytest.fixture
+def store(kewpie):
+    """A MariaDB server kewpie starts, with a user whose password only the DSN has."""
+    started = kewpie.run("--suitepath=" + FIXTURE_SUITES, "--suite=fleet", "--start-and-exit")
+    assert started.returncode == 0, started.stdout[-3000:]
+    port = int(re.findall(r"INFO MASTER_PORT: (\d+)", started.stdout)[0])
+    try:
+        conn = pymysql.connect(host="127.0.0.1", port=port, user="root")
+        with conn.cursor() as cur:
+            cur.execute("CREATE DATABASE kewpie_fleet")
+            cur.execute("CREATE USER 'fleet'@'127.0.0.1' IDENTIFIED BY 'fleet-s3cret'")
+            cur.execute("GRANT ALL ON kewpie_fleet.* TO 'fleet'@'127.0.0.1'")
+        conn.close()
+        yield port
+    finally:
+        clean = kewpie.run("--mode=cleanup")
+        assert clean.returncode == 0, clean.stdout
+
+
+@pytest.fixture
+def fleet(store, tmp_path_factory):
+    """The master and two workers, stopped (by pid) after the test."""
+    base = os.path.dirname(make_workdir(tmp_path_factory, "fleet"))
+    plugins = build_plugin_dir()
+    lease = PortLeaser(default_lock_dir(), 24600).lease()
+    bases = PortLeaser(default_lock_dir(), 25000)  # each worker's kewpie base port
+    settings = {
+        "KEWPIE_FLEET_CHECKOUT": os.path.dirname(KEWPIE),
+        "KEWPIE_FLEET_SUITES": "fleet",
+        "KEWPIE_FLEET_SUITE_ARGS": f"--suitepath={FIXTURE_SUITES} --force",
+        "KEWPIE_FLEET_HUNT_ARGS": f"--grammar={CRASH_GRAMMAR} --threads=1 --trials=1 "
+                                  f"--trial-duration=60 --mysqld=--plugin-dir={plugins}",
+        "KEWPIE_FLEET_BASE_PORTS": ",".join(f"{w}={bases.base_port + 400 * i}"
+                                            for i, w in enumerate(WORKERS)),
+        "KEWPIE_FLEET_JOB": "kewpie-fleet-test"}
+    fleet = Fleet(base, WORKERS, f"mysql://fleet:fleet-s3cret@127.0.0.1:{store}/kewpie_fleet",
+                  settings, lease.port(0), lease.port(1))
+    try:
+        fleet.start()
+        yield fleet
+    finally:
+        fleet.stop()
+        lease.release()
+        remove_plugin_dir(plugins)
+        left = [p.pid for w in WORKERS for p in tagged(os.path.join(base, w))]
+        assert not left, f"processes of the workers left running: {left}"
+
+
+def _query(port: int, sql: str) -> list[tuple]:
+    conn = pymysql.connect(host="127.0.0.1", port=port, user="root", database="kewpie_fleet")
+    try:
+        with conn.cursor() as cur:
+            cur.execute(sql)
+            return list(cur.fetchall())
+    finally:
+        conn.close()
+
+
+def test_a_fleet_build_shards_the_suite_and_finds_the_crash_once(fleet, store, browser,
+                                                                  tmp_path):
+    build = fleet.wait_build(600)
+    shards, hunts = fleet.builds("kewpie-shard"), fleet.builds("kewpie-hunt")
+    detail = "\n".join(f"{b['state_string']} {b['properties'].get('workername')}"
+                       for b in [build, *shards, *hunts])
+    assert build["results"] in (0, 1), detail + fleet.output("master")  # success / warnings
+    assert sorted(b["properties"]["workername"][0] for b in shards) == WORKERS, detail
+    assert sorted(b["properties"]["workername"][0] for b in hunts) == WORKERS, detail
+    seeds = {b["properties"]["hunt"][0] for b in hunts}
+    assert len(seeds) == 2, detail
+
+    runs = _query(store, "SELECT r.shard, JSON_VALUE(r.labels, '$.node'), x.test, x.status"
+                         " FROM history_results x JOIN history_runs r ON r.id = x.run_id"
+                         " WHERE r.mode = 'native'")
+    by_shard: dict[str, set[str]] = {}
+    for shard, node, test, status in runs:
+        assert status == "pass", runs
+        by_shard.setdefault(f"{shard}@{node}", set()).add(test)
+    assert sorted(by_shard) == ["1/2@worker-1", "2/2@worker-2"], by_shard
+    one, two = by_shard.values()
+    assert one and two and not one & two and one | two == SUITE_TESTS, by_shard
+    junit = os.path.join(fleet.master_dir, "fleet", str(build["number"]), "junit")
+    assert sorted(os.listdir(junit)) == ["hunt-1-worker-1.xml", "hunt-2-worker-2.xml",
+                                         "shard-1-worker-1.xml", "shard-2-worker-2.xml"]
+
+    found = _query(store, "SELECT signature, count, kind FROM history_findings")
+    assert len(found) == 1 and found[0][1] >= 2 and found[0][2] == "crash", found
+    signature = found[0][0]
+    machines = _query(store, "SELECT DISTINCT machine FROM history_sightings ORDER BY 1")
+    assert [m for (m,) in machines] == WORKERS
+    _page_shows(store, signature, browser, tmp_path)
+    assert "fleet-s3cret" not in fleet.output("master", tail=10 ** 7)
+
+
+def _page_shows(port: int, signature: str, browser, tmp_path) -> None:  # noqa: F811
+    """The Findings page, served over the store, in chromium: one row for the crash with
+    its count and both workers; its page lists a sighting per finding folder."""
+    from selenium.webdriver.common.by import By
+    env = dict(os.environ, KEWPIE_NO_VENV="1",
+               KEWPIE_HISTORY_DSN=f"mysql://fleet:fleet-s3cret@127.0.0.1:{port}/kewpie_fleet")
+    proc = subprocess.Popen([sys.executable, KEWPIE, "history", "serve"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            stdin=subprocess.DEVNULL)
+    try:
+        line = proc.stdout.readline()
+        assert "serving" in line and "fleet-s3cret" not in line, line
+        url = line.split(" on ")[1].split()[0]
+        browser.get(url + "findings")
+        rows = browser.find_elements(By.CSS_SELECTOR, "tr.finding")
+        assert len(rows) == 1, browser.page_source[-3000:]
+        assert rows[0].find_element(By.CSS_SELECTOR, "a.finding-link").text == signature
+        assert int(rows[0].find_element(By.CSS_SELECTOR, ".finding-count").text) >= 2
+        assert rows[0].find_element(By.CSS_SELECTOR, ".finding-machines").text == \
+            "worker-1, worker-2"
+        browser.save_screenshot(str(tmp_path / "findings.png"))
+        print(f"screenshot: {tmp_path / 'findings.png'}")
+        rows[0].find_element(By.CSS_SELECTOR, "a.finding-link").click()
+        assert len(browser.find_elements(By.CSS_SELECTOR, "tr.sighting")) >= 2
+        assert "fleet-s3cret" not in browser.page_source
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
