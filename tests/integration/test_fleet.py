@@ -5,11 +5,13 @@ buildbot secret).  One forced build runs the suite in two shards, one per worker
 a hunt on each worker with seeds of its own over the planted UDF crash
 (tests/fixtures/hunt/planted.py): every shard's results are in the store, the shards'
 union is the suite, each worker's JUnit is published on the master, the crash found by
-both workers is one Findings row with count >= 2 and both workers, and the Findings
-page shows it in chromium.  Nothing is left running.
+both workers is one Findings row with count >= 2 and both workers, reduced by one
+worker only (the other one's reduction step finds it running or done in the store),
+and the Findings page shows it in chromium.  Nothing is left running.
 
 Covers: examples/buildbot/master.cfg, lib/run/findings.py, lib/history/findings.py, lib/history/commands.py (history timings), lib/modes/hunt/run.py (recording)
 """
+import glob
 import os
 import re
 import subprocess
@@ -64,7 +66,7 @@ def fleet(store, tmp_path_factory):
                                   f"--trial-duration=60 --mysqld=--plugin-dir={plugins}",
         "KEWPIE_FLEET_BASE_PORTS": ",".join(f"{w}={bases.base_port + 400 * i}"
                                             for i, w in enumerate(WORKERS)),
-        "KEWPIE_FLEET_JOB": "kewpie-fleet-test"}
+        "KEWPIE_FLEET_JOB": "kewpie-fleet-test", "KEWPIE_FLEET_REDUCE": "1"}
     fleet = Fleet(base, WORKERS, f"mysql://fleet:fleet-s3cret@127.0.0.1:{store}/kewpie_fleet",
                   settings, lease.port(0), lease.port(1))
     try:
@@ -119,8 +121,20 @@ def test_a_fleet_build_shards_the_suite_and_finds_the_crash_once(fleet, store, b
     signature = found[0][0]
     machines = _query(store, "SELECT DISTINCT machine FROM history_sightings ORDER BY 1")
     assert [m for (m,) in machines] == WORKERS
+    _reduced_once(fleet, store, signature)
     _page_shows(store, signature, browser, tmp_path)
     assert "fleet-s3cret" not in fleet.output("master", tail=10 ** 7)
+
+
+def _reduced_once(fleet, port: int, signature: str) -> None:
+    """Both workers found the crash; one reduced it, the other was told by the store."""
+    (state, owner, case), = _query(port, "SELECT reduction, reduction_owner, reduced_case "
+                                         "FROM history_findings")
+    assert state == "done" and case.endswith("reduced.test"), (state, owner, case)
+    reduced = [w for w in WORKERS for _ in glob.glob(os.path.join(
+        fleet.base, w, "kewpie-hunt", "build", "workdir", "hunt", "*", "findings", "*",
+        "reduce", "reduce.json"))]
+    assert len(reduced) == 1 and owner.startswith(reduced[0] + " "), (reduced, owner)
 
 
 def _page_shows(port: int, signature: str, browser, tmp_path) -> None:  # noqa: F811
