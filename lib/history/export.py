@@ -3,7 +3,8 @@
 The same templates as the server's, with relative links: ``index.html`` (the newest
 failures), ``runs.html``, ``flaky.html``, ``slowest.html``, ``sweeps.html``,
 ``findings.html`` (the hunts' findings), ``bugs.html`` (the replayed bugs), and the
-pages of the findings, of the newest runs, of the tests that
+pages of the findings, of the newest failures (each whole, with where else), of the
+newest runs, of the tests that
 failed or flaked (up to ``max_tests``, worst first), of the replayed bugs and of the
 sweeps.  There is no search in a static copy.
 """
@@ -24,8 +25,8 @@ from .sweeps import SweepStore
 from .replays import find_bugs
 from .findings import FindingFilter, search_findings
 from .web import (Links, bug_page, bugs_page, create_app, finding_page, findings_page,
-                  flaky_page, index_page, run_page, runs_page, slowest_page, slug, sweep_page,
-                  sweeps_page, test_page)
+                  flaky_page, index_page, result_page, run_page, runs_page, slowest_page, slug,
+                  sweep_page, sweeps_page, test_page)
 
 RUN_PAGES = 100
 
@@ -66,6 +67,8 @@ def _export(engine: Engine, folder: OutputDir, max_tests: int) -> int:
         linked = {r.run_id for r in search(conn, SearchFilter(limit=200))}
         for run_id in sorted({r.id for r in runs} | linked):
             page(f"runs/{run_id}.html", "run.html", run_page(conn, run_id))
+        for result_id in sorted({r.id for r in search(conn, SearchFilter(limit=200))}):
+            page(f"results/{result_id}.html", "result.html", result_page(conn, result_id))
         worst = [r.test for r in test_records(conn, Window(runs=200))]
         names = list(dict.fromkeys(worst))[:max_tests]
         if len(names) < max_tests:

@@ -409,6 +409,20 @@ def recent_runs(conn: Connection, limit: int = 30, branch: str = "", job: str = 
     return _run_rows(conn, query)
 
 
+def run_row(conn: Connection, run_id: int) -> RunRow | None:
+    """A run with its counts (None: no such run)."""
+    found = _run_rows(conn, select(*RUN_COLUMNS).where(runs.c.id == run_id))
+    return found[0] if found else None
+
+
+def result_rows(conn: Connection, condition: ColumnElement[bool], limit: int
+                ) -> list[ResultRow]:
+    """Results matching condition with their runs' fields, newest first."""
+    query = (_results_first().where(condition)
+             .order_by(results.c.finished_at.desc(), results.c.id.desc()).limit(limit))
+    return [_result_row(r) for r in conn.execute(query)]
+
+
 def run_detail(conn: Connection, run_id: int) -> tuple[RunRow | None, list[ResultRow]]:
     """A run and its results in the order they finished."""
     found = _run_rows(conn, select(*RUN_COLUMNS).where(runs.c.id == run_id))

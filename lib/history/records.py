@@ -10,6 +10,7 @@ import os
 import platform as pyplatform
 import re
 import uuid
+from urllib.parse import quote
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Mapping
@@ -252,12 +253,18 @@ def ci_context(environ: Mapping[str, str], labels: Mapping[str, str]) -> dict[st
             "labels": extra}
 
 
-def evidence_link(path: str, environ: Mapping[str, str]) -> str:
-    """Where a failure's evidence can be opened: its Jenkins artifact URL when it lies in
-    the job's WORKSPACE and the build has a BUILD_URL (archive workdir/failed/ with
-    ``archiveArtifacts``), else the path itself."""
+def evidence_link(path: str, environ: Mapping[str, str], base_url: str = "",
+                  workdir: str = "") -> str:
+    """Where a failure's evidence can be opened: ``base_url/<its path under workdir>``
+    (``--evidence-url``: a CI's artifacts of the workdir) when given; else its Jenkins
+    artifact URL when it lies in the job's WORKSPACE and the build has a BUILD_URL
+    (archive workdir/failed/ with ``archiveArtifacts``); else the path itself."""
     if not path or "://" in path:
         return path
+    if base_url and workdir:
+        rel = os.path.relpath(os.path.realpath(path), os.path.realpath(workdir))
+        if not rel.startswith(".."):
+            return f"{base_url.rstrip('/')}/{quote(rel)}"
     workspace, build_url = environ.get("WORKSPACE", ""), environ.get("BUILD_URL", "")
     if workspace and build_url:
         rel = os.path.relpath(os.path.realpath(path), os.path.realpath(workspace))

@@ -13,6 +13,7 @@ search is a plain GET form: it works with JavaScript off, and no page has any sc
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from flask import Flask, Response, abort, render_template, request
 from sqlalchemy.engine import Connection, Engine
 
 from .errors import HistoryUsageError
+from .whereelse import machine, result_detail
 from .findings import FindingFilter, finding_detail, run_findings, search_findings
 from .patterns import parse_when
 from .records import headline
@@ -72,6 +74,10 @@ class Links:
         if self.static:
             return f"{self.prefix}tests/{quote(slug(name))}.html"
         return "/test?" + urlencode({"name": name})
+
+    def result(self, result_id: int) -> str:
+        """A result's page: its whole failure and where else (lib/history/whereelse.py)."""
+        return f"{self.prefix}results/{result_id}.html" if self.static else f"/result/{result_id}"
 
     def run(self, run_id: int) -> str:
         """A run's page."""
@@ -166,6 +172,17 @@ def run_page(conn: Connection, run_id: int) -> dict[str, Any] | None:
         return None
     return {"run": run, "rows": rows, "findings": run_findings(conn, run_id),
             "title": f"Run #{run_id}"}
+
+
+def result_page(conn: Connection, result_id: int) -> dict[str, Any] | None:
+    """A result whole: its failure text, its run's revision, job, build and machine, its
+    evidence, and where else the same test failed with the same text."""
+    found = result_detail(conn, result_id)
+    if found is None:
+        return None
+    row, run, elsewhere = found
+    return {"row": row, "run": run, "machine": machine(run.host, json.dumps(run.labels)),
+            "elsewhere": elsewhere, "title": f"{row.test} in run #{row.run_id}"}
 
 
 def runs_page(conn: Connection, args: Mapping[str, str]) -> dict[str, Any]:
@@ -337,6 +354,12 @@ def _add_result_routes(app: Flask, engine: Engine, render: Render) -> None:
         """A run's page."""
         with engine.connect() as conn:
             return render("run.html", run_page(conn, run_id))
+
+    @app.get("/result/<int:result_id>")
+    def result(result_id: int) -> str:
+        """A result's page."""
+        with engine.connect() as conn:
+            return render("result.html", result_page(conn, result_id))
 
     @app.get("/runs")
     def runs() -> str:
