@@ -7,17 +7,19 @@ signature and folder) and each finding folder as a sighting of its signature
 (:func:`record_trial`).  ``--mode=reduce`` claims its finding's signature in the store
 before it starts (:class:`ReductionClaim`): a signature another worker is reducing,
 or has reduced, is not reduced again (``--reduce-again`` reduces it anyway); the end
-is recorded with the reduced case and the report.  With the history off, or its store
+is recorded with the reduced case and the report (their --evidence-url links when
+given).  With the history off, or its store
 unreachable (a warning), a reduction runs unclaimed.
 """
 from __future__ import annotations
 
+import functools
 import os
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Mapping
 
 from ..history.findings import Claim, claim_reduction, finish_reduction
-from ..history.records import FindingRecord, RunInfo, machine_of, utcnow
+from ..history.records import FindingRecord, RunInfo, evidence_link, machine_of, utcnow
 from ..hunt.finding import Written
 from ..hunt.trial import TrialResult
 from ..platform.logsetup import get_logger
@@ -115,9 +117,13 @@ class ReductionClaim:
         if self.engine is None or self.claim is None or not self.claim.ours:
             return
         try:
+            link = functools.partial(evidence_link, environ=os.environ,
+                                     base_url=self.env.config.history.evidence_url,
+                                     workdir=self.env.workdir.path)
             with self.engine.begin() as conn:
                 finish_reduction(conn, self.record.signature, self.owner, state,
-                                 reduced_case, report)
+                                 link(reduced_case) if reduced_case else "",
+                                 link(report) if report else "")
         except Exception as exc:  # noqa: BLE001 - the reduction's files are written
             get_logger().warning(f"reduce: could not record the reduction in the results "
                                  f"history ({exc})")

@@ -4,7 +4,8 @@ leased, on 127.0.0.1), one MariaDB results store that kewpie starts (its passwor
 buildbot secret).  One forced build runs the suite in two shards, one per worker, then
 a hunt on each worker with seeds of its own over the planted UDF crash
 (tests/fixtures/hunt/planted.py): every shard's results are in the store, the shards'
-union is the suite, each worker's JUnit is published on the master, the crash found by
+union is the suite, each worker's JUnit is published on the master (and its evidence:
+the store records its URL there), the crash found by
 both workers is one Findings row with count >= 2 and both workers, reduced by one
 worker only (the other one's reduction step finds it running or done in the store),
 and the Findings page shows it in chromium.  Nothing is left running.
@@ -66,7 +67,8 @@ def fleet(store, tmp_path_factory):
                                   f"--trial-duration=60 --mysqld=--plugin-dir={plugins}",
         "KEWPIE_FLEET_BASE_PORTS": ",".join(f"{w}={bases.base_port + 400 * i}"
                                             for i, w in enumerate(WORKERS)),
-        "KEWPIE_FLEET_JOB": "kewpie-fleet-test", "KEWPIE_FLEET_REDUCE": "1"}
+        "KEWPIE_FLEET_JOB": "kewpie-fleet-test", "KEWPIE_FLEET_REDUCE": "1",
+        "KEWPIE_FLEET_EVIDENCE_URL": f"file://{base}/master/fleet"}
     fleet = Fleet(base, WORKERS, f"mysql://fleet:fleet-s3cret@127.0.0.1:{store}/kewpie_fleet",
                   settings, lease.port(0), lease.port(1))
     try:
@@ -92,7 +94,7 @@ def _query(port: int, sql: str) -> list[tuple]:
 
 def test_a_fleet_build_shards_the_suite_and_finds_the_crash_once(fleet, store, browser,
                                                                   tmp_path):
-    build = fleet.wait_build(600)
+    build = fleet.wait_build(480)
     shards, hunts = fleet.builds("kewpie-shard"), fleet.builds("kewpie-hunt")
     detail = "\n".join(f"{b['state_string']} {b['properties'].get('workername')}"
                        for b in [build, *shards, *hunts])
@@ -119,8 +121,11 @@ def test_a_fleet_build_shards_the_suite_and_finds_the_crash_once(fleet, store, b
     found = _query(store, "SELECT signature, count, kind FROM history_findings")
     assert len(found) == 1 and found[0][1] >= 2 and found[0][2] == "crash", found
     signature = found[0][0]
-    machines = _query(store, "SELECT DISTINCT machine FROM history_sightings ORDER BY 1")
-    assert [m for (m,) in machines] == WORKERS
+    seen = _query(store, "SELECT machine, folder FROM history_sightings ORDER BY 1")
+    assert sorted({m for m, _ in seen}) == WORKERS
+    for _, folder in seen:  # on the master, uploaded: evidence that outlives the worker
+        assert folder.startswith(f"file://{fleet.master_dir}/fleet/"), folder
+        assert os.path.exists(os.path.join(folder[len("file://"):], "finding.json")), folder
     _reduced_once(fleet, store, signature)
     _page_shows(store, signature, browser, tmp_path)
     assert "fleet-s3cret" not in fleet.output("master", tail=10 ** 7)
@@ -131,6 +136,7 @@ def _reduced_once(fleet, port: int, signature: str) -> None:
     (state, owner, case), = _query(port, "SELECT reduction, reduction_owner, reduced_case "
                                          "FROM history_findings")
     assert state == "done" and case.endswith("reduced.test"), (state, owner, case)
+    assert case.startswith("file://") and os.path.exists(case[len("file://"):]), case
     reduced = [w for w in WORKERS for _ in glob.glob(os.path.join(
         fleet.base, w, "kewpie-hunt", "build", "workdir", "hunt", "*", "findings", "*",
         "reduce", "reduce.json"))]
