@@ -39,7 +39,8 @@ def add_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--reduce-again", action=OnOff, default=d.again,
                    help="--mode=reduce: reduce the finding even when the results history "
                    "says its signature is being reduced, or was reduced, elsewhere (a "
-                   "fleet's workers reduce each signature once; docs/history.md)")
+                   "fleet's workers reduce each signature once; a --reduce-out of its own "
+                   "reduces anyway; docs/history.md)")
 
 
 def section(args: argparse.Namespace) -> ReduceOptions:

@@ -15,7 +15,7 @@ kewpie knows (``--basedir``s and ``trees/``) for "present in ..., absent in
 OUT is ``--reduce-out``, else the finding's ``reduce/`` folder.  Exit status 0
 when the case is written, or when the results history says another worker is
 reducing (or has reduced) the finding's signature (lib/run/findings.py;
-``--reduce-again`` reduces it anyway).
+``--reduce-again``, or a ``--reduce-out`` of its own, reduces it anyway).
 """
 from __future__ import annotations
 
@@ -126,7 +126,8 @@ def run_reduce(env: RunEnvironment) -> int:
     claim = ReductionClaim(env, reduction_record(
         case.folder, case.kind, case.oracle, case.signature.id, case.signature.text,
         case.title, case.finding))
-    taken = claim.take(own.again)   # one reduction per signature across a fleet
+    # one reduction per signature across a fleet; --reduce-out asks for one there anyway
+    taken = claim.take(own.again or bool(own.out))
     if not taken.ours:
         env.log.info(refused(taken, case.signature.id))
         claim.close()
