@@ -78,7 +78,8 @@ def fleet(store, tmp_path_factory):
         fleet.stop()
         lease.release()
         remove_plugin_dir(plugins)
-        left = [p.pid for w in WORKERS for p in tagged(os.path.join(base, w))]
+        left = [p.pid for w in WORKERS for b in ("kewpie-shard", "kewpie-hunt")
+                for p in tagged(os.path.join(base, w, b, "build", "workdir"))]
         assert not left, f"processes of the workers left running: {left}"
 
 
