@@ -115,6 +115,10 @@ def test_a_fleet_build_shards_the_suite_and_finds_the_crash_once(fleet, store, b
     assert sorted(by_shard) == ["1/2@worker-1", "2/2@worker-2"], by_shard
     one, two = by_shard.values()
     assert one and two and not one & two and one | two == SUITE_TESTS, by_shard
+    urls = _query(store, "SELECT build_url, job, build FROM history_runs WHERE mode = 'native'")
+    for url, job, number in urls:  # each run names its shard build's page and the fleet build
+        assert re.fullmatch(rf"http://127\.0\.0\.1:{fleet.www_port}/#/builders/\d+/builds/\d+",
+                            url) and (job, number) == ("kewpie-fleet-test", build["number"]), urls
     junit = os.path.join(fleet.master_dir, "fleet", str(build["number"]), "junit")
     assert sorted(os.listdir(junit)) == ["hunt-1-worker-1.xml", "hunt-2-worker-2.xml",
                                          "shard-1-worker-1.xml", "shard-2-worker-2.xml"]
