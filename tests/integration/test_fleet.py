@@ -131,9 +131,27 @@ def test_a_fleet_build_shards_the_suite_and_finds_the_crash_once(fleet, store, b
     for _, folder in seen:  # on the master, uploaded: evidence that outlives the worker
         assert folder.startswith(f"file://{fleet.master_dir}/fleet/"), folder
         assert os.path.exists(os.path.join(folder[len("file://"):], "finding.json")), folder
+    _commands_answer(store, signature)
     _reduced_once(fleet, store, signature)
     _page_shows(store, signature, browser, tmp_path)
     assert "fleet-s3cret" not in fleet.output("master", tail=10 ** 7)
+
+
+def _commands_answer(port: int, signature: str) -> None:
+    """``kewpie history findings`` and ``failures --signature`` over the fleet's store."""
+    env = dict(os.environ, KEWPIE_NO_VENV="1",
+               KEWPIE_HISTORY_DSN=f"mysql://fleet:fleet-s3cret@127.0.0.1:{port}/kewpie_fleet")
+    run = [sys.executable, KEWPIE, "history"]
+    found = subprocess.run([*run, "findings", "--machine", "worker-2"], env=env, text=True,
+                           capture_output=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert found.returncode == 0, found.stdout + found.stderr
+    line, = [l for l in found.stdout.splitlines() if signature in l]
+    assert re.search(rf"\s(\d+)\s+crash\s+{signature}\s+new\s+worker-1,worker-2\s", line), \
+        found.stdout
+    trials = subprocess.run([*run, "failures", "--signature", signature, "--status", "all"],
+                            env=env, text=True, capture_output=True, timeout=120,
+                            stdin=subprocess.DEVNULL)
+    assert trials.returncode == 0 and trials.stdout.count("hunt.planted_crash") >= 2, trials.stdout
 
 
 def _reduced_once(fleet, port: int, signature: str) -> None:
