@@ -161,13 +161,15 @@ class Runner:
                          may_retry: Callable[[], bool] = lambda: True) -> Outcome:
         """Run spec; rerun a failure on fresh servers up to retries times.
 
-        A test that fails and then passes is 'flaky' (never a plain pass); one
-        that fails every attempt says how many it had.
+        A test that fails and then passes is 'flaky' (never a plain pass), its evidence
+        the failed attempt's; one that fails every attempt says how many it had.
         """
         outcome = self.run_one(spec)
         failures: list[str] = []
+        failed_evidence = ""   # the first failed attempt's: a flaky result links to it
         total_ms, resets = outcome.time_ms, outcome.resets
         while outcome.failed and len(failures) < retries and may_retry() and not self.kept:
+            failed_evidence = failed_evidence or outcome.evidence
             failures.append(self._attempt_text(outcome, len(failures) + 1))
             self.log.info(f"{spec.full_name} failed on attempt {len(failures)}; retrying on "
                           f"fresh servers")
@@ -181,6 +183,7 @@ class Runner:
         if failures and outcome.status == TestStatus.PASS:
             outcome.status = TestStatus.FLAKY
             outcome.earlier_failures = failures
+            outcome.evidence = outcome.evidence or failed_evidence
             outcome.message = (f"passed on attempt {outcome.attempts} after "
                                f"{len(failures)} failure(s):\n" + "\n".join(failures))
         elif failures:
