@@ -1,7 +1,7 @@
 """A buildbot fleet on this machine: a real master with examples/buildbot/master.cfg and
 two real workers (each its own base directory and kewpie base port; the master's ports
 leased, on 127.0.0.1), one MariaDB results store that kewpie starts (its password a
-buildbot secret).  One forced build runs the suite in two shards, one per worker, then
+buildbot secret; of schema version 3, upgraded by the fleet).  One forced build runs the suite in two shards, one per worker, then
 a hunt on each worker with seeds of its own over the planted UDF crash
 (tests/fixtures/hunt/planted.py): every shard's results are in the store, the shards'
 union is the suite, each worker's JUnit is published on the master (and its evidence:
@@ -46,10 +46,26 @@ def store(kewpie):
             cur.execute("CREATE USER 'fleet'@'127.0.0.1' IDENTIFIED BY 'fleet-s3cret'")
             cur.execute("GRANT ALL ON kewpie_fleet.* TO 'fleet'@'127.0.0.1'")
         conn.close()
+        _schema_3(port)
         yield port
     finally:
         clean = kewpie.run("--mode=cleanup")
         assert clean.returncode == 0, clean.stdout
+
+
+def _schema_3(port: int) -> None:
+    """Make the store one of schema version 3 (before the findings): the fleet's first
+    kewpie upgrades it on the server."""
+    from lib.history.store import open_engine
+    from lib.history.target import StoreTarget
+    open_engine(StoreTarget(dsn=f"mysql://root@127.0.0.1:{port}/kewpie_fleet"), writer=True,
+                create=True).dispose()
+    conn = pymysql.connect(host="127.0.0.1", port=port, user="root", database="kewpie_fleet")
+    with conn.cursor() as cur:
+        cur.execute("DROP TABLE history_sightings, history_findings")
+        cur.execute("UPDATE history_meta SET value = '3' WHERE name = 'schema_version'")
+    conn.commit()
+    conn.close()
 
 
 @pytest.fixture
@@ -123,6 +139,8 @@ def test_a_fleet_build_shards_the_suite_and_finds_the_crash_once(fleet, store, b
     assert sorted(os.listdir(junit)) == ["hunt-1-worker-1.xml", "hunt-2-worker-2.xml",
                                          "shard-1-worker-1.xml", "shard-2-worker-2.xml"]
 
+    assert _query(store, "SELECT value FROM history_meta WHERE name = 'schema_version'") == \
+        [("4",)]  # upgraded from 3 by the fleet's first kewpie
     found = _query(store, "SELECT signature, count, kind FROM history_findings")
     assert len(found) == 1 and found[0][1] >= 2 and found[0][2] == "crash", found
     signature = found[0][0]
