@@ -1,14 +1,15 @@
 """A buildbot fleet on this machine: a real master with examples/buildbot/master.cfg and
 two real workers (each its own base directory and kewpie base port; the master's ports
 leased, on 127.0.0.1), one MariaDB results store that kewpie starts (its password a
-buildbot secret; of schema version 3, upgraded by the fleet).  One forced build runs the suite in two shards, one per worker, then
-a hunt on each worker with seeds of its own over the planted UDF crash
-(tests/fixtures/hunt/planted.py): every shard's results are in the store, the shards'
-union is the suite, each worker's JUnit is published on the master (and its evidence:
-the store records its URL there), the crash found by
+buildbot secret; of schema version 3, upgraded by the fleet).  One forced build runs
+the suite in two shards, one per worker, then a hunt on each worker with seeds of its
+own over the planted UDF crash (tests/fixtures/hunt/planted.py): every shard's results
+are in the store, the shards' union is the suite, each worker's JUnit is published on
+the master (and its evidence: the store records its URL there), the crash found by
 both workers is one Findings row with count >= 2 and both workers, reduced by one
 worker only (the other one's reduction step finds it running or done in the store),
-and the Findings page shows it in chromium.  Nothing is left running.
+``kewpie history findings`` and ``failures --signature`` answer, and the Findings page
+shows it in chromium.  Nothing is left running.
 
 Covers: examples/buildbot/master.cfg, lib/run/findings.py, lib/history/findings.py, lib/history/commands.py (history timings), lib/modes/hunt/run.py (recording)
 """
