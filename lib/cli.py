@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 import sys
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Mapping, NoReturn, Sequence
@@ -289,6 +290,10 @@ def _history_options(p: argparse.ArgumentParser) -> None:
                         "revision=, job=, build=, build_url=, platform= replace what Jenkins' "
                         "variables say); NAME: the sweep's label (--mode=sweep; default: its "
                         "name)")
+    g.add_argument("--evidence-url", default=History.evidence_url, metavar="URL",
+                   help="record a failure's evidence (and a hunt's finding folders) as URL/"
+                        "<its path under the workdir>, where the CI publishes the workdir's "
+                        "files (its artifacts), instead of a path on this machine")
 
 
 def _debugging_options(p: argparse.ArgumentParser) -> None:
@@ -643,7 +648,15 @@ def _history(args: argparse.Namespace) -> History:
         check_dsn(dsn, "--history-dsn" if args.history_dsn else "--results-db-dsn")
     return History(record=args.history != "off",
                    path=os.path.abspath(args.history) if args.history not in ("", "off") else "",
-                   dsn=dsn, labels=labels)
+                   dsn=dsn, labels=labels, evidence_url=_evidence_url(args.evidence_url))
+
+
+def _evidence_url(url: str) -> str:
+    """--evidence-url's base; KewpieError for one that is no http(s) or file URL."""
+    if url and not re.match(r"^(https?|file)://\S+$", url):
+        raise KewpieError(f"--evidence-url {url!r}: expected an http://, https:// or file:// "
+                          f"URL (the CI's artifacts of the workdir)")
+    return url.rstrip("/")
 
 
 def _config(args: argparse.Namespace) -> RunConfig:

@@ -64,7 +64,8 @@ fi
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] \
    || ! (cd / && "$here/.venv/bin/python" -c 'import kewpie.cli' 2>/dev/null); then
   log "installing Python packages into .venv"
-  .venv/bin/pip install -q --disable-pip-version-check -e '.[test]'
+  # test: the test tools; fleet: buildbot (examples/buildbot/, tests/integration/test_fleet.py)
+  .venv/bin/pip install -q --disable-pip-version-check -e '.[test,fleet]'
   touch "$stamp"
 fi
 # Bytecode for kewpie's own modules: with PYTHONDONTWRITEBYTECODE set, every command would

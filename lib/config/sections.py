@@ -109,3 +109,5 @@ class History:
     path: str = ""        # --history PATH ('' = WORKDIR/history.sqlite)
     dsn: str = ""         # --history-dsn mysql://user:password@host:port/database
     labels: tuple[tuple[str, str], ...] = ()  # --label KEY=VALUE
+    evidence_url: str = ""  # --evidence-url BASE: evidence recorded as BASE/<its path
+                            # under the workdir> (a CI's artifacts), not a local path

@@ -13,6 +13,10 @@ A tool package (docs/history.md): the run layer writes to it (lib/run/recording.
 - ``spool.py``: results kept in the workdir while the store is down.
 - ``patterns.py``: ``*``/``?`` patterns as SQL.
 - ``queries.py``: search, timelines, flaky, unstable, slowest, runs, durations.
+- ``findings.py``: the hunts' findings (one row per signature, its sightings), searched,
+  and the reductions' claims (a fleet reduces a signature once).
+- ``whereelse.py``: a result whole (its failure, run, job, worker) and where else the
+  same test failed with the same text.
 - ``replays.py``: the replayed bugs (``--mode=replay``): status per tree and run, search.
 - ``weights.py``: durations for --shard and longest-first scheduling.
 - ``sweeps.py``: sweeps' rows read for the page, old sweeps' results databases copied in.

@@ -1,8 +1,9 @@
 """``kewpie history ...``: the history on the command line, its page and its static copy.
 
-``failures`` (the cross-reference search), ``flaky``, ``slowest``, ``test NAME``,
+``failures`` (the cross-reference search), ``findings`` and ``finding SIGNATURE``
+(the hunts' findings across runs and machines), ``flaky``, ``slowest``, ``test NAME``,
 ``unstable`` (lines for ``unstable-tests`` or a suite's ``disabled.txt``), ``runs``,
-``run ID``, ``serve`` (the page, on 127.0.0.1), ``html OUT`` (a static copy) and
+``run ID``, ``timings FILE`` (the durations as a ``--timings-file``), ``serve`` (the page, on 127.0.0.1), ``html OUT`` (a static copy) and
 ``import-sweeps FILE`` (an old sweeps database).  lib/cli.py dispatches here with the
 settings' defaults (workdir, store, lock directory); this module prints, and raises
 typed errors for the command line to report.
@@ -10,6 +11,7 @@ typed errors for the command line to report.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from dataclasses import dataclass
 from datetime import datetime
@@ -20,6 +22,7 @@ from sqlalchemy.engine import Engine
 
 from .dsn import has_password, password_on_command_line
 from .errors import HistoryUsageError
+from .findings import FindingFilter, finding_detail, search_findings
 from .patterns import parse_when
 from .records import evidence_gone, headline
 from .queries import (DEFAULT_WINDOW_RUNS, STATUS_CHOICES, FlakyRow, ResultRow, SearchFilter,
@@ -41,6 +44,8 @@ PATH_TABLE: Mapping[str, PathOption] = MappingProxyType({
                       note="made fresh or empty, written without following links "
                            "(lib/history/export.py)"),
     "FILE": PathOption(PathRole.data, note="an old sweeps database, read as data"),
+    "TIMINGS": PathOption(PathRole.output, PathShape.file,
+                          note="written whole without following a link (lib/platform/safewrite.py)"),
 })
 
 
@@ -90,6 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
         "failure pattern without them matches anywhere in the text.")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
     _add_failures(sub)
+    _add_findings(sub)
     _add_reports(sub)
     _add_outputs(sub)
     return p
@@ -112,6 +118,29 @@ def _add_failures(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     s.add_argument("--since", default="", metavar="WHEN", help="e.g. 7d, 12h, 2026-11-01")
     s.add_argument("--until", default="", metavar="WHEN")
     s.add_argument("--limit", type=int, default=50, metavar="N")
+
+
+def _add_findings(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``history findings`` and ``history finding SIGNATURE``: the hunts' findings."""
+    s = sub.add_parser("findings", help="the hunts' findings, one line per signature across "
+                                        "runs and machines, the last seen first")
+    _store_options(s)
+    s.add_argument("--signature", default="", metavar="PATTERN",
+                   help="its id, its text or a crash's UniqueID, e.g. '*row0ins*'")
+    s.add_argument("--kind", default="", metavar="PATTERN", help="crash, hang, errorlog, "
+                   "divergence, wrong-result")
+    s.add_argument("--bug", default="", metavar="PATTERN", help="the known bug, e.g. MDEV-*")
+    s.add_argument("--tree", default="", metavar="PATTERN", help="seen on this code tree")
+    s.add_argument("--machine", default="", metavar="PATTERN",
+                   help="seen on this machine (a CI agent or worker, else the host)")
+    s.add_argument("--since", default="", metavar="WHEN", help="last seen since, e.g. 7d")
+    s.add_argument("--until", default="", metavar="WHEN", help="first seen before")
+    s.add_argument("--limit", type=int, default=50, metavar="N")
+
+    s = sub.add_parser("finding", help="one finding's sightings: runs, machines, trees, "
+                                       "seeds, folders and its reduction")
+    _store_options(s)
+    s.add_argument("signature", metavar="SIGNATURE", help="the signature's id (12 hex digits)")
 
 
 def _add_reports(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -169,6 +198,12 @@ def _add_outputs(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     s.add_argument("out", metavar="OUT", help="a new or empty directory")
     s.add_argument("--tests", type=int, default=300, metavar="N",
                    help="write pages for at most N tests (failing and flaky first)")
+
+    s = sub.add_parser("timings", help="write the tests' durations (a --timings-file every "
+                                       "shard of a CI build reads alike)")
+    _store_options(s)
+    s.add_argument("timings", metavar="TIMINGS", help="the JSON file to write (name -> ms)")
+    s.add_argument("--job", default="", metavar="NAME", help="only runs of this CI job")
 
     s = sub.add_parser("import-sweeps", help="copy an old sweeps results.sqlite into the store")
     _store_options(s)
@@ -266,6 +301,51 @@ def _failures(engine: Engine, args: argparse.Namespace, out: TextIO) -> int:
         out.write("no result matches\n")
         return 0
     print_results(rows, out)
+    return 0
+
+
+def _findings(engine: Engine, args: argparse.Namespace, out: TextIO) -> int:
+    f = FindingFilter(signature=args.signature, kind=args.kind, bug=args.bug, tree=args.tree,
+                      machine=args.machine, since=parse_when(args.since),
+                      until=parse_when(args.until), limit=args.limit)
+    with engine.connect() as conn:
+        rows = search_findings(conn, f)
+    if not rows:
+        out.write("no finding matches\n")
+        return 0
+    table = [["LAST SEEN (UTC)", "FIRST SEEN", "COUNT", "KIND", "SIGNATURE", "TAG", "MACHINES",
+              "TREES", "REDUCTION", "TITLE"]]
+    for r in rows:
+        tag = r.tag + (f" {r.bug_id}" if r.bug_id else "")
+        table.append([_when(r.last_seen), _when(r.first_seen), str(r.count), r.kind,
+                      r.signature, tag or "-", ",".join(r.machines) or "-",
+                      ",".join(r.trees) or "-", r.reduction or "-", r.title[:80]])
+    _table(table, out)
+    return 0
+
+
+def _finding(engine: Engine, args: argparse.Namespace, out: TextIO) -> int:
+    with engine.connect() as conn:
+        row, seen = finding_detail(conn, args.signature.strip())
+    if row is None:
+        raise HistoryUsageError(f"no finding {args.signature!r} in the history (list them: "
+                                f"kewpie history findings)")
+    facts = [("signature", f"{row.signature} {row.signature_text}"), ("unique id", row.unique_id),
+             ("kind", f"{row.kind} ({row.oracle})"), ("title", row.title),
+             ("tag", f"{row.tag} {row.bug_id}".strip()),
+             ("seen", f"{row.count} time(s), {_when(row.first_seen)} .. {_when(row.last_seen)}"),
+             ("machines", ", ".join(row.machines)), ("trees", ", ".join(row.trees)),
+             ("reduction", f"{row.reduction} by {row.reduction_owner} "
+                           f"{_when(row.reduction_at)}" if row.reduction else ""),
+             ("reduced case", row.reduced_case), ("report", row.report)]
+    for key, value in facts:
+        if value:
+            out.write(f"{key:>13}: {value}\n")
+    table = [["FOUND (UTC)", "RUN", "MACHINE", "TREE", "BOT", "TRIAL", "SEED", "TAG", "FOLDER"]]
+    for s in seen:
+        table.append([_when(s.found_at), f"#{s.run_id}", s.machine or "-", s.tree or "-",
+                      s.bot or "-", str(s.trial), str(s.seed), s.tag or "-", s.folder])
+    _table(table, out)
     return 0
 
 
@@ -380,6 +460,16 @@ def _run(engine: Engine, args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def _timings(engine: Engine, args: argparse.Namespace, out: TextIO) -> int:
+    from ..platform.safewrite import write_file
+    from .weights import store_durations
+    found = store_durations(engine, args.job)
+    write_file(args.timings, json.dumps(found, indent=1, sort_keys=True) + "\n",
+               "history timings")
+    out.write(f"wrote the durations of {len(found)} test name(s) to {args.timings}\n")
+    return 0
+
+
 def _import_sweeps(engine: Engine, args: argparse.Namespace, out: TextIO) -> int:
     from .sweeps import import_legacy
     copied = import_legacy(engine, args.file)
@@ -388,8 +478,9 @@ def _import_sweeps(engine: Engine, args: argparse.Namespace, out: TextIO) -> int
 
 
 COMMANDS: Mapping[str, Callable[[Engine, argparse.Namespace, TextIO], int]] = MappingProxyType({
-    "failures": _failures, "flaky": _flaky, "slowest": _slowest, "test": _test,
-    "unstable": _unstable, "runs": _runs, "run": _run, "import-sweeps": _import_sweeps})
+    "failures": _failures, "findings": _findings, "finding": _finding, "flaky": _flaky,
+    "slowest": _slowest, "test": _test,
+    "unstable": _unstable, "runs": _runs, "run": _run, "timings": _timings, "import-sweeps": _import_sweeps})
 
 
 def run_command(args: argparse.Namespace, defaults: Defaults, out: TextIO | None = None) -> int:
@@ -411,7 +502,9 @@ def run_command(args: argparse.Namespace, defaults: Defaults, out: TextIO | None
             engine.dispose()
         out.write(f"wrote {written} page(s) to {args.out} (open {args.out}/index.html)\n")
         return 0
-    engine = open_engine(target, writer=args.command == "import-sweeps")
+    # timings: a CI build's first step, before any run made the store (then: no durations)
+    engine = open_engine(target, writer=args.command in ("import-sweeps", "timings"),
+                         create=args.command == "timings")
     try:
         return COMMANDS[args.command](engine, args, out)
     finally:

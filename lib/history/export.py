@@ -2,7 +2,9 @@
 
 The same templates as the server's, with relative links: ``index.html`` (the newest
 failures), ``runs.html``, ``flaky.html``, ``slowest.html``, ``sweeps.html``,
-``bugs.html`` (the replayed bugs), and the pages of the newest runs, of the tests that
+``findings.html`` (the hunts' findings), ``bugs.html`` (the replayed bugs), and the
+pages of the findings, of the newest failures (each whole, with where else), of the
+newest runs, of the tests that
 failed or flaked (up to ``max_tests``, worst first), of the replayed bugs and of the
 sweeps.  There is no search in a static copy.
 """
@@ -21,8 +23,10 @@ from .queries import SearchFilter, Window, recent_runs, search, test_records
 from .schema import results
 from .sweeps import SweepStore
 from .replays import find_bugs
-from .web import (Links, bug_page, bugs_page, create_app, flaky_page, index_page, run_page,
-                  runs_page, slowest_page, slug, sweep_page, sweeps_page, test_page)
+from .findings import FindingFilter, search_findings
+from .web import (Links, bug_page, bugs_page, create_app, finding_page, findings_page,
+                  flaky_page, index_page, result_page, run_page, runs_page, slowest_page, slug,
+                  sweep_page, sweeps_page, test_page)
 
 RUN_PAGES = 100
 
@@ -63,6 +67,8 @@ def _export(engine: Engine, folder: OutputDir, max_tests: int) -> int:
         linked = {r.run_id for r in search(conn, SearchFilter(limit=200))}
         for run_id in sorted({r.id for r in runs} | linked):
             page(f"runs/{run_id}.html", "run.html", run_page(conn, run_id))
+        for result_id in sorted({r.id for r in search(conn, SearchFilter(limit=200))}):
+            page(f"results/{result_id}.html", "result.html", result_page(conn, result_id))
         worst = [r.test for r in test_records(conn, Window(runs=200))]
         names = list(dict.fromkeys(worst))[:max_tests]
         if len(names) < max_tests:
@@ -71,6 +77,10 @@ def _export(engine: Engine, folder: OutputDir, max_tests: int) -> int:
             names += [n for n in recent if n not in names][:max_tests - len(names)]
         for name in names:
             page(f"tests/{slug(name)}.html", "test.html", test_page(conn, name))
+        page("findings.html", "findings.html", findings_page(conn, {"limit": "1000"}))
+        for found in search_findings(conn, FindingFilter(limit=max_tests)):
+            page(f"findings/{slug(found.signature)}.html", "finding.html",
+                 finding_page(conn, found.signature))
         page("bugs.html", "bugs.html", bugs_page(conn, {}))
         for bug in find_bugs(conn)[:max_tests]:
             page(f"bugs/{slug(bug.name)}.html", "bug.html", bug_page(conn, bug.name))

@@ -21,7 +21,8 @@ rewrites rows, with ``secure_delete`` on and the log checkpointed and truncated 
 (best effort, without waiting for other writers), so that the file keeps no copy.  A
 store made just now takes the same steps with nothing to rewrite: no pragma, no
 checkpoint.  Version 3 declares the sweeps' details tables with the others (the sweeps
-of before had made them with SQL of their own: kept, with their rows).
+of before had made them with SQL of their own: kept, with their rows).  Version 4 adds
+the hunts' findings (``history_findings``, ``history_sightings``).
 
 A new version: add the column or table to lib/history/schema.py, a step
 ``_to_N`` below that makes the same change with ``op`` on a store of version N-1,
@@ -40,8 +41,8 @@ from sqlalchemy.engine import Connection, Engine
 
 from ..platform.secrets import redact, redact_text, secret_like_patterns
 from .errors import HistoryError
-from .schema import (HISTORY_TABLES, SCHEMA_VERSION, SWEEP_DETAIL_TABLES, SWEEP_TABLES, meta,
-                     results, runs, sweeps)
+from .schema import (FINDING_TABLES, HISTORY_TABLES, SCHEMA_VERSION, SWEEP_DETAIL_TABLES,
+                     SWEEP_TABLES, meta, results, runs, sweeps)
 
 VERSION_KEY = "schema_version"
 LOCK_NAME = "kewpie_history_schema"
@@ -156,10 +157,19 @@ def _to_3(op: Operations, conn: Connection) -> None:
             _add_indexes(op, conn, table)
 
 
+def _to_4(op: Operations, conn: Connection) -> None:
+    """Version 4: the hunts' findings, one row per signature, and their sightings."""
+    tables = set(inspect(conn).get_table_names())
+    for table in FINDING_TABLES:
+        if table.name not in tables:
+            table.create(conn)
+
+
 MIGRATIONS: tuple[tuple[int, str, Step], ...] = (
     (1, "the history's tables; the sweeps' tables gain run_id", _to_1),
     (2, "passwords scrubbed from the runs, results and sweeps recorded", _to_2),
     (3, "the sweeps' details tables", _to_3),
+    (4, "the hunts' findings and their sightings", _to_4),
 )
 
 

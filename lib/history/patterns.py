@@ -5,7 +5,8 @@ A pattern becomes a SQL ``LIKE`` (with ``%`` and ``_`` of the text escaped) plus
 it starts with plain text, a range on that prefix, so that a server and SQLite walk
 an index instead of every row.  A pattern without ``*`` or ``?`` matches the whole
 value, except in failure texts, where it matches anywhere (``timeout`` is
-``*timeout*``).
+``*timeout*``); a failure pattern with wildcards matches any line of the text
+(:func:`matches_line`: ``AssertionError: *`` finds the line, wherever it is).
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import re
 from datetime import datetime, timedelta
 from types import MappingProxyType
 
-from sqlalchemy import ColumnElement, and_
+from sqlalchemy import ColumnElement, and_, or_
 from sqlalchemy.sql.elements import ColumnClause
 
 from .errors import HistoryUsageError
@@ -82,6 +83,19 @@ def matches(column: ColumnClause[str] | ColumnElement[str], pattern: str,
     if prefix and use_range:  # an index range the LIKE alone would not give
         condition = and_(prefix_range(column, prefix), condition)
     return condition
+
+
+def matches_line(column: ColumnClause[str] | ColumnElement[str], pattern: str
+                 ) -> ColumnElement[bool]:
+    """The condition 'a line of column's text matches pattern' (a plain pattern: the
+    text holds it anywhere): the pattern's start at the text's start or after a newline,
+    its end at the text's end or before one."""
+    if not has_wildcards(pattern):
+        return column.like(f"%{to_like(pattern)}%", escape=ESCAPE)
+    like = to_like(pattern)
+    starts = (like, f"%\n{like}") if not like.startswith("%") else (like,)
+    shapes = [s + end for s in starts for end in ("", "" if like.endswith("%") else "\n%")]
+    return or_(*(column.like(shape, escape=ESCAPE) for shape in dict.fromkeys(shapes)))
 
 
 def parse_when(text: str) -> datetime | None:

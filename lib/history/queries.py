@@ -20,7 +20,8 @@ from sqlalchemy import ColumnElement, Select, and_, case, func, select, true
 from sqlalchemy.engine import Connection, Row
 
 from ..platform.secrets import redact
-from .patterns import check, has_wildcards, literal_prefix, matches, prefix_range
+from .patterns import (check, has_wildcards, literal_prefix, matches, matches_line,
+                       prefix_range)
 from .records import FAILING, utcnow
 from .schema import results, runs
 
@@ -134,7 +135,7 @@ def search(conn: Connection, f: SearchFilter) -> list[ResultRow]:
     if f.test:
         conditions.append(matches(results.c.test, f.test, use_range=_narrow(conn, f.test)))
     if f.failure:
-        conditions.append(matches(results.c.failure, f.failure, anywhere=True))
+        conditions.append(matches_line(results.c.failure, f.failure))
     if f.signature:
         conditions.append(matches(results.c.signature, f.signature))
     if f.branch:
@@ -434,6 +435,20 @@ def recent_runs(conn: Connection, limit: int = 30, branch: str = "", job: str = 
     if conditions:
         query = query.where(and_(*conditions))
     return _run_rows(conn, query)
+
+
+def run_row(conn: Connection, run_id: int) -> RunRow | None:
+    """A run with its counts (None: no such run)."""
+    found = _run_rows(conn, select(*RUN_COLUMNS).where(runs.c.id == run_id))
+    return found[0] if found else None
+
+
+def result_rows(conn: Connection, condition: ColumnElement[bool], limit: int
+                ) -> list[ResultRow]:
+    """Results matching condition with their runs' fields, newest first."""
+    query = (_results_first().where(condition)
+             .order_by(results.c.finished_at.desc(), results.c.id.desc()).limit(limit))
+    return [_result_row(r) for r in conn.execute(query)]
 
 
 def run_detail(conn: Connection, run_id: int) -> tuple[RunRow | None, list[ResultRow]]:

@@ -1,4 +1,5 @@
-"""What the history stores: a run (:class:`RunInfo`) and its results (:class:`ResultRecord`),
+"""What the history stores: a run (:class:`RunInfo`), its results (:class:`ResultRecord`)
+and a hunt's findings (:class:`FindingRecord`),
 with the pure helpers that fill them: test names split from their combination, the
 first lines of a failure, the CI context (Jenkins' variables, ``--label k=v``) and an
 evidence path turned into its Jenkins artifact URL."""
@@ -9,6 +10,7 @@ import os
 import platform as pyplatform
 import re
 import uuid
+from urllib.parse import quote
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Mapping
@@ -115,6 +117,51 @@ class ResultRecord:
         return cls(**{k: v for k, v in values.items() if k in known})
 
 
+@dataclass
+class FindingRecord:
+    """One finding a hunt wrote (a folder): its signature (the id, text and a crash's
+    UniqueID), kind, oracle, tag and bug, the trial and seed, where it was found (the
+    machine and code tree: the run's unless given) and its folder (or its URL)."""
+
+    signature: str
+    kind: str
+    oracle: str = ""
+    signature_text: str = ""
+    unique_id: str = ""
+    title: str = ""
+    tag: str = "new"
+    bug_id: str = ""
+    trial: int = 0
+    seed: int = 0
+    bot: str = ""
+    machine: str = ""
+    tree: str = ""
+    folder: str = ""
+    summary: str = ""
+    seq: int = 0
+    found_at: datetime = field(default_factory=utcnow)
+
+    def to_json(self) -> dict[str, Any]:
+        """The finding as plain JSON values (for the spool file)."""
+        data = asdict(self)
+        data["found_at"] = self.found_at.isoformat()
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "FindingRecord":
+        """The finding a spool file recorded."""
+        values = dict(data)
+        values["found_at"] = datetime.fromisoformat(str(values["found_at"]))
+        known = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in values.items() if k in known})
+
+
+def machine_of(run: RunInfo) -> str:
+    """Where a run ran, as the findings name it: the CI agent (``--label node=``,
+    Jenkins' NODE_NAME, a buildbot worker's name) or the host."""
+    return str(run.labels.get("node") or run.host)
+
+
 def split_name(name: str) -> tuple[str, str]:
     """(test, combination) of a name as rows show it: ``suite.test 'combo'`` (a kewpie
     suite's combination), ``suite.test,c1,c2`` (mysql-test's), else (name, '')."""
@@ -213,12 +260,18 @@ def ci_context(environ: Mapping[str, str], labels: Mapping[str, str]) -> dict[st
             "labels": extra}
 
 
-def evidence_link(path: str, environ: Mapping[str, str]) -> str:
-    """Where a failure's evidence can be opened: its Jenkins artifact URL when it lies in
-    the job's WORKSPACE and the build has a BUILD_URL (archive workdir/failed/ with
-    ``archiveArtifacts``), else the path itself."""
+def evidence_link(path: str, environ: Mapping[str, str], base_url: str = "",
+                  workdir: str = "") -> str:
+    """Where a failure's evidence can be opened: ``base_url/<its path under workdir>``
+    (``--evidence-url``: a CI's artifacts of the workdir) when given; else its Jenkins
+    artifact URL when it lies in the job's WORKSPACE and the build has a BUILD_URL
+    (archive workdir/failed/ with ``archiveArtifacts``); else the path itself."""
     if not path or "://" in path:
         return path
+    if base_url and workdir:
+        rel = os.path.relpath(os.path.realpath(path), os.path.realpath(workdir))
+        if not rel.startswith(".."):
+            return f"{base_url.rstrip('/')}/{quote(rel)}"
     workspace, build_url = environ.get("WORKSPACE", ""), environ.get("BUILD_URL", "")
     if workspace and build_url:
         rel = os.path.relpath(os.path.realpath(path), os.path.realpath(workspace))

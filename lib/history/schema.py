@@ -14,6 +14,12 @@ the resource monitors' seconds (``kewpie_run_samples``), the TPC-C-like transact
 (``kewpie_run_txns``) and the sweep's consistency checks (``kewpie_sweep_checks``).
 lib/sysbench/results.py writes and reads a sweep through these tables; nothing else
 declares them.  ``history_meta`` holds the schema version (lib/history/migrations.py).
+
+Findings (schema version 4): ``history_findings`` has one row per finding signature
+across every run and machine (kind, oracle, UniqueID, tag and bug, first and last seen,
+count, the reduction's state and its case and report); ``history_sightings`` one row per
+finding folder a hunt wrote (run, bot, trial, seed, machine, tree, folder).  A hunt's
+trials are results (``history_results``, test ``hunt.<grammar>``).
 """
 from __future__ import annotations
 
@@ -24,7 +30,7 @@ from sqlalchemy import (BigInteger, Column, DateTime, Double, ForeignKey, Index,
 from sqlalchemy.dialects import mysql, sqlite
 from sqlalchemy.types import TypeEngine
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 metadata = MetaData()
 
 
@@ -203,6 +209,52 @@ sweep_checks = Table(
     Index("ix_kewpie_sweep_checks_sweep", "sweep_id"),
 )
 
+findings = Table(
+    "history_findings", metadata,
+    Column("id", _id(), primary_key=True, autoincrement=True),
+    Column("signature", String(64), nullable=False, unique=True),   # the signature's id
+    Column("signature_text", _text(), nullable=False, default=""),
+    Column("unique_id", String(1000), nullable=False, default=""),  # MariaDB QA's UniqueID
+    Column("kind", String(20), nullable=False, default=""),
+    Column("oracle", String(40), nullable=False, default=""),
+    Column("title", String(255), nullable=False, default=""),
+    Column("tag", String(20), nullable=False, default=""),           # new, known, known-fixed
+    Column("bug_id", String(64), nullable=False, default=""),
+    Column("first_seen", _time(), nullable=False),
+    Column("last_seen", _time(), nullable=False),
+    Column("count", Integer, nullable=False, default=0),
+    Column("reduction", String(10), nullable=False, default=""),     # running, done, failed
+    Column("reduction_owner", String(255), nullable=False, default=""),
+    Column("reduction_at", _time()),
+    Column("reduced_case", _text(), nullable=False, default=""),
+    Column("report", _text(), nullable=False, default=""),
+    Index("ix_history_findings_last", "last_seen"),
+    Index("ix_history_findings_kind", "kind", "last_seen"),
+    Index("ix_history_findings_bug", "bug_id"),
+)
+
+sightings = Table(
+    "history_sightings", metadata,
+    Column("id", _id(), primary_key=True, autoincrement=True),
+    Column("finding_id", _id(), ForeignKey("history_findings.id"), nullable=False),
+    Column("run_id", _id(), ForeignKey("history_runs.id"), nullable=False),
+    Column("bot", String(20), nullable=False, default=""),
+    Column("seq", Integer, nullable=False),
+    Column("trial", Integer, nullable=False, default=0),
+    Column("seed", BigInteger, nullable=False, default=0),
+    Column("machine", String(255), nullable=False, default=""),
+    Column("tree", String(100), nullable=False, default=""),
+    Column("tag", String(20), nullable=False, default=""),
+    Column("bug_id", String(64), nullable=False, default=""),
+    Column("folder", _text(), nullable=False, default=""),
+    Column("summary", _text(), nullable=False, default=""),
+    Column("found_at", _time(), nullable=False),
+    # one row per (run, bot, seq): a spooled sighting sent twice is stored once
+    Index("ux_history_sightings_seq", "run_id", "bot", "seq", unique=True),
+    Index("ix_history_sightings_finding", "finding_id", "found_at"),
+)
+
 HISTORY_TABLES = (meta, runs, results, shard_cuts)
+FINDING_TABLES = (findings, sightings)
 SWEEP_TABLES = (sweeps, sweep_runs)
 SWEEP_DETAIL_TABLES = (run_details, run_histograms, run_samples, run_txns, sweep_checks)

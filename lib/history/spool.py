@@ -2,7 +2,8 @@
 (their secrets as ``***``, as the store would hold them: lib/platform/secrets.py).
 
 One JSON-lines file per run, ``WORKDIR/history-spool/<store>/<run uuid>.jsonl``: a ``run``
-line, then ``result`` lines, then an ``end`` line when the run ended.  A writer that
+line, then ``result`` (and a hunt's ``finding``) lines, then an ``end`` line when the run
+ended.  A writer that
 reaches the store claims each file (renamed with its pid, so that two processes never
 send one twice), sends it and removes it; the store ignores results it already has,
 so a file sent halfway and sent again stores each result once.
@@ -18,7 +19,7 @@ from typing import Any
 
 from ..platform.secrets import redact
 from .dsn import redact as redact_dsn
-from .records import ResultRecord, RunInfo
+from .records import FindingRecord, ResultRecord, RunInfo
 from .target import StoreTarget
 
 SPOOL_DIR = "history-spool"
@@ -40,6 +41,7 @@ class Spooled:
 
     run: RunInfo
     results: list[ResultRecord] = field(default_factory=list)
+    findings: list[FindingRecord] = field(default_factory=list)
     ended_at: datetime | None = None
     exit_code: int | None = None
 
@@ -65,9 +67,12 @@ class Spool:
         with os.fdopen(fd, "a") as fh:
             fh.write(json.dumps(redact({"kind": kind, **data})) + "\n")
 
-    def add(self, record: ResultRecord) -> None:
-        """Keep one result."""
-        self._append("result", record.to_json())
+    def add(self, record: ResultRecord | FindingRecord) -> None:
+        """Keep one result (or a hunt's finding)."""
+        if isinstance(record, ResultRecord):
+            self._append("result", record.to_json())
+        else:  # nested: a finding has a field named kind
+            self._append("finding", {"finding": record.to_json()})
         self.count += 1
 
     def end(self, ended_at: datetime, exit_code: int | None) -> None:
@@ -112,6 +117,8 @@ def read(path: str) -> Spooled | None:
                 spooled = Spooled(RunInfo.from_json(data))
             elif spooled is not None and kind == "result":
                 spooled.results.append(ResultRecord.from_json(data))
+            elif spooled is not None and kind == "finding":
+                spooled.findings.append(FindingRecord.from_json(data["finding"]))
             elif spooled is not None and kind == "end":
                 spooled.ended_at = datetime.fromisoformat(data["ended_at"])
                 spooled.exit_code = data.get("exit_code")

@@ -1,6 +1,8 @@
 """The cross-reference page (Flask and Jinja2 templates): the search, a test's page, a
-run's page, the runs, the flaky and slowest tables, the sweeps' plots and the
-replayed bugs (``/bugs``, ``/bug?name=MDEV-12345``: lib/history/replays.py).
+run's page (with the findings its hunt wrote), the runs, the flaky and slowest
+tables, the sweeps' plots, the hunts' findings (``/findings``: one row per signature
+across runs and machines; ``/finding?signature=``: its timeline, lib/history/findings.py)
+and the replayed bugs (``/bugs``, ``/bug?name=MDEV-12345``: lib/history/replays.py).
 
 Each page is a function from a connection and its parameters to a template's values
 (``*_page``), rendered by a Flask route (``kewpie history serve``, lib/history/serve.py)
@@ -11,6 +13,7 @@ search is a plain GET form: it works with JavaScript off, and no page has any sc
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 from dataclasses import dataclass
@@ -22,6 +25,8 @@ from flask import Flask, Response, abort, render_template, request
 from sqlalchemy.engine import Connection, Engine
 
 from .errors import HistoryUsageError
+from .whereelse import machine, result_detail
+from .findings import FindingFilter, finding_detail, run_findings, search_findings
 from .patterns import parse_when
 from .records import headline
 from .replays import bug_history, find_bugs
@@ -31,7 +36,7 @@ from .svgplot import Series, line_plot, strip, time_plot
 from .sweeps import StoredSweep, SweepStore
 
 SAFE_NAME = re.compile(r"^[A-Za-z0-9._-]{1,120}$")
-PAGES = ("index", "runs", "flaky", "slowest", "sweeps", "bugs")
+PAGES = ("index", "runs", "flaky", "slowest", "sweeps", "findings", "bugs")
 TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
 STRIP_LENGTH = 60
 
@@ -70,6 +75,10 @@ class Links:
             return f"{self.prefix}tests/{quote(slug(name))}.html"
         return "/test?" + urlencode({"name": name})
 
+    def result(self, result_id: int) -> str:
+        """A result's page: its whole failure and where else (lib/history/whereelse.py)."""
+        return f"{self.prefix}results/{result_id}.html" if self.static else f"/result/{result_id}"
+
     def run(self, run_id: int) -> str:
         """A run's page."""
         return f"{self.prefix}runs/{run_id}.html" if self.static else f"/run/{run_id}"
@@ -79,6 +88,12 @@ class Links:
         if self.static:
             return f"{self.prefix}bugs/{quote(slug(name))}.html"
         return "/bug?" + urlencode({"name": name})
+
+    def finding(self, signature: str) -> str:
+        """A finding's page (lib/history/findings.py)."""
+        if self.static:
+            return f"{self.prefix}findings/{quote(slug(signature))}.html"
+        return "/finding?" + urlencode({"signature": signature})
 
     def sweep(self, sweep_id: int) -> str:
         """A sweep's page."""
@@ -155,7 +170,19 @@ def run_page(conn: Connection, run_id: int) -> dict[str, Any] | None:
     run, rows = run_detail(conn, run_id)
     if run is None:
         return None
-    return {"run": run, "rows": rows, "title": f"Run #{run_id}"}
+    return {"run": run, "rows": rows, "findings": run_findings(conn, run_id),
+            "title": f"Run #{run_id}"}
+
+
+def result_page(conn: Connection, result_id: int) -> dict[str, Any] | None:
+    """A result whole: its failure text, its run's revision, job, build and machine, its
+    evidence, and where else the same test failed with the same text."""
+    found = result_detail(conn, result_id)
+    if found is None:
+        return None
+    row, run, elsewhere = found
+    return {"row": row, "run": run, "machine": machine(run.host, json.dumps(run.labels)),
+            "elsewhere": elsewhere, "title": f"{row.test} in run #{row.run_id}"}
 
 
 def runs_page(conn: Connection, args: Mapping[str, str]) -> dict[str, Any]:
@@ -188,6 +215,33 @@ def slowest_page(conn: Connection, args: Mapping[str, str]) -> dict[str, Any]:
                       for r in rows[:5]], "The 5 slowest tests, run after run", "run",
                      "ms") if rows else None
     return {"rows": rows, "window": w, "plot": plot, "title": "Slowest tests"}
+
+
+FINDING_FORM = ("signature", "kind", "bug", "tree", "machine", "since", "until")
+
+
+def findings_page(conn: Connection, args: Mapping[str, str]) -> dict[str, Any]:
+    """The hunts' findings, one row per signature across runs and machines, searched by
+    signature (id, text or UniqueID), kind, bug, tree, machine and time."""
+    form = {k: args.get(k, "") for k in FINDING_FORM}
+    error = ""
+    try:
+        f = FindingFilter(signature=form["signature"], kind=form["kind"], bug=form["bug"],
+                          tree=form["tree"], machine=form["machine"],
+                          since=parse_when(form["since"]), until=parse_when(form["until"]),
+                          limit=_int(args.get("limit", ""), 100))
+        rows = search_findings(conn, f)
+    except HistoryUsageError as exc:
+        rows, error = [], str(exc)
+    return {"form": form, "rows": rows, "error": error, "title": "Findings"}
+
+
+def finding_page(conn: Connection, signature: str) -> dict[str, Any] | None:
+    """One finding: its facts, reduction, and its sightings oldest first (the timeline)."""
+    row, seen = finding_detail(conn, signature)
+    if row is None:
+        return None
+    return {"finding": row, "sightings": seen, "title": f"Finding {row.signature}"}
 
 
 def bugs_page(conn: Connection, args: Mapping[str, str]) -> dict[str, Any]:
@@ -274,6 +328,7 @@ def create_app(engine: Engine) -> Flask:
     _add_result_routes(app, engine, render)
     _add_sweep_routes(app, engine, render)
     _add_bug_routes(app, engine, render)
+    _add_finding_routes(app, engine, render)
     app.after_request(_headers)
     return app
 
@@ -299,6 +354,12 @@ def _add_result_routes(app: Flask, engine: Engine, render: Render) -> None:
         """A run's page."""
         with engine.connect() as conn:
             return render("run.html", run_page(conn, run_id))
+
+    @app.get("/result/<int:result_id>")
+    def result(result_id: int) -> str:
+        """A result's page."""
+        with engine.connect() as conn:
+            return render("result.html", result_page(conn, result_id))
 
     @app.get("/runs")
     def runs() -> str:
@@ -332,6 +393,21 @@ def _add_bug_routes(app: Flask, engine: Engine, render: Render) -> None:
         """A replayed bug's page."""
         with engine.connect() as conn:
             return render("bug.html", bug_page(conn, request.args.get("name", "")))
+
+
+def _add_finding_routes(app: Flask, engine: Engine, render: Render) -> None:
+    """The pages of the hunts' findings: their list and a finding."""
+    @app.get("/findings")
+    def findings() -> str:
+        """The findings."""
+        with engine.connect() as conn:
+            return render("findings.html", findings_page(conn, request.args))
+
+    @app.get("/finding")
+    def finding() -> str:
+        """A finding's page."""
+        with engine.connect() as conn:
+            return render("finding.html", finding_page(conn, request.args.get("signature", "")))
 
 
 def _add_sweep_routes(app: Flask, engine: Engine, render: Render) -> None:

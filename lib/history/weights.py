@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from sqlalchemy import ColumnElement, and_, func, select, true
-from sqlalchemy.engine import Connection
+from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
 from .queries import durations
@@ -68,8 +68,20 @@ def read_durations(target: StoreTarget, cut_key: str = "", job: str = "",
             found = durations(conn, condition, max_id, LAST_RUNS)
     finally:
         engine.dispose()
+    return _named(found)
+
+
+def _named(found: dict[tuple[str, str], float]) -> dict[str, float]:
+    """Durations by the names native and mtr rows give a test (with its combination)."""
     out: dict[str, float] = {}
     for (test, combination), ms in found.items():
         out[join_name(test, combination, "native")] = ms
         out[join_name(test, combination, "mtr")] = ms
     return out
+
+
+def store_durations(engine: Engine, job: str = "") -> dict[str, float]:
+    """The durations of the last runs that ended (of one CI job when given), by test
+    name: ``kewpie history timings``, a --timings-file every shard of a build reads."""
+    with engine.connect() as conn:
+        return _named(durations(conn, runs.c.job == job if job else true(), None, LAST_RUNS))

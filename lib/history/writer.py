@@ -29,7 +29,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Callable
 
 from .errors import HistoryError
-from .records import ResultRecord, RunInfo, utcnow
+from .records import FindingRecord, ResultRecord, RunInfo, machine_of, utcnow
 from .spool import Spool, claim, pending, read
 from .target import StoreTarget
 
@@ -69,7 +69,8 @@ class HistoryWriter:
         self.warned = ""
         self._engine: "Engine | None" = None
         self._conn: "Connection | None" = None  # held for the run: no checkout per batch
-        self._queue: "queue.SimpleQueue[ResultRecord | _End]" = queue.SimpleQueue()
+        self._queue: "queue.SimpleQueue[ResultRecord | FindingRecord | _End]" = \
+            queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self._seq = 0
@@ -91,8 +92,16 @@ class HistoryWriter:
         self.record(record)
         return record
 
-    def record(self, record: ResultRecord) -> None:
-        """Record a result built by the caller (its seq is set here)."""
+    def record_finding(self, record: FindingRecord) -> FindingRecord:
+        """Record a hunt's finding (its machine and code tree: the run's unless set);
+        returns it.  Nothing is raised."""
+        record.machine = record.machine or machine_of(self.run)
+        record.tree = record.tree or self.run.tree_version
+        self.record(record)
+        return record
+
+    def record(self, record: ResultRecord | FindingRecord) -> None:
+        """Record a result (or finding) built by the caller (its seq is set here)."""
         with self._lock:
             if self._closed:
                 return
@@ -148,7 +157,7 @@ class HistoryWriter:
         """Take batches off the queue until the end."""
         while True:
             item = self._queue.get()
-            batch: list[ResultRecord] = []
+            batch: list[ResultRecord | FindingRecord] = []
             end: _End | None = None
             while True:
                 if isinstance(item, _End):
@@ -181,7 +190,7 @@ class HistoryWriter:
                 item = self._queue.get_nowait()
             except queue.Empty:
                 return
-            if isinstance(item, ResultRecord):
+            if isinstance(item, (ResultRecord, FindingRecord)):
                 self.spool.add(item)
             else:
                 self.spool.end(item.ended_at, item.exit_code)
@@ -208,22 +217,25 @@ class HistoryWriter:
             self._warn(_describe(exc))
         return False
 
-    def _handle(self, batch: list[ResultRecord]) -> None:
-        """Store a batch of results, or spool it."""
+    def _handle(self, batch: list[ResultRecord | FindingRecord]) -> None:
+        """Store a batch of results (and findings), or spool it."""
         self._complete_run()
         if not self.warned and self._open() and self._conn is not None:
             try:
-                from .writes import insert_results
+                from .writes import insert_findings, insert_results
                 with self._conn.begin():
                     assert self.run_id is not None
-                    self.sent += insert_results(self._conn, self.run_id, batch)
+                    self.sent += insert_results(self._conn, self.run_id, [
+                        r for r in batch if isinstance(r, ResultRecord)])
+                    insert_findings(self._conn, self.run_id, [
+                        r for r in batch if isinstance(r, FindingRecord)])
                 return
             except Exception as exc:  # noqa: BLE001 - spooled instead, never a failed run
                 self._warn(_describe(exc))
         for record in batch:
             self._spool(record)
 
-    def _spool(self, record: ResultRecord) -> None:
+    def _spool(self, record: ResultRecord | FindingRecord) -> None:
         try:
             self.spool.add(record)
         except OSError as exc:  # the workdir is gone or full: the result is lost, say so once
@@ -268,7 +280,7 @@ class HistoryWriter:
 
     def _send_spooled(self) -> None:
         """Send what earlier runs of this workdir kept while the store was down."""
-        from .writes import end_run, insert_results, insert_run
+        from .writes import end_run, insert_findings, insert_results, insert_run
         conn = self._conn
         assert conn is not None
         for path in pending(self.spool.directory, skip=self.run.uuid):
@@ -281,6 +293,7 @@ class HistoryWriter:
                     with conn.begin():
                         run_id = insert_run(conn, spooled.run)
                         count = insert_results(conn, run_id, spooled.results, skip_stored=True)
+                        insert_findings(conn, run_id, spooled.findings, skip_stored=True)
                         if spooled.ended_at is not None:
                             end_run(conn, run_id, spooled.ended_at, spooled.exit_code)
                     self.log.info(f"results history: sent {count} result(s) of run "

@@ -1,4 +1,6 @@
-"""The store's writes: a run (once per uuid), its results (once per run, bot and seq), its end.
+"""The store's writes: a run (once per uuid), its results (once per run, bot and seq), its
+end, and a hunt's findings (a sighting once per run, bot and seq; its signature's row
+made by the first and counted by each).
 
 What a run or result says goes in with its secrets as ``***`` (lib/platform/secrets.py):
 its options were redacted where they were taken, but a spool written by an older
@@ -10,13 +12,13 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any, Iterable
 
-from sqlalchemy import and_, select, tuple_
+from sqlalchemy import and_, case, select, tuple_
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
 from ..platform.secrets import redact, redact_text
-from .records import ResultRecord, RunInfo
-from .schema import results, runs
+from .records import FindingRecord, ResultRecord, RunInfo
+from .schema import findings, results, runs, sightings
 
 RUN_TEXT_LIMITS = MappingProxyType({
     "host": 255, "platform": 100, "kewpie_version": 40, "mode": 20, "shard": 20,
@@ -87,3 +89,59 @@ def end_run(conn: Connection, run_id: int, ended_at: datetime, exit_code: int | 
         values["exit_code"] = exit_code
     conn.execute(runs.update().where(and_(runs.c.id == run_id, (runs.c.ended_at.is_(None))
                                           | (runs.c.ended_at < ended_at))).values(values))
+
+
+def _finding_id(conn: Connection, record: FindingRecord) -> int:
+    """The id of the finding's signature row, made when this is its first sighting
+    (another writer making it meanwhile is fine: its row is used)."""
+    where = findings.c.signature == record.signature[:64]
+    found = conn.execute(select(findings.c.id).where(where)).scalar()
+    if found is not None:
+        return int(found)
+    row = {"signature": record.signature[:64], "signature_text": record.signature_text,
+           "unique_id": record.unique_id[:1000], "kind": record.kind[:20],
+           "oracle": record.oracle[:40], "title": redact_text(record.title)[:255],
+           "tag": record.tag[:20], "bug_id": record.bug_id[:64],
+           "first_seen": record.found_at, "last_seen": record.found_at, "count": 0}
+    try:
+        with conn.begin_nested():
+            key = conn.execute(findings.insert().values(row)).inserted_primary_key
+            assert key is not None
+            return int(key[0])
+    except IntegrityError:  # made by another writer meanwhile (a fleet's other worker)
+        return int(conn.execute(select(findings.c.id).where(where)).scalar_one())
+
+
+def sighting_row(run_id: int, finding_id: int, record: FindingRecord) -> dict[str, Any]:
+    """The history_sightings row of a finding (its texts' secrets as ``***``)."""
+    return {"finding_id": finding_id, "run_id": run_id, "bot": record.bot[:20],
+            "seq": record.seq, "trial": record.trial, "seed": record.seed,
+            "machine": record.machine[:255], "tree": record.tree[:100],
+            "tag": record.tag[:20], "bug_id": record.bug_id[:64],
+            "folder": redact_text(record.folder), "summary": redact_text(record.summary),
+            "found_at": record.found_at}
+
+
+def insert_findings(conn: Connection, run_id: int, records: Iterable[FindingRecord],
+                    skip_stored: bool = False) -> int:
+    """Insert the run's sightings, each counted on its signature's row (first and last
+    seen, count, the newest tag); with skip_stored, those already there (by bot and
+    seq) are left out.  Returns how many were inserted."""
+    inserted = 0
+    for record in records:
+        if skip_stored and conn.execute(select(sightings.c.id).where(and_(
+                sightings.c.run_id == run_id, sightings.c.bot == record.bot[:20],
+                sightings.c.seq == record.seq))).first() is not None:
+            continue
+        finding_id = _finding_id(conn, record)
+        conn.execute(sightings.insert().values(sighting_row(run_id, finding_id, record)))
+        at = record.found_at
+        newer = findings.c.last_seen <= at
+        conn.execute(findings.update().where(findings.c.id == finding_id).values(
+            count=findings.c.count + 1,
+            first_seen=case((findings.c.first_seen > at, at), else_=findings.c.first_seen),
+            last_seen=case((newer, at), else_=findings.c.last_seen),
+            tag=case((newer, record.tag[:20]), else_=findings.c.tag),
+            bug_id=case((newer, record.bug_id[:64]), else_=findings.c.bug_id)))
+        inserted += 1
+    return inserted

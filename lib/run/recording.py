@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from ..errors import KewpieError
 from ..history.errors import HistoryError
-from ..history.records import RunInfo, ci_context, evidence_link, new_run_uuid, split_name
+from ..history.records import FindingRecord, RunInfo, ci_context, evidence_link, new_run_uuid, split_name
 from ..history.spool import spool_dir
 from ..history.target import StoreTarget
 from ..history.writer import HistoryWriter
@@ -117,9 +117,19 @@ def run_info(env: RunEnvironment, mode: str = "", run_key: str = "",
 class RunHistory:
     """The history writer of one run (or a stand-in that records nothing)."""
 
-    def __init__(self, writer: HistoryWriter | None, environ: Mapping[str, str]) -> None:
+    def __init__(self, writer: HistoryWriter | None, environ: Mapping[str, str],
+                 evidence_url: str = "", workdir: str = "") -> None:
+        """evidence_url: --evidence-url, the base of the workdir's files (workdir) as the
+        CI publishes them."""
         self.writer = writer
         self.environ = environ
+        self.evidence_url = evidence_url
+        self.workdir = workdir
+
+    def link(self, path: str) -> str:
+        """Where a failure's evidence (or a finding's folder) is opened (its URL when
+        --evidence-url or Jenkins says one)."""
+        return evidence_link(path, self.environ, self.evidence_url, self.workdir)
 
     @property
     def enabled(self) -> bool:
@@ -136,7 +146,7 @@ class RunHistory:
             failure = outcome.earlier_failures[0]
         self.writer.record_result(test, str(outcome.status), outcome.time_ms, combination,
                                   outcome.attempts, failure, signature,
-                                  evidence_link(outcome.evidence, self.environ), outcome.bot)
+                                  self.link(outcome.evidence), outcome.bot)
 
     def record_result(self, test: str, status: str, duration_ms: int = 0, combination: str = "",
                       attempts: int = 1, failure: str = "", signature: str = "",
@@ -144,7 +154,14 @@ class RunHistory:
         """Record a result by its fields (``--mode=hunt``: a finding with its signature)."""
         if self.writer is not None:
             self.writer.record_result(test, status, duration_ms, combination, attempts, failure,
-                                      signature, evidence_link(evidence, self.environ), bot)
+                                      signature, self.link(evidence), bot)
+
+    def record_finding(self, record: FindingRecord) -> None:
+        """Record a hunt's finding (its folder as a Jenkins artifact or --evidence-url
+        link when it has one)."""
+        if self.writer is not None:
+            record.folder = self.link(record.folder)
+            self.writer.record_finding(record)
 
     def store(self) -> tuple["Engine | None", int | None]:
         """(the store's engine, this run's id) for a writer made with background=False
@@ -176,7 +193,7 @@ def open_history(env: RunEnvironment, mode: str = "", run_key: str = "",
     writer = HistoryWriter(target, run_info(env, mode, run_key, version=False),
                            spool_dir(env.workdir.path, target), get_logger(), background,
                            fill_run=add_version)
-    return RunHistory(writer, os.environ)
+    return RunHistory(writer, os.environ, config.history.evidence_url, env.workdir.path)
 
 
 # ---------------------------------------------------------------- durations

@@ -171,8 +171,8 @@ class Runner:
                          may_retry: Callable[[], bool] = lambda: True) -> Outcome:
         """Run spec; rerun a failure on fresh servers up to retries times.
 
-        A test that fails and then passes is 'flaky' (never a plain pass); one
-        that fails every attempt says how many it had.
+        A test that fails and then passes is 'flaky' (never a plain pass), its evidence
+        the failed attempt's; one that fails every attempt says how many it had.
         """
         outcome = self.run_one(spec)
         failures: list[str] = []

@@ -1,5 +1,6 @@
 """The results history through the real CLI: two runs with a planted flaky test fill the
-store and ``kewpie history`` finds the flake's rate and its failure by text; a
+store and ``kewpie history`` finds the flake's rate and its failure by text (and a
+retried pass links to its failed attempt's evidence); a
 MariaDB store (a server kewpie starts) takes two concurrent runs whole; a store that
 is down costs one warning, never the run's exit code.
 
@@ -72,6 +73,14 @@ def test_two_runs_with_a_planted_flaky_test_fill_the_store(kewpie, capsys):
                      re.M), unstable
     status, bad = in_process(capsys, "failures", f"--workdir={kewpie.workdir}", "--since=yesterday")
     assert status == 2 and bad.count(" ERROR ") == 1, bad
+
+    # a retried test that passed links to its failed attempt's evidence
+    third = kewpie.run(*SUITE, "--retry=1")
+    assert third.returncode == 0 and "passed on attempt 2" in third.stdout, third.stdout[-3000:]
+    status, retried = in_process(capsys, "failures", f"--workdir={kewpie.workdir}",
+                                 "--status=flaky")
+    evidence = re.findall(r"alternate_test: evidence (\S+)", retried)
+    assert status == 0 and len(evidence) == 1 and os.path.isdir(evidence[0]), retried
 
 
 def test_a_store_that_is_down_is_one_warning_and_the_exit_code_stays(kewpie):

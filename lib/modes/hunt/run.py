@@ -10,7 +10,8 @@ or ``--duration`` is spent.  A bot keeps its servers between trials that
 found nothing (the reuse rule of lib/servers/manager.py empties the test
 schema), and starts fresh ones after a finding or when a trial's options
 differ.  Each trial is :func:`lib.hunt.trial.run_trial`; the findings go to
-``workdir/hunt/<time>-<run id>/findings/``.  At the end: the summary table
+``workdir/hunt/<time>-<run id>/findings/``, and each trial and finding to the
+results history (lib/run/findings.py).  At the end: the summary table
 grouped by signature, ``summary.json``, ``--junit-xml``, and the exit
 status: 1 when a finding is new or known-fixed (or known, without
 ``--allow-known``), else 0.
@@ -46,6 +47,8 @@ from ...servers.option_catalog import load_catalog
 from ...servers.option_safety import check_server_options
 from ...suites.loader import find_suite, load_suite_config, suite_requirements
 from ...run.environment import RunEnvironment
+from ...run.findings import record_trial
+from ...run.recording import RunHistory, open_history
 from .options import HuntOptions
 
 BUILTIN_ORACLES = ("crash", "hang", "errorlog", "divergence")
@@ -361,7 +364,19 @@ def _trial_line(result: TrialResult) -> Iterator[str]:
 
 
 def run_hunt(env: RunEnvironment) -> int:
-    """The hunt over env (see the module docstring); the exit status."""
+    """The hunt over env (see the module docstring), its trials and findings recorded in
+    the results history as they finish (lib/run/findings.py); the exit status."""
+    history = open_history(env, mode="hunt")
+    status: int | None = None
+    try:
+        status = _hunt(env, history)
+        return status
+    finally:
+        history.close(status)
+
+
+def _hunt(env: RunEnvironment, history: RunHistory) -> int:
+    """The hunt's trials, summary and exit status."""
     config, log = env.config, env.log
     hunt = config.section(HuntOptions)
     stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -384,6 +399,7 @@ def run_hunt(env: RunEnvironment) -> int:
     def done(result: TrialResult) -> bool:
         """Record a trial; False when the hunt must stop (a grammar/environment error)."""
         summary.add(result)
+        record_trial(history, result)
         for line in _trial_line(result):
             log.info(line)
         if result.error:

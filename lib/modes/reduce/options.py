@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from ...config import ModeSection
 from ...errors import KewpieError
+from ..onoff import OnOff
 
 NAME = "reduce"
 
@@ -19,6 +20,8 @@ class ReduceOptions(ModeSection):
     parallel: int = 0    # --reduce-parallel: candidates at once (0: the cores, <= 4)
     tries: int = 1       # --trials: tries per candidate (a sporadic bug)
     findings: tuple[str, ...] = ()  # the TEST arguments: finding folders, made absolute
+    again: bool = False  # --reduce-again: reduce a signature the results history says is
+                         # being reduced or was reduced (lib/run/findings.py)
 
 
 def add_options(p: argparse.ArgumentParser) -> None:
@@ -33,6 +36,11 @@ def add_options(p: argparse.ArgumentParser) -> None:
                    metavar="N", help="--mode=reduce: check N candidates (or tries of a "
                    "sporadic one) at once, each on a bot of its own servers (1: one at a "
                    "time; default 0: as many as the machine has cores, at most 4)")
+    g.add_argument("--reduce-again", action=OnOff, default=d.again,
+                   help="--mode=reduce: reduce the finding even when the results history "
+                   "says its signature is being reduced, or was reduced, elsewhere (a "
+                   "fleet's workers reduce each signature once; a --reduce-out of its own "
+                   "reduces anyway; docs/history.md)")
 
 
 def section(args: argparse.Namespace) -> ReduceOptions:
@@ -42,7 +50,8 @@ def section(args: argparse.Namespace) -> ReduceOptions:
                           f"not {args.reduce_parallel}")
     return ReduceOptions(out=os.path.abspath(args.reduce_out) if args.reduce_out else "",
                          parallel=args.reduce_parallel, tries=max(1, args.trials or 1),
-                         findings=tuple(os.path.abspath(t) for t in args.tests))
+                         findings=tuple(os.path.abspath(t) for t in args.tests),
+                         again=args.reduce_again)
 
 
 def test_paths(test: str) -> bool:

@@ -15,7 +15,9 @@ lines that run it from itself on each code tree kewpie knows (``--basedir``s and
 the confirmation runs as printed (:mod:`lib.reduce.confirm`) for "present in ...,
 absent in ...", with the bug report ``OUT/report.txt`` and the figures ``OUT/reduce.json``.
 OUT is ``--reduce-out``, else the finding's ``reduce/`` folder.  Exit status 0
-when the case is written.
+when the case is written, or when the results history says another worker is
+reducing (or has reduced) the finding's signature (lib/run/findings.py;
+``--reduce-again``, or a ``--reduce-out`` of its own, reduces it anyway).
 """
 from __future__ import annotations
 
@@ -40,6 +42,7 @@ from ...config.sections import Servers
 from ...platform.ports import default_lock_dir, ensure_lock_dir
 from ...platform.safewrite import OutputDir
 from ...run.environment import RunEnvironment
+from ...run.findings import ReductionClaim, reduction_record, refused
 from ...run.setup import check_reachable
 from .options import ReduceOptions
 
@@ -132,12 +135,26 @@ def run_reduce(env: RunEnvironment) -> int:
         raise ReduceError("--mode=reduce takes one finding folder (workdir/hunt/<run>/"
                           "findings/<finding>), not " + (" ".join(own.findings) or "none"))
     case = read_input(own.findings[0])
+    claim = ReductionClaim(env, reduction_record(
+        case.folder, case.kind, case.oracle, case.signature.id, case.signature.text,
+        case.title, case.finding))
+    # one reduction per signature across a fleet; --reduce-out asks for one there anyway
+    taken = claim.take(own.again or bool(own.out))
+    if not taken.ours:
+        env.log.info(refused(taken, case.signature.id))
+        claim.close()
+        return EXIT_OK
     out = OutputDir.create(own.out or os.path.join(case.folder, "reduce"),
                            "--reduce-out" if own.out else "the finding's reduce folder",
                            env.trust, reuse=True)  # never through a link: lib/platform/safewrite.py
+    state, figures = "failed", dict[str, Any]()
     try:
-        return _reduce(env, case, out)
+        status = _reduce(env, case, out)
+        state, figures = "done", json.loads(out.read_text("reduce.json") or "{}")
+        return status
     finally:
+        claim.finish(state, str(figures.get("test", "")), str(figures.get("report", "")))
+        claim.close()
         out.close()
 
 

@@ -68,7 +68,7 @@ def test_a_version_1_store_is_scrubbed_on_open(tmp_path):
     assert _bytes_hold(path, PW)  # the planted rows are there, as before the fix
     engine = open_engine(StoreTarget(sqlite_path=path), writer=True)
     with engine.connect() as conn:
-        assert current_version(conn) == SCHEMA_VERSION == 3
+        assert current_version(conn) == SCHEMA_VERSION == 4
     engine.dispose()
     with sqlite3.connect(path) as db:
         options, build_url, labels = db.execute(

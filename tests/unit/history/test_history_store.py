@@ -199,7 +199,7 @@ def test_an_older_store_gains_the_sweeps_details_tables(tmp_path, sweeps_had_wri
                        "output) VALUES (1, '10.11', 'tpcc_like', 1, 'kept')")
     engine = open_engine(StoreTarget(sqlite_path=path), writer=True)
     with engine.connect() as conn:
-        assert current_version(conn) == SCHEMA_VERSION == 3
+        assert current_version(conn) == SCHEMA_VERSION == 4
     engine.dispose()
     with sqlite3.connect(path) as db:
         tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
