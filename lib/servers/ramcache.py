@@ -11,10 +11,13 @@ entries are evicted until the cache fits (:func:`enforce`), never the most
 recently used one and never one another run holds (each store's lock).  The
 run's summary says its size (:func:`summary_line`); ``--mode=cleanup
 --drop-cache`` empties it (:func:`drop_all`).  Sizes count the blocks a file
-holds (sparse InnoDB files hold less than their length).
+holds (sparse InnoDB files hold less than their length); an entry's is measured once and
+kept in its ``SIZE`` file (:func:`entry_size`): walking 2 GB of cache took ~300 ms of
+every run's start and again of its summary.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from dataclasses import dataclass
@@ -24,6 +27,7 @@ from .bootstrap import drop_template
 from .galera_snapshots import drop_snapshot
 
 MB = 1024 * 1024
+SIZE_FILE = "SIZE"   # an entry's size in bytes, beside its READY / meta.json mark
 
 
 @dataclass(frozen=True)
@@ -69,6 +73,28 @@ def _marked(root: str, mark: str) -> list[tuple[str, float]]:
     return found
 
 
+def entry_size(path: str) -> int:
+    """The bytes a whole entry holds: read from its SIZE_FILE, else measured once
+    (:func:`tree_size`, ~15 ms per 100 MB) and written there for every later run (an entry
+    never changes once whole), so a run's start and summary do not walk the cache."""
+    recorded = os.path.join(path, SIZE_FILE)
+    try:
+        with open(recorded, encoding="ascii") as fh:
+            return int(fh.read().strip())
+    except (OSError, ValueError):
+        pass
+    size = tree_size(path)
+    temporary = f"{recorded}.{os.getpid()}"
+    try:
+        with open(temporary, "w", encoding="ascii") as fh:
+            fh.write(f"{size}\n")
+        os.replace(temporary, recorded)
+    except OSError:   # a read-only or vanishing entry: measured again next time
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+    return size
+
+
 def entries(cache_root: str, sizes: dict[str, int] | None = None) -> list[CacheEntry]:
     """The cache's whole entries, least recently used first.  sizes: a memo of earlier
     sizes by path (entries never change once whole)."""
@@ -78,7 +104,7 @@ def entries(cache_root: str, sizes: dict[str, int] | None = None) -> list[CacheE
                                ("snapshot", "galera", "meta.json")):
         for path, used in _marked(os.path.join(cache_root, folder), mark):
             if path not in memo:
-                memo[path] = tree_size(path)
+                memo[path] = entry_size(path)
             found.append(CacheEntry(kind, path, memo[path], used))
     return sorted(found, key=lambda e: (e.used, e.path))
 

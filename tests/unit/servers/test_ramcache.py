@@ -79,3 +79,17 @@ def test_an_entry_another_run_holds_is_never_dropped(tmp_path):
     assert [e.path for e in kept] == [held] and os.path.isdir(held)
     assert [e.kind for e in removed] == ["snapshot"]
     assert entries(str(tmp_path))[0].path == held
+
+
+def test_an_entrys_size_is_measured_once_and_kept_in_it(tmp_path):
+    path = _template(tmp_path, "t-one", 1, 1000)
+    first = ramcache.entry_size(path)
+    assert MB <= first < 2 * MB
+    recorded = os.path.join(path, ramcache.SIZE_FILE)
+    assert open(recorded).read().strip() == str(first)
+    (tmp_path / "bootstrap" / "t-one" / "data" / "more").write_bytes(b"z" * MB)
+    assert ramcache.entry_size(path) == first   # read back, not walked again
+    assert [e.size for e in entries(str(tmp_path))] == [first]
+    os.unlink(recorded)
+    assert ramcache.entry_size(path) >= first + MB   # measured again when it is missing
+    assert not [n for n in os.listdir(path) if n.startswith(ramcache.SIZE_FILE + ".")]
