@@ -129,9 +129,11 @@ def _thread_error(thread: str, errno: Any, error: Any) -> str:
 def wait_for_replica(primary: Server, replica: Server, timeout: float = 60.0) -> None:
     """Block until replica has applied everything primary committed so far.
 
-    The server-side wait runs in slices of POLL_SLICE seconds; between them the
-    replication threads' state is read, and a stopped thread fails the wait at
-    once with its error (ReplicationError), as mtr's ``sync_slave_with_master``."""
+    The server-side wait runs in slices of POLL_SLICE seconds; after each one that did
+    not reach the position, the replication threads' state is read, and a stopped thread
+    fails the wait at once with its error (ReplicationError), as mtr's
+    ``sync_slave_with_master``.  A replica already at the position passes, stopped or
+    not (a test may stop replication on purpose; the reuse check then sees it)."""
     position = primary_position(primary)
     if not position:
         return
@@ -141,19 +143,19 @@ def wait_for_replica(primary: Server, replica: Server, timeout: float = 60.0) ->
         sql = "SELECT WAIT_FOR_EXECUTED_GTID_SET(%s, %s)"
     deadline = time.monotonic() + timeout
     while True:
-        status = replica_status(replica)
-        stopped = replica_stopped(status)
-        if stopped:
-            raise ReplicationError(f"replica {replica.name} cannot reach {primary.name}'s "
-                                   f"position {position}: {stopped}")
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise ReplicationError(f"replica {replica.name} did not reach {primary.name}'s "
-                                   f"position {position} within {timeout:.0f}s: "
-                                   f"{describe_status(status)}")
-        try:
+        left = max(0.0, deadline - time.monotonic())
+        try:   # first: a replica already there passes, even one a test stopped on purpose
             if replica.execute(sql, (position, min(POLL_SLICE, left)))[0][0] == 0:
                 return
         except QueryError as exc:
             raise ReplicationError(f"waiting for {replica.name} to catch up failed: "
                                    f"{exc}") from exc
+        status = replica_status(replica)
+        stopped = replica_stopped(status)
+        if stopped:
+            raise ReplicationError(f"replica {replica.name} cannot reach {primary.name}'s "
+                                   f"position {position}: {stopped}")
+        if time.monotonic() >= deadline:
+            raise ReplicationError(f"replica {replica.name} did not reach {primary.name}'s "
+                                   f"position {position} within {timeout:.0f}s: "
+                                   f"{describe_status(status)}")
