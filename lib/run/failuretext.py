@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+SECTION_HEADER = re.compile(r"^--- .+ ---$")
 SUMMARY_CHARS = 2000   # a summary longer than this is cut (the whole text is in the evidence)
 BRIEF_LINES = 60       # of the details the report shows (the rest is in the evidence)
 CHAIN_LINES = ("During handling of the above exception, another exception occurred:",
@@ -83,11 +84,45 @@ def brief(message: str, summary: str, limit: int = BRIEF_LINES) -> list[str]:
     said = summary.strip()
     kept = [line for line in without_tracebacks(message)
             if line.strip() and not _repeats(line.strip(), said)]
-    if len(kept) > limit:   # the middle goes: a checker's verdict or a known bug ends it
-        half = limit // 2
-        kept = kept[:half] + [f"... ({len(kept) - 2 * half} more lines in the evidence's "
-                              f"failure.txt)"] + kept[-half:]
-    return kept
+    if len(kept) <= limit:
+        return kept
+    sections = _sections(kept)
+    if len(sections) > 1:   # server logs under ``--- ... ---`` headers: each keeps its tail
+        return _section_tails(sections, limit)
+    half = limit // 2       # the middle goes: a checker's verdict or a known bug ends it
+    return kept[:half] + [_cut_line(len(kept) - 2 * half)] + kept[-half:]
+
+
+def _cut_line(count: int) -> str:
+    """The line that stands for count lines the report leaves to the evidence."""
+    return f"... ({count} more lines in the evidence's failure.txt)"
+
+
+def _sections(lines: list[str]) -> list[list[str]]:
+    """lines split before each ``--- <what> ---`` header (a server's error log, an SST
+    log, the cluster's evidence); the lines before the first header are a section too."""
+    sections: list[list[str]] = [[]]
+    for line in lines:
+        if SECTION_HEADER.match(line.strip()) and sections[-1]:
+            sections.append([])
+        sections[-1].append(line)
+    return sections
+
+
+def _section_tails(sections: list[list[str]], limit: int) -> list[str]:
+    """Each section's first line (its header) and its last lines, the limit shared
+    between them: every log is named once and its newest lines (where a server says why
+    it stopped) are shown; what is left out is said in each section."""
+    share = max(3, limit // len(sections) - 2)   # each: its header, the cut line, share
+    out: list[str] = []
+    for section in sections:
+        if len(section) <= share + 1:
+            out.extend(section)
+            continue
+        out.append(section[0])
+        out.append(_cut_line(len(section) - 1 - share))
+        out.extend(section[-share:])
+    return out
 
 
 def _repeats(line: str, summary: str) -> bool:

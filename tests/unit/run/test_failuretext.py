@@ -70,3 +70,16 @@ def test_the_whole_text_starts_with_its_summary_once():
     assert with_summary("E: x", "E: x\ndetails") == "E: x\ndetails"
     assert with_summary("", "details") == "details"
     assert with_summary("E: x", "") == "E: x"
+
+
+def test_logs_under_headers_each_keep_their_header_and_newest_lines():
+    text = "\n".join(["servers could not be started: node s1 exited",
+                      "--- joiner s1 error log (e.log) ---", *[f"j{i}" for i in range(50)],
+                      "--- donor s0 SST log ---", *[f"d{i}" for i in range(50)],
+                      "Access denied for user 'kewpie_sst'"])
+    shown = brief(text, "node s1 exited", limit=30)
+    assert len(shown) <= 30
+    assert "--- joiner s1 error log (e.log) ---" in shown and "--- donor s0 SST log ---" in shown
+    assert shown[-1] == "Access denied for user 'kewpie_sst'" and "j49" in shown
+    assert sum(line.startswith("... (") for line in shown) == 2
+    assert brief("--- a ---\nx\n--- b ---\ny", "", limit=30) == ["--- a ---", "x", "--- b ---", "y"]
