@@ -15,6 +15,7 @@ Covers: lib/servers/galera.py, lib/servers/galera_cluster.py, lib/servers/layout
 from __future__ import annotations
 
 import grp
+import contextlib
 import os
 import re
 import shutil
@@ -134,18 +135,20 @@ def wait_for_sst_listener(kewpie: KewpieRunner, timeout: float = 180) -> psutil.
 
 
 def wait_for_tagged(kewpie: KewpieRunner, match: Callable[[psutil.Process], bool], what: str,
-                    gone: bool = False, timeout: float = 60) -> None:
-    """Wait until a process of the workdir matches (with gone: until none does)."""
+                    gone: bool = False, timeout: float = 60) -> psutil.Process | None:
+    """Wait until a process of the workdir matches, and return it (with gone: until none
+    does; None)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        found = False
+        found = None
         for proc in tagged(kewpie.workdir):
             try:
-                found = found or match(proc)
+                if found is None and match(proc):
+                    found = proc
             except psutil.Error:
                 pass
-        if found != gone:
-            return
+        if (found is not None) != gone:
+            return found
         time.sleep(0.05)
     raise AssertionError(f"waited {timeout:.0f}s for {what}")
 
@@ -194,9 +197,18 @@ def test_sigterm_mid_sst_leaves_nothing_in_tmp(kewpie, tmp_path):
     proc = traced_popen(kewpie, trace_file, *SST_PAIR, MARIABACKUP)
     harness = kewpie_under(proc)
     wait_for_sst_listener(kewpie)
-    wait_for_tagged(kewpie, lambda p: "--role donor" in " ".join(p.cmdline()),
-                    "the donor's SST script")  # the donor is streaming (or about to)
-    signal_harness(proc, harness, trace_file, signal.SIGTERM)
+    donor = wait_for_tagged(kewpie, lambda p: "--role donor" in " ".join(p.cmdline()),
+                            "the donor's SST script")  # the donor is streaming (or about to)
+    assert donor is not None
+    # held while kewpie is signalled: on a loaded machine the transfer, the join, the test
+    # and kewpie's exit could all end before this process's signal (the SST is ~1 s)
+    with contextlib.suppress(psutil.NoSuchProcess):
+        donor.suspend()
+    try:
+        signal_harness(proc, harness, trace_file, signal.SIGTERM)
+    finally:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            donor.resume()
     out, _ = proc.communicate(timeout=120)  # strace ends when the last helper has gone
     assert proc.returncode == 143, out[-3000:]  # strace exits with kewpie's status
     assert tagged(kewpie.workdir) == []
