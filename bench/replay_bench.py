@@ -856,6 +856,17 @@ def main(argv: list[str] | None = None) -> int:
                       f"{per_replay(results):.2f} replay-seconds a replay, of which the harness's "
                       f"own {split_times(results)[1]:.2f}), {settings.get('server_starts')} server "
                       f"starts"]
+        w_run = split_times(results)[0]
+        k_wall = rate(replays, whole_s)
+        ways = [("naive (/dev/shm)", n_own), ("naive (disk)", d_own if disk else None),
+                ("bug_report.sh", f_own if flow else None)]
+        lines.append("the whole corpus, wall clock: kewpie's run above against each way's "
+                     f"harness time a replay on the sample + this run's own {w_run:.2f} s, "
+                     f"{lanes} lanes packed full (a lane waiting on a SLEEP or a lock is "
+                     f"kept: the naive ways lend none): " + ", ".join(
+                         f"{label} {rate(lanes, own + w_run):.1f}/min: kewpie/it "
+                         f"{k_wall / rate(lanes, own + w_run):.1f}x"
+                         for label, own in ways if own is not None))
     phases: dict[str, list[float]] = {}
     for res in results:
         for name, value in res.phases.items():

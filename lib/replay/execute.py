@@ -56,6 +56,7 @@ from ..servers.requirements import Requirements
 from .corpus import MYSQLTEST, Reproducer
 from .dying import wait_dying
 from .restore import State, restore, snapshot
+from .waits import WaitWatch
 
 if TYPE_CHECKING:
     from ..hunt.knownbugs import KnownBugs
@@ -173,6 +174,9 @@ class ReplayBot:
         self.managers: dict[str, "ServerManager"] = {}
         self._catalogs: dict[str, Any] = {}
         self._states: dict[str, State | None] = {}   # tree -> its fresh server's state
+        # told True while the running reproducer only waits (SLEEP, a lock), False when
+        # it works again (lib/replay/waits.py): the run lends its lane meanwhile
+        self.on_idle: Callable[[bool], None] | None = None
 
     def manager(self, tree: CodeTree) -> "ServerManager":
         """This bot's manager of tree (made on first use)."""
@@ -380,6 +384,17 @@ class ReplayBot:
 
     def _send(self, reproducer: Reproducer, server: "Server", tree: CodeTree,
               log_path: str) -> Any:
+        """Run the reproducer's tool against server (watched for waits when on_idle is
+        set: :mod:`.waits`); its ToolResult."""
+        watch = WaitWatch(server, self.on_idle).start() if self.on_idle else None
+        try:
+            return self._run_tool(reproducer, server, tree, log_path)
+        finally:
+            if watch is not None:
+                watch.stop()
+
+    def _run_tool(self, reproducer: Reproducer, server: "Server", tree: CodeTree,
+                  log_path: str) -> Any:
         """Run the reproducer's tool against server; its ToolResult."""
         socket = server.paths.socket_file
         if reproducer.kind == MYSQLTEST:
