@@ -11,11 +11,12 @@ or to ``--parallel`` forked bots, each with a server manager per tree
 (:class:`lib.replay.execute.ReplayBot`: a server is reused while the reuse rule
 keeps it, fresh after a crash); a free bot takes a job its server already serves
 first (:mod:`lib.replay.schedule`).  ``--parallel N`` is N replays at work at
-once: a bot whose reproducer only waits -- a ``SLEEP``, a lock wait
-(:mod:`lib.replay.waits`) -- lends its lane to one of N more bots until it works
-again, so a 50 s lock wait no longer holds a lane of the machine's CPUs.  Each result is recorded in the results
-history (test ``replay.<reproducer>``, the tree's version as its combination;
-``fail`` when it reproduced, ``pass`` when not, ``timeout``, ``skipped``).
+once: with N of 2 or more, a bot whose reproducer only waits -- a ``SLEEP``, a
+lock wait (:mod:`lib.replay.waits`) -- lends its lane to one of N more bots
+until it works again, so a 50 s lock wait no longer holds a lane of the
+machine's CPUs.  Each result is recorded in the results history (test
+``replay.<reproducer>``, the tree's version as its combination; ``fail`` when it
+reproduced, ``pass`` when not, ``timeout``, ``skipped``).
 
 The output folder (``--replay-out``, default ``workdir/replay/<time>-<run>/``; made
 fresh or one kewpie made before, written without following links:
