@@ -20,7 +20,18 @@ naive way.  Prints figures; asserts nothing.
    with them on disk, in the bench's folder, as ``bug_report.sh`` keeps them in its
    basedir.  Both ways use the same rules: ``--timeout`` seconds a reproducer (then a
    timeout, its server killed: kewpie throws it away), a server that does not answer
-   10 s after the run a hang.
+   10 s after the run a hang.  Its servers may write cores (the core limit raised as
+   kewpie raises its servers'), so a crash costs it gdb as it costs kewpie.
+3. **bug_report.sh**: the first ``--bugreport`` reproducers of the draw through
+   ``bug_report.sh``'s own flow, step for step and executed (:class:`BugReportFlow`:
+   its fixed and random sleeps, ``wipe``'s start and stop before the real start, the
+   restart for a reproducer's options, gdb twice on a core), one reproducer at a
+   time on both trees side by side, as ``mass_bug_report.sh`` and ``test_all`` run
+   it; datadirs on disk as it keeps them.  Its ratio is printed beside the fair
+   naive ways', each labelled with its basis.
+
+``--naive-first`` runs the naive ways before kewpie's: two runs in alternate order
+even out a machine whose load drifts.
 
 Both ways replay the same seeded random sample (``--naive-sample`` reproducers,
 drawn uniformly, on each tree: the whole corpus the naive way would take hours),
@@ -75,6 +86,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchlib import ROOT, enter_venv, machine_info, remove_workdir  # noqa: E402
 enter_venv(__file__)
 
+from lib.checks.backtrace import find_core  # noqa: E402
 from lib.hunt.crashreport import crash_unique_id  # noqa: E402
 from lib.hunt.kbstrings import StringsEntry, load_strings  # noqa: E402
 from lib.replay.attribution import OTHER, OWN, SHARED, UNATTRIBUTED, attribute  # noqa: E402
@@ -181,7 +193,8 @@ class Naive:
                                    f"--log-error={log}", f"--pid-file={work}/s.pid",
                                    "--innodb-log-file-size=16M", "--innodb-buffer-pool-size=128M",
                                    "--core-file", "--skip-name-resolve", *options],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                  preexec_fn=_allow_cores)
         client = tree.tool("client")
         deadline = time.monotonic() + READY_SECONDS
         while time.monotonic() < deadline and server.poll() is None:
@@ -265,6 +278,231 @@ class Naive:
         for t in threads:
             t.join()
         return time.monotonic() - started
+
+
+# ---------------------------------------------------------------- bug_report.sh's flow
+def _allow_cores() -> None:
+    """In a server's child before exec: cores allowed up to the hard limit, as kewpie
+    allows its servers', and (startup.sh's ``start``) the core's filter 0x11."""
+    import resource
+    _, hard = resource.getrlimit(resource.RLIMIT_CORE)
+    try:
+        resource.setrlimit(resource.RLIMIT_CORE, (hard, hard))
+        with open("/proc/self/coredump_filter", "w") as fh:
+            fh.write("0x11")
+    except (ValueError, OSError):
+        pass
+
+
+class BugReportFlow:
+    """One reproducer the way mariadb-qa's ``bug_report.sh`` replays it, step for step and
+    executed for real (read in mariadb-corporation/mariadb-qa: ``bug_report.sh``,
+    ``mariadb-build-qa/test_all``, ``all_all``, ``stop_all``, ``start_all``,
+    ``kill_all``, ``findbug_new``; the ``start``, ``stop``, ``wipe``, ``all_no_cl`` and
+    ``test`` scripts ``startup.sh`` writes into each basedir; ``new_text_string.sh``).
+    ``mass_bug_report.sh`` runs a folder of reproducers one after the other through it.
+
+    1. ``bug_report.sh`` sleeps 1 s (after its notes) and 2.5 s ("for visual
+       confirmation"), then runs ``test_all`` in the folder of all its trees;
+    2. ``all_all``: on every tree at once, a random sleep of 0-5 s, then ``all_no_cl``:
+       ``wipe`` -- the datadir removed, ``mariadb-install-db`` (timeout 120 s), the
+       server started (``start``: ``mariadb-admin ping`` every 0.25 s until it answers,
+       ``CREATE DATABASE IF NOT EXISTS test``), ``CREATE DATABASE IF NOT EXISTS test``
+       again, the server stopped (``stop``: ``mariadb-admin shutdown``, then kill -9 of
+       what is left) -- then ``start`` once more;
+    3. a reproducer with options (its ``mysqld options required for replay`` line):
+       ``stop_all`` (``stop``, sleep 1 s, kill) and ``start_all`` with the options
+       (``PASS_MYEXTRA_TO_START_ONLY=1``, the default);
+    4. on every tree at once: ``test`` (the client, ``--force --binary-mode``, fed the
+       file), sleep 2 s, ``stop`` under a 25 s timeout; then sleep 13 s ("give servers
+       some time to properly shutdown") and ``kill_all``;
+    5. ``findbug_new``: on every tree at once ``new_text_string.sh``: with no core it
+       sleeps 2 s; a core is waited for until its size stays the same (0.2 s apart,
+       three times), then gdb prints the backtrace for the UniqueID;
+    6. ``bug_report.sh`` runs ``kill_all`` again, and gdb once more on its own tree's
+       core for the report's backtrace.
+
+    Its servers: ``--no-defaults --loose-innodb-buffer-pool-in-core-dump=0
+    --max_connections=10000 --core-file --server-id=100``, on a socket (no port here:
+    kewpie's listeners rule), the datadir in its basedir (here: on disk, in the bench's
+    folder).  Left out: its *SAN build checks (there are none here); its client runs
+    without a time limit (``mass_bug_report.sh`` gives a reproducer 420 s): here the
+    bench's ``--timeout``, as the other ways.
+    """
+
+    def __init__(self, home: str, timeout: float, seed: int) -> None:
+        self.home = home
+        self.timeout = timeout
+        self.random = random.Random(seed)
+        self.counts: dict[str, dict[str, int]] = {}
+        self.replays = 0
+        self.seconds = 0.0       # every replay's time (each tree's lane, the whole flow)
+        self.run_seconds = 0.0   # ... of which the reproducer's own (the client's run)
+        self.sleeps = 0.0        # the flow's fixed and random sleeps, a reproducer
+
+    def _dir(self, tree: CodeTree) -> dict[str, str]:
+        work = os.path.join(self.home, tree.label)
+        return {"work": work, "data": os.path.join(work, "data"),
+                "sock": os.path.join(work, "socket.sock"),
+                "log": os.path.join(work, "log", "master.err"), "tmp": os.path.join(work, "tmp")}
+
+    def _admin(self, tree: CodeTree, sock: str, *args: str, timeout: float = 90) -> int:
+        try:
+            return subprocess.run([tree.tool("admin"), "--no-defaults", "-uroot", f"-S{sock}",
+                                   *args], capture_output=True, check=False,
+                                  timeout=timeout).returncode
+        except subprocess.TimeoutExpired:
+            return -1
+
+    def _start(self, tree: CodeTree, options: Sequence[str]) -> subprocess.Popen[bytes]:
+        """``start``: the server, pinged every 0.25 s (91 times at most), ``test`` made."""
+        d = self._dir(tree)
+        paths = [f"--{k}={v}" for k, v in tree.server_path_options() if k != "basedir"]
+        server = subprocess.Popen(
+            [tree.server, "--no-defaults", "--loose-innodb-buffer-pool-in-core-dump=0",
+             "--max_connections=10000", "--core-file", f"--basedir={tree.basedir}", *paths,
+             f"--tmpdir={d['tmp']}", f"--datadir={d['data']}", f"--socket={d['sock']}",
+             "--skip-networking", f"--log-error={d['log']}", "--server-id=100", "--user=root",
+             *options], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            preexec_fn=_allow_cores)
+        for _ in range(91):
+            if server.poll() is not None or self._admin(tree, d["sock"], "ping", timeout=30) == 0:
+                break
+            time.sleep(0.25)
+        self._client(tree, "CREATE DATABASE IF NOT EXISTS test;")
+        return server
+
+    def _client(self, tree: CodeTree, sql: str) -> None:
+        subprocess.run([tree.tool("client"), "--no-defaults", "-uroot",
+                        f"--socket={self._dir(tree)['sock']}", "-e", sql],
+                       capture_output=True, check=False, timeout=60)
+
+    def _stop(self, tree: CodeTree, server: subprocess.Popen[bytes], limit: float = 90) -> None:
+        """``stop``: ``mariadb-admin shutdown`` (under limit seconds), then ``kill``."""
+        self._admin(tree, self._dir(tree)["sock"], "shutdown", timeout=limit)
+        if server.poll() is None:
+            server.kill()
+        server.wait()
+
+    def _all_no_cl(self, tree: CodeTree, delay: float) -> subprocess.Popen[bytes]:
+        """``all_all``'s random sleep, then ``all_no_cl``: ``wipe`` and ``start``."""
+        time.sleep(delay)
+        d = self._dir(tree)
+        shutil.rmtree(d["work"], ignore_errors=True)
+        os.makedirs(d["tmp"])
+        os.makedirs(os.path.dirname(d["log"]))
+        subprocess.run([tree.tool("install_db"), "--no-defaults",
+                        "--loose-innodb-buffer-pool-in-core-dump=0", "--force",
+                        "--auth-root-authentication-method=normal", f"--basedir={tree.basedir}",
+                        f"--datadir={d['data']}", "--user=root"], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, check=False, timeout=120)
+        server = self._start(tree, ())
+        self._client(tree, "CREATE DATABASE IF NOT EXISTS test")
+        self._stop(tree, server)
+        return self._start(tree, ())
+
+    def _test(self, tree: CodeTree, path: str,
+              server: subprocess.Popen[bytes]) -> tuple[str, float]:
+        """``test``, sleep 2, ``stop`` under 25 s: (the outcome, the client's seconds)."""
+        began = time.monotonic()
+        outcome = "none"
+        with open(path, "rb") as fh:
+            try:
+                subprocess.run([tree.tool("client"), "--no-defaults", "-A", "-uroot",
+                                f"-S{self._dir(tree)['sock']}", "--force", "--binary-mode",
+                                "test"], stdin=fh, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, timeout=self.timeout, check=False)
+            except subprocess.TimeoutExpired:
+                outcome = "timeout"
+        ran = time.monotonic() - began
+        died = server.poll() is not None
+        time.sleep(2)
+        self._stop(tree, server, limit=25)
+        if died or find_core(self._dir(tree)["data"]):
+            outcome = "crash"
+        return outcome, ran
+
+    def _findbug(self, tree: CodeTree) -> None:
+        """``new_text_string.sh`` of ``findbug_new``: its wait for the core, gdb on it."""
+        core = find_core(self._dir(tree)["data"])
+        if not core:
+            time.sleep(2)
+            return
+        sizes: list[int] = []
+        while len(sizes) < 50 and not (len(sizes) >= 3 and len(set(sizes[-3:])) == 1):
+            sizes.append(os.path.getsize(core))
+            time.sleep(0.2)
+        self._gdb(tree, core)
+
+    @staticmethod
+    def _gdb(tree: CodeTree, core: str) -> None:
+        subprocess.run(["gdb", "-q", "-batch", "-nx", "-iex", "set debuginfod enabled off",
+                        "-ex", "set pagination off", "-ex", "bt", tree.server, core],
+                       capture_output=True, check=False, timeout=300)
+
+    def one(self, path: str, options: list[str], trees: Sequence[CodeTree]) -> None:
+        """One ``bug_report.sh`` run of the reproducer at path on all the trees."""
+        began = time.monotonic()
+        delays = [float(f"{self.random.randrange(5)}.{self.random.randrange(32768)}")
+                  for _ in trees]
+        sleeps = 1 + 2.5 + max(delays) + (1 if options else 0) + 2 + 13 + 2
+        time.sleep(1 + 2.5)
+        servers = _each(trees, lambda i, t: self._all_no_cl(t, delays[i]))
+        if options:
+            def restart(i: int, t: CodeTree) -> subprocess.Popen[bytes]:
+                self._stop(t, servers[i])
+                time.sleep(1)
+                return self._start(t, options)
+            servers = _each(trees, restart)
+        tested = _each(trees, lambda i, t: self._test(t, path, servers[i]))
+        time.sleep(13)
+        _each(trees, lambda i, t: self._findbug(t))
+        own = find_core(self._dir(trees[0])["data"])
+        if own:
+            self._gdb(trees[0], own)
+        seconds = time.monotonic() - began
+        for tree, (outcome, ran) in zip(trees, tested):
+            per = self.counts.setdefault(tree.label, {})
+            per[outcome] = per.get(outcome, 0) + 1
+            self.replays += 1
+            self.seconds += seconds
+            self.run_seconds += ran
+        self.sleeps += sleeps
+        for tree in trees:
+            shutil.rmtree(self._dir(tree)["work"], ignore_errors=True)
+
+    @property
+    def harness_per_replay(self) -> float:
+        """The flow's own time a replay (all but the client's run)."""
+        return (self.seconds - self.run_seconds) / self.replays if self.replays else 0.0
+
+
+def _each(trees: Sequence[CodeTree], step: Any) -> list[Any]:
+    """step(index, tree) on every tree at once (``xargs -P``); their results in order."""
+    out: list[Any] = [None] * len(trees)
+
+    def run(i: int) -> None:
+        out[i] = step(i, trees[i])
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(trees))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return out
+
+
+def bugreport_run(home: str, timeout: float, seed: int, reproducers: Sequence[Any],
+                  trees: Sequence[CodeTree]) -> tuple[BugReportFlow, float]:
+    """``mass_bug_report.sh``'s loop: each reproducer through the flow, one after the other,
+    its datadirs under home (removed after); (the flow, wall seconds)."""
+    flow = BugReportFlow(home, timeout, seed)
+    started = time.monotonic()
+    try:
+        for r in reproducers:
+            flow.one(r.path, [o.as_arg() for o in r.options], trees)
+        return flow, time.monotonic() - started
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
 
 
 # ---------------------------------------------------------------- figures
@@ -402,6 +640,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--naive-disk", type=int, default=20, metavar="M",
                    help="the first M of the sample's draw also the naive way with its "
                         "datadirs on disk, as bug_report.sh keeps them (0: not)")
+    p.add_argument("--bugreport", type=int, default=20, metavar="B",
+                   help="the first B of the sample's draw also through bug_report.sh's own "
+                        "flow, its sleeps and second start included (0: not)")
+    p.add_argument("--naive-first", action="store_true",
+                   help="the naive ways before kewpie's (alternate runs to even out the "
+                        "machine's load)")
     p.add_argument("--timeout", type=float, default=60.0)
     p.add_argument("--seed", type=int, default=45)
     p.add_argument("--reference", metavar="REPLAY_JSON",
@@ -458,19 +702,22 @@ def main(argv: list[str] | None = None) -> int:
     os.makedirs(sample_dir)
     for r in sample:
         os.symlink(r.path, os.path.join(sample_dir, os.path.basename(r.path)))
-    kewpie_s, sampled = kewpie_replay(sample_dir, known, lanes, args.timeout, base, "sample")
     n_replays = len(sample) * len(trees)
-    k_sample = rate(n_replays, kewpie_s)
-    print(f"kewpie, sample of {len(sample)}: {kewpie_s:.0f} s ({k_sample:.1f}/min), load "
-          f"average {_load()}", flush=True)
+
+    def kewpie_part() -> tuple[float, dict[str, Any]]:
+        seconds, doc = kewpie_replay(sample_dir, known, lanes, args.timeout, base, "sample")
+        print(f"kewpie, sample of {len(sample)}: {seconds:.0f} s "
+              f"({rate(n_replays, seconds):.1f}/min), load average {_load()}", flush=True)
+        return seconds, doc
+    if not args.naive_first:
+        kewpie_s, sampled = kewpie_part()
     jobs = [(r.path, [o.as_arg() for o in r.options], t) for t in trees for r in sample]
     os.makedirs(user_shm_root(), exist_ok=True)
     shm_home = tempfile.mkdtemp(prefix="replay-bench-naive-", dir=user_shm_root())
     naive, naive_s = naive_run(shm_home, args.timeout, jobs, lanes)
     n_sample = rate(n_replays, naive_s)
     print(f"naive on /dev/shm, sample of {len(sample)}: {naive_s:.0f} s ({n_sample:.1f}/min), "
-          f"load average {_load()}; on the sample kewpie/naive "
-          f"{k_sample / n_sample if n_sample else 0:.1f}x", flush=True)
+          f"load average {_load()}", flush=True)
     disk_part = sorted(drawn[:max(0, args.naive_disk)], key=lambda r: r.name)
     disk: Naive | None = None
     disk_s = 0.0
@@ -481,6 +728,20 @@ def main(argv: list[str] | None = None) -> int:
                                  lanes)
         print(f"naive on disk, the first {len(disk_part)} of the draw: {disk_s:.0f} s "
               f"({rate(len(disk_jobs), disk_s):.1f}/min), load average {_load()}", flush=True)
+    br_part = sorted(drawn[:max(0, args.bugreport)], key=lambda r: r.name)
+    flow: BugReportFlow | None = None
+    flow_s = 0.0
+    if br_part:
+        flow, flow_s = bugreport_run(os.path.join(base, "bugreport"), args.timeout, args.seed,
+                                     br_part, trees)
+        print(f"bug_report.sh's flow (disk), the first {len(br_part)} of the draw: "
+              f"{flow_s:.0f} s ({rate(flow.replays, flow_s):.1f}/min), load average "
+              f"{_load()}", flush=True)
+    if args.naive_first:
+        kewpie_s, sampled = kewpie_part()
+    k_sample = rate(n_replays, kewpie_s)
+    print(f"on the sample kewpie/naive (/dev/shm) {k_sample / n_sample if n_sample else 0:.1f}x",
+          flush=True)
     if args.sample_only:
         whole_s, whole = kewpie_s, sampled
     else:   # the sample first: its ratio is printed before the long part
@@ -505,14 +766,21 @@ def main(argv: list[str] | None = None) -> int:
              f"kewpie:    --mode=replay --parallel {lanes} (its default is 1: a user on "
              f"{info['nproc']} cores asks for {lanes}), datadirs on /dev/shm (its default), a "
              f"server reused while the reuse rule keeps it",
-             f"naive:     a fresh server per replay, {lanes} at once: bug_report.sh's test_all "
-             f"replays one reproducer on all its trees side by side; left out here, so these "
-             f"naive figures are its lower bound: its wipe's second server start and stop, "
-             f"and its fixed sleeps (0-5 s before the starts, 2 s after the test, 13 s after "
-             f"the stops: 15-20 s a reproducer)",
-             f"rules:     both ways {args.timeout:g} s a reproducer (then a timeout, its server "
+             f"naive:     (fair, the harnesses compared) a fresh server per replay, {lanes} at "
+             f"once: a datadir by mariadb-install-db, the server started, the client fed the "
+             f"file, gdb on a crash's core, the server shut down -- bug_report.sh's essentials "
+             f"without its sleeps and second start, so its lower bound; datadirs on /dev/shm "
+             f"(kewpie's storage) and on disk (where bug_report.sh keeps them)",
+             f"bug_report.sh: (faithful) mariadb-qa's bug_report.sh flow step for step, "
+             f"executed: a reproducer at a time (mass_bug_report.sh), on all trees side by "
+             f"side (test_all): its sleeps (1 + 2.5 s, 0-5 s random before each start, 1 s "
+             f"before a restart with options, 2 s after the test, 13 s after the stops, 2 s "
+             f"in new_text_string.sh without a core), wipe's server start and stop before the "
+             f"real start, mariadb-admin shutdown under 25 s, gdb on a core twice; datadirs "
+             f"on disk (its basedir's data/)",
+             f"rules:     all ways {args.timeout:g} s a reproducer (then a timeout, its server "
              f"killed), a server that does not answer {UNANSWERED_GRACE:g} s after the run a "
-             f"hang", ""]
+             f"hang; order: {'naive ways first' if args.naive_first else 'kewpie first'}", ""]
     lines += [f"{'way (the sample)':<46} {'replays':>7} {'seconds':>8} {'per min':>8} "
               f"{'own s/replay':>13} {'harness s/replay':>17}",
               f"{'kewpie (/dev/shm)':<46} {n_replays:>7} {kewpie_s:>8.0f} {k_sample:>8.1f} "
@@ -525,8 +793,22 @@ def main(argv: list[str] | None = None) -> int:
         lines.append(f"{f'naive, fresh server each (disk), {len(disk_part)} of them':<46} "
                      f"{disk.replays:>7} {disk_s:>8.0f} {rate(disk.replays, disk_s):>8.1f} "
                      f"{d_run:>13.2f} {d_own:>17.2f}")
+    f_run = f_own = 0.0
+    if flow is not None:
+        f_run, f_own = flow.run_seconds / flow.replays, flow.harness_per_replay
+        lines.append(f"{f'bug_report.sh flow (disk), {len(br_part)} of them':<46} "
+                     f"{flow.replays:>7} {flow_s:>8.0f} {rate(flow.replays, flow_s):>8.1f} "
+                     f"{f_run:>13.2f} {f_own:>17.2f}")
     lines.append(f"ratio on the sample: kewpie/naive (/dev/shm) "
                  f"{k_sample / n_sample if n_sample else 0:.1f}x (target >= 5x)")
+    if flow is not None:
+        names = {r.name for r in br_part}
+        k_part = per_replay([r for r in sample_results if r.name in names])
+        lines.append(f"  on the {len(br_part)} also run through bug_report.sh's flow, "
+                     f"replay-seconds a replay: kewpie {k_part:.2f}, bug_report.sh "
+                     f"{flow.seconds / flow.replays:.2f}: "
+                     f"{flow.seconds / flow.replays / k_part if k_part else 0:.1f}x (its sleeps: "
+                     f"{flow.sleeps / len(br_part):.1f} s a reproducer of {len(trees)} replays)")
     if disk is not None:
         names = {r.name for r in disk_part}
         k_part = per_replay([r for r in sample_results if r.name in names])
@@ -551,14 +833,19 @@ def main(argv: list[str] | None = None) -> int:
                   f"own time a replay ({ref_run:.2f} s, the same statements both ways): "
                   f"kewpie {k_own + ref_run:.2f} s, naive (/dev/shm) {n_own + ref_run:.2f} s"
                   + (f", naive (disk) {d_own + ref_run:.2f} s" if disk is not None else "")
+                  + (f", bug_report.sh {f_own + ref_run:.2f} s" if flow is not None else "")
                   + f" a replay ({lanes} lanes: kewpie "
                   f"{rate(lanes, k_own + ref_run):.1f}/min, naive (/dev/shm) "
                   f"{rate(lanes, n_own + ref_run):.1f}/min"
                   + (f", naive (disk) {rate(lanes, d_own + ref_run):.1f}/min"
                      if disk is not None else "")
+                  + (f", bug_report.sh {rate(lanes, f_own + ref_run):.1f}/min"
+                     if flow is not None else "")
                   + f"): kewpie/naive {(n_own + ref_run) / (k_own + ref_run):.1f}x "
                   f"(/dev/shm)" + (f", {(d_own + ref_run) / (k_own + ref_run):.1f}x (disk)"
-                                   if disk is not None else "") + " (target >= 5x)"]
+                                   if disk is not None else "")
+                  + (f", {(f_own + ref_run) / (k_own + ref_run):.1f}x (bug_report.sh)"
+                     if flow is not None else "") + " (target >= 5x)"]
     results = results_of(whole)
     replays = len(results)
     settings = whole.get("settings", {})
@@ -569,6 +856,17 @@ def main(argv: list[str] | None = None) -> int:
                       f"{per_replay(results):.2f} replay-seconds a replay, of which the harness's "
                       f"own {split_times(results)[1]:.2f}), {settings.get('server_starts')} server "
                       f"starts"]
+        w_run = split_times(results)[0]
+        k_wall = rate(replays, whole_s)
+        ways = [("naive (/dev/shm)", n_own), ("naive (disk)", d_own if disk else None),
+                ("bug_report.sh", f_own if flow else None)]
+        lines.append("the whole corpus, wall clock: kewpie's run above against each way's "
+                     f"harness time a replay on the sample + this run's own {w_run:.2f} s, "
+                     f"{lanes} lanes packed full (a lane waiting on a SLEEP or a lock is "
+                     f"kept: the naive ways lend none): " + ", ".join(
+                         f"{label} {rate(lanes, own + w_run):.1f}/min: kewpie/it "
+                         f"{k_wall / rate(lanes, own + w_run):.1f}x"
+                         for label, own in ways if own is not None))
     phases: dict[str, list[float]] = {}
     for res in results:
         for name, value in res.phases.items():
@@ -581,6 +879,10 @@ def main(argv: list[str] | None = None) -> int:
     lines.append("")
     figures_of = whole if not args.sample_only or reference is None else reference
     lines += corpus_figures(figures_of, entries, naive.counts)
+    if flow is not None:
+        lines.append(f"  bug_report.sh's flow (the first {len(br_part)} of the draw): " + "; ".join(
+            f"{t}: " + ", ".join(f"{o} {n}" for o, n in sorted(per.items()))
+            for t, per in flow.counts.items()))
     print("\n".join(lines), flush=True)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
@@ -589,10 +891,13 @@ def main(argv: list[str] | None = None) -> int:
                        "kewpie_all_s": whole_s if not args.sample_only else None,
                        "kewpie_sample_s": kewpie_s, "naive_sample_s": naive_s,
                        "naive_disk_s": disk_s, "naive_disk_reproducers": len(disk_part),
+                       "bugreport_s": flow_s, "bugreport_reproducers": len(br_part),
+                       "bugreport_counts": flow.counts if flow is not None else None,
                        "replays": replays, "sample": len(sample),
-                       "own_s_per_replay": {"kewpie": k_run, "naive": n_run, "naive_disk": d_run},
+                       "own_s_per_replay": {"kewpie": k_run, "naive": n_run, "naive_disk": d_run,
+                                            "bugreport": f_run},
                        "harness_s_per_replay": {"kewpie": k_own, "naive": n_own,
-                                                "naive_disk": d_own},
+                                                "naive_disk": d_own, "bugreport": f_own},
                        "counts": figures_of["counts"], "naive_counts": naive.counts,
                        "old_only": old_only(figures_of),
                        "quality": attribute(results_of(figures_of), NEW, entries).to_json()},

@@ -19,8 +19,8 @@ statement, errors or not, as mariadb-qa's tools do), a ``.test`` file through
   backtrace and the client's output are kept; the server is thrown away;
 - **hang**: the server no longer answers SQL, 10 s of patience after the
   reproducer's end or its time, and its error log has no crash report (one
-  with a report is dying: it is given two minutes to end, its core written);
-  killed and thrown away;
+  with a report is dying: it is given up to two minutes to end while its core
+  or error log grows, :mod:`.dying`); killed and thrown away;
 - **timeout**: it ran past its time and the server still answers (a slow
   reproducer, not a bug; the server is thrown away);
 - **errorlog**: the server lived, and its error log gained ``[ERROR]`` or
@@ -54,7 +54,9 @@ from ..servers.option_catalog import load_catalog
 from ..servers.option_safety import check_server_options
 from ..servers.requirements import Requirements
 from .corpus import MYSQLTEST, Reproducer
+from .dying import wait_dying
 from .restore import State, restore, snapshot
+from .waits import WaitWatch
 
 if TYPE_CHECKING:
     from ..hunt.knownbugs import KnownBugs
@@ -68,7 +70,6 @@ CRASH, HANG, TIMEOUT, ERRORLOG, NONE, SKIPPED = ("crash", "hang", "timeout", "er
 OUTCOMES = (CRASH, HANG, ERRORLOG, TIMEOUT, NONE, SKIPPED)
 PRESENT = (CRASH, HANG, ERRORLOG)         # the reproducer reproduced something
 HEALTH_WAIT = 5.0                          # a crashing server's time to finish dying (its core)
-DYING_WAIT = 120.0                         # ... once its crash report is in its error log
 UNANSWERED_GRACE = 10.0                    # a slow answer after a timeout is no hang
 START_LOG_LINES = 400                      # a server that did not start: its log's last lines
 MYSQL_TEST_DIRS = ("share/mysql/mysql-test", "share/mariadb/mysql-test", "mysql-test")
@@ -173,6 +174,9 @@ class ReplayBot:
         self.managers: dict[str, "ServerManager"] = {}
         self._catalogs: dict[str, Any] = {}
         self._states: dict[str, State | None] = {}   # tree -> its fresh server's state
+        # told True while the running reproducer only waits (SLEEP, a lock), False when
+        # it works again (lib/replay/waits.py): the run lends its lane meanwhile
+        self.on_idle: Callable[[bool], None] | None = None
 
     def manager(self, tree: CodeTree) -> "ServerManager":
         """This bot's manager of tree (made on first use)."""
@@ -242,7 +246,7 @@ class ReplayBot:
             result.detail = f"could not run it: {exc}"
             return
         clock.lap("run")
-        health, locked_out = self._health(server, mark)
+        health, locked_out, note = self._health(server, mark)
         try:
             text = server.errlog.since(mark)
         except OSError:
@@ -250,6 +254,8 @@ class ReplayBot:
         clock.lap("check")
         ended = self._ended(server, health, locked_out, text, (evidence, client_log),
                             ran.timed_out, result)
+        if note and result.outcome == HANG:
+            result.detail += f" ({note})"
         if ended is not None:
             manager.teardown(fast=True, discard=True)
             if ended:
@@ -285,9 +291,10 @@ class ReplayBot:
         result.fresh = manager.restarts != before
         return servers[0]
 
-    def _health(self, server: Server, mark: int) -> tuple[Health, bool]:
+    def _health(self, server: Server, mark: int) -> tuple[Health, bool, str]:
         """The server's health after the reproducer (a late answer waited for, a dying
-        server's core given time), and whether it refuses kewpie's login."""
+        server's core given time: :mod:`.dying`), whether it refuses kewpie's login, and
+        a note when the dying server's wait was cut short."""
         health = server.health(exit_wait=HEALTH_WAIT)
         locked_out = health.state is HealthState.HUNG and _refuses_login(server)
         if health.state is HealthState.HUNG and not locked_out:   # a loaded machine answers late
@@ -298,8 +305,9 @@ class ReplayBot:
         if health.state is HealthState.HUNG and _crash_reported(server, mark):
             # it is dying, not hung: its report is written, its core still being written
             # (at load 45 a crash had been called a hang after 15 s)
-            health = server.health(exit_wait=DYING_WAIT)
-        return health, locked_out
+            health, note = wait_dying(server)
+            return health, locked_out, note
+        return health, locked_out, ""
 
     def _ended(self, server: Server, health: Health, locked_out: bool, text: str,
                files: tuple[str, str], timed_out: bool, result: ReplayResult) -> str | None:
@@ -376,6 +384,17 @@ class ReplayBot:
 
     def _send(self, reproducer: Reproducer, server: "Server", tree: CodeTree,
               log_path: str) -> Any:
+        """Run the reproducer's tool against server (watched for waits when on_idle is
+        set: :mod:`.waits`); its ToolResult."""
+        watch = WaitWatch(server, self.on_idle).start() if self.on_idle else None
+        try:
+            return self._run_tool(reproducer, server, tree, log_path)
+        finally:
+            if watch is not None:
+                watch.stop()
+
+    def _run_tool(self, reproducer: Reproducer, server: "Server", tree: CodeTree,
+                  log_path: str) -> Any:
         """Run the reproducer's tool against server; its ToolResult."""
         socket = server.paths.socket_file
         if reproducer.kind == MYSQLTEST:

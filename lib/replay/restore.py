@@ -2,12 +2,17 @@
 
 Most reproducers leave more behind than the ``test`` schema the reuse rule
 empties: a ``CREATE SERVER``, a user or role, a schema of their own, a global
-variable ``SET``.  Each would cost the next reproducer a fresh server (a
+variable ``SET``, a prepared XA transaction (``XA PREPARE`` under
+``pseudo_slave_mode``: it outlives its connection and holds its locks, so the
+reuse rule's emptying of ``test`` waits on them until its read timeout, 20 s,
+and the server is replaced anyway).  Each would cost the next reproducer a fresh server (a
 restart: most of a replay's time).  When a fresh server is handed over,
 :func:`snapshot` notes what it has (schemas, users and roles, ``mysql.servers``
-rows, plugins, global variables); after a reproducer that left the server
-running, :func:`restore` drops what was added (plugins uninstalled) and sets
-changed variables back.  It
+rows, plugins, global variables, prepared XA transactions); after a reproducer
+that left the server running -- its outcome already judged -- :func:`restore`
+rolls back the prepared XA transactions it left (first: they hold the locks the
+other statements would wait on), drops what was added (plugins uninstalled) and
+sets changed variables back.  It
 never decides anything: the reuse rule then compares the server's whole
 fingerprint with the one taken at its start (lib/servers/reuse.py), and a
 server that still differs -- a dropped table of ``mysql``, a plugin, anything
@@ -31,6 +36,10 @@ SKIP_VARIABLES = frozenset({"gtid_binlog_pos", "gtid_binlog_state", "gtid_curren
 STATEMENT_SECONDS = 10
 READ_SECONDS = 30          # a server that stops answering is the reuse rule's to judge
 _NUMBER_RE = re.compile(r"^-?\d+(\.\d+)?$")
+# An xid as XA RECOVER FORMAT='SQL' writes it: 'gtrid' or X'..',X'..',formatID (a part
+# quoted only when it needs no escape); anything else is left to the reuse rule.
+_XID_PART = r"(?:'[^'\\]*'|X'[0-9A-Fa-f]*'|\d+)"
+_XID_RE = re.compile(rf"^{_XID_PART}(?:,{_XID_PART}){{0,2}}$")
 
 
 @dataclass(frozen=True)
@@ -42,6 +51,14 @@ class State:
     servers: frozenset[str]                 # mysql.servers
     variables: dict[str, str]               # global variables (lower-case names)
     plugins: frozenset[str] = frozenset()   # plugins loaded from a library
+    xids: frozenset[str] = frozenset()      # prepared XA transactions (XA RECOVER's SQL form)
+
+
+def recovered_xid(value: Any) -> str:
+    """An xid of ``XA RECOVER FORMAT='SQL'`` (its ``data``) as it may follow ``XA ROLLBACK``
+    ('' for a value of another shape: never pasted into a statement)."""
+    text = value.decode("ascii", errors="replace") if isinstance(value, bytes) else str(value)
+    return text if _XID_RE.match(text) else ""
 
 
 def _rows(cur: Any, sql: str) -> list[tuple[Any, ...]]:
@@ -57,8 +74,9 @@ def _read(cur: Any) -> State:
         cur, "SELECT VARIABLE_NAME, VARIABLE_VALUE FROM information_schema.GLOBAL_VARIABLES")}
     plugins = {str(r[0]) for r in _rows(
         cur, "SELECT PLUGIN_NAME FROM information_schema.PLUGINS WHERE PLUGIN_LIBRARY IS NOT NULL")}
+    xids = {x for x in (recovered_xid(r[3]) for r in _rows(cur, "XA RECOVER FORMAT='SQL'")) if x}
     return State(frozenset(schemas), frozenset(users), frozenset(servers), variables,
-                 frozenset(plugins))
+                 frozenset(plugins), frozenset(xids))
 
 
 def snapshot(server: Server) -> State | None:
@@ -89,7 +107,7 @@ def _literal(conn: Any, value: str) -> str:
 
 def undo_statements(before: State, now: State, conn: Any) -> list[str]:
     """The statements that take now back to before (what they can)."""
-    out: list[str] = []
+    out = [f"XA ROLLBACK {xid}" for xid in sorted(now.xids - before.xids)]
     for schema in sorted(now.schemas - before.schemas - KEEP_SCHEMAS):
         out.append(f"DROP DATABASE IF EXISTS {_quote_name(schema)}")
     for user, host in sorted(now.users - before.users):

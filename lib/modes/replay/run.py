@@ -10,9 +10,13 @@ and, with one ``--basedir``, ``trees/`` (``scripts/get-tree``).  Every
 or to ``--parallel`` forked bots, each with a server manager per tree
 (:class:`lib.replay.execute.ReplayBot`: a server is reused while the reuse rule
 keeps it, fresh after a crash); a free bot takes a job its server already serves
-first (:mod:`lib.replay.schedule`).  Each result is recorded in the results
-history (test ``replay.<reproducer>``, the tree's version as its combination;
-``fail`` when it reproduced, ``pass`` when not, ``timeout``, ``skipped``).
+first (:mod:`lib.replay.schedule`).  ``--parallel N`` is N replays at work at
+once: with N of 2 or more, a bot whose reproducer only waits -- a ``SLEEP``, a
+lock wait (:mod:`lib.replay.waits`) -- lends its lane to one of N more bots
+until it works again, so a 50 s lock wait no longer holds a lane of the
+machine's CPUs.  Each result is recorded in the results history (test
+``replay.<reproducer>``, the tree's version as its combination; ``fail`` when it
+reproduced, ``pass`` when not, ``timeout``, ``skipped``).
 
 The output folder (``--replay-out``, default ``workdir/replay/<time>-<run>/``; made
 fresh or one kewpie made before, written without following links:
@@ -25,9 +29,10 @@ from __future__ import annotations
 
 import functools
 import os
+import threading
 import time
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ...errors import EXIT_OK, EXIT_TEST_FAILED, Interrupted, KewpieError
 from ...hunt.knownbugs import KnownBugs
@@ -39,7 +44,7 @@ from ...replay.corpus import Corpus, Reproducer, discover
 from ...replay.execute import SKIPPED, ReplayBot, ReplayResult, ReplaySettings
 from ...replay.matrix import Matrix
 from ...replay.report import history_text, junit, known_bugs_file, table, write_json
-from ...replay.schedule import next_job
+from ...replay.schedule import Lanes
 from ...run.environment import RunEnvironment
 from ...run.recording import RunHistory, open_history
 from .options import ReplayOptions
@@ -69,6 +74,13 @@ def _worker(env: RunEnvironment, settings: ReplaySettings, jobs: list[Job],
     interrupt_on_stop_signals()
     configure(env.config.reporting.verbose, logfile=env.workdir.bot_log_file(bot), console=False)
     replayer = _bot(env, settings, trees, bot)
+    sending = threading.Lock()          # the waits' thread and this one share the pipe
+
+    def send(message: tuple[Any, ...]) -> None:
+        """One message to the run."""
+        with sending:
+            conn.send(message)
+    replayer.on_idle = lambda idle: send(("idle", idle))
     fast = False
     try:
         while True:
@@ -82,7 +94,7 @@ def _worker(env: RunEnvironment, settings: ReplaySettings, jobs: list[Job],
                 result = ReplayResult(reproducer.name, reproducer.bug, reproducer.path,
                                       tree.label, tree.basedir, SKIPPED,
                                       detail=str(exc).splitlines()[0], bot=bot)
-            conn.send((message[1], result, replayer.server_starts))
+            send((message[1], result, replayer.server_starts))
     except (Interrupted, EOFError):
         fast = True
     finally:
@@ -107,38 +119,39 @@ def _in_process(env: RunEnvironment, settings: ReplaySettings,
 def _with_bots(env: RunEnvironment, settings: ReplaySettings,
                jobs: list[Job], trees: list["CodeTree"], bots: int,
                done: Callable[[ReplayResult], None]) -> int:
-    """Every job on forked bots, handed to whichever is free (a job its server already
-    serves first: :func:`lib.replay.schedule.next_job`); the server sets started."""
+    """Every job on forked bots, ``bots`` of them at work at once (a bot whose reproducer
+    waits lends its lane to one of ``bots`` more: :class:`lib.replay.schedule.Lanes`),
+    each handed to a free bot (a job its server already serves first); the server sets
+    started."""
     workers: dict[str, Worker] = {}
-    for i in range(bots):
+    for i in range(min(len(jobs), 2 * bots)):
         name = f"bot{i}"
         workers[name] = start_worker(f"kewpie-replay-{name}", functools.partial(
             _worker, env, settings, jobs, trees, name))
-    busy: dict[str, int] = {}
     starts: dict[str, int] = {}
-    queue = list(range(len(jobs)))
-    group_of = {i: (tree.basedir, tuple(o.as_arg() for o in reproducer.options))
-                for i, (reproducer, tree) in enumerate(jobs)}
-    last: dict[str, tuple[str, tuple[str, ...]]] = {}   # bot -> its last job's group
+    lanes = Lanes({i: (tree.basedir, tuple(o.as_arg() for o in reproducer.options))
+                   for i, (reproducer, tree) in enumerate(jobs)}, bots)
     try:
-        while queue or busy:
-            for name, worker in workers.items():
-                if name not in busy and queue:
-                    others = {group_of[i] for b, i in busy.items()}
-                    index = queue.pop(next_job(queue, group_of, last.get(name), others))
-                    worker.conn.send(("job", index))
-                    busy[name] = index
-                    last[name] = group_of[index]
-            for conn in ready([workers[b].conn for b in busy]):
-                name = next(b for b in busy if workers[b].conn is conn)
-                index = busy.pop(name)
+        while lanes.queue or lanes.busy:
+            for name, index in lanes.assign(list(workers)):
+                workers[name].conn.send(("job", index))
+            for conn in ready([workers[b].conn for b in lanes.busy]):
+                name = next(b for b in lanes.busy if workers[b].conn is conn)
                 try:
-                    _, result, starts[name] = conn.recv()
+                    message = conn.recv()
                 except (EOFError, OSError):
                     workers[name].join(5)
-                    raise KewpieError(f"bot {name} died replaying {jobs[index][0].path} (exit "
-                                      f"code {workers[name].exitcode}); see "
+                    raise KewpieError(f"bot {name} died replaying "
+                                      f"{jobs[lanes.busy[name]][0].path} (exit code "
+                                      f"{workers[name].exitcode}); see "
                                       f"{env.workdir.bot_log_file(name)}") from None
+                if message[0] == "idle":
+                    lanes.waits(name, bool(message[1]))
+                    env.log.debug(f"{name}: its reproducer "
+                                  f"{'waits' if message[1] else 'works'}")
+                    continue
+                lanes.finished(name)
+                _, result, starts[name] = message
                 done(result)
     finally:
         for worker in workers.values():
@@ -147,6 +160,8 @@ def _with_bots(env: RunEnvironment, settings: ReplaySettings,
             except (OSError, ValueError):
                 pass
         stop_workers(workers.values(), STOP_GRACE)
+    env.log.debug(f"replay: at most {lanes.most_at_once} bot(s) busy at once, "
+                  f"{len(workers)} started")
     return sum(starts.values())
 
 

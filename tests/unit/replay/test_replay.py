@@ -22,7 +22,7 @@ from lib.replay.execute import ReplayResult
 from lib.replay.matrix import ABSENT, CHANGED, PRESENT, Matrix
 from lib.platform.safewrite import OutputDir
 from lib.replay.report import history_text, known_bugs_file, match_text, table
-from lib.replay.restore import State, undo_statements
+from lib.replay.restore import State, recovered_xid, undo_statements
 
 
 def _write(path, text, mode="w"):
@@ -151,14 +151,24 @@ def test_undo_statements():
                 frozenset({("root", "localhost"), ("u", "%"), ("r1", "")}),
                 frozenset({"srv"}), {"event_scheduler": "ON", "max_connections": "10",
                                      "gtid_binlog_pos": "0-1-9", "sql_mode": ""},
-                frozenset({"SERVER_AUDIT"}))
+                frozenset({"SERVER_AUDIT"}), frozenset({"X'61',X'622771',7", "'zz'"}))
     assert undo_statements(before, now, _Conn()) == [
+        "XA ROLLBACK 'zz'", "XA ROLLBACK X'61',X'622771',7",      # first: they hold locks
         "DROP DATABASE IF EXISTS `db1`", "DROP ROLE IF EXISTS `r1`",
         "DROP USER IF EXISTS 'u'@'%'", "DROP SERVER IF EXISTS `srv`",
         "UNINSTALL PLUGIN IF EXISTS `SERVER_AUDIT`",
         "SET GLOBAL event_scheduler = 'OFF'", "SET GLOBAL max_connections = 151",
         "SET GLOBAL sql_mode = 'STRICT'"]
     assert undo_statements(before, before, _Conn()) == []
+
+
+def test_recovered_xid_only_in_the_servers_sql_form():
+    # XA RECOVER FORMAT='SQL' quotes a plain gtrid and writes anything else in hex
+    assert recovered_xid("'zz'") == "'zz'"
+    assert recovered_xid(b"X'61',X'622771',7") == "X'61',X'622771',7"
+    assert recovered_xid("'a','b',1") == "'a','b',1"
+    for odd in ("zz", "'a'; DROP TABLE t", "'a\\'b'", "X'6G'", "'a',X'62',1,2", ""):
+        assert recovered_xid(odd) == "", odd
 
 
 # ------------------------------------------------------------------ attribution
