@@ -56,6 +56,9 @@ class Outcome:
     rows: tuple[tuple[Any, ...], ...] | None = None
     error: int = 0
     message: str = ""
+    decimals: tuple[int, ...] = ()  # each result column's scale (the driver's description)
+    types: tuple[int, ...] = ()     # each result column's protocol type code (same source)
+    lengths: tuple[int, ...] = ()   # each result column's length (same source)
 
     @property
     def failed(self) -> bool:
@@ -92,10 +95,14 @@ def run_query(conn: Connection, sql: str) -> Outcome:
         with conn.cursor() as cur:
             cur.execute(sql)
             rows = tuple(tuple(r) for r in cur.fetchall()) if cur.description else ()
+            described = cur.description or ()
+            decimals = tuple(_field(d, 5) for d in described)
+            types = tuple(_field(d, 1) for d in described)
+            lengths = tuple(_field(d, 3) for d in described)
             while cur.nextset():
                 if cur.description:
                     cur.fetchall()
-        return Outcome(rows)
+        return Outcome(rows, decimals=decimals, types=types, lengths=lengths)
     except UnicodeDecodeError as exc:
         reopen(conn)
         return Outcome(None, UNDECODABLE, f"a value the driver cannot decode ({exc.reason} at "
@@ -108,6 +115,14 @@ def run_query(conn: Connection, sql: str) -> Outcome:
             raise  # not an SQL error: a bug, shown as one
         message = str(exc.args[1]) if len(getattr(exc, "args", ())) > 1 else str(exc)
         return Outcome(None, code or -1, message)
+
+
+def _field(description: Any, index: int) -> int:
+    """One number of a column's DB-API description (0 when the driver gives none)."""
+    try:
+        return int(description[index] or 0)
+    except (IndexError, TypeError, ValueError):
+        return 0
 
 
 def reopen(conn: Connection) -> None:

@@ -99,6 +99,11 @@ KNOWN_BUGS: Mapping[str, str] = MappingProxyType({
     "not-string-key": "an indexed string column as a condition: WHERE NOT (c) finds no row "
                       "('abc' is 0, so NOT 'abc' is 1 for every row; 0 rows with the index, "
                       "all without); a bare string column is never a condition",
+    "avg-precision": "AVG of ASCII(...) or ABS(...) (also through CAST ... AS SIGNED): its DECIMAL "
+                     "type is a digit short (the argument's length is read as holding a sign it "
+                     "has not), so a stored AVG -- UNION, derived table, window, CREATE ... SELECT "
+                     "-- is clipped: SELECT AVG(ASCII('x')) ... UNION ALL SELECT 1 gives 99.9999, "
+                     "AVG(ABS(9223372036854775807)) 999999999999999999.9999; AVG is never of them",
     "temporal-number": "a DATE/DATETIME/TIME compared with a number: an indexed column's range "
                        "finds no row where the row-by-row comparison is true (-100e0 <> "
                        "datetime_key is false as a value, yet datetime_key = -100e0 matches nothing)",
@@ -165,12 +170,55 @@ class Scope:
 
 
 @dataclass(frozen=True)
+class JoinPart:
+    """One table of a FROM clause: how it is joined (``''`` for the first one), the table,
+    its alias and its ON condition (``''`` for none)."""
+
+    kind: str
+    table: TableInfo
+    alias: str
+    on: str = ""
+
+    @property
+    def ref(self) -> str:
+        """The table reference: ``schema.table AS alias``."""
+        return f"{self.table.sql_name} AS {self.alias}"
+
+
+@dataclass(frozen=True)
 class FromClause:
-    """A generated FROM clause: its SQL and the scope of its tables."""
+    """A generated FROM clause: its SQL, the scope of its tables and its parts, in order."""
 
     sql: str
     scope: Scope
     rows: int
+    parts: tuple[JoinPart, ...] = ()
+
+    @property
+    def inner_only(self) -> bool:
+        """True when every join is an inner one (JOIN, INNER JOIN, CROSS JOIN, STRAIGHT_JOIN):
+        the tables may then be listed in any order with the ON conditions in the WHERE."""
+        return all(p.kind in ("", "JOIN", "INNER JOIN", "CROSS JOIN", "STRAIGHT_JOIN")
+                   for p in self.parts)
+
+
+@dataclass(frozen=True)
+class Produced:
+    """An expression the generator wrote (when it records them, see SqlGenerator.trace).
+
+    kind: ``'value'`` (cls is its type class), ``'predicate'`` (cls is the
+    predicate's kind: ``cmp``, ``null``, ``in``, ``bare``, ``sub``...),
+    ``'subquery'`` (the text is a whole ``SELECT``, cls its kind: ``in``,
+    ``exists``, ``anyall``, ``scalar``, ``count``); scope: where it was written
+    (the columns it may name); text: its SQL, as it appears in the query."""
+
+    kind: str
+    cls: str
+    text: str
+    scope: Scope
+    parts: tuple[str, ...] = ()  # a predicate's operands: cmp (left, op, right), and/or
+                                 # (first, second), not (inner,), between (tested, neg,
+                                 # low, high), in (tested, neg, items)
 
 
 @dataclass
@@ -185,6 +233,16 @@ class SqlGenerator:
     rng: random.Random
     rows: Mapping[tuple[str, str], int] = field(default_factory=dict)
     options: GeneratorOptions = field(default_factory=GeneratorOptions)
+    # when a list: every value, predicate and subquery written is appended to it
+    # (Produced), for the oracles that rewrite parts of a query (EET, CODDTest, Pinolo)
+    trace: list[Produced] | None = None
+
+    def note(self, kind: str, cls: str, text: str, scope: Scope,
+             parts: tuple[str, ...] = ()) -> str:
+        """Record an expression written (when tracing); return its text."""
+        if self.trace is not None:
+            self.trace.append(Produced(kind, cls, text, scope, parts))
+        return text
 
     # ------------------------------------------------------------ helpers
     def choice(self, items: Sequence[T]) -> T:
@@ -229,6 +287,7 @@ class SqlGenerator:
         scope = Scope([("t1", first)])
         rows = max(1, self.table_rows(first))
         sql = f"{first.sql_name} AS t1"
+        parts = [JoinPart("", first, "t1")]
         wanted = 1
         if joins and self.options.max_join_tables > 1:
             wanted = self.weighted([(60, 1), (32, 2), (8, 3)])
@@ -243,12 +302,15 @@ class SqlGenerator:
             inner = Scope(scope.tables + [(alias, table)])
             if kind == "CROSS JOIN":
                 sql += f" CROSS JOIN {table.sql_name} AS {alias}"
+                parts.append(JoinPart(kind, table, alias))
             else:
-                sql += f" {kind} {table.sql_name} AS {alias} ON {self.join_condition(scope, alias, table, inner)}"
+                on = self.join_condition(scope, alias, table, inner)
+                sql += f" {kind} {table.sql_name} AS {alias} ON {on}"
+                parts.append(JoinPart(kind, table, alias, on))
             scope = inner
             rows *= max(1, self.table_rows(table))
         scope.rows = rows
-        return FromClause(sql, scope, rows)
+        return FromClause(sql, scope, rows, tuple(parts))
 
     def join_condition(self, before: Scope, alias: str, table: TableInfo, scope: Scope) -> str:
         """An ON condition: mostly an equality of a new column with an earlier one."""
@@ -382,6 +444,9 @@ class SqlGenerator:
 
     def value(self, scope: Scope, cls: str, depth: int = 0) -> str:
         """A value of the class, nested at most max_depth - depth deep."""
+        return self.note("value", cls, self._value(scope, cls, depth), scope)
+
+    def _value(self, scope: Scope, cls: str, depth: int) -> str:
         if depth >= self.options.max_depth or self.chance(0.5):
             return self.leaf(scope, cls)
         makers: Mapping[str, Callable[[Scope, int], str]] = {
@@ -549,6 +614,11 @@ class SqlGenerator:
     # ------------------------------------------------------------ predicates
     def predicate(self, scope: Scope, depth: int = 0, subqueries: bool = True) -> str:
         """A condition over the scope (any SQL value is one: NULL, 0, non-zero)."""
+        kind, text, parts = self._predicate(scope, depth, subqueries)
+        return self.note("predicate", kind, text, scope, parts)
+
+    def _predicate(self, scope: Scope, depth: int,
+                   subqueries: bool) -> tuple[str, str, tuple[str, ...]]:
         deep = depth >= self.options.max_depth
         sub_ok = subqueries and not deep and self._subqueries_allowed(scope)
         kind = self.weighted([
@@ -573,17 +643,17 @@ class SqlGenerator:
             if (op == "<=>" and self.avoids("null-safe-ref") and self.bare_column(scope, left)
                     and self.bare_column(scope, right)):
                 op = "="
-            return f"({left} {op} {right})"
+            return kind, f"({left} {op} {right})", (left, op, right)
         if kind == "null":
             cls = self.value_class(scope, NO_NULL_TEST_CLASSES)
-            return f"({self.value(scope, cls, nxt)} IS {self.choice(('', 'NOT '))}NULL)"
+            return kind, f"({self.value(scope, cls, nxt)} IS {self.choice(('', 'NOT '))}NULL)", ()
         if kind == "between":
             cls = self.value_class(scope)
             neg = self.choice(("", "NOT "))
             tested, low, high = (self.value(scope, cls, nxt) for _ in range(3))
             if self.constant_risk(scope, tested, "0.5", "<"):
                 low, high = sorted((self.safe_literal(), self.safe_literal()), key=int)
-            return f"({tested} {neg}BETWEEN {low} AND {high})"
+            return kind, f"({tested} {neg}BETWEEN {low} AND {high})", (tested, neg, low, high)
         if kind == "in":
             cls = self.value_class(scope)
             tested = self.value(scope, cls, nxt)
@@ -591,30 +661,32 @@ class SqlGenerator:
             items = ", ".join(self.safe_literal() if safe else self.literal(cls) if self.chance(0.7)
                               else self.value(scope, cls, nxt)
                               for _ in range(self.rng.randrange(1, 5)))
-            return f"({tested} {self.choice(('', 'NOT '))}IN ({items}))"
+            neg = self.choice(('', 'NOT '))
+            return kind, f"({tested} {neg}IN ({items}))", (tested, neg, items)
         if kind == "like":
-            return (f"({self.value(scope, 'str', nxt)} {self.choice(('', 'NOT '))}LIKE "
-                    f"{self.choice(LIKE_PATTERNS)})")
+            return kind, (f"({self.value(scope, 'str', nxt)} {self.choice(('', 'NOT '))}LIKE "
+                          f"{self.choice(LIKE_PATTERNS)})"), ()
         if kind == "not":
-            return f"(NOT {self.predicate(scope, nxt, subqueries)})"
+            inner = self.predicate(scope, nxt, subqueries)
+            return kind, f"(NOT {inner})", (inner,)
         if kind in ("and", "or", "xor"):
-            return (f"({self.predicate(scope, nxt, subqueries)} {kind.upper()} "
-                    f"{self.predicate(scope, nxt, subqueries)})")
+            first, second = self.predicate(scope, nxt, subqueries), self.predicate(scope, nxt, subqueries)
+            return kind, f"({first} {kind.upper()} {second})", (first, second)
         if kind == "istruth":
             truth = self.choice(("TRUE", "FALSE", "UNKNOWN"))
-            return f"({self.predicate(scope, nxt, subqueries)} IS {self.choice(('', 'NOT '))}{truth})"
+            return kind, f"({self.predicate(scope, nxt, subqueries)} IS {self.choice(('', 'NOT '))}{truth})", ()
         if kind == "bare":
             no_bare = NO_NULL_TEST_CLASSES + (("str",) if self.avoids("not-string-key") else ())
-            return self.value(scope, self.value_class(scope, no_bare), nxt)
-        return self.subquery_predicate(scope, nxt)
+            return kind, self.value(scope, self.value_class(scope, no_bare), nxt), ()
+        return kind, self.subquery_predicate(scope, nxt), ()
 
     # ------------------------------------------------------------ subqueries
-    def _sub_from(self, scope: Scope) -> tuple[str, Scope] | None:
+    def _sub_from(self, scope: Scope, correlated: bool = True) -> tuple[str, Scope] | None:
         table = self.pick_table(self.options.max_subquery_rows)
         if table is None:
             return None
         alias = f"s{scope.level + 1}"
-        inner = Scope([(alias, table)], scope, scope.level + 1,
+        inner = Scope([(alias, table)], scope if correlated else None, scope.level + 1,
                       scope.rows * max(1, self.table_rows(table)))
         return f"{table.sql_name} AS {alias}", inner
 
@@ -623,9 +695,10 @@ class SqlGenerator:
             return f" WHERE {self.predicate(inner, depth)}"
         return ""
 
-    def subquery_predicate(self, scope: Scope, depth: int) -> str:
-        """IN / EXISTS / ANY-ALL / scalar-comparison subquery (correlated now and then)."""
-        made = self._sub_from(scope)
+    def subquery_predicate(self, scope: Scope, depth: int, correlated: bool = True) -> str:
+        """IN / EXISTS / ANY-ALL / scalar-comparison subquery (correlated now and then; never
+        when correlated is False: the subquery names no column of the enclosing queries)."""
+        made = self._sub_from(scope, correlated)
         if made is None:
             return self.predicate(scope, depth, subqueries=False)
         from_sql, inner = made
@@ -634,34 +707,43 @@ class SqlGenerator:
         kind = self.weighted([(4, "in"), (3, "exists"), (2, "anyall"), (3, "scalar")])
         if kind == "exists":
             where = self._sub_where(inner, depth, always=True)
-            return f"({self.choice(('', 'NOT '))}EXISTS (SELECT * FROM {from_sql}{where}))"
+            sub = self.note("subquery", "exists", f"SELECT * FROM {from_sql}{where}", inner)
+            return f"({self.choice(('', 'NOT '))}EXISTS ({sub}))"
         columns = list(table.columns)
         if self.avoids("in-lookup") and kind in ("in", "anyall"):
             columns = [c for c in columns if not c.key]
         if self.avoids("bit-range"):
             columns = [c for c in columns if c.data_type != "bit"]
         if not columns:
-            return f"(EXISTS (SELECT * FROM {from_sql}{self._sub_where(inner, depth)}))"
+            sub = self.note("subquery", "exists",
+                            f"SELECT * FROM {from_sql}{self._sub_where(inner, depth)}", inner)
+            return f"(EXISTS ({sub}))"
         col = self.choice(columns)
         cls = col.type_class
         outer_value = self.value(scope, self.choice(self.comparable(cls)), depth)
         sub_col = f"{alias}.{quote_name(col.name)}"
         where = self._sub_where(inner, depth)
         if kind == "in":
-            return f"({outer_value} {self.choice(('', 'NOT '))}IN (SELECT {sub_col} FROM {from_sql}{where}))"
+            neg = self.choice(('', 'NOT '))
+            sub = self.note("subquery", "in", f"SELECT {sub_col} FROM {from_sql}{where}", inner,
+                            (outer_value, neg, cls))
+            return f"({outer_value} {neg}IN ({sub}))"
         if kind == "anyall":
             if self.avoids("allany"):
                 op, quantifier = self.choice((("=", "ANY"), ("=", "SOME"), ("<>", "ALL"),
                                               ("!=", "ALL")))
             else:
                 op, quantifier = self.choice(COMPARISONS[:-1]), self.choice(("ANY", "ALL", "SOME"))
-            return (f"({outer_value} {op} {quantifier} "
-                    f"(SELECT {sub_col} FROM {from_sql}{where}))")
+            sub = self.note("subquery", "anyall", f"SELECT {sub_col} FROM {from_sql}{where}",
+                            inner, (outer_value, op, quantifier, cls))
+            return f"({outer_value} {op} {quantifier} ({sub}))"
         agg = self.choice(("MIN", "MAX"))
         op = self.choice(COMPARISONS)
         if self.constant_risk(scope, outer_value, "(SELECT ...)", op):
             outer_value = f"({outer_value} + 0)"  # a value, not the column: no lookup, no range
-        return f"({outer_value} {op} (SELECT {agg}({sub_col}) FROM {from_sql}{where}))"
+        sub = self.note("subquery", "scalar", f"SELECT {agg}({sub_col}) FROM {from_sql}{where}",
+                        inner, (outer_value, op, cls))
+        return f"({outer_value} {op} ({sub}))"
 
     def scalar_subquery(self, scope: Scope, depth: int) -> str:
         """``(SELECT COUNT(*) FROM ... WHERE ...)``: one row, always."""
@@ -669,7 +751,9 @@ class SqlGenerator:
         if made is None:
             return self.literal("int")
         from_sql, inner = made
-        return f"(SELECT COUNT(*) FROM {from_sql}{self._sub_where(inner, depth)})"
+        sub = self.note("subquery", "count",
+                        f"SELECT COUNT(*) FROM {from_sql}{self._sub_where(inner, depth)}", inner)
+        return f"({sub})"
 
     def _subqueries_allowed(self, scope: Scope) -> bool:
         return (self.options.subqueries and scope.level < 2 and bool(self.tables)

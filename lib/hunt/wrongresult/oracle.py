@@ -65,6 +65,7 @@ class OracleStats:
     generator_samples: list[str] = field(default_factory=list)
     unconfirmed: int = 0        # disagreements that did not repeat
     findings: int = 0
+    variants: dict[str, int] = field(default_factory=dict)  # compared checks per variant
     seconds: float = 0.0
     stopped: str = ""           # why the run ended early ('' when it ran its budget)
 
@@ -76,6 +77,8 @@ class OracleStats:
         self.seconds += other.seconds
         for code, n in other.skipped.items():
             self.skipped[code] = self.skipped.get(code, 0) + n
+        for variant, n in other.variants.items():
+            self.variants[variant] = self.variants.get(variant, 0) + n
         self.generator_samples.extend(other.generator_samples[:MAX_SAMPLES - len(self.generator_samples)])
         self.stopped = self.stopped or other.stopped
 
@@ -97,13 +100,23 @@ class Verdict:
     message: str = ""
     results: tuple[str, ...] = ()
     detail: str = ""
+    queries: tuple[str, ...] = ()  # the statements compared, when not the check's own
+                                   # (an oracle that builds them while it runs: CODDTest)
 
 
 class OracleBase:
-    """The run loop; subclasses give ``generate``, ``execute`` and ``judge``."""
+    """The run loop; subclasses give ``generate``, ``execute`` and ``judge``.
+
+    ``kind`` is the kind of the findings (``wrong-result``; CERT's are
+    ``performance``); ``trace`` makes the generator record every expression it
+    writes (``SqlGenerator.trace``), for the oracles that rewrite parts of a
+    query.  ``prepare`` and ``finish`` run once per run, around the checks.
+    """
 
     name = ""
+    kind = "wrong-result"
     min_connections = 1
+    trace = False
 
     def __init__(self, options: GeneratorOptions | None = None,
                  statement_timeout: float = STATEMENT_TIMEOUT) -> None:
@@ -116,6 +129,17 @@ class OracleBase:
         return GeneratorOptions()
 
     # --------------------------------------------------------- subclass API
+    def prepare(self, conns: Sequence[Connection], tables: list[TableInfo],
+                rows: dict[tuple[str, str], int]) -> list[TableInfo]:
+        """Once per run, before the checks: the tables the checks may use (by default all).
+
+        An oracle that needs more of the server (index names, copies of the
+        tables) reads or builds it here; ServerLostError ends the run."""
+        return tables
+
+    def finish(self, conns: Sequence[Connection]) -> None:
+        """Once per run, after the checks (also when the run stopped): undo what prepare built."""
+
     def generate(self, gen: SqlGenerator) -> Check | None:
         """The statements of one check (None: nothing fits these tables)."""
         raise NotImplementedError
@@ -160,13 +184,21 @@ class OracleBase:
                 rows = row_counts(conns[0], tables)
                 tables = [t for t in tables if (t.schema, t.name) in rows]
                 names = shape_names(tables)
-                for i in range(budget):
-                    gen = SqlGenerator(tables, random.Random(f"{self.name}:{seed}:{i}"), rows,
-                                       self.options)
-                    self.stats.checks += 1
-                    finding = self._one(conns, gen, names)
-                    if finding is not None:
-                        findings.append(finding)
+                try:
+                    tables = self.prepare(conns, tables, rows)
+                    for i in range(budget):
+                        gen = SqlGenerator(tables, random.Random(f"{self.name}:{seed}:{i}"), rows,
+                                           self.options, [] if self.trace else None)
+                        self.stats.checks += 1
+                        finding = self._one(conns, gen, names)
+                        if finding is not None:
+                            findings.append(finding)
+                finally:
+                    try:
+                        _end_transactions(conns)
+                        self.finish(conns)
+                    except ServerLostError:
+                        pass  # nothing to undo on a server that is gone: the run says why
         except ServerLostError as exc:
             self.stats.stopped = str(exc)
         finally:
@@ -193,10 +225,12 @@ class OracleBase:
             self._count_skip(verdict, check)
             return None
         self.stats.compared += 1
+        self.stats.variants[check.variant] = self.stats.variants.get(check.variant, 0) + 1
         if verdict.kind == "agree":
             return None
-        return WrongResult(self.name, query_shape(check.queries[0], names), check.queries,
-                           verdict.results, verdict.detail)
+        return WrongResult(self.name, query_shape(check.queries[0], names),
+                           verdict.queries or check.queries, verdict.results, verdict.detail,
+                           self.kind)
 
     def _count_skip(self, verdict: Verdict, check: Check) -> None:
         self.stats.skipped[verdict.code] = self.stats.skipped.get(verdict.code, 0) + 1

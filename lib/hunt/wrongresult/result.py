@@ -33,7 +33,9 @@ class WrongResult:
     names by role and type), stable across seeds and machines; queries: the
     exact SQL run, in order; results: what each query returned, rendered
     (same order as queries; for the differential oracle, one entry per
-    server: ``'server N: ...'``); detail: what disagreed, in one paragraph.
+    server: ``'server N: ...'``); detail: what disagreed, in one paragraph;
+    kind: ``'wrong-result'``, or ``'performance'`` for a CERT finding (an
+    estimate that contradicts a restriction: never a wrong result).
     """
 
     oracle: str
@@ -41,6 +43,7 @@ class WrongResult:
     queries: tuple[str, ...]
     results: tuple[str, ...]
     detail: str
+    kind: str = "wrong-result"  # 'performance' for CERT's (a row estimate, not a result)
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-friendly dict (lists for the tuples)."""
