@@ -55,7 +55,6 @@ INT_TYPES = frozenset({1, 2, 3, 8, 9})
 DECIMAL_TYPES = frozenset({0, 246})
 DATE_TYPE, TIME_TYPE, DATETIME_TYPE, NULL_TYPE = 10, 11, 12, 6
 FOLDABLE_CLASSES = ("int", "dec", "date", "datetime", "time")
-_CAST_NULL = {"date": "DATE", "datetime": "DATETIME", "time": "TIME"}
 
 
 def literal(value: Any, type_code: int, decimals: int, length: int = 0) -> str | None:
@@ -251,13 +250,15 @@ class CODDTestOracle(OracleBase):
             if len(rows) > MAX_LIST:
                 return None
             items = [literal(r[0], aux.types[0], aux.decimals[0], aux.lengths[0]) for r in rows]
-            if any(i is None for i in items):
+            listed_items = [i for i in items if i is not None]
+            if len(listed_items) != len(items):
                 return None
-            scope = target.scope.outer or target.scope
-            if any(gen.constant_risk(scope, outer, i or "", "=") for i in items
+            scope = next((p.scope for p in gen.trace or () if p.kind == "value" and p.text == outer),
+                         target.scope)  # where the outer value was written
+            if any(gen.constant_risk(scope, outer, i, "=") for i in listed_items
                    if not i.startswith("CAST(NULL")):
                 return None
-            listed = ", ".join(i or "NULL" for i in items)
+            listed = ", ".join(listed_items)
             return _replace_first(sql, self._wrapped(target), f"({outer} {neg}IN ({listed}))")
         if not rows or len(rows) != 1:
             return None
@@ -288,7 +289,7 @@ class CODDTestOracle(OracleBase):
                               f"{describe_rows(only_first)}; rows only in the folded Q: "
                               f"{describe_rows(only_last)}")
 
-    def _one(self, conns: Sequence[Connection], gen: SqlGenerator,  # type: ignore[override]
+    def _one(self, conns: Sequence[Connection], gen: SqlGenerator,
              names: dict[str, str]) -> Any:
         """As OracleBase's; the generator's targets are forgotten after each check."""
         try:

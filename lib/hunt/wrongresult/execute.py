@@ -59,6 +59,7 @@ class Outcome:
     decimals: tuple[int, ...] = ()  # each result column's scale (the driver's description)
     types: tuple[int, ...] = ()     # each result column's protocol type code (same source)
     lengths: tuple[int, ...] = ()   # each result column's length (same source)
+    affected: int = -1              # a statement without a result set: its affected rows
 
     @property
     def failed(self) -> bool:
@@ -93,7 +94,8 @@ def run_query(conn: Connection, sql: str) -> Outcome:
     """Execute sql on conn: its rows, or the SQL error (ServerLostError when the connection died)."""
     try:
         with conn.cursor() as cur:
-            cur.execute(sql)
+            count = cur.execute(sql)
+            affected = -1 if cur.description else int(count or 0)
             rows = tuple(tuple(r) for r in cur.fetchall()) if cur.description else ()
             described = cur.description or ()
             decimals = tuple(_field(d, 5) for d in described)
@@ -102,7 +104,7 @@ def run_query(conn: Connection, sql: str) -> Outcome:
             while cur.nextset():
                 if cur.description:
                     cur.fetchall()
-        return Outcome(rows, decimals=decimals, types=types, lengths=lengths)
+        return Outcome(rows, decimals=decimals, types=types, lengths=lengths, affected=affected)
     except UnicodeDecodeError as exc:
         reopen(conn)
         return Outcome(None, UNDECODABLE, f"a value the driver cannot decode ({exc.reason} at "

@@ -4,12 +4,16 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Callable, Mapping, Sequence
 
+from .cert import CERTOracle
 from .coddtest import CODDTestOracle
 from .differential import DifferentialOracle
+from .dqe import DQEOracle
 from .dqp import DQPOracle
 from .eet import EETOracle
 from .errors import UnknownOracleError
 from .norec import NoRECOracle
+from .pinolo import PinoloOracle
+from .radar import RadarOracle
 from .oracle import OracleBase, WrongResultOracle
 from .tlp import TLPOracle
 from .tlpvariants import (TLPAggregateOracle, TLPDistinctOracle, TLPGroupByOracle,
@@ -18,6 +22,8 @@ from .tlpvariants import (TLPAggregateOracle, TLPDistinctOracle, TLPGroupByOracl
 ORACLES: Mapping[str, Callable[[], OracleBase]] = MappingProxyType({
     "norec": NoRECOracle, "tlp": TLPOracle, "differential": DifferentialOracle,
     "dqp": DQPOracle, "eet": EETOracle, "coddtest": CODDTestOracle,
+    "pinolo": PinoloOracle, "dqe": DQEOracle, "radar": RadarOracle,
+    "cert": CERTOracle,
     "tlp-aggregate": TLPAggregateOracle, "tlp-distinct": TLPDistinctOracle,
     "tlp-groupby": TLPGroupByOracle, "tlp-having": TLPHavingOracle,
 })

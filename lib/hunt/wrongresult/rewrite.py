@@ -56,7 +56,7 @@ def own_scope(produced: Produced) -> Scope:
     """A scope of only the tables produced's text names from outside: an expression built
     over it is valid wherever the text stands."""
     wanted = free_aliases(produced.text)
-    tables = []
+    tables: list[tuple[str, TableInfo]] = []
     s: Scope | None = produced.scope
     while s is not None:
         tables += [(a, t) for a, t in s.tables if a in wanted and a not in dict(tables)]

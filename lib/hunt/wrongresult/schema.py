@@ -47,6 +47,17 @@ class ColumnInfo:
     data_type: str
     type_class: str
     key: str = ""  # 'primary', 'indexed' or ''
+    full_type: str = ""  # the whole column type, lower case: 'int(10) unsigned zerofill'
+
+    @property
+    def unsigned(self) -> bool:
+        """True for an UNSIGNED numeric column."""
+        return " unsigned" in self.full_type
+
+    @property
+    def zerofill(self) -> bool:
+        """True for a ZEROFILL column (its text has leading zeros)."""
+        return " zerofill" in self.full_type
 
     @property
     def role(self) -> str:
@@ -90,18 +101,18 @@ def type_class(type_text: str) -> str | None:
     return TYPE_CLASSES.get(base_type(type_text))
 
 
-def _column(name: str, type_text: str, key: str = "") -> ColumnInfo | None:
+def _column(name: str, type_text: str, key: str = "", full_type: str = "") -> ColumnInfo | None:
     cls = type_class(type_text)
     if cls is None:
         return None
-    return ColumnInfo(name, base_type(type_text), cls, key)
+    return ColumnInfo(name, base_type(type_text), cls, key, (full_type or type_text).lower())
 
 
 def _from_metadata(md: Metadata) -> list[TableInfo]:
     tables = []
     for schema, ts in md.tables_by_schema.items():
         for t in ts:
-            cols = [_column(c.name, c.data_type, c.key) for c in t.columns]
+            cols = [_column(c.name, c.data_type, c.key, c.column_type) for c in t.columns]
             tables.append(TableInfo(schema, t.name, tuple(c for c in cols if c), t.is_view))
     return tables
 
