@@ -332,6 +332,11 @@ def test_cert_estimates_and_compares_only_like_plans():
     skip = o.judge(c, other)
     assert skip.kind == "skip" and skip.code == ANOTHER_PLAN
     assert o.judge(c, [bigger[1], bigger[0]]).kind == "agree"
+    # false positive: a restriction that splits a range scan's ranges gains a row a range
+    # (InnoDB estimates an empty range at one row): within SLACK rows, no finding
+    split = [Outcome(((1, "SIMPLE", "t1", "range", None, "ik", None, None, 5, 100.0, ""),)),
+             Outcome(((1, "SIMPLE", "t1", "range", None, "ik", None, None, 6, 100.0, ""),))]
+    assert o.judge(c, split).kind == "agree"
     assert o.options.subqueries is False  # semi-join tables do not multiply the estimate
 
 
@@ -421,3 +426,26 @@ def test_column_value_names_a_column_or_gives_up():
         v = column_value(g, scope, ("int", "dec"))
         assert v is not None and re.search(r"t1\.`", v)
     assert column_value(g, scope, ("time",)) is None  # no TIME column there
+
+
+def test_indexed_enum_and_set_columns_are_compared_as_strings():
+    # known bug set-key-string: '0' = set_binary_key finds the empty sets through the index
+    t = tables_from([("test", "k", [("pk", "int", "primary"), ("sk", "set('a','b')", "indexed"),
+                                    ("ek", "enum('a','b')", "indexed"), ("s", "set('a')")])])
+    scope = Scope([("t1", t[0])])
+    g = SqlGenerator(t, random.Random(1), {("test", "k"): 5})
+    assert g.unkeyed_member(scope, "t1.`sk`") == "CONCAT(t1.`sk`)"
+    assert g.unkeyed_member(scope, "t1.`ek`") == "CONCAT(t1.`ek`)"
+    assert g.unkeyed_member(scope, "t1.`s`") == "t1.`s`"
+    hunting = SqlGenerator(t, random.Random(1), {}, GeneratorOptions(avoid=frozenset()))
+    assert hunting.unkeyed_member(scope, "t1.`sk`") == "t1.`sk`"
+
+
+def test_stored_values_naming_a_bit_column_are_numbers():
+    # false positive: MIN(COALESCE(NULL, b)) is a number in a SELECT and bytes in a UNION
+    scope = Scope([("t1", tables()[0])])
+    g = gen(11)
+    for _ in range(300):
+        v = exact_value(g, scope, "int")
+        if "`b`" in v:
+            assert v.endswith(" + 0)"), v

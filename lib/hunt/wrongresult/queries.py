@@ -40,6 +40,7 @@ from .schema import quote_name
 
 NOT_STR = tuple(c for c in CLASSES if c != "str")
 _COLUMN_RE = re.compile(r"\b[ts]\d+\.`")
+_COLUMN_NAME_RE = re.compile(r"\b[ts]\d+\.`((?:[^`]|``)+)`")
 _BARE_COLUMN_RE = re.compile(r"[ts]\d+\.`(?:[^`]|``)+`")
 MINMAX_CLASSES = ("int", "dec", "date", "datetime", "time", "year")
 SET_OPERATIONS = ("UNION", "UNION ALL", "INTERSECT", "INTERSECT ALL", "EXCEPT", "EXCEPT ALL")
@@ -50,20 +51,26 @@ def exact_value(gen: SqlGenerator, scope: Scope, cls: str) -> str:
     its type says until it is stored, so grouped, aggregated, compared for DISTINCT or
     stored in a temporary table by one plan and not by another it may differ in its last
     digits (documented precision behaviour, not a bug); a column or literal after four
-    tries.  A bare BIT column is written ``(b + 0)`` (its stored form changes type; the
-    known bug bit-group)."""
+    tries.  A value naming a BIT column is written ``(v + 0)`` (its stored form changes
+    type; the known bug bit-group)."""
     text = gen.leaf(scope, cls)
     for _ in range(4):
         made = gen.value(scope, cls)
         if "/" not in made:
             text = made
             break
-    col = gen.bare_column(scope, text)
-    if col is not None and col.data_type == "bit":
-        # stored, a BIT value changes type (bytes in a derived table, a number elsewhere),
-        # and a BIT column grouped through a sort meets the known bug bit-group
+    if cls == "int" and _names_bit(gen, text):
+        # stored, a BIT value changes type (bytes in a UNION or a derived table, a number in
+        # a plain SELECT: MIN(COALESCE(NULL, b))), and a BIT column grouped through a sort
+        # meets the known bug bit-group
         return f"({text} + 0)"
     return text
+
+
+def _names_bit(gen: SqlGenerator, text: str) -> bool:
+    """True when text names a column that is BIT in one of the generator's tables."""
+    names = {m.group(1).replace("``", "`") for m in _COLUMN_NAME_RE.finditer(text)}
+    return any(c.name in names and c.data_type == "bit" for t in gen.tables for c in t.columns)
 
 
 def column_value(gen: SqlGenerator, scope: Scope, classes: Sequence[str],
