@@ -1,4 +1,5 @@
-"""One trial: a randgen load with its own seed on a set of servers, then the oracles.
+"""One trial: a randgen load (or a replayed SQL corpus) with its own seed on a set of
+servers, then the oracles.
 
 :func:`run_trial` takes the trial's servers (started by the caller, with the
 trial's options), runs the load on s0 with the built-in randgen engine --
@@ -49,6 +50,7 @@ from .finding import Finding, Written, add_backtrace, write_finding
 from .hang import deadlock_finding, unresponsive_finding
 from .knownbugs import KnownBugs
 from .logcheck import error_log_findings, suppressions
+from .pquery import replay_run
 from .randopts import pick_options
 from .topology import Topology
 from .wrong import NAMES as WRONG_RESULT_ORACLES
@@ -61,20 +63,33 @@ MAX_EXCERPT = 1 << 20        # bytes of a server's error log kept in a finding
 UNLIMITED_QUERIES = 10 ** 9
 UNANSWERED_GRACE = 10.0      # seconds a running server may take to answer before it hangs
 SCHEMA = "test"
+REPLAY_QUERY_TIMEOUT = 30.0  # a replayed statement running this long gets KILL QUERY
+REPLAY_NO_ERRORLOG = ("the errorlog oracle does not judge --sql-file trials: a replayed corpus "
+                      "makes a healthy server log [ERROR] lines (missing stopword tables, out "
+                      "of sort memory, failed BINLOG events, plugins without their options...)")
 
 
 @dataclass(frozen=True)
 class Load:
     """A grammar (absolute path), its gendata (a .zz, or '' for the simple data set) and
-    its redefine files."""
+    its redefine files; or a pquery-style load (lib/hunt/pquery): ``grammar`` is then the
+    ``--sql-file`` source as given and ``corpus`` the workdir's file of its statements."""
 
     grammar: str
     gendata: str = ""
     redefine: tuple[str, ...] = ()
+    corpus: str = ""
 
     def files(self) -> list[str]:
-        """Every file of the load, grammar first."""
+        """Every file of the load, grammar first (a replayed corpus: none, the trace holds
+        what was sent)."""
+        if self.corpus:
+            return []
         return [self.grammar, *([self.gendata] if self.gendata else []), *self.redefine]
+
+    def option(self) -> str:
+        """The command-line option that gives this load."""
+        return f"--sql-file={self.grammar}" if self.corpus else f"--grammar={self.grammar}"
 
 
 @dataclass(frozen=True)
@@ -120,7 +135,7 @@ class HuntSettings:
 
     def reproduce(self, spec: TrialSpec) -> list[str]:
         """The command line that runs this trial again, alone."""
-        argv = ["./kewpie.py", "--mode=hunt", *self.command, f"--grammar={spec.load.grammar}"]
+        argv = ["./kewpie.py", "--mode=hunt", *self.command, spec.load.option()]
         if spec.load.gendata:
             argv.append(f"--gendata={spec.load.gendata}")
         argv += [f"--redefine={r}" for r in spec.load.redefine]
@@ -170,12 +185,15 @@ def load_threads(settings: HuntSettings) -> int:
 
 
 def _load_options(spec: TrialSpec, settings: HuntSettings) -> Any:
-    """The randgen options of the trial's load."""
+    """The randgen options of the trial's load (a replayed corpus: no gendata, and
+    statements that run too long get KILL QUERY)."""
+    replay = bool(spec.load.corpus)
     return make_options(
-        grammar=spec.load.grammar, gendata=spec.load.gendata or True,
+        grammar=spec.load.grammar, gendata=False if replay else (spec.load.gendata or True),
         queries=settings.queries or UNLIMITED_QUERIES, threads=load_threads(settings),
         duration=spec.duration, seed=spec.seed, redefine=list(spec.load.redefine),
-        processes=1, querytimeout=0.0,
+        processes=1, querytimeout=min(REPLAY_QUERY_TIMEOUT, settings.hang_timeout / 2)
+        if replay else 0.0,
         reporters=["Deadlock"] if "hang" in settings.oracles else [],
         deadlock_timeout=settings.hang_timeout)
 
@@ -187,9 +205,15 @@ def run_load(spec: TrialSpec, settings: HuntSettings, servers: Sequence[Server],
     compare = list(servers[1:]) if settings.topology.kind == "compare" else []
     trace = StatementTrace(os.path.join(work_dir, "trace.jsonl"), s0.name)
     specs = [server_connection(c, SCHEMA) for c in compare]
-    run = RandgenRun(_load_options(spec, settings), server_connection(s0, SCHEMA),
-                     os.path.join(work_dir, "randgen.log"), alive_check(s0),
-                     settings.randgen_home, server=s0, compare=specs, trace=trace)
+    run: RandgenRun
+    if spec.load.corpus:
+        run = replay_run(spec.load.corpus, _load_options(spec, settings),
+                         server_connection(s0, SCHEMA), os.path.join(work_dir, "randgen.log"),
+                         alive_check(s0), server=s0, trace=trace)
+    else:
+        run = RandgenRun(_load_options(spec, settings), server_connection(s0, SCHEMA),
+                         os.path.join(work_dir, "randgen.log"), alive_check(s0),
+                         settings.randgen_home, server=s0, compare=specs, trace=trace)
     run.trace_names = {c.describe(): s.name for c, s in zip(specs, compare)}
     try:
         return run.run()
@@ -271,7 +295,7 @@ def collect_findings(spec: TrialSpec, settings: HuntSettings, servers: Sequence[
     if not dead and "divergence" in oracles and settings.topology.replicated:
         findings += divergence_findings(settings.topology.kind, servers, wait_applied,
                                         settings.replica_timeout)
-    if "errorlog" in oracles:
+    if "errorlog" in oracles and not spec.load.corpus:  # see REPLAY_NO_ERRORLOG
         patterns = suppressions(settings.suppressions)
         for server in servers:
             text = _excerpt(server, marks[server.name])
@@ -370,7 +394,9 @@ def run_trial(spec: TrialSpec, settings: HuntSettings, servers: Sequence[Server]
         out.error = f"trial {spec.number} ({os.path.basename(spec.load.grammar)}): {result.reason}"
     out.findings = write_findings(findings, spec, settings, servers, result, marks,
                                   work_dir, bot)
-    out.reusable = not findings and not dead and result.status == STATUS_OK
+    # a replayed corpus changes what it likes (global variables, users, plugins): never reused
+    out.reusable = not findings and not dead and result.status == STATUS_OK \
+        and not spec.load.corpus
     if not findings:
         shutil.rmtree(work_dir, ignore_errors=True)
     out.seconds = time.monotonic() - started
