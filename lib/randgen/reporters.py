@@ -46,6 +46,13 @@ EXIT_RECOVERY_FAILURE = 105
 EXIT_DEADLOCKED = 107
 CONNECT_TIMEOUT = 20
 STALLED_COUNT = 5
+# SHOW FULL PROCESSLIST's columns, the text ones as bytes: a statement sent as raw bytes
+# (a replayed corpus has latin1 and sjis ones) is no UTF-8, and PyMySQL would fail to
+# decode the row (an internal error that ended a hunt); they are decoded with replacement
+PROCESSLIST = ("SELECT ID AS Id, CAST(USER AS BINARY) AS User, CAST(HOST AS BINARY) AS Host, "
+               "CAST(DB AS BINARY) AS db, COMMAND AS Command, TIME AS Time, "
+               "CAST(STATE AS BINARY) AS State, CAST(INFO AS BINARY) AS Info "
+               "FROM information_schema.PROCESSLIST")
 
 
 def normalise_names(names: Sequence[str]) -> tuple[list[str], list[str]]:
@@ -84,8 +91,8 @@ class DeadlockWatch:
                     f"{CONNECT_TIMEOUT}s: {exc}", [])
         try:
             with c.cursor() as cur:
-                cur.execute("SHOW FULL PROCESSLIST")
-                plist = list(cur.fetchall())
+                cur.execute(PROCESSLIST)
+                plist = [tuple(_plain(v) for v in r) for r in cur.fetchall()]
                 names = [d[0] for d in cur.description]
                 ids = own_ids()
                 db = self.conn.database

@@ -129,6 +129,16 @@ def test_plain_sql_file_one_statement_a_line():
      "network"),
     ("CHANGE MASTER TO master_host='127.0.0.1', master_port=3310", "network"),
     ("INSTALL PLUGIN handlersocket SONAME 'handlersocket.so'", "network"),
+    # a hunt's false hang: root's password (no change time in a bootstrapped datadir) expired,
+    # the harness's connections refused ("does not answer SQL")
+    ("set global default_password_lifetime= 2", "harness-access"),
+    ("set global disconnect_on_expired_password= ON", "harness-access"),
+    ("SET GLOBAL wsrep_reject_queries = ALL_KILL", "harness-access"),
+    ("SET GLOBAL max_statement_time = 0.001", "harness-access"),
+    ("SET @@global.max_allowed_packet = 1024", "harness-access"),
+    ("SET GLOBAL proxy_protocol_networks = '*'", "harness-access"),
+    ("SET GLOBAL wsrep_provider = '/usr/lib/galera/libgalera_smm.so'", "network"),
+    ("SET GLOBAL wsrep_notify_cmd = '/bin/true'", "paths"),
 ])
 def test_refused(sql, rule):
     assert refusal(sql) == rule
@@ -150,6 +160,9 @@ def test_refused(sql, rule):
     "ALTER TABLE mysql.innodb_table_stats MODIFY last_update TIMESTAMP",
     "SET SESSION lock_wait_timeout = 1",
     "CREATE PROCEDURE sp1() kill:BEGIN SELECT 1; END",
+    "SET SESSION max_statement_time = 1",           # a session's own limit is fine
+    "SET STATEMENT max_statement_time = 1 FOR SELECT 1",
+    "SET GLOBAL wsrep_mode = 'STRICT_REPLICATION'",
 ])
 def test_sent(sql):
     assert refusal(sql) == ""

@@ -34,7 +34,7 @@ from ..errors import HuntError
 from .filters import refusal
 from .mysqltest import statements
 
-MINER_VERSION = 1          # bump when mining or filtering changes what a corpus holds
+MINER_VERSION = 2          # bump when mining or filtering changes what a corpus holds
 FORMAT = "kewpie-pquery-corpus/1"
 MYSQL_TEST = "mysql-test"
 SYSTEM_MYSQL_TEST = "/usr/share/mysql/mysql-test"

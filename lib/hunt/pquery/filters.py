@@ -18,10 +18,14 @@ breaks, or returns "" when it may be sent:
   (``SET PASSWORD``, ``DROP USER root``, ``REVOKE ... FROM CURRENT_USER``),
   writes to the privilege tables and ``USE mysql`` (after which they are
   unqualified), and the variables that can refuse the harness's connections
-  (``max_connections``, ``max_connect_errors``, timeouts);
+  or its health check (``max_connections``, ``max_connect_errors``, timeouts,
+  ``default_password_lifetime`` -- root's password in a bootstrapped datadir
+  has no change time, so any lifetime expires it -- ``wsrep_reject_queries``,
+  a global ``max_statement_time``...: :data:`ACCESS_VARIABLES`);
 - ``network``: ``CREATE/ALTER SERVER``, a table's ``CONNECTION=``, ``CHANGE
   MASTER`` to a host or port, plugins that listen (handlersocket), variables
-  that name ports or addresses.
+  that name ports or addresses, and Galera's that load a provider or run a
+  command (:data:`WSREP_VARIABLES`).
 
 The statements are read as text (no parser): a rule errs on the side of
 refusing.  :func:`refusal` is pure; the counts per rule are in the corpus's
@@ -43,17 +47,36 @@ PATH_VARIABLES = frozenset(
     | {"innodb_tmpdir", "debug", "debug_dbug", "server_audit_output_type",
        "server_audit_syslog_ident", "server_audit_syslog_info", "log_slow_query_file",
        "tmpdir", "slave_load_tmpdir"})
-# variables that can keep the harness from connecting, or cut its connections
+# variables that can keep the harness from connecting, from running its health check
+# (SELECT 1 on a new connection), or cut its connections: set by a corpus, they give hangs
+# that are not bugs
 ACCESS_VARIABLES = frozenset({
     "max_connections", "max_user_connections", "extra_max_connections",
     "max_connect_errors", "connect_timeout", "wait_timeout", "interactive_timeout",
     "net_read_timeout", "net_write_timeout", "max_password_errors",
+    # root's password has no change time in a bootstrapped datadir: any lifetime expires
+    # it, and disconnect_on_expired_password then refuses the harness's connections
+    "default_password_lifetime", "disconnect_on_expired_password",
+    "wsrep_reject_queries",           # refuses every client's queries, even without Galera
+    "proxy_protocol_networks",        # connections from there must speak the proxy protocol
+    "require_secure_transport", "thread_pool_max_threads",
+})
+# variables only risky set globally (then every new connection, the harness's too, has them)
+GLOBAL_ACCESS_VARIABLES = frozenset({"max_statement_time", "max_allowed_packet",
+                                     "lock_wait_timeout", "sql_select_limit"})
+# Galera variables that load a library, run a command or reach a network
+WSREP_VARIABLES = frozenset({
+    "wsrep_provider", "wsrep_provider_options", "wsrep_cluster_address", "wsrep_notify_cmd",
+    "wsrep_sst_method", "wsrep_sst_receive_address", "wsrep_sst_donor", "wsrep_sst_auth",
+    "wsrep_node_address", "wsrep_node_incoming_address", "wsrep_data_home_dir",
+    "wsrep_start_position", "wsrep_on",
 })
 _SHUTDOWN = re.compile(r"^\s*shutdown\b", _I)
 _KILL = re.compile(r"^\s*kill\b", _I)
 _ASSIGNED = re.compile(
     r"(?<![@\w])(?:@@\s*(?:global|session|local)\s*\.\s*|@@)?`?([a-z_][a-z0-9_]*)`?\s*:?=", _I)
 _SYSVAR_CONTEXT = re.compile(r"^\s*set\b|@@|\bset\s+(?:global|session|local|statement)\b", _I)
+_GLOBAL = re.compile(r"\bglobal\b", _I)
 _DIRECTORY = re.compile(r"\b(?:data|index)\s+directory\b", _I)
 _LOCAL_FILE = re.compile(r"\bload\s+(?:data|xml)\s+(?:low_priority\s+|concurrent\s+)?local\b", _I)
 _ACCOUNT = re.compile(
@@ -99,9 +122,11 @@ def refusal(sql: str) -> str:
     if _ACCOUNT.search(sql) and (_ROOT.search(sql) or _SET_OWN_PASSWORD.search(sql)):
         return "harness-access"
     if (_PRIVILEGE_TABLES.search(sql) and not _READ_ONLY.search(sql)) or \
-            _MYSQL_SCHEMA.search(sql) or any(name in ACCESS_VARIABLES for name in assigned):
+            _MYSQL_SCHEMA.search(sql) or any(name in ACCESS_VARIABLES for name in assigned) \
+            or (_GLOBAL.search(sql) and any(n in GLOBAL_ACCESS_VARIABLES for n in assigned)):
         return "harness-access"
     if _SERVER.search(sql) or _CONNECTION.search(sql) or _MASTER_HOST.search(sql) or \
-            _LISTENER_PLUGIN.search(sql) or any(_LISTENERISH.search(n) for n in assigned):
+            _LISTENER_PLUGIN.search(sql) or any(_LISTENERISH.search(n) or n in WSREP_VARIABLES
+                                                for n in assigned):
         return "network"
     return ""
