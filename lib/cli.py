@@ -299,8 +299,10 @@ def _hunt_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--sql-file", action="append", default=[], metavar="SOURCE",
                    help="a pquery-style load: statements replayed on --threads connections "
                         "in random order; SOURCE is mysql-test (the code tree's mysql-test "
-                        "corpus, mined and cached in the workdir), a folder of .test/.inc "
-                        "files or an SQL file; repeatable, taken in turn with the grammars")
+                        "corpus, mined and cached in the workdir), surface (kewpie's "
+                        "generated schema and statements over MariaDB's SQL surface), a "
+                        "folder of .test/.inc files or an SQL file; repeatable, taken in "
+                        "turn with the grammars")
     g.add_argument("--redefine", action="append", default=[], metavar="FILE.yy",
                    help="a grammar file that redefines rules of every --grammar; repeatable")
     g.add_argument("--trials", type=int, default=default("hunt_trials"), metavar="N",
@@ -548,7 +550,7 @@ def _hunt_config(args: argparse.Namespace) -> dict[str, Any]:
     return dict(hunt_grammars=tuple(_hunt_path(g) for g in args.grammar),
                 hunt_redefine=tuple(os.path.abspath(r) if os.path.exists(r) else r
                                     for r in args.redefine),
-                hunt_sql_files=tuple(s if s == "mysql-test" and not os.path.exists(s)
+                hunt_sql_files=tuple(s if s in ("mysql-test", "surface") and not os.path.exists(s)
                                      else os.path.abspath(s) for s in args.sql_file),
                 hunt_gendata=(os.path.abspath(args.gendata) if os.path.exists(args.gendata)
                               else args.gendata) if args.gendata else "",

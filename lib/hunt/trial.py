@@ -51,6 +51,7 @@ from .hang import deadlock_finding, unresponsive_finding
 from .knownbugs import KnownBugs
 from .logcheck import error_log_findings, suppressions
 from .pquery import replay_run
+from .surface.load import surface_run
 from .randopts import pick_options
 from .topology import Topology
 from .wrong import NAMES as WRONG_RESULT_ORACLES
@@ -79,17 +80,23 @@ class Load:
     gendata: str = ""
     redefine: tuple[str, ...] = ()
     corpus: str = ""
+    generated: bool = False           # --sql-file=surface: lib/hunt/surface's statements
+
+    @property
+    def sql(self) -> bool:
+        """An --sql-file load (a replayed corpus or the surface generator)."""
+        return bool(self.corpus) or self.generated
 
     def files(self) -> list[str]:
-        """Every file of the load, grammar first (a replayed corpus: none, the trace holds
+        """Every file of the load, grammar first (an --sql-file load: none, the trace holds
         what was sent)."""
-        if self.corpus:
+        if self.sql:
             return []
         return [self.grammar, *([self.gendata] if self.gendata else []), *self.redefine]
 
     def option(self) -> str:
         """The command-line option that gives this load."""
-        return f"--sql-file={self.grammar}" if self.corpus else f"--grammar={self.grammar}"
+        return f"--sql-file={self.grammar}" if self.sql else f"--grammar={self.grammar}"
 
 
 @dataclass(frozen=True)
@@ -185,11 +192,12 @@ def load_threads(settings: HuntSettings) -> int:
 
 
 def _load_options(spec: TrialSpec, settings: HuntSettings) -> Any:
-    """The randgen options of the trial's load (a replayed corpus: no gendata, and
-    statements that run too long get KILL QUERY)."""
+    """The randgen options of the trial's load (an --sql-file load: no gendata; a
+    replayed corpus: statements that run too long get KILL QUERY)."""
     replay = bool(spec.load.corpus)
     return make_options(
-        grammar=spec.load.grammar, gendata=False if replay else (spec.load.gendata or True),
+        grammar=spec.load.grammar, gendata=False if spec.load.sql else
+        (spec.load.gendata or True),
         queries=settings.queries or UNLIMITED_QUERIES, threads=load_threads(settings),
         duration=spec.duration, seed=spec.seed, redefine=list(spec.load.redefine),
         processes=1, querytimeout=min(REPLAY_QUERY_TIMEOUT, settings.hang_timeout / 2)
@@ -206,7 +214,11 @@ def run_load(spec: TrialSpec, settings: HuntSettings, servers: Sequence[Server],
     trace = StatementTrace(os.path.join(work_dir, "trace.jsonl"), s0.name)
     specs = [server_connection(c, SCHEMA) for c in compare]
     run: RandgenRun
-    if spec.load.corpus:
+    if spec.load.generated:
+        run = surface_run(_load_options(spec, settings), server_connection(s0, SCHEMA),
+                          os.path.join(work_dir, "randgen.log"), alive_check(s0), server=s0,
+                          trace=trace)
+    elif spec.load.corpus:
         run = replay_run(spec.load.corpus, _load_options(spec, settings),
                          server_connection(s0, SCHEMA), os.path.join(work_dir, "randgen.log"),
                          alive_check(s0), server=s0, trace=trace)
@@ -313,7 +325,8 @@ def trial_context(spec: TrialSpec, settings: HuntSettings, servers: Sequence[Ser
         entry.update(version=_version(server), code_tree=server.tree.basedir)
     return {
         "trial": {"number": spec.number, "seed": spec.seed, "bot": bot,
-                  "grammar": spec.load.grammar, "gendata": spec.load.gendata or "simple",
+                  "grammar": spec.load.grammar, "gendata": spec.load.gendata or
+                  ("" if spec.load.sql else "simple"),
                   "redefine": list(spec.load.redefine), "threads": load_threads(settings),
                   "queries": settings.queries, "duration": spec.duration,
                   "options": [o.as_arg() for o in spec.options], "schema": SCHEMA},

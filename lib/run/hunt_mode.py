@@ -27,6 +27,7 @@ from ..errors import EXIT_ENVIRONMENT, EXIT_OK, EXIT_TEST_FAILED, Interrupted, K
 from ..hunt.errors import HuntError
 from ..hunt.knownbugs import KnownBugs
 from ..hunt.pquery import build_corpus
+from ..hunt.surface.load import SOURCE as SURFACE
 from ..hunt.randopts import read_option_list
 from ..hunt.summary import HuntSummary, junit
 from ..hunt.topology import Topology, parse_topology
@@ -104,6 +105,9 @@ def _loads(env: RunEnvironment, home: str) -> tuple[Load, ...]:
             data = beside if os.path.isfile(beside) else ""
         loads.append(Load(grammar, data, redefine))
     for source in config.hunt_sql_files:  # pquery-style loads (lib/hunt/pquery)
+        if source == SURFACE:             # the surface generator's (lib/hunt/surface)
+            loads.append(Load(source, generated=True))
+            continue
         assert env.tree is not None
         corpus = build_corpus(source, env.tree.basedir, env.workdir.path)
         env.log.info(f"--sql-file {source}: {corpus.stats.describe()}; "
