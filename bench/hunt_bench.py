@@ -18,6 +18,9 @@ and whether one bug keeps one signature.  Prints figures; asserts nothing.
 3. **One signature**: the planted crash in ``--seeds`` trials with different
    seeds (two threads, ``--parallel 2``): how many distinct signatures
    (target: 1).
+5. **The surface generator** and 6. **the pquery-style load** (issue 46; the
+   code is bench/surface_figures.py): what the generator's statements cover and how
+   many a healthy server refuses; the mysql-test corpus mined and one trial of it.
 4. **Wrong-result false positives** (issue 31's NoREC/TLP figure, once
    ``lib/hunt/wrongresult`` and ``bench/wrongresult_bench.py`` are merged):
    NoREC and TLP over the tables of every stock gendata file on a healthy
@@ -28,6 +31,8 @@ Run (about 5 minutes on 2 idle cores)::
 
     bench/hunt_bench.py [--seconds 30] [--seeds 10] [--crashes 3] [--selects 20000]
                         [--randgen-conf ../shared/randgen-conf] [--json out.json]
+                        [--surface-seeds 10] [--surface-statements 1000]
+                        [--pquery-seconds 60] [--only 1,2,3,4,5,6]
 """
 from __future__ import annotations
 
@@ -50,6 +55,7 @@ if (os.path.exists(os.path.join(_VENV, "bin", "python")) and not os.environ.get(
                                                      os.path.abspath(__file__), *sys.argv[1:]])
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchlib import ROOT, machine_info, remove_workdir  # noqa: E402
+from surface_figures import pquery_figures, surface_figures  # noqa: E402
 
 import psutil  # noqa: E402
 
@@ -232,7 +238,13 @@ def main() -> int:
     p.add_argument("--randgen-conf", default="/work/shared/randgen-conf",
                    help="stock grammars' folder (figure 4's gendata files; default: "
                         "%(default)s)")
-    p.add_argument("--only", default="1,2,3,4", help="which figures (comma list)")
+    p.add_argument("--surface-seeds", type=int, default=10,
+                   help="figure 5: schemas of the surface generator (default %(default)s)")
+    p.add_argument("--surface-statements", type=int, default=1000,
+                   help="figure 5: statements per schema (default %(default)s)")
+    p.add_argument("--pquery-seconds", type=float, default=60.0,
+                   help="figure 6: one pquery-style trial's seconds (default %(default)g)")
+    p.add_argument("--only", default="1,2,3,4,5,6", help="which figures (comma list)")
     p.add_argument("--json", default="", help="also write the figures here")
     args = p.parse_args()
     conf = os.path.abspath(args.randgen_conf)
@@ -300,6 +312,11 @@ def main() -> int:
                       f"{'PASS' if fp['findings'] == 0 and fp['selects'] >= 20000 else 'MISS'})")
                 for s in fp["samples"]:
                     print(f"   {s[:300]}")
+        if "5" in only:
+            figures["surface"] = surface_figures(os.path.join(base, "w5"), args.surface_seeds,
+                                                 args.surface_statements)
+        if "6" in only:
+            figures["pquery"] = pquery_figures(os.path.join(base, "w6"), args.pquery_seconds)
     finally:
         remove_plugin_dir(plugins)
         for wd in glob.glob(os.path.join(base, "w*")):

@@ -2,7 +2,7 @@
 kept as written, delimiters, blocks), the filters (what a load never sends), the corpus
 (dedupe, cache, sources) and the replay's picks (seeded, runs of consecutive statements).
 
-Covers: lib/hunt/pquery/mysqltest.py, lib/hunt/pquery/filters.py, lib/hunt/pquery/corpus.py, lib/hunt/pquery/replay.py, lib/hunt/pquery/__init__.py
+Covers: lib/hunt/pquery/mysqltest.py, lib/hunt/pquery/filters.py, lib/hunt/pquery/corpus.py, lib/hunt/pquery/replay.py, lib/hunt/pquery/__init__.py, lib/hunt/logcheck.py
 """
 import json
 import os
@@ -236,3 +236,16 @@ def test_replay_picks_are_seeded_per_thread_and_come_in_runs():
     homes = [i for i, s in enumerate(first) if s == HOME[1]]
     assert homes and all(first[i - 1] == HOME[0] for i in homes)
     assert len(homes) <= len(first) // HOME_EVERY + 1
+
+
+@pytest.mark.parametrize("line,flagged", [
+    # a surface load's SET SESSION sort_buffer_size = 32768: the statement fails and the
+    # server logs its error; documented behaviour, a false finding of the errorlog oracle
+    ("2026-11-28  4:28:21 9 [ERROR] mariadbd: Out of sort memory, consider increasing server "
+     "sort buffer size", False),
+    ("2026-11-28  4:28:21 9 [ERROR] mariadbd: Incorrect information in file: './test/t1.frm'",
+     True),
+])
+def test_errorlog_lines_a_load_makes_a_healthy_server_log(line, flagged):
+    from lib.hunt.logcheck import flagged_lines, suppressions
+    assert bool(flagged_lines(line, suppressions(()))) is flagged
