@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Callable, Mapping, Sequence
 
-from .expr import CATALOG, COMPARISONS, WORDS, Expr, Function, column, literal, op
+from .expr import CATALOG, COMPARISONS, KNOWN_BUGS, WORDS, Expr, Function, column, literal, op
 from .schema import ColumnSpec
 from .types import ASCII_SAFE, LATIN1_SAFE, STRINGS, ColumnType, column_types, quote
 
@@ -128,8 +128,10 @@ class ExprGenerator:
     """Typed expressions and predicates (see the module docstring)."""
 
     def __init__(self, rng: random.Random, max_depth: int = 3,
-                 subquery: SubqueryMaker | None = None, deterministic: bool = True) -> None:
+                 subquery: SubqueryMaker | None = None, deterministic: bool = True,
+                 avoid: frozenset[str] = frozenset(KNOWN_BUGS)) -> None:
         self.rng = rng
+        self.avoid = avoid                        # lib.hunt.surface.expr.KNOWN_BUGS to steer clear of
         self.max_depth = max_depth
         self.subquery = subquery
         self.deterministic = deterministic        # leave out nondeterministic functions
@@ -206,6 +208,8 @@ class ExprGenerator:
         """A call of a catalog function with generated arguments."""
         args: list[Expr] = []
         coll = collation
+        if fn.name == "ST_Distance" and "st-distance-pushdown" in self.avoid:
+            depth = self.max_depth          # its arguments leaves only (KNOWN_BUGS)
         if fn.name == "COLLATE":
             utf8 = [c for c in scope.columns("str") if c.collation.startswith("utf8mb4")]
             if not utf8:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Mapping
 
-from .expr import Expr, column, op
+from .expr import KNOWN_BUGS, Expr, column, op
 from .exprgen import ORDERABLE, ExprGenerator, Scope, Source, collation_of, has_ties
 from .schema import SchemaSpec, TableSpec
 from .select import Cte, Join, Select, TableRef, items_from
@@ -75,12 +75,13 @@ class QueryGenerator:
     """SELECTs over a schema (see the module docstring)."""
 
     def __init__(self, schema: SchemaSpec, rng: random.Random, deterministic: bool = True,
-                 max_depth: int = 3, max_tables: int = 3) -> None:
+                 max_depth: int = 3, max_tables: int = 3,
+                 avoid: frozenset[str] = frozenset(KNOWN_BUGS)) -> None:
         self.schema = schema
         self.rng = rng
         self.deterministic = deterministic
         self.max_tables = max_tables
-        self.exprs = ExprGenerator(rng, max_depth, self._subquery, deterministic)
+        self.exprs = ExprGenerator(rng, max_depth, self._subquery, deterministic, avoid)
         self.names = _Names()
         self._nesting = 0
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping
 
+from .expr import KNOWN_BUGS
 from .exprgen import Scope, collation_of
 from .querygen import QueryGenerator
 from .schema import SchemaSpec, TableSpec
@@ -110,10 +111,11 @@ class StatementGenerator:
     """Units of statements over a schema (see the module docstring)."""
 
     def __init__(self, schema: SchemaSpec, rng: random.Random, deterministic: bool = False,
-                 weights: Mapping[str, int] | None = None, prefix: str = "") -> None:
+                 weights: Mapping[str, int] | None = None, prefix: str = "",
+                 avoid: frozenset[str] = frozenset(KNOWN_BUGS)) -> None:
         self.schema = schema
         self.rng = rng
-        self.queries = QueryGenerator(schema, rng, deterministic=deterministic)
+        self.queries = QueryGenerator(schema, rng, deterministic=deterministic, avoid=avoid)
         self.weights = dict(weights or WEIGHTS)
         self.kinds = [k for k, w in self.weights.items() if w > 0]
         self.prefix = prefix          # names this stream creates (two threads: two prefixes)
