@@ -196,7 +196,8 @@ class ExprGenerator:
             return self._special(scope, family, depth, collation)
         if roll < 0.16 and self.subquery is not None and depth < 2 and not collation:
             return self.subquery(self, scope, "scalar", family)
-        fns = [f for f in CATALOG.get(family, ()) if not (self.deterministic and f.nondet)]
+        fns = [f for f in CATALOG.get(family, ()) if not (self.deterministic and f.nondet)
+               and not (f.name == "ST_Distance" and "st-distance-pushdown" in self.avoid)]
         if collation and family == "str":
             fns = [f for f in fns if f.keeps_collation or
                    (f.collation and collation_matches(f.collation, collation))]
@@ -208,8 +209,6 @@ class ExprGenerator:
         """A call of a catalog function with generated arguments."""
         args: list[Expr] = []
         coll = collation
-        if fn.name == "ST_Distance" and "st-distance-pushdown" in self.avoid:
-            depth = self.max_depth          # its arguments leaves only (KNOWN_BUGS)
         if fn.name == "COLLATE":
             utf8 = [c for c in scope.columns("str") if c.collation.startswith("utf8mb4")]
             if not utf8:
