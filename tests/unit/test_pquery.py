@@ -249,3 +249,10 @@ def test_replay_picks_are_seeded_per_thread_and_come_in_runs():
 def test_errorlog_lines_a_load_makes_a_healthy_server_log(line, flagged):
     from lib.hunt.logcheck import flagged_lines, suppressions
     assert bool(flagged_lines(line, suppressions(()))) is flagged
+
+
+def test_shipped_random_options_are_options():
+    from lib.hunt.randopts import read_option_list
+    from lib.home import data_path
+    options = read_option_list(data_path("randgen", "conf", "kewpie", "random-options-10.11.txt"))
+    assert len(options) > 100 and not any(o.name.startswith("lc") for o in options)

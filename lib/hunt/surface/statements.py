@@ -40,6 +40,7 @@ WEIGHTS: Mapping[str, int] = MappingProxyType({
     "CHECKSUM TABLE": 1, "CREATE VIEW": 1, "CREATE TEMPORARY TABLE": 1, "CALL": 1,
     "HANDLER": 1, "SEQUENCE": 1, "SELECT INTO": 1,
 })
+MAX_OWN_INDEXES = 8     # indexes a stream adds to one table before it drops one
 SESSION_VARIABLES = (
     ("optimizer_switch", ("'index_merge=off'", "'index_condition_pushdown=off'",
                           "'derived_merge=off'", "'semijoin=off'", "'materialization=off'",
@@ -374,6 +375,8 @@ class StatementGenerator:
     # ------------------------------------------------------------ DDL
     def _alter_table_add_index(self) -> list[Statement]:
         t = self._table()
+        if len(self.state.indexes.get(t.name, [])) >= MAX_OWN_INDEXES:   # (64 keys at most)
+            return self._alter_table_drop_index()
         cols = [c for c in t.columns if (c.type.indexable or c.type.blob)
                 and c.family != "geom" and not (c.generated and not c.stored)]
         if not cols:
