@@ -2,7 +2,7 @@
 kept as written, delimiters, blocks), the filters (what a load never sends), the corpus
 (dedupe, cache, sources) and the replay's picks (seeded, runs of consecutive statements).
 
-Covers: lib/hunt/pquery/mysqltest.py, lib/hunt/pquery/filters.py, lib/hunt/pquery/corpus.py, lib/hunt/pquery/replay.py, lib/hunt/pquery/__init__.py, lib/hunt/logcheck.py
+Covers: lib/hunt/pquery/mysqltest.py, lib/hunt/pquery/filters.py, lib/hunt/pquery/corpus.py, lib/hunt/pquery/replay.py, lib/hunt/pquery/__init__.py, lib/hunt/logcheck.py, lib/hunt/knownbugs.py
 """
 import json
 import os
@@ -256,3 +256,21 @@ def test_shipped_random_options_are_options():
     from lib.home import data_path
     options = read_option_list(data_path("randgen", "conf", "kewpie", "random-options-10.11.txt"))
     assert len(options) > 100 and not any(o.name.startswith("lc") for o in options)
+
+
+@pytest.mark.parametrize("parts,version,tag,bug", [
+    (("signal 11", "frames: Item_func_distance::val_real < Arg_comparator::compare_real"),
+     "10.11.19", "known", "KW46-DISTANCE"),
+    (("signal 11", "frames: Item_func_lastval::val_int < Type_handler_int_result::Item_val_bool"),
+     "10.11.18", "known", "MDEV-39063"),
+    (("signal 11", "frames: Item_func_lastval::val_int < Type_handler_int_result::Item_val_bool"),
+     "10.11.19", "known-fixed", "MDEV-39063"),       # fixed in 10.11.19: a regression there
+    (("signal 11", "frames: my_hash_first < my_hash_search"), "10.11.19", "new", None),
+])
+def test_shipped_known_bugs(parts, version, tag, bug):
+    from lib.home import data_path
+    from lib.hunt.knownbugs import KnownBugs
+    from lib.hunt.signature import Signature
+    known = KnownBugs.load([data_path("randgen", "conf", "kewpie", "known_bugs-mariadb-10.11.txt")])
+    tagged = known.tag(Signature("crash", parts), version)
+    assert (tagged.tag, tagged.bug.bug_id if tagged.bug else None) == (tag, bug)
