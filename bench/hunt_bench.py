@@ -18,7 +18,10 @@ and whether one bug keeps one signature.  Prints figures; asserts nothing.
 3. **One signature**: the planted crash in ``--seeds`` trials with different
    seeds (two threads, ``--parallel 2``): how many distinct signatures
    (target: 1).
-5. **Plan and rewrite oracles** (issue 46: DQP, EET, CODDTest, Pinolo, DQE,
+5. **The surface generator** and 6. **the pquery-style load** (issue 46; the
+   code is bench/surface_figures.py): what the generator's statements cover and how
+   many a healthy server refuses; the mysql-test corpus mined and one trial of it.
+7. **Plan and rewrite oracles** (issue 46: DQP, EET, CODDTest, Pinolo, DQE,
    Radar, the TLP variants, CERT): each over the tables of every stock gendata
    file on a healthy server, ``--oracle-checks`` checks (default 20,000):
    checks per core-second (this process and the server) and findings -- false
@@ -32,8 +35,10 @@ and whether one bug keeps one signature.  Prints figures; asserts nothing.
 Run (about 5 minutes on 2 idle cores)::
 
     bench/hunt_bench.py [--seconds 30] [--seeds 10] [--crashes 3] [--selects 20000]
-                        [--oracle-checks 20000] [--oracles dqp,eet,...] [--only 1,2,3,4,5]
                         [--randgen-conf ../shared/randgen-conf] [--json out.json]
+                        [--surface-seeds 10] [--surface-statements 1000]
+                        [--pquery-seconds 60] [--oracle-checks 20000]
+                        [--oracles dqp,eet,...] [--only 1,2,3,4,5,6,7]
 """
 from __future__ import annotations
 
@@ -56,6 +61,7 @@ if (os.path.exists(os.path.join(_VENV, "bin", "python")) and not os.environ.get(
                                                      os.path.abspath(__file__), *sys.argv[1:]])
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchlib import ROOT, machine_info, remove_workdir  # noqa: E402
+from surface_figures import pquery_figures, surface_figures  # noqa: E402
 
 import psutil  # noqa: E402
 
@@ -232,7 +238,7 @@ NEW_ORACLES = ("dqp", "eet", "coddtest", "pinolo", "dqe", "radar", "tlp-aggregat
 
 def oracle_figures(workdir: str, dirs: list[str], checks: int, oracles: tuple[str, ...],
                    max_rows: int, seed: int) -> dict[str, object] | None:
-    """Figure 5: each plan and rewrite oracle (issue 46) over the tables of every stock
+    """Figure 7: each plan and rewrite oracle (issue 46) over the tables of every stock
     gendata file on a healthy server, at least ``checks`` checks each: checks per
     core-second (this process's and the server's CPU during the oracle's runs) and its
     findings -- false positives, the server being healthy and the known wrong results of
@@ -322,12 +328,18 @@ def main() -> int:
                    help="stock grammars' folder (figure 4's gendata files; default: "
                         "%(default)s)")
     p.add_argument("--oracle-checks", type=int, default=20000,
-                   help="checks per plan/rewrite oracle for figure 5 (default: 20000)")
+                   help="checks per plan/rewrite oracle for figure 7 (default: 20000)")
     p.add_argument("--oracles", default=",".join(NEW_ORACLES),
-                   help="the oracles of figure 5 (comma list; default: all of issue 46's)")
+                   help="the oracles of figure 7 (comma list; default: all of issue 46's)")
     p.add_argument("--oracle-rows", type=int, default=100,
-                   help="rows per gendata table for figure 5 (default: 100)")
-    p.add_argument("--only", default="1,2,3,4,5", help="which figures (comma list)")
+                   help="rows per gendata table for figure 7 (default: 100)")
+    p.add_argument("--surface-seeds", type=int, default=10,
+                   help="figure 5: schemas of the surface generator (default %(default)s)")
+    p.add_argument("--surface-statements", type=int, default=1000,
+                   help="figure 5: statements per schema (default %(default)s)")
+    p.add_argument("--pquery-seconds", type=float, default=60.0,
+                   help="figure 6: one pquery-style trial's seconds (default %(default)g)")
+    p.add_argument("--only", default="1,2,3,4,5,6,7", help="which figures (comma list)")
     p.add_argument("--json", default="", help="also write the figures here")
     args = p.parse_args()
     conf = os.path.abspath(args.randgen_conf)
@@ -396,15 +408,20 @@ def main() -> int:
                 for s in fp["samples"]:
                     print(f"   {s[:300]}")
         if "5" in only:
+            figures["surface"] = surface_figures(os.path.join(base, "w5"), args.surface_seeds,
+                                                 args.surface_statements)
+        if "6" in only:
+            figures["pquery"] = pquery_figures(os.path.join(base, "w6"), args.pquery_seconds)
+        if "7" in only:
             dirs = [conf, os.path.join(ROOT, "randgen", "conf", "kewpie")]
             names = tuple(n for n in args.oracles.split(",") if n)
-            of = oracle_figures(os.path.join(base, "w5"), dirs, args.oracle_checks, names,
+            of = oracle_figures(os.path.join(base, "w7"), dirs, args.oracle_checks, names,
                                 args.oracle_rows, 1)
             figures["oracles"] = of
             if of is None:
-                print("5. plan and rewrite oracles: not measured (lib/hunt/wrongresult missing)")
+                print("7. plan and rewrite oracles: not measured (lib/hunt/wrongresult missing)")
             else:
-                print(f"5. plan and rewrite oracles on a healthy server, {of['files']} gendata "
+                print(f"7. plan and rewrite oracles on a healthy server, {of['files']} gendata "
                       f"file(s), >= {args.oracle_checks} checks each (known wrong results of "
                       f"10.11 avoided):")
                 print(f"   {'oracle':<14} {'checks':>7} {'compared':>8} {'statements':>10} "

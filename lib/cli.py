@@ -296,6 +296,13 @@ def _hunt_options(p: argparse.ArgumentParser) -> None:
                         "after a ':'; repeatable, the trials take them in turn; without its "
                         "own: --gendata, else the .zz of the same name beside it, else the "
                         "simple data set")
+    g.add_argument("--sql-file", action="append", default=[], metavar="SOURCE",
+                   help="a pquery-style load: statements replayed on --threads connections "
+                        "in random order; SOURCE is mysql-test (the code tree's mysql-test "
+                        "corpus, mined and cached in the workdir), surface (kewpie's "
+                        "generated schema and statements over MariaDB's SQL surface), a "
+                        "folder of .test/.inc files or an SQL file; repeatable, taken in "
+                        "turn with the grammars")
     g.add_argument("--redefine", action="append", default=[], metavar="FILE.yy",
                    help="a grammar file that redefines rules of every --grammar; repeatable")
     g.add_argument("--trials", type=int, default=default("hunt_trials"), metavar="N",
@@ -504,6 +511,7 @@ def _hunt_path(given: str) -> str:
 def _hunt_config(args: argparse.Namespace) -> dict[str, Any]:
     """The --mode=hunt settings of RunConfig; KewpieError for a value that cannot work."""
     hunt_only = [flag for flag, given in (("--grammar", args.grammar), ("--redefine", args.redefine),
+                                          ("--sql-file", args.sql_file),
                                           ("--trials", args.trials if args.mode != "reduce" else 0),
                                           ("--duration", args.duration),
                                           ("--random-options", args.random_options),
@@ -518,9 +526,10 @@ def _hunt_config(args: argparse.Namespace) -> dict[str, Any]:
     if args.known_bugs and args.mode == "native":  # a hunt reads them as it starts
         from .hunt.knownbugs import KnownBugs  # read now: a bad file is one error line
         KnownBugs.load([os.path.abspath(k) for k in args.known_bugs])
-    if args.mode == "hunt" and not args.grammar:
+    if args.mode == "hunt" and not args.grammar and not args.sql_file:
         raise KewpieError("--mode=hunt needs --grammar FILE.yy (a randgen grammar; relative "
-                          "paths are under --randgen-path)")
+                          "paths are under --randgen-path) or --sql-file SOURCE (a "
+                          "pquery-style load)")
     for name, value in (("--trials", args.trials), ("--queries", args.queries),
                         ("--random-options-max", args.random_options_max),
                         ("--wrong-result-budget", args.wrong_result_budget)):
@@ -541,6 +550,8 @@ def _hunt_config(args: argparse.Namespace) -> dict[str, Any]:
     return dict(hunt_grammars=tuple(_hunt_path(g) for g in args.grammar),
                 hunt_redefine=tuple(os.path.abspath(r) if os.path.exists(r) else r
                                     for r in args.redefine),
+                hunt_sql_files=tuple(s if s in ("mysql-test", "surface") and not os.path.exists(s)
+                                     else os.path.abspath(s) for s in args.sql_file),
                 hunt_gendata=(os.path.abspath(args.gendata) if os.path.exists(args.gendata)
                               else args.gendata) if args.gendata else "",
                 hunt_trials=args.trials, hunt_duration=args.duration,

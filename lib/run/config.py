@@ -100,6 +100,7 @@ class RunConfig:
     # --mode=hunt (docs/hunting.md): trials of randgen loads with oracles
     hunt_grammars: tuple[str, ...] = ()   # --grammar (repeatable): the trials take them in turn
     hunt_redefine: tuple[str, ...] = ()   # --redefine: grammar files redefining rules
+    hunt_sql_files: tuple[str, ...] = ()  # --sql-file: pquery-style loads (mysql-test, a folder, a file)
     hunt_gendata: str = ""                # --gendata as given (relative: under --randgen-path)
     hunt_trials: int = 0                  # --trials: 0 = no limit (1 when --duration is 0 too)
     hunt_duration: float = 0.0            # --duration: the hunt's time budget (0 = none)

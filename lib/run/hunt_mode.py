@@ -26,10 +26,13 @@ from typing import Callable, Iterator
 from ..errors import EXIT_ENVIRONMENT, EXIT_OK, EXIT_TEST_FAILED, Interrupted, KewpieError
 from ..hunt.errors import HuntError
 from ..hunt.knownbugs import KnownBugs
+from ..hunt.pquery import build_corpus
+from ..hunt.surface.load import SOURCE as SURFACE
 from ..hunt.randopts import read_option_list
 from ..hunt.summary import HuntSummary, junit
 from ..hunt.topology import Topology, parse_topology
-from ..hunt.trial import HuntSettings, Load, TrialResult, TrialSpec, run_trial
+from ..hunt.trial import (REPLAY_NO_ERRORLOG, HuntSettings, Load, TrialResult, TrialSpec,
+                          run_trial)
 from ..hunt.wrong import NAMES as WRONG_RESULT_ORACLES
 from ..hunt.wrong import load_oracles
 from ..platform.interrupts import interrupt_on_stop_signals
@@ -101,6 +104,15 @@ def _loads(env: RunEnvironment, home: str) -> tuple[Load, ...]:
             beside = os.path.splitext(grammar)[0] + ".zz"
             data = beside if os.path.isfile(beside) else ""
         loads.append(Load(grammar, data, redefine))
+    for source in config.hunt_sql_files:  # pquery-style loads (lib/hunt/pquery)
+        if source == SURFACE:             # the surface generator's (lib/hunt/surface)
+            loads.append(Load(source, generated=True))
+            continue
+        assert env.tree is not None
+        corpus = build_corpus(source, env.tree.basedir, env.workdir.path)
+        env.log.info(f"--sql-file {source}: {corpus.stats.describe()}; "
+                     f"{'mined into' if corpus.mined else 'cached in'} {corpus.cache}")
+        loads.append(Load(source, corpus=corpus.cache))
     return tuple(loads)
 
 
@@ -158,6 +170,8 @@ def build_settings(env: RunEnvironment, findings_dir: str) -> HuntSettings:
     if any(o in oracles for o in ("differential",)) and topology.kind != "compare":
         env.log.warning("--oracles differential needs two servers to compare (--topology "
                         "compare, or a suite of two servers): it is skipped")
+    if "errorlog" in oracles and any(load.corpus for load in loads):
+        env.log.info(REPLAY_NO_ERRORLOG)
     known = KnownBugs.load([*suite_known, *config.known_bugs])
     random_options = read_option_list(config.random_options) if config.random_options else ()
     if random_options:
@@ -343,7 +357,7 @@ def run_hunt(env: RunEnvironment) -> int:
     os.makedirs(settings.findings_dir, exist_ok=True)
     budget = Budget(config.hunt_trials, config.hunt_duration, config.hunt_trial_duration)
     bots = max(1, min(config.parallel, budget.trials or config.parallel))
-    log.info(f"Hunting: {len(settings.loads)} grammar(s), topology {settings.topology.kind} "
+    log.info(f"Hunting: {len(settings.loads)} load(s), topology {settings.topology.kind} "
              f"({settings.topology.count} server(s), {settings.topology.source}), oracles "
              f"{','.join(settings.oracles)}, {bots} bot(s), "
              + (f"{budget.trials} trial(s)" if budget.trials else "no trial limit")
