@@ -17,7 +17,8 @@ return the same rows, as multisets.  Variants (by what is folded):
 - ``condition``: a condition over constants (a comparison of literals, an
   uncorrelated ``IN`` subquery) by 1, 0 or NULL;
 - ``propagate`` (constant propagation): ``WHERE t1.c = L AND q`` with the
-  integer column c replaced by L everywhere else in the query.
+  integer column c (not BIT, YEAR or ZEROFILL: their text is no literal's)
+  replaced by L everywhere else in the query.
 
 A value becomes a literal of its own type, read from the result's
 description: integers as they are, decimals as ``CAST(text AS DECIMAL(p,s))``
@@ -187,7 +188,8 @@ class CODDTestOracle(OracleBase):
 
     def _propagate(self, gen: SqlGenerator, fc: Any) -> Check | None:
         """``WHERE c = L AND q``: c an integer column (not BIT, not YEAR), L a literal."""
-        cols = [(a, c) for a, c in fc.scope.columns("int") if c.data_type not in ("bit", "year")]
+        cols = [(a, c) for a, c in fc.scope.columns("int")
+                if c.data_type not in ("bit", "year") and not c.zerofill]  # 00005 is no 5
         if not cols:
             return None
         alias, col = gen.choice(cols)

@@ -43,6 +43,7 @@ _COLUMN_RE = re.compile(r"\b[ts]\d+\.`")
 _COLUMN_NAME_RE = re.compile(r"\b[ts]\d+\.`((?:[^`]|``)+)`")
 _BARE_COLUMN_RE = re.compile(r"[ts]\d+\.`(?:[^`]|``)+`")
 MINMAX_CLASSES = ("int", "dec", "date", "datetime", "time", "year")
+WIDE_DECIMAL = 43   # digits: SUM of a DECIMAL(p, s) is a DECIMAL(p + 22, s), at most 65
 SET_OPERATIONS = ("UNION", "UNION ALL", "INTERSECT", "INTERSECT ALL", "EXCEPT", "EXCEPT ALL")
 
 
@@ -51,12 +52,14 @@ def exact_value(gen: SqlGenerator, scope: Scope, cls: str) -> str:
     its type says until it is stored, so grouped, aggregated, compared for DISTINCT or
     stored in a temporary table by one plan and not by another it may differ in its last
     digits (documented precision behaviour, not a bug); a column or literal after four
-    tries.  A value naming a BIT column is written ``(v + 0)`` (its stored form changes
-    type; the known bug bit-group)."""
+    tries.  Arithmetic on a DECIMAL wider than :data:`WIDE_DECIMAL` digits is left out
+    too (at the type's limit, ``d - -0.5`` does not fit the type: shown it is right,
+    stored it is clipped).  A value naming a BIT column is written ``(v + 0)`` (its stored
+    form changes type; the known bug bit-group)."""
     text = gen.leaf(scope, cls)
     for _ in range(4):
         made = gen.value(scope, cls)
-        if "/" not in made:
+        if "/" not in made and (_BARE_COLUMN_RE.fullmatch(made) or not _names_wide(gen, made)):
             text = made
             break
     if cls == "int" and _names_bit(gen, text):
@@ -65,6 +68,14 @@ def exact_value(gen: SqlGenerator, scope: Scope, cls: str) -> str:
         # meets the known bug bit-group
         return f"({text} + 0)"
     return text
+
+
+def _names_wide(gen: SqlGenerator, text: str) -> bool:
+    """True when text names a DECIMAL column wider than :data:`WIDE_DECIMAL` digits (in one
+    of the generator's tables)."""
+    names = {m.group(1).replace("``", "`") for m in _COLUMN_NAME_RE.finditer(text)}
+    return any(c.name in names and c.precision > WIDE_DECIMAL for t in gen.tables
+               for c in t.columns)
 
 
 def _names_bit(gen: SqlGenerator, text: str) -> bool:
@@ -93,6 +104,19 @@ def column_value(gen: SqlGenerator, scope: Scope, classes: Sequence[str],
         return None
     col = gen.bare_column(scope, column)
     return f"({column} + 0)" if col is not None and col.data_type == "bit" else column
+
+
+def summable(gen: SqlGenerator, scope: Scope, exact: bool = False) -> str | None:
+    """A value to SUM or AVG: of an integer or decimal class, naming no DECIMAL column wider
+    than :data:`WIDE_DECIMAL` digits (the sum of a few DECIMAL(65,30) values at their limit
+    does not fit the type: shown directly it is right, stored -- a derived table, a
+    temporary table of one plan and not another -- it is clipped); None after four tries."""
+    for _ in range(4):
+        cls = gen.choice(("int", "dec"))
+        text = exact_value(gen, scope, cls) if exact else gen.value(scope, cls)
+        if not _names_wide(gen, text):
+            return text
+    return None
 
 
 def avg_argument(gen: SqlGenerator, text: str) -> str:
@@ -133,10 +157,12 @@ def aggregates(gen: SqlGenerator, scope: Scope, n: int, exact: bool = False) -> 
             else:
                 distinct = column_value(gen, scope, NOT_STR, exact)
                 out.append(f"COUNT(DISTINCT {distinct})" if distinct else "COUNT(*)")
-        elif kind == "sum":
-            out.append(f"SUM({value(gen.choice(('int', 'dec')))})")
-        elif kind == "avg":
-            out.append(f"AVG({avg_argument(gen, value(gen.choice(('int', 'dec'))))})")
+        elif kind in ("sum", "avg"):
+            arg = summable(gen, scope, exact)
+            if arg is None:
+                out.append("COUNT(*)")
+            else:
+                out.append(f"SUM({arg})" if kind == "sum" else f"AVG({avg_argument(gen, arg)})")
         elif kind == "minmax":
             e = column_value(gen, scope, MINMAX_CLASSES, exact)
             out.append(f"{gen.choice(('MIN', 'MAX'))}({e})" if e else "COUNT(*)")
@@ -184,7 +210,7 @@ def _window(gen: SqlGenerator, scope: Scope, keys: list[str] | None) -> str:
     if kind == "count":
         return f"COUNT(*) {_over(partition, ordered if gen.chance(0.5) else '')}"
     if kind == "sum":
-        arg = exact_value(gen, scope, gen.choice(("int", "dec")))
+        arg = summable(gen, scope, True) or "1"
         return f"SUM({arg}) {_over(partition, ordered if gen.chance(0.5) else '')}"
     if kind == "minmax":
         arg = exact_value(gen, scope, gen.choice(MINMAX_CLASSES))
@@ -199,7 +225,7 @@ def _window(gen: SqlGenerator, scope: Scope, keys: list[str] | None) -> str:
         return f"{gen.choice(('FIRST_VALUE', 'LAST_VALUE'))}({arg}) {_over(partition, total)}"
     if kind == "ntile":
         return f"NTILE({gen.rng.randrange(1, 5)}) {_over(partition, total)}"
-    arg = exact_value(gen, scope, gen.choice(("int", "dec")))
+    arg = summable(gen, scope, True) or "1"
     frame = gen.choice(("ROWS BETWEEN 1 PRECEDING AND CURRENT ROW",
                         "ROWS BETWEEN CURRENT ROW AND 2 FOLLOWING",
                         "ROWS BETWEEN UNBOUNDED PRECEDING AND 1 FOLLOWING"))

@@ -14,7 +14,8 @@ the old one stood, an ON clause of an earlier join included), and which
 expressions change their type when wrapped (:func:`type_sensitive`: ENUM,
 SET and BIT columns become strings or numbers inside ``CASE``; a YEAR
 column compared with a small number reads it as a year -- ``y = 5`` is true
-for 2005 -- and ``CASE``/``COALESCE`` of it does not).
+for 2005 -- and ``CASE``/``COALESCE`` of it does not; a ZEROFILL column's
+``00005`` is ``5`` inside ``CASE``).
 """
 from __future__ import annotations
 
@@ -65,13 +66,14 @@ def own_scope(produced: Produced) -> Scope:
 
 
 def type_sensitive(produced: Produced, tables: Sequence[TableInfo]) -> bool:
-    """True when the text names an ENUM, SET, BIT or YEAR column (of any of tables by that
-    name: a subquery's inside the text too): wrapped in CASE or COALESCE such a value
-    changes type or loses its column's conversion of constants (an ENUM compared with a
+    """True when the text names an ENUM, SET, BIT, YEAR or ZEROFILL column (of any of
+    tables by that name: a subquery's inside the text too): wrapped in CASE or COALESCE
+    such a value changes type, loses its leading zeros or its column's conversion of
+    constants (an ENUM compared with a
     number compares its index, a string does not; ``year_col = 5`` is true for 2005,
     ``COALESCE(year_col, NULL) = 5`` is not), so value rewrites leave it alone."""
     names = {m.group(2).replace("``", "`") for m in _ALIAS_REF_RE.finditer(produced.text)}
-    return any(c.name in names and c.data_type in TYPE_SENSITIVE_TYPES
+    return any(c.name in names and (c.data_type in TYPE_SENSITIVE_TYPES or c.zerofill)
                for t in tables for c in t.columns)
 
 

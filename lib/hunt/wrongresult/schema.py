@@ -55,6 +55,12 @@ class ColumnInfo:
         return " unsigned" in self.full_type
 
     @property
+    def precision(self) -> int:
+        """A DECIMAL column's precision (its digits), 0 for other columns."""
+        m = re.match(r"(?:decimal|numeric|fixed|dec)\((\d+)", self.full_type)
+        return int(m.group(1)) if m else 0
+
+    @property
     def zerofill(self) -> bool:
         """True for a ZEROFILL column (its text has leading zeros)."""
         return " zerofill" in self.full_type

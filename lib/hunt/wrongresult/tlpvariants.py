@@ -28,7 +28,8 @@ accent-insensitive collation, which of two equal strings a plan keeps is not
 defined); SUM/AVG never of floats (the sum's rounding depends on the order);
 a bare BIT column never aggregated or grouped (``b + 0``: its value changes
 type in the derived table, and the known bug ``bit-group``); MIN/MAX of a
-column (``minmax-constant-empty``); a key that names no column is left out of GROUP BY (an
+column (``minmax-constant-empty``); SUM/AVG never of a DECIMAL wider than 43
+digits (the partitions' sums stored in the derived table would be clipped); a key that names no column is left out of GROUP BY (an
 integer literal there is a column position).
 """
 from __future__ import annotations
@@ -36,8 +37,8 @@ from __future__ import annotations
 from .execute import Outcome
 from .generator import FromClause, GeneratorOptions, SqlGenerator
 from .oracle import Check, OracleBase, Verdict
-from .queries import (MINMAX_CLASSES, NOT_STR, avg_argument, column_value, exact_value, having_predicate,
-                      is_position, values)
+from .queries import (MINMAX_CLASSES, NOT_STR, avg_argument, column_value, exact_value,
+                      having_predicate, is_position, summable, values)
 from .result import describe_rows, multiset_difference, render_rows
 
 
@@ -60,7 +61,10 @@ def _aggregate(gen: SqlGenerator, fc: FromClause, a: str = "a", b: str = "b"
         e = values(gen, scope, 1)[0]
         return f"COUNT({e})", f"COUNT({e}) AS {a}", f"SUM({a})"
     if kind in ("sum", "avg"):
-        e = exact_value(gen, scope, gen.choice(("int", "dec")))
+        summed = summable(gen, scope, True)
+        if summed is None:
+            return "COUNT(*)", f"COUNT(*) AS {a}", f"SUM({a})"
+        e = summed
         if kind == "sum":
             return f"SUM({e})", f"SUM({e}) AS {a}", f"SUM({a})"
         e = avg_argument(gen, e)
