@@ -472,3 +472,13 @@ def test_sums_are_never_of_decimals_at_the_limit():
     for _ in range(100):  # arithmetic on it is no exact value either: d - -0.5 overflows
         v = exact_value(g, scope, "dec")
         assert v == "t1.`d`" or "`d`" not in v, v
+
+
+def test_the_known_bugs_of_issue_31_are_still_avoided():
+    # an edit of KNOWN_BUGS once dropped temporal-number: the EET oracle then found
+    # DATE_ADD('2012-12-12', INTERVAL 9 YEAR) < mediumint_col again on the surface schema
+    assert {"year-lookup", "cast-time-null", "allany", "key-constant", "time-datetime",
+            "in-lookup", "bit-range", "null-safe-ref", "temporal-string", "not-string-key",
+            "temporal-number"} <= set(KNOWN_BUGS)
+    g = gen()
+    assert not {"int", "dec", "float"} & set(g.cross_classes("date"))

@@ -128,6 +128,9 @@ KNOWN_BUGS: Mapping[str, str] = MappingProxyType({
                       "string that is no member: the index lookup reads it as a number, "
                       "'0' = set_key finds the empty sets (COUNT(*) 29; 0 with IGNORE INDEX); "
                       "indexed ENUM and SET columns are compared as CONCAT(column)",
+    "temporal-number": "a DATE/DATETIME/TIME compared with a number: an indexed column's range "
+                       "finds no row where the row-by-row comparison is true (-100e0 <> "
+                       "datetime_key is false as a value, yet datetime_key = -100e0 matches nothing)",
     "in-null-materialization": "x [NOT] IN (SELECT c ...) (and ANY/ALL) by materialization when x "
                                "cannot be stored in c's type (a negative x and an UNSIGNED c, "
                                "2147483648 and an INT c) and the subquery returns a NULL: 0 "
