@@ -321,7 +321,9 @@ def having_predicate(gen: SqlGenerator, scope: Scope, names: Sequence[str],
         if kind == "group" and names:
             i = gen.rng.randrange(len(names))
             op = gen.choice(('=', '<>', '<', '>=', '<=>'))
-            literal = gen.literal(gen.choice(('int', 'dec')))
+            # a literal of the key's own class (a temporal key against a number meets the
+            # known bug temporal-number once the condition is pushed into the WHERE)
+            literal = gen.literal(_class_of(gen, scope, group[i]))
             if gen.constant_risk(scope, group[i], literal, "="):
                 literal = gen.safe_literal()
             return f"({names[i]} {op} {literal})"
