@@ -1,10 +1,12 @@
 """--mode=hunt with a pquery-style load (--sql-file) on real servers: the planted UDF crash
 mined from a mysqltest script, replayed on two connections in random order, found, signed
 as the grammar's planted crash is, and reduced to a mysql-test case confirmed on both code
-trees; a healthy corpus over two trials with random server options finds nothing; a
-source that does not exist is one ERROR line.
+trees; a healthy corpus over two trials with random server options finds nothing; the
+surface generator's load (--sql-file=surface: its schema, then its statements on one
+thread, the same every run) finds nothing on a healthy server, the error-log oracle on;
+a source that does not exist is one ERROR line.
 
-Covers: lib/hunt/pquery/, lib/hunt/trial.py, lib/run/hunt_mode.py, lib/randgen/channel.py
+Covers: lib/hunt/pquery/, lib/hunt/surface/load.py, lib/hunt/trial.py, lib/run/hunt_mode.py, lib/randgen/channel.py
 """
 import json
 import os
@@ -75,6 +77,21 @@ def test_healthy_corpus_with_random_options_finds_nothing(kewpie, tmp_path):
     summary = json.load(open(re.search(r"Summary: (\S+)", proc.stdout).group(1)))
     assert [t["seed"] for t in summary["trials"]] == [1, 2]
     assert all(t["statements"] > 20 and 1 <= len(t["options"]) <= 2 for t in summary["trials"])
+
+
+def test_surface_load_on_a_healthy_server_finds_nothing(kewpie):
+    # one thread, a fixed number of statements: the same statements every run
+    proc = kewpie.run("--mode=hunt", "--sql-file=surface", "--trials=1", "--threads=1",
+                      "--queries=400", "--trial-duration=120", "--randgen-seed=3",
+                      "--oracles=crash,hang,errorlog", timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert "nothing found" in proc.stdout and "(no findings)" in proc.stdout
+    summary = json.load(open(re.search(r"Summary: (\S+)", proc.stdout).group(1)))
+    (trial,) = summary["trials"]
+    assert trial["statements"] >= 400 and trial["grammar"] == "surface"
+    errors = re.search(r"trial 1 \[bot0\] .*?\(errors: (.*?)\), load ok", proc.stdout).group(1)
+    refused = sum(int(e.split(" x")[1]) for e in errors.split(", ") if " x" in e)
+    assert refused < trial["statements"] * 0.03, errors   # the generator's refusals
 
 
 def test_missing_source_is_one_error_line(kewpie, tmp_path):
