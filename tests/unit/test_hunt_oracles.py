@@ -495,3 +495,145 @@ def test_coddtest_never_folds_a_division_and_having_keys_meet_their_own_class():
         for m in re.finditer(r"(t\d\.`(?:tm|dt|dtm)`) AS (g\d)", head):
             for cmp in re.finditer(rf"\({m.group(2)} (?:=|<>|<|>=|<=>) ([^)]+)\)", check.queries[1]):
                 assert cmp.group(1) == "NULL" or cmp.group(1).startswith("'"), cmp.group(0)
+
+
+def test_a_zero_fraction_is_no_part_of_a_temporal_value():
+    # false positive (EET, surface load): DATE_ADD(NULLIF(DATE_SUB('2005-06-07 12:30:00', ...),
+    # ...), ...) shows '2004-12-09 12:30:00'; wrapped in IF(c, x, x) it shows
+    # '2004-12-09 12:30:00.000000' -- the same value, its string's digits follow the argument
+    from lib.hunt.wrongresult.result import render_value
+    assert render_value("2004-12-09 12:30:00.000000") == "2004-12-09 12:30:00"
+    assert render_value(b"2004-12-09 12:30:00.000") == "2004-12-09 12:30:00"
+    assert render_value("-838:00:00.00") == "-838:00:00"
+    assert render_value("2004-12-09 12:30:00.000100") == "2004-12-09 12:30:00.000100"
+    assert render_value("abc.000") == "abc.000" and render_value("1.000") == "1.000"
+
+
+class _Views:
+    """A connection whose information_schema.VIEWS holds the given definitions."""
+
+    def __init__(self, definitions):
+        self.definitions = definitions
+
+    def get_autocommit(self):
+        return True
+
+    def cursor(self):
+        views = self
+
+        class Cursor:
+            description = (("TABLE_SCHEMA",), ("TABLE_NAME",), ("VIEW_DEFINITION",))
+
+            def execute(self, sql):
+                assert "information_schema.VIEWS" in sql
+                self.rows = [("test", n, d) for n, d in views.definitions.items()]
+
+            def fetchall(self):
+                return self.rows
+
+            def nextset(self):
+                return False
+
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc):
+                return False
+
+        return Cursor()
+
+
+def test_views_that_meet_a_known_bug_are_left_out():
+    # real bugs the Radar and TLP-distinct oracles met in the surface load's views:
+    # json-aggregate-having (a condition pushed into a grouped view's HAVING reads
+    # JSON_ARRAYAGG as [[...]]) and unsigned-cache-real (BIT_AND(c) of NULLs is
+    # 18446744073709551615, read as a double -1)
+    from lib.hunt.wrongresult.oracle import known_bug_views
+    t = tables_from([
+        ("test", "base", [("pk", "int", "primary"), ("u", "bigint(20) unsigned")]),
+        ("test", "vj", [("r1", "int"), ("r3", "mediumtext")]),
+        ("test", "vb", [("r1", "int"), ("r2", "bigint(21) unsigned")]),
+        ("test", "vm", [("r1", "int"), ("r2", "int(11)")]),
+        ("test", "vv", [("r1", "int")]),
+        ("test", "ok", [("r1", "int")]),
+    ])
+    t = [x if x.name == "base" else type(x)(x.schema, x.name, x.columns, True) for x in t]
+    conn = _Views({
+        "vj": "select `a`.`c0` AS `r1`,json_arrayagg(`a`.`c7`) AS `r3` from `test`.`t2` `a` group by 1",
+        "vb": "select `a`.`c2` AS `r1`,bit_and(`a`.`c2`) AS `r2` from `test`.`t3` `a` group by 1",
+        "vm": "select `a`.`c2` AS `r1`,max(`a`.`c2`) AS `r2` from `test`.`t3` `a` group by 1",
+        "vv": "select `v`.`r1` AS `r1` from `test`.`vj` `v`",
+        "ok": "select `a`.`c0` AS `r1` from `test`.`t2` `a`",
+    })
+    risky = known_bug_views(conn, t, GeneratorOptions().avoid)
+    assert risky == {("test", "vj"), ("test", "vb"), ("test", "vv")}
+    assert known_bug_views(conn, t, frozenset()) == set()
+
+
+def test_scalar_minmax_of_a_bigint_unsigned_column_is_never_compared_as_a_double():
+    # known bug unsigned-cache-real: 1.5e0 < (SELECT MAX(u) ...) is 0 when MAX(u) >= 2^63
+    t = tables_from([("test", "w", [("pk", "int", "primary"), ("u", "bigint(20) unsigned")])])
+    floats = re.compile(r"\d(?:\.\d+)?e[-+]?\d+|AS DOUBLE|\bPI\(|\bSQRT\(|\bRAND\(", re.I)
+    seen = 0
+    for i in range(600):
+        g = SqlGenerator(t, random.Random(i), {("test", "w"): 5})
+        scope = Scope([("t1", t[0])])
+        p = g.subquery_predicate(scope, 0)
+        m = re.match(r"\((.*) (?:=|<>|!=|<|<=|>|>=|<=>) \(SELECT (?:MIN|MAX)\(s1\.`u`\)", p)
+        if m:
+            seen += 1
+            assert not floats.search(m.group(1)), p
+    assert seen
+
+
+class _Warns:
+    """A connection whose SHOW WARNINGS names warning 1916 after a statement with CASE."""
+
+    def __init__(self):
+        self.ran = []
+
+    def get_autocommit(self):
+        return True
+
+    def cursor(self):
+        conn = self
+
+        class Cursor:
+            description = (("a",),)
+
+            def execute(self, sql):
+                if sql == "SHOW WARNINGS":
+                    self.rows = ([("Warning", 1916, "Got overflow when converting")]
+                                 if "CASE" in conn.ran[-1] else [("Note", 1003, "...")])
+                else:
+                    conn.ran.append(sql)
+                    self.rows = [(1,)]
+
+            def fetchall(self):
+                return self.rows
+
+            def nextset(self):
+                return False
+
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc):
+                return False
+
+        return Cursor()
+
+
+def test_a_rewrite_that_warns_of_a_conversion_the_query_does_not_is_skipped():
+    # false positive (EET over a raw copy of the surface load's view): BIT_XOR(u) and
+    # BIT_XOR(CASE WHEN F THEN NULL ELSE u END) differ -- the CASE is a DECIMAL(20,0), and
+    # BIT_XOR clips its values of 2^63 and more with warning 1916
+    from lib.hunt.wrongresult.oracle import warned_conversions
+    conn = _Warns()
+    queries = ["SELECT BIT_XOR(t1.`u`) FROM t", "/* eet: case-false */ SELECT BIT_XOR((CASE WHEN "
+               "F THEN NULL ELSE t1.`u` END)) FROM t", "UPDATE t SET u = 1",
+               "SET STATEMENT big_tables=1 FOR SELECT 1"]
+    assert warned_conversions(conn, queries) == [(), (1916,), ()]
+    assert "UPDATE t SET u = 1" not in conn.ran  # a statement that writes is never run again
+    assert EETOracle.rewrites_values and not DQPOracle.rewrites_values
+    assert not TLPHavingOracle.rewrites_values  # p's own warnings are no rewrite's

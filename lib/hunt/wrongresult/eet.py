@@ -26,7 +26,12 @@ The care: a value naming an ENUM, SET or BIT column is never wrapped (inside
 string ``'b' = 2`` does not match); a condition that is a bare value (``WHERE
 col``) gets no boolean rule (``col AND TRUE`` is 1, not ``col``); literals
 are not rewritten.  Errors skip the check (``r`` may raise one ``Q`` does
-not).
+not).  A ``NULL`` branch still changes one type: beside a ``BIGINT
+UNSIGNED`` it makes the ``CASE`` a ``DECIMAL(20,0)`` (the NULL counts as a
+signed integer), and ``BIT_XOR`` of such a decimal of 2^63 or more clips it
+with warning 1916 where ``BIT_XOR`` of the column does not: a disagreement
+whose statements warn of different conversions is skipped
+(``rewrites_values``, :mod:`~lib.hunt.wrongresult.oracle`).
 """
 from __future__ import annotations
 
@@ -73,6 +78,7 @@ class EETOracle(OracleBase):
 
     name = "eet"
     trace = True
+    rewrites_values = True
 
     def __init__(self, options: GeneratorOptions | None = None, statement_timeout: float = 10.0,
                  max_rewrites: int = 3) -> None:

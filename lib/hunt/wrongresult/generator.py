@@ -137,6 +137,24 @@ KNOWN_BUGS: Mapping[str, str] = MappingProxyType({
                                "(NOT IN: 1) where it must be NULL (MDEV-40877): -5 NOT IN "
                                "(SELECT y ...) with y UNSIGNED holding 3 and NULL is 1; such "
                                "subqueries return no NULL (WHERE c IS NOT NULL)",
+    "json-aggregate-having": "JSON_ARRAYAGG/JSON_OBJECTAGG named by its alias in HAVING: each "
+                             "reading wraps it once more (SELECT JSON_ARRAYAGG(d) AS j FROM t "
+                             "HAVING j > '' gives [[1,2]]; JSON_OBJECTAGG {\"1\":1}}}), so a "
+                             "condition pushed into a grouped view or derived table that has one "
+                             "finds no row; such views are never read (VIEW_KNOWN_BUGS)",
+    "unsigned-cache-real": "a BIGINT UNSIGNED value of 2^63 or more cached (MIN/MAX, BIT_AND/OR/"
+                           "XOR, a scalar subquery) and read as a double is negative: MAX(u) + 0e0 "
+                           "is -1 when MAX(u) is 18446744073709551615, (SELECT u ...) > 1e0 is 0; "
+                           "a scalar MIN/MAX subquery of a BIGINT UNSIGNED column is compared "
+                           "with integers and decimals only, and a view with such a column made by "
+                           "an aggregate or a subquery is never read (VIEW_KNOWN_BUGS)",
+})
+# Views the oracles leave out while the generator avoids a known bug: bug -> (what the
+# view's definition holds, a regular expression; whether the view must also have a BIGINT
+# UNSIGNED column).  A view over such a view is left out too (oracle.known_bug_views).
+VIEW_KNOWN_BUGS: Mapping[str, tuple[str, bool]] = MappingProxyType({
+    "json-aggregate-having": (r"\bjson_(?:arrayagg|objectagg)\s*\(", False),
+    "unsigned-cache-real": (r"\b(?:min|max|bit_and|bit_or|bit_xor)\s*\(|\(\s*select\b", True),
 })
 EQUALITIES = ("=", "<>", "!=", "<=>")
 NUMBER_CLASSES = ("int", "dec", "float")
@@ -785,7 +803,11 @@ class SqlGenerator:
             return f"(EXISTS ({sub}))"
         col = self.choice(columns)
         cls = col.type_class
-        outer_value = self.value(scope, self.choice(self.comparable(cls)), depth)
+        classes = self.comparable(cls)
+        if kind == "scalar" and col.data_type == "bigint" and col.unsigned \
+                and self.avoids("unsigned-cache-real"):
+            classes = tuple(c for c in classes if c != "float")  # never read as a double
+        outer_value = self.value(scope, self.choice(classes), depth)
         sub_col = f"{alias}.{quote_name(col.name)}"
         where = self._sub_where(inner, depth)
         if kind in ("in", "anyall") and self.avoids("in-null-materialization"):
