@@ -637,3 +637,40 @@ def test_a_rewrite_that_warns_of_a_conversion_the_query_does_not_is_skipped():
     assert "UPDATE t SET u = 1" not in conn.ran  # a statement that writes is never run again
     assert EETOracle.rewrites_values and not DQPOracle.rewrites_values
     assert not TLPHavingOracle.rewrites_values  # p's own warnings are no rewrite's
+
+
+def test_radar_reads_views_as_they_are(monkeypatch):
+    # false positive (surface load): a view's column X'FF' AS r3 keeps the literal's
+    # coercibility, so t1.c2 < v.r3 compares in c2's collation; over a raw copy (a
+    # VARBINARY column) it compares as binary -- a view is no stored data
+    from lib.hunt.wrongresult import radar
+    copied = []
+
+    def raw(self, table):
+        copied.append(table.name)
+        return radar_copies()[table.sql_name] if table.name in ("t10", "t20") else None
+
+    monkeypatch.setattr(radar.Copies, "raw", raw)
+    view = tables_from([("test", "v1", [("r3", "varbinary(1)")])])[0]
+    view = type(view)(view.schema, view.name, view.columns, True)
+    o = RadarOracle()
+    kept = o.prepare([object()], tables() + [view], {})
+    assert copied == ["t10", "t20"] and [t.name for t in kept] == ["t10", "t20", "v1"]
+    assert "`test`.`v1`" not in o.raw
+
+
+def test_having_compares_a_temporal_aggregate_with_literals_of_its_class():
+    # false positive (Radar, surface load on 10.11.18): HAVING MAX(t1.c0) >= 100.01 with c0 a
+    # DATETIME primary key -- a temporal value against a number (temporal-number)
+    from lib.hunt.wrongresult.queries import having_predicate
+    scope = Scope([("t1", tables()[0])])
+    seen = 0
+    for i in range(400):
+        g = gen(i)
+        p = having_predicate(g, scope, [], [])
+        for m in re.finditer(r"\((?:MIN|MAX)\(t1\.`(?:dt|dtm|tm|y|yk)`\) (?:=|<>|<|<=|>|>=) "
+                             r"([^()]+?)\)", p):
+            seen += 1
+            assert m.group(1).startswith(("'", "DATE", "TIME", "NULL")) or re.fullmatch(
+                r"\d{4}", m.group(1)), p
+    assert seen

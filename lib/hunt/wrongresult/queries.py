@@ -43,6 +43,7 @@ _COLUMN_RE = re.compile(r"\b[ts]\d+\.`")
 _COLUMN_NAME_RE = re.compile(r"\b[ts]\d+\.`((?:[^`]|``)+)`")
 _BARE_COLUMN_RE = re.compile(r"[ts]\d+\.`(?:[^`]|``)+`")
 MINMAX_CLASSES = ("int", "dec", "date", "datetime", "time", "year")
+NUMBER_CLASSES = ("int", "dec", "float")
 WIDE_DECIMAL = 43   # digits: SUM of a DECIMAL(p, s) is a DECIMAL(p + 22, s), at most 65
 SET_OPERATIONS = ("UNION", "UNION ALL", "INTERSECT", "INTERSECT ALL", "EXCEPT", "EXCEPT ALL")
 
@@ -308,6 +309,14 @@ def _class_of(gen: SqlGenerator, scope: Scope, text: str) -> str:
     return col.type_class if col is not None else "int"
 
 
+def _aggregate_class(gen: SqlGenerator, scope: Scope, agg: str) -> str:
+    """The class of an aggregate :func:`aggregates` wrote: its argument's for MIN/MAX, else
+    'int' (COUNT, BIT_*) or 'dec' (SUM, AVG)."""
+    if agg.startswith(("MIN(", "MAX(")):
+        return _class_of(gen, scope, agg[4:-1])
+    return "dec" if agg.startswith(("SUM(", "AVG(")) else "int"
+
+
 def having_predicate(gen: SqlGenerator, scope: Scope, names: Sequence[str],
                      group: Sequence[str]) -> str:
     """A HAVING condition: aggregates and the group's values (by their names in the select
@@ -330,8 +339,14 @@ def having_predicate(gen: SqlGenerator, scope: Scope, names: Sequence[str],
         agg = aggregates(gen, scope, 1, True)[0]
         if kind == "null":
             return f"({agg} IS {gen.choice(('', 'NOT '))}NULL)"
-        other = (aggregates(gen, scope, 1, True)[0] if gen.chance(0.3)
-                 else gen.literal(gen.choice(("int", "dec"))))
+        cls = _aggregate_class(gen, scope, agg)
+        if cls in NUMBER_CLASSES:
+            other = (aggregates(gen, scope, 1, True)[0] if gen.chance(0.3)
+                     else gen.literal(gen.choice(("int", "dec"))))
+            if _aggregate_class(gen, scope, other) not in NUMBER_CLASSES:
+                other = gen.literal(gen.choice(("int", "dec")))
+        else:  # MIN/MAX of a temporal value: a literal of its class (temporal-number)
+            other = gen.literal(cls)
         return f"({agg} {gen.choice(('=', '<>', '<', '<=', '>', '>='))} {other})"
     kind = gen.weighted([(5, "atom"), (2, "and"), (2, "or"), (1, "not")])
     if kind == "atom":

@@ -3,14 +3,19 @@
 Song et al., "Detecting Metadata-Related Logic Bugs in Database Systems via
 Raw Database Construction" (VLDB 2024): indexes, keys, constraints, NOT NULL,
 defaults, generated columns and partitions steer the optimizer but must never
-change a result.  The oracle copies every table (and view) the checks use into
+change a result.  The oracle copies every base table the checks use into
 a raw table (:meth:`~lib.hunt.wrongresult.copies.Copies.raw`: the same
 columns of the same types, character sets and collations, all nullable, no
 keys, no defaults, generated columns as plain ones, no partitions; the
 original's engine when it takes them) and runs each generated SELECT (every
 variant of :func:`~lib.hunt.wrongresult.queries.select_query`) on the
 originals and, with every table name replaced, on the raw copies; the rows
-must be the same multiset.
+must be the same multiset.  A view is read as it is in both queries (over
+the originals): a view's column is no stored value -- one that is a literal
+keeps the literal's coercibility (``t1.c2 < v.r3`` with ``r3`` = ``X'FF'``
+compares in ``c2``'s collation, with a raw copy's ``VARBINARY`` column as
+binary), one that is an expression its own type -- so a table of its rows
+would answer another question.
 
 What it cannot see: a bug in how the data were stored (the copy reads them
 through the same code), in metadata a raw table keeps (types, collations).
@@ -47,11 +52,15 @@ class RadarOracle(OracleBase):
 
     def prepare(self, conns: Sequence[Connection], tables: list[TableInfo],
                 rows: dict[tuple[str, str], int]) -> list[TableInfo]:
-        """A raw copy of every table; the tables without one are left out."""
+        """A raw copy of every base table; the tables without one are left out (views are
+        read as they are)."""
         self.copies = Copies(conns[0], "kw")
         self.raw = {}
         kept = []
         for table in tables:
+            if table.is_view:
+                kept.append(table)
+                continue
             copy = self.copies.raw(table)
             if copy is not None:
                 self.raw[table.sql_name] = copy
