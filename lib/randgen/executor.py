@@ -576,6 +576,10 @@ class RandgenRun:
             conn.close()
             for other in others:
                 _close_quietly(other)
+            note = checker.transform_note() if checker is not None else ""
+            if note:
+                with self._fatal_lock:
+                    self.result.notes.append(note)
 
     def _colocate(self, chan: Channel) -> Callable[[], None] | None:
         """A one-thread run on a local server: its thread and the connection's server

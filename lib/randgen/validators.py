@@ -227,6 +227,17 @@ class Validators:
         self.thread = thread
         self.record = record
         self.optimizer_switch: str | None = None
+        self.checked: dict[str, int] = {}   # transformer -> rewrites run and compared
+        self.refused: dict[str, int] = {}   # transformer -> rewrites the server refused
+
+    def transform_note(self) -> str:
+        """One line of what the transformers did (empty when none ran)."""
+        if not self.checked and not self.refused:
+            return ""
+        return (f"thread {self.thread}: Transformer compared {sum(self.checked.values())} "
+                f"rewrites ({sum(self.refused.values())} refused by the server); by "
+                f"transformer: " + ", ".join(f"{n} {self.checked.get(n, 0)}"
+                                             for n in sorted(set(self.checked) | set(self.refused))))
 
     def check(self, cur: pymysql.cursors.Cursor, sql: str, first: Outcome) -> bool:
         """Validate one statement the thread ran; False when the run must stop."""
@@ -272,7 +283,9 @@ class Validators:
                 outcome = run_statement(cur, statement, f"{name} #{i + 1}")
                 outcomes.append(outcome)
                 if outcome.error:
+                    self.refused[name] = self.refused.get(name, 0) + 1
                     return  # the rewrite is not valid for this query (randgen: STATUS_WONT_HANDLE)
+            self.checked[name] = self.checked.get(name, 0) + 1
             for index, relation in plan.checks:
                 got = outcomes[index]
                 rows = got.rows if got.rows is not None else []

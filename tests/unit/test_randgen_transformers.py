@@ -117,6 +117,11 @@ def test_the_validator_reports_a_broken_relation_and_always_cleans_up():
     failing = Cursor([("CREATE OR REPLACE VIEW", pymysql.err.OperationalError(1050, "exists"))])
     v.check(failing, "SELECT a FROM t", Outcome("s1", rows=[(1,)]))
     assert not found and failing.log[-1] == "DROP VIEW IF EXISTS kewpie_transform_view_3"
+    # what the transformers did, for the run's notes: one compared, one refused
+    assert v.checked == {"ExecuteAsView": 1} and v.refused == {"ExecuteAsView": 1}
+    assert v.transform_note() == ("thread 3: Transformer compared 1 rewrites (1 refused by the "
+                                  "server); by transformer: ExecuteAsView 1")
+    assert Validators(["Transformer"], [], [], 1, lambda d, s: None).transform_note() == ""
 
 
 def test_select_item_only_for_one_value_results():
