@@ -151,7 +151,7 @@ KNOWN_BUGS: Mapping[str, str] = MappingProxyType({
 })
 # Views the oracles leave out while the generator avoids a known bug: bug -> (what the
 # view's definition holds, a regular expression; whether the view must also have a BIGINT
-# UNSIGNED column).  A view over such a view is left out too (oracle.known_bug_views).
+# UNSIGNED column).  A view over such a view is left out too (oracle.views_left_out).
 VIEW_KNOWN_BUGS: Mapping[str, tuple[str, bool]] = MappingProxyType({
     "json-aggregate-having": (r"\bjson_(?:arrayagg|objectagg)\s*\(", False),
     "unsigned-cache-real": (r"\b(?:min|max|bit_and|bit_or|bit_xor)\s*\(|\(\s*select\b", True),

@@ -7,8 +7,9 @@ oracle derives from it), and returns the findings as
 :class:`~lib.hunt.wrongresult.result.WrongResult`.  The loop:
 
 1. once per run: each table's row count (capped; a table that cannot be read
-   is left out; so is a view whose reading meets a known bug the generator
-   avoids, :func:`known_bug_views`) and, on every connection, ``max_statement_time`` set for the
+   is left out; so is a view whose rows are not determined -- RAND(), NOW(),
+   a window, a LIMIT, GROUP_CONCAT... in its definition -- or whose reading
+   meets a known bug the generator avoids, :func:`views_left_out`) and, on every connection, ``max_statement_time`` set for the
    run and restored at its end (a statement killed by it is a skipped check);
 2. per check ``i``: a generator seeded with ``"<oracle>:<seed>:<i>"`` (the
    same check on every machine), the oracle's statements, run;
@@ -57,6 +58,17 @@ WARNED = -7                # skip code: one side's statements warn of a conversi
 # incorrect value (1292), an invalid character string (1300), an incorrect value (1366), an
 # overflow converting to an integer (1916), an illegal value converting (1918).
 CONVERSION_WARNINGS = frozenset({1265, 1292, 1300, 1366, 1916, 1918})
+# A view whose definition has one of these returns rows no two reads need agree on: a
+# function of the moment, the session or chance, a window (a frame over ties), a LIMIT
+# (which rows, without a total order), an aggregate that concatenates in the order met.
+NONDETERMINISTIC_VIEW = re.compile(
+    r"\b(?:rand|uuid|uuid_short|sys_guid|now|sysdate|curdate|curtime|current_date|current_time|"
+    r"current_timestamp|localtime|localtimestamp|utc_date|utc_time|utc_timestamp|"
+    r"unix_timestamp|connection_id|last_insert_id|found_rows|row_count|nextval|lastval|"
+    r"setval|sleep|benchmark|get_lock|is_free_lock|is_used_lock|release_lock|"
+    r"group_concat|json_arrayagg|json_objectagg|master_pos_wait|last_value)\s*\(|"
+    r"\bover\s*\(|\blimit\s+\d|\bcurrent_(?:date|time|timestamp|user|role)\b",
+    re.IGNORECASE)
 _READ_RE = re.compile(r"^\s*(?:/\*.*?\*/\s*)*(?:SET\s+STATEMENT\b.*?\bFOR\s+)?(?:SELECT|WITH|\()",
                       re.IGNORECASE | re.DOTALL)
 
@@ -205,7 +217,7 @@ class OracleBase:
                 return findings
             with _Sessions(conns, self.statement_timeout):
                 rows = row_counts(conns[0], tables)
-                risky = known_bug_views(conns[0], tables, self.options.avoid)
+                risky = views_left_out(conns[0], tables, self.options.avoid)
                 tables = [t for t in tables if (t.schema, t.name) in rows
                           and (t.schema, t.name) not in risky]
                 names = shape_names(tables)
@@ -299,16 +311,19 @@ def warned_conversions(conn: Connection, queries: Sequence[str]) -> list[tuple[i
     return out
 
 
-def known_bug_views(conn: Connection, tables: Sequence[TableInfo],
+def views_left_out(conn: Connection, tables: Sequence[TableInfo],
                     avoid: frozenset[str]) -> set[tuple[str, str]]:
-    """The views the checks leave out because reading them meets a known bug the generator
-    avoids (:data:`~lib.hunt.wrongresult.generator.VIEW_KNOWN_BUGS`: the view's definition
-    holds a construct -- JSON_ARRAYAGG, an aggregate beside a BIGINT UNSIGNED column -- or
-    names a view left out); none when the definitions cannot be read."""
+    """The views the checks leave out: those whose rows are not determined (the definition
+    calls a function of :data:`NONDETERMINISTIC_VIEW`, has a window, a LIMIT, an aggregate
+    whose order is not given), and those whose reading meets a known bug the generator
+    avoids (:data:`~lib.hunt.wrongresult.generator.VIEW_KNOWN_BUGS`: JSON_ARRAYAGG, an
+    aggregate beside a BIGINT UNSIGNED column), and any view that names one left out; all
+    views when the definitions cannot be read."""
     views = [t for t in tables if t.is_view]
-    rules = [(re.compile(pattern, re.IGNORECASE), unsigned)
-             for bug, (pattern, unsigned) in VIEW_KNOWN_BUGS.items() if bug in avoid]
-    if not views or not rules:
+    rules = [(NONDETERMINISTIC_VIEW, False)] + [
+        (re.compile(pattern, re.IGNORECASE), unsigned)
+        for bug, (pattern, unsigned) in VIEW_KNOWN_BUGS.items() if bug in avoid]
+    if not views:
         return set()
     schemas = sorted({t.schema for t in views})
     outcome = run_query(conn, "SELECT TABLE_SCHEMA, TABLE_NAME, VIEW_DEFINITION FROM "
@@ -316,7 +331,7 @@ def known_bug_views(conn: Connection, tables: Sequence[TableInfo],
                               + ", ".join("'" + s.replace("'", "''") + "'" for s in schemas) + ")")
     _end_transactions([conn])
     if outcome.failed:
-        return set()
+        return {(t.schema, t.name) for t in views}
     definitions = {(str(r[0]), str(r[1])): str(r[2] or "") for r in outcome.rows or ()}
     risky: set[tuple[str, str]] = set()
     for t in views:

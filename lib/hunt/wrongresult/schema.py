@@ -11,6 +11,8 @@ whose type the generator knows (:data:`TYPE_CLASSES`).
 A type class says which values and operators fit a column: ``int``, ``dec``,
 ``float``, ``str`` (character, binary, text and blob types, ENUM and SET),
 ``date``, ``datetime`` (DATETIME and TIMESTAMP), ``time`` and ``year``.
+A view's columns count as indexed (a merged view's column may be an indexed
+column of its table: the generator's care for keys applies to it).
 """
 from __future__ import annotations
 
@@ -118,7 +120,10 @@ def _from_metadata(md: Metadata) -> list[TableInfo]:
     tables = []
     for schema, ts in md.tables_by_schema.items():
         for t in ts:
-            cols = [_column(c.name, c.data_type, c.key, c.column_type) for c in t.columns]
+            # a view's column may be a table's indexed one (a merged view passes the index
+            # to the optimizer, and its metadata does not say): each counts as indexed
+            cols = [_column(c.name, c.data_type, c.key or ("indexed" if t.is_view else ""),
+                            c.column_type) for c in t.columns]
             tables.append(TableInfo(schema, t.name, tuple(c for c in cols if c), t.is_view))
     return tables
 
