@@ -699,3 +699,15 @@ def test_having_compares_a_temporal_aggregate_with_literals_of_its_class():
             assert m.group(1).startswith(("'", "DATE", "TIME", "NULL")) or re.fullmatch(
                 r"\d{4}", m.group(1)), p
     assert seen
+
+
+def test_cert_counts_an_outer_joined_const_table_without_its_row_as_one():
+    # false positive (CERT, surface load): LEFT JOIN an empty MyISAM table is "system, rows 0,
+    # Const row not found" -- the query still returns its rows; the inner join is "Impossible"
+    left = [(1, "SIMPLE", "e", "system", "w", None, None, None, 0, 0.0, "Const row not found"),
+            (1, "SIMPLE", "b", "ALL", "y", None, None, None, 3, 100.0, "Using where"),
+            (1, "SIMPLE", "a", "ref", "x", "x", "5", "cr.b.y", 1, 100.0, "Using index")]
+    inner = [(1, "SIMPLE", None, None, None, None, None, None, None, None,
+              "Impossible WHERE noticed after reading const tables")]
+    assert plan_of(left)[1] == 3.0
+    assert plan_of(inner)[1] == 0.0

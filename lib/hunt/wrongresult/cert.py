@@ -13,7 +13,9 @@ EXTENDED`` of ``Q`` and of its restriction ``Q'``:
 
 and estimates each one's rows as the product, over the tables of the top
 query block (``id`` 1), of ``rows × filtered / 100`` (a table read for no row
--- "Impossible WHERE" -- counts 0).  Only when both plans are alike -- the
+-- "Impossible WHERE" -- counts 0; an outer-joined const table without the
+row -- "Const row not found", rows 0 -- counts 1: the outer join still
+returns every row, NULL-complemented).  Only when both plans are alike -- the
 same tables in the same order with the same access types (the keys may
 differ) -- is a larger estimate for ``Q'`` a finding, beyond a relative
 tolerance of :data:`TOLERANCE` (``filtered`` is printed with two decimals)
@@ -67,6 +69,8 @@ def plan_of(rows: Sequence[Sequence[Any]]) -> tuple[list[tuple[str, str, str]], 
             filtered = float(row[9]) if row[9] is not None else 100.0
         except (TypeError, ValueError):
             return None
+        if "Const row not found" in str(row[10] if len(row) > 10 else ""):
+            n, filtered = 1.0, 100.0  # an outer-joined const table without the row: NULLs
         estimate *= n * filtered / 100.0
         bound *= (n + (SLACK if access in RANGE_ACCESS else 0.0)) * filtered / 100.0
     return (steps, estimate, bound) if steps else None
