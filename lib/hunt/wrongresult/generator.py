@@ -137,6 +137,12 @@ KNOWN_BUGS: Mapping[str, str] = MappingProxyType({
                                "(NOT IN: 1) where it must be NULL (MDEV-40877): -5 NOT IN "
                                "(SELECT y ...) with y UNSIGNED holding 3 and NULL is 1; such "
                                "subqueries return no NULL (WHERE c IS NOT NULL)",
+    "cast-scale-eq": "two casts of one value to one type with another precision or scale "
+                     "compared (CAST(t AS TIME) and TIME(t) of a TIME(6); CAST(d AS DECIMAL(10,1)) "
+                     "and CAST(d AS DECIMAL(10,2))): the optimizer takes them for one expression, "
+                     "so x <> x is an 'Impossible WHERE' and x = x always true, while the values "
+                     "differ (WHERE CAST(t AS TIME) <> TIME(t) finds no row, as a value it is 1 for "
+                     "10:00:00.5); the two sides of a comparison are never casts of one value",
     "json-aggregate-having": "JSON_ARRAYAGG/JSON_OBJECTAGG named by its alias in HAVING: each "
                              "reading wraps it once more (SELECT JSON_ARRAYAGG(d) AS j FROM t "
                              "HAVING j > '' gives [[1,2]]; JSON_OBJECTAGG {\"1\":1}}}), so a "
@@ -166,6 +172,40 @@ _COLUMN_REF_RE = re.compile(r"\b([ts]\d+)\.`")
 # DATE/DATETIME column holding a zero date matches "col IS NULL" in a WHERE clause
 # (documented ODBC behaviour, rewritten to col = 0), not as a value
 NO_NULL_TEST_CLASSES = ("date", "datetime")
+
+
+_CAST_RE = re.compile(r"^CAST\((.*) AS [A-Z ]+(?:\(\d+(?:,\s*\d+)?\))?\)$", re.S)
+_TEMPORAL_CALL_RE = re.compile(r"^(?:TIME|DATE|TIMESTAMP)\((.*)\)$", re.S)
+
+
+def _balanced(text: str) -> bool:
+    """True when text's parentheses (outside string literals) pair up."""
+    depth, quote = 0, ""
+    for ch in text:
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth < 0:
+                return False
+    return depth == 0
+
+
+def cast_core(sql: str) -> str:
+    """sql without the casts around it (``CAST(x AS TIME)``, ``TIME(x)``, ``DATE(x)``,
+    ``TIMESTAMP(x)``): two values with the same core differ only by how they are cast."""
+    text = sql.strip()
+    while True:
+        while text.startswith("(") and text.endswith(")") and _balanced(text[1:-1]):
+            text = text[1:-1].strip()
+        m = _CAST_RE.match(text) or _TEMPORAL_CALL_RE.match(text)
+        if not m or not _balanced(m.group(1)):
+            return text
+        text = m.group(1).strip()
 
 
 @dataclass(frozen=True)
@@ -717,6 +757,9 @@ class SqlGenerator:
             if (op == "<=>" and self.avoids("null-safe-ref") and self.bare_column(scope, left)
                     and self.bare_column(scope, right)):
                 op = "="
+            if self.avoids("cast-scale-eq") and left != right \
+                    and cast_core(left) == cast_core(right):
+                right = self.literal(other)
             return kind, f"({left} {op} {right})", (left, op, right)
         if kind == "null":
             cls = self.value_class(scope, NO_NULL_TEST_CLASSES)
