@@ -335,7 +335,8 @@ def constant_function_columns(definition: str) -> list[str]:
     out = []
     for item in _top_level(head, ","):
         expr = re.sub(r"\s+AS\s+`(?:[^`]|``)*`\s*$", "", item.strip(), flags=re.IGNORECASE)
-        if "(" in expr and "`" not in expr:
+        bare = re.sub(r"'(?:[^'\\]|\\.|'')*'|\"(?:[^\"\\]|\\.)*\"", "''", expr)
+        if "(" in bare and "`" not in bare:
             out.append(expr)
     return out
 
