@@ -149,6 +149,11 @@ KNOWN_BUGS: Mapping[str, str] = MappingProxyType({
                             "row fails WHERE col IS NULL (SELECT d2.r FROM (SELECT 1) d LEFT JOIN "
                             "(SELECT ABS(5) AS r FROM t1) d2 ON 1 = 0 WHERE d2.r IS NULL finds "
                             "nothing); views with such a column are never read",
+    "variance-is-null": "STD/STDDEV/VARIANCE/VAR_POP/VAR_SAMP tested with IS [NOT] NULL before "
+                        "their value is read: the stale null flag answers (SELECT STD(x) IS NULL, "
+                        "STD(x) FROM t gives 1, 0.5000; a condition pushed into a view of STD "
+                        "finds no row either way) -- the root cause of MDEV-40258 (open); the "
+                        "generator writes none of them, and views with one are never read",
     "json-aggregate-having": "JSON_ARRAYAGG/JSON_OBJECTAGG named by its alias in HAVING: each "
                              "reading wraps it once more (SELECT JSON_ARRAYAGG(d) AS j FROM t "
                              "HAVING j > '' gives [[1,2]]; JSON_OBJECTAGG {\"1\":1}}}), so a "
@@ -167,6 +172,8 @@ KNOWN_BUGS: Mapping[str, str] = MappingProxyType({
 VIEW_KNOWN_BUGS: Mapping[str, tuple[str, bool]] = MappingProxyType({
     "json-aggregate-having": (r"\bjson_(?:arrayagg|objectagg)\s*\(", False),
     "unsigned-cache-real": (r"\b(?:min|max|bit_and|bit_or|bit_xor)\s*\(|\(\s*select\b", True),
+    "variance-is-null": (r"\b(?:std|stddev|stddev_pop|stddev_samp|variance|var_pop|var_samp)"
+                         r"\s*\(", False),
 })
 EQUALITIES = ("=", "<>", "!=", "<=>")
 NUMBER_CLASSES = ("int", "dec", "float")

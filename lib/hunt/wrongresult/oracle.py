@@ -326,8 +326,11 @@ def constant_function_columns(definition: str) -> list[str]:
     """The columns of a view's definition (its first SELECT) that are a function of
     constants -- ``abs(5) AS `r2``` -- where a column is ``expression AS `name```, and the
     server writes every column it reads with backquotes."""
-    m = re.match(r"\s*select\s+(?:distinct\s+|all\s+|straight_join\s+|sql_\w+\s+)*",
-                 definition, re.IGNORECASE)
+    if re.match(r"\s*with\b", definition, re.IGNORECASE):  # the CTEs, then the SELECT
+        parts = _top_level(definition, "select ")
+        definition = "select " + "select ".join(parts[1:]) if len(parts) > 1 else ""
+    m = re.match(r"\s*\(?\s*select\s+(?:distinct\s+|all\s+|straight_join\s+|high_priority\s+|"
+                 r"sql_\w+\s+)*", definition, re.IGNORECASE)
     if not m:
         return []
     rest = definition[m.end():]
