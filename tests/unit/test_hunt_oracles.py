@@ -28,7 +28,7 @@ from lib.hunt.wrongresult.coddtest import CODDTestOracle, literal
 from lib.hunt.wrongresult.dqe import DQEOracle
 from lib.hunt.wrongresult.dqp import DQPOracle, apply_plan, hints, plan_of as dqp_plan_of
 from lib.hunt.wrongresult.eet import EETOracle, transform
-from lib.hunt.wrongresult.execute import Outcome
+from lib.hunt.wrongresult.execute import Outcome, unsigned_flags
 from lib.hunt.wrongresult.generator import (KNOWN_BUGS, FromClause, GeneratorOptions, JoinPart,
                                             Produced, Scope, SqlGenerator)
 from lib.hunt.wrongresult.oracle import Check
@@ -231,6 +231,39 @@ def test_coddtest_literals_keep_type_scale_and_precision():
     assert literal(None, 12, 3) == "CAST(NULL AS DATETIME(3))"
     assert literal("abc", 253, 0) is None and literal(1.5, 5, 31) is None  # strings, floats
     assert literal(datetime.datetime(2001, 1, 1), 7, 0) is None  # TIMESTAMP: time zones
+
+
+def test_coddtest_unsigned_decimal_keeps_its_precision():
+    # false positive (hunt or19-gr2, stock gendata): an IN subquery over a DECIMAL(10,0)
+    # UNSIGNED column (length 10: no sign) was folded to CAST(9999999999. AS
+    # DECIMAL(9,0)), which clips to 999999999, and Q's rows matching 9999999999 were lost
+    assert literal(decimal.Decimal("9999999999"), 246, 0, 10, unsigned=True) == \
+        "CAST(9999999999. AS DECIMAL(10,0))"
+    assert literal(decimal.Decimal("1.50"), 246, 2, 11, unsigned=True) == \
+        "CAST(1.50 AS DECIMAL(10,2))"
+
+
+class _Field:
+    def __init__(self, flags: int) -> None:
+        self.flags = flags
+
+
+class _Result:
+    def __init__(self, *flags: int) -> None:
+        self.fields = [_Field(f) for f in flags]
+
+
+class _Cursor:
+    def __init__(self, result: object = None, description_flags: object = None) -> None:
+        self._result = result
+        self.description_flags = description_flags
+
+
+def test_unsigned_flags_are_read_from_the_drivers_fields():
+    # PyMySQL keeps the protocol's fields on its result; mysqlclient has description_flags
+    assert unsigned_flags(_Cursor(_Result(32 | 1, 1)), 2) == (True, False)
+    assert unsigned_flags(_Cursor(None, (0, 32)), 2) == (False, True)
+    assert unsigned_flags(_Cursor(), 2) == (False, False)  # neither: all signed
 
 
 def test_coddtest_propagation_keeps_aggregates_over_rows():
@@ -767,3 +800,20 @@ def test_views_of_a_variance_and_cte_views_of_constant_functions_are_left_out():
                    "vv": "select stddev_samp(`a`.`x`) AS `r1` from `t` `a`",
                    "vok": "select avg(`a`.`x`) AS `r1` from `t` `a`"})
     assert views_left_out(conn, t, GeneratorOptions().avoid) == {("test", "vs"), ("test", "vv")}
+
+
+def test_grouped_year_functions_are_written_as_numbers():
+    # known bug year-zero-group (hunts or19-sf4, or19-gr2): LEAST(y, y), NULLIF(y, 1971),
+    # IFNULL(y, y) of a const table grouped through a temporary table turn 0000 into 2000;
+    # a key that is a function of a YEAR value is written (v + 0), a bare YEAR column is not
+    year_function = re.compile(r"(?:LEAST|GREATEST|NULLIF|IFNULL|COALESCE|IF|CASE)\b[^,]*"
+                               r"t\d+\.`yk?`")
+    seen_bare = False
+    for check in checks(TLPGroupByOracle(), 400):
+        grouped = check.queries[0].rsplit(" GROUP BY ", 1)[1]
+        for key in re.split(r", (?![^(]*\))", grouped):
+            if re.fullmatch(r"t\d+\.`yk?`", key):
+                seen_bare = True
+            elif year_function.match(key):
+                assert key.endswith(" + 0)"), key
+    assert seen_bare

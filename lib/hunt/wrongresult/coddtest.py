@@ -60,9 +60,10 @@ DATE_TYPE, TIME_TYPE, DATETIME_TYPE, NULL_TYPE = 10, 11, 12, 6
 FOLDABLE_CLASSES = ("int", "dec", "date", "datetime", "time")
 
 
-def literal(value: Any, type_code: int, decimals: int, length: int = 0) -> str | None:
-    """value (of a result column of this type, scale and length) as a literal of the same
-    type, or None when it has none (see the module docstring)."""
+def literal(value: Any, type_code: int, decimals: int, length: int = 0,
+            unsigned: bool = False) -> str | None:
+    """value (of a result column of this type, scale, length and signedness) as a literal of
+    the same type, or None when it has none (see the module docstring)."""
     if value is None:
         if type_code in INT_TYPES:
             return "CAST(NULL AS SIGNED)"
@@ -80,7 +81,9 @@ def literal(value: Any, type_code: int, decimals: int, length: int = 0) -> str |
     if type_code in DECIMAL_TYPES and isinstance(value, decimal.Decimal):
         text = format(value, "f")
         text = text if "." in text else text + "."  # "2." is a DECIMAL, "2" an integer
-        precision = length - 1 - (1 if decimals else 0)  # the length holds a sign and a point
+        # the length holds a point when there is a scale, and a sign unless UNSIGNED (a
+        # DECIMAL(10,0) UNSIGNED is 10 long: taken for a DECIMAL(9,0), 9999999999 was clipped)
+        precision = length - (0 if unsigned else 1) - (1 if decimals else 0)
         if 0 < precision <= 65 and decimals <= 38 and decimals <= precision:
             return f"CAST({text} AS DECIMAL({precision},{decimals}))"  # the precision kept too
         return text
@@ -105,6 +108,11 @@ def literal(value: Any, type_code: int, decimals: int, length: int = 0) -> str |
             text += "." + f"{total.microseconds:06d}"[:min(decimals, 6)]
         return f"TIME'{text}'"
     return None
+
+
+def _unsigned(outcome: Outcome) -> bool:
+    """True when the first result column of outcome is UNSIGNED."""
+    return bool(outcome.unsigned and outcome.unsigned[0])
 
 
 class CODDTestOracle(OracleBase):
@@ -254,7 +262,8 @@ class CODDTestOracle(OracleBase):
                 return _replace_first(sql, self._wrapped(target), "TRUE" if neg else "FALSE")
             if len(rows) > MAX_LIST:
                 return None
-            items = [literal(r[0], aux.types[0], aux.decimals[0], aux.lengths[0]) for r in rows]
+            items = [literal(r[0], aux.types[0], aux.decimals[0], aux.lengths[0],
+                             _unsigned(aux)) for r in rows]
             listed_items = [i for i in items if i is not None]
             if len(listed_items) != len(items):
                 return None
@@ -267,7 +276,8 @@ class CODDTestOracle(OracleBase):
             return _replace_first(sql, self._wrapped(target), f"({outer} {neg}IN ({listed}))")
         if not rows or len(rows) != 1:
             return None
-        value = literal(rows[0][0], aux.types[0], aux.decimals[0], aux.lengths[0])
+        value = literal(rows[0][0], aux.types[0], aux.decimals[0], aux.lengths[0],
+                        _unsigned(aux))
         if value is None:
             return None
         if kind == "condition":

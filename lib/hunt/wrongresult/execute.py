@@ -59,6 +59,7 @@ class Outcome:
     decimals: tuple[int, ...] = ()  # each result column's scale (the driver's description)
     types: tuple[int, ...] = ()     # each result column's protocol type code (same source)
     lengths: tuple[int, ...] = ()   # each result column's length (same source)
+    unsigned: tuple[bool, ...] = ()  # each result column's UNSIGNED flag (the protocol's fields)
     affected: int = -1              # a statement without a result set: its affected rows
 
     @property
@@ -101,10 +102,12 @@ def run_query(conn: Connection, sql: str) -> Outcome:
             decimals = tuple(_field(d, 5) for d in described)
             types = tuple(_field(d, 1) for d in described)
             lengths = tuple(_field(d, 3) for d in described)
+            unsigned = unsigned_flags(cur, len(described))
             while cur.nextset():
                 if cur.description:
                     cur.fetchall()
-        return Outcome(rows, decimals=decimals, types=types, lengths=lengths, affected=affected)
+        return Outcome(rows, decimals=decimals, types=types, lengths=lengths, unsigned=unsigned,
+                       affected=affected)
     except UnicodeDecodeError as exc:
         reopen(conn)
         return Outcome(None, UNDECODABLE, f"a value the driver cannot decode ({exc.reason} at "
@@ -125,6 +128,21 @@ def _field(description: Any, index: int) -> int:
         return int(description[index] or 0)
     except (IndexError, TypeError, ValueError):
         return 0
+
+
+UNSIGNED_FLAG = 32  # the protocol's column flag
+
+
+def unsigned_flags(cur: Any, count: int) -> tuple[bool, ...]:
+    """Each result column's UNSIGNED flag: DB-API's description has no flags, so they are
+    read from PyMySQL's fields (or mysqlclient's description_flags); all False when the
+    driver gives neither."""
+    fields = getattr(getattr(cur, "_result", None), "fields", None)
+    flags = ([getattr(f, "flags", 0) for f in fields] if fields
+             else list(getattr(cur, "description_flags", None) or ()))
+    if len(flags) != count:
+        return (False,) * count
+    return tuple(bool(int(f or 0) & UNSIGNED_FLAG) for f in flags)
 
 
 def reopen(conn: Connection) -> None:
