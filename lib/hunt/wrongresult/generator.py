@@ -159,6 +159,12 @@ KNOWN_BUGS: Mapping[str, str] = MappingProxyType({
                              "HAVING j > '' gives [[1,2]]; JSON_OBJECTAGG {\"1\":1}}}), so a "
                              "condition pushed into a grouped view or derived table that has one "
                              "finds no row; such views are never read (VIEW_KNOWN_BUGS)",
+    "year-zero-group": "a function of a YEAR value (COALESCE, IFNULL, LEAST, NULLIF...) of a "
+                       "const table (one row, a primary key lookup) grouped through a temporary "
+                       "table: the year 0000 becomes 2000 (SELECT c FROM (SELECT COALESCE(y) AS "
+                       "c FROM t WHERE pk = 1 GROUP BY c) d gives 2000, and so does the table "
+                       "CREATE ... SELECT makes of it); an exact value that is a function of a "
+                       "YEAR value is written (v + 0)",
     "unsigned-cache-real": "a BIGINT UNSIGNED value of 2^63 or more cached (MIN/MAX, BIT_AND/OR/"
                            "XOR, a scalar subquery) and read as a double is negative: MAX(u) + 0e0 "
                            "is -1 when MAX(u) is 18446744073709551615, (SELECT u ...) > 1e0 is 0; "
