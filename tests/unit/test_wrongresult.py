@@ -320,6 +320,9 @@ def test_run_finds_a_repeatable_difference_with_shape_and_queries():
     assert f.queries[0].startswith("SELECT COUNT(*) FROM `test`.") and len(f.queries) == 2
     assert "<table>" in f.shape and "`test`" not in f.shape
     assert conn.log[-1] == "SET SESSION max_statement_time = 0"  # restored
+    # the tables are opened again under the oracle's session (a load's
+    # div_precision_increment had fixed a generated column's scale: vcol-session-div)
+    assert conn.log[0].endswith("FOR FLUSH TABLES")
     assert oracle.run([ScriptedConnection(count=3, total=4)], PLAIN, 5, 4) == found  # same seed
 
 
