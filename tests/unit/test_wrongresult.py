@@ -183,9 +183,12 @@ def test_known_bug_avoidance_rules():
     assert not gen.constant_risk(scope, "t1.`col_int_key`", "2", "=")
     assert not gen.constant_risk(scope, "t1.`col_int_key`", "t1.`col_decimal`", "=")  # not constant
     assert not gen.constant_risk(scope, "t1.`col_decimal`", "1.5", "=")  # not indexed
-    bits = Scope([("t1", tables_from([("s", "b", [("b1", "bit(64)"), ("b2", "bit")])])[0])])
+    bits = Scope([("t1", tables_from([("s", "b", [("b1", "bit(64)"), ("b2", "bit"),
+                                                    ("b3", "bit(64)")])])[0])])
     assert gen.constant_risk(bits, "t1.`b1`", "-1.5e1", ">=")
-    assert not gen.constant_risk(bits, "t1.`b1`", "t1.`b2`", ">=")
+    assert not gen.constant_risk(bits, "t1.`b1`", "t1.`b3`", ">=")
+    # bit-key-join: a BIT column of another width is clipped by an index lookup
+    assert gen.constant_risk(bits, "t1.`b1`", "t1.`b2`", ">=")
     assert gen.is_constant(scope, "(SELECT COUNT(*) FROM x AS s1 WHERE s1.`a` = 1)")
     assert not gen.is_constant(scope, "(SELECT COUNT(*) FROM x AS s1 WHERE s1.`a` = t1.`b`)")
     hunting = SqlGenerator(tables(), random.Random(1), options=GeneratorOptions(avoid=frozenset()))

@@ -159,6 +159,11 @@ KNOWN_BUGS: Mapping[str, str] = MappingProxyType({
                              "HAVING j > '' gives [[1,2]]; JSON_OBJECTAGG {\"1\":1}}}), so a "
                              "condition pushed into a grouped view or derived table that has one "
                              "finds no row; such views are never read (VIEW_KNOWN_BUGS)",
+    "bit-key-join": "an indexed BIT(n) column equal to a wider BIT column through the index "
+                    "(ref, a hashed join buffer): the lookup value is clipped to n bits, so "
+                    "BIT(8) values 5 and 255 match a BIT(1) key's 1s (8 rows of a join where "
+                    "the row-by-row join has 4); BIT columns are compared with BIT columns of "
+                    "their own width only",
     "year-zero-group": "a function of a YEAR value (COALESCE, IFNULL, LEAST, NULLIF...) of a "
                        "const table (one row, a primary key lookup) grouped through a temporary "
                        "table: the year 0000 becomes 2000 (SELECT c FROM (SELECT COALESCE(y) AS "
@@ -432,6 +437,8 @@ class SqlGenerator:
             found = [x for cls in self.comparable(d.type_class) for x in by_class.get(cls, ())]
             if self.avoids("bit-range"):
                 found = [(a, c) for a, c in found if (c.data_type == "bit") == (d.data_type == "bit")]
+            if d.data_type == "bit" and self.avoids("bit-key-join"):
+                found = [(a, c) for a, c in found if c.bit_width == d.bit_width]
             return found
         joinable = [d for d in table.columns if partners(d)]
         cond = ""
@@ -537,14 +544,15 @@ class SqlGenerator:
         key-constant: column_sql is an indexed integer/decimal/YEAR column, op an
         equality and other_sql a constant other than an integer literal 0..127;
         bit-range: column_sql is a BIT column and other_sql neither such a literal
-        nor a BIT column.
+        nor a BIT column; bit-key-join: a BIT column of another width.
         """
         col = self.bare_column(scope, column_sql)
         if col is None or other_sql in SAFE_INT_LITERALS or other_sql == "NULL":
             return False
         if col.data_type == "bit" and self.avoids("bit-range"):
             other = self.bare_column(scope, other_sql)
-            return other is None or other.data_type != "bit"
+            return (other is None or other.data_type != "bit"
+                    or (self.avoids("bit-key-join") and other.bit_width != col.bit_width))
         return (self.avoids("key-constant") and op in EQUALITIES and bool(col.key)
                 and col.type_class in LOOKUP_CLASSES and self.is_constant(scope, other_sql))
 

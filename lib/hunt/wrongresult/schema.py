@@ -63,6 +63,12 @@ class ColumnInfo:
         return int(m.group(1)) if m else 0
 
     @property
+    def bit_width(self) -> int:
+        """A BIT column's width in bits (BIT is BIT(1)); 0 for other columns or an unknown type."""
+        m = re.match(r"bit\((\d+)\)", self.full_type)
+        return int(m.group(1)) if m else (1 if self.full_type.startswith("bit") else 0)
+
+    @property
     def zerofill(self) -> bool:
         """True for a ZEROFILL column (its text has leading zeros)."""
         return " zerofill" in self.full_type
