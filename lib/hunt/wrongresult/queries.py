@@ -180,7 +180,7 @@ def primary_keys(scope: Scope) -> list[str] | None:
     by them last, the rows of the scope's FROM clause are in a total order."""
     keys: list[str] = []
     for alias, table in scope.tables:
-        pk = [c for c in table.columns if c.key == "primary"]
+        pk = table.primary_key
         if not pk:
             return None
         keys += [f"{alias}.{quote_name(c.name)}" for c in pk]
@@ -241,7 +241,7 @@ def select_query(gen: SqlGenerator, fc: FromClause, where: str, rich: bool = Fal
     """(one SELECT over fc with the WHERE clause where -- ``''`` or `` WHERE p`` --, its
     variant); see the module docstring."""
     scope = fc.scope
-    pk_tables = [t for a, t in scope.tables if any(c.key == "primary" for c in t.columns)]
+    pk_tables = [t for a, t in scope.tables if t.primary_key]
     keys = primary_keys(scope) if rich else None
     ordered_weight = 2 if (len(scope.tables) == 1 and pk_tables) or keys is not None else 0
     options: list[tuple[float, str]] = [(5, "plain"), (3, "aggregate"), (3, "grouped"),
@@ -285,10 +285,9 @@ def select_query(gen: SqlGenerator, fc: FromClause, where: str, rich: bool = Fal
                   for v in first]
         return (f"SELECT {', '.join(first)} FROM {fc.sql}{where} {operation} "
                 f"SELECT {', '.join(second)} FROM {fc.sql}{other}", variant)
-    if keys is None:  # one table with a primary key (the differential oracle's variant)
-        table = scope.tables[0][1]
-        pk = next(c for c in table.columns if c.key == "primary")
-        keys = [f"t1.{quote_name(pk.name)}"]
+    if keys is None:  # one table with a primary key (the differential oracle's variant):
+        # every column of it, or a composite key's first column leaves ties before the LIMIT
+        keys = [f"t1.{quote_name(c.name)}" for c in scope.tables[0][1].primary_key]
     items = values(gen, scope, n, exact=rich) + keys
     order = [i for i in items if not is_position(i)]
     return (f"SELECT {', '.join(items)} FROM {fc.sql}{where} "
