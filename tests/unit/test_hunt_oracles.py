@@ -864,3 +864,13 @@ def test_a_primary_key_with_an_unusable_column_orders_nothing():
             continue
         sql, _ = select_query(g, fc, "", rich=True)
         assert not re.search(r"ROW_NUMBER|\bLAG\(|\bLEAD\(|FIRST_VALUE|LAST_VALUE|NTILE", sql), sql
+
+
+def test_value_rewrites_leave_float_columns_alone():
+    # false positive (EET, hunt or18-sf5): LAG((CASE WHEN TRUE THEN f END), 1) of a FLOAT
+    # column is a DOUBLE: 1e+15 became 9.99999987e+14
+    from lib.hunt.wrongresult.rewrite import type_sensitive
+    t = tables_from([("test", "f", [("pk", "int", "primary"), ("f", "float"), ("d", "double")])])
+    scope = Scope([("t1", t[0])])
+    assert type_sensitive(Produced("value", "float", "t1.`f`", scope), t)
+    assert not type_sensitive(Produced("value", "float", "t1.`d`", scope), t)

@@ -424,6 +424,25 @@ def _end_transactions(conns: Sequence[Connection]) -> None:
                     raise ServerLostError(f"ROLLBACK failed: {exc}") from exc
 
 
+PADDING_MODE = "PAD_CHAR_TO_FULL_LENGTH"
+
+
+def _without_padding(conn: Connection) -> str | None:
+    """Take PAD_CHAR_TO_FULL_LENGTH out of the session's sql_mode (its old sql_mode returned,
+    None when it had not the mode): a CHAR value read from a temporary table -- a UNION's, a
+    derived table's -- is padded with spaces and the same value read as a VARCHAR is not, so
+    a UNION of partitions shows '1971-01-13         ' where the query shows '1971-01-13'
+    (documented; hunt or18-sf5, --sql-mode=TRADITIONAL,PAD_CHAR_TO_FULL_LENGTH)."""
+    got = run_query(conn, "SELECT @@SESSION.sql_mode")
+    mode = str(got.rows[0][0]) if not got.failed and got.rows else ""
+    modes = mode.split(",")
+    if PADDING_MODE not in modes:
+        return None
+    kept = ",".join(m for m in modes if m != PADDING_MODE)
+    run_query(conn, f"SET SESSION sql_mode = '{kept}'")
+    return mode
+
+
 class _Sessions:
     """max_statement_time set on every connection for the run, restored at its end; the
     tables are flushed first, so they are opened again under the oracle's own session.
@@ -437,11 +456,13 @@ class _Sessions:
         self.conns = conns
         self.timeout = timeout
         self.saved: list[Any] = []
+        self.modes: list[str | None] = []
 
     def __enter__(self) -> "_Sessions":
         for conn in self.conns:
             # a refusal (no RELOAD privilege, a lock held elsewhere) leaves the cache as it is
             run_query(conn, f"SET STATEMENT lock_wait_timeout = {FLUSH_WAIT} FOR FLUSH TABLES")
+            self.modes.append(_without_padding(conn))
             got = run_query(conn, "SELECT @@SESSION.max_statement_time")
             old = got.rows[0][0] if not got.failed and got.rows else None
             self.saved.append(old)
@@ -450,6 +471,12 @@ class _Sessions:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        for conn, mode in zip(self.conns, self.modes):
+            if mode is not None:
+                try:
+                    run_query(conn, f"SET SESSION sql_mode = '{mode}'")
+                except ServerLostError:
+                    pass
         for conn, old in zip(self.conns, self.saved):
             if old is not None:
                 try:

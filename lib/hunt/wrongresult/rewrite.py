@@ -28,7 +28,9 @@ from .schema import TableInfo
 _ALIAS_REF_RE = re.compile(r"\b([ts]\d+)\.`((?:[^`]|``)+)`")
 _ALIAS_DEF_RE = re.compile(r"\bAS ([ts]\d+)\b")
 _IDENT_CHAR = re.compile(r"[A-Za-z0-9_$`]")
-TYPE_SENSITIVE_TYPES = frozenset({"enum", "set", "bit", "year"})
+# FLOAT: CASE WHEN TRUE THEN f END is a DOUBLE, and 1e15 stored in a FLOAT shows as 1e15
+# there, 999999986991104 here (EET, hunt or18-sf5)
+TYPE_SENSITIVE_TYPES = frozenset({"enum", "set", "bit", "year", "float"})
 
 
 def free_aliases(text: str) -> set[str]:
@@ -66,7 +68,7 @@ def own_scope(produced: Produced) -> Scope:
 
 
 def type_sensitive(produced: Produced, tables: Sequence[TableInfo]) -> bool:
-    """True when the text names an ENUM, SET, BIT, YEAR or ZEROFILL column (of any of
+    """True when the text names an ENUM, SET, BIT, YEAR, FLOAT or ZEROFILL column (of any of
     tables by that name: a subquery's inside the text too): wrapped in CASE or COALESCE
     such a value changes type, loses its leading zeros or its column's conversion of
     constants (an ENUM compared with a
