@@ -15,7 +15,8 @@ expressions change their type when wrapped (:func:`type_sensitive`: ENUM,
 SET and BIT columns become strings or numbers inside ``CASE``; a YEAR
 column compared with a small number reads it as a year -- ``y = 5`` is true
 for 2005 -- and ``CASE``/``COALESCE`` of it does not; a ZEROFILL column's
-``00005`` is ``5`` inside ``CASE``).
+``00005`` is ``5`` inside ``CASE``), and which change their value with the
+context they are read in (:func:`context_sensitive`: ``LEAST``/``GREATEST``).
 """
 from __future__ import annotations
 
@@ -31,6 +32,8 @@ _IDENT_CHAR = re.compile(r"[A-Za-z0-9_$`]")
 # FLOAT: CASE WHEN TRUE THEN f END is a DOUBLE, and 1e15 stored in a FLOAT shows as 1e15
 # there, 999999986991104 here (EET, hunt or18-sf5)
 TYPE_SENSITIVE_TYPES = frozenset({"enum", "set", "bit", "year", "float"})
+# LEAST and GREATEST compare their arguments by the context their value is read in
+_CONTEXT_CALL_RE = re.compile(r"\s*(?:LEAST|GREATEST)\s*\(", re.IGNORECASE)
 
 
 def free_aliases(text: str) -> set[str]:
@@ -67,13 +70,51 @@ def own_scope(produced: Produced) -> Scope:
     return Scope(tables, rows=produced.scope.rows)
 
 
+def context_sensitive(text: str) -> bool:
+    """True when text is one call of LEAST or GREATEST (the call is the whole text).
+
+    Their arguments are compared by the context the value is read in
+    (documented: "If the return value is used in an INTEGER context ... they are
+    compared as integers; ... in a REAL context ... as reals"): ``GREATEST('well',
+    '0.5')`` is ``'well'`` as a string, and ``CAST(GREATEST('well', '0.5') AS
+    DECIMAL(12,3))`` is 0.500 (the arguments compared as numbers, 0 and 0.5),
+    while ``CAST((CASE WHEN TRUE THEN GREATEST('well', '0.5') END) AS
+    DECIMAL(12,3))`` reads it as a string through the ``CASE`` and casts
+    ``'well'``: 0.000 (EET, bench figure 7 over falcon_recovery.zz).  Wrapped in
+    CASE, COALESCE or IF such a call loses the context of what stands around it."""
+    m = _CONTEXT_CALL_RE.match(text)
+    if not m:
+        return False
+    depth, quote, i = 0, "", m.end() - 1
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            if ch == "\\":
+                i += 1
+            elif ch == quote:
+                quote = ""
+        elif ch in "'\"`":
+            quote = ch
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return not text[i + 1:].strip()
+        i += 1
+    return False
+
+
 def type_sensitive(produced: Produced, tables: Sequence[TableInfo]) -> bool:
     """True when the text names an ENUM, SET, BIT, YEAR, FLOAT or ZEROFILL column (of any of
     tables by that name: a subquery's inside the text too): wrapped in CASE or COALESCE
     such a value changes type, loses its leading zeros or its column's conversion of
     constants (an ENUM compared with a
     number compares its index, a string does not; ``year_col = 5`` is true for 2005,
-    ``COALESCE(year_col, NULL) = 5`` is not), so value rewrites leave it alone."""
+    ``COALESCE(year_col, NULL) = 5`` is not), so value rewrites leave it alone; so they
+    leave a LEAST or GREATEST call (:func:`context_sensitive`)."""
+    if context_sensitive(produced.text):
+        return True
     names = {m.group(2).replace("``", "`") for m in _ALIAS_REF_RE.finditer(produced.text)}
     return any(c.name in names and (c.data_type in TYPE_SENSITIVE_TYPES or c.zerofill)
                for t in tables for c in t.columns)
