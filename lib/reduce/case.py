@@ -5,6 +5,13 @@ trace's statements (:class:`Statement`, in ``seq`` order).
 Bad input raises :class:`ReduceError` (a UsageError: one ERROR line, exit 2):
 a path that is not a finding folder (no ``finding.json`` of the finding
 format), a finding without a trace, a kind the reducer cannot check yet.
+
+A wrong result of an oracle that runs over the load's tables (TLP, NoREC, DQP,
+EET, CODDTest, the TLP variants: :data:`~lib.hunt.wrongresult.replay.REPLAYABLE`)
+is *judged again* (:attr:`ReduceInput.judged_again`): its compared statements
+(``details.queries``) follow the trace's as the statements the failure was seen
+on, and a candidate fails while the oracle's comparison of them still disagrees
+(:func:`lib.hunt.wrongresult.replay.still_differs`).
 """
 from __future__ import annotations
 
@@ -16,6 +23,7 @@ from typing import Any, Sequence
 from ..errors import UsageError
 from ..hunt.finding import FINDING_FILE, FORMAT, TRACE_FILE
 from ..hunt.signature import Signature
+from ..hunt.wrongresult.replay import REPLAYABLE, not_replayable
 from ..randgen.trace import read_trace
 
 SUPPORTED = frozenset({("crash", "crash"), ("wrong-result", "differential")})
@@ -71,6 +79,17 @@ class ReduceInput:
         queries = self.finding.get("details", {}).get("queries", [])
         return tuple(s for s in self.statements if s.sql in queries)
 
+    @property
+    def judged_again(self) -> bool:
+        """True for an oracle's wrong result whose statements are judged again by the
+        oracle after a replay (see the module docstring)."""
+        return self.kind == "wrong-result" and self.oracle in REPLAYABLE
+
+    @property
+    def compared(self) -> tuple[str, ...]:
+        """The statements the finding's oracle compared (its ``details.queries``)."""
+        return tuple(str(q) for q in self.finding.get("details", {}).get("queries", []))
+
     def with_statements(self, statements: Sequence[Statement]) -> "ReduceInput":
         """The same finding with other statements."""
         return replace(self, statements=tuple(statements))
@@ -92,9 +111,11 @@ def read_input(folder: str) -> ReduceInput:
         raise ReduceError(f"--mode=reduce {folder}: not a finding folder ({FINDING_FILE} is "
                           f"not of format {FORMAT})")
     kind, oracle = str(data.get("kind")), str(data.get("oracle"))
-    if (kind, oracle) not in SUPPORTED:
+    if (kind, oracle) not in SUPPORTED and not (kind == "wrong-result" and oracle in REPLAYABLE):
+        why = not_replayable(oracle) if kind in ("wrong-result", "performance") else ""
         raise ReduceError(f"--mode=reduce {folder}: a {kind} finding of oracle {oracle} cannot "
-                          f"be reduced yet (crash, and differential wrong results can)")
+                          f"be reduced yet{f' ({why})' if why else ''} (crashes, differential "
+                          f"wrong results and those of {', '.join(sorted(REPLAYABLE))} can)")
     trace = os.path.join(folder, TRACE_FILE)
     if not os.path.isfile(trace):
         raise ReduceError(f"--mode=reduce {folder}: the finding has no {TRACE_FILE}")
@@ -107,6 +128,14 @@ def read_input(folder: str) -> ReduceInput:
                        if r.get("sql") and str(r.get("server") or server) == "s0")
     if not statements:
         raise ReduceError(f"--mode=reduce {folder}: {TRACE_FILE} holds no statements")
+    if kind == "wrong-result" and oracle in REPLAYABLE:  # the compared statements follow
+        queries = [str(q) for q in (data.get("details") or {}).get("queries") or []]
+        if not queries:
+            raise ReduceError(f"--mode=reduce {folder}: the finding holds no compared "
+                              f"statements (details.queries)")
+        last = max(s.seq for s in statements)
+        statements += tuple(Statement(last + 1 + n, statements[-1].conn, q)
+                            for n, q in enumerate(queries))
     sig = data.get("signature") or {}
     topology = data.get("topology") or {}
     trial_options = tuple(a.split("=", 1)[1] for a in data.get("reproduce") or ()

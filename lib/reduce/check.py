@@ -10,7 +10,10 @@ candidate (:mod:`.replay`) and signs what happened with the hunt's own code:
 - crash: a server that died is signed by :func:`lib.hunt.crash.crash_finding` (its
   crash report, gdb's frames when the report has none);
 - differential wrong result: each statement whose results differed between the
-  servers is signed with :func:`lib.hunt.signature.wrong_result_signature`.
+  servers is signed with :func:`lib.hunt.signature.wrong_result_signature`;
+- an oracle's wrong result judged again (``ReduceInput.judged_again``): the
+  finding's own signature while the oracle still disagrees over its compared
+  statements (:func:`lib.hunt.wrongresult.replay.still_differs`).
 
 A candidate fails when one of ``trials`` tries gives the same signature id
 (sporadic bugs: ``--trials``); the tries stop at the first that does.
@@ -33,6 +36,8 @@ import pymysql
 
 from ..hunt.crash import crash_finding
 from ..hunt.signature import Signature, fingerprint, wrong_result_signature
+from ..hunt.wrongresult.errors import ServerLostError
+from ..hunt.wrongresult.replay import still_differs
 from ..servers.health import HealthState
 from ..servers.options import parse_options
 from ..servers.requirements import Requirements
@@ -158,6 +163,8 @@ class Checker:
             for stmt in replayed.differences:
                 out.signatures.append(wrong_result_signature("differential",
                                                              fingerprint(stmt.sql)))
+            if self.case.judged_again and _still_differs(servers[0], self.case):
+                out.signatures.append(self.case.signature)
         if dead:
             self.manager.teardown(fast=True, discard=True)
         else:
@@ -183,6 +190,25 @@ class Checker:
             elif health.state is HealthState.HUNG:
                 dead = True
         return dead
+
+
+def _still_differs(server: Server, case: ReduceInput) -> bool:
+    """Does the finding's oracle still disagree over its compared statements, run on a new
+    connection after the replay (:func:`lib.hunt.wrongresult.replay.still_differs`)?"""
+    try:
+        conn = server.connect(db="test", autocommit=True)
+    except pymysql.MySQLError:
+        return False
+    try:
+        return still_differs(conn, case.oracle, case.compared, str(
+            case.finding.get("details", {}).get("detail") or ""))
+    except ServerLostError:
+        return False    # the server died under the compared statements: another finding
+    finally:
+        try:
+            conn.close()
+        except pymysql.MySQLError:
+            pass
 
 
 def _version(server: Server) -> str:

@@ -14,7 +14,8 @@ mysql-test-run (``./mtr --suite=OUT/mtr/kw_reduce <name>``):
 - a wrong result becomes a check that fails: the differing query's rows are
   digested in SQL (a CTE over the query, ``MD5(GROUP_CONCAT(...))`` in a fixed
   order) and compared with the digest the correct server gave; ``--die`` when
-  they differ;
+  they differ; an oracle's wrong result judged again compares the digests of
+  its compared statements with each other instead (:func:`oracle_check`);
 - the case ends by emptying schema ``test`` and dropping the UDFs it created
   (mysql-test's check-testcase wants the servers as they were) and echoes one
   line, the whole ``.result``.
@@ -27,6 +28,7 @@ import shutil
 from dataclasses import dataclass
 from typing import Sequence
 
+from ..hunt.wrongresult.replay import mtr_check
 from ..randgen.connection import LOST_CONNECTION_CODES
 from .case import ReduceInput, Statement
 
@@ -54,6 +56,17 @@ def digest_query(sql: str, columns: int) -> str:
 
 _UDF_RE = re.compile(r"\bCREATE\s+(?:AGGREGATE\s+)?FUNCTION\s+(?:IF\s+NOT\s+EXISTS\s+)?"
                      r"`?(\w+)`?\s+RETURNS\b", re.I)
+
+
+def oracle_check(oracle: str, queries: Sequence[str], delim: str) -> list[str]:
+    """The check of an oracle's wrong result judged again: its compared statements on a
+    connection of their own after FLUSH TABLES (as the oracle ran them), dying while they
+    disagree (:func:`lib.hunt.wrongresult.replay.mtr_check`); [] when it has no form."""
+    check = mtr_check(oracle, queries, digest_query, delim)
+    if not check:
+        return []
+    return (["", f"connect (kw_oracle,localhost,root,,test){delim}", f"FLUSH TABLES{delim}"]
+            + check + [f"disconnect kw_oracle{delim}", f"connection default{delim}"])
 
 
 def _delimiter(statements: Sequence[Statement]) -> str:
@@ -92,6 +105,8 @@ def case_text(case: ReduceInput, statements: Sequence[Statement], errors: dict[i
                   f"'{check.digest}'`{delim}",
                   "if (!$kw_ok)", "{",
                   f"  --die wrong result: {check.sql[:200].replace(chr(10), ' ')}", "}"]
+    elif case.judged_again:
+        lines += oracle_check(case.oracle, case.compared, delim)
     if len(conns) > 1:
         lines += [f"disconnect {names[c]}{delim}" for c in conns] + [
             f"connection default{delim}"]

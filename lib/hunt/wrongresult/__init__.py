@@ -24,7 +24,8 @@ SELECTs of every variant), ``rewrite`` (replacing one recorded expression),
 ``pinolo``, ``dqe``, ``radar``, ``tlpvariants`` (tlp-aggregate,
 tlp-distinct, tlp-groupby, tlp-having) and ``cert`` (performance findings),
 ``registry``, ``gendata`` (a ``.zz`` file's tables in a schema, for
-benchmarks and tests), ``errors``.  See docs/hunting.md, "Wrong-result
+benchmarks and tests), ``replay`` (a finding's statements judged again by its oracle
+after a replay: the reduce predicate, and its mysqltest form), ``errors``.  See docs/hunting.md, "Wrong-result
 oracles" and "The plan and rewrite oracles".
 """
 from __future__ import annotations

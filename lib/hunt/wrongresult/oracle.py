@@ -222,7 +222,7 @@ class OracleBase:
             tables = tables_from(metadata)
             if not tables or budget <= 0:
                 return findings
-            with _Sessions(conns, self.statement_timeout):
+            with Sessions(conns, self.statement_timeout):
                 rows = row_counts(conns[0], tables)
                 risky = views_left_out(conns[0], tables, self.options.avoid)
                 tables = [t for t in tables if (t.schema, t.name) in rows
@@ -443,7 +443,7 @@ def _without_padding(conn: Connection) -> str | None:
     return mode
 
 
-class _Sessions:
+class Sessions:
     """max_statement_time set on every connection for the run, restored at its end; the
     tables are flushed first, so they are opened again under the oracle's own session.
 
@@ -458,7 +458,7 @@ class _Sessions:
         self.saved: list[Any] = []
         self.modes: list[str | None] = []
 
-    def __enter__(self) -> "_Sessions":
+    def __enter__(self) -> "Sessions":
         for conn in self.conns:
             # a refusal (no RELOAD privilege, a lock held elsewhere) leaves the cache as it is
             run_query(conn, f"SET STATEMENT lock_wait_timeout = {FLUSH_WAIT} FOR FLUSH TABLES")
