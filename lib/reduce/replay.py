@@ -56,7 +56,10 @@ def _run(conn: pymysql.connections.Connection, sql: str) -> tuple[int, Any]:
 
 
 def _connect(server: Server) -> pymysql.connections.Connection:
-    conn = server.connect(db=SCHEMA, autocommit=True)
+    # every value as the server's bytes (no decoding, no conversion): a corpus's statement
+    # can give rows that are no UTF-8, and PyMySQL failed to decode them (an internal
+    # error that ended a reduction); rows are compared as bytes, the same on every server
+    conn = server.connect(db=SCHEMA, autocommit=True, use_unicode=False, conv={})
     with conn.cursor() as cur:
         cur.execute(f"SET SESSION max_statement_time = {STATEMENT_SECONDS}")
     return conn
