@@ -243,6 +243,9 @@ def test_replay_picks_are_seeded_per_thread_and_come_in_runs():
     # server logs its error; documented behaviour, a false finding of the errorlog oracle
     ("2026-11-28  4:28:21 9 [ERROR] mariadbd: Out of sort memory, consider increasing server "
      "sort buffer size", False),
+    # its SET SESSION max_heap_table_size = 16384 fills a MEMORY table: error 1114, logged
+    ("2026-11-28  5:03:52 8 [ERROR] mariadbd: The table 't2' is full", False),
+    ("2026-11-28  5:03:52 8 [ERROR] mariadbd: The table './test/t2' is crashed", True),
     ("2026-11-28  4:28:21 9 [ERROR] mariadbd: Incorrect information in file: './test/t1.frm'",
      True),
 ])
