@@ -271,6 +271,8 @@ def test_shipped_random_options_are_options():
     (("signal 11", "frames: my_hash_first < my_hash_search"), "10.11.19", "new", None),
     (("signal 11", "frames: my_mb_ctype_8bit < Item_func_match::val_real < "
       "Type_handler_temporal_result::Item_val_bool"), "10.11.19", "known", "KW46-MATCH-UPDATE"),
+    (("signal 11", "frames: st_select_lex_unit::exec_recursive < TABLE_LIST::fill_recursive < "
+      "mysql_handle_single_derived"), "10.11.19", "known", "KW46-CTE-RECURSIVE"),
 ])
 def test_shipped_known_bugs(parts, version, tag, bug):
     from lib.home import data_path
