@@ -273,6 +273,8 @@ def test_shipped_random_options_are_options():
       "Type_handler_temporal_result::Item_val_bool"), "10.11.19", "known", "KW46-MATCH-UPDATE"),
     (("signal 11", "frames: st_select_lex_unit::exec_recursive < TABLE_LIST::fill_recursive < "
       "mysql_handle_single_derived"), "10.11.19", "known", "KW46-CTE-RECURSIVE"),
+    (("signal 11", "frames: rename_columns_in_stat_table < Alter_info::apply_statistics_deletes_renames"
+      " < mysql_alter_table"), "10.11.19", "known", "MDEV-28780"),
 ])
 def test_shipped_known_bugs(parts, version, tag, bug):
     from lib.home import data_path
@@ -281,3 +283,14 @@ def test_shipped_known_bugs(parts, version, tag, bug):
     known = KnownBugs.load([data_path("randgen", "conf", "kewpie", "known_bugs-mariadb-10.11.txt")])
     tagged = known.tag(Signature("crash", parts), version)
     assert (tagged.tag, tagged.bug.bug_id if tagged.bug else None) == (tag, bug)
+
+
+def test_shipped_known_bugs_match_an_errorlog_signature_by_its_id():
+    from lib.home import data_path
+    from lib.hunt.knownbugs import KnownBugs
+    from lib.hunt.signature import Signature
+    known = KnownBugs.load([data_path("randgen", "conf", "kewpie", "known_bugs-mariadb-10.11.txt")])
+    sig = Signature("errorlog", ("[ERROR] mariadbd: Incorrect information in file: ?",))
+    tagged = known.tag(sig, "10.11.19")
+    assert (sig.id, tagged.tag, tagged.bug.bug_id if tagged.bug else None) == (
+        "da32697056d5", "known", "KW46-KILLED-FRM")
