@@ -175,6 +175,20 @@ def test_update_writes_no_match_by_default():
     assert any("MATCH" in s.sql for s in hunting if s.kind.startswith("UPDATE"))
 
 
+def test_prepared_statements_hold_no_match_by_default():
+    # a prepared SELECT whose first EXECUTE fails with 1191 (MATCH without a usable
+    # FULLTEXT index) crashes on its second EXECUTE (docs/findings.md, KW46-PS-MATCH)
+    from lib.hunt.surface.statements import StatementGenerator
+    schema = next(s for s in (generate_schema(n) for n in range(300))
+                  if any(k.kind == "FULLTEXT" for t in s.tables for k in t.keys))
+    def prepared(avoid):
+        return [s.sql for s in StatementGenerator(schema, random.Random(3), avoid=avoid)
+                .statements(6000) if s.kind == "PREPARE"]
+    default, hunting = prepared(frozenset(KNOWN_BUGS)), prepared(frozenset())
+    assert default and not any("MATCH" in p for p in default)
+    assert any("MATCH" in p for p in hunting)
+
+
 def test_generated_columns_divide_no_decimal_by_default():
     # a DECIMAL division in an indexed generated column takes the opening session's
     # div_precision_increment and corrupts MyISAM/Aria indexes (docs/findings.md,

@@ -457,6 +457,11 @@ KNOWN_BUGS: Mapping[str, str] = MappingProxyType({
                           "a DELETE or REPLACE in a session of another precision (MDEV-7113's "
                           "class); a generated column multiplies instead (b * 0.25, not "
                           "b / 4)",
+    "ps-match": "a prepared SELECT whose first EXECUTE fails with 'Can't find FULLTEXT "
+                "index matching the column list' (MATCH in a derived table's join "
+                "condition, the index left out by an index hint) crashes the server on its "
+                "second EXECUTE (signal 11 in st_select_lex::update_used_tables); a "
+                "PREPAREd SELECT holds no MATCH",
 })
 
 AGGREGATES = ("COUNT", "COUNT_DISTINCT", "SUM", "AVG", "MIN", "MAX", "BIT_AND", "BIT_OR",
