@@ -275,6 +275,10 @@ def test_shipped_random_options_are_options():
       "mysql_handle_single_derived"), "10.11.19", "known", "KW46-CTE-RECURSIVE"),
     (("signal 11", "frames: rename_columns_in_stat_table < Alter_info::apply_statistics_deletes_renames"
       " < mysql_alter_table"), "10.11.19", "known", "MDEV-28780"),
+    (("signal 11", "frames: Item_cond_and::get_mm_tree < SQL_SELECT::test_quick_select < "
+      "JOIN::optimize_stage2"), "10.11.19", "known", "KW46-SEL-ARG-TRACE"),
+    (("signal 11", "frames: JOIN::optimize_stage2 < JOIN::optimize_inner < JOIN::optimize < "
+      "st_select_lex::optimize_unflattened_subqueries"), "10.11.18", "known", "MDEV-35565"),
 ])
 def test_shipped_known_bugs(parts, version, tag, bug):
     from lib.home import data_path
