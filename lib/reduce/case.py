@@ -59,6 +59,7 @@ class ReduceInput:
     server_options: tuple[tuple[str, ...], ...]   # per server: trial + topology options
     statements: tuple[Statement, ...]
     finding: dict[str, Any] = field(default_factory=dict)
+    traced_seconds: float = 0.0        # the trial's wall time as traced (0: unknown)
 
     @property
     def failing(self) -> tuple[Statement, ...]:
@@ -107,6 +108,7 @@ def read_input(folder: str) -> ReduceInput:
                        if r.get("sql") and str(r.get("server") or server) == "s0")
     if not statements:
         raise ReduceError(f"--mode=reduce {folder}: {TRACE_FILE} holds no statements")
+    traced = traced_seconds(records)
     sig = data.get("signature") or {}
     topology = data.get("topology") or {}
     trial_options = tuple(a.split("=", 1)[1] for a in data.get("reproduce") or ()
@@ -120,4 +122,24 @@ def read_input(folder: str) -> ReduceInput:
                           f"cannot be reduced yet (single and compare can)")
     return ReduceInput(os.path.abspath(folder), kind, oracle,
                        Signature(str(sig.get("kind") or kind), tuple(sig.get("parts") or ())),
-                       str(data.get("title") or ""), kind_of_set, options, statements, data)
+                       str(data.get("title") or ""), kind_of_set, options, statements, data,
+                       traced)
+
+
+def traced_seconds(records: Sequence[dict[str, Any]]) -> float:
+    """The wall time a trace's statements took when traced: from the first statement's
+    start to the last one's end (``t`` and ``ms`` of its records); 0 when unknown."""
+    spans = []
+    for r in records:
+        try:
+            start = float(r["t"])
+        except (KeyError, TypeError, ValueError):
+            continue
+        try:
+            took = float(r.get("ms") or 0) / 1000.0
+        except (TypeError, ValueError):
+            took = 0.0
+        spans.append((start, start + took))
+    if not spans:
+        return 0.0
+    return max(0.0, max(end for _, end in spans) - min(start for start, _ in spans))
