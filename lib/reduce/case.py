@@ -72,6 +72,22 @@ class ReduceInput:
         queries = self.finding.get("details", {}).get("queries", [])
         return tuple(s for s in self.statements if s.sql in queries)
 
+    @property
+    def culprits(self) -> tuple[Statement, ...]:
+        """The failing statements that caused the failure: of a crash's in-flight
+        statements (every connection's), the one the crash report names as its query
+        (all of them when the report names none of them); a wrong result's differing
+        queries.  The reduction keeps these in every candidate; the other in-flight
+        statements may go."""
+        failing = self.failing
+        query = str(self.finding.get("details", {}).get("query") or "").strip()
+        if self.kind != "crash" or not query:
+            return failing
+        named = tuple(s for s in failing if s.sql.strip() == query)
+        if not named:
+            named = tuple(s for s in failing if s.sql.strip().startswith(query))
+        return named or failing
+
     def with_statements(self, statements: Sequence[Statement]) -> "ReduceInput":
         """The same finding with other statements."""
         return replace(self, statements=tuple(statements))

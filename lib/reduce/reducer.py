@@ -151,12 +151,13 @@ class Reducer:
         answered are not tried again."""
         cut = passes.truncate(self.statements, self.case.failing)
         failing = [x for x in cut if x.seq in {f.seq for f in self.case.failing}]
+        culprits = [x for x in cut if x.seq in {f.seq for f in self.case.culprits}]
         kept = passes.related(cut, failing)
         candidates: list[tuple[str, list[Statement]]] = []
         if kept and len(kept) < len(cut):
             candidates.append(("related", kept))
         if len({x.conn for x in cut}) > 1:
-            candidates.append(("serialized", passes.serialize(cut, failing)))
+            candidates.append(("serialized", passes.serialize(cut, culprits)))
         if not candidates:
             return False
         found = self.first([c for _, c in candidates])
@@ -179,9 +180,9 @@ class Reducer:
 
     def _pinned(self, run: Callable[[Sequence[Statement], passes.Fails], list[Statement]]
                 ) -> list[Statement]:
-        """A ddmin pass over the statements with the failing ones kept in every
-        candidate (:func:`.passes.with_pinned`)."""
-        pinned = {f.seq for f in self.case.failing}
+        """A ddmin pass over the statements with the culprits (the failing statement the
+        crash report names) kept in every candidate (:func:`.passes.with_pinned`)."""
+        pinned = {f.seq for f in self.case.culprits}
         return passes.with_pinned(self.statements, pinned, run, self.test)
 
     def _pass(self, name: str) -> list[Statement]:
@@ -196,7 +197,7 @@ class Reducer:
             if len({x.conn for x in s}) < 2:
                 return s
             tries = [] if "serialized" in self.skip_candidates else \
-                [passes.serialize(s, [x for x in s if x.seq in {f.seq for f in self.case.failing}])]
+                [passes.serialize(s, [x for x in s if x.seq in {f.seq for f in self.case.culprits}])]
             tries.append(passes.one_connection(s))
             found = self.first(tries)
             return s if found is None else tries[found]

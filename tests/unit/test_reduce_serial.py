@@ -188,3 +188,31 @@ def test_one_connection_pass_tries_the_serialized_trace_then_the_plain_one(tmp_p
                     skip=("related", "options"))
     (tmp_path / "p").mkdir()
     assert [s.seq for s in plain.run().statements] == [3, 9]   # needs BEGIN: the plain merge
+
+
+def test_culprits_are_the_in_flight_statement_the_crash_report_names():
+    stmts = [_s(1, "CREATE TABLE t1 (a INT)", 5), _s(2, "SELECT a FROM t1", 6),
+             _s(3, "INSERT INTO t1 VALUES (1)", 7), _s(4, "UPDATE t1 SET a = 2", 8)]
+    details = {"in_flight": [{"seq": 2}, {"seq": 3}, {"seq": 4}], "query": "SELECT a FROM t1"}
+    case = ReduceInput("/f", "crash", "crash", Signature("crash", ("x",)), "t", "single", ((),),
+                       tuple(stmts), {"details": details})
+    assert [s.seq for s in case.failing] == [2, 3, 4]
+    assert [s.seq for s in case.culprits] == [2]
+    truncated = {**details, "query": "SELECT a FR"}           # a report's cut query
+    assert [s.seq for s in ReduceInput(**{**case.__dict__, "finding": {"details": truncated}}
+                                       ).culprits] == [2]
+    unnamed = {**details, "query": "SELECT 42"}                # none named: all of them
+    assert [s.seq for s in ReduceInput(**{**case.__dict__, "finding": {"details": unnamed}}
+                                       ).culprits] == [2, 3, 4]
+
+
+def test_other_in_flight_statements_are_not_pinned(tmp_path):
+    stmts = [_s(1, "CREATE TABLE t1 (a INT)", 5), _s(2, "INSERT INTO t1 VALUES (1)", 5),
+             _s(3, "SELECT a FROM t1", 6), _s(4, "UPDATE t1 SET a = 2", 7)]
+    case = ReduceInput("/f", "crash", "crash", Signature("crash", ("x",)), "t", "single", ((),),
+                       tuple(stmts), {"details": {"in_flight": [{"seq": 3}, {"seq": 4}],
+                                                  "query": "SELECT a FROM t1"}})
+    reducer = Reducer(case, lambda cand, opts: {1, 3} <= {s.seq for s in cand}, str(tmp_path),
+                      lambda: 0, skip=("options",))
+    assert [s.seq for s in reducer.run().statements] == [1, 3]
+    assert {s.conn for s in reducer.statements} == {6}         # serialized on the culprit's
