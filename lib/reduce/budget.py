@@ -12,7 +12,10 @@ not fail" (the safe answer: a candidate is dropped, never a statement wrongly).
   ``start_floor`` seconds: a serial replay of a multi-threaded load takes longer
   than the load did;
 - after a try reproduced in ``s`` seconds, the cap is ``factor * s``, at least
-  ``floor`` seconds (the machine's load swings);
+  ``floor`` seconds: generous, because the machine's load swings (a reduction at
+  ``nice 19`` on a loaded machine saw a smaller candidate take 4 times as long as
+  the case it came from) and a wrongly stopped try costs reduction, while what the
+  cap is for -- a replay stuck for many minutes -- stays cut;
 - with no traced time and no reproducing try yet there is no cap.
 
 One budget is shared by every bot of a reduction (``--reduce-parallel``).
@@ -29,8 +32,8 @@ class ReplayBudget:
     traced_seconds: float = 0.0     # the trial's wall time as traced (0: unknown)
     start_factor: float = 10.0
     start_floor: float = 600.0
-    factor: float = 4.0
-    floor: float = 60.0
+    factor: float = 10.0
+    floor: float = 300.0
     reference: float = 0.0          # seconds of the last try that reproduced (0: none yet)
     timed_out: int = 0              # tries stopped at their cap
 

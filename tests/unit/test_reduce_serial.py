@@ -115,12 +115,12 @@ def test_replay_budget_caps():
     budget = ReplayBudget(traced_seconds=48.0)
     assert budget.cap() == 600.0                     # at least start_floor
     assert ReplayBudget(traced_seconds=120.0).cap() == 1200.0
-    budget.reproduced(30.0)
-    assert budget.cap() == 120.0                     # 4 x the last reproducing try
+    budget.reproduced(45.0)
+    assert budget.cap() == 450.0                     # 10 x the last reproducing try
     budget.reproduced(2.0)
-    assert budget.cap() == 60.0                      # at least floor
+    assert budget.cap() == 300.0                     # at least floor
     budget.reproduced(0.0)
-    assert budget.cap() == 60.0                      # a 0 s try changes nothing
+    assert budget.cap() == 300.0                     # a 0 s try changes nothing
     budget.stopped()
     assert budget.timed_out == 1
 
