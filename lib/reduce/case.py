@@ -67,6 +67,7 @@ class ReduceInput:
     server_options: tuple[tuple[str, ...], ...]   # per server: trial + topology options
     statements: tuple[Statement, ...]
     finding: dict[str, Any] = field(default_factory=dict)
+    traced_seconds: float = 0.0        # the trial's wall time as traced (0: unknown)
 
     @property
     def failing(self) -> tuple[Statement, ...]:
@@ -89,6 +90,24 @@ class ReduceInput:
     def compared(self) -> tuple[str, ...]:
         """The statements the finding's oracle compared (its ``details.queries``)."""
         return tuple(str(q) for q in self.finding.get("details", {}).get("queries", []))
+
+    @property
+    def culprits(self) -> tuple[Statement, ...]:
+        """The failing statements that caused the failure: of a crash's in-flight
+        statements (every connection's), the one the crash report names as its query
+        (all of them when the report names none of them); a wrong result's differing
+        queries (none of an oracle's wrong result judged again).  The reduction keeps these
+        in every candidate; the other in-flight statements may go."""
+        if self.judged_again:
+            return ()   # the compared statements run after every candidate anyway
+        failing = self.failing
+        query = str(self.finding.get("details", {}).get("query") or "").strip()
+        if self.kind != "crash" or not query:
+            return failing
+        named = tuple(s for s in failing if s.sql.strip() == query)
+        if not named:
+            named = tuple(s for s in failing if s.sql.strip().startswith(query))
+        return named or failing
 
     def with_statements(self, statements: Sequence[Statement]) -> "ReduceInput":
         """The same finding with other statements."""
@@ -136,6 +155,7 @@ def read_input(folder: str) -> ReduceInput:
         last = max(s.seq for s in statements)
         statements += tuple(Statement(last + 1 + n, statements[-1].conn, q)
                             for n, q in enumerate(queries))
+    traced = traced_seconds(records)
     sig = data.get("signature") or {}
     topology = data.get("topology") or {}
     trial_options = tuple(a.split("=", 1)[1] for a in data.get("reproduce") or ()
@@ -149,4 +169,24 @@ def read_input(folder: str) -> ReduceInput:
                           f"cannot be reduced yet (single and compare can)")
     return ReduceInput(os.path.abspath(folder), kind, oracle,
                        Signature(str(sig.get("kind") or kind), tuple(sig.get("parts") or ())),
-                       str(data.get("title") or ""), kind_of_set, options, statements, data)
+                       str(data.get("title") or ""), kind_of_set, options, statements, data,
+                       traced)
+
+
+def traced_seconds(records: Sequence[dict[str, Any]]) -> float:
+    """The wall time a trace's statements took when traced: from the first statement's
+    start to the last one's end (``t`` and ``ms`` of its records); 0 when unknown."""
+    spans = []
+    for r in records:
+        try:
+            start = float(r["t"])
+        except (KeyError, TypeError, ValueError):
+            continue
+        try:
+            took = float(r.get("ms") or 0) / 1000.0
+        except (TypeError, ValueError):
+            took = 0.0
+        spans.append((start, start + took))
+    if not spans:
+        return 0.0
+    return max(0.0, max(end for _, end in spans) - min(start for start, _ in spans))

@@ -18,6 +18,9 @@ candidate (:mod:`.replay`) and signs what happened with the hunt's own code:
 A candidate fails when one of ``trials`` tries gives the same signature id
 (sporadic bugs: ``--trials``); the tries stop at the first that does.
 
+Each try's replay is capped by the reduction's :class:`lib.reduce.budget.ReplayBudget`
+(when the checker has one): a try past its cap stops and does not reproduce.
+
 A cheap reset: a candidate that loads a UDF (``CREATE FUNCTION ... SONAME``)
 changes ``mysql.func``, which the reuse rule answers with fresh servers -- a
 restart per try.  When such a try leaves its servers running, the functions
@@ -29,6 +32,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Sequence
 
@@ -38,9 +42,11 @@ from ..hunt.crash import crash_finding
 from ..hunt.signature import Signature, fingerprint, wrong_result_signature
 from ..hunt.wrongresult.errors import ServerLostError
 from ..hunt.wrongresult.replay import still_differs
+from ..platform.logsetup import get_logger
 from ..servers.health import HealthState
 from ..servers.options import parse_options
 from ..servers.requirements import Requirements
+from .budget import ReplayBudget
 from .case import ReduceInput, Statement
 from .replay import Replayed, replay
 
@@ -112,8 +118,9 @@ class Checker:
     finding's (see the module docstring)."""
 
     def __init__(self, case: ReduceInput, manager: ServerManager, work_dir: str,
-                 trials: int = 1) -> None:
+                 trials: int = 1, budget: ReplayBudget | None = None) -> None:
         self.case = case
+        self.budget = budget
         self.manager = manager
         self.work_dir = work_dir
         self.trials = max(1, trials)
@@ -147,7 +154,14 @@ class Checker:
         marks = {s.name: s.error_log_size() for s in servers}
         compare = self.case.topology == "compare"
         udfs = {s.name: _udfs(s) for s in servers} if loads_udf(statements) else {}
-        replayed = replay(statements, servers, compare=compare, stop=stop)
+        cap = self.budget.cap() if self.budget is not None else None
+        deadline = None if cap is None else time.monotonic() + cap
+        replayed = replay(statements, servers, compare=compare, stop=stop, deadline=deadline)
+        if replayed.timed_out and self.budget is not None:
+            self.budget.stopped()
+            get_logger().info(f"reduce: a candidate of {len(statements)} statements stopped "
+                              f"at its replay cap ({cap:.0f} s, after {replayed.sent} "
+                              f"statements): counted as not failing")
         out = Outcome(replayed=replayed, version=_version(servers[0]),
                       statements=tuple(statements), options=used)
         dead = self._crashes(servers, marks, out)
@@ -165,6 +179,8 @@ class Checker:
                                                              fingerprint(stmt.sql)))
             if self.case.judged_again and _still_differs(servers[0], self.case):
                 out.signatures.append(self.case.signature)
+        if self.budget is not None and self.reproduces(out):
+            self.budget.reproduced(replayed.seconds)
         if dead:
             self.manager.teardown(fast=True, discard=True)
         else:

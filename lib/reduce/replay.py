@@ -5,9 +5,24 @@ on each server and compares what they returned.
 A statement's error is kept (the mysql-test case expects it) and the replay goes
 on; a lost connection (the server died) ends the replay.  Each statement runs
 under ``max_statement_time`` so a candidate cannot hang the reduction.
+
+Lock waits are cut to :data:`LOCK_WAIT_SECONDS` (``lock_wait_timeout`` and
+``innodb_lock_wait_timeout`` of every replay session): the replay sends one
+statement at a time, so a statement waiting for a lock another traced connection
+holds (an open transaction, a HANDLER, a LOCK TABLES) can only end by its timeout
+-- the holder sends nothing until it does.  A hunt's 4-connection trace of 30,000
+statements otherwise spent minutes per wait (MDL waits end at
+``max_statement_time``).  A traced statement that sets one of these variables is
+followed by the caps again (:func:`resets_caps`).
+
+``deadline`` (a ``time.monotonic()`` value) caps a whole replay: past it the
+replay stops before its next statement and says so (``timed_out``), so one slow
+candidate cannot eat a reduction's budget (:mod:`.budget`).
 """
 from __future__ import annotations
 
+import re
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Sequence
@@ -22,6 +37,21 @@ if TYPE_CHECKING:
 
 SCHEMA = "test"
 STATEMENT_SECONDS = 20
+LOCK_WAIT_SECONDS = 1
+_CAPS = (f"SET SESSION max_statement_time = {STATEMENT_SECONDS}, "
+         f"lock_wait_timeout = {LOCK_WAIT_SECONDS}, "
+         f"innodb_lock_wait_timeout = {LOCK_WAIT_SECONDS}")
+_CAP_VARIABLES = re.compile(r"\b(?:lock_wait_timeout|innodb_lock_wait_timeout|max_statement_time)"
+                            r"\b", re.I)
+_SET_STATEMENT_FOR = re.compile(r"\s*SET\s+STATEMENT\b", re.I)
+
+
+def resets_caps(sql: str) -> bool:
+    """Does this statement set one of the replay's capped session variables (lock waits,
+    statement time), so that the caps must be set again after it?  ``SET STATEMENT ...
+    FOR`` sets them for its own statement only."""
+    return bool(re.match(r"\s*SET\b", sql, re.I)) and not _SET_STATEMENT_FOR.match(sql) \
+        and bool(_CAP_VARIABLES.search(sql))
 
 
 @dataclass
@@ -35,6 +65,8 @@ class Replayed:
     differences: list[Statement] = field(default_factory=list)
     sent: int = 0
     stopped: bool = False          # the replay was told to stop before its end
+    timed_out: bool = False        # the replay reached its deadline before its end
+    seconds: float = 0.0           # how long the replay took
 
 
 def _code(exc: pymysql.MySQLError) -> int:
@@ -56,25 +88,48 @@ def _run(conn: pymysql.connections.Connection, sql: str) -> tuple[int, Any]:
 
 
 def _connect(server: Server) -> pymysql.connections.Connection:
-    conn = server.connect(db=SCHEMA, autocommit=True)
-    with conn.cursor() as cur:
-        cur.execute(f"SET SESSION max_statement_time = {STATEMENT_SECONDS}")
+    # every value as the server's bytes (no decoding, no conversion): a corpus's statement
+    # can give rows that are no UTF-8, and PyMySQL failed to decode them (an internal
+    # error that ended a reduction); rows are compared as bytes, the same on every server
+    conn = server.connect(db=SCHEMA, autocommit=True, use_unicode=False, conv={})
+    _set_caps(conn)
     return conn
 
 
+def _set_caps(conn: pymysql.connections.Connection) -> None:
+    """The session's statement-time and lock-wait caps (module docstring)."""
+    with conn.cursor() as cur:
+        cur.execute(_CAPS)
+
+
 def replay(statements: Sequence[Statement], servers: Sequence[Server],
-           compare: bool = False, stop: Callable[[], bool] | None = None) -> Replayed:
+           compare: bool = False, stop: Callable[[], bool] | None = None,
+           deadline: float | None = None) -> Replayed:
     """Send statements (one connection per traced connection) to servers[0], and in a
     compare replay to every server, comparing results.  stop, asked before each
-    statement, ends the replay early (its answer is no longer wanted)."""
+    statement, ends the replay early (its answer is no longer wanted); so does the
+    deadline (``time.monotonic()``; ``timed_out``)."""
     out = Replayed()
+    started = time.monotonic()
+    try:
+        _replay(statements, servers, compare, stop, deadline, out)
+    finally:
+        out.seconds = time.monotonic() - started
+    return out
+
+
+def _replay(statements: Sequence[Statement], servers: Sequence[Server], compare: bool,
+            stop: Callable[[], bool] | None, deadline: float | None, out: Replayed) -> None:
     targets = list(servers) if compare else list(servers[:1])
     conns: dict[tuple[int, int], pymysql.connections.Connection] = {}
     try:
         for stmt in statements:
             if stop is not None and stop():
                 out.stopped = True
-                return out
+                return
+            if deadline is not None and time.monotonic() > deadline:
+                out.timed_out = True
+                return
             results = []
             for index, server in enumerate(targets):
                 key = (index, stmt.conn)
@@ -82,12 +137,14 @@ def replay(statements: Sequence[Statement], servers: Sequence[Server],
                     if key not in conns:
                         conns[key] = _connect(server)
                     code, rows = _run(conns[key], stmt.sql)
+                    if not code and resets_caps(stmt.sql):
+                        _set_caps(conns[key])
                 except pymysql.MySQLError as exc:
                     code, rows = _code(exc), None
                 if code in LOST_CONNECTION_CODES:
                     out.errors[stmt.seq] = code
                     out.lost = stmt.seq
-                    return out
+                    return
                 results.append((code, rows))
             out.sent += 1
             code = results[0][0]
@@ -95,7 +152,6 @@ def replay(statements: Sequence[Statement], servers: Sequence[Server],
                 out.errors[stmt.seq] = code
             if compare and any(r != results[0] for r in results[1:]):
                 out.differences.append(stmt)
-        return out
     finally:
         for conn in conns.values():
             try:

@@ -6,7 +6,9 @@ and the smallest case of an interrupted reduction, else the trace's related
 statements (:meth:`lib.reduce.reducer.Reducer.start`), else its whole trace, is
 replayed on the finding's topology: when the whole trace does not give the
 finding's signature in ``--trials`` tries, that is bad input (one ERROR line,
-exit 2).  With ``--reduce-parallel N`` (:mod:`lib.reduce.parallel`) candidates
+exit 2).  Every try's replay is capped in time by one shared
+:class:`lib.reduce.budget.ReplayBudget` (measured on the trial's traced time, then
+on the last try that reproduced).  With ``--reduce-parallel N`` (:mod:`lib.reduce.parallel`) candidates
 are checked on N bots at once.
 Then the passes of :mod:`lib.reduce.reducer` run; the case goes to
 ``OUT/mtr/kw_reduce/`` (:mod:`lib.reduce.mtrcase`), replayed on each code tree
@@ -24,12 +26,13 @@ import time
 from typing import Any, Callable
 
 from ..errors import EXIT_OK
+from ..reduce.budget import ReplayBudget
 from ..reduce.case import ReduceError, ReduceInput, read_input
 from ..reduce.check import Checker, Outcome, requirements
 from ..reduce.parallel import ParallelCheck
 from ..reduce.mtrcase import WrongResultCheck, digest_query, report_text, case_text, write_case
 from ..reduce.reducer import Reducer, load_smallest
-from ..reduce.replay import replay
+from ..reduce.replay import LOCK_WAIT_SECONDS, replay
 from ..servers.codetree import CodeTree
 from .environment import RunEnvironment
 
@@ -125,11 +128,12 @@ def run_reduce(env: RunEnvironment) -> int:
     width = parallel_width(config.reduce_parallel)
     started = time.monotonic()
     managers = [env.make_manager(f"bot{n}") for n in range(width)]
+    budget = ReplayBudget(case.traced_seconds)
     checkers = []
     for n, manager in enumerate(managers):     # each bot its own scratch for crash reports
         scratch = os.path.join(work, f"bot{n}")
         os.makedirs(scratch, exist_ok=True)
-        checkers.append(Checker(case, manager, scratch, trials))
+        checkers.append(Checker(case, manager, scratch, trials, budget))
     checker = checkers[0]
     check = ParallelCheck(checkers) if width > 1 else None
     fails: Callable[..., bool] = check.fails if check is not None else checker.fails
@@ -152,6 +156,11 @@ def run_reduce(env: RunEnvironment) -> int:
              f"{case.title!r}, {len(case.statements)} statements, topology {case.topology}, "
              f"{trials} tr{'y' if trials == 1 else 'ies'} per candidate, "
              f"{width} at once; output: {out_dir}")
+    cap = budget.cap()
+    log.info(f"reduce: replays capped at {cap:.0f} s until one reproduces (traced: "
+             f"{case.traced_seconds:.0f} s); lock waits at {LOCK_WAIT_SECONDS} s" if cap is not None else
+             "reduce: replays not capped until one reproduces (no traced time); lock "
+             f"waits at {LOCK_WAIT_SECONDS} s")
     saved = load_smallest(out_dir, case)
     if saved is not None:
         reducer.resume(saved)
@@ -202,7 +211,8 @@ def run_reduce(env: RunEnvironment) -> int:
     figures = {"finding": case.folder, "signature": case.signature.id,
                "statements_in": len(case.statements), "statements_out": len(final),
                "candidate_runs": runs(), "seconds": round(time.monotonic() - started, 3),
-               "trials": trials, "parallel": width, "server_starts": server_starts, "resumed": result.resumed, "options": [list(o) for o in result.options],
+               "trials": trials, "parallel": width, "server_starts": server_starts,
+               "replays_timed_out": budget.timed_out, "resumed": result.resumed, "options": [list(o) for o in result.options],
                "passes": [vars(p) for p in result.passes], "present": present,
                "absent": absent, "test": written.test, "report": report}
     with open(os.path.join(out_dir, "reduce.json"), "w", encoding="utf-8") as fh:

@@ -243,6 +243,9 @@ def test_replay_picks_are_seeded_per_thread_and_come_in_runs():
     # server logs its error; documented behaviour, a false finding of the errorlog oracle
     ("2026-11-28  4:28:21 9 [ERROR] mariadbd: Out of sort memory, consider increasing server "
      "sort buffer size", False),
+    # its SET SESSION max_heap_table_size = 16384 fills a MEMORY table: error 1114, logged
+    ("2026-11-28  5:03:52 8 [ERROR] mariadbd: The table 't2' is full", False),
+    ("2026-11-28  5:03:52 8 [ERROR] mariadbd: The table './test/t2' is crashed", True),
     ("2026-11-28  4:28:21 9 [ERROR] mariadbd: Incorrect information in file: './test/t1.frm'",
      True),
 ])
@@ -266,6 +269,16 @@ def test_shipped_random_options_are_options():
     (("signal 11", "frames: Item_func_lastval::val_int < Type_handler_int_result::Item_val_bool"),
      "10.11.19", "known-fixed", "MDEV-39063"),       # fixed in 10.11.19: a regression there
     (("signal 11", "frames: my_hash_first < my_hash_search"), "10.11.19", "new", None),
+    (("signal 11", "frames: my_mb_ctype_8bit < Item_func_match::val_real < "
+      "Type_handler_temporal_result::Item_val_bool"), "10.11.19", "known", "KW46-MATCH-UPDATE"),
+    (("signal 11", "frames: st_select_lex_unit::exec_recursive < TABLE_LIST::fill_recursive < "
+      "mysql_handle_single_derived"), "10.11.19", "known", "KW46-CTE-RECURSIVE"),
+    (("signal 11", "frames: rename_columns_in_stat_table < Alter_info::apply_statistics_deletes_renames"
+      " < mysql_alter_table"), "10.11.19", "known", "MDEV-28780"),
+    (("signal 11", "frames: Item_cond_and::get_mm_tree < SQL_SELECT::test_quick_select < "
+      "JOIN::optimize_stage2"), "10.11.19", "known", "KW46-SEL-ARG-TRACE"),
+    (("signal 11", "frames: JOIN::optimize_stage2 < JOIN::optimize_inner < JOIN::optimize < "
+      "st_select_lex::optimize_unflattened_subqueries"), "10.11.18", "known", "MDEV-35565"),
 ])
 def test_shipped_known_bugs(parts, version, tag, bug):
     from lib.home import data_path
@@ -274,3 +287,14 @@ def test_shipped_known_bugs(parts, version, tag, bug):
     known = KnownBugs.load([data_path("randgen", "conf", "kewpie", "known_bugs-mariadb-10.11.txt")])
     tagged = known.tag(Signature("crash", parts), version)
     assert (tagged.tag, tagged.bug.bug_id if tagged.bug else None) == (tag, bug)
+
+
+def test_shipped_known_bugs_match_an_errorlog_signature_by_its_id():
+    from lib.home import data_path
+    from lib.hunt.knownbugs import KnownBugs
+    from lib.hunt.signature import Signature
+    known = KnownBugs.load([data_path("randgen", "conf", "kewpie", "known_bugs-mariadb-10.11.txt")])
+    sig = Signature("errorlog", ("[ERROR] mariadbd: Incorrect information in file: ?",))
+    tagged = known.tag(sig, "10.11.19")
+    assert (sig.id, tagged.tag, tagged.bug.bug_id if tagged.bug else None) == (
+        "da32697056d5", "known", "KW46-KILLED-FRM")

@@ -12,7 +12,7 @@ import pytest
 
 from lib.hunt.surface import Surface
 from lib.hunt.surface.coverage import Coverage
-from lib.hunt.surface.expr import Expr, column, literal, op
+from lib.hunt.surface.expr import KNOWN_BUGS, Expr, column, literal, op
 from lib.hunt.surface.exprgen import ExprGenerator, Scope, Source
 from lib.hunt.surface.querygen import QueryGenerator
 from lib.hunt.surface.schema import generate_schema
@@ -161,3 +161,44 @@ def test_known_bugs_are_steered_clear_of_by_default():
     hunting = ExprGenerator(random.Random(2), max_depth=4, avoid=frozenset())
     assert not any("ST_Distance" in default.value(scope, "real").sql() for _ in range(3000))
     assert any("ST_Distance" in hunting.value(scope, "real").sql() for _ in range(3000))
+
+
+def test_update_writes_no_match_by_default():
+    # UPDATE ... SET indexed_column = MATCH ... crashes MyISAM/Aria (docs/findings.md)
+    from lib.hunt.surface.statements import StatementGenerator
+    schema = next(s for s in (generate_schema(n) for n in range(300))
+                  if any(k.kind == "FULLTEXT" for t in s.tables for k in t.keys))
+    updates = [s.sql for s in StatementGenerator(schema, random.Random(1)).statements(4000)
+               if s.kind.startswith("UPDATE")]
+    assert updates and not any("MATCH" in u for u in updates)
+    hunting = StatementGenerator(schema, random.Random(1), avoid=frozenset()).statements(4000)
+    assert any("MATCH" in s.sql for s in hunting if s.kind.startswith("UPDATE"))
+
+
+def test_prepared_statements_hold_no_match_by_default():
+    # a prepared SELECT whose first EXECUTE fails with 1191 (MATCH without a usable
+    # FULLTEXT index) crashes on its second EXECUTE (docs/findings.md, KW46-PS-MATCH)
+    from lib.hunt.surface.statements import StatementGenerator
+    schema = next(s for s in (generate_schema(n) for n in range(300))
+                  if any(k.kind == "FULLTEXT" for t in s.tables for k in t.keys))
+    def prepared(avoid):
+        return [s.sql for s in StatementGenerator(schema, random.Random(3), avoid=avoid)
+                .statements(6000) if s.kind == "PREPARE"]
+    default, hunting = prepared(frozenset(KNOWN_BUGS)), prepared(frozenset())
+    assert default and not any("MATCH" in p for p in default)
+    assert any("MATCH" in p for p in hunting)
+
+
+def test_generated_columns_divide_no_decimal_by_default():
+    # a DECIMAL division in an indexed generated column takes the opening session's
+    # div_precision_increment and corrupts MyISAM/Aria indexes (docs/findings.md,
+    # KW46-VCOL-DPI): by default a generated column multiplies; the same draws either way
+    def generated(avoid):
+        return [(t.name, c.name, c.generated) for n in range(60)
+                for t in generate_schema(n, avoid=avoid).tables for c in t.columns
+                if c.generated]
+    default, hunting = generated(frozenset(KNOWN_BUGS)), generated(frozenset())
+    assert [d[:2] for d in default] == [h[:2] for h in hunting]
+    assert not any(" / 4" in g for _, _, g in default)
+    assert any(" / 4" in g for _, _, g in hunting)
+    assert any(" * 0.25" in g for _, _, g in default)

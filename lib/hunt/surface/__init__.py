@@ -47,7 +47,7 @@ class Surface:
     def __init__(self, seed: int, engines: Sequence[str] = ENGINES,
                  avoid: frozenset[str] = frozenset(KNOWN_BUGS)) -> None:
         self.seed = seed
-        self.schema = generate_schema(seed, engines)
+        self.schema = generate_schema(seed, engines, avoid)
         self.avoid = avoid           # lib.hunt.surface.expr.KNOWN_BUGS steered clear of
 
     def setup(self, keys: bool = True) -> list[str]:

@@ -447,6 +447,21 @@ KNOWN_BUGS: Mapping[str, str] = MappingProxyType({
                             "pushed into a materialized derived table crashes the server "
                             "(signal 11 in Item_func_distance::val_real); ST_Distance is "
                             "not written",
+    "match-update": "MATCH ... AGAINST in an UPDATE's SET of a MyISAM or Aria table whose "
+                    "updated column is indexed crashes the server (signal 11 in "
+                    "Item_func_match::init_search < init_ftfuncs < mysql_update); an "
+                    "UPDATE's SET writes no MATCH",
+    "vcol-div-precision": "a generated column computed by a DECIMAL division takes the "
+                          "div_precision_increment of the session that opened the table: "
+                          "a MyISAM or Aria table indexed on it is corrupted (error 126) by "
+                          "a DELETE or REPLACE in a session of another precision (MDEV-7113's "
+                          "class); a generated column multiplies instead (b * 0.25, not "
+                          "b / 4)",
+    "ps-match": "a prepared SELECT whose first EXECUTE fails with 'Can't find FULLTEXT "
+                "index matching the column list' (MATCH in a derived table's join "
+                "condition, the index left out by an index hint) crashes the server on its "
+                "second EXECUTE (signal 11 in st_select_lex::update_used_tables); a "
+                "PREPAREd SELECT holds no MATCH",
 })
 
 AGGREGATES = ("COUNT", "COUNT_DISTINCT", "SUM", "AVG", "MIN", "MAX", "BIT_AND", "BIT_OR",
