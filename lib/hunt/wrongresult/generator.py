@@ -182,6 +182,18 @@ KNOWN_BUGS: Mapping[str, str] = MappingProxyType({
                               "0 / 1.0 (0): NOT IN (SELECT 0e0) is 0 for it, 1 with "
                               "optimizer_switch='subquery_cache=off'; the value left of such a "
                               "subquery holds no division",
+    "minmax-key-fraction": "MIN/MAX of an indexed integer, decimal or YEAR column read through "
+                           "the index alone ('Select tables optimized away') under a range "
+                           "condition with a constant the column cannot hold: the bound is "
+                           "stored rounded (SELECT MIN(k) FROM t WHERE k >= 0.25 gives 0 for "
+                           "k in 0, 1, 2; MAX(k) WHERE k <= 1.5 gives 2); such a column is "
+                           "compared by <, <=, >, >= and BETWEEN with integer literals 0..127 "
+                           "only",
+    "double-fixed-plus": "a DOUBLE(M,0) with M > 17 in arithmetic is declared DOUBLE(17,0): "
+                         "x + 0 of a DOUBLE(20,0) holding 2813582087000000000 shows 1e+17 in a "
+                         "UNION (and CREATE ... SELECT fails with 1264); IFNULL(bigint_unsigned, "
+                         "- NULL) is such a DOUBLE(20,0) (- NULL is a DOUBLE(1,0)): the negation "
+                         "of NULL is written NULL",
 })
 # Views the oracles leave out while the generator avoids a known bug: bug -> (what the
 # view's definition holds, a regular expression; whether the view must also have a BIGINT
@@ -193,6 +205,7 @@ VIEW_KNOWN_BUGS: Mapping[str, tuple[str, bool]] = MappingProxyType({
                          r"\s*\(", False),
 })
 EQUALITIES = ("=", "<>", "!=", "<=>")
+RANGES = ("<", "<=", ">", ">=")
 NUMBER_CLASSES = ("int", "dec", "float")
 # classes whose indexed columns round or clip a lookup constant (key-constant)
 LOOKUP_CLASSES = ("int", "dec", "year")
@@ -549,6 +562,8 @@ class SqlGenerator:
 
         key-constant: column_sql is an indexed integer/decimal/YEAR column, op an
         equality and other_sql a constant other than an integer literal 0..127;
+        minmax-key-fraction: the same with op a range comparison (<, <=, >, >=; BETWEEN
+        asks with <);
         bit-range: column_sql is a BIT column and other_sql neither such a literal
         nor a BIT column; bit-key-join: a BIT column of another width.
         """
@@ -559,8 +574,10 @@ class SqlGenerator:
             other = self.bare_column(scope, other_sql)
             return (other is None or other.data_type != "bit"
                     or (self.avoids("bit-key-join") and other.bit_width != col.bit_width))
-        return (self.avoids("key-constant") and op in EQUALITIES and bool(col.key)
-                and col.type_class in LOOKUP_CLASSES and self.is_constant(scope, other_sql))
+        if not (col.key and col.type_class in LOOKUP_CLASSES and self.is_constant(scope, other_sql)):
+            return False
+        return ((self.avoids("key-constant") and op in EQUALITIES)
+                or (self.avoids("minmax-key-fraction") and op in RANGES))
 
     def unkeyed_member(self, scope: Scope, sql: str) -> str:
         """sql, or ``CONCAT(sql)`` when it is a bare indexed ENUM or SET column and the
@@ -635,7 +652,10 @@ class SqlGenerator:
             made = f"({i()} {op} {i()})"
             return self._exact_int(made) if op == "DIV" else made
         if kind == "neg":
-            return f"(- {i()})"
+            negated = i()
+            if negated == "NULL" and self.avoids("double-fixed-plus"):
+                return "NULL"  # - NULL is a DOUBLE(1,0): beside a BIGINT a DOUBLE(20,0)
+            return f"(- {negated})"
         if kind == "abs":
             return self._exact_int(f"ABS({i()})") if self.chance(0.5) else \
                 f"SIGN({self._numeric(scope, depth)})"
