@@ -15,6 +15,12 @@ statements otherwise spent minutes per wait (MDL waits end at
 ``max_statement_time``).  A traced statement that sets one of these variables is
 followed by the caps again (:func:`resets_caps`).
 
+A statement the server does not end at ``max_statement_time`` -- some loops do not
+look at the kill flag: a killed join-cache scan or window sort ran on for 15 minutes
+and held a reduction -- ends the replay when the client's read times out
+(:data:`READ_SECONDS`): ``stuck`` says at which statement; the servers are then
+replaced (:mod:`.check`).
+
 ``deadline`` (a ``time.monotonic()`` value) caps a whole replay: past it the
 replay stops before its next statement and says so (``timed_out``), so one slow
 candidate cannot eat a reduction's budget (:mod:`.budget`).
@@ -38,6 +44,8 @@ if TYPE_CHECKING:
 SCHEMA = "test"
 STATEMENT_SECONDS = 20
 LOCK_WAIT_SECONDS = 1
+READ_SECONDS = 3 * STATEMENT_SECONDS   # the client's read timeout: a statement past it is stuck
+STUCK = -1                              # the code of a statement whose read timed out
 _CAPS = (f"SET SESSION max_statement_time = {STATEMENT_SECONDS}, "
          f"lock_wait_timeout = {LOCK_WAIT_SECONDS}, "
          f"innodb_lock_wait_timeout = {LOCK_WAIT_SECONDS}")
@@ -66,11 +74,16 @@ class Replayed:
     sent: int = 0
     stopped: bool = False          # the replay was told to stop before its end
     timed_out: bool = False        # the replay reached its deadline before its end
+    stuck: int = 0                 # seq of a statement the server did not end (read timeout)
     seconds: float = 0.0           # how long the replay took
 
 
-def _code(exc: pymysql.MySQLError) -> int:
-    args = getattr(exc, "args", ())
+def error_code(exc: pymysql.MySQLError) -> int:
+    """A statement's error code: the server's, 2013 when there is none, :data:`STUCK`
+    when the client's read timed out (the server did not end the statement)."""
+    args: tuple[Any, ...] = tuple(getattr(exc, "args", ()))
+    if len(args) > 1 and "timed out" in str(args[1]):
+        return STUCK
     return int(args[0]) if args and isinstance(args[0], int) else 2013
 
 
@@ -84,14 +97,15 @@ def _run(conn: pymysql.connections.Connection, sql: str) -> tuple[int, Any]:
                 pass
         return 0, None if rows is None else Counter(tuple(str(v) for v in r) for r in rows)
     except pymysql.MySQLError as exc:
-        return _code(exc), None
+        return error_code(exc), None
 
 
 def _connect(server: Server) -> pymysql.connections.Connection:
     # every value as the server's bytes (no decoding, no conversion): a corpus's statement
     # can give rows that are no UTF-8, and PyMySQL failed to decode them (an internal
     # error that ended a reduction); rows are compared as bytes, the same on every server
-    conn = server.connect(db=SCHEMA, autocommit=True, use_unicode=False, conv={})
+    conn = server.connect(db=SCHEMA, autocommit=True, use_unicode=False, conv={},
+                          read_timeout=READ_SECONDS, write_timeout=READ_SECONDS)
     _set_caps(conn)
     return conn
 
@@ -140,7 +154,10 @@ def _replay(statements: Sequence[Statement], servers: Sequence[Server], compare:
                     if not code and resets_caps(stmt.sql):
                         _set_caps(conns[key])
                 except pymysql.MySQLError as exc:
-                    code, rows = _code(exc), None
+                    code, rows = error_code(exc), None
+                if code == STUCK:
+                    out.stuck = stmt.seq
+                    return
                 if code in LOST_CONNECTION_CODES:
                     out.errors[stmt.seq] = code
                     out.lost = stmt.seq

@@ -216,3 +216,14 @@ def test_other_in_flight_statements_are_not_pinned(tmp_path):
                       lambda: 0, skip=("options",))
     assert [s.seq for s in reducer.run().statements] == [1, 3]
     assert {s.conn for s in reducer.statements} == {6}         # serialized on the culprit's
+
+
+def test_a_read_timeout_is_a_stuck_statement_not_a_lost_server():
+    import pymysql
+    from lib.reduce.replay import STUCK, error_code
+    assert error_code(pymysql.err.OperationalError(
+        2013, "Lost connection to MySQL server during query (timed out)")) == STUCK
+    assert error_code(pymysql.err.OperationalError(
+        2013, "Lost connection to MySQL server during query")) == 2013
+    assert error_code(pymysql.err.ProgrammingError(1146, "Table 'test.t' doesn't exist")) == 1146
+    assert error_code(pymysql.err.InterfaceError()) == 2013
