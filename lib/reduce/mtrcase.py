@@ -60,6 +60,10 @@ def _delimiter(statements: Sequence[Statement]) -> str:
     return "|||" if any(";" in s.sql for s in statements) else ";"
 
 
+_PARTITIONED = re.compile(r"\bPARTITION\s+BY\b|\bPARTITIONS\s+\d", re.I)
+_STRINGS = re.compile(r"'(?:[^'\\]|\\.|'')*'")
+
+
 def case_text(case: ReduceInput, statements: Sequence[Statement], errors: dict[int, int],
               check: WrongResultCheck | None = None) -> str:
     """The .test file's text (see the module docstring)."""
@@ -70,6 +74,9 @@ def case_text(case: ReduceInput, statements: Sequence[Statement], errors: dict[i
              f"# {len(case.statements)} statements traced, {len(statements)} kept.", ""]
     if any(re.search(r"\binnodb\b", s.sql, re.I) for s in statements):
         lines.append("--source include/have_innodb.inc")
+    if any(_PARTITIONED.search(_STRINGS.sub("''", s.sql)) for s in statements):
+        # mysql-test starts its servers without partitioning unless a test asks for it
+        lines.append("--source include/have_partition.inc")
     lines += ["--disable_query_log", "--disable_result_log", "--disable_warnings"]
     if delim != ";":
         lines.append(f"--delimiter {delim}")

@@ -6,7 +6,7 @@ the failing statements pinned in every ddmin candidate, the per-replay time cap
 statement that changes them, and the reducer's start and one-connection pass trying
 the serialized trace.
 
-Covers: lib/reduce/passes.py, lib/reduce/budget.py, lib/reduce/case.py, lib/reduce/replay.py, lib/reduce/reducer.py
+Covers: lib/reduce/passes.py, lib/reduce/budget.py, lib/reduce/case.py, lib/reduce/replay.py, lib/reduce/reducer.py, lib/reduce/mtrcase.py
 """
 import pytest
 
@@ -227,3 +227,13 @@ def test_a_read_timeout_is_a_stuck_statement_not_a_lost_server():
         2013, "Lost connection to MySQL server during query")) == 2013
     assert error_code(pymysql.err.ProgrammingError(1146, "Table 'test.t' doesn't exist")) == 1146
     assert error_code(pymysql.err.InterfaceError()) == 2013
+
+
+def test_a_partitioned_table_makes_the_case_ask_for_partitioning():
+    from lib.reduce.mtrcase import case_text
+    stmts = [_s(1, "CREATE TABLE t1 (a INT) ENGINE=MyISAM PARTITION BY KEY (a) PARTITIONS 4"),
+             _s(2, "SELECT * FROM t1")]
+    case = _case(stmts, 2)
+    assert "--source include/have_partition.inc" in case_text(case, stmts, {}).splitlines()
+    plain = [_s(1, "CREATE TABLE t1 (a INT)"), _s(2, "SELECT * FROM t1 WHERE a = 'PARTITION BY'")]
+    assert "--source include/have_partition.inc" not in case_text(_case(plain, 2), plain, {})
