@@ -237,3 +237,16 @@ def test_a_partitioned_table_makes_the_case_ask_for_partitioning():
     assert "--source include/have_partition.inc" in case_text(case, stmts, {}).splitlines()
     plain = [_s(1, "CREATE TABLE t1 (a INT)"), _s(2, "SELECT * FROM t1 WHERE a = 'PARTITION BY'")]
     assert "--source include/have_partition.inc" not in case_text(_case(plain, 2), plain, {})
+
+
+def test_a_case_with_non_ascii_text_speaks_utf8mb4_on_every_connection():
+    from lib.reduce.mtrcase import case_text
+    one = [_s(1, "CREATE TABLE t1 (a VARCHAR(9))"), _s(2, "SELECT * FROM t1 WHERE a = 'ä'")]
+    lines = case_text(_case(one, 2), one, {}).splitlines()
+    assert lines.index("SET NAMES utf8mb4;") < lines.index("CREATE TABLE t1 (a VARCHAR(9));")
+    two = [_s(1, "CREATE TABLE t1 (a VARCHAR(9))", 5), _s(2, "SELECT 'ä'", 6)]
+    lines = case_text(_case(two, 2), two, {}).splitlines()
+    assert lines.count("SET NAMES utf8mb4;") == 2
+    assert lines[lines.index("SELECT 'ä';") - 1] == "connection con2;"
+    plain = [_s(1, "SELECT 1")]
+    assert "SET NAMES utf8mb4;" not in case_text(_case(plain, 1), plain, {}).splitlines()
