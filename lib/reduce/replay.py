@@ -46,6 +46,7 @@ STATEMENT_SECONDS = 20
 LOCK_WAIT_SECONDS = 1
 READ_SECONDS = 3 * STATEMENT_SECONDS   # the client's read timeout: a statement past it is stuck
 STUCK = -1                              # the code of a statement whose read timed out
+MALFORMED = 2027                        # CR_MALFORMED_PACKET: a reply PyMySQL could not decode
 _CAPS = (f"SET SESSION max_statement_time = {STATEMENT_SECONDS}, "
          f"lock_wait_timeout = {LOCK_WAIT_SECONDS}, "
          f"innodb_lock_wait_timeout = {LOCK_WAIT_SECONDS}")
@@ -78,9 +79,13 @@ class Replayed:
     seconds: float = 0.0           # how long the replay took
 
 
-def error_code(exc: pymysql.MySQLError) -> int:
+def error_code(exc: Exception) -> int:
     """A statement's error code: the server's, 2013 when there is none, :data:`STUCK`
-    when the client's read timed out (the server did not end the statement)."""
+    when the client's read timed out (the server did not end the statement),
+    :data:`MALFORMED` when PyMySQL could not decode the reply (a column name that is no
+    UTF-8: it raises UnicodeDecodeError, which ended a reduction)."""
+    if isinstance(exc, UnicodeDecodeError):
+        return MALFORMED
     args: tuple[Any, ...] = tuple(getattr(exc, "args", ()))
     if len(args) > 1 and "timed out" in str(args[1]):
         return STUCK
@@ -96,7 +101,7 @@ def _run(conn: pymysql.connections.Connection, sql: str) -> tuple[int, Any]:
             while cur.nextset():
                 pass
         return 0, None if rows is None else Counter(tuple(str(v) for v in r) for r in rows)
-    except pymysql.MySQLError as exc:
+    except (pymysql.MySQLError, UnicodeDecodeError) as exc:
         return error_code(exc), None
 
 
@@ -108,6 +113,17 @@ def _connect(server: Server) -> pymysql.connections.Connection:
                           read_timeout=READ_SECONDS, write_timeout=READ_SECONDS)
     _set_caps(conn)
     return conn
+
+
+def _drop(conns: dict[tuple[int, int], pymysql.connections.Connection],
+          key: tuple[int, int]) -> None:
+    """Close and forget one replay connection (the next statement opens another)."""
+    conn = conns.pop(key, None)
+    if conn is not None:
+        try:
+            conn.close()
+        except (pymysql.MySQLError, OSError):
+            pass
 
 
 def _set_caps(conn: pymysql.connections.Connection) -> None:
@@ -153,8 +169,10 @@ def _replay(statements: Sequence[Statement], servers: Sequence[Server], compare:
                     code, rows = _run(conns[key], stmt.sql)
                     if not code and resets_caps(stmt.sql):
                         _set_caps(conns[key])
-                except pymysql.MySQLError as exc:
+                except (pymysql.MySQLError, UnicodeDecodeError) as exc:
                     code, rows = error_code(exc), None
+                if code == MALFORMED:    # the reply was left half read: a new connection
+                    _drop(conns, key)
                 if code == STUCK:
                     out.stuck = stmt.seq
                     return

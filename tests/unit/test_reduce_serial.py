@@ -250,3 +250,9 @@ def test_a_case_with_non_ascii_text_speaks_utf8mb4_on_every_connection():
     assert lines[lines.index("SELECT 'ä';") - 1] == "connection con2;"
     plain = [_s(1, "SELECT 1")]
     assert "SET NAMES utf8mb4;" not in case_text(_case(plain, 1), plain, {}).splitlines()
+
+
+def test_a_reply_pymysql_cannot_decode_is_a_malformed_packet():
+    from lib.reduce.replay import MALFORMED, error_code
+    bad = UnicodeDecodeError("utf-8", b"\x82", 0, 1, "invalid start byte")
+    assert error_code(bad) == MALFORMED
