@@ -157,6 +157,12 @@ class Checker:
         cap = self.budget.cap() if self.budget is not None else None
         deadline = None if cap is None else time.monotonic() + cap
         replayed = replay(statements, servers, compare=compare, stop=stop, deadline=deadline)
+        if replayed.stuck:
+            get_logger().info(f"reduce: a candidate of {len(statements)} statements stuck at "
+                              f"statement {replayed.stuck} (not ended by max_statement_time): "
+                              f"counted as not failing, its servers replaced")
+            if self.budget is not None:
+                self.budget.stopped()
         if replayed.timed_out and self.budget is not None:
             self.budget.stopped()
             get_logger().info(f"reduce: a candidate of {len(statements)} statements stopped "
@@ -181,7 +187,7 @@ class Checker:
                 out.signatures.append(self.case.signature)
         if self.budget is not None and self.reproduces(out):
             self.budget.reproduced(replayed.seconds)
-        if dead:
+        if dead or replayed.stuck:        # a stuck statement still runs: fresh servers
             self.manager.teardown(fast=True, discard=True)
         else:
             self.manager.after_test(True)

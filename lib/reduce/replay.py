@@ -15,6 +15,12 @@ statements otherwise spent minutes per wait (MDL waits end at
 ``max_statement_time``).  A traced statement that sets one of these variables is
 followed by the caps again (:func:`resets_caps`).
 
+A statement the server does not end at ``max_statement_time`` -- some loops do not
+look at the kill flag: a killed join-cache scan or window sort ran on for 15 minutes
+and held a reduction -- ends the replay when the client's read times out
+(:data:`READ_SECONDS`): ``stuck`` says at which statement; the servers are then
+replaced (:mod:`.check`).
+
 ``deadline`` (a ``time.monotonic()`` value) caps a whole replay: past it the
 replay stops before its next statement and says so (``timed_out``), so one slow
 candidate cannot eat a reduction's budget (:mod:`.budget`).
@@ -38,6 +44,9 @@ if TYPE_CHECKING:
 SCHEMA = "test"
 STATEMENT_SECONDS = 20
 LOCK_WAIT_SECONDS = 1
+READ_SECONDS = 3 * STATEMENT_SECONDS   # the client's read timeout: a statement past it is stuck
+STUCK = -1                              # the code of a statement whose read timed out
+MALFORMED = 2027                        # CR_MALFORMED_PACKET: a reply PyMySQL could not decode
 _CAPS = (f"SET SESSION max_statement_time = {STATEMENT_SECONDS}, "
          f"lock_wait_timeout = {LOCK_WAIT_SECONDS}, "
          f"innodb_lock_wait_timeout = {LOCK_WAIT_SECONDS}")
@@ -66,11 +75,20 @@ class Replayed:
     sent: int = 0
     stopped: bool = False          # the replay was told to stop before its end
     timed_out: bool = False        # the replay reached its deadline before its end
+    stuck: int = 0                 # seq of a statement the server did not end (read timeout)
     seconds: float = 0.0           # how long the replay took
 
 
-def _code(exc: pymysql.MySQLError) -> int:
-    args = getattr(exc, "args", ())
+def error_code(exc: Exception) -> int:
+    """A statement's error code: the server's, 2013 when there is none, :data:`STUCK`
+    when the client's read timed out (the server did not end the statement),
+    :data:`MALFORMED` when PyMySQL could not decode the reply (a column name that is no
+    UTF-8: it raises UnicodeDecodeError, which ended a reduction)."""
+    if isinstance(exc, UnicodeDecodeError):
+        return MALFORMED
+    args: tuple[Any, ...] = tuple(getattr(exc, "args", ()))
+    if len(args) > 1 and "timed out" in str(args[1]):
+        return STUCK
     return int(args[0]) if args and isinstance(args[0], int) else 2013
 
 
@@ -83,17 +101,29 @@ def _run(conn: pymysql.connections.Connection, sql: str) -> tuple[int, Any]:
             while cur.nextset():
                 pass
         return 0, None if rows is None else Counter(tuple(str(v) for v in r) for r in rows)
-    except pymysql.MySQLError as exc:
-        return _code(exc), None
+    except (pymysql.MySQLError, UnicodeDecodeError) as exc:
+        return error_code(exc), None
 
 
 def _connect(server: Server) -> pymysql.connections.Connection:
     # every value as the server's bytes (no decoding, no conversion): a corpus's statement
     # can give rows that are no UTF-8, and PyMySQL failed to decode them (an internal
     # error that ended a reduction); rows are compared as bytes, the same on every server
-    conn = server.connect(db=SCHEMA, autocommit=True, use_unicode=False, conv={})
+    conn = server.connect(db=SCHEMA, autocommit=True, use_unicode=False, conv={},
+                          read_timeout=READ_SECONDS, write_timeout=READ_SECONDS)
     _set_caps(conn)
     return conn
+
+
+def _drop(conns: dict[tuple[int, int], pymysql.connections.Connection],
+          key: tuple[int, int]) -> None:
+    """Close and forget one replay connection (the next statement opens another)."""
+    conn = conns.pop(key, None)
+    if conn is not None:
+        try:
+            conn.close()
+        except (pymysql.MySQLError, OSError):
+            pass
 
 
 def _set_caps(conn: pymysql.connections.Connection) -> None:
@@ -139,8 +169,13 @@ def _replay(statements: Sequence[Statement], servers: Sequence[Server], compare:
                     code, rows = _run(conns[key], stmt.sql)
                     if not code and resets_caps(stmt.sql):
                         _set_caps(conns[key])
-                except pymysql.MySQLError as exc:
-                    code, rows = _code(exc), None
+                except (pymysql.MySQLError, UnicodeDecodeError) as exc:
+                    code, rows = error_code(exc), None
+                if code == MALFORMED:    # the reply was left half read: a new connection
+                    _drop(conns, key)
+                if code == STUCK:
+                    out.stuck = stmt.seq
+                    return
                 if code in LOST_CONNECTION_CODES:
                     out.errors[stmt.seq] = code
                     out.lost = stmt.seq

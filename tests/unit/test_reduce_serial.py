@@ -6,7 +6,7 @@ the failing statements pinned in every ddmin candidate, the per-replay time cap
 statement that changes them, and the reducer's start and one-connection pass trying
 the serialized trace.
 
-Covers: lib/reduce/passes.py, lib/reduce/budget.py, lib/reduce/case.py, lib/reduce/replay.py, lib/reduce/reducer.py
+Covers: lib/reduce/passes.py, lib/reduce/budget.py, lib/reduce/case.py, lib/reduce/replay.py, lib/reduce/reducer.py, lib/reduce/mtrcase.py
 """
 import pytest
 
@@ -216,3 +216,43 @@ def test_other_in_flight_statements_are_not_pinned(tmp_path):
                       lambda: 0, skip=("options",))
     assert [s.seq for s in reducer.run().statements] == [1, 3]
     assert {s.conn for s in reducer.statements} == {6}         # serialized on the culprit's
+
+
+def test_a_read_timeout_is_a_stuck_statement_not_a_lost_server():
+    import pymysql
+    from lib.reduce.replay import STUCK, error_code
+    assert error_code(pymysql.err.OperationalError(
+        2013, "Lost connection to MySQL server during query (timed out)")) == STUCK
+    assert error_code(pymysql.err.OperationalError(
+        2013, "Lost connection to MySQL server during query")) == 2013
+    assert error_code(pymysql.err.ProgrammingError(1146, "Table 'test.t' doesn't exist")) == 1146
+    assert error_code(pymysql.err.InterfaceError()) == 2013
+
+
+def test_a_partitioned_table_makes_the_case_ask_for_partitioning():
+    from lib.reduce.mtrcase import case_text
+    stmts = [_s(1, "CREATE TABLE t1 (a INT) ENGINE=MyISAM PARTITION BY KEY (a) PARTITIONS 4"),
+             _s(2, "SELECT * FROM t1")]
+    case = _case(stmts, 2)
+    assert "--source include/have_partition.inc" in case_text(case, stmts, {}).splitlines()
+    plain = [_s(1, "CREATE TABLE t1 (a INT)"), _s(2, "SELECT * FROM t1 WHERE a = 'PARTITION BY'")]
+    assert "--source include/have_partition.inc" not in case_text(_case(plain, 2), plain, {})
+
+
+def test_a_case_with_non_ascii_text_speaks_utf8mb4_on_every_connection():
+    from lib.reduce.mtrcase import case_text
+    one = [_s(1, "CREATE TABLE t1 (a VARCHAR(9))"), _s(2, "SELECT * FROM t1 WHERE a = 'ä'")]
+    lines = case_text(_case(one, 2), one, {}).splitlines()
+    assert lines.index("SET NAMES utf8mb4;") < lines.index("CREATE TABLE t1 (a VARCHAR(9));")
+    two = [_s(1, "CREATE TABLE t1 (a VARCHAR(9))", 5), _s(2, "SELECT 'ä'", 6)]
+    lines = case_text(_case(two, 2), two, {}).splitlines()
+    assert lines.count("SET NAMES utf8mb4;") == 2
+    assert lines[lines.index("SELECT 'ä';") - 1] == "connection con2;"
+    plain = [_s(1, "SELECT 1")]
+    assert "SET NAMES utf8mb4;" not in case_text(_case(plain, 1), plain, {}).splitlines()
+
+
+def test_a_reply_pymysql_cannot_decode_is_a_malformed_packet():
+    from lib.reduce.replay import MALFORMED, error_code
+    bad = UnicodeDecodeError("utf-8", b"\x82", 0, 1, "invalid start byte")
+    assert error_code(bad) == MALFORMED
