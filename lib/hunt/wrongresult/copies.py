@@ -145,8 +145,8 @@ class Copies:
                 return None
         got = run_query(self.conn, f"SELECT COUNT(*) FROM {sql_name}")
         rows = int(got.rows[0][0]) if not got.failed and got.rows else 0
-        copy = Copy(TableInfo(SCHEMA, name, table.columns), table, transactional, rows, copied,
-                    pristine)
+        info = TableInfo(SCHEMA, name, table.columns, all_names=table.all_names + (ROWID,))
+        copy = Copy(info, table, transactional, rows, copied, pristine)
         self.made[key] = copy
         return copy
 
@@ -191,7 +191,8 @@ class Copies:
                 self._run(f"DROP TABLE IF EXISTS {sql_name}")
         if not made:
             return None
-        copy = Copy(TableInfo(SCHEMA, name, table.columns, False), table,
+        copy = Copy(TableInfo(SCHEMA, name, table.columns, False,
+                              all_names=table.all_names), table,
                     engine.lower() in TRANSACTIONAL_ENGINES, 0, ())
         self.made[key] = copy
         return copy

@@ -297,6 +297,13 @@ class Scope:
             self._columns[key] = hit
         return hit
 
+    def column_names(self) -> set[str]:
+        """Every column name of this scope's tables and the enclosing queries' (the unused
+        types' too): the names an output alias must not take."""
+        names = {n for _, t in self.tables for n in (t.all_names or
+                                                      tuple(c.name for c in t.columns))}
+        return names | (self.outer.column_names() if self.outer is not None else set())
+
     def classes(self) -> list[str]:
         """The type classes of this scope's columns, in a stable order."""
         present = {c.type_class for _, t in self.tables for c in t.columns}

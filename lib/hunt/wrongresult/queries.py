@@ -36,7 +36,7 @@ import re
 from typing import Sequence
 
 from .generator import CLASSES, FromClause, Scope, SqlGenerator
-from .schema import quote_name
+from .schema import free_aliases, quote_name
 
 NOT_STR = tuple(c for c in CLASSES if c != "str")
 _COLUMN_RE = re.compile(r"\b[ts]\d+\.`")
@@ -259,7 +259,7 @@ def select_query(gen: SqlGenerator, fc: FromClause, where: str, rich: bool = Fal
         aggs = aggregates(gen, scope, gen.rng.randrange(1, 3), rich)
         if variant == "having":  # HAVING names the keys by alias (a column inside a grouped
             # expression is no column HAVING knows)
-            names = [f"g{i + 1}" for i in range(len(group))]
+            names = free_aliases("g", len(group), scope.column_names())
             items = [f"{g} AS {n}" for g, n in zip(group, names)] + aggs
             keys = [n for g, n in zip(group, names) if not is_position(g)]
             grouping = f" GROUP BY {', '.join(keys)}" if keys else ""

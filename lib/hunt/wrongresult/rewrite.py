@@ -16,7 +16,8 @@ SET and BIT columns become strings or numbers inside ``CASE``; a YEAR
 column compared with a small number reads it as a year -- ``y = 5`` is true
 for 2005 -- and ``CASE``/``COALESCE`` of it does not; a ZEROFILL column's
 ``00005`` is ``5`` inside ``CASE``), and which change their value with the
-context they are read in (:func:`context_sensitive`: ``LEAST``/``GREATEST``).
+context they are read in (:func:`context_sensitive`: ``LEAST``/``GREATEST``;
+:func:`date_arithmetic`: ``+ INTERVAL`` over a string).
 """
 from __future__ import annotations
 
@@ -34,6 +35,10 @@ _IDENT_CHAR = re.compile(r"[A-Za-z0-9_$`]")
 TYPE_SENSITIVE_TYPES = frozenset({"enum", "set", "bit", "year", "float"})
 # LEAST and GREATEST compare their arguments by the context their value is read in
 _CONTEXT_CALL_RE = re.compile(r"\s*(?:LEAST|GREATEST)\s*\(", re.IGNORECASE)
+# date arithmetic: '2000-01-01' + INTERVAL 9 DAY is a string a temporal context reads as
+# a DATETIME; COALESCE or CASE of it is a VARCHAR that TIME() parses as a time
+_INTERVAL_RE = re.compile(r"\b(?:INTERVAL|DATE_ADD|DATE_SUB|ADDDATE|SUBDATE)\b", re.IGNORECASE)
+_QUOTED_RE = re.compile(r"'(?:[^'\\]|\\.|'')*'|\"(?:[^\"\\]|\\.)*\"|`(?:[^`]|``)*`")
 
 
 def free_aliases(text: str) -> set[str]:
@@ -105,6 +110,19 @@ def context_sensitive(text: str) -> bool:
     return False
 
 
+def date_arithmetic(text: str) -> bool:
+    """True when text (outside its quoted literals and names) holds date arithmetic:
+    ``+ INTERVAL``, ``- INTERVAL``, DATE_ADD, DATE_SUB, ADDDATE or SUBDATE.
+
+    Over a string such a value is a string that a temporal context still reads as a
+    DATETIME: ``TIME('2000-01-01' + INTERVAL 9 DAY)`` is 00:00:00, while
+    ``TIME(COALESCE('2000-01-01' + INTERVAL 9 DAY, NULL))`` converts the VARCHAR
+    '2000-01-10' as a time, 00:20:00 with warning 1292 (EET, hunt or19-sf8
+    fad7d181c708): wrapped in CASE, COALESCE or IF it loses the context of what stands
+    around it."""
+    return bool(_INTERVAL_RE.search(_QUOTED_RE.sub("''", text)))
+
+
 def type_sensitive(produced: Produced, tables: Sequence[TableInfo]) -> bool:
     """True when the text names an ENUM, SET, BIT, YEAR, FLOAT or ZEROFILL column (of any of
     tables by that name: a subquery's inside the text too): wrapped in CASE or COALESCE
@@ -112,8 +130,9 @@ def type_sensitive(produced: Produced, tables: Sequence[TableInfo]) -> bool:
     constants (an ENUM compared with a
     number compares its index, a string does not; ``year_col = 5`` is true for 2005,
     ``COALESCE(year_col, NULL) = 5`` is not), so value rewrites leave it alone; so they
-    leave a LEAST or GREATEST call (:func:`context_sensitive`)."""
-    if context_sensitive(produced.text):
+    leave a LEAST or GREATEST call (:func:`context_sensitive`) and date arithmetic
+    (:func:`date_arithmetic`)."""
+    if context_sensitive(produced.text) or date_arithmetic(produced.text):
         return True
     names = {m.group(2).replace("``", "`") for m in _ALIAS_REF_RE.finditer(produced.text)}
     return any(c.name in names and (c.data_type in TYPE_SENSITIVE_TYPES or c.zerofill)

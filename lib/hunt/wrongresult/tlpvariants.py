@@ -40,6 +40,7 @@ from .oracle import Check, OracleBase, Verdict
 from .queries import (MINMAX_CLASSES, NOT_STR, avg_argument, column_value, exact_value,
                       having_predicate, is_position, summable, values)
 from .result import describe_rows, multiset_difference, render_rows
+from .schema import free_aliases
 
 
 def _partitions(gen: SqlGenerator, fc: FromClause) -> tuple[str, str, str]:
@@ -157,7 +158,7 @@ class TLPGroupByOracle(_TLPVariant):
                                    for w in parts)
             return Check((f"SELECT {listed} FROM {fc.sql} GROUP BY {listed}", union), "keys")
         aggs = [_aggregate(gen, fc, f"a{i}", f"b{i}") for i in range(gen.rng.randrange(1, 3))]
-        names = [f"k{i + 1}" for i in range(len(keys))]
+        names = free_aliases("k", len(keys), fc.scope.column_names())
         inner_items = [f"{k} AS {n}" for k, n in zip(keys, names)]
         outer_items = list(names)
         whole_items = list(keys)
@@ -186,7 +187,7 @@ class TLPHavingOracle(_TLPVariant):
                 if not is_position(k)]
         if not keys:
             return None
-        names = [f"g{i + 1}" for i in range(len(keys))]
+        names = free_aliases("g", len(keys), fc.scope.column_names())
         items = [f"{k} AS {n}" for k, n in zip(keys, names)]
         items += [_aggregate(gen, fc)[0] for _ in range(gen.rng.randrange(1, 3))]
         where = f" WHERE {gen.predicate(fc.scope)}" if gen.chance(0.4) else ""
