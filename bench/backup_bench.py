@@ -65,9 +65,9 @@ from lib.platform.logtail import tail_file  # noqa: E402
 from lib.servers.options import bootstrap_subset, parse_options  # noqa: E402
 from lib.platform.ports import PortLease  # noqa: E402
 from lib.platform.process import group_of  # noqa: E402
-from lib.run.config import RunConfig  # noqa: E402
+from lib.config import RunConfig, Servers  # noqa: E402
 from lib.run.environment import RunEnvironment  # noqa: E402
-from lib.servers.server import Server, ServerSettings  # noqa: E402
+from lib.servers.server import Server, ServerSettings, write_files  # noqa: E402
 
 TARGET_RATIO = 1.10            # kewpie's time / the direct call's, per step and in total
 SERVER_OPTIONS = ["--innodb-buffer-pool-size=256M"]
@@ -101,7 +101,7 @@ def make_server(name: str, index: int, tree: CodeTree, bot_dir: str, lease: Port
     """A kewpie Server in bot_dir/var_<name> (not started)."""
     server = Server(name, index, tree, os.path.join(bot_dir, f"var_{name}"), lease,
                     parse_options(SERVER_OPTIONS), settings)
-    server.make_dirs()
+    server.paths.make_dirs()
     return server
 
 
@@ -122,14 +122,14 @@ def set_up(env: RunEnvironment, leases: list[PortLease]) -> Rig:
     source = make_server("s0", 0, tree, manager.bot_dir, leases[0], manager.settings)
     target = make_server("s1", 1, tree, manager.bot_dir, leases[1], manager.settings)
     cache = manager.cache
-    cache.copy_to(cache.template(bootstrap_subset(source.effective_options())), source.datadir)
+    cache.copy_to(cache.template(bootstrap_subset(source.effective_options())), source.paths.datadir)
     source.start()
-    target.write_cnf()
-    os.makedirs(target.datadir, mode=0o750, exist_ok=True)
+    write_files(target)
+    os.makedirs(target.paths.datadir, mode=0o750, exist_ok=True)
     if user:
-        shutil.chown(target.datadir, user, group_of(user))
+        shutil.chown(target.paths.datadir, user, group_of(user))
     backups = ServerBackups(source, label="bench")
-    log.info(f"bench: s0 on port {source.port} ({source.vardir}), tool {backups.tool.path}, "
+    log.info(f"bench: s0 on port {source.port} ({source.paths.vardir}), tool {backups.tool.path}, "
              f"workdir {env.workdir.path} ({'/dev/shm' if env.workdir.use_shm else 'disk'})")
     return Rig(source, target, backups, backups.tool.path)
 
@@ -181,10 +181,10 @@ def empty_target(rig: Rig) -> None:
     """Empty s1's datadir (untimed, before each copy-back)."""
     if rig.target.is_alive():
         rig.target.stop()
-    shutil.rmtree(rig.target.datadir, ignore_errors=True)
-    os.makedirs(rig.target.datadir, mode=0o750)
+    shutil.rmtree(rig.target.paths.datadir, ignore_errors=True)
+    os.makedirs(rig.target.paths.datadir, mode=0o750)
     if rig.user:
-        shutil.chown(rig.target.datadir, rig.user, group_of(rig.user))
+        shutil.chown(rig.target.paths.datadir, rig.user, group_of(rig.user))
 
 
 def run_kewpie(rig: Rig, run: int) -> dict[str, float]:
@@ -214,15 +214,15 @@ def run_direct(rig: Rig, run: int) -> dict[str, float]:
     times: dict[str, float] = {}
     try:
         times["backup"] = timed(lambda: direct(
-            [rig.tool, f"--defaults-file={src.cnf_path}", "--backup", f"--target-dir={target}",
-             "--user=root", f"--socket={src.socket_file}"], target + ".backup.log", rig.user, root))
+            [rig.tool, f"--defaults-file={src.paths.cnf_path}", "--backup", f"--target-dir={target}",
+             "--user=root", f"--socket={src.paths.socket_file}"], target + ".backup.log", rig.user, root))
         times["prepare"] = timed(lambda: direct(
             [rig.tool, "--no-defaults", "--prepare", f"--target-dir={target}", f"--tmpdir={tmp}"],
             target + ".prepare.log", rig.user, root))
         empty_target(rig)
         times["copy-back"] = timed(lambda: direct(
-            [rig.tool, f"--defaults-file={dst.cnf_path}", "--copy-back", f"--target-dir={target}",
-             f"--datadir={dst.datadir}"], target + ".copy-back.log", rig.user, root))
+            [rig.tool, f"--defaults-file={dst.paths.cnf_path}", "--copy-back", f"--target-dir={target}",
+             f"--datadir={dst.paths.datadir}"], target + ".copy-back.log", rig.user, root))
     finally:
         shutil.rmtree(target, ignore_errors=True)
     return times
@@ -234,7 +234,7 @@ def run_cp(rig: Rig, run: int) -> float:
     rig.source.stop()
     try:
         def cp() -> None:
-            proc = subprocess.run(["cp", "-a", rig.source.datadir, copy], capture_output=True,
+            proc = subprocess.run(["cp", "-a", rig.source.paths.datadir, copy], capture_output=True,
                                   text=True)
             if proc.returncode != 0:
                 raise BenchError(f"cp -a failed: {proc.stderr.strip()}")
@@ -324,13 +324,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     rig: Rig | None = None
     with bench_workdir(args.workdir, "kewpie-bench-backup-") as path, measuring() as outcome:
         default_server_user()  # the bench's own error when root has no 'mysql' user
-        env = RunEnvironment(RunConfig(workdir=path, use_shm=args.shm, base_port=args.base_port))
+        env = RunEnvironment(RunConfig(workdir=path, servers=Servers(use_shm=args.shm,
+                                                                     base_port=args.base_port)))
         try:
             info = machine_info()
             rig = set_up(env, leases)
             load_s = load_dataset(rig.source, args.tables, args.rows)
             rig.source.stop()
-            size = du_mb(rig.source.datadir)
+            size = du_mb(rig.source.paths.datadir)
             rig.source.start()
             log.info(f"bench: dataset {args.tables} x {args.rows} rows in {load_s:.1f} s; "
                      f"stopped datadir {size:.0f} MB")

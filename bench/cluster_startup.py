@@ -83,7 +83,7 @@ CLEANUP_TIMEOUT = 180.0        # seconds kewpie --mode=cleanup may take
 TARGET_WARM_MS = 1000.0        # warm 3-node cluster Synced (issue 34)
 TARGET_COLD_RATIO = 1.20       # kewpie cold median / reference median
 SCALE_NOTE = "a hand-made rsync-SST 3-node cluster here took about 10.7 s (median of 3)"
-WARM_FALLBACK_MARK = "forming it by SST instead"   # kewpie's warning when a warm start fails
+WARM_FALLBACK_MARK = "forming it by state transfers:"   # kewpie's warning when a warm start fails
 NO_SNAPSHOT_MARK = "could not snapshot the cluster"
 
 

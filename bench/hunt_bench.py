@@ -70,7 +70,8 @@ from lib.hunt.trial import HuntSettings, Load, run_trial  # noqa: E402
 from lib.platform.logsetup import configure  # noqa: E402
 from lib.randgen.api import make_options, run_randgen, server_connection  # noqa: E402
 from lib.randgen.executor import RANDGEN_HOME  # noqa: E402
-from lib.run.config import RunConfig  # noqa: E402
+from lib.config import RunConfig  # noqa: E402
+from lib.modes.hunt.options import HuntOptions  # noqa: E402
 from lib.run.environment import RunEnvironment  # noqa: E402
 from tests.fixtures.hunt.planted import (CRASH_GRAMMAR, build_plugin_dir,  # noqa: E402
                                          remove_plugin_dir)
@@ -105,7 +106,8 @@ def cpu_seconds(pids: list[int]) -> float:
 
 def throughput(workdir: str, seconds: float, threads: int) -> dict[str, float]:
     """Figure 1: a plain load and a hunt trial with every oracle, on one primary+replica."""
-    config = RunConfig(workdir=workdir, hunt_topology="replication:1")
+    config = RunConfig(workdir=workdir, mode="hunt",
+                       mode_section=HuntOptions(topology="replication:1"))
     env = RunEnvironment(config)
     try:
         env.open_workdir()

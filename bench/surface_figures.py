@@ -32,7 +32,7 @@ from lib.platform.logsetup import configure
 from lib.randgen.api import server_connection
 from lib.randgen.channel import StatementError, open_channel
 from lib.randgen.executor import RANDGEN_HOME
-from lib.run.config import RunConfig
+from lib.config import RunConfig
 from lib.run.environment import RunEnvironment
 
 # statement errors that are the load's own doing, not the generator's: a statement

@@ -79,7 +79,7 @@ import psutil  # noqa: E402  (the venv's: the monitors use it)
 
 from lib.errors import KewpieError  # noqa: E402
 from lib.platform.logsetup import configure  # noqa: E402
-from lib.run.config import RunConfig  # noqa: E402
+from lib.config import RunConfig  # noqa: E402
 from lib.run.environment import RunEnvironment  # noqa: E402
 from lib.servers.options import parse_options  # noqa: E402
 from lib.servers.requirements import Requirements  # noqa: E402

@@ -13,6 +13,9 @@ name a test file used.
   and only once :func:`enable_lib_alias` was called — by kewpie itself before
   it loads suites (kewpie 2012 suites write ``from lib.util... import``), so a
   plain ``import kewpie`` adds no generic ``lib`` to anybody's interpreter.
+
+A folder renamed inside the package keeps its old name the same way (:data:`MOVED`):
+``lib.util.*``, kewpie 2012's own name for its API, is ``lib.kewpie2012.*``.
 """
 from __future__ import annotations
 
@@ -30,6 +33,8 @@ else:
     _LoaderBase = object   # importlib.abc costs every command ~10 ms to import
 
 NAMES = ("lib", "kewpie")
+# Sub-packages renamed whose old names suites still import: (old, new), under either name.
+MOVED = (("util", "kewpie2012"),)  # kewpie 2012's API (lib/util/ until issue 44)
 
 
 class AliasFinder(_LoaderBase):
@@ -106,7 +111,8 @@ def settle_name(name: str, folder: str) -> ModuleType | None:
     package imported as ``kewpie``, e.g. through an editable install, is
     loaded as ``lib``, its canonical name there), else None after making the
     other name an alias: ``kewpie`` in a checkout, first on ``sys.meta_path``
-    so the checkout's ``kewpie.py`` script does not answer for it."""
+    so the checkout's ``kewpie.py`` script does not answer for it; and the old names
+    of :data:`MOVED` folders aliases of their new ones."""
     if name == "kewpie" and is_checkout_package(folder):
         lib = sys.modules.get("lib")
         if lib is None:
@@ -119,6 +125,9 @@ def settle_name(name: str, folder: str) -> ModuleType | None:
         return lib
     if name == "lib" and not _installed("kewpie"):
         sys.meta_path.insert(0, AliasFinder("kewpie", "lib"))
+    for old, new in MOVED:
+        if not _installed(f"{name}.{old}"):
+            sys.meta_path.insert(0, AliasFinder(f"{name}.{old}", f"{name}.{new}"))
     return None
 
 

@@ -13,50 +13,81 @@ import math
 import os
 import signal
 import sys
-from typing import Any, Sequence
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from .run.config import MYSQLTEST_PROTOCOLS, RunConfig, default
-from .run.configfile import (Resolved, find_config_files, format_settings, option_specs,
-                             read_config_file, resolve)
+from .config import Debugging, History, Reporting, RunConfig, Selection, Servers, Tools
+from .run.configfile import (Resolved, Setting, find_config_files, format_settings,
+                             option_specs, read_config_file, resolve)
 from .errors import EXIT_ENVIRONMENT, EXIT_OK, Interrupted, KewpieError, SuiteError, UsageError
 from .platform.interrupts import STOP_SIGNALS, InterruptRelay
+from .modes.onoff import OnOff, split
+from .modes.table import MODES, mode_named
 from .platform.logsetup import configure, get_logger
+from .platform.pathoptions import PathOption, PathRole, PathShape, check_paths
+from .platform.safewrite import check_output
+from .platform.secrets import HISTORY_DSN_ENV, SECRET_ENVIRONMENT
+from .platform.trustedpath import Trust, check_input
+
+if TYPE_CHECKING:  # imported by _run: the run's modules are not for --help
+    from .run.environment import RunEnvironment
 
 
 # Options only the command line takes (a config file cannot set them), by dest.
-COMMAND_LINE_ONLY = frozenset({"config_file", "no_config", "profile", "list_options"})
+COMMAND_LINE_ONLY = frozenset({"config_file", "no_config", "profile", "list_options", "trust"})
+# Every option that takes a path, by what it is to kewpie (lib/platform/pathoptions.py):
+# the checks of settings_from_args run over this table (fields: the configuration's, as
+# ``section.field`` or ``<mode>.field``: RunConfig.paths_at), and
+# tests/unit/test_path_options.py fails when a path option of build_parser is missing.
+PATH_TABLE: Mapping[str, PathOption] = MappingProxyType({
+    "suitepath": PathOption(PathRole.input, PathShape.tree, ("selection.suitepaths",),
+                            "its kewpie.toml is read only once the folder and the file "
+                            "passed (resolve_args)"),
+    "config": PathOption(PathRole.input, note="checked before it is read (resolve_args)"),
+    "basedir": PathOption(PathRole.input, PathShape.path,
+                          ("servers.basedir", "servers.extra_basedirs"),
+                          "its programs, plugins and messages where the tree is found "
+                          "(lib/servers/codetree.py), as trees/'s"),
+    "randgen-path": PathOption(PathRole.input, PathShape.tree, ("tools.randgen_path",)),
+    "mtr-root": PathOption(PathRole.input, PathShape.tree, ("mtr.root",)),
+    "grammar": PathOption(PathRole.input, PathShape.path, ("hunt.grammars",),
+                          "a relative one where it is found (lib/modes/hunt/run.py)"),
+    "redefine": PathOption(PathRole.input, PathShape.path, ("hunt.redefine",)),
+    "sql-file": PathOption(PathRole.input, PathShape.tree, ("hunt.sql_files",),
+                           "a folder of .test files or an SQL file, run as SQL; the named "
+                           "sources (mysql-test: the code tree's, surface) are no paths"),
+    "gendata": PathOption(PathRole.input, PathShape.path, ("tools.gendata", "hunt.gendata")),
+    "known-bugs": PathOption(PathRole.input, PathShape.path, ("reporting.known_bugs",)),
+    "random-options": PathOption(PathRole.input, PathShape.path, ("hunt.random_options",)),
+    "sweep-file": PathOption(PathRole.input, PathShape.path, ("sweep.file",)),
+    "wsrep-provider-path": PathOption(PathRole.input, PathShape.path,
+                                      ("servers.wsrep_provider_path",)),
+    "xtrabackup-path": PathOption(PathRole.input, PathShape.path, ("tools.xtrabackup_path",)),
+    "innobackupex-path": PathOption(PathRole.input, PathShape.path,
+                                    ("tools.innobackupex_path",)),
+    "TEST": PathOption(PathRole.input, PathShape.tree, ("reduce.findings", "replay.corpus"),
+                       "--mode=reduce: the finding folder; --mode=replay: the corpus's "
+                       "files and folders, run as SQL (other modes: test names)",
+                       what="the TEST path"),
+    "workdir": PathOption(PathRole.own, note="lib/platform/workdir.py"),
+    "lock-dir": PathOption(PathRole.own, note="lib/platform/ports.py"),
+    "junit-xml": PathOption(PathRole.output, PathShape.file, ("reporting.junit_xml",)),
+    "xml-report": PathOption(PathRole.output, PathShape.file, ("mtr.xml_report",)),
+    "sweep-out": PathOption(PathRole.output, PathShape.folder, ("sweep.out",)),
+    "reduce-out": PathOption(PathRole.output, PathShape.folder, ("reduce.out",)),
+    "replay-out": PathOption(PathRole.output, PathShape.folder, ("replay.out",)),
+    "history": PathOption(PathRole.output, PathShape.file, ("history.path",)),
+    "timings-file": PathOption(PathRole.data, note="durations, read as JSON"),
+    "trust": PathOption(PathRole.data, note="names what is trusted; reads nothing"),
+})
 # Options whose relative values in a config file are taken from the file's folder.
-PATH_OPTIONS = frozenset({
-    "workdir", "suitepath", "basedir", "lock-dir", "wsrep-provider-path", "junit-xml",
-    "timings-file", "xtrabackup-path", "innobackupex-path", "randgen-path", "sweep-file",
-    "sweep-out", "mtr-root", "gendata", "grammar", "redefine", "known-bugs", "random-options",
-    "history", "xml-report"})
-
-
-class _OnOff(argparse.BooleanOptionalAction):
-    """``--X`` / ``--no-X``: every on/off option can be undone on the command line
-    (a config file may have turned it on), with its help text as written."""
-
-    def __init__(self, option_strings: Sequence[str], dest: str, default: bool = False,
-                 help: str | None = None) -> None:  # noqa: A002 - argparse's name
-        super().__init__(option_strings, dest, default=default, help=help)
-        self.help = help  # no automatic "(default: False)"
-
-
-def _split(values: list[str] | None) -> list[str]:
-    out: list[str] = []
-    for value in values or []:
-        out.extend(v.strip() for v in value.split(",") if v.strip())
-    return out
-
-
-def _protocol_dest(flag: str) -> str:
-    return flag[2:].replace("-", "_")
+PATH_OPTIONS = frozenset(PATH_TABLE) - {"config", "trust", "TEST"}
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argparse parser; ``--help`` documents every option, grouped by job.  Defaults
-    are RunConfig's (:func:`lib.run.config.default`), so they are written down once."""
+    """The argparse parser; ``--help`` documents every option, grouped by job: the
+    sections every run has, then each mode's own group (lib/modes/table.py).  Defaults are
+    the configuration's (lib/config/), so they are written down once."""
     p = argparse.ArgumentParser(
         prog="kewpie.py", usage="%(prog)s [options] [TEST ...]",
         description="Run Python unittest suites against MySQL-family servers that kewpie "
@@ -73,9 +104,8 @@ def build_parser() -> argparse.ArgumentParser:
     _regression_options(p)
     _history_options(p)
     _debugging_options(p)
-    _mtr_options(p)
-    _sweep_options(p)
-    _hunt_options(p)
+    for mode in MODES:  # each mode's own group (lib/modes/<mode>/options.py)
+        mode.add_options(p)
     _tool_options(p)
     _kewpie2012_options(p)
     _config_options(p)
@@ -97,44 +127,39 @@ def _selection_options(p: argparse.ArgumentParser) -> None:
                         "works); repeatable")
     g.add_argument("--skip-test", action="append", default=[], metavar="REGEX",
                    help="leave out tests whose 'suite.test' matches REGEX; repeatable")
-    g.add_argument("--start-from", default=default("start_from"), metavar="TEST",
+    g.add_argument("--start-from", default=Selection.start_from, metavar="TEST",
                    help="skip the selected tests before TEST ('suite.test' or 'test')")
-    g.add_argument("--enable-disabled", action=_OnOff,
+    g.add_argument("--enable-disabled", action=OnOff,
                    help="also run tests listed in a suite's disabled.txt (--mode=mtr: disabled.def)")
     g.add_argument("--combination", action="append", default=[], metavar="NAME",
                    help="run only these combinations of suites that declare combinations; "
                         "repeatable")
-    g.add_argument("--list", action=_OnOff,
+    g.add_argument("--list", action=OnOff,
                    help="print the selected tests, one suite.test per line, and exit")
 
 
 def _run_options(p: argparse.ArgumentParser) -> None:
     """The mode, how tests run, where the run writes and what it prints."""
     g = p.add_argument_group("the run: mode, repeats, timeouts, workdir, output")
-    g.add_argument("--mode", default=default("mode"),
-                   choices=["native", "cleanup", "sweep", "mtr", "hunt", "reduce"],
-                   help="native: run tests; cleanup: stop servers left in --workdir; "
-                        "sweep: run a sysbench sweep file (docs/sysbench.md); mtr: the "
-                        "server's own mysql-test suites (docs/mtr.md); hunt: random loads "
-                        "in trials with oracles (docs/hunting.md); reduce: a hunt finding "
-                        "(the TEST argument: its folder) to a minimal mysql-test case "
-                        "(docs/hunting.md)")
-    g.add_argument("--force", action=_OnOff,
+    g.add_argument("--mode", default=RunConfig.mode,
+                   choices=[mode.name for mode in MODES],
+                   help="; ".join(f"{mode.name}: {mode.summary}" for mode in MODES))
+    g.add_argument("--force", action=OnOff,
                    help="run every test even after a failure (default: stop at the first)")
-    g.add_argument("--repeat", type=int, default=default("repeat"), metavar="N",
+    g.add_argument("--repeat", type=int, default=Selection.repeat, metavar="N",
                    help="run each test N times")
-    g.add_argument("--test-timeout", type=float, default=default("test_timeout"), metavar="S",
+    g.add_argument("--test-timeout", type=float, default=Reporting.test_timeout, metavar="S",
                    help="fail a test that runs longer than S seconds, killing its servers (0: none)")
-    g.add_argument("--start-and-exit", action=_OnOff,
+    g.add_argument("--start-and-exit", action=OnOff,
                    help="start the first selected test's servers, print them, exit, leave them running")
-    g.add_argument("--workdir", default=default("workdir"),
+    g.add_argument("--workdir", default=RunConfig.workdir,
                    help="where servers' vardirs, logs and state live (default: ./workdir)")
-    g.add_argument("--shm", action=_OnOff, default=default("use_shm"),
+    g.add_argument("--shm", action=OnOff, default=Servers.use_shm,
                    help="link vardirs to /dev/shm (the default); --no-shm keeps them on disk")
-    g.add_argument("--verbose", action=_OnOff, help="debug logging and per-method rows")
-    g.add_argument("--base-port", type=int, default=default("base_port"), metavar="PORT",
+    g.add_argument("--verbose", action=OnOff, help="debug logging and per-method rows")
+    g.add_argument("--base-port", type=int, default=Servers.base_port, metavar="PORT",
                    help="where the search for free port blocks starts (default: %(default)s)")
-    g.add_argument("--lock-dir", default=default("lock_dir"), metavar="DIR",
+    g.add_argument("--lock-dir", default=Servers.lock_dir, metavar="DIR",
                    help="shared directory of port lease locks (default: /tmp/kewpie-locks-<uid>)")
 
 
@@ -144,25 +169,25 @@ def _server_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--basedir", action="append", metavar="DIR",
                    help="code tree to test: an install prefix, tarball, build dir or unpacked "
                         "packages (default: %s); repeat it for more trees (the first is the "
-                        "one under test; suites pick 'old'/'new' by version)" % default("basedir"))
-    g.add_argument("--default-server-type", default=default("default_server_type"),
+                        "one under test; suites pick 'old'/'new' by version)" % Servers.basedir)
+    g.add_argument("--default-server-type", default=Servers.default_server_type,
                    choices=["mysql", "galera"],
                    help="server type for suites that do not name one (default: mysql; with "
                         "galera and no --suite, the suite is cluster_basic)")
-    g.add_argument("--server-user", default=default("server_user"), metavar="USER",
+    g.add_argument("--server-user", default=Servers.server_user, metavar="USER",
                    help="OS user servers run as (default: mysql when run as root, else yourself)")
-    g.add_argument("--server-start-timeout", type=float, default=default("start_timeout"),
+    g.add_argument("--server-start-timeout", type=float, default=Servers.start_timeout,
                    metavar="S", help="seconds a server may take to answer SQL after launch "
                                      "(default: %(default)g)")
     g.add_argument("--mysqld", action="append", default=[], metavar="OPTION",
                    help="extra option for every server, after the suite's (repeatable; --mode=mtr "
                         "too, as mtr's --mysqld), e.g. --mysqld=--innodb-flush-log-at-trx-commit=2")
-    g.add_argument("--wsrep-provider-path", default=default("wsrep_provider_path"),
+    g.add_argument("--wsrep-provider-path", default=Servers.wsrep_provider_path,
                    metavar="PATH", help="Galera provider library (default: %(default)s)")
-    g.add_argument("--wsrep-sst-method", default=default("wsrep_sst_method"),
+    g.add_argument("--wsrep-sst-method", default=Servers.wsrep_sst_method,
                    choices=["rsync", "mariabackup"],
                    help="how Galera joiners get a full state transfer (default: %(default)s)")
-    g.add_argument("--cluster-snapshot", action=_OnOff, default=default("cluster_snapshots"),
+    g.add_argument("--cluster-snapshot", action=OnOff, default=Servers.cluster_snapshots,
                    help="warm-start Galera clusters from a snapshot of a formed one (the "
                         "default); --no-cluster-snapshot always forms them by SST")
 
@@ -170,34 +195,45 @@ def _server_options(p: argparse.ArgumentParser) -> None:
 def _regression_options(p: argparse.ArgumentParser) -> None:
     """Parallel bots, shards, JUnit, retries, evidence (docs/jenkins.md)."""
     g = p.add_argument_group("regression jobs (docs/jenkins.md)")
-    g.add_argument("--parallel", type=int, default=default("parallel"), metavar="N",
+    g.add_argument("--parallel", type=int, default=Reporting.parallel, metavar="N",
                    help="run N bots at once, each with its own servers (default: %(default)s)")
-    g.add_argument("--junit-xml", default=default("junit_xml"), metavar="PATH",
+    g.add_argument("--junit-xml", default=Reporting.junit_xml, metavar="PATH",
                    help="write a JUnit XML report for Jenkins' junit step")
-    g.add_argument("--shard", default=default("shard"), metavar="K/N",
+    g.add_argument("--shard", default=Selection.shard, metavar="K/N",
                    help="run only the K-th of N disjoint slices of the selected tests")
-    g.add_argument("--timings-file", default=default("timings_file"), metavar="PATH",
+    g.add_argument("--timings-file", default=Selection.timings_file, metavar="PATH",
                    help="test durations to balance --shard slices (every shard must get the "
                         "same file; without one, shards are balanced by count)")
-    g.add_argument("--retry", type=int, default=default("retry"), metavar="N",
+    g.add_argument("--retry", type=int, default=Reporting.retry, metavar="N",
                    help="rerun a failed test up to N times on fresh servers; a test that then "
                         "passes is reported as flaky")
-    g.add_argument("--retry-failures-max", type=int, default=default("retry_failures_max"),
+    g.add_argument("--retry-failures-max", type=int, default=Reporting.retry_failures_max,
                    metavar="N", help="stop retrying once N tests have failed (default: %(default)s)")
-    g.add_argument("--max-save-datadir", type=int, default=default("max_save_datadir"),
+    g.add_argument("--max-save-datadir", type=int, default=Reporting.max_save_datadir,
                    metavar="N", help="keep the datadirs of at most N failed tests in "
                                      "workdir/failed (logs are always kept; default: %(default)s)")
+    g.add_argument("--known-bugs", action="append", default=[], metavar="FILE",
+                   help="a known-bugs file (repeatable; a suite's known_bugs.txt is read "
+                        "first): hunt findings and tests whose servers crashed are matched "
+                        "against it (docs/hunting.md)")
+    g.add_argument("--allow-known", action=OnOff, help="exit 0 when every finding (hunt) or "
+                   "failure (native, mtr: servers that crashed) is a known open bug")
 
 
 def _history_options(p: argparse.ArgumentParser) -> None:
     """The results history every run writes to (docs/history.md)."""
     g = p.add_argument_group("results history (docs/history.md; kewpie.py history --help)")
-    g.add_argument("--history", default=default("history_path"), metavar="PATH|off",
+    g.add_argument("--history", default=History.path, metavar="PATH|off",
                    help="the SQLite store of runs and results (default: WORKDIR/history.sqlite); "
                         "'off' records nothing")
-    g.add_argument("--history-dsn", default=default("history_dsn"), metavar="DSN",
+    g.add_argument("--history-dsn", default=History.dsn, metavar="DSN",
                    help="store them in a MariaDB/MySQL server instead, shared by many agents: "
-                        "mysql://user:password@host:port/database")
+                        "mysql://user@host:port/database; a DSN with a password is refused "
+                        "here (ps shows it to every user): give it in KEWPIE_HISTORY_DSN or "
+                        "as history-dsn in a config file only you can read")
+    g.add_argument("--results-db-dsn", default="", metavar="DSN",
+                   help="the sweeps' former store: now the results history's (as "
+                        "--history-dsn, without a password too; docs/history.md)")
     g.add_argument("--label", action="append", default=[], metavar="KEY=VALUE|NAME",
                    help="KEY=VALUE: a label of this run in the history (repeatable; branch=, "
                         "revision=, job=, build=, build_url=, platform= replace what Jenkins' "
@@ -208,7 +244,7 @@ def _history_options(p: argparse.ArgumentParser) -> None:
 def _debugging_options(p: argparse.ArgumentParser) -> None:
     """Debuggers and wrappers, failed servers, warnings (docs/debugging.md)."""
     g = p.add_argument_group("debugging (docs/debugging.md)")
-    g.add_argument("--valgrind", action=_OnOff,
+    g.add_argument("--valgrind", action=OnOff,
                    help="run every server under valgrind memcheck (kewpie's suppressions, the "
                         "code tree's mysql-test/valgrind.supp and suites' valgrind.supp); "
                         "servers are stopped cleanly after each test and a server whose "
@@ -216,29 +252,29 @@ def _debugging_options(p: argparse.ArgumentParser) -> None:
                         "timeouts x10")
     g.add_argument("--valgrind-option", action="append", default=[], metavar="OPT",
                    help="extra valgrind option (repeatable), e.g. --valgrind-option=--track-origins=yes")
-    g.add_argument("--rr", action=_OnOff,
+    g.add_argument("--rr", action=OnOff,
                    help="record every server with rr (traces kept in a failed test's "
                         "evidence: rr replay DIR); says in one line when this machine cannot "
                         "record (no perf counters); timeouts x5")
-    g.add_argument("--gdb", action=_OnOff,
+    g.add_argument("--gdb", action=OnOff,
                    help="run every server under gdb in batch mode: on a crash or abort the "
                         "backtrace of every thread is in the server's stdout.log (evidence); "
                         "timeouts x2")
-    g.add_argument("--manual-gdb", action=_OnOff,
+    g.add_argument("--manual-gdb", action=OnOff,
                    help="start each server under gdbserver (over a unix socket in its vardir, "
                         "never the network), print the exact gdb command to run in another "
                         "terminal, and wait (up to an hour) for you to attach and continue")
-    g.add_argument("--server-wrapper", default=default("server_wrapper"), metavar="'CMD {args}'",
+    g.add_argument("--server-wrapper", default=Debugging.server_wrapper, metavar="'CMD {args}'",
                    help="run every server through CMD; {args} is the server's command line "
                         "(appended when absent), {vardir} and {name} are the server's, e.g. "
                         "'strace -f -o {vardir}/log/strace.txt {args}'; timeouts x3")
-    g.add_argument("--libeatmydata", action=_OnOff,
+    g.add_argument("--libeatmydata", action=OnOff,
                    help="run servers through Debian's eatmydata (fsync becomes a no-op: fast, "
                         "not crash-safe)")
-    g.add_argument("--keep-failed", action=_OnOff,
+    g.add_argument("--keep-failed", action=OnOff,
                    help="stop at the first failed test and leave its servers running after "
                         "the run (printed as with --start-and-exit); --mode=cleanup stops them")
-    g.add_argument("--check-warnings", action=_OnOff, default=default("check_warnings"),
+    g.add_argument("--check-warnings", action=OnOff, default=Debugging.check_warnings,
                    help="fail every test whose servers logged new [ERROR] or [Warning] "
                         "lines, minus suppressions, kewpie 2012-style modules too. Default: "
                         "they fail the other tests, and a 2012-style module (mysqlBaseTestCase) "
@@ -246,123 +282,13 @@ def _debugging_options(p: argparse.ArgumentParser) -> None:
                         "check_warnings = True; --no-check-warnings neither checks nor reports")
 
 
-def _mtr_options(p: argparse.ArgumentParser) -> None:
-    """--mode=mtr: the server's own mysql-test suites (docs/mtr.md)."""
-    g = p.add_argument_group("mtr mode: with --mode=mtr, the server's mysql-test suites "
-                             "(docs/mtr.md)")
-    g.add_argument("--mtr-root", default=default("mtr_root"), metavar="DIR",
-                   help="the mysql-test directory (default: the code tree's, "
-                        "e.g. /usr/share/mysql/mysql-test)")
-    g.add_argument("--record", action=_OnOff,
-                   help="write the result files of passing tests (mtr --record)")
-    g.add_argument("--big-test", action=_OnOff,
-                   help="also run tests marked big (mtr --big-test)")
-    g.add_argument("--xml-report", default=default("xml_report"), metavar="PATH",
-                   help="also write the report in mysql-test-run's --xml-report JUnit dialect "
-                        "(for MariaDB's mtr-log-collector and cross-reference)")
-    g.add_argument("--reorder", action=_OnOff, default=default("reorder"),
-                   help="group the cases that need the same servers (the default, as mtr); "
-                        "--no-reorder runs them in the order given (mtr --no-reorder)")
-    for flag, what in MYSQLTEST_PROTOCOLS.items():
-        g.add_argument(flag, action=_OnOff, dest=_protocol_dest(flag),
-                       help=f"mariadb-test runs every statement {what} (mtr {flag})")
-
-
-def _sweep_options(p: argparse.ArgumentParser) -> None:
-    """--mode=sweep: sysbench sweeps and their regression check (docs/sysbench.md)."""
-    g = p.add_argument_group("sweeps: with --mode=sweep (docs/sysbench.md)")
-    g.add_argument("--sweep-file", default=default("sweep_file"), metavar="PATH",
-                   help="the JSON sweep to run")
-    g.add_argument("--sweep-out", default=default("sweep_out"), metavar="DIR",
-                   help="where the table, CSV, JSON and PNGs go "
-                        "(default: workdir/sweeps/<name>-<time>)")
-    g.add_argument("--baseline", default=default("baseline"), metavar="LABEL|last",
-                   help="compare with a stored sweep (a label, or 'last' with the same "
-                        "context); exit 1 on a regression")
-    g.add_argument("--tolerance", type=float, default=default("tolerance"), metavar="FRACTION",
-                   help="allowed throughput drop beyond the repeats' noise (default: %(default)s)")
-    g.add_argument("--results-db-dsn", default=default("results_db_dsn"), metavar="DSN",
-                   help="the sweeps' former store: now the results history's (as "
-                        "--history-dsn; docs/history.md)")
-
-
-def _hunt_options(p: argparse.ArgumentParser) -> None:
-    """--mode=hunt: trials, budgets, oracles, known bugs (docs/hunting.md)."""
-    g = p.add_argument_group("hunting: with --mode=hunt, random loads in trials with oracles "
-                             "(docs/hunting.md; the servers: --suite or --topology; seeds: "
-                             "--randgen-seed; data: --gendata)")
-    g.add_argument("--grammar", action="append", default=[], metavar="FILE.yy[:DATA.zz]",
-                   help="a randgen grammar (relative: under --randgen-path), with its gendata "
-                        "after a ':'; repeatable, the trials take them in turn; without its "
-                        "own: --gendata, else the .zz of the same name beside it, else the "
-                        "simple data set")
-    g.add_argument("--sql-file", action="append", default=[], metavar="SOURCE",
-                   help="a pquery-style load: statements replayed on --threads connections "
-                        "in random order; SOURCE is mysql-test (the code tree's mysql-test "
-                        "corpus, mined and cached in the workdir), surface (kewpie's "
-                        "generated schema and statements over MariaDB's SQL surface), a "
-                        "folder of .test/.inc files or an SQL file; repeatable, taken in "
-                        "turn with the grammars")
-    g.add_argument("--redefine", action="append", default=[], metavar="FILE.yy",
-                   help="a grammar file that redefines rules of every --grammar; repeatable")
-    g.add_argument("--trials", type=int, default=default("hunt_trials"), metavar="N",
-                   help="run N trials (0: until --duration; one when both are 0); with "
-                        "--mode=reduce: tries per candidate (a sporadic bug)")
-    g.add_argument("--reduce-out", default=default("reduce_out"), metavar="DIR",
-                   help="--mode=reduce: the output folder (default: the finding's reduce/)")
-    g.add_argument("--reduce-parallel", type=int, default=default("reduce_parallel"),
-                   metavar="N", help="--mode=reduce: check N candidates (or tries of a "
-                   "sporadic one) at once, each on a bot of its own servers (1: one at a "
-                   "time; default 0: as many as the machine has cores, at most 4)")
-    g.add_argument("--duration", type=float, default=default("hunt_duration"), metavar="S",
-                   help="the hunt's time budget in seconds (0: until --trials)")
-    g.add_argument("--trial-duration", type=float, default=default("hunt_trial_duration"),
-                   metavar="S", help="seconds of load per trial (default: %(default)g)")
-    g.add_argument("--queries", type=int, default=default("hunt_queries"), metavar="N",
-                   help="sentences per thread per trial, as gentest.pl's --queries (0: no "
-                        "limit, the trial's duration decides)")
-    g.add_argument("--threads", type=int, default=default("hunt_threads"), metavar="N",
-                   help="connections of each trial's load (default: %(default)s)")
-    g.add_argument("--oracles", action="append", default=[], metavar="LIST",
-                   help="which oracles judge each trial: crash (always on), hang, errorlog, "
-                        "divergence, norec, tlp, differential, or all (default: "
-                        "crash,hang,errorlog,divergence)")
-    g.add_argument("--topology", default=default("hunt_topology"), metavar="KIND",
-                   help="the servers of a trial without --suite: single, replication[:N], "
-                        "galera[:N] or compare (default: %(default)s)")
-    g.add_argument("--compare-mysqld", action="append", default=[], metavar="OPTION",
-                   help="--topology compare: an option for s1 only (repeatable); a second "
-                        "--basedir runs s1 on that code tree")
-    g.add_argument("--known-bugs", action="append", default=[], metavar="FILE",
-                   help="a known-bugs file (repeatable; a suite's known_bugs.txt is read "
-                        "first): hunt findings and tests whose servers crashed are matched "
-                        "against it (docs/hunting.md)")
-    g.add_argument("--allow-known", action=_OnOff,
-                   help="exit 0 when every finding (hunt) or failure (native: servers that "
-                        "crashed) is a known open bug")
-    g.add_argument("--random-options", default=default("random_options"), metavar="FILE",
-                   help="server options, one a line: each trial's servers start with 1 to "
-                        "--random-options-max of them, drawn from its seed")
-    g.add_argument("--random-options-max", type=int, default=default("random_options_max"),
-                   metavar="N", help="at most N random options per trial (default: %(default)s)")
-    g.add_argument("--hang-timeout", type=float, default=default("hang_timeout"), metavar="S",
-                   help="the hang oracle: the load's statements stuck this long are a hang "
-                        "(randgen's Deadlock reporter rule; default: %(default)g)")
-    g.add_argument("--replica-timeout", type=float, default=default("replica_timeout"),
-                   metavar="S", help="the divergence oracle: seconds replicas (nodes) get to "
-                                     "apply a trial's writes (default: %(default)g)")
-    g.add_argument("--wrong-result-budget", type=int, default=default("wrong_result_budget"),
-                   metavar="N", help="checks of each wrong-result oracle per trial "
-                                     "(default: %(default)s)")
-
-
 def _tool_options(p: argparse.ArgumentParser) -> None:
     """Backup and randgen programs (docs/backup.md, docs/randgen.md)."""
     g = p.add_argument_group("tools (docs/backup.md, docs/randgen.md)")
-    g.add_argument("--xtrabackup-path", default=default("xtrabackup_path"), metavar="PATH",
+    g.add_argument("--xtrabackup-path", default=Tools.xtrabackup_path, metavar="PATH",
                    help="Percona xtrabackup binary (default: mariadb-backup from the code tree, "
                         "else xtrabackup on PATH)")
-    g.add_argument("--randgen-path", default=default("randgen_path"), metavar="DIR",
+    g.add_argument("--randgen-path", default=Tools.randgen_path, metavar="DIR",
                    help="a Perl randgen checkout (gentest.pl) to use instead of kewpie's "
                         "built-in randgen engine")
 
@@ -371,20 +297,20 @@ def _kewpie2012_options(p: argparse.ArgumentParser) -> None:
     """Options of kewpie 2012 suites (docs/writing-tests.md#porting-a-2012-suite)."""
     g = p.add_argument_group("kewpie 2012: for 2012-style suites "
                              "(docs/writing-tests.md#porting-a-2012-suite)")
-    g.add_argument("--randgen-seed", default=str(default("randgen_seed")), metavar="N|time",
+    g.add_argument("--randgen-seed", default=str(Tools.randgen_seed), metavar="N|time",
                    help="seed of randgen loads (system_manager.randgen_seed and "
                         "KewpieTestCase.randgen); 'time' picks one from the clock "
                         "(default: %(default)s)")
-    g.add_argument("--opt-matrix", default=default("opt_matrix"), metavar="K=V[,K=V...]",
+    g.add_argument("--opt-matrix", default=Tools.opt_matrix, metavar="K=V[,K=V...]",
                    help="options for tests that read test_executor.matrix_manager.option_matrix")
-    g.add_argument("--innobackupex-path", default=default("innobackupex_path"), metavar="PATH",
+    g.add_argument("--innobackupex-path", default=Tools.innobackupex_path, metavar="PATH",
                    help="Percona innobackupex script, for backup tests")
-    g.add_argument("--test-debug", action=_OnOff,
+    g.add_argument("--test-debug", action=OnOff,
                    help="show the tests' own debug messages (test_executor.debug)")
-    g.add_argument("--gendata", default=default("gendata"), metavar="FILE.zz",
+    g.add_argument("--gendata", default=Tools.gendata, metavar="FILE.zz",
                    help="load this randgen gendata file into the servers (schema test) "
                         "before each test")
-    g.add_argument("--start-dirty", action=_OnOff,
+    g.add_argument("--start-dirty", action=OnOff,
                    help="kewpie 2012's option, kept for its command lines: earlier runs' "
                         "evidence is always kept now (workdir/failed/<run>/, the newest 5 runs)")
 
@@ -404,6 +330,11 @@ def _config_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--list-options", action="store_true",
                    help="print every setting, its value and where it came from (default, "
                         "config file and key, command line), and exit")
+    g.add_argument("--trust", action="append", default=[], metavar="PATH",
+                   help="accept PATH (a folder or file, and all under it) as code and "
+                        "configuration although another user owns it or others may write "
+                        "it (repeatable; as safe-directories in your own "
+                        "~/.config/kewpie/config.toml; never from a kewpie.toml)")
 
 
 def _randgen_seed(text: str) -> int:
@@ -427,26 +358,90 @@ def resolve_args(argv: Sequence[str] | None) -> Resolved:
         action.default = argparse.SUPPRESS
     given = vars(parser.parse_args(argv))
     defaults = {dest: value for dest, value in full.items() if dest not in given}
+    _no_password_given(given)
     if full["config_file"] and full["no_config"]:
         raise UsageError("choose one of --config FILE and --no-config")
     if full["profile"] and full["no_config"]:
         raise UsageError(f"--profile {full['profile']} needs a config file; --no-config "
                           f"reads none")
-    paths = find_config_files(full["config_file"], [os.path.abspath(p) for p in
-                                                    _split(given.get("suitepath"))],
-                              RunConfig().root, read_none=full["no_config"])
+    suitepaths = [os.path.abspath(p) for p in split(given.get("suitepath"))]
+    trust = trust_of(full["trust"])
+    for folder in suitepaths:  # before its kewpie.toml is read (the whole tree: below)
+        check_input(folder, "--suitepath", trust)
+    paths = find_config_files(full["config_file"], suitepaths, RunConfig().root,
+                              read_none=full["no_config"])
+    for path in paths:  # each file itself too: a suite path's may be another user's
+        check_input(path, "--config" if full["config_file"] else "config file", trust)
     specs = option_specs(parser, not_in_files=COMMAND_LINE_ONLY, paths=PATH_OPTIONS,
                          comma_lists=("suitepath",))
     files = [read_config_file(path, specs) for path in paths]
-    return resolve(defaults, given, files, full["profile"] or None)
+    return resolve(defaults, given, files, full["profile"] or None, _environment(given))
+
+
+# The options whose value may hold the results history's password (never on the command
+# line); the environment variable that gives it instead (lib/platform/secrets.py).
+DSN_OPTIONS = MappingProxyType({"history_dsn": "--history-dsn",
+                                "results_db_dsn": "--results-db-dsn"})
+
+
+def _no_password_given(given: Mapping[str, Any]) -> None:
+    """UsageError for a DSN with a password on the command line: ``ps`` shows a command
+    line to every user of the machine (docs/history.md)."""
+    from .history.dsn import has_password, password_on_command_line
+    for dest, option in DSN_OPTIONS.items():
+        value = given.get(dest)
+        if isinstance(value, str) and has_password(value):
+            raise UsageError(password_on_command_line(option, value))
+
+
+def _environment(given: Mapping[str, Any]) -> dict[str, Setting]:
+    """The settings the environment gives: ``KEWPIE_HISTORY_DSN`` is the store's DSN
+    unless the command line names a store (--history, --history-dsn, --results-db-dsn)."""
+    dsn = os.environ.get(HISTORY_DSN_ENV, "")
+    if not dsn or given.keys() & {"history", *DSN_OPTIONS}:
+        return {}
+    return {"history_dsn": Setting(dsn, f"environment {HISTORY_DSN_ENV}")}
+
+
+def trust_of(given: Sequence[str]) -> Trust:
+    """What the user trusts on purpose: ``--trust`` (given) and ``safe-directories`` in
+    their own config (lib/platform/usertrust.py); never a kewpie.toml's say."""
+    from .platform.usertrust import safe_directories
+    return Trust.of([*(os.path.abspath(p) for p in given), *safe_directories()])
+
+
+def path_values(config: RunConfig) -> dict[str, list[str]]:
+    """Each PATH_TABLE option's paths in config (a grammar's ``G.yy:D.zz`` as two)."""
+    out: dict[str, list[str]] = {}
+    for option, spec in PATH_TABLE.items():
+        values = [path for name in spec.fields for path in config.paths_at(name)]
+        if option == "grammar":
+            values = [p for v in values for p in (v.rsplit(":", 1) if v.endswith(".zz")
+                                                  else [v])]
+        elif option == "sql-file":  # mysql-test and surface are sources, not paths
+            values = [v for v in values if os.path.isabs(v)]
+        out[option] = values
+    return out
 
 
 def settings_from_args(argv: Sequence[str] | None) -> tuple[RunConfig, Resolved]:
     """The RunConfig of argv with the config files, and the settings it was made from;
-    an error about a value a config file set names the file and key."""
+    an error about a value a config file set names the file and key.  Every path option
+    passes its check (PATH_TABLE) before a file it names is read."""
     resolved = resolve_args(argv)
     try:
-        return _config(resolved.namespace()), resolved
+        config = _config(resolved.namespace())
+        trust = Trust.of(config.trusted)
+        check_paths(PATH_TABLE, path_values(config), trust)
+        if config.mode == "reduce" and not config.paths_at("reduce.out"):
+            for finding in config.paths_at("reduce.findings"):  # the default output
+                check_output(os.path.join(finding, "reduce"), "the finding's reduce folder",
+                             trust)
+        known_bugs = list(config.reporting.known_bugs)
+        if known_bugs and config.mode != "hunt":  # a hunt reads them as it starts
+            from .hunt.knownbugs import KnownBugs  # read now: a bad file is one error line
+            KnownBugs.load(known_bugs)
+        return config, resolved
     except KewpieError as exc:
         raise _blamed(exc, resolved) from None
 
@@ -472,9 +467,93 @@ def _blamed(exc: KewpieError, resolved: Resolved) -> KewpieError:
     return UsageError(f"{exc} (set in {'; '.join(sources)})") if sources else exc
 
 
-def _debugging_config(args: argparse.Namespace, config: RunConfig) -> RunConfig:
-    """Copy the debugging options into config; UsageError for combinations that
-    cannot work."""
+def _labels(values: list[str]) -> tuple[tuple[str, str], ...]:
+    """--label values: the run's KEY=VALUE labels (a NAME is the sweep's, one at most)."""
+    names = [v for v in values if "=" not in v]
+    if len(names) > 1:
+        raise UsageError(f"--label: one sweep label (NAME), not {', '.join(names)}; labels of "
+                         f"the run are KEY=VALUE")
+    pairs = [v for v in values if "=" in v]
+    if not pairs:  # the history's records module (platform, datetime...) only for labels
+        return ()
+    from .history.records import parse_label
+    return tuple(parse_label(v) for v in pairs)
+
+
+def _absolute(path: str) -> str:
+    """A path option's value made absolute ('' stays: not given)."""
+    return os.path.abspath(path) if path else ""
+
+
+def _selection(args: argparse.Namespace) -> Selection:
+    """Which tests run; KewpieError for a suite, test or filter that cannot be."""
+    if args.repeat < 1:
+        raise KewpieError("--repeat must be at least 1")
+    if args.shard:
+        from .run.scheduling import parse_shard
+        parse_shard(args.shard)
+    mode = mode_named(args.mode)
+    suitepaths = [os.path.abspath(p) for p in split(args.suitepath)]
+    suitepaths.extend(Selection().suitepaths)  # kewpie's own suites, searched last
+    suites = split(args.suite)
+    from .platform.suite_names import check_suite_name
+    for name in suites:  # names, not paths (a path only as a directory given by --suitepath)
+        check_suite_name(name, suitepaths, nested=mode.nested_suites)
+    for name in args.tests:  # 'suite.test': the suite part too (mtr takes a .test file's name)
+        if "/" in name and not mode.test_paths(name):
+            check_suite_name(name.split(",")[0].rsplit(".", 1)[0], suitepaths,
+                             nested=mode.nested_suites, what=f"test {name!r}: its suite")
+    if not suites and not args.tests and args.default_server_type == "galera":
+        suites = ["cluster_basic"]
+    selection = Selection(
+        suites=suites, tests=list(args.tests), suitepaths=suitepaths, do_test=list(args.do_test),
+        skip_test=list(args.skip_test), enable_disabled=args.enable_disabled,
+        start_from=args.start_from, combinations=split(args.combination), list_only=args.list,
+        shard=args.shard, timings_file=_absolute(args.timings_file), repeat=args.repeat)
+    from .run.filters import check_patterns
+    check_patterns(selection)
+    return selection
+
+
+def _servers(args: argparse.Namespace) -> Servers:
+    """The code trees and how servers run; KewpieError for a value that cannot work."""
+    if not math.isfinite(args.server_start_timeout) or args.server_start_timeout <= 0:
+        raise KewpieError(f"--server-start-timeout must be a positive number of seconds, "
+                          f"not {args.server_start_timeout:g}")
+    if not 1024 <= args.base_port <= 64000:
+        raise KewpieError("--base-port must be between 1024 and 64000")
+    basedirs = list(args.basedir or [Servers.basedir])  # the first is the tree under test
+    return Servers(basedir=basedirs[0], extra_basedirs=basedirs[1:],
+                   default_server_type=args.default_server_type, server_user=args.server_user,
+                   start_timeout=args.server_start_timeout, mysqld_options=list(args.mysqld),
+                   wsrep_provider_path=args.wsrep_provider_path,
+                   wsrep_sst_method=args.wsrep_sst_method, cluster_snapshots=args.cluster_snapshot,
+                   use_shm=args.shm, base_port=args.base_port, lock_dir=args.lock_dir)
+
+
+def _reporting(args: argparse.Namespace) -> Reporting:
+    """Bots, retries, timeouts, known bugs, reports; KewpieError for what cannot work."""
+    if args.parallel < 1:
+        raise KewpieError("--parallel must be at least 1")
+    if args.retry < 0 or args.retry_failures_max < 0 or args.max_save_datadir < 0:
+        raise KewpieError("--retry, --retry-failures-max and --max-save-datadir must be >= 0")
+    if not math.isfinite(args.test_timeout) or args.test_timeout < 0:
+        raise KewpieError(f"--test-timeout must be 0 (no limit) or a positive number of "
+                          f"seconds, not {args.test_timeout:g}")
+    judged = [m.name for m in MODES if m.known_bugs]
+    if (args.known_bugs or args.allow_known) and args.mode not in judged:
+        raise KewpieError(f"--known-bugs and --allow-known: only with "
+                          f"{', '.join(f'--mode={n}' for n in judged[:-1])} or "
+                          f"--mode={judged[-1]}; this run is --mode={args.mode}")
+    known_bugs = tuple(os.path.abspath(k) for k in args.known_bugs)  # read once trusted
+    return Reporting(force=args.force, test_timeout=args.test_timeout, parallel=args.parallel,
+                     retry=args.retry, retry_failures_max=args.retry_failures_max,
+                     junit_xml=_absolute(args.junit_xml), max_save_datadir=args.max_save_datadir,
+                     known_bugs=known_bugs, allow_known=args.allow_known, verbose=args.verbose)
+
+
+def _debugging(args: argparse.Namespace) -> Debugging:
+    """The debugging options; KewpieError for combinations that cannot work."""
     wrappers = [n for n, on in (("--valgrind", args.valgrind), ("--rr", args.rr),
                                 ("--gdb", args.gdb), ("--manual-gdb", args.manual_gdb),
                                 ("--server-wrapper", bool(args.server_wrapper))) if on]
@@ -485,183 +564,53 @@ def _debugging_config(args: argparse.Namespace, config: RunConfig) -> RunConfig:
         raise KewpieError("--keep-failed needs --parallel 1 (one failed set is kept)")
     if args.manual_gdb and args.parallel > 1:
         raise KewpieError("--manual-gdb needs --parallel 1 (you attach to one server at a time)")
-    config.valgrind, config.valgrind_options = args.valgrind, list(args.valgrind_option)
-    config.rr, config.gdb, config.manual_gdb = args.rr, args.gdb, args.manual_gdb
-    config.server_wrapper, config.libeatmydata = args.server_wrapper, args.libeatmydata
-    config.keep_failed, config.check_warnings = args.keep_failed, args.check_warnings
-    config.do_test, config.skip_test = list(args.do_test), list(args.skip_test)
-    config.enable_disabled, config.start_from = args.enable_disabled, args.start_from
-    config.combinations = _split(args.combination)
-    config.test_debug, config.start_dirty = args.test_debug, args.start_dirty
-    config.gendata = os.path.abspath(args.gendata) if args.gendata else ""
-    config.mysqld_options = list(args.mysqld)
-    from .run.filters import check_patterns
-    check_patterns(config)
-    return config
+    return Debugging(valgrind=args.valgrind, valgrind_options=list(args.valgrind_option),
+                     rr=args.rr, gdb=args.gdb, manual_gdb=args.manual_gdb,
+                     server_wrapper=args.server_wrapper, libeatmydata=args.libeatmydata,
+                     keep_failed=args.keep_failed, check_warnings=args.check_warnings,
+                     test_debug=args.test_debug)
 
 
-def _hunt_path(given: str) -> str:
-    """A --grammar value with its paths made absolute when they exist from here (the
-    others are looked up under --randgen-path); ``G.yy:D.zz`` keeps its two parts."""
-    grammar, sep, data = given.rpartition(":") if given.endswith(".zz") else (given, "", "")
-    parts = [grammar, data] if sep else [given]
-    return ":".join(os.path.abspath(p) if os.path.exists(p) else p for p in parts)
+def _tools(args: argparse.Namespace) -> Tools:
+    """The tools' paths and kewpie 2012's options; KewpieError for a bad one."""
+    randgen_seed = _randgen_seed(args.randgen_seed)
+    from .kewpie2012.matrix_manager import parse_opt_matrix
+    parse_opt_matrix(args.opt_matrix)  # a malformed matrix stops the run here (exit 2)
+    return Tools(xtrabackup_path=_absolute(args.xtrabackup_path),
+                 innobackupex_path=_absolute(args.innobackupex_path),
+                 randgen_path=_absolute(args.randgen_path), randgen_seed=randgen_seed,
+                 opt_matrix=args.opt_matrix, gendata=_absolute(args.gendata),
+                 start_dirty=args.start_dirty)
 
 
-def _hunt_config(args: argparse.Namespace) -> dict[str, Any]:
-    """The --mode=hunt settings of RunConfig; KewpieError for a value that cannot work."""
-    hunt_only = [flag for flag, given in (("--grammar", args.grammar), ("--redefine", args.redefine),
-                                          ("--sql-file", args.sql_file),
-                                          ("--trials", args.trials if args.mode != "reduce" else 0),
-                                          ("--duration", args.duration),
-                                          ("--random-options", args.random_options),
-                                          ("--compare-mysqld", args.compare_mysqld),
-                                          ("--oracles", args.oracles)) if given]
-    if hunt_only and args.mode != "hunt":
-        raise KewpieError(f"{', '.join(hunt_only)}: only with --mode=hunt; this run is "
-                          f"--mode={args.mode}")
-    if (args.known_bugs or args.allow_known) and args.mode not in ("hunt", "native"):
-        raise KewpieError(f"--known-bugs and --allow-known: only with --mode=hunt or "
-                          f"--mode=native; this run is --mode={args.mode}")
-    if args.known_bugs and args.mode == "native":  # a hunt reads them as it starts
-        from .hunt.knownbugs import KnownBugs  # read now: a bad file is one error line
-        KnownBugs.load([os.path.abspath(k) for k in args.known_bugs])
-    if args.mode == "hunt" and not args.grammar and not args.sql_file:
-        raise KewpieError("--mode=hunt needs --grammar FILE.yy (a randgen grammar; relative "
-                          "paths are under --randgen-path) or --sql-file SOURCE (a "
-                          "pquery-style load)")
-    for name, value in (("--trials", args.trials), ("--queries", args.queries),
-                        ("--random-options-max", args.random_options_max),
-                        ("--wrong-result-budget", args.wrong_result_budget)):
-        if value < 0:
-            raise KewpieError(f"{name} must be 0 or more, not {value}")
-    if args.threads < 1:
-        raise KewpieError("--threads must be at least 1")
-    if args.reduce_parallel < 0:
-        raise KewpieError(f"--reduce-parallel must be 0 (as many as the cores) or more, "
-                          f"not {args.reduce_parallel}")
-    for name, seconds, least in (("--duration", args.duration, 0.0),
-                                 ("--trial-duration", args.trial_duration, 1.0),
-                                 ("--hang-timeout", args.hang_timeout, 1.0),
-                                 ("--replica-timeout", args.replica_timeout, 1.0)):
-        if not math.isfinite(seconds) or seconds < least:
-            raise KewpieError(f"{name} must be a number of seconds of at least {least:g}, "
-                              f"not {seconds:g}")
-    return dict(hunt_grammars=tuple(_hunt_path(g) for g in args.grammar),
-                hunt_redefine=tuple(os.path.abspath(r) if os.path.exists(r) else r
-                                    for r in args.redefine),
-                hunt_sql_files=tuple(s if s in ("mysql-test", "surface") and not os.path.exists(s)
-                                     else os.path.abspath(s) for s in args.sql_file),
-                hunt_gendata=(os.path.abspath(args.gendata) if os.path.exists(args.gendata)
-                              else args.gendata) if args.gendata else "",
-                hunt_trials=args.trials, hunt_duration=args.duration,
-                hunt_trial_duration=args.trial_duration, hunt_queries=args.queries,
-                hunt_threads=args.threads,
-                hunt_oracles=tuple(_split(args.oracles)) or default("hunt_oracles"),
-                hunt_topology=args.topology, compare_mysqld=tuple(args.compare_mysqld),
-                known_bugs=tuple(os.path.abspath(k) for k in args.known_bugs),
-                allow_known=args.allow_known,
-                random_options=os.path.abspath(args.random_options) if args.random_options else "",
-                random_options_max=args.random_options_max, hang_timeout=args.hang_timeout,
-                replica_timeout=args.replica_timeout,
-                wrong_result_budget=args.wrong_result_budget,
-                reduce_out=os.path.abspath(args.reduce_out) if args.reduce_out else "",
-                reduce_parallel=args.reduce_parallel)
-def _labels(values: list[str]) -> tuple[tuple[tuple[str, str], ...], str]:
-    """--label values: the run's KEY=VALUE labels, and the sweep's NAME (one at most)."""
-    names = [v for v in values if "=" not in v]
-    if len(names) > 1:
-        raise UsageError(f"--label: one sweep label (NAME), not {', '.join(names)}; labels of "
-                         f"the run are KEY=VALUE")
-    pairs = [v for v in values if "=" in v]
-    if not pairs:  # the history's records module (platform, datetime...) only for labels
-        return (), (names[0] if names else "")
-    from .history.records import parse_label
-    return tuple(parse_label(v) for v in pairs), (names[0] if names else "")
+def _history(args: argparse.Namespace) -> History:
+    """The results history's settings; KewpieError for a bad DSN or label."""
+    labels = _labels(args.label)
+    dsn = args.history_dsn or args.results_db_dsn
+    if dsn:
+        from .history.dsn import check_dsn
+        check_dsn(dsn, "--history-dsn" if args.history_dsn else "--results-db-dsn")
+    return History(record=args.history != "off",
+                   path=os.path.abspath(args.history) if args.history not in ("", "off") else "",
+                   dsn=dsn, labels=labels)
 
 
 def _config(args: argparse.Namespace) -> RunConfig:
-    """The settings' RunConfig; KewpieError for a value or combination that cannot work."""
-    if args.repeat < 1:
-        raise KewpieError("--repeat must be at least 1")
-    if args.parallel < 1:
-        raise KewpieError("--parallel must be at least 1")
-    if args.retry < 0 or args.retry_failures_max < 0 or args.max_save_datadir < 0:
-        raise KewpieError("--retry, --retry-failures-max and --max-save-datadir must be >= 0")
-    if not math.isfinite(args.test_timeout) or args.test_timeout < 0:
-        raise KewpieError(f"--test-timeout must be 0 (no limit) or a positive number of "
-                          f"seconds, not {args.test_timeout:g}")
-    if not math.isfinite(args.server_start_timeout) or args.server_start_timeout <= 0:
-        raise KewpieError(f"--server-start-timeout must be a positive number of seconds, "
-                          f"not {args.server_start_timeout:g}")
-    if not math.isfinite(args.tolerance) or not 0 <= args.tolerance < 1:
-        raise KewpieError(f"--tolerance must be a fraction in [0, 1), not {args.tolerance:g}")
-    if args.mode == "sweep" and not args.sweep_file:
-        raise KewpieError("--mode=sweep needs --sweep-file PATH")
-    hunt = _hunt_config(args)
-    protocols = tuple(f for f in MYSQLTEST_PROTOCOLS if getattr(args, _protocol_dest(f)))
-    mtr_only = [*protocols, *(["--record"] if args.record else []),
-                *(["--xml-report"] if args.xml_report else []),
-                *(["--big-test"] if args.big_test else []),
-                *([] if args.reorder else ["--no-reorder"])]
-    if mtr_only and args.mode != "mtr":
-        raise KewpieError(f"{', '.join(mtr_only)}: only with --mode=mtr "
-                          f"(mysql-test cases); this run is --mode={args.mode}")
-    if args.shard:
-        from .run.scheduling import parse_shard
-        parse_shard(args.shard)
-    if not 1024 <= args.base_port <= 64000:
-        raise KewpieError("--base-port must be between 1024 and 64000")
-    randgen_seed = _randgen_seed(args.randgen_seed)
-    from .util.matrix_manager import parse_opt_matrix
-    parse_opt_matrix(args.opt_matrix)  # a malformed matrix stops the run here (exit 2)
-    suitepaths = [os.path.abspath(p) for p in _split(args.suitepath)]
-    suitepaths.extend(RunConfig().suitepaths)  # kewpie's own suites, searched last
-    suites = _split(args.suite)
-    from .platform.suite_names import check_suite_name
-    for name in suites:  # names, not paths (a path only as a directory given by --suitepath)
-        check_suite_name(name, suitepaths, nested=args.mode == "mtr")
-    for name in args.tests:  # 'suite.test': the suite part too (mtr takes a .test file's name)
-        if "/" in name and args.mode != "reduce" and not (args.mode == "mtr"
-                                                          and name.endswith(".test")):
-            check_suite_name(name.split(",")[0].rsplit(".", 1)[0], suitepaths,
-                             nested=args.mode == "mtr", what=f"test {name!r}: its suite")
-    if not suites and not args.tests and args.default_server_type == "galera":
-        suites = ["cluster_basic"]
-    basedirs = list(args.basedir or [default("basedir")])  # the first is the tree under test
-    labels, sweep_label = _labels(args.label)
-    if args.history_dsn or args.results_db_dsn:
-        from .history.dsn import check_dsn
-        check_dsn(args.history_dsn or args.results_db_dsn,
-                  "--history-dsn" if args.history_dsn else "--results-db-dsn")
-    return _debugging_config(args, RunConfig(
-        suites=suites, suitepaths=suitepaths,
-        tests=[os.path.abspath(t) for t in args.tests] if args.mode == "reduce" else list(args.tests),
-        basedir=basedirs[0], extra_basedirs=basedirs[1:], default_server_type=args.default_server_type,
-        workdir=os.path.abspath(args.workdir), use_shm=args.shm,
-        start_and_exit=args.start_and_exit, mode=args.mode, force=args.force,
-        repeat=args.repeat, test_timeout=args.test_timeout, list_only=args.list,
-        verbose=args.verbose, base_port=args.base_port, lock_dir=args.lock_dir,
-        server_user=args.server_user, start_timeout=args.server_start_timeout,
-        wsrep_provider_path=args.wsrep_provider_path, wsrep_sst_method=args.wsrep_sst_method,
-        cluster_snapshots=args.cluster_snapshot,
-        xtrabackup_path=os.path.abspath(args.xtrabackup_path) if args.xtrabackup_path else "",
-        innobackupex_path=os.path.abspath(args.innobackupex_path) if args.innobackupex_path else "",
-        randgen_path=os.path.abspath(args.randgen_path) if args.randgen_path else "",
-        parallel=args.parallel, junit_xml=os.path.abspath(args.junit_xml) if args.junit_xml else "",
-        shard=args.shard, timings_file=os.path.abspath(args.timings_file) if args.timings_file else "",
-        retry=args.retry, retry_failures_max=args.retry_failures_max,
-        max_save_datadir=args.max_save_datadir,
-        sweep_file=os.path.abspath(args.sweep_file) if args.sweep_file else "",
-        sweep_label=sweep_label, sweep_out=os.path.abspath(args.sweep_out) if args.sweep_out else "",
-        baseline=args.baseline, tolerance=args.tolerance, results_db_dsn=args.results_db_dsn,
-        randgen_seed=randgen_seed, opt_matrix=args.opt_matrix,
-        mtr_root=os.path.abspath(args.mtr_root) if args.mtr_root else "", record=args.record,
-        big_test=args.big_test, mysqltest_protocols=protocols, reorder=args.reorder,
-        xml_report=os.path.abspath(args.xml_report) if args.xml_report else "",
-        history=args.history != "off",
-        history_path=os.path.abspath(args.history) if args.history not in ("", "off") else "",
-        history_dsn=args.history_dsn or args.results_db_dsn, history_labels=labels, **hunt))
+    """The settings' RunConfig: its sections, then every mode's (each checks its values;
+    the chosen mode's is kept), then the options given to a mode that does not take
+    them; KewpieError for a value or combination that cannot work."""
+    reporting = _reporting(args)
+    sections = {mode.name: mode.section(args) for mode in MODES}
+    for mode in MODES:
+        problem = mode.misplaced(args)
+        if problem:
+            raise KewpieError(problem)
+    return RunConfig(mode=args.mode, workdir=os.path.abspath(args.workdir),
+                     start_and_exit=args.start_and_exit, trusted=trust_of(args.trust).paths,
+                     selection=_selection(args),
+                     servers=_servers(args), reporting=reporting, debugging=_debugging(args),
+                     tools=_tools(args), history=_history(args),
+                     mode_section=sections[args.mode])
 
 
 def option_rows(parser: argparse.ArgumentParser) -> list[tuple[str, list[tuple[str, str]]]]:
@@ -702,14 +651,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KewpieError as exc:
         log.error(str(exc))
         return EXIT_ENVIRONMENT
+    _forget_secret_environment()
     if resolved.settings["list_options"].value:
         print(format_settings(resolved, option_rows(build_parser())))
         return EXIT_OK
-    if resolved.files and not config.list_only:  # where settings came from (--list-options)
+    if resolved.files and not config.selection.list_only:  # where settings came from (--list-options)
         log.info(f"Settings from {', '.join(resolved.files)}"
                  + (f", profile {resolved.profile}" if resolved.profile else ""))
+    return _run(config)
+
+
+def _run(config: RunConfig) -> int:
+    """The run of config's mode under the stop signals' relay; its exit status.  Every
+    failure is one ERROR line (:func:`_failure_status`), and the run's servers are
+    stopped whatever happened (:func:`_close`)."""
     from .run.environment import RunEnvironment  # the run's modules: not for --help
-    from .run.modes import run_mode
+    from .modes.dispatch import run_mode
 
     relay = InterruptRelay()  # never lost in a finalizer, never raised inside logging
     relay.install()
@@ -724,41 +681,64 @@ def main(argv: Sequence[str] | None = None) -> int:
         interrupted = True
         get_logger().error(f"Interrupted by signal {exc.signum}: stopping all servers")
         status = 128 + exc.signum
-    except SuiteError as exc:
-        get_logger().error(str(exc))
-        status = EXIT_ENVIRONMENT
-    except KewpieError as exc:
-        lines = str(exc).splitlines() or [type(exc).__name__]
-        get_logger().error(lines[0])
-        for line in lines[1:]:  # e.g. a server's error-log tail
-            get_logger().info(line)
-        status = exc.exit_code
-    except OSError as exc:
-        get_logger().error(_os_error_line(exc))
-        get_logger().debug("traceback", exc_info=True)
-        status = EXIT_ENVIRONMENT
-    except Exception as exc:  # noqa: BLE001 - a bug in kewpie: say so, keep the evidence
-        get_logger().error(f"kewpie internal error: {type(exc).__name__}: {exc}",
-                           exc_info=config.verbose)
-        get_logger().debug("traceback", exc_info=True)
-        status = EXIT_ENVIRONMENT
+    except Exception as exc:  # noqa: BLE001 - each kind said in one line
+        status = _failure_status(exc, config.reporting.verbose)
     finally:
         for sig in previous:  # a second Ctrl-C must not interrupt the cleanup
             signal.signal(sig, signal.SIG_IGN)
         try:
-            if env is not None:
-                env.close(fast=interrupted)
-        except Exception as exc:  # noqa: BLE001 - cleanup failed, but servers were stopped
-            get_logger().error(f"cleanup failed: {type(exc).__name__}: {exc} "
-                               f"(servers were stopped; run --mode=cleanup if in doubt)")
-            get_logger().debug("traceback", exc_info=True)
-            if not interrupted:
+            if not _close(env, interrupted) and not interrupted:
                 status = EXIT_ENVIRONMENT
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
             relay.uninstall()
     return status
+
+
+def _failure_status(exc: Exception, verbose: bool) -> int:
+    """Say what failed in one ERROR line (a server's error-log tail after it, as INFO
+    lines); the exit status."""
+    log = get_logger()
+    if isinstance(exc, SuiteError):
+        log.error(str(exc))
+        return EXIT_ENVIRONMENT
+    if isinstance(exc, KewpieError):
+        lines = str(exc).splitlines() or [type(exc).__name__]
+        log.error(lines[0])
+        for line in lines[1:]:  # e.g. a server's error-log tail
+            log.info(line)
+        return exc.exit_code
+    if isinstance(exc, OSError):
+        log.error(_os_error_line(exc))
+        log.debug("traceback", exc_info=True)
+        return EXIT_ENVIRONMENT
+    # a bug in kewpie: say so, keep the evidence
+    log.error(f"kewpie internal error: {type(exc).__name__}: {exc}", exc_info=verbose)
+    log.debug("traceback", exc_info=True)
+    return EXIT_ENVIRONMENT
+
+
+def _close(env: RunEnvironment | None, interrupted: bool) -> bool:
+    """Stop the run's servers (fast when interrupted); False when the cleanup failed
+    (said in one ERROR line)."""
+    try:
+        if env is not None:
+            env.close(fast=interrupted)
+    except Exception as exc:  # noqa: BLE001 - cleanup failed, but servers were stopped
+        get_logger().error(f"cleanup failed: {type(exc).__name__}: {exc} "
+                           f"(servers were stopped; run --mode=cleanup if in doubt)")
+        get_logger().debug("traceback", exc_info=True)
+        return False
+    return True
+
+
+def _forget_secret_environment() -> None:
+    """Once the settings are read, drop the secrets' variables (KEWPIE_HISTORY_DSN) from
+    our environment: nothing kewpie runs -- a server as another user, a test's own
+    program -- inherits them (lib/platform/process.py drops them for its children too)."""
+    for name in SECRET_ENVIRONMENT:
+        os.environ.pop(name, None)
 
 
 def history_main(argv: Sequence[str]) -> int:
@@ -769,9 +749,11 @@ def history_main(argv: Sequence[str]) -> int:
     args = history_parser().parse_args(list(argv))  # --help, usage errors: argparse exits 2
     try:
         config = config_from_args(config_argv(args))
-        defaults = Defaults(workdir=config.workdir, history_path=config.history_path,
-                            history_dsn=config.history_dsn, lock_dir=config.lock_dir,
-                            base_port=config.base_port)
+        _forget_secret_environment()
+        defaults = Defaults(workdir=config.workdir, history_path=config.history.path,
+                            history_dsn=config.history.dsn, lock_dir=config.servers.lock_dir,
+                            base_port=config.servers.base_port)
+        defaults.trusted = config.trusted  # safe-directories: where history html may write
         return run_command(args, defaults)
     except KewpieError as exc:
         log.error(str(exc).splitlines()[0])

@@ -1,7 +1,9 @@
-"""The public test API for suites: ``from lib.testcase import KewpieTestCase``.
+"""The test case classes by their first public path: ``from lib.testcase import
+KewpieTestCase`` still works for suites written so.
 
-Suites import from here; the classes live in :mod:`lib.suites.testcase`, so
-kewpie's own packages may move without breaking anyone's tests.
+kewpie's public API is the package itself (``from lib import KewpieTestCase``,
+``from kewpie import ...`` installed: lib/__init__.py, docs/writing-tests.md); the
+classes live in :mod:`lib.suites.testcase`.
 """
 from .suites.testcase import ClusterTestCase, KewpieTestCase
 

@@ -68,7 +68,7 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] \
   touch "$stamp"
 fi
 # Bytecode for kewpie's own modules: with PYTHONDONTWRITEBYTECODE set, every command would
-# otherwise compile lib/ from source (~60 ms of `./kewpie.py --help`, docs/architecture.md).
+# otherwise compile lib/ from source (~60 ms of `./kewpie.py --help`, docs/startup.md).
 # compileall writes the .pyc files whatever that variable says, and skips up-to-date ones.
 .venv/bin/python -m compileall -q lib
 

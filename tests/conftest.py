@@ -99,6 +99,8 @@ def _keep_evidence(root: str, nodeid: str, workdirs: list[str]) -> str:
     target = os.path.join(root, re.sub(r"[^\w.+-]+", "-", nodeid).strip("-."))
     shutil.rmtree(target, ignore_errors=True)
     for n, workdir in enumerate(workdirs):
+        if not os.path.isdir(workdir):  # a test that failed before its run made the workdir
+            continue
         dest = os.path.join(target, f"workdir{n}" if len(workdirs) > 1 else "workdir")
         os.makedirs(dest, exist_ok=True)
         if os.path.isdir(os.path.join(workdir, "failed")):
@@ -187,7 +189,7 @@ def kewpie_reachable(request: pytest.FixtureRequest):
 
 @pytest.fixture(scope="session")
 def old_tree() -> str:
-    """The bookworm 10.11.18 tree (no MyRocks plugin), fetched by the set-up step;
+    """The bookworm 10.11.18 tree (with the installed tree's plugins), fetched by the set-up step;
     scripts/get-tree is idempotent (~5 ms when the tree is there)."""
     got = subprocess.run([os.path.join(ROOT, "scripts", "get-tree"), OLD_VERSION],
                          capture_output=True, text=True, timeout=300)

@@ -1,7 +1,7 @@
 """Back up with mariabackup, wipe, restore: the server holds the same data."""
 import pytest
 
-from lib.data.sqldata import create_tables
+from lib import create_tables
 
 
 @pytest.mark.kewpie(server_requirements=[["--innodb-file-per-table"]])

@@ -1,6 +1,6 @@
 """A recorded bank and insert-only workload on the primary while a replica is killed
 and restarted: the checkers find every acknowledged write, and replicas agree."""
-from lib.consistency import Append, Bank, Schedule, Step
+from lib import Append, Bank, Schedule, Step
 
 
 def test_replica_killed_under_load(kewpie_replication):

@@ -1,6 +1,6 @@
 """A randgen load (kewpie's zero-sum grammar) on the primary: every replica ends with
 the same total and the same rows."""
-from lib.randgen.shipped import SHIPPED, ZERO_SUM_TOTAL, ZERO_SUM_TOTAL_SQL
+from lib import SHIPPED, ZERO_SUM_TOTAL, ZERO_SUM_TOTAL_SQL
 
 GRAMMAR = SHIPPED["zero_sum"]
 

@@ -1,7 +1,7 @@
 """One plain MariaDB server per test, shared between tests by kewpie's reuse rule."""
 import pytest
 
-from lib.errors import QueryError
+from lib import QueryError
 
 
 def test_create_and_query(kewpie_server):

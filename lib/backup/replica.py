@@ -42,7 +42,7 @@ def replicate_from_backup(primary: Server, replica: Server, position: BinlogInfo
             return
     except QueryError as exc:
         raise ReplicationError(f"cannot set {replica.name}'s position to {position}: {exc}",
-                               replica.error_log_tail()) from exc
+                               replica.errlog.tail()) from exc
     replication.start_replica(primary, replica, timeout)
 
 
@@ -64,5 +64,5 @@ def start_at_file_position(primary: Server, replica: Server, position: BinlogInf
             raise ReplicationError(f"replica {replica.name} did not start replicating from "
                                    f"{primary.name} at {position}: "
                                    f"{replication.describe_status(status)}",
-                                   replica.error_log_tail())
+                                   replica.errlog.tail())
         time.sleep(0.02)

@@ -18,6 +18,7 @@ from .results import RestoreResult, read_backup_info
 from .storage import chown_tree, empty_datadir, owner_ids
 from .tool import BackupTool, check_method
 from ..platform.logsetup import get_logger
+from ..servers.server import write_files
 
 if TYPE_CHECKING:
     from ..servers.server import Server
@@ -52,26 +53,26 @@ def restore_backup(tool: BackupTool, target_dir: str, server: Server, run_as: Ru
     if server.is_alive():
         if not stop_server:
             raise RestoreError(f"server {server.name} is running; stop it before restoring "
-                               f"into {server.datadir}")
+                               f"into {server.paths.datadir}")
         server.stop()
     server_user = server.settings.user
-    if not os.path.exists(server.cnf_path):
-        server.make_dirs()
-        server.write_cnf()
-    empty_datadir(server.datadir, server_user)
+    if not os.path.exists(server.paths.cnf_path):
+        write_files(server)
+    empty_datadir(server.paths.datadir, server_user)
     log_path = log_path or f"{target_dir}.{method}-{server.name}.log"
-    argv = tool.restore_argv(server.cnf_path, target_dir, server.datadir, method, parallel)
+    argv = tool.restore_argv(server.paths.cnf_path, target_dir, server.paths.datadir, method,
+                             parallel)
     step = run_step(method, argv, log_path, run_as, timeout=timeout)
-    if drop_server_uuid and os.path.exists(os.path.join(server.datadir, "auto.cnf")):
-        os.unlink(os.path.join(server.datadir, "auto.cnf"))
+    if drop_server_uuid and os.path.exists(os.path.join(server.paths.datadir, "auto.cnf")):
+        os.unlink(os.path.join(server.paths.datadir, "auto.cnf"))
     chowned = 0
     if run_as.user != server_user:
-        chowned = chown_tree(server.datadir, *owner_ids(server_user))
+        chowned = chown_tree(server.paths.datadir, *owner_ids(server_user))
     if start:
         server.start()
     seconds = time.monotonic() - began
     get_logger().debug("%s: %s of %s took %.0f ms (tool %.0f ms)%s", server.name, method,
                        target_dir, seconds * 1000, step.seconds * 1000,
                        f"; {chowned} entries chowned to {server_user}" if chowned else "")
-    return RestoreResult(server_name=server.name, datadir=server.datadir, method=method,
+    return RestoreResult(server_name=server.name, datadir=server.paths.datadir, method=method,
                          step=step, seconds=seconds, started=start, chowned=chowned)

@@ -30,7 +30,7 @@ BACKUPS_DIR = "backups"
 
 def backups_root(server: Server) -> str:
     """``<bot dir>/backups``: the directory above the server's vardir, plus backups/."""
-    return os.path.join(os.path.dirname(os.path.abspath(server.vardir)), BACKUPS_DIR)
+    return os.path.join(os.path.dirname(os.path.abspath(server.paths.vardir)), BACKUPS_DIR)
 
 
 def safe_label(text: str) -> str:

@@ -33,7 +33,7 @@ def take_backup(tool: BackupTool, server: Server, target_dir: str, run_as: RunAs
         else incremental_base
     if stream:
         make_owned_dir(target_dir, run_as.user)
-    command = tool.backup_command(server.cnf_path, target_dir, server.socket_file,
+    command = tool.backup_command(server.paths.cnf_path, target_dir, server.paths.socket_file,
                                   incremental_basedir=base_dir, parallel=parallel, stream=stream,
                                   tmpdir=run_as.tmpdir, galera_info=galera_info, extra=extra_args)
     step = run_step("backup", command.argv, log_path, run_as, command.extract_argv,

@@ -41,7 +41,8 @@ def user_schemas(server: Server, bound: float = JUDGING_BOUND) -> list[str]:
 def dump_schemas(server: Server, schemas: list[str] | None = None, path: str | None = None) -> str:
     """A deterministic SQL dump of schemas (all user schemas by default) as text."""
     schemas = schemas if schemas is not None else user_schemas(server)
-    argv = [server.tree.tool("dump"), "--no-defaults", f"--socket={server.socket_file}", "--user=root",
+    argv = [server.tree.tool("dump"), "--no-defaults", f"--socket={server.paths.socket_file}",
+            "--user=root",
             "--skip-dump-date", "--skip-comments", "--order-by-primary", "--routines",
             "--triggers", "--skip-extended-insert", "--databases", *schemas]
     if not schemas:

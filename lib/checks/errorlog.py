@@ -30,6 +30,7 @@ from datetime import datetime
 from typing import Iterable, Protocol, Sequence
 
 from ..servers.faultwindows import PEER, TARGET, FaultWindow
+from ..servers.logs import ErrorLog
 
 WARNING_RE = re.compile(r"\[(ERROR|Warning)\]")
 MAX_LINES = 20  # per server, in the failure report
@@ -141,16 +142,7 @@ class LogSource(Protocol):
     """A server whose error log can be read from a mark (lib.servers.server.Server)."""
 
     name: str
-
-    @property
-    def error_log(self) -> str:
-        """The error log's path."""
-
-    def error_log_size(self) -> int:
-        """The log's size now."""
-
-    def error_log_since(self, mark: int) -> str:
-        """What the log gained since mark."""
+    errlog: ErrorLog
 
 
 @dataclass
@@ -164,13 +156,13 @@ class LogMarks:
         time), moving the mark to the end."""
         seen = self.offsets.get(id(server))
         mark = seen[1] if seen is not None and seen[0] is server else 0
-        text = server.error_log_since(mark)
+        text = server.errlog.since(mark)
         self.offsets[id(server)] = (server, mark + len(text.encode(errors="replace")))
         return text
 
     def skip_to_end(self, server: LogSource) -> None:
         """Mark everything logged so far as checked."""
-        self.offsets[id(server)] = (server, server.error_log_size())
+        self.offsets[id(server)] = (server, server.errlog.size())
 
     def forget_others(self, servers: Iterable[LogSource]) -> None:
         """Drop the marks of servers no longer in use (their logs are gone)."""

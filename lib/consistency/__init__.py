@@ -11,7 +11,7 @@ from .faults import (Fault, FaultError, Isolate, Kill, Lag, Pause, Rejoin,
 from .elle import check_list_append
 from .listappend import ListAppend
 from .netfaults import Flaky, Latency, Loss, Partition
-from .history import FAIL, OK, UNKNOWN, History, Op, classify_error
+from .oplog import FAIL, OK, UNKNOWN, History, Op, classify_error
 from .ptchecksum import check_pt_table_checksum
 from .registers import ReadYourWrites, check_stale_reads
 from .run import RunResult, WorkloadError, run_workloads

@@ -11,7 +11,7 @@ from typing import Any
 
 import pymysql.cursors
 
-from .history import FAIL, OK, UNKNOWN, Counts, Op
+from .oplog import FAIL, OK, UNKNOWN, Counts, Op
 from .reads import live
 from .verdict import Verdict, VerdictStatus
 from .workload import Call, Client, Workload

@@ -12,7 +12,7 @@ from typing import Any
 
 import pymysql.cursors
 
-from .history import OK
+from .oplog import OK
 from .reads import live
 from .verdict import Verdict, VerdictStatus
 from .workload import Call, Client, Rejected, Workload

@@ -39,7 +39,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from .history import FAIL, OK, UNKNOWN, Counts, Op
+from .oplog import FAIL, OK, UNKNOWN, Counts, Op
 from .verdict import Verdict, VerdictStatus
 
 WW, WR, RW = "ww", "wr", "rw"

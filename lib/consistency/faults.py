@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import pymysql
 
-from .history import History
+from .oplog import History
 from .reads import is_galera
 from ..errors import KewpieError, QueryError
 from ..platform.logsetup import get_logger
@@ -70,7 +70,7 @@ def wait_group_healthy(group: list[Server], timeout: float = HEAL_TIMEOUT) -> No
         except GaleraJoinError as exc:
             raise FaultError(f"the cluster did not heal: {exc}") from None
     for server in group:
-        if not server.ping():
+        if not server.sql.ping():
             raise FaultError(f"{server.name} does not answer SQL after healing")
 
 

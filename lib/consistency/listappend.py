@@ -18,7 +18,7 @@ from typing import Any
 import pymysql.cursors
 
 from .elle import check_list_append
-from .history import OK, Counts, Op
+from .oplog import OK, Counts, Op
 from .reads import is_galera, live
 from .verdict import Verdict, VerdictStatus, combine
 from .workload import Call, Client, Workload

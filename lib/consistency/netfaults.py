@@ -28,7 +28,7 @@ from typing import Iterable
 
 from .faults import (PARTITION_TIMEOUT, Fault, FaultError, _component, _galera,
                      _names, wait_group_healthy)
-from .history import OK, History
+from .oplog import OK, History
 from .verdict import Verdict, VerdictStatus
 from ..platform.netns import netem_reason
 from ..platform.netrules import NetworkControl, blocked_pairs

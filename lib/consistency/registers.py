@@ -19,7 +19,7 @@ from typing import Any
 
 import pymysql.cursors
 
-from .history import OK, UNKNOWN, Counts, Op
+from .oplog import OK, UNKNOWN, Counts, Op
 from .reads import is_galera, live
 from .verdict import Verdict, VerdictStatus
 from .workload import Call, Client, Rejected, Workload

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from .faults import HEAL_TIMEOUT, Schedule
-from .history import History
+from .oplog import History
 from .verdict import Verdict, VerdictStatus, combine
 from .workload import ClientThreads, Workload
 from ..errors import KewpieError

@@ -15,6 +15,7 @@ import time
 from .faults import Fault, start_nodes
 from ..servers.codetree import CodeTree
 from ..servers.server import Server
+from ..servers.trees import switch_tree
 
 IST_RE = re.compile(r"IST received|Receiving IST|IST .*complete")
 SST_RE = re.compile(r"Proceeding with SST|SST completed on joiner|SST request")
@@ -47,7 +48,7 @@ class Upgrade(Fault):
         hows = []
         for node in self.nodes:
             self.before[node.name] = node.tree.label
-            self.marks[node.name] = node.error_log_size()
+            self.marks[node.name] = node.errlog.size()
             hows.append(f"{node.name} ({node.stop()})")
         return f"stopped {', '.join(hows)} for the upgrade to {self.tree.label}"
 
@@ -55,12 +56,12 @@ class Upgrade(Fault):
         """Start the nodes on the new tree; wait for the group; say how they caught up."""
         start = time.monotonic()
         for node in self.nodes:
-            node.use_tree(self.tree)
+            switch_tree(node, self.tree)
         start_nodes(self.nodes, self.group, crashed=False)
         self.active = False
         parts = []
         for node in self.nodes:
-            self.transfers[node.name] = state_transfer(node.error_log_since(self.marks[node.name]))
-            parts.append(f"{node.name} {self.before[node.name]} -> {node.running_version()} "
+            self.transfers[node.name] = state_transfer(node.errlog.since(self.marks[node.name]))
+            parts.append(f"{node.name} {self.before[node.name]} -> {node.variable('version')} "
                          f"(state transfer: {self.transfers[node.name]})")
         return f"upgraded {', '.join(parts)} in {time.monotonic() - start:.1f}s"

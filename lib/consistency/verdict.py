@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from .history import Counts
+from .oplog import Counts
 
 EVIDENCE_SHOWN = 15
 

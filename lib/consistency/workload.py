@@ -4,7 +4,7 @@ A :class:`Workload` says how to set up its tables, what one client step
 does, how to read the final state and how to check the history.  Each
 client thread (:class:`Client`) has its own connections, calls
 :meth:`Client.invoke` for every operation and so records it in the
-workload's :class:`~lib.consistency.history.History` as ok, fail or
+workload's :class:`~lib.consistency.oplog.History` as ok, fail or
 unknown.  :func:`lib.consistency.run.run_workloads` drives workloads and a
 fault schedule together.
 """
@@ -17,7 +17,7 @@ from typing import Any, Callable, Sequence
 
 import pymysql
 
-from .history import (FAIL, OK, History, Op, classify_error, describe_error,
+from .oplog import (FAIL, OK, History, Op, classify_error, describe_error,
                       error_code)
 from .reads import read_rows
 from .verdict import Verdict

@@ -18,15 +18,30 @@ from typing import Any, Callable, Mapping, Sequence, TextIO
 
 from sqlalchemy.engine import Engine
 
+from .dsn import has_password, password_on_command_line
 from .errors import HistoryUsageError
 from .patterns import parse_when
 from .records import headline
 from .queries import (DEFAULT_WINDOW_RUNS, STATUS_CHOICES, FlakyRow, ResultRow, SearchFilter,
                       Window, flaky, recent_runs, run_detail, search, slowest, timeline,
                       unstable)
+from ..platform.pathoptions import PathOption, PathRole, PathShape
+from ..platform.trustedpath import Trust
 from .store import open_engine
 from .target import StoreTarget
 
+# The subcommands' options that take a path, by what they are to kewpie (as lib/cli.py's
+# PATH_TABLE; tests/unit/test_path_options.py fails when one is missing).
+PATH_TABLE: Mapping[str, PathOption] = MappingProxyType({
+    "history": PathOption(PathRole.data, note="the SQLite store: queried as data"),
+    "workdir": PathOption(PathRole.data, note="its history.sqlite, queried as data"),
+    "config": PathOption(PathRole.input, note="checked before it is read (lib/cli.py)"),
+    "lock-dir": PathOption(PathRole.own, note="lib/platform/ports.py"),
+    "OUT": PathOption(PathRole.output, PathShape.folder,
+                      note="made fresh or empty, written without following links "
+                           "(lib/history/export.py)"),
+    "FILE": PathOption(PathRole.data, note="an old sweeps database, read as data"),
+})
 
 
 @dataclass
@@ -38,6 +53,7 @@ class Defaults:
     history_dsn: str = ""
     lock_dir: str = ""
     base_port: int = 9300
+    trusted: tuple[str, ...] = ()  # safe-directories of the user's own config
 
 
 def _store_options(p: argparse.ArgumentParser) -> None:
@@ -45,7 +61,9 @@ def _store_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--history", dest="history_path", default=None, metavar="PATH",
                    help="a SQLite history file")
     g.add_argument("--history-dsn", default=None, metavar="DSN",
-                   help="a MariaDB/MySQL store: mysql://user:password@host:port/database")
+                   help="a MariaDB/MySQL store: mysql://user@host:port/database (its "
+                        "password: in KEWPIE_HISTORY_DSN or a config file only you can "
+                        "read, never here)")
     g.add_argument("--workdir", default=None, metavar="DIR",
                    help="the runs' workdir (its history.sqlite)")
     g.add_argument("--config", dest="config_file", default="", metavar="FILE",
@@ -71,7 +89,15 @@ def build_parser() -> argparse.ArgumentParser:
         "(docs/history.md).", epilog="Patterns take * (any text) and ? (one character); a "
         "failure pattern without them matches anywhere in the text.")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    _add_failures(sub)
+    _add_reports(sub)
+    _add_outputs(sub)
+    return p
 
+
+
+def _add_failures(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``history failures``: the search."""
     s = sub.add_parser("failures", help="search results (failures by default), newest first")
     _store_options(s)
     s.add_argument("--test", default="", metavar="PATTERN", help="test names, e.g. 'main.*'")
@@ -87,6 +113,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--until", default="", metavar="WHEN")
     s.add_argument("--limit", type=int, default=50, metavar="N")
 
+
+def _add_reports(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``history flaky``, ``slowest``, ``test``, ``unstable``, ``runs`` and ``run``: the
+    reports on tests and runs."""
     s = sub.add_parser("flaky", help="tests that failed and passed: failure and "
                                      "pass-after-retry rates with counts")
     _store_options(s)
@@ -123,6 +153,10 @@ def build_parser() -> argparse.ArgumentParser:
     _store_options(s)
     s.add_argument("run_id", type=int, metavar="ID")
 
+
+def _add_outputs(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``history serve``, ``html`` and ``import-sweeps``: the page served or written, an
+    old sweeps database copied in."""
     s = sub.add_parser("serve", help="the cross-reference page on 127.0.0.1 (Ctrl-C stops it)")
     _store_options(s)
     s.add_argument("--port", type=int, default=0, metavar="PORT",
@@ -139,7 +173,6 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("import-sweeps", help="copy an old sweeps results.sqlite into the store")
     _store_options(s)
     s.add_argument("file", metavar="FILE")
-    return p
 
 
 def config_argv(args: argparse.Namespace) -> list[str]:
@@ -151,7 +184,10 @@ def config_argv(args: argparse.Namespace) -> list[str]:
 
 
 def target_of(args: argparse.Namespace, defaults: Defaults) -> StoreTarget:
-    """The store the options (over the settings' defaults) name."""
+    """The store the options (over the settings' defaults) name; HistoryUsageError for
+    a ``--history-dsn`` with a password (every user sees a command line)."""
+    if args.history_dsn and has_password(args.history_dsn):
+        raise HistoryUsageError(password_on_command_line("--history-dsn", args.history_dsn))
     dsn = args.history_dsn if args.history_dsn is not None else (
         "" if args.history_path else defaults.history_dsn)
     path = args.history_path if args.history_path is not None else defaults.history_path
@@ -328,6 +364,7 @@ def _run(engine: Engine, args: argparse.Namespace, out: TextIO) -> int:
         ("shard", run.shard), ("code tree", f"{run.tree_version} ({run.tree_path})"),
         ("branch", run.branch), ("revision", run.revision), ("job", run.job),
         ("build", run.build), ("build url", run.build_url), ("labels", run.labels),
+        ("options", " ".join(f"{k}={v}" for k, v in sorted(run.options.items()))),
         ("kewpie", run.kewpie_version)]
     for key, value in facts:
         if value not in ("", None, {}):
@@ -361,7 +398,8 @@ def run_command(args: argparse.Namespace, defaults: Defaults, out: TextIO | None
         from .export import export
         engine = open_engine(target)
         try:
-            written = export(engine, args.out, max_tests=args.tests)
+            written = export(engine, args.out, max_tests=args.tests,
+                             trust=Trust.of(defaults.trusted))
         finally:
             engine.dispose()
         out.write(f"wrote {written} page(s) to {args.out} (open {args.out}/index.html)\n")

@@ -1,39 +1,46 @@
 """``kewpie history html OUT``: a static copy of the page, to archive with a CI build.
 
 The same templates as the server's, with relative links: ``index.html`` (the newest
-failures), ``runs.html``, ``flaky.html``, ``slowest.html``, ``sweeps.html``, and the
-pages of the newest runs, of the tests that failed or flaked (up to ``max_tests``,
-worst first) and of the sweeps.  There is no search in a static copy.
+failures), ``runs.html``, ``flaky.html``, ``slowest.html``, ``sweeps.html``,
+``bugs.html`` (the replayed bugs), and the pages of the newest runs, of the tests that
+failed or flaked (up to ``max_tests``, worst first), of the replayed bugs and of the
+sweeps.  There is no search in a static copy.
 """
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
+from ..errors import UsageError
+from ..platform.safewrite import OutputDir
+from ..platform.trustedpath import Trust
 from .errors import HistoryUsageError
 from .queries import SearchFilter, Window, recent_runs, search, test_records
 from .schema import results
 from .sweeps import SweepStore
-from .web import (Links, create_app, flaky_page, index_page, run_page, runs_page, slowest_page,
-                  slug, sweep_page, sweeps_page, test_page)
+from .replays import find_bugs
+from .web import (Links, bug_page, bugs_page, create_app, flaky_page, index_page, run_page,
+                  runs_page, slowest_page, slug, sweep_page, sweeps_page, test_page)
 
 RUN_PAGES = 100
 
 
-def _write(path: str, text: str) -> None:
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(text)
+def export(engine: Engine, out: str, max_tests: int = 300, trust: Trust | None = None) -> int:
+    """Write the static copy into out (a new or empty directory, written without following
+    links: lib/platform/safewrite.py; trust: what the user trusts on purpose); the pages
+    written."""
+    try:
+        folder = OutputDir.create(out, "history html", trust)
+    except UsageError as exc:
+        raise HistoryUsageError(str(exc)) from None
+    with folder:
+        return _export(engine, folder, max_tests)
 
 
-def export(engine: Engine, out: str, max_tests: int = 300) -> int:
-    """Write the static copy into out (a new or empty directory); the pages written."""
-    if os.path.exists(out) and (not os.path.isdir(out) or os.listdir(out)):
-        raise HistoryUsageError(f"{out}: expected a new or empty directory")
-    os.makedirs(out, exist_ok=True)
+def _export(engine: Engine, folder: OutputDir, max_tests: int) -> int:
+    """The pages into folder; how many."""
     env = create_app(engine).jinja_env
     written = 0
 
@@ -43,8 +50,8 @@ def export(engine: Engine, out: str, max_tests: int = 300) -> int:
         if values is None:
             return
         link = Links(static=True, depth=rel.count("/"))
-        _write(os.path.join(out, rel), env.get_template(template).render(
-            link=link, static=True, **values))
+        folder.write_text(rel, env.get_template(template).render(link=link, static=True,
+                                                                 **values))
         written += 1
 
     with engine.connect() as conn:
@@ -64,6 +71,9 @@ def export(engine: Engine, out: str, max_tests: int = 300) -> int:
             names += [n for n in recent if n not in names][:max_tests - len(names)]
         for name in names:
             page(f"tests/{slug(name)}.html", "test.html", test_page(conn, name))
+        page("bugs.html", "bugs.html", bugs_page(conn, {}))
+        for bug in find_bugs(conn)[:max_tests]:
+            page(f"bugs/{slug(bug.name)}.html", "bug.html", bug_page(conn, bug.name))
     page("sweeps.html", "sweeps.html", sweeps_page(engine))
     for sweep in SweepStore(engine).recent(20):
         page(f"sweeps/{sweep.id}.html", "sweep.html", sweep_page(engine, sweep.id))

@@ -19,6 +19,7 @@ from typing import Any, Sequence
 from sqlalchemy import ColumnElement, Select, and_, case, func, select, true
 from sqlalchemy.engine import Connection, Row
 
+from ..platform.secrets import redact
 from .patterns import check, has_wildcards, literal_prefix, matches, prefix_range
 from .records import FAILING, utcnow
 from .schema import results, runs
@@ -379,11 +380,13 @@ def _json(text: str, empty: Any) -> Any:
 
 
 def _run_rows(conn: Connection, query: Any) -> list[RunRow]:
+    """Runs as RunRows: labels and options read, with their secrets as ``***`` whatever
+    wrote them (the page, its static copy and ``kewpie history run`` show them)."""
     out = []
     for row in conn.execute(query):
         values = list(row)
-        values[16] = _json(values[16], {})
-        values[17] = _json(values[17], {})
+        values[16] = redact(_json(values[16], {}))
+        values[17] = redact(_json(values[17], {}))
         out.append(RunRow(*values))
     if out:
         counts = conn.execute(

@@ -6,8 +6,14 @@ copied in ``finished_at`` so that the page's search walks one index newest first
 ``history_shard_cuts``: the results every shard of one CI build balances on.
 ``kewpie_sweeps`` and ``kewpie_runs`` are the sweeps' tables, kept as the sweeps'
 results database had them (a ``results.sqlite`` of before is a store of schema
-version 0) plus ``run_id``, the run that measured the sweep.  ``history_meta`` holds
-the schema version (lib/history/migrations.py).
+version 0) plus ``run_id``, the run that measured the sweep; their details
+(:data:`SWEEP_DETAIL_TABLES`, schema version 3) are keyed by ``kewpie_runs.id`` or
+``kewpie_sweeps.id``: a run's cell, latency percentiles and TPC-C-like figures
+(``kewpie_run_details``), sysbench's latency histogram (``kewpie_run_histograms``),
+the resource monitors' seconds (``kewpie_run_samples``), the TPC-C-like transactions
+(``kewpie_run_txns``) and the sweep's consistency checks (``kewpie_sweep_checks``).
+lib/sysbench/results.py writes and reads a sweep through these tables; nothing else
+declares them.  ``history_meta`` holds the schema version (lib/history/migrations.py).
 """
 from __future__ import annotations
 
@@ -18,7 +24,7 @@ from sqlalchemy import (BigInteger, Column, DateTime, Double, ForeignKey, Index,
 from sqlalchemy.dialects import mysql, sqlite
 from sqlalchemy.types import TypeEngine
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 3
 metadata = MetaData()
 
 
@@ -136,5 +142,67 @@ sweep_runs = Table(
     Index("ix_kewpie_runs_sweep", "sweep_id"),
 )
 
+run_details = Table(
+    "kewpie_run_details", metadata,
+    Column("run_id", _id(), primary_key=True, autoincrement=False),  # kewpie_runs.id
+    Column("cell", _text()),
+    Column("lat_p50", Double),
+    Column("lat_p95", Double),
+    Column("lat_p99", Double),
+    Column("lat_max", Double),
+    Column("tpmc_like", Double),
+    Column("planned_reconnects", Integer),
+    Column("log", Text),
+)
+
+run_histograms = Table(
+    "kewpie_run_histograms", metadata,
+    Column("id", _id(), primary_key=True, autoincrement=True),
+    Column("run_id", _id()),
+    Column("value_ms", Double),
+    Column("events", Integer),
+    Index("ix_kewpie_run_histograms_run", "run_id"),
+)
+
+run_samples = Table(
+    "kewpie_run_samples", metadata,
+    Column("id", _id(), primary_key=True, autoincrement=True),
+    Column("run_id", _id()),
+    Column("t", Double),
+    Column("source", String(64)),
+    Column("metric", String(64)),
+    Column("value", Double),
+    Index("ix_kewpie_run_samples_run", "run_id"),
+)
+
+run_txns = Table(
+    "kewpie_run_txns", metadata,
+    Column("id", _id(), primary_key=True, autoincrement=True),
+    Column("run_id", _id()),
+    Column("txn", String(32)),
+    Column("events", Integer),
+    Column("rollbacks", Integer),
+    Column("retries", Integer),
+    Column("mix_pct", Double),
+    Column("avg_ms", Double),
+    Column("p50_ms", Double),
+    Column("p95_ms", Double),
+    Column("p99_ms", Double),
+    Column("max_ms", Double),
+    Index("ix_kewpie_run_txns_run", "run_id"),
+)
+
+sweep_checks = Table(
+    "kewpie_sweep_checks", metadata,
+    Column("id", _id(), primary_key=True, autoincrement=True),
+    Column("sweep_id", _id()),
+    Column("version", String(100)),
+    Column("data_set", String(100)),
+    Column("passed", Integer),
+    Column("output", _text()),
+    Index("ix_kewpie_sweep_checks_sweep", "sweep_id"),
+)
+
 HISTORY_TABLES = (meta, runs, results, shard_cuts)
 SWEEP_TABLES = (sweeps, sweep_runs)
+SWEEP_DETAIL_TABLES = (run_details, run_histograms, run_samples, run_txns, sweep_checks)

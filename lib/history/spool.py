@@ -1,4 +1,5 @@
-"""Results kept in the workdir while the store cannot be reached, sent by the next run.
+"""Results kept in the workdir while the store cannot be reached, sent by the next run
+(their secrets as ``***``, as the store would hold them: lib/platform/secrets.py).
 
 One JSON-lines file per run, ``WORKDIR/history-spool/<store>/<run uuid>.jsonl``: a ``run``
 line, then ``result`` lines, then an ``end`` line when the run ended.  A writer that
@@ -15,6 +16,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from ..platform.secrets import redact
+from .dsn import redact as redact_dsn
 from .records import ResultRecord, RunInfo
 from .target import StoreTarget
 
@@ -24,8 +27,10 @@ SUFFIX = ".jsonl"
 
 def spool_dir(workdir: str, target: StoreTarget) -> str:
     """Where a workdir's runs keep the results they could not send to target (one folder
-    per store: a result waits for the store it was meant for)."""
-    name = hashlib.sha1(f"{target.sqlite_path}|{target.dsn}".encode()).hexdigest()[:12]
+    per store: a result waits for the store it was meant for).  The folder's name is a
+    hash of the store without its password: a short hash of a password could be tried
+    against guesses by anyone who can list the workdir."""
+    name = hashlib.sha1(f"{target.sqlite_path}|{redact_dsn(target.dsn)}".encode()).hexdigest()[:12]
     return os.path.join(workdir, SPOOL_DIR, name)
 
 
@@ -58,7 +63,7 @@ class Spool:
         flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
         fd = os.open(self.path, flags, 0o644)
         with os.fdopen(fd, "a") as fh:
-            fh.write(json.dumps({"kind": kind, **data}) + "\n")
+            fh.write(json.dumps(redact({"kind": kind, **data})) + "\n")
 
     def add(self, record: ResultRecord) -> None:
         """Keep one result."""

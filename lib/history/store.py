@@ -15,6 +15,8 @@ not a hang.
 from __future__ import annotations
 
 import os
+import sqlite3
+import time
 from typing import Any
 from urllib.parse import quote, unquote, urlparse
 
@@ -29,6 +31,7 @@ from .target import StoreTarget
 CONNECT_TIMEOUT = 5
 IO_TIMEOUT = 60
 BUSY_TIMEOUT = 60.0
+WAL_RETRY = 0.01                # seconds between tries of the switch to WAL mode
 READER_CACHE_KIB = 65536        # a reader's SQLite page cache (64 MiB)
 READER_MMAP_BYTES = 1 << 30     # and how much of the file it maps (1 GiB)
 UNKNOWN_DATABASE = 1049
@@ -56,7 +59,7 @@ def _sqlite_engine(path: str, writer: bool) -> Engine:
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
         dbapi_connection.isolation_level = None  # we say BEGIN ourselves (below)
         cursor = dbapi_connection.cursor()
-        cursor.execute("PRAGMA journal_mode=WAL")
+        _wal_mode(cursor)
         cursor.execute("PRAGMA synchronous=NORMAL")
         if not writer:  # searches read scattered rows: keep their pages, map the file
             cursor.execute(f"PRAGMA cache_size=-{READER_CACHE_KIB}")
@@ -69,6 +72,23 @@ def _sqlite_engine(path: str, writer: bool) -> Engine:
         connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
     return engine
+
+
+def _wal_mode(cursor: Any) -> None:
+    """``PRAGMA journal_mode=WAL``, waiting (up to BUSY_TIMEOUT) while another connection
+    holds the file: on a store made just now the switch needs an exclusive lock and
+    SQLite asks no busy handler for it, so concurrent first writers (pytest-xdist's
+    workers, parallel runs) got "database is locked" at once now and then."""
+    deadline = time.monotonic() + BUSY_TIMEOUT
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.fetchall()
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(WAL_RETRY)
 
 
 def _create_database(dsn: str) -> None:

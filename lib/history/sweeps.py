@@ -7,7 +7,8 @@ sysbench run), plus ``kewpie_sweeps.run_id``, the history run that measured it. 
 :func:`import_legacy` copies one into another store once.
 
 This module knows rows, not sysbench: lib/sysbench/results.py writes a ``SweepResult``
-into them (on a connection of the store) and reads it back; this module reads them
+into them and into their details tables (all declared in schema.py) and reads it back,
+and finds baselines with :meth:`SweepStore.find`; this module reads them
 for the page and copies old files.  A run row's ``result`` is the full JSON of the
 run (what the typed columns hold and more), so new measurements (percentiles,
 monitors, histograms) can be stored there without a schema change; a new typed
@@ -25,6 +26,7 @@ from typing import Any
 from sqlalchemy import create_engine, inspect, select
 from sqlalchemy.engine import Engine
 
+from ..platform.secrets import redact
 from .errors import HistoryError
 from .schema import meta, sweep_runs, sweeps
 
@@ -64,12 +66,14 @@ class SweepStore:
     def save(self, name: str, label: str, context_key: str, spec: dict[str, Any],
              context: dict[str, Any], runs: list[dict[str, Any]], run_id: int | None = None,
              created: str = "") -> int:
-        """Store a sweep and its runs (dicts with RUN_FIELDS and ``result``); its id."""
+        """Store a sweep and its runs (dicts with RUN_FIELDS and ``result``; the spec's and
+        context's secrets as ``***``); its id."""
         with self.engine.begin() as conn:
             key = conn.execute(sweeps.insert().values(
                 name=name, label=label, context_key=context_key,
-                created=created or time.strftime("%Y-%m-%dT%H:%M:%S"), spec=json.dumps(spec, default=str),
-                context=json.dumps(context, default=str), run_id=run_id)).inserted_primary_key
+                created=created or time.strftime("%Y-%m-%dT%H:%M:%S"),
+                spec=json.dumps(redact(spec), default=str),
+                context=json.dumps(redact(context), default=str), run_id=run_id)).inserted_primary_key
             assert key is not None
             sweep_id = int(key[0])
             if runs:

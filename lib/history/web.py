@@ -1,5 +1,6 @@
 """The cross-reference page (Flask and Jinja2 templates): the search, a test's page, a
-run's page, the runs, the flaky and slowest tables and the sweeps' plots.
+run's page, the runs, the flaky and slowest tables, the sweeps' plots and the
+replayed bugs (``/bugs``, ``/bug?name=MDEV-12345``: lib/history/replays.py).
 
 Each page is a function from a connection and its parameters to a template's values
 (``*_page``), rendered by a Flask route (``kewpie history serve``, lib/history/serve.py)
@@ -14,7 +15,7 @@ import os
 import re
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 from urllib.parse import quote, urlencode
 
 from flask import Flask, Response, abort, render_template, request
@@ -23,13 +24,14 @@ from sqlalchemy.engine import Connection, Engine
 from .errors import HistoryUsageError
 from .patterns import parse_when
 from .records import headline
+from .replays import bug_history, find_bugs
 from .queries import (STATUS_CHOICES, SearchFilter, Window, flaky, recent_runs, run_detail,
                       search, slowest, test_records, timeline)
 from .svgplot import Series, line_plot, strip, time_plot
 from .sweeps import StoredSweep, SweepStore
 
 SAFE_NAME = re.compile(r"^[A-Za-z0-9._-]{1,120}$")
-PAGES = ("index", "runs", "flaky", "slowest", "sweeps")
+PAGES = ("index", "runs", "flaky", "slowest", "sweeps", "bugs")
 TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
 STRIP_LENGTH = 60
 
@@ -71,6 +73,12 @@ class Links:
     def run(self, run_id: int) -> str:
         """A run's page."""
         return f"{self.prefix}runs/{run_id}.html" if self.static else f"/run/{run_id}"
+
+    def bug(self, name: str) -> str:
+        """A replayed bug's page (lib/history/replays.py)."""
+        if self.static:
+            return f"{self.prefix}bugs/{quote(slug(name))}.html"
+        return "/bug?" + urlencode({"name": name})
 
     def sweep(self, sweep_id: int) -> str:
         """A sweep's page."""
@@ -182,6 +190,24 @@ def slowest_page(conn: Connection, args: Mapping[str, str]) -> dict[str, Any]:
     return {"rows": rows, "window": w, "plot": plot, "title": "Slowest tests"}
 
 
+def bugs_page(conn: Connection, args: Mapping[str, str]) -> dict[str, Any]:
+    """The replayed bugs, searched by bug id, signature or UniqueID (``q``)."""
+    query, error = args.get("q", ""), ""
+    try:
+        bugs = find_bugs(conn, query)
+    except HistoryUsageError as exc:
+        bugs, error = [], str(exc)
+    trees = sorted({t for b in bugs for t in b.trees})
+    return {"bugs": bugs, "trees": trees, "query": query, "error": error,
+            "title": "Bugs"}
+
+
+def bug_page(conn: Connection, name: str) -> dict[str, Any] | None:
+    """One replayed bug: its status per tree and per run."""
+    bug = bug_history(conn, name)
+    return None if bug is None else {"bug": bug, "title": bug.name}
+
+
 def sweep_plots(sweep: StoredSweep) -> list[Any]:
     """A sweep's plots: median tps against threads (one line per version and value),
     and the p95 latency likewise."""
@@ -229,6 +255,9 @@ def first_line(text: str) -> str:
     return headline(text or "")
 
 
+Render = Callable[[str, dict[str, Any] | None], str]  # a template with its values: the page
+
+
 def create_app(engine: Engine) -> Flask:
     """The Flask application over a store's engine (routes are GET only)."""
     app = Flask(__name__, template_folder=TEMPLATES)
@@ -242,6 +271,17 @@ def create_app(engine: Engine) -> Flask:
             abort(404)
         return render_template(template, link=link, static=False, **values)
 
+    _add_result_routes(app, engine, render)
+    _add_sweep_routes(app, engine, render)
+    _add_bug_routes(app, engine, render)
+    app.after_request(_headers)
+    return app
+
+
+
+def _add_result_routes(app: Flask, engine: Engine, render: Render) -> None:
+    """The pages of tests and runs: the search, a test, a run, the latest runs, the
+    flaky and the slowest tests."""
     @app.get("/")
     def index() -> str:
         """The search."""
@@ -278,6 +318,24 @@ def create_app(engine: Engine) -> Flask:
         with engine.connect() as conn:
             return render("slowest.html", slowest_page(conn, request.args))
 
+
+def _add_bug_routes(app: Flask, engine: Engine, render: Render) -> None:
+    """The pages of replayed bugs: their list and a bug."""
+    @app.get("/bugs")
+    def bugs() -> str:
+        """The replayed bugs."""
+        with engine.connect() as conn:
+            return render("bugs.html", bugs_page(conn, request.args))
+
+    @app.get("/bug")
+    def bug() -> str:
+        """A replayed bug's page."""
+        with engine.connect() as conn:
+            return render("bug.html", bug_page(conn, request.args.get("name", "")))
+
+
+def _add_sweep_routes(app: Flask, engine: Engine, render: Render) -> None:
+    """The pages of sweeps: their list and a sweep."""
     @app.get("/sweeps")
     def sweeps() -> str:
         """The sweeps."""
@@ -288,11 +346,9 @@ def create_app(engine: Engine) -> Flask:
         """A sweep's page."""
         return render("sweep.html", sweep_page(engine, sweep_id))
 
-    @app.after_request
-    def headers(response: Response) -> Response:
-        """No scripts, no sniffing: the page is data only."""
-        response.headers["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:"
-        response.headers["X-Content-Type-Options"] = "nosniff"
-        return response
 
-    return app
+def _headers(response: Response) -> Response:
+    """No scripts, no sniffing: the page is data only."""
+    response.headers["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:"
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    return response

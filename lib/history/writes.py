@@ -1,4 +1,8 @@
-"""The store's writes: a run (once per uuid), its results (once per run, bot and seq), its end."""
+"""The store's writes: a run (once per uuid), its results (once per run, bot and seq), its end.
+
+What a run or result says goes in with its secrets as ``***`` (lib/platform/secrets.py):
+its options were redacted where they were taken, but a spool written by an older
+kewpie, or a failure's text, may still hold one."""
 from __future__ import annotations
 
 import json
@@ -10,6 +14,7 @@ from sqlalchemy import and_, select, tuple_
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
+from ..platform.secrets import redact, redact_text
 from .records import ResultRecord, RunInfo
 from .schema import results, runs
 
@@ -19,30 +24,30 @@ RUN_TEXT_LIMITS = MappingProxyType({
 
 
 def run_row(run: RunInfo) -> dict[str, Any]:
-    """The history_runs row of a run."""
+    """The history_runs row of a run (its secrets as ``***``)."""
     row: dict[str, Any] = {
         "uuid": run.uuid, "started_at": run.started_at, "host": run.host,
         "platform": run.platform, "kewpie_version": run.kewpie_version, "mode": run.mode,
-        "selection": run.selection, "shard": run.shard,
-        "options": json.dumps(run.options, sort_keys=True, default=str),
+        "selection": redact_text(run.selection), "shard": run.shard,
+        "options": json.dumps(redact(run.options), sort_keys=True, default=str),
         "tree_version": run.tree_version, "tree_path": run.tree_path,
         "trees": json.dumps(run.trees), "branch": run.branch, "revision": run.revision,
-        "job": run.job, "build": run.build, "build_url": run.build_url,
-        "labels": json.dumps(run.labels, sort_keys=True)}
+        "job": run.job, "build": run.build, "build_url": redact_text(run.build_url),
+        "labels": json.dumps(redact(run.labels), sort_keys=True)}
     for key, limit in RUN_TEXT_LIMITS.items():
         row[key] = str(row[key] or "")[:limit]
     return row
 
 
 def result_row(run_id: int, record: ResultRecord) -> dict[str, Any]:
-    """The history_results row of a result."""
+    """The history_results row of a result (its texts' secrets as ``***``)."""
     return {"run_id": run_id, "bot": record.bot[:20], "seq": record.seq,
             "test": record.test[:255], "combination": record.combination[:255],
             "status": record.status, "failing": 1 if record.failing else 0,
             "duration_ms": max(0, int(record.duration_ms)),
             "attempts": max(1, min(int(record.attempts), 32767)),
-            "finished_at": record.finished_at, "failure": record.failure,
-            "signature": record.signature, "evidence": record.evidence}
+            "finished_at": record.finished_at, "failure": redact_text(record.failure),
+            "signature": record.signature, "evidence": redact_text(record.evidence)}
 
 
 def insert_run(conn: Connection, run: RunInfo) -> int:

@@ -1,7 +1,7 @@
 """Bug hunting: random loads in trials, oracles, signatures, known bugs, findings.
 
 The tool-layer parts of ``--mode=hunt`` (the mode itself is
-``lib/run/hunt_mode.py``; docs/hunting.md).  Modules, by job:
+``lib/modes/hunt/run.py``; docs/hunting.md).  Modules, by job:
 
 - a trial: ``trial`` (one load with its seed on a set of servers, then the
   oracles, then the findings written), ``topology`` (which servers),
@@ -15,8 +15,12 @@ The tool-layer parts of ``--mode=hunt`` (the mode itself is
   ``wrong`` (the wrong-result oracles in a trial, and a compared load's
   differences), ``wrongresult`` (the NoREC, TLP and differential oracles
   over generated SELECTs);
-- signatures and bugs: ``signature``, ``knownbugs`` (new / known /
-  known-fixed);
+- signatures and bugs: ``signature``, ``uniqueid`` (MariaDB QA's UniqueID of
+  a crash), ``knownbugs`` (new / known / known-fixed; kewpie's format and
+  ``known_bugs.strings``), ``kbstrings`` (``known_bugs.strings`` read as
+  published), ``bugmatch`` (a UniqueID matched exactly, then by
+  similarity), ``symbols`` (can gdb name more frames than the crash report:
+  debug symbols installed, a report that stopped short);
 - results: ``finding`` (finding folders), ``summary`` (the table,
   summary.json, JUnit), ``errors``.
 """

@@ -35,11 +35,14 @@ from typing import TYPE_CHECKING
 
 from ..checks.backtrace import GDB_FRAME_RE, HANDLER_FRAMES, crashing_thread
 from .demangle import function_name
+from .uniqueid import (HANDLER_GDB, HANDLER_REPORT, SOURCE_GDB, SOURCE_REPORT, UniqueId,
+                       assertion_text, better_of, build_unique_id, signal_name)
 
 if TYPE_CHECKING:
     from .signature import Signature
 
 SIGNAL_RE = re.compile(r"got signal (\d+)")
+GDB_SIGNAL_RE = re.compile(r"Program terminated with signal (SIG\w+)")
 FATAL_RE = re.compile(r"\[FATAL\]\s*(.*)")
 ASSERT_RE = re.compile(r"^(?:.*?:\s*)?(?P<file>[^\s:]+):(?P<line>\d+):\s*(?P<func>.*?):\s*"
                        r"Assertion [`'](?P<cond>.*)' failed\.?\s*$")
@@ -118,6 +121,23 @@ def _normalise_path(text: str) -> str:
 def parse_crash_report(text: str) -> CrashReport | None:
     """The crash report in an error-log excerpt (the last one when there are several), or
     None when the excerpt holds none."""
+    body = _report_lines(text)
+    if body is None:
+        return None
+    found = _ReportReader()
+    for ln in body:
+        found.read(ln)
+    end = next((i for i, ln in enumerate(body) if ln.startswith("Kernel version")), len(body))
+    return CrashReport(signal=found.signal, assertion=found.assertion, fatal=found.fatal,
+                       frames=tuple(found.frames), query=found.query.strip(),
+                       connection_id=found.connection_id,
+                       text="\n".join(body[:end + 1]).rstrip() + "\n",
+                       raw_frames=tuple(found.raw))
+
+
+def _report_lines(text: str) -> list[str] | None:
+    """The lines of the excerpt's last crash report (from its assertion or fatal line,
+    at most MAX_REPORT_LINES), or None when it holds none."""
     lines = text.splitlines()
     marks = [i for i, ln in enumerate(lines) if SIGNAL_RE.search(ln) or FATAL_RE.search(ln)
              or "Assertion" in ln and ("failed" in ln or "failure" in ln)]
@@ -127,58 +147,64 @@ def parse_crash_report(text: str) -> CrashReport | None:
     last = signal_at[-1] if signal_at else marks[-1]
     # the report starts at the assertion or fatal line logged just before the signal line
     start = min(m for m in marks if last - 30 <= m <= last)
-    body = lines[start:start + MAX_REPORT_LINES]
-    signal = None
-    assertion = fatal = query = ""
-    connection_id = None
-    frames: list[str] = []
-    raw: list[str] = []
-    in_query = False
-    innodb_file = ""
-    for ln in body:
-        if in_query:
+    return lines[start:start + MAX_REPORT_LINES]
+
+
+class _ReportReader:
+    """What a crash report's lines say, read one line at a time (the first signal,
+    fatal error and assertion; the stack's frames; the connection and its query)."""
+
+    def __init__(self) -> None:
+        self.signal: int | None = None
+        self.assertion = self.fatal = self.query = ""
+        self.connection_id: int | None = None
+        self.frames: list[str] = []
+        self.raw: list[str] = []
+        self.in_query = False
+        self.innodb_file = ""
+
+    def read(self, ln: str) -> None:
+        """Take in the report's next line."""
+        if self.in_query:
             if not ln.strip() or REPORT_END_RE.match(ln):
-                in_query = False
+                self.in_query = False
             else:
-                query += "\n" + ln
-                continue
+                self.query += "\n" + ln
+                return
         m = SIGNAL_RE.search(ln)
-        if m and signal is None:
-            signal = int(m.group(1))
-            continue
+        if m and self.signal is None:
+            self.signal = int(m.group(1))
+            return
         m = FATAL_RE.search(ln)
-        if m and not fatal:
-            fatal = _normalise_path(re.sub(r"\d+", "N", m.group(1).strip()))
-            continue
+        if m and not self.fatal:
+            self.fatal = _normalise_path(re.sub(r"\d+", "N", m.group(1).strip()))
+            return
         m = ASSERT_RE.match(ln.strip())
-        if m and not assertion:
-            assertion = (f"{m.group('cond')} in {function_name(m.group('func'))} "
-                         f"({_normalise_path(m.group('file'))})")
-            continue
+        if m and not self.assertion:
+            self.assertion = (f"{m.group('cond')} in {function_name(m.group('func'))} "
+                              f"({_normalise_path(m.group('file'))})")
+            return
         m = INNODB_ASSERT_FILE_RE.search(ln)
         if m:
-            innodb_file = _normalise_path(m.group(1))
-            continue
+            self.innodb_file = _normalise_path(m.group(1))
+            return
         m = INNODB_FAILING_RE.search(ln)
-        if m and not assertion:
-            assertion = f"{m.group(1).strip()}" + (f" ({innodb_file})" if innodb_file else "")
-            continue
+        if m and not self.assertion:
+            self.assertion = (f"{m.group(1).strip()}"
+                              + (f" ({self.innodb_file})" if self.innodb_file else ""))
+            return
         func = frame_function(ln)
         if func is not None:
-            frames.append(func)
-            raw.append(ln.strip())
-            continue
+            self.frames.append(func)
+            self.raw.append(ln.strip())
+            return
         m = CONNECTION_RE.match(ln)
         if m:
-            connection_id = int(m.group(1))
-            continue
+            self.connection_id = int(m.group(1))
+            return
         m = QUERY_RE.match(ln)
         if m:
-            query, in_query = m.group("sql"), True
-    end = next((i for i, ln in enumerate(body) if ln.startswith("Kernel version")), len(body))
-    return CrashReport(signal=signal, assertion=assertion, fatal=fatal, frames=tuple(frames),
-                       query=query.strip(), connection_id=connection_id,
-                       text="\n".join(body[:end + 1]).rstrip() + "\n", raw_frames=tuple(raw))
+            self.query, self.in_query = m.group("sql"), True
 
 
 # a server's first line as it starts (MariaDB: "Starting MariaDB ..."; MySQL and older
@@ -194,18 +220,50 @@ def since_last_start(log_text: str) -> str:
     return log_text[log_text.rfind("\n", 0, starts[-1]) + 1:] if starts else log_text
 
 
+def report_unique_id(report: CrashReport) -> UniqueId | None:
+    """MariaDB QA's UniqueID of a parsed crash report (:mod:`lib.hunt.uniqueid`)."""
+    return build_unique_id(signal_name(report.signal), report.frames, HANDLER_REPORT,
+                           assertion_text(report.text), SOURCE_REPORT)
+
+
+def gdb_unique_id(gdb_text: str, log_text: str = "") -> UniqueId | None:
+    """MariaDB QA's UniqueID of gdb's backtrace of a core: its crashing thread's frames,
+    the signal gdb says the program terminated with, the assertion of the error-log
+    excerpt log_text."""
+    m = GDB_SIGNAL_RE.search(gdb_text)
+    return build_unique_id(m.group(1) if m else "", gdb_frames(gdb_text), HANDLER_GDB,
+                           assertion_text(log_text), SOURCE_GDB)
+
+
+def crash_unique_id(log_text: str, gdb_text: str = "") -> UniqueId | None:
+    """A crash's UniqueID from what its error log gained (its crash report) and, when
+    there is a core, gdb's backtrace of it: the report's, or gdb's frames when they
+    name more (:func:`lib.hunt.uniqueid.better_of`); None when neither has a frame or
+    an assertion.  The one call that turns a crash into its UniqueID."""
+    report = parse_crash_report(log_text)
+    from_report = report_unique_id(report) if report is not None else None
+    from_gdb = gdb_unique_id(gdb_text, log_text) if gdb_text else None
+    return better_of(from_report, from_gdb)
+
+
 def logged_crash_signature(log_text: str) -> "Signature | None":
     """The signature a hunt finding would be filed under for the crash report of the
-    server's last run in an error-log excerpt (None when that run logged none)."""
+    server's last run in an error-log excerpt (None when that run logged none), with
+    the crash's UniqueID."""
     from .signature import crash_signature
     report = parse_crash_report(since_last_start(log_text))
     if report is None:
         return None
-    return crash_signature(report.signal, report.assertion, report.fatal, report.bug_frames())
+    return crash_signature(report.signal, report.assertion, report.fatal, report.bug_frames(),
+                           unique_id=report_unique_id(report))
 
 
 def crash_headline(log_text: str) -> str:
     """``crash signature <id>: <text>`` for the crash report of the server's last run
-    (:func:`logged_crash_signature`), or '' when there is none."""
+    (:func:`logged_crash_signature`), then ``UniqueID: <id>`` (MariaDB QA's) when it
+    has one; '' when there is no report."""
     sig = logged_crash_signature(log_text)
-    return f"crash signature {sig.id}: {sig.text}" if sig is not None else ""
+    if sig is None:
+        return ""
+    line = f"crash signature {sig.id}: {sig.text}"
+    return line + (f"\nUniqueID: {sig.unique_id.text}" if sig.unique_id is not None else "")

@@ -13,13 +13,15 @@ takes seconds), rewriting finding.json.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-import shutil
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import IO, Any
 
+from ..errors import UsageError
+from ..platform.safewrite import OutputDir
 from ..randgen.trace import read_trace
 from .knownbugs import Tagged
 from .signature import Signature, title
@@ -63,20 +65,20 @@ class Written:
     seed: int
     server: str
     written_at: float
+    unique_id: str = ""          # a crash's UniqueID (MariaDB QA's), '' for none
+    bug_quality: str = ""        # how a known_bugs.strings line matched ('' otherwise)
 
 
-def _atomic_json(path: str, data: dict[str, Any]) -> None:
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, indent=2, ensure_ascii=False, default=str)
-        fh.write("\n")
-    os.replace(tmp, path)
+def _json_text(data: dict[str, Any]) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n"
 
 
-def write_sorted_trace(source: str, target: str) -> int:
-    """The trace's records sorted by seq into target (JSON lines); how many."""
+def write_sorted_trace(source: str, target: str | IO[str]) -> int:
+    """The trace's records sorted by seq into target (JSON lines: a path, or a file open
+    for writing); how many."""
     records = read_trace(source)
-    with open(target, "w", encoding="utf-8") as fh:
+    with (open(target, "w", encoding="utf-8") if isinstance(target, str)
+          else contextlib.nullcontext(target)) as fh:
         for record in records:
             fh.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
     return len(records)
@@ -88,50 +90,57 @@ def write_finding(finding: Finding, root: str, index: int, tagged: Tagged,
     the trial's part of finding.json (trial, topology, load, servers, reproduce)."""
     sig = finding.signature
     trial = int(context.get("trial", {}).get("number", 0))
-    path = os.path.join(root, f"t{trial:04d}-{index}-{finding.kind}-{sig.id}")
-    os.makedirs(path, exist_ok=True)
-    files: dict[str, Any] = {}
-    if trace_path and os.path.exists(trace_path):
-        count = write_sorted_trace(trace_path, os.path.join(path, TRACE_FILE))
-        files["trace"] = TRACE_FILE
-        files["trace_statements"] = count
-    for name, text in finding.texts.items():
-        target = os.path.join(path, name)
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        with open(target, "w", encoding="utf-8", errors="replace") as fh:
-            fh.write(text)
-        files[name] = name
-    for name, source in finding.copies.items():
-        target = os.path.join(path, name)
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        try:
-            shutil.copyfile(source, target)
-            files[name] = name
-            if name.startswith("backtrace-"):
-                files["backtrace"] = name
-        except OSError as exc:
-            files[name] = f"(not copied: {exc.strerror or exc})"
-    written_at = time.time()
-    bug = tagged.bug
-    data = {"format": FORMAT, "kind": finding.kind, "oracle": finding.oracle,
-            "signature": sig.to_json(), "title": title(sig), "summary": finding.summary,
-            "tag": tagged.tag, "bug": bug.to_json() if bug else None,
-            "server": finding.server, **context, "details": finding.details, "files": files,
-            "found_at": round(finding.found_at, 6), "written_at": round(written_at, 6)}
-    _atomic_json(os.path.join(path, FINDING_FILE), data)
+    uid = sig.unique_id.text if sig.unique_id is not None else ""
+    name = f"t{trial:04d}-{index}-{finding.kind}-{sig.id}"
+    with OutputDir.in_trusted(root, "the hunt's findings") as findings, \
+            (findings.fresh(name) or findings.folder(name)) as folder:
+        files = _write_files(finding, folder, trace_path)
+        path = folder.path
+        written_at = time.time()
+        bug = tagged.bug
+        data = {"format": FORMAT, "kind": finding.kind, "oracle": finding.oracle,
+                "signature": sig.to_json(), "unique_id": uid or None, "title": title(sig),
+                "summary": finding.summary, "tag": tagged.tag,
+                "bug": bug.to_json() if bug else None,
+                "known_match": tagged.match.to_json() if tagged.match else None,
+                "server": finding.server, **context, "details": finding.details,
+                "files": files, "found_at": round(finding.found_at, 6),
+                "written_at": round(written_at, 6)}
+        folder.write_text(FINDING_FILE, _json_text(data))  # last, whole: the folder is complete
     return Written(path, finding.kind, finding.oracle, sig.id, sig.text, title(sig),
                    finding.summary, tagged.tag, bug.bug_id if bug else "",
                    bug.note if bug else "", trial, int(context.get("trial", {}).get("seed", 0)),
-                   finding.server, written_at)
+                   finding.server, written_at, uid, bug.quality if bug else "")
+
+
+def _write_files(finding: Finding, folder: OutputDir, trace_path: str) -> dict[str, Any]:
+    """The finding's trace, texts and copies in its folder (never through a link); the
+    ``files`` of finding.json."""
+    files: dict[str, Any] = {}
+    if trace_path and os.path.exists(trace_path):
+        files["trace"] = TRACE_FILE
+        with folder.open_file(TRACE_FILE) as fh:
+            files["trace_statements"] = write_sorted_trace(trace_path, fh)
+    for name, text in finding.texts.items():
+        folder.write_bytes(name, text.encode("utf-8", errors="replace"))
+        files[name] = name
+    for name, source in finding.copies.items():
+        try:
+            folder.copy_file(source, name)
+            files[name] = name
+            if name.startswith("backtrace-"):
+                files["backtrace"] = name
+        except (OSError, UsageError) as exc:
+            files[name] = f"(not copied: {getattr(exc, 'strerror', None) or exc})"
+    return files
 
 
 def add_backtrace(folder: str, name: str, top: str) -> None:
     """Record gdb's backtrace (already written as ``name`` in the folder) and the crashing
     thread's top frames in a written finding's finding.json."""
-    path = os.path.join(folder, FINDING_FILE)
-    with open(path, encoding="utf-8") as fh:
-        data = json.load(fh)
-    data["files"]["backtrace"] = name
-    data["details"]["gdb_top_frames"] = top.splitlines()
-    data["backtrace_at"] = round(time.time(), 6)
-    _atomic_json(path, data)
+    with OutputDir.in_trusted(folder, "the hunt's findings") as out:
+        data = json.loads(out.read_text(FINDING_FILE) or "{}")
+        data.setdefault("files", {})["backtrace"] = name
+        data.setdefault("details", {})["gdb_top_frames"] = top.splitlines()
+        data["backtrace_at"] = round(time.time(), 6)
+        out.write_text(FINDING_FILE, _json_text(data))

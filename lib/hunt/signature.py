@@ -23,8 +23,11 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+
+if TYPE_CHECKING:
+    from .uniqueid import UniqueId
 
 TOP_FRAMES = 5
 SEPARATOR = " | "
@@ -32,10 +35,13 @@ SEPARATOR = " | "
 
 @dataclass(frozen=True)
 class Signature:
-    """A finding's signature: kind plus parts; text and id derive from them."""
+    """A finding's signature: kind plus parts; text and id derive from them.  A crash's
+    also carries MariaDB QA's UniqueID (:mod:`lib.hunt.uniqueid`), beside it: not part
+    of the text, the id or equality."""
 
     kind: str
     parts: tuple[str, ...]
+    unique_id: "UniqueId | None" = field(default=None, compare=False)
 
     @property
     def text(self) -> str:
@@ -48,8 +54,12 @@ class Signature:
         return hashlib.sha1(self.text.encode("utf-8")).hexdigest()[:12]
 
     def to_json(self) -> dict[str, Any]:
-        """id, text, kind and parts, for finding.json."""
-        return {"id": self.id, "text": self.text, "kind": self.kind, "parts": list(self.parts)}
+        """id, text, kind and parts (and a crash's UniqueID), for finding.json."""
+        data: dict[str, Any] = {"id": self.id, "text": self.text, "kind": self.kind,
+                                "parts": list(self.parts)}
+        if self.unique_id is not None:
+            data["unique_id"] = self.unique_id.text
+        return data
 
 
 _COMMENT_RE = re.compile(r"/\*(?!!|\+).*?\*/|(?:--\s|#)[^\n]*", re.S)
@@ -73,17 +83,18 @@ def fingerprint(sql: str) -> str:
 
 
 def crash_signature(signal: int | None, assertion: str, fatal: str, frames: Sequence[str],
-                    no_report: str = "") -> Signature:
+                    no_report: str = "", unique_id: "UniqueId | None" = None) -> Signature:
     """A crash: what killed the server, and where (the top frames below the handler).
 
     no_report, when mariadbd wrote no crash report, says how the process ended
-    (``killed by signal 9``)."""
+    (``killed by signal 9``); unique_id is MariaDB QA's UniqueID of the crash."""
     if no_report and signal is None and not assertion and not fatal:
-        return Signature("crash", ("no crash report", no_report))
+        return Signature("crash", ("no crash report", no_report), unique_id)
     what = (f"assertion: {assertion}" if assertion else f"fatal: {fatal}" if fatal
             else f"signal {signal}" if signal is not None else "unknown cause")
     top = [f for f in frames if f and f != "?"][:TOP_FRAMES]
-    return Signature("crash", (what, "frames: " + (" < ".join(top) if top else "none")))
+    return Signature("crash", (what, "frames: " + (" < ".join(top) if top else "none")),
+                     unique_id)
 
 
 def hang_signature(stalled: Iterable[Mapping[str, Any]]) -> Signature:

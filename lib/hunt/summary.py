@@ -22,6 +22,8 @@ from typing import Any
 from junitparser import Failure, Skipped
 from junitparser.xunit2 import JUnitXml, TestCase, TestSuite
 
+from ..platform.safewrite import OutputDir, text_bytes, write_file
+from ..platform.trustedpath import Trust
 from .finding import Written
 from .knownbugs import KNOWN, KNOWN_FIXED, NEW
 from .trial import TrialResult
@@ -39,6 +41,8 @@ class Group:
     bug_id: str
     bug_note: str
     findings: list[Written] = field(default_factory=list)
+    unique_id: str = ""          # a crash's UniqueID (MariaDB QA's)
+    bug_quality: str = ""        # how a known_bugs.strings line matched
 
     @property
     def count(self) -> int:
@@ -80,7 +84,7 @@ class HuntSummary:
                 if group is None:
                     group = groups[w.signature_id] = Group(
                         w.signature_id, w.signature_text, w.kind, w.title, w.tag, w.bug_id,
-                        w.bug_note)
+                        w.bug_note, unique_id=w.unique_id, bug_quality=w.bug_quality)
                 group.findings.append(w)
         order = {NEW: 0, KNOWN_FIXED: 1, KNOWN: 2}
         return sorted(groups.values(), key=lambda g: (order.get(g.tag, 3), -g.count,
@@ -99,6 +103,9 @@ class HuntSummary:
         for g in groups:
             lines.append(f"{g.signature_id:<12}  {g.kind:<12} {g.tag:<11} {g.count:>5}  "
                          f"{g.bug_id or '-':<12} {g.title[:100]}")
+            if g.unique_id:
+                lines.append(f"{'':14}UniqueID: {g.unique_id}"
+                             + (f"  [{g.bug_quality}]" if g.bug_quality else ""))
             lines.append(f"{'':14}first: {g.first.path}")
         if not groups:
             lines.append("(no findings)")
@@ -116,21 +123,23 @@ class HuntSummary:
                         "findings": [os.path.basename(w.path) for w in t.findings]}
                        for t in sorted(self.trials, key=lambda t: t.number)],
             "signatures": [{"id": g.signature_id, "text": g.signature_text, "kind": g.kind,
+                            "unique_id": g.unique_id or None,
                             "title": g.title, "tag": g.tag, "bug": g.bug_id or None,
+                            "bug_quality": g.bug_quality or None,
                             "count": g.count, "trials": sorted({w.trial for w in g.findings}),
                             "findings": [w.path for w in g.findings]}
                            for g in self.groups()],
         }
 
     def write_json(self, path: str, settings: dict[str, Any]) -> str:
-        """Write summary.json; its path."""
-        with open(path, "w", encoding="utf-8") as fh:
-            json.dump(self.to_json(settings), fh, indent=2, default=str)
-            fh.write("\n")
+        """Write summary.json (in a folder of the workdir, never through a link); its path."""
+        text = json.dumps(self.to_json(settings), indent=2, default=str) + "\n"
+        with OutputDir.in_trusted(os.path.dirname(os.path.abspath(path)), "the hunt") as out:
+            out.write_text(os.path.basename(path), text)
         return path
 
 
-def junit(summary: HuntSummary, allow_known: bool, path: str) -> str:
+def junit(summary: HuntSummary, allow_known: bool, path: str, trust: Trust | None = None) -> str:
     """Write the hunt's JUnit report (see the module docstring); its path."""
     suite = TestSuite("hunt")
     suite.timestamp = time.strftime("%Y-%m-%dT%H:%M:%S")
@@ -138,9 +147,12 @@ def junit(summary: HuntSummary, allow_known: bool, path: str) -> str:
     for g in summary.groups():
         case = TestCase(f"{g.signature_id} {g.title}"[:200], classname=f"hunt.{g.kind}",
                         time=0.0)
-        text = (f"{g.signature_text}\n{g.count} finding(s) in trial(s) "
+        text = (f"{g.signature_text}\n" + (f"UniqueID: {g.unique_id}\n" if g.unique_id else "")
+                + f"{g.count} finding(s) in trial(s) "
                 f"{', '.join(str(t) for t in sorted({w.trial for w in g.findings}))}\n"
-                f"first: {g.first.path}\n" + (f"bug: {g.bug_id} {g.bug_note}\n" if g.bug_id else ""))
+                f"first: {g.first.path}\n" + (f"bug: {g.bug_id} {g.bug_note}"
+                                               + (f" [{g.bug_quality}]" if g.bug_quality else "")
+                                               + "\n" if g.bug_id else ""))
         if g.failing(allow_known):
             failure = Failure(f"{g.tag}: {g.title}"[:500], type_=g.tag)
             failure.text = text
@@ -158,5 +170,5 @@ def junit(summary: HuntSummary, allow_known: bool, path: str) -> str:
     xml = JUnitXml("kewpie-hunt")
     xml.add_testsuite(suite)
     xml.update_statistics()
-    xml.write(path, pretty=True)
-    return path
+    return write_file(path, text_bytes(lambda out: xml.write(out, pretty=True)), "--junit-xml",
+                      trust)

@@ -177,7 +177,7 @@ class TrialResult:
 
 def _excerpt(server: Server, mark: int) -> str:
     try:
-        text = server.error_log_since(mark)
+        text = server.errlog.since(mark)
     except OSError:
         return ""
     return text if len(text) <= MAX_EXCERPT else text[-MAX_EXCERPT:]
@@ -380,7 +380,7 @@ def write_findings(findings: Sequence[Finding], spec: TrialSpec, settings: HuntS
             if text:
                 finding.texts.setdefault(f"errorlog-{name}.txt", text)
         for server in servers:
-            finding.copies.setdefault(f"my-{server.name}.cnf", server.cnf_path)
+            finding.copies.setdefault(f"my-{server.name}.cnf", server.paths.cnf_path)
         for path in spec.load.files():
             finding.copies.setdefault(os.path.join("grammar", os.path.basename(path)), path)
         finding.copies.setdefault("randgen.log", os.path.join(work_dir, "randgen.log"))
@@ -406,7 +406,7 @@ def run_trial(spec: TrialSpec, settings: HuntSettings, servers: Sequence[Server]
     started = time.monotonic()
     shutil.rmtree(work_dir, ignore_errors=True)
     os.makedirs(work_dir)
-    marks = {s.name: s.error_log_size() for s in servers}
+    marks = {s.name: s.errlog.size() for s in servers}
     out = TrialResult(spec.number, spec.seed, spec.load.grammar, bot,
                       [o.as_arg() for o in spec.options])
     result = run_load(spec, settings, servers, work_dir)

@@ -485,19 +485,9 @@ class Collector:
                        template="", master_opt=list(suite.opts), slave_opt=list(suite.opts),
                        overlay_dir=suite.dir if parent else "")
         full = f"{suite.name}.{tname}"
-        if parent is not None and not (suite.all_in_overlay or any(
-                suite.tdir and os.path.isfile(os.path.join(suite.tdir, tname + suffix))
-                for suffix in (".test", ".cnf", "-master.sh", "-slave.sh"))
-                or self.scanners[suite.name].scan(path, case.suite_dir).in_overlay):
+        if parent is not None and not self._in_overlay(suite, tname, path, case.suite_dir):
             return []   # mtr keeps only the cases an overlay changes
-        disabled = suite.disabled.get(full)
-        if disabled is None and parent is not None:
-            disabled = parent.disabled.get(f"{parent.name}.{tname}")
-        if disabled is None:
-            for pattern, reason in suite.disabled.items():
-                if "*" in pattern and re.match("^" + pattern.replace("*", ".*"), full):
-                    disabled = reason
-                    break
+        disabled = self._disabled(suite, tname)
         if disabled is not None and not self.enable_disabled:
             case.skip = f"disabled: {disabled}"
             return [case]
@@ -512,26 +502,8 @@ class Collector:
             return [case]
         case.scripts = tuple(p for p in (suite.find(f"{tname}-master.sh"),
                                          suite.find(f"{tname}-slave.sh")) if p)
-        cnf = suite.find(tname + ".cnf")
-        suite_cnf = next((os.path.join(d, "my.cnf") for d in (suite.dir, parent.dir if parent
-                                                              else "")
-                          if d and os.path.isfile(os.path.join(d, "my.cnf"))), "")
-        if cnf:
-            case.template = cnf
-        elif suite_cnf:
-            case.template = suite_cnf
-        elif case.rpl_test:
-            case.template = os.path.join(self.mtr_root, "suite", "rpl", "my.cnf")
-        else:
-            case.template = os.path.join(self.mtr_root, "include", "default_my.cnf")
-        for opts, target in ((scan.master, case.master_opt), (scan.slave, case.slave_opt)):
-            for opt in opts:
-                if opt.startswith("--timezone="):
-                    case.timezone = opt[len("--timezone="):]
-                    continue
-                if opt.startswith("--default-time-zone="):
-                    case.timezone = "GMT-8"
-                target.append(opt)
+        case.template = self._template(suite, tname, case.rpl_test)
+        _add_scanned_options(case, scan)
         cases = [case]
         forced = {name: 1 for name in wanted}   # mtr's %test_combs: 1 named, 2 used
         for combs in [suite.combinations, *scan.combinations]:
@@ -544,6 +516,46 @@ class Collector:
         for c in cases:
             self._result_file(suite, c)
         return cases
+
+    def _in_overlay(self, suite: MtrSuite, tname: str, path: str, suite_dir: str) -> bool:
+        """Whether overlay suite changes its parent's test tname: all its tests do, or it
+        has a file of the test's own, or the test includes one of the overlay's files."""
+        return bool(suite.all_in_overlay or any(
+            suite.tdir and os.path.isfile(os.path.join(suite.tdir, tname + suffix))
+            for suffix in (".test", ".cnf", "-master.sh", "-slave.sh"))
+            or self.scanners[suite.name].scan(path, suite_dir).in_overlay)
+
+    @staticmethod
+    def _disabled(suite: MtrSuite, tname: str) -> str | None:
+        """Why the suite's (or its parent's) disabled.def disables tname, if it does (by
+        name, then by a pattern with ``*``)."""
+        full = f"{suite.name}.{tname}"
+        parent = suite.parent
+        disabled = suite.disabled.get(full)
+        if disabled is None and parent is not None:
+            disabled = parent.disabled.get(f"{parent.name}.{tname}")
+        if disabled is None:
+            for pattern, reason in suite.disabled.items():
+                if "*" in pattern and re.match("^" + pattern.replace("*", ".*"), full):
+                    disabled = reason
+                    break
+        return disabled
+
+    def _template(self, suite: MtrSuite, tname: str, rpl_test: bool) -> str:
+        """The test's my.cnf template: its own .cnf, else its suite's (or the overlay's
+        parent's) my.cnf, else rpl's for a replication test, else the default."""
+        parent = suite.parent
+        cnf = suite.find(tname + ".cnf")
+        suite_cnf = next((os.path.join(d, "my.cnf") for d in (suite.dir, parent.dir if parent
+                                                              else "")
+                          if d and os.path.isfile(os.path.join(d, "my.cnf"))), "")
+        if cnf:
+            return cnf
+        if suite_cnf:
+            return suite_cnf
+        if rpl_test:
+            return os.path.join(self.mtr_root, "suite", "rpl", "my.cnf")
+        return os.path.join(self.mtr_root, "include", "default_my.cnf")
 
     @staticmethod
     def _result_file(suite: MtrSuite, case: MtrCase) -> None:
@@ -589,6 +601,19 @@ def is_subset(options: list[str], subset: Iterable[str]) -> bool:
     value."""
     have = {split_option(o) for o in options}
     return all(split_option(o) in have for o in subset)
+
+
+def _add_scanned_options(case: MtrCase, scan: Scan) -> None:
+    """The server options the test's files give (--master-opt and --slave-opt lines):
+    appended to the case's, a --timezone option as the case's time zone (as mtr does)."""
+    for opts, target in ((scan.master, case.master_opt), (scan.slave, case.slave_opt)):
+        for opt in opts:
+            if opt.startswith("--timezone="):
+                case.timezone = opt[len("--timezone="):]
+                continue
+            if opt.startswith("--default-time-zone="):
+                case.timezone = "GMT-8"
+            target.append(opt)
 
 
 def make_combinations(case: MtrCase, forced: dict[str, int],

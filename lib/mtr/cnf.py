@@ -5,80 +5,25 @@ A suite's ``my.cnf`` (or a test's ``.cnf``, or ``include/default_my.cnf``) is a
 template: :class:`MtrConfig` reads it as mtr's My::Config does (an option set
 twice in a group keeps its first position and takes the later value, except
 ``plugin-load-add`` and ``optimizer-switch``, which may repeat), kewpie fills
-in what mtr would generate for each ``[mysqld.N]`` (paths, ports, server ids)
-and then resolves the references.  The result is written as the ``my.cnf``
-that mariadb-test and the client tools read, and flattened into each
-server's option list (:meth:`MtrConfig.server_options`).
+in what mtr would generate for each ``[mysqld.N]`` (paths, ports, server ids:
+the rule tables of :mod:`lib.mtr.config`) and then resolves the references.
+Its groups are the one my.cnf model's (:class:`lib.servers.cnf.CnfGroup`).  The
+result is written as the ``my.cnf`` that mariadb-test and the client tools read,
+and flattened into each server's option list (:meth:`MtrConfig.server_options`).
 """
 from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
 
 from ..errors import SuiteError
+from ..servers.cnf import CnfGroup
 
-MULTIPART = frozenset({"plugin-load-add", "optimizer-switch"})
 SPECIAL_GROUPS = frozenset({"ENV", "OPT"})
 # Groups mariadbd reads (each also with the server's suffix, ``.1``).
 SERVER_GROUPS = ("mysqld", "server", "mariadb", "mariadbd", "mysqld-10.11", "mariadb-10.11",
                  "client-server")
 REFERENCE = re.compile(r"@((?:\w+\.)+)(#?[-\w]+)")
-
-
-@dataclass
-class CnfGroup:
-    """One ``[group]``: options in order, each (name, value or None)."""
-
-    name: str
-    options: list[list[str | None]] = field(default_factory=list)
-
-    def find(self, name: str) -> list[str | None] | None:
-        """The option named name (``_`` and ``-`` alike), or None."""
-        key = name.replace("_", "-")
-        for option in self.options:
-            if str(option[0]).replace("_", "-") == key:
-                return option
-        return None
-
-    def insert(self, name: str, value: str | None, if_missing: bool = False) -> None:
-        """Set an option: a new one goes last; an existing one takes the value (unless
-        if_missing), a multipart one is added again."""
-        found = self.find(name)
-        if found is not None and name.replace("_", "-") not in MULTIPART:
-            if not if_missing:
-                found[1] = value
-            return
-        self.options.append([name, value])
-
-    def insert_missing(self, items: dict[str, str]) -> None:
-        """insert(name, value, if_missing=True) for each item, in one pass."""
-        present = {str(option[0]).replace("_", "-") for option in self.options}
-        for name, value in items.items():
-            key = name.replace("_", "-")
-            if key in MULTIPART:
-                self.insert(name, value, if_missing=True)
-            elif key not in present:
-                self.options.append([name, value])
-                present.add(key)
-
-    def value(self, name: str) -> str | None:
-        """The option's value (None when absent or valueless)."""
-        found = self.find(name)
-        return None if found is None else found[1]
-
-    def has(self, name: str) -> bool:
-        """Whether the option is in the group."""
-        return self.find(name) is not None
-
-    def has_exact(self, name: str) -> bool:
-        """Whether an option of exactly this name is in the group (mtr's My::Config tells
-        ``server_id`` from ``server-id``)."""
-        return any(option[0] == name for option in self.options)
-
-    def append(self, name: str, value: str | None) -> None:
-        """Add an option last, whatever else the group holds (mysqld applies the last)."""
-        self.options.append([name, value])
 
 
 def end_comment_removed(value: str) -> str:

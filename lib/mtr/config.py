@@ -6,10 +6,12 @@ variables tests and include files read: ``MYSQL_TEST_DIR``,
 ``MYSQLADMIN``, ``MYSQLD``, ``XTRABACKUP``, one ``<PLUGIN>_SO`` per plugin...).
 :func:`build_config` is My::ConfigFactory: the test's template, the optional
 plugins disabled in ``[mysqld]``, each ``[mysqld.N]`` given its paths (mtr's
-names, which are links to kewpie's vardirs), port, socket, server id and logs,
-``[client]`` and ``[client.N]`` groups, and ``@group.option`` references
-resolved.  :func:`server_option_args` adds what mtr puts on mysqld's command
-line (``--log-output=file``, the test's ``.opt`` options, ``--core-file``).
+names, which are links to kewpie's vardirs), port, socket, server id and logs
+by ConfigFactory's rule tables, written as kewpie's one my.cnf model
+(:mod:`lib.servers.cnf`) writes them, ``[client]`` and ``[client.N]`` groups,
+and ``@group.option`` references resolved.  :func:`server_option_args` adds what
+mtr puts on mysqld's command line (``--log-output=file``, the test's ``.opt``
+options, ``--core-file``).
 """
 from __future__ import annotations
 
@@ -17,10 +19,12 @@ import glob
 import os
 import re
 import shutil
+from dataclasses import dataclass
 
-from .cnf import CnfGroup, MtrConfig
+from .cnf import MtrConfig
 from .vardir import MtrVardir, ServerSlot
 from ..platform.tools import run_tool
+from ..servers.cnf import CnfGroup, Rule, apply_rules
 from ..servers.codetree import CodeTree
 
 PLUGIN_DIRS = ("lib/mysql/plugin", "lib64/mysql/plugin", "lib/mariadb/plugin",
@@ -83,6 +87,29 @@ def client_tls(mariadb_config: str | None) -> tuple[str, str] | None:
     return (library, version) if library else None
 
 
+CLIENTS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("MYSQL_CHECK", ("mariadb-check", "mysqlcheck")), ("MYSQL_SLAP", ("mariadb-slap", "mysqlslap")),
+    ("MYSQL_IMPORT", ("mariadb-import", "mysqlimport")),
+    ("MYSQL_SHOW", ("mariadb-show", "mysqlshow")), ("MYSQL", ("mariadb", "mysql")),
+    ("MYSQL_UPGRADE", ("mariadb-upgrade", "mysql_upgrade")),
+    ("MYSQLADMIN", ("mariadb-admin", "mysqladmin")),
+)
+"""Client programs exported with ``--defaults-file`` (the test's my.cnf)."""
+
+TOOLS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("MYSQL_PLUGIN", ("mariadb-plugin", "mysql_plugin")),
+    ("MYSQL_MY_PRINT_DEFAULTS", ("my_print_defaults",)),
+    ("MYISAMLOG", ("myisamlog",)), ("MYISAMCHK", ("myisamchk",)),
+    ("MYISAMPACK", ("myisampack",)), ("MYISAM_FTDUMP", ("myisam_ftdump",)),
+    ("MARIA_CHK", ("aria_chk",)), ("MARIA_PACK", ("aria_pack",)), ("MY_PERROR", ("perror",)),
+    ("MYSQL_TZINFO_TO_SQL", ("mariadb-tzinfo-to-sql", "mysql_tzinfo_to_sql")),
+    ("REPLACE", ("replace",)), ("INNOCHECKSUM", ("innochecksum",)),
+    ("MYSQL_INSTALL_DB_EXE", ("mariadb-install-db", "mysql_install_db")),
+    ("MARIADB_UPGRADE_EXE", ("mariadb-upgrade",)),
+)
+"""Programs exported by their path alone."""
+
+
 def base_environment(tree: CodeTree, mtr_root: str, vardir: MtrVardir) -> dict[str, str]:
     """The variables mysql-test-run exports for every test (without per-test ones)."""
     cnf = vardir.cnf
@@ -98,16 +125,25 @@ def base_environment(tree: CodeTree, mtr_root: str, vardir: MtrVardir) -> dict[s
                                               f"--defaults-file={cnf}",
         "DEFAULT_MASTER_PORT": "3306", "HAVE_BROKEN_DNS": "",
     }
-    clients = {
-        "MYSQL_CHECK": ("mariadb-check", "mysqlcheck"), "MYSQL_SLAP": ("mariadb-slap", "mysqlslap"),
-        "MYSQL_IMPORT": ("mariadb-import", "mysqlimport"), "MYSQL_SHOW": ("mariadb-show", "mysqlshow"),
-        "MYSQL": ("mariadb", "mysql"), "MYSQL_UPGRADE": ("mariadb-upgrade", "mysql_upgrade"),
-        "MYSQLADMIN": ("mariadb-admin", "mysqladmin"),
-    }
-    for var, names in clients.items():
-        exe = find_binary(tree, *names)
-        if exe:
-            env[var] = f"{exe} --defaults-file={cnf}"
+    env.update(_client_env(tree, vardir))
+    env.update(_tool_env(tree, charsets))
+    env.update(_plugin_env(tree))
+    for name in ("galera", "galera-4", "galera-3"):
+        lib = f"/usr/lib/{name}/libgalera_smm.so"
+        if os.path.isfile(lib):
+            env.setdefault("WSREP_PROVIDER", lib)
+    transfer = next((tool for tool in ("socat", "nc") if shutil.which(tool)), "")
+    if transfer:  # as suite/wsrep/common.pm: include/have_mariabackup.inc needs one
+        env["MTR_GALERA_TFMT"] = transfer
+    return env
+
+
+def _client_env(tree: CodeTree, vardir: MtrVardir) -> dict[str, str]:
+    """The client programs' variables (:data:`CLIENTS`, the dump, binlog and client test
+    tools), each reading the test's my.cnf."""
+    cnf = vardir.cnf
+    env = {var: f"{exe} --defaults-file={cnf}" for var, names in CLIENTS
+           if (exe := find_binary(tree, *names))}
     mysql = find_binary(tree, "mariadb", "mysql")
     if mysql:
         env["MYSQL_SLAVE"] = f"{mysql} --defaults-file={cnf} --defaults-group-suffix=.2"
@@ -123,20 +159,13 @@ def base_environment(tree: CodeTree, mtr_root: str, vardir: MtrVardir) -> dict[s
     if client_test:
         env["MYSQL_CLIENT_TEST"] = (f"{client_test} --defaults-file={cnf} --testcase "
                                     f"--vardir={vardir.root}")
-    tools = {"MYSQL_PLUGIN": ("mariadb-plugin", "mysql_plugin"),
-             "MYSQL_MY_PRINT_DEFAULTS": ("my_print_defaults",),
-             "MYISAMLOG": ("myisamlog",), "MYISAMCHK": ("myisamchk",),
-             "MYISAMPACK": ("myisampack",), "MYISAM_FTDUMP": ("myisam_ftdump",),
-             "MARIA_CHK": ("aria_chk",), "MARIA_PACK": ("aria_pack",),
-             "MY_PERROR": ("perror",), "MYSQL_TZINFO_TO_SQL": ("mariadb-tzinfo-to-sql",
-                                                             "mysql_tzinfo_to_sql"),
-             "REPLACE": ("replace",), "INNOCHECKSUM": ("innochecksum",),
-             "MYSQL_INSTALL_DB_EXE": ("mariadb-install-db", "mysql_install_db"),
-             "MARIADB_UPGRADE_EXE": ("mariadb-upgrade",)}
-    for var, tool_names in tools.items():
-        exe = find_binary(tree, *tool_names)
-        if exe:
-            env[var] = exe
+    return env
+
+
+def _tool_env(tree: CodeTree, charsets: str) -> dict[str, str]:
+    """The tools' variables (:data:`TOOLS`, mariadb-conv, mariabackup, the client's TLS,
+    mbstream)."""
+    env = {var: exe for var, names in TOOLS if (exe := find_binary(tree, *names))}
     conv = find_binary(tree, "mariadb-conv")
     if conv:
         env["MARIADB_CONV"] = f"{conv} --character-sets-dir={charsets}"
@@ -150,26 +179,83 @@ def base_environment(tree: CodeTree, mtr_root: str, vardir: MtrVardir) -> dict[s
     stream = find_binary(tree, "mbstream")
     if stream:
         env["XBSTREAM"] = stream
-    plugins = plugin_dir(tree)
-    if plugins:
-        env["PLUGIN_DIR"] = plugins
-        for path in sorted(glob.glob(os.path.join(plugins, "*.so"))):
-            name = os.path.basename(path)
-            env[name.rsplit(".", 1)[0].upper() + "_SO"] = name
-    for name in ("galera", "galera-4", "galera-3"):
-        lib = f"/usr/lib/{name}/libgalera_smm.so" if name != "galera" else "/usr/lib/galera/libgalera_smm.so"
-        if os.path.isfile(lib):
-            env.setdefault("WSREP_PROVIDER", lib)
-    transfer = next((tool for tool in ("socat", "nc") if shutil.which(tool)), "")
-    if transfer:  # as suite/wsrep/common.pm: include/have_mariabackup.inc needs one
-        env["MTR_GALERA_TFMT"] = transfer
     return env
+
+
+def _plugin_env(tree: CodeTree) -> dict[str, str]:
+    """``PLUGIN_DIR`` and one ``<PLUGIN>_SO`` per plugin library."""
+    plugins = plugin_dir(tree)
+    if not plugins:
+        return {}
+    env = {"PLUGIN_DIR": plugins}
+    for path in sorted(glob.glob(os.path.join(plugins, "*.so"))):
+        name = os.path.basename(path)
+        env[name.rsplit(".", 1)[0].upper() + "_SO"] = name
+    return env
+
+
+@dataclass(frozen=True)
+class SlotContext:
+    """What the rules of one ``[mysqld.N]`` group read: its name, its slot, the bot's mtr
+    vardir and the code tree's directories."""
+
+    group: str
+    slot: ServerSlot
+    vardir: MtrVardir
+    tree: CodeTree
+    plugins: str
+    charsets: str
+
+
+MYSQLD_RULES: tuple[Rule[SlotContext], ...] = (
+    Rule("basedir", lambda c: c.tree.basedir),
+    Rule("tmpdir", lambda c: os.path.join(c.vardir.tmp, c.group)),
+    Rule("character-sets-dir", lambda c: c.charsets),
+    Rule("lc-messages-dir", lambda c: share_dir(c.tree) + "/"),
+    Rule("datadir", lambda c: os.path.join(c.vardir.root, c.group, "data")),
+    Rule("pid-file", lambda c: os.path.join(c.vardir.run, f"{c.group}.pid")),
+    Rule("#host", "localhost"),
+    Rule("port", lambda c: str(c.slot.port), replace=True),   # kewpie leases the ports
+    Rule("socket", lambda c: c.slot.socket, replace=True),
+    Rule("log-error", lambda c: os.path.join(c.vardir.log, f"{c.group}.err")),
+    Rule("general-log", "1"),
+    Rule("plugin-dir", lambda c: c.plugins, when=lambda c: bool(c.plugins)),
+    Rule("general-log-file", lambda c: os.path.join(c.vardir.root, c.group, "mysqld.log")),
+    Rule("slow-query-log", "1"),
+    Rule("slow-query-log-file",
+         lambda c: os.path.join(c.vardir.root, c.group, "mysqld-slow.log")),
+    Rule("#user", "root"),
+    Rule("#password", ""),
+    Rule("server-id", lambda c: str(c.slot.number)),
+    # a test's own bind-address stays: the mode narrows wildcards to the loopback and
+    # lib/mtr/option_check.py refuses anything else
+    Rule("bind-address", "127.0.0.1"),
+)
+"""ConfigFactory's ``@mysqld_rules`` for each ``[mysqld.N]``, in its order: an option the
+template spells exactly so stays (another spelling stays too, and this one, last, wins:
+``server_id=10999``, galera_3nodes.galera_gtid_consistency); port and socket are always
+kewpie's leased ones."""
+
+CLIENT_RULES: tuple[Rule[CodeTree], ...] = (
+    Rule("character-sets-dir", lambda tree: os.path.join(share_dir(tree), "charsets")),
+    Rule("plugin-dir", client_plugin_dir, when=lambda tree: bool(client_plugin_dir(tree))),
+)
+"""ConfigFactory's ``@client_rules`` for ``[client]``."""
+
+UPGRADE_RULES: tuple[Rule[MtrVardir], ...] = (
+    Rule("tmpdir", lambda vardir: vardir.tmp),
+)
+"""ConfigFactory's ``@mysql_upgrade_rules``, for a template's ``[mysql_upgrade]``."""
 
 
 def build_config(template: str, mtr_root: str, vardir: MtrVardir, slots: list[ServerSlot],
                  tree: CodeTree, env: dict[str, str],
                  optional_plugins: frozenset[str]) -> MtrConfig:
-    """The test's config for this bot's servers (My::ConfigFactory's rules)."""
+    """The test's config for this bot's servers: the template, then My::ConfigFactory's
+    pre rules, its rule tables (:data:`MYSQLD_RULES`, :data:`CLIENT_RULES`,
+    :data:`UPGRADE_RULES`, applied by :func:`lib.servers.cnf.apply_rules`) and its post
+    rules (the client groups, the references resolved), then kewpie's loopback rule for
+    Galera's listeners."""
     config = MtrConfig.read(template, search_dirs=(mtr_root,))
     env_group = config.group("ENV")
     assert env_group is not None
@@ -183,39 +269,14 @@ def build_config(template: str, mtr_root: str, vardir: MtrVardir, slots: list[Se
     charsets = os.path.join(share_dir(tree), "charsets")
     servers = config.servers()
     for group, slot in zip(servers, slots):
-        data_parent = os.path.join(vardir.root, group.name)
-        rules: list[tuple[str, str | None]] = [
-            ("basedir", tree.basedir), ("tmpdir", os.path.join(vardir.tmp, group.name)),
-            ("character-sets-dir", charsets), ("lc-messages-dir", share_dir(tree) + "/"),
-            ("datadir", os.path.join(data_parent, "data")),
-            ("pid-file", os.path.join(vardir.run, f"{group.name}.pid")),
-            ("#host", "localhost"), ("port", str(slot.port)), ("socket", slot.socket),
-            ("log-error", os.path.join(vardir.log, f"{group.name}.err")),
-            ("general-log", "1"), ("plugin-dir", plugins or None),
-            ("general-log-file", os.path.join(data_parent, "mysqld.log")),
-            ("slow-query-log", "1"),
-            ("slow-query-log-file", os.path.join(data_parent, "mysqld-slow.log")),
-            ("#user", "root"), ("#password", ""), ("server-id", str(slot.number)),
-            ("bind-address", "127.0.0.1"),
-        ]
-        for name, value in rules:
-            if name in ("port", "socket"):
-                group.insert(name, value)  # kewpie leases the ports
-            # (a test's own bind-address stays: the mode narrows wildcards to the loopback
-            # and lib/mtr/option_check.py refuses anything else)
-            elif not group.has_exact(name) and not (name == "plugin-dir" and value is None):
-                # as mtr's ConfigFactory: an option of another spelling (server_id=10999,
-                # galera_3nodes.galera_gtid_consistency) stays, and this one, last, wins
-                group.append(name, value)
+        apply_rules(group, MYSQLD_RULES,
+                    SlotContext(group.name, slot, vardir, tree, plugins, charsets))
     client = config.group("client", create=True)
     assert client is not None
-    client.insert("character-sets-dir", charsets, if_missing=True)
-    client_plugins = client_plugin_dir(tree)
-    if client_plugins:
-        client.insert("plugin-dir", client_plugins, if_missing=True)
+    apply_rules(client, CLIENT_RULES, tree)
     upgrade = config.group("mysql_upgrade")
     if upgrade is not None:
-        upgrade.insert("tmpdir", vardir.tmp, if_missing=True)
+        apply_rules(upgrade, UPGRADE_RULES, vardir)
     if servers:
         _client_group(config, "client", servers[0].name)
         for group in servers:

@@ -8,7 +8,8 @@ handled by the restart protocol tests use (``$MYSQLTEST_VARDIR/tmp/mysqld.N.expe
 ``wait`` keeps it down, ``restart`` or ``restart:<options>`` starts it again);
 a server that exits with no expect file crashed.  Exit 0 passes, 62 is a skip
 (``reason: ...``), anything else fails, with the unified diff of the result
-and the ``.reject`` when the output differed.  A passing test is then checked
+and the ``.reject`` when the output differed (the servers that crashed are named
+in the verdict: the run layer's pipeline reports them, :mod:`lib.run.attempt`).  A passing test is then checked
 as mtr checks it: ``check-testcase.test`` again (state left behind fails the
 test) and the error-log warnings check (:mod:`lib.mtr.warnings`).
 """
@@ -69,6 +70,9 @@ class MtrVerdict:
     restart_reason: str = ""           # why, when it is not a failure or a restart
     reject: str = ""
     refused: str = ""                  # a restart's options broke kewpie's option rules
+    # the servers that exited with no expect file, and how (a failed restart too): the
+    # run layer reports each one's death (its crash signature, its log's tail)
+    crashed: list[tuple[Server, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -186,62 +190,12 @@ class MtrExecutor:
             self.cluster_sizes = cluster_sizes(list(servers))
         result_file = self._prepare_result(case, env)
         base = os.path.join(self.settings.vardir.log, case.name)
-        reject = base + ".reject"
-        for suffix in (".reject", ".log", ".out", ".warnings", ".progress"):
-            if os.path.exists(base + suffix):
-                os.unlink(base + suffix)
-        for w in watches:
-            # mtr's mark_log: include/search_pattern_in_file.inc searches from the last one
-            if not fresh:
-                try:
-                    with open(w.server.error_log, "a") as fh:
-                        fh.write(f"CURRENT_TEST: {case.suite}.{case.name}\n")
-                except OSError:
-                    pass
-            w.log_mark = log_size(w.server.error_log)
-        for number in (w.number for w in watches):
-            expect = self.settings.vardir.expect_file(number)
-            if os.path.exists(expect):
-                os.unlink(expect)
-        record_to = ""
-        args = ["--silent", f"--tmpdir={self.settings.vardir.tmp}",
-                f"--character-sets-dir={env.get('MYSQL_CHARSETSDIR', '')}",
-                f"--logdir={self.settings.vardir.log}", "--database=test",
-                f"--timer-file={self.settings.vardir.log}/timer",
-                *([f"--overlay-dir={case.overlay_dir}/"] if case.overlay_dir else []),
-                f"--suite-dir={case.suite_dir}/", f"--test-file={case.path}",
-                f"--tail-lines={TAIL_LINES}", "--wait-for-pos-timeout=300",
-                *self.settings.protocols]
-        if result_file:
-            args.append(f"--result-file={result_file}")
-        if self.settings.record:
-            record_to = os.path.join(self.settings.vardir.log, f"{case.name}.result")
-            if result_file:
-                shutil.copyfile(result_file, record_to)
-            args += ["--record", f"--result-file={record_to}"]
-        # mtr's log/current_test: "CURRENT_TEST: name", then mysqltest's output (tests
-        # search it for what their exec'd commands printed)
-        log_path = os.path.join(self.settings.vardir.log, "current_test")
-        with open(log_path, "w") as fh:
-            fh.write(f"CURRENT_TEST: {case.suite}.{case.name}\n")
-        if self.settings.user:
-            shutil.chown(log_path, self.settings.user, self.settings.user)
-        timeout = (self.settings.timeout or DEFAULT_TIMEOUT) * self.settings.timeout_factor
-        outcome: list[ToolResult] = []
-        runner = threading.Thread(target=lambda: outcome.append(
-            self._mysqltest(args, env, log_path, timeout, append=True)), daemon=True)
+        self._before_case(case, watches, base, fresh)
+        args, record_to = self._arguments(case, env, result_file)
+        log_path = self._current_test_log(case)
         started = time.monotonic()
-        runner.start()
-        while runner.is_alive():
-            runner.join(POLL_SECONDS)
-            for w in watches:
-                if not w.crashed and w.server.executor is not None and not w.server.is_alive():
-                    self._server_exited(w)
-            if any(w.refused for w in watches):
-                stop_tagged(env)  # the test cannot go on: mtr skips what it cannot run here
-        runner.join()
+        ran = self._run_watched(args, env, log_path, watches)
         test_done = time.monotonic()
-        ran = outcome[0] if outcome else None
         try:
             shutil.copyfile(log_path, base + ".out")  # kept for the evidence
             log_path = base + ".out"
@@ -250,7 +204,7 @@ class MtrExecutor:
         refused = next((w.refused for w in watches if w.refused), "")
         verdict = MtrVerdict(MtrStatus.SKIPPED, f"not run by kewpie: {refused}",
                              needs_restart=True, refused=refused) if refused else \
-            self._judge(case, ran, log_path, result_file, reject, watches)
+            self._judge(case, ran, log_path, result_file, base + ".reject", watches)
         if verdict.status == MtrStatus.PASS and self.settings.record and record_to:
             target = case.result_file if case.result_file and case.result_file.endswith(".result") \
                 else case.record_file
@@ -265,6 +219,77 @@ class MtrExecutor:
             self.cluster_sizes = None
         return verdict
 
+    def _before_case(self, case: MtrCase, watches: list[ServerWatch], base: str,
+                     fresh: bool) -> None:
+        """The case's old output files and the servers' expect files removed; each error
+        log marked where the case begins."""
+        for suffix in (".reject", ".log", ".out", ".warnings", ".progress"):
+            if os.path.exists(base + suffix):
+                os.unlink(base + suffix)
+        for w in watches:
+            # mtr's mark_log: include/search_pattern_in_file.inc searches from the last one
+            if not fresh:
+                try:
+                    with open(w.server.paths.error_log, "a") as fh:
+                        fh.write(f"CURRENT_TEST: {case.suite}.{case.name}\n")
+                except OSError:
+                    pass
+            w.log_mark = log_size(w.server.paths.error_log)
+        for number in (w.number for w in watches):
+            expect = self.settings.vardir.expect_file(number)
+            if os.path.exists(expect):
+                os.unlink(expect)
+
+    def _arguments(self, case: MtrCase, env: dict[str, str],
+                   result_file: str | None) -> tuple[list[str], str]:
+        """mariadb-test's arguments for case, and where --record writes ('' without it)."""
+        settings = self.settings
+        args = ["--silent", f"--tmpdir={settings.vardir.tmp}",
+                f"--character-sets-dir={env.get('MYSQL_CHARSETSDIR', '')}",
+                f"--logdir={settings.vardir.log}", "--database=test",
+                f"--timer-file={settings.vardir.log}/timer",
+                *([f"--overlay-dir={case.overlay_dir}/"] if case.overlay_dir else []),
+                f"--suite-dir={case.suite_dir}/", f"--test-file={case.path}",
+                f"--tail-lines={TAIL_LINES}", "--wait-for-pos-timeout=300",
+                *settings.protocols]
+        if result_file:
+            args.append(f"--result-file={result_file}")
+        record_to = ""
+        if settings.record:
+            record_to = os.path.join(settings.vardir.log, f"{case.name}.result")
+            if result_file:
+                shutil.copyfile(result_file, record_to)
+            args += ["--record", f"--result-file={record_to}"]
+        return args, record_to
+
+    def _current_test_log(self, case: MtrCase) -> str:
+        """mtr's log/current_test: "CURRENT_TEST: name", then mysqltest's output (tests
+        search it for what their exec'd commands printed)."""
+        log_path = os.path.join(self.settings.vardir.log, "current_test")
+        with open(log_path, "w") as fh:
+            fh.write(f"CURRENT_TEST: {case.suite}.{case.name}\n")
+        if self.settings.user:
+            shutil.chown(log_path, self.settings.user, self.settings.user)
+        return log_path
+
+    def _run_watched(self, args: list[str], env: dict[str, str], log_path: str,
+                     watches: list[ServerWatch]) -> ToolResult | None:
+        """mariadb-test, while the servers are watched (the restart protocol); its
+        result, None when it did not finish."""
+        timeout = (self.settings.timeout or DEFAULT_TIMEOUT) * self.settings.timeout_factor
+        outcome: list[ToolResult] = []
+        runner = threading.Thread(target=lambda: outcome.append(
+            self._mysqltest(args, env, log_path, timeout, append=True)), daemon=True)
+        runner.start()
+        while runner.is_alive():
+            runner.join(POLL_SECONDS)
+            self._watch(watches)
+            if any(w.refused for w in watches):
+                stop_tagged(env)  # the test cannot go on: mtr skips what it cannot run here
+        runner.join()
+        self._watch(watches)  # a server that died as mariadb-test ended
+        return outcome[0] if outcome else None
+
     def _prepare_result(self, case: MtrCase, env: dict[str, str]) -> str | None:
         """The result file to compare with (an .rdiff applied to its base into tmp/)."""
         if not case.result_file or not case.result_file.endswith(".rdiff"):
@@ -276,6 +301,12 @@ class MtrExecutor:
         if self.settings.user:
             shutil.chown(dest, self.settings.user, self.settings.user)
         return dest
+
+    def _watch(self, watches: list[ServerWatch]) -> None:
+        """The servers that exited since the last look go through the restart protocol."""
+        for w in watches:
+            if not w.crashed and w.server.executor is not None and not w.server.is_alive():
+                self._server_exited(w)
 
     def _server_exited(self, w: ServerWatch) -> None:
         """The restart protocol: wait while the expect file says wait, restart on restart."""
@@ -335,19 +366,15 @@ class MtrExecutor:
                               needs_restart=restart_forced((w.server for w in watches),
                                                            "force_restart_if_skipped"))
         parts = [f"mariadb-test exited with status {ran.returncode}"]
-        parts += crashed
         body = _tail(output)
         if body:
             parts.append(body)
         found_reject = reject if os.path.exists(reject) else ""
         if found_reject and result_file and "@@" not in output:
             parts.append(unified_diff(result_file, found_reject))
-        for w in watches:
-            if w.crashed:
-                parts.append(f"--- {w.server.name} error log ({w.server.error_log}) tail ---\n"
-                             f"{w.server.error_log_tail(20)}")
         return MtrVerdict(MtrStatus.FAIL, "\n".join(parts), needs_restart=bool(crashed),
-                          reject=found_reject)
+                          reject=found_reject,
+                          crashed=[(w.server, w.crashed) for w in watches if w.crashed])
 
     def _after_checks(self, case: MtrCase, watches: list[ServerWatch], env: dict[str, str],
                       verdict: MtrVerdict) -> MtrVerdict:
@@ -396,7 +423,7 @@ class MtrExecutor:
         """mtr's check-warnings for each running server whose log gained suspicious lines."""
         problems = []
         for w in watches:
-            lines, _ = read_since(w.server.error_log, w.log_mark)
+            lines, _ = read_since(w.server.paths.error_log, w.log_mark)
             bad = self.settings.scanner.suspicious(lines, suite_dir)
             log_error = os.path.join(self.settings.vardir.log, f"mysqld.{w.number}.err")
             if not bad or not w.server.is_alive():
@@ -427,7 +454,7 @@ def restart_forced(servers: Iterable[Server], name: str = "force_restart") -> bo
     """Whether a test left ``<datadir>/mtr/force_restart`` on one of its servers
     (``include/force_restart.inc``): mtr then skips check-testcase after the test and
     restarts every server (mtr's restart_forced_by_test)."""
-    return any(os.path.isfile(os.path.join(s.datadir, "mtr", name)) for s in servers)
+    return any(os.path.isfile(os.path.join(s.paths.datadir, "mtr", name)) for s in servers)
 
 
 def stop_tagged(env: dict[str, str]) -> None:

@@ -1,35 +1,58 @@
-"""mysql-test's Galera suites under kewpie: their skip lists and how their clusters start.
+"""mysql-test's Galera suites under kewpie: their skip lists and how their clusters form.
 
 **Skips.** The ``skip_combinations`` of ``suite/galera/suite.pm`` and
 ``suite/galera_3nodes/suite.pm`` for this machine (:func:`galera_skip_rules`):
 tests that need stunnel, qpress or pkill skip without them, as under mtr.
 
-**Clusters.** A set with Galera nodes starts as mtr starts it (:func:`form_cold`):
-fresh datadirs; the bootstrap node (``wsrep_cluster_address=gcomm://``) first,
-until it is Synced; then the others, each joining by a full state transfer (each
-launched once the one before it is in the group, :func:`start_in_mtr_order`).  A
-set of a shape formed before starts from a copy of that formation's datadirs
-instead (:func:`form_galera_set`, :mod:`lib.mtr.galera_snapshots`).  Between cases the set is kept only while every node is Synced in a
-Primary component of the size it had (:func:`reuse_problem`): mtr's
-check-testcase does not look at wsrep, so a node a test left Desynced or alone
-would fail the next case under mtr.
+**Clusters.** A set's Galera nodes are nodes of the one node type
+(``lib.mtr.server.MtrGaleraServer``) and form by the one formation of
+:mod:`lib.servers.galera_cluster`, in mtr's shape (:class:`MtrFormation`):
+fresh datadirs; the bootstrap nodes (``wsrep_cluster_address=gcomm://``)
+first, until Synced; then the others in the config's order, each launched once
+the one before it is in the group, joining by a full state transfer.  mtr
+launches the joiners at once; two nodes joining one group together make its
+membership protocol start over until both are seen (5-8 s of reconnects
+here), so kewpie staggers them; they still take their state transfers side by
+side, and the cluster they form is the one mtr's forms.
+
+A set of a shape formed before starts from a copy of that formation's datadirs
+instead (the one snapshot store, :mod:`lib.servers.galera_snapshots`): the
+bootstrap nodes marked safe to bootstrap and no saved view, so it starts as mtr
+starts a set.  Each configuration change takes a seqno of its own (Galera 4
+orders them with the write sets): the bootstrap node's new component is the
+snapshot's seqno + 1, and the k-th joiner joins a group at seqno + k.  So the
+k-th joiner's ``grastate.dat`` says seqno + k (:func:`joiner_seqnos`): it finds
+the group at its own position and joins without any state transfer ("state
+transfer needed: no"); the changes it skips carry no data.  Saved at the
+snapshot's seqno instead, every joiner needed an IST of those changes, and a
+joiner whose donor had only just joined could fail it.  What a test could tell
+apart is the error log: a set formed from a snapshot logs no state transfer,
+so a case whose test reads error logs or names SST
+(:func:`formation_sensitive`) gets a set formed by state transfers, as under
+mtr (``Requirements.snapshot_formation``).
+
+Between cases the set is kept only while every node is Synced in a Primary
+component of the size it had (:func:`reuse_problem`): mtr's check-testcase does
+not look at wsrep, so a node a test left Desynced or alone would fail the next
+case under mtr.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
 import time
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
-from ..errors import ServerError, ServerStartError
-from ..platform.logsetup import get_logger
+from ..servers.galera import GaleraServer, GraState
+from ..servers.galera_cluster import ClusterFormation, Pace
+from ..servers.requirements import Requirements
 from ..servers.server import Server
-from .server import MtrServer, is_wsrep
+from .server import is_wsrep
 
 if TYPE_CHECKING:
     from ..servers.manager import ServerManager
-    from ..servers.requirements import Requirements
 
 
 def _which(name: str) -> bool:
@@ -72,64 +95,23 @@ def galera_skip_rules(mtr_root: str, features: dict[str, str]) -> dict[str, obje
 WSREP_KEYS = ("wsrep_ready", "wsrep_local_state_comment", "wsrep_cluster_status",
               "wsrep_cluster_size")
 REUSE_WAIT = 30.0   # seconds a node may take to be Synced again after a test
-POSITION_KEYS = ("wsrep_local_state_uuid", "wsrep_last_committed")
 MTR_START_TIMEOUT = 180.0   # mtr's --start-timeout
 WARM_START_TIMEOUT = 60.0   # a set formed from a snapshot (no full state transfer)
-JOIN_STAGGER = 5.0   # seconds a joiner may take to reach its group before the next is launched
-GROUP_JOINED = b"WSREP: gcomm: connected"   # a node's error log as it is in its group
-# A joiner whose state transfer failed stays up, out of its group, until restarted:
-# ``Receiving IST failed, node restart required: ... 'IST didn't contain all write sets,
-# expected last: 6 last received: 5'`` when its donor was a node that had only just
-# finished its own IST (the joiner's first request found the bootstrap node busy).
-JOIN_FAILED = b"node restart required"
-
-
-class JoinFailedError(ServerStartError):
-    """A Galera joiner's state transfer failed: it runs, out of its group, until restarted."""
+FORMAT = "mtr-2"   # bump when what a formation leaves in the datadirs changes
+SENSITIVE_RE = re.compile(r"sst|\.err\b|search_file|assert_file|assert_grep", re.IGNORECASE)
+PORT_RE = re.compile(r"(?<!\d)\d{4,5}(?!\d)")
 
 
 def wsrep_state(server: Server, keys: tuple[str, ...] = WSREP_KEYS) -> dict[str, str]:
     """The node's status variables keys, by default its readiness, state, component and
-    cluster size ({} when it does not answer); as mtr asks (``wsrep_sync_wait = 0``),
-    on a connection closed afterwards, so tests never see one of kewpie's in their
-    process list."""
+    cluster size ({} when it is no Galera node or does not answer): asked as mtr asks,
+    on a connection closed afterwards (GaleraServer.wsrep_status)."""
+    if not isinstance(server, GaleraServer):
+        return {}
     try:
-        server.execute("SET SESSION wsrep_sync_wait = 0")
-        marks = ", ".join(["%s"] * len(keys))
-        rows = server.execute(f"SHOW GLOBAL STATUS WHERE Variable_name IN ({marks})", keys)
-        return {str(name).lower(): str(value) for name, value in rows}
+        return server.wsrep_status(keys)
     except Exception:  # noqa: BLE001 - not answering (yet): the callers wait or judge
         return {}
-    finally:
-        server.sql.close()
-
-
-def wsrep_position(server: Server) -> dict[str, str]:
-    """The node's position (``wsrep_local_state_uuid``, ``wsrep_last_committed``; {} when
-    it does not answer)."""
-    return wsrep_state(server, POSITION_KEYS)
-
-
-def wait_wsrep_ready(server: Server, timeout: float) -> None:
-    """Until the node says wsrep_ready ON and Synced (ServerStartError after timeout, or
-    at once when it exits; JoinFailedError at once when its log says its state transfer
-    failed)."""
-    failed = server.log_watch(JOIN_FAILED) if isinstance(server, MtrServer) else None
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not server.is_alive():
-            raise ServerStartError(f"server {server.name}: Galera node exited while joining "
-                                   f"its cluster", server.error_log_tail(20))
-        if failed is not None and failed.seen():
-            raise JoinFailedError(f"server {server.name}: Galera node's state transfer "
-                                  f"failed (node restart required)", server.error_log_tail(20))
-        state = wsrep_state(server)
-        if state.get("wsrep_ready", "").upper() == "ON" and \
-                state.get("wsrep_local_state_comment") == "Synced":
-            return
-        time.sleep(0.05)
-    raise ServerStartError(f"server {server.name}: Galera node not Synced within {timeout:g}s",
-                           server.error_log_tail(20))
 
 
 def cluster_sizes(servers: list[Server]) -> dict[int, int]:
@@ -177,146 +159,124 @@ def bootstraps(server: Server) -> bool:
     return address == "gcomm://"
 
 
-def form_cold(manager: "ServerManager", servers: list[Server]) -> None:
-    """As mtr starts a set with Galera nodes: fresh datadirs, then
-    :func:`start_in_mtr_order` (joiners get a full state transfer meanwhile)."""
-    for server in servers:
-        manager.copy_pristine(server)
-    # a relaunched joiner gets the pristine datadir again (not copy_pristine: the set's
-    # datadirs are already counted for the next run's spares)
-    start_in_mtr_order(servers, reset=lambda s: manager.cache.copy_to(
-        manager.pristine_template(s), s.datadir))
+def joiner_seqnos(seqno: int, bootstrap: list[bool]) -> list[int]:
+    """The seqno each node's ``grastate.dat`` gets in a snapshot taken at seqno, right
+    after a formation from fresh datadirs: the bootstrap node's own, and seqno + k for
+    the k-th other node in the order they are launched (the config's), the position
+    of the group it joins.  A formation that left a seqno below one per node was not
+    counting its configuration changes (an older Galera): every node keeps seqno."""
+    if seqno < len(bootstrap):
+        return [seqno] * len(bootstrap)
+    found, joiners = [], 0
+    for boots in bootstrap:
+        joiners += 0 if boots else 1
+        found.append(seqno if boots else seqno + joiners)
+    return found
 
 
-def start_in_mtr_order(servers: list[Server], timeout: float = MTR_START_TIMEOUT,
-                       reset: Callable[[Server], None] | None = None,
-                       ordered: bool = False) -> None:
-    """The servers launched in the config's order, waiting after a bootstrap node
-    (``gcomm://``) until it is ready and Synced; then each of the others until it is
-    ready and, a Galera node, Synced.  timeout (mtr's --start-timeout, 180 s: a state
-    transfer takes long on a loaded machine) bounds each wait.  Every server is killed
-    when one fails.
-
-    mtr launches the joiners at once.  Two nodes joining one group together make its
-    membership protocol start over until both are seen (5-8 s of reconnects here), so
-    each joiner is launched once the one before it is in the group (:func:`in_group`);
-    they still take their state transfers side by side, and the cluster they form is
-    the one mtr's forms.  A joiner whose state transfer fails is launched once more
-    from the datadir reset(server) gives it back (:func:`wait_joined`).
-
-    ordered: the joiners must join in the config's order (a set from a snapshot:
-    each one's saved position is that of the group it joins, see
-    :mod:`lib.mtr.galera_snapshots`), so the next is launched only once the one
-    before it is in the group, however long that takes (or Synced, when its log
-    cannot tell)."""
-    timeout = max(timeout, servers[0].settings.start_timeout) if servers else 0.0
-    waited = []
+def formation_sensitive(test_file: str) -> bool:
+    """True when the case's test reads error logs or names SST (e.g. counts the state
+    transfers its log holds): it runs on a set formed by state transfers."""
     try:
-        for server in servers:
-            if is_wsrep(server) and bootstraps(server):
-                server.start(wait=False)
-                server.wait_ready(timeout)
-                wait_wsrep_ready(server, timeout)
-                waited.append(server)
-        joining = [s for s in servers if s not in waited]
-        for server in joining:
-            server.start(wait=False)
-            if is_wsrep(server) and server is not joining[-1]:
-                if not in_group(server, timeout if ordered else JOIN_STAGGER) and ordered:
-                    wait_joined(server, timeout, reset)
-        for server in joining:
-            wait_joined(server, timeout, reset)
-    except BaseException:
-        for server in servers:  # a joiner left waiting for its donor would wait on
-            server.kill()
-        raise
+        with open(test_file, errors="replace") as fh:
+            return SENSITIVE_RE.search(fh.read()) is not None
+    except OSError:
+        return True
 
 
-def wait_joined(server: Server, timeout: float,
-                reset: Callable[[Server], None] | None = None) -> None:
-    """Until a launched joiner is ready and, a Galera node, Synced.  When its state
-    transfer fails (:class:`JoinFailedError`) and reset is given, the node is killed,
-    given its datadir back by reset(server) and launched once more: the failure is a
-    race of the formation (a donor that had only just joined), not of the datadir, and
-    its relaunch finds the others Synced.  Its new launch writes the case's marker
-    again, so what the failed attempt logged is before it."""
-    for attempt in (1, 2):
-        server.wait_ready(timeout)
-        if not is_wsrep(server):
-            return
-        try:
-            wait_wsrep_ready(server, timeout)
-            return
-        except JoinFailedError as exc:
-            if reset is None or attempt == 2:
-                raise
-            get_logger().info(f"{exc.args[0]}; launching {server.name} once more")
-            server.kill()
-            reset(server)
-            server.start(wait=False)
+def normalized_args(server: Server, bot_dir: str, port_names: dict[int, str]) -> list[str]:
+    """The server's options with its bot's directory and its leased ports named, not
+    spelled (two bots, or two runs, start the same shape on other ports and paths)."""
+    def port(match: re.Match[str]) -> str:
+        """A leased port's name (any other number as it is)."""
+        return port_names.get(int(match.group(0)), match.group(0))
+    args = [o.as_arg() for o in server.effective_options()] + \
+        [o.name for o in server.user_options if o.name.startswith("-")]
+    return [PORT_RE.sub(port, arg.replace(bot_dir, "@BOT@")) for arg in args]
 
 
-def in_group(server: Server, timeout: float) -> bool:
-    """Wait until a joiner's error log says it is connected to its group (False after
-    timeout, or when it exits, its log says its state transfer failed, or its log is
-    not where kewpie can read it)."""
-    if not isinstance(server, MtrServer):
-        return False
-    watch, failed = server.log_watch(GROUP_JOINED), server.log_watch(JOIN_FAILED)
-    if not watch.exists():
-        return False
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and server.is_alive():
-        if watch.seen():
-            return True
-        if failed.seen():
-            return False
-        time.sleep(0.02)
-    return False
+def provider_identity(args: list[str]) -> str:
+    """Each wsrep provider library the options name, with its size and time."""
+    found = []
+    for arg in args:
+        name, _, value = arg.lstrip("-").partition("=")
+        if name.replace("_", "-") == "wsrep-provider" and value:
+            try:
+                st = os.stat(value)
+                found.append(f"{os.path.realpath(value)}|{st.st_size}|{int(st.st_mtime)}")
+            except OSError:
+                found.append(value)
+    return ";".join(found)
 
 
-def form_galera_set(manager: "ServerManager", servers: list[Server]) -> None:
-    """Form the set from the snapshot of an earlier formation of its shape when there is
-    one and the manager allows it (:mod:`lib.mtr.galera_snapshots`), else as mtr forms
-    it, snapshotting the result for next time.  A snapshot that does not start is
-    dropped and the set formed as mtr forms it."""
-    from .galera_snapshots import MtrClusterSnapshots
-    manager.formed_from_snapshot = False
-    # only sets of Galera nodes alone: one with plain servers beside is formed as mtr does
-    copyable = manager.snapshot_formation and all(is_wsrep(s) for s in servers)
-    snapshots = MtrClusterSnapshots(manager, servers) if copyable else None
-    if snapshots is not None and snapshots.available():
-        started = time.monotonic()
-        try:
-            snapshots.restore()
-            start_in_mtr_order(servers, WARM_START_TIMEOUT, reset=snapshots.restore_node,
-                               ordered=True)
-            manager.formed_from_snapshot = True
-            manager.log.debug("%s: cluster formed from the snapshot %s in %.0f ms",
-                              manager.bot_name, snapshots.path,
-                              (time.monotonic() - started) * 1000)
-            return
-        except ServerError as exc:
-            manager.log.debug("%s", getattr(exc, "log_tail", "") or "")
-            manager.log.warning(f"forming the cluster from the snapshot {snapshots.path} "
-                                f"failed, forming it as mtr does: {str(exc).splitlines()[0]}")
-            snapshots.drop()
-    form_cold(manager, servers)
-    if snapshots is not None:
-        snapshots.take([bootstraps(s) for s in servers], wsrep_position)
+def formation_key(manager: "ServerManager", servers: list[Server]) -> str:
+    """Same code trees, pristine datadirs, server user and options (ports and paths of
+    the bot aside) give the same key."""
+    port_names = {p: f"@P{i}.{j}@" for i, lease in enumerate(manager.leases)
+                  for j, p in enumerate(lease.ports)}
+    parts = [FORMAT, manager.settings.user or ""]
+    for server in servers:
+        args = normalized_args(server, manager.bot_dir, port_names)
+        parts += [server.tree.binary_fingerprint(), server.tree.basedir,
+                  os.path.relpath(manager.pristine_template(server), manager.cache.cache_dir),
+                  provider_identity(args), "\n".join(args)]
+    return hashlib.sha1("\n--\n".join(parts).encode()).hexdigest()[:16]
+
+
+class MtrFormation(ClusterFormation):
+    """A mysql-test set's Galera formation, in mtr's shape (see the module): servers in
+    the config's order; snapshots only for a set of Galera nodes alone (one with plain
+    servers beside is formed as mtr does) and when the case allows one."""
+
+    cold_pace = Pace.IN_GROUP
+    warm_pace = Pace.ORDERED
+    cold_timeout = MTR_START_TIMEOUT
+    warm_timeout = WARM_START_TIMEOUT
+    dropped = ("gvwstate.dat",)   # no saved view: the bootstrap node forms the cluster anew
+
+    def __init__(self, manager: "ServerManager", servers: list[Server], reqs: Requirements
+                 ) -> None:
+        super().__init__(manager, servers, reqs.snapshot_formation
+                         and all(is_wsrep(s) for s in servers))
+        self.size = None   # the config decides which nodes form which cluster
+
+    def key(self) -> str:
+        """:func:`formation_key` of the set."""
+        return formation_key(self.manager, self.servers)
+
+    def bootstraps(self, node: GaleraServer, warm: bool) -> bool:
+        """Its config's ``gcomm://`` (:func:`bootstraps`)."""
+        return bootstraps(node)
+
+    def cold_datadirs(self) -> None:
+        """Fresh datadirs for every server (the pristine copies)."""
+        for server in self.servers:
+            self.manager.copy_pristine(server)
+
+    def cold_reset(self, node: GaleraServer) -> None:
+        """The pristine datadir again (not copy_pristine: the set's datadirs are already
+        counted for the next run's spares)."""
+        self.manager.cache.copy_to(self.manager.pristine_template(node), node.paths.datadir)
+
+    def saved_state(self, index: int, uuid: str, seqno: int) -> GraState:
+        """Each bootstrap node marked safe to bootstrap at seqno, each joiner at the
+        position of the group it will join (:func:`joiner_seqnos`)."""
+        flags = [bootstraps(n) for n in self.nodes]
+        return GraState(uuid, joiner_seqnos(seqno, flags)[index], int(flags[index]))
 
 
 def start_mtr_set(manager: "ServerManager", servers: list[Server],
-                  reqs: "Requirements") -> None:
+                  reqs: "Requirements") -> bool:
     """The mtr server kind's start (lib.run.environment's SERVER_KINDS): fresh datadirs;
-    plain servers start all at once; a set with Galera nodes as mtr starts it, or from
-    the snapshot of an earlier formation (:func:`form_galera_set`)."""
+    plain servers start all at once; a set with Galera nodes by :class:`MtrFormation`
+    (from the snapshot of an earlier formation when it may).  True when formed from a
+    snapshot."""
     if any(is_wsrep(s) for s in servers):
-        form_galera_set(manager, servers)
-        return
+        return MtrFormation(manager, servers, reqs).form()
     for server in servers:
         manager.copy_pristine(server)
     for server in servers:
         server.start(wait=False)
     for server in servers:
         server.wait_ready()
+    return False

@@ -2,10 +2,12 @@
 
 mysqld applies options in the order it reads them, and some depend on that
 order (``log-basename`` sets the default log names, so a ``log-error`` after
-it wins).  kewpie's own servers merge the suite's options into kewpie's
-(first position kept); a mysql-test server takes kewpie's base options only
-where the test's config says nothing, then every option of the config and
-command line in mtr's order.
+it wins).  kewpie's own servers merge the suite's options into kewpie's rules
+(first position kept); a mysql-test server takes kewpie's rules
+(:data:`~lib.servers.cnf_rules.SERVER_RULES`) only where the test's config says
+nothing, then every option of the config and command line in mtr's order.  A
+server whose options switch wsrep on is a Galera node, :class:`MtrGaleraServer`
+(:func:`mtr_server` picks the class).
 """
 from __future__ import annotations
 
@@ -13,19 +15,23 @@ import os
 import re
 import shutil
 import socket
-import time
-from typing import TYPE_CHECKING, Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Callable
 
 from .cnf import MtrConfig
+from ..platform.ports import PortLease
 from ..platform.process import ProcessExecutor
-from ..servers.layout import write_private_file
-from ..servers.logs import LogWatch
-from ..servers.options import Option, render_cnf
-from ..servers.server import Server
+from ..servers.cnf import Rule, run_rules
+from ..servers.cnf_rules import CLIENT_RULES, SERVER_RULES
+from ..servers.codetree import CodeTree
+from ..servers.galera import GaleraServer, JoinWatch
+from ..servers.layout import ServerLayout
+from ..servers.options import Option
+from ..servers.server import Server, ServerSettings
 
 if TYPE_CHECKING:
-    from ..servers.manager import ServerManager
-    from ..servers.requirements import Requirements
+    from ..platform.netns import NetHost
+    from ..platform.netrules import NetworkControl
 
 
 MYSQLTEST_CHARSET = "latin1"   # mariadb-test's default character set
@@ -37,32 +43,38 @@ class MtrServer(Server):
     """A plain server whose user options keep their own order (``mtr`` server kind)."""
 
     server_type = "mtr"
+    _mysqld_rules: tuple[Rule[Any], ...] = SERVER_RULES   # kewpie's where the config is silent
+    # (not Galera's: a node's wsrep options are its config's)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         # kewpie's own connections (Galera's state, the suppressions' cleanup) speak
         # mariadb-test's latin1, so they add no collation a test can see (the feedback
-        # plugin counts each one used: plugins.feedback_plugin_load)
+        # plugin counts each one used: plugins.feedback_plugin_load), and are closed
+        # after kewpie's reads
         self.sql.charset = MYSQLTEST_CHARSET
-        self.sql.socket_file = self.socket_file
+        self.sql.socket_file = self.paths.socket_file
+        self.sql.keep = False
+        self.ready_mark = 0
 
     @property
-    def socket_file(self) -> str:  # type: ignore[override]  # Server's is its layout's path
-        """The socket the test's config gives it (mtr's ``tmp/mysqld.N.sock``)."""
-        for opt in reversed(self.user_options):
-            if opt.name == "socket" and opt.value:
-                return opt.value
-        return self.layout.socket_file
+    def paths(self) -> ServerLayout:
+        """Its layout, with the socket the test's config gives it (mtr's
+        ``tmp/mysqld.N.sock``) and its output in the error log its config names."""
+        layout = self._layout
+        socket = next((o.value for o in reversed(self.user_options)
+                       if o.name == "socket" and o.value), layout.socket_file)
+        return replace(layout, socket_file=socket, stdout_log=self._configured_log())
 
     def effective_options(self) -> list[Option]:
-        """kewpie's base options the config does not set, then the config's, in its order
+        """kewpie's rules the config does not set, then the config's, in its order
         (repeats kept: mysqld applies them in turn)."""
         own = {o.name for o in self.user_options}
-        base = [o for o in [*self.base_options(), *self.settings.extra_defaults,
+        base = [o for o in [*run_rules(self._mysqld_rules, self), *self.settings.extra_defaults,
                             *self.harness_options] if o.name not in own]
         return base + [o for o in self.user_options if not o.name.startswith("-")]
 
-    def start_args(self) -> list[str]:
+    def _start_args(self) -> list[str]:
         """Short options of the test (``-V...``): on the command line, as mtr passes them."""
         return [o.name for o in self.user_options if o.name.startswith("-")]
 
@@ -75,16 +87,9 @@ class MtrServer(Server):
                 return int(opt.value or 0)
         return self.lease.port(0)
 
-    @property
-    def stdout_log(self) -> str:  # type: ignore[override]  # Server's is its layout's path
-        """The server's stdout and stderr go to the error log its config names, as under
-        mtr (what it prints before opening the log, e.g. option warnings, is there too;
-        a test's bare ``--log-error`` sends the server's own lines elsewhere)."""
-        return self._configured_log()
-
-    def launch(self, extra_args: tuple[str, ...] = ()) -> ProcessExecutor:
+    def _launch(self, extra_args: tuple[str, ...] = ()) -> ProcessExecutor:
         """Launch, remembering where the error log ends (readiness is read from it)."""
-        configured, path = self._configured_log(), self._log_error()
+        configured, path = self._configured_log(), self._mysqld_log()
         for log in {configured, path}:
             if not os.path.exists(log) and os.path.isdir(os.path.dirname(log)):
                 with open(log, "ab"):
@@ -99,26 +104,21 @@ class MtrServer(Server):
             except OSError:
                 pass
         self.ready_mark = _size(path)
-        return super().launch(extra_args)
+        return super()._launch(extra_args)
 
-    def ready(self) -> bool:
+    def _ready(self) -> bool:
         """Ready when the error log says so -- no connection of kewpie's own, so
         connection and thread ids in results are as under mtr (which waits for the
         pid file and lets the test retry its connection); a ping when the log is
         somewhere else or not readable."""
-        path = self._log_error()
         try:
-            with open(path, "rb") as fh:
-                fh.seek(getattr(self, "ready_mark", 0))
+            with open(self._mysqld_log(), "rb") as fh:
+                fh.seek(self.ready_mark)
                 text = fh.read()
         except OSError:
-            return self.ping()
+            return self.sql.ping()
         # the line after "ready for connections" (which --lc-messages translates)
         return b"ready for connections" in text or READY_LINE.search(text) is not None
-
-    def log_watch(self, needle: bytes) -> LogWatch:
-        """A watch for needle in what the server's error log gained since its launch."""
-        return LogWatch(self._log_error(), needle, getattr(self, "ready_mark", 0))
 
     def _configured_log(self) -> str:
         """The first ``log-error`` with a value -- the config's, where mtr sends the
@@ -128,38 +128,59 @@ class MtrServer(Server):
         directory); else the layout's."""
         for opt in self.user_options:
             if opt.name == "log-error" and opt.value:
-                return os.path.join(self.datadir, opt.value)  # an absolute value stays
-        return self.error_log
+                return os.path.join(self._layout.datadir, opt.value)  # an absolute one stays
+        return self._layout.error_log
 
-    def _log_error(self) -> str:
+    def _mysqld_log(self) -> str:
         """The file mysqld writes its log to (:func:`mysqld_error_log`)."""
-        return mysqld_error_log(self.user_options, self.datadir) or self.error_log
+        return mysqld_error_log(self.user_options, self._layout.datadir) or self._layout.error_log
 
-    def write_cnf(self) -> None:
-        """my.cnf as kewpie writes it, except that bytes a test's .opt holds in another
-        encoding than UTF-8 (kept as surrogates) reach the server unchanged."""
-        client = [Option("socket", self.socket_file) if o.name == "socket" else o
-                  for o in self.layout.client_options(self.port)]
-        text = render_cnf({"mysqld": self.effective_options(), "client": client,
-                           **self.extra_cnf_sections()})
-        try:
-            text.encode()
-        except UnicodeEncodeError:
-            data = text.encode("utf-8", "surrogateescape")
-            write_private_file(self.cnf_path, "", self.settings.user)
-            with open(self.cnf_path, "wb") as fh:  # the file exists with its final mode
-                fh.write(data)
-            return
-        write_private_file(self.cnf_path, text, self.settings.user)
+    def _cnf_sections(self) -> dict[str, list[Option]]:
+        """my.cnf as kewpie writes it (the client's socket the config's), with the test
+        config's tool groups (:data:`TOOL_GROUPS`: Galera's SST scripts and the mariabackup
+        they run read the server's my.cnf), taken from the bot's mtr ``my.cnf`` next to
+        the vardir."""
+        client = [Option("socket", self.paths.socket_file) if o.name == "socket" else o
+                  for o in run_rules(CLIENT_RULES, self)]
+        path = os.path.join(os.path.dirname(self._layout.vardir), "my.cnf")
+        tools = tool_sections(MtrConfig.read(path)) if os.path.isfile(path) else {}
+        return {"mysqld": self.effective_options(), "client": client, **tools}
 
-    def extra_cnf_sections(self) -> dict[str, list[Option]]:
-        """The test config's tool groups (:data:`TOOL_GROUPS`: Galera's SST scripts and
-        the mariabackup they run read the server's my.cnf), taken from the bot's mtr
-        ``my.cnf`` next to the vardir."""
-        path = os.path.join(os.path.dirname(self.vardir), "my.cnf")
-        if not os.path.isfile(path):
-            return {}
-        return tool_sections(MtrConfig.read(path))
+
+class MtrGaleraServer(MtrServer, GaleraServer):
+    """A mysql-test case's Galera node: a node of the one node type
+    (:class:`~lib.servers.galera.GaleraServer`: its readiness by its log, the watch for
+    a failed join, its wsrep status, the one formation of lib/servers/galera_cluster.py)
+    with the options, order, log and readiness of an mtr server: its config's wsrep
+    options, not kewpie's, and started as mtr starts it."""
+
+    server_type = "mtr"
+    _extra_dirs: tuple[str, ...] = ()   # its SST scripts' directories are its config's
+
+    def start(self, timeout: float | None = None, wait: bool = True,
+              extra_args: list[str] | tuple[str, ...] = (), new_cluster: bool = False) -> None:
+        """As mtr starts a server: no ``--wsrep-new-cluster`` (its config's ``gcomm://``
+        bootstraps) and no ``--wsrep-recover`` (the server recovers its position)."""
+        Server.start(self, timeout=timeout, wait=wait, extra_args=extra_args)
+
+    def discard(self, fast: bool = False) -> None:
+        """As mtr stops a server: cleanly (not kill -9 as a native node)."""
+        Server.discard(self, fast)
+
+    def _join_watch(self, path: str, mark: int) -> JoinWatch:
+        """Its log's watch, Synced only once the log also says ready for connections
+        (no SQL of kewpie's before: connection ids as under mtr)."""
+        return JoinWatch(path, mark, gate=self._ready)
+
+
+def mtr_server(name: str, index: int, tree: CodeTree, vardir: str, lease: PortLease,
+               options: list[Option], settings: ServerSettings,
+               on_change: Callable[[Server], None] | None = None,
+               net: "tuple[NetHost, NetworkControl] | None" = None) -> Server:
+    """The mtr kind's server: a Galera node (:class:`MtrGaleraServer`) when its options
+    switch wsrep on, else an :class:`MtrServer`."""
+    cls = MtrGaleraServer if wsrep_on(options) else MtrServer
+    return cls(name, index, tree, vardir, lease, options, settings, on_change, net)
 
 
 TOOL_GROUPS = ("sst", "xtrabackup", "mariabackup", "mariadb-backup")
@@ -174,9 +195,7 @@ def tool_sections(config: MtrConfig) -> dict[str, list[Option]]:
     sections: dict[str, list[Option]] = {}
     for name in TOOL_GROUPS:
         group = config.group(name)
-        options = [] if group is None else [
-            Option(str(n).replace("_", "-"), v) for n, v in group.options
-            if not str(n).startswith("#")]
+        options = [] if group is None else group.as_options()
         if options:
             sections[name] = options
     return sections
@@ -209,12 +228,17 @@ def mysqld_error_log(options: list[Option], datadir: str, host: str = "") -> str
     return ""
 
 
-def is_wsrep(server: Server) -> bool:
-    """The server's options switch Galera replication on (a galera suite's node)."""
-    for opt in server.user_options:
+def wsrep_on(options: list[Option]) -> bool:
+    """The options switch Galera replication on (a galera suite's node)."""
+    for opt in options:
         if opt.name == "wsrep-on" and (opt.value or "1").lower() in ("1", "on", "true"):
             return True
     return False
+
+
+def is_wsrep(server: Server) -> bool:
+    """The server is a Galera node of a mysql-test case."""
+    return isinstance(server, GaleraServer)
 
 
 def _size(path: str) -> int:

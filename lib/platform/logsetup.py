@@ -1,4 +1,5 @@
-"""kewpie-style logging: ``20120113-125552 INFO message``."""
+"""kewpie-style logging: ``20120113-125552 INFO message``, every line with its secrets
+(a DSN's password, a secret option's value) shown as ``***`` (lib/platform/secrets.py)."""
 from __future__ import annotations
 
 import io
@@ -8,20 +9,22 @@ import sys
 import time
 from typing import TextIO
 
+from .secrets import redact_text
+
 LOGGER_NAME = "kewpie"
 
 
 class KewpieFormatter(logging.Formatter):
-    """Formats records as ``YYYYMMDD-HHMMSS LEVEL message``."""
+    """Formats records as ``YYYYMMDD-HHMMSS LEVEL message``, secrets masked."""
 
     def format(self, record: logging.LogRecord) -> str:
-        """Render one record in kewpie's style."""
+        """Render one record in kewpie's style (its secrets as ``***``)."""
         stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(record.created))
         level = "WARNING" if record.levelno == logging.WARNING else record.levelname
         text = record.getMessage()
         if record.exc_info and record.levelno >= logging.DEBUG:
             text = text + "\n" + self.formatException(record.exc_info)
-        return f"{stamp} {level} {text}"
+        return f"{stamp} {level} {redact_text(text)}"
 
 
 def get_logger() -> logging.Logger:

@@ -5,11 +5,15 @@ tool (``lib.platform.tools.run_tool``) -- is launched by :func:`spawn`: in its
 own session (process group), optionally as another user, tied to the
 harness's life (the parent-death signal SIGKILLs it if the harness dies), with
 the tag variables (``TAG_*``) its caller put in its environment so a sweep can
-find it.  Every stop follows :func:`stop_policy`: SIGTERM to the group, a
-bounded wait, then SIGKILL.  Our own children are reaped with ``wait()``; a
-process we did not start (found in a state file) counts as exited once it is
-a zombie.  (A fork of the harness itself that runs Python -- a bot -- is
-made by :mod:`lib.platform.workers`.)
+find it, and never with the secrets kewpie was handed in its own environment
+(``KEWPIE_HISTORY_DSN``: lib/platform/secrets.py).  Every stop follows
+:func:`stop_policy` -- a server's, a tool's that timed out, a leftover's found by its
+tags (:func:`stop_tagged`): SIGCONT, the request to exit (SIGTERM, or the process's
+own clean request: a server's SQL ``SHUTDOWN``), a bounded wait, then SIGKILL of the
+group; a kill is the policy's last step alone.  Our own children are reaped with
+``wait()``; a process we did not start (found in a state file) counts as exited once
+it is a zombie.  (A fork of the harness itself that runs Python -- a bot -- is made by
+:mod:`lib.platform.workers`.)
 """
 from __future__ import annotations
 
@@ -32,6 +36,7 @@ if TYPE_CHECKING:
 
 from .launcher import Launcher
 from .lifecycle import ReadyWait, StopResult
+from .secrets import child_environment
 
 TAG_WORKDIR = "KEWPIE_WORKDIR"
 TAG_RUN = "KEWPIE_RUN"
@@ -147,6 +152,7 @@ def spawn(argv: Sequence[str], *, env: Mapping[str, str] | None = None,
     util-linux's setpriv is found, it does the user switch and parent-death
     signal in the child, so that Popen can vfork instead of forking the harness.
     """
+    env = child_environment(env, os.environ)  # a server's user must not read our secrets
     if netns:
         from .nsenter import entered
         with entered(netns):
@@ -348,26 +354,36 @@ def reap_if_child(pid: int) -> None:
 
 def stop_policy(alive: Callable[[], bool], send: Callable[[int], None],
                 wait_gone: Callable[[float], bool], term_timeout: float,
-                kill_timeout: float = KILL_TIMEOUT) -> StopResult:
-    """The one way kewpie stops a process: SIGTERM, a bounded wait, then SIGKILL.
+                kill_timeout: float = KILL_TIMEOUT,
+                request: Callable[[float], bool] | None = None) -> StopResult:
+    """The one way kewpie stops a process: asked to exit, a bounded wait, then SIGKILL.
 
     send delivers a signal to the process group; wait_gone(timeout) is True
-    once the process has exited (reaped if ours, a zombie if not).  A
-    stopped (SIGSTOP) process gets SIGCONT with the SIGTERM so it can act on it.
+    once the process has exited (reaped if ours, a zombie if not).  The
+    process first gets SIGCONT, so one that is stopped (SIGSTOP: a paused
+    server) runs to act on what follows; then request(term_timeout), the
+    process's own clean way out (a server's SQL ``SHUTDOWN``), when given and
+    taken (it returns True) -- else SIGTERM.  After term_timeout, SIGKILL.  A
+    term_timeout of 0 is a kill: SIGKILL at once, the policy's last step alone.
     """
     if not alive():
         return StopResult.GONE
-    send(signal.SIGTERM)
-    send(signal.SIGCONT)
-    if wait_gone(term_timeout):
-        return StopResult.TERMINATED
+    if term_timeout > 0:
+        send(signal.SIGCONT)
+        how = StopResult.SHUTDOWN
+        if request is None or not request(term_timeout):
+            how = StopResult.TERMINATED
+            send(signal.SIGTERM)
+        if wait_gone(term_timeout):
+            return how
     send(signal.SIGKILL)
     wait_gone(kill_timeout)
     return StopResult.KILLED
 
 
 def stop_child(proc: subprocess.Popen[Any], term_timeout: float,
-               kill_timeout: float = KILL_TIMEOUT) -> StopResult:
+               kill_timeout: float = KILL_TIMEOUT,
+               request: Callable[[float], bool] | None = None) -> StopResult:
     """:func:`stop_policy` for a child we started in its own session (reaps it).
 
     The signals go to the child's process group, and whatever is left of the
@@ -381,7 +397,8 @@ def stop_child(proc: subprocess.Popen[Any], term_timeout: float,
         except (ProcessLookupError, PermissionError):
             pass
     result = stop_policy(lambda: proc.poll() is None, send,
-                         lambda timeout: wait_exit(proc, timeout), term_timeout, kill_timeout)
+                         lambda timeout: wait_exit(proc, timeout), term_timeout, kill_timeout,
+                         request)
     if result is not StopResult.GONE:
         send(signal.SIGKILL)
     return result
@@ -393,6 +410,52 @@ def stop_foreign(pid: int, create_time: float | None, term_timeout: float = 10.0
     return stop_policy(lambda: pid_alive(pid, create_time), lambda sig: signal_pid(pid, sig),
                        lambda timeout: wait_pid_gone(pid, timeout, create_time),
                        term_timeout, kill_timeout)
+
+
+def stop_foreign_all(targets: Sequence[tuple[int, float | None]], term_timeout: float,
+                     kill_timeout: float = 5.0) -> StopResult:
+    """:func:`stop_policy` for several processes we did not start, together: each
+    (pid, create time) is signalled at every step, and the wait is for all of them
+    (one bound, not one each).  GONE when none was running."""
+    def running() -> list[tuple[int, float | None]]:
+        """The targets still running."""
+        return [(pid, born) for pid, born in targets if pid_alive(pid, born)]
+
+    def send(sig: int) -> None:
+        """Signal each target still running (its group when it leads one)."""
+        for pid, _ in running():
+            signal_pid(pid, sig)
+
+    def wait_gone(timeout: float) -> bool:
+        """Poll until every target is gone (or a zombie)."""
+        deadline = time.monotonic() + timeout
+        while running():
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.02)
+        return True
+    return stop_policy(lambda: bool(running()), send, wait_gone, term_timeout, kill_timeout)
+
+
+def stop_tagged(tag: str, value: str, term_timeout: float,
+                kill_timeout: float = 5.0) -> list[tuple[int, str]]:
+    """Stop every live process whose environment has tag=value (what a server or a run
+    left behind: SST scripts, rsync, socat...), together, by :func:`stop_foreign_all`;
+    returns each one's (pid, name) as found.  They are found by their tag even when
+    they left their parent's process group."""
+    procs = tagged_processes(tag, value)
+    if not procs:
+        return []
+    import psutil  # loaded by tagged_processes for what it found
+    found: list[tuple[int, float | None, str]] = []
+    for proc in procs:
+        try:
+            found.append((proc.pid, proc.create_time(), proc.name()))
+        except psutil.Error:
+            continue
+    if found:
+        stop_foreign_all([(pid, born) for pid, born, _ in found], term_timeout, kill_timeout)
+    return [(pid, name) for pid, _, name in found]
 
 
 class ProcessExecutor:
@@ -472,14 +535,14 @@ class ProcessExecutor:
         if self.proc is not None and self.proc.poll() is None:
             signal_pid(self.proc.pid, sig)
 
-    def kill(self, timeout: float = KILL_TIMEOUT) -> None:
-        """SIGKILL the process group and reap the child (the policy's last step)."""
-        if self.proc is not None and self.proc.poll() is None:
-            signal_pid(self.proc.pid, signal.SIGKILL)
-        self.wait(timeout)
+    def kill(self, timeout: float = KILL_TIMEOUT) -> StopResult:
+        """SIGKILL the process group and reap the child: the policy's last step alone."""
+        return self.stop(0, timeout)
 
-    def stop(self, term_timeout: float = 10.0, kill_timeout: float = KILL_TIMEOUT) -> StopResult:
-        """:func:`stop_policy`: SIGTERM, wait up to term_timeout, then SIGKILL."""
+    def stop(self, term_timeout: float = 10.0, kill_timeout: float = KILL_TIMEOUT,
+             request: Callable[[float], bool] | None = None) -> StopResult:
+        """:func:`stop_policy`: SIGCONT, request (else SIGTERM), wait up to term_timeout,
+        then SIGKILL; term_timeout 0 kills at once."""
         if self.proc is None:
             return StopResult.GONE
-        return stop_child(self.proc, term_timeout, kill_timeout)
+        return stop_child(self.proc, term_timeout, kill_timeout, request)

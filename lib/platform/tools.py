@@ -17,7 +17,7 @@ import subprocess
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence, TypedDict
+from typing import IO, Any, Callable, Mapping, Sequence, TypedDict
 
 from .process import spawn, stop_child, tool_env, wait_exit
 
@@ -65,7 +65,7 @@ class _SpawnArgs(TypedDict):
     env: dict[str, str]
     user: str | None
     cwd: str | None
-    stdin: int
+    stdin: int | IO[bytes]
 
 
 def _remaining(deadline: float | None) -> float | None:
@@ -76,18 +76,32 @@ def run_tool(argv: Sequence[str], *, user: str | None = None,
              env: Mapping[str, str] | None = None, tmpdir: str | None = None,
              timeout: float | None = None, log_path: str | None = None,
              cwd: str | None = None, input: str | None = None,
-             on_line: Callable[[str], object] | None = None, append: bool = False) -> ToolResult:
+             on_line: Callable[[str], object] | None = None, append: bool = False,
+             stdin_path: str | None = None) -> ToolResult:
     """Run argv to its end; its whole process group is stopped if timeout passes.
 
     Output: with log_path, stdout and stderr go to that file (truncated
     first, unless append); with on_line, each line of the merged output is handed to it as it
     comes (and kept in ``lines``); else both are captured as text.  input, if
-    given, is written to the tool's stdin (otherwise stdin is /dev/null).
-    Raises OSError when the tool cannot be started.
+    given, is written to the tool's stdin; stdin_path, if given, is the file the tool
+    reads as its stdin, byte for byte (otherwise stdin is /dev/null).
+    Raises OSError when the tool cannot be started (or stdin_path cannot be opened).
     """
+    if stdin_path is not None:
+        with open(stdin_path, "rb") as source:
+            return _run(argv, user, env, tmpdir, timeout, log_path, cwd, None, on_line,
+                        append, source)
+    return _run(argv, user, env, tmpdir, timeout, log_path, cwd, input, on_line, append,
+                subprocess.PIPE if input is not None else subprocess.DEVNULL)
+
+
+def _run(argv: Sequence[str], user: str | None, env: Mapping[str, str] | None,
+         tmpdir: str | None, timeout: float | None, log_path: str | None, cwd: str | None,
+         input: str | None, on_line: Callable[[str], object] | None, append: bool,
+         stdin: int | IO[bytes]) -> ToolResult:
+    """run_tool with its stdin chosen."""
     deadline = None if timeout is None else time.monotonic() + timeout
     start = time.monotonic()
-    stdin = subprocess.PIPE if input is not None else subprocess.DEVNULL
     kwargs = _SpawnArgs(env=tool_env(env, tmpdir), user=user, cwd=cwd, stdin=stdin)
     if log_path is not None:
         with open(log_path, "ab" if append else "wb") as log:

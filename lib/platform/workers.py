@@ -7,18 +7,17 @@ method: the worker gets the loaded tests and factories as they are, nothing
 is pickled), sets the parent-death signal in the child so that a worker dies
 with the harness, and hands the child its end of a duplex pipe;
 :func:`ready` waits for messages on several pipes; :func:`stop_workers`
-stops them with a bounded grace (SIGTERM, then SIGKILL) and reaps them.
+stops them by the one stop policy (their own way out, SIGTERM, then SIGKILL)
+with a bounded grace, and reaps them.
 """
 from __future__ import annotations
 
 import multiprocessing
-import os
-import signal
 import time
 from multiprocessing.connection import Connection, wait
 from typing import Callable, Iterable, Sequence
 
-from .process import die_with_parent
+from .process import die_with_parent, signal_pid, stop_policy
 
 __all__ = ("Connection", "Worker", "ready", "start_worker", "stop_workers")
 
@@ -78,16 +77,26 @@ def ready(conns: Sequence[Connection]) -> list[Connection]:
 
 
 def stop_workers(workers: Iterable[Worker], grace: float) -> None:
-    """Wait for workers that were told to stop, within grace seconds in all; SIGTERM
-    those still running, then SIGKILL what is left when grace is up, and reap them."""
+    """Stop workers that were told to stop by the one stop policy (lib.platform.process),
+    within grace seconds in all: their own way out first (half the grace to end by
+    themselves), then SIGTERM to those still running, then SIGKILL, and reap them."""
     workers = list(workers)
-    deadline = time.monotonic() + grace
-    for worker in workers:
-        worker.join(timeout=max(0.1, deadline - time.monotonic()))
-        if worker.is_alive() and worker.pid is not None:
-            os.kill(worker.pid, signal.SIGTERM)
-    for worker in workers:
-        worker.join(timeout=max(0.1, deadline - time.monotonic()))
-        if worker.is_alive():
-            worker.process.kill()
-            worker.join(timeout=5)
+
+    def running() -> list[Worker]:
+        """The workers still running."""
+        return [w for w in workers if w.is_alive()]
+
+    def send(sig: int) -> None:
+        """Signal each worker still running."""
+        for worker in running():
+            if worker.pid is not None:
+                signal_pid(worker.pid, sig)
+
+    def wait_gone(timeout: float) -> bool:
+        """Join the workers within timeout in all; True when none runs."""
+        deadline = time.monotonic() + timeout
+        for worker in workers:
+            worker.join(timeout=max(0.05, deadline - time.monotonic()))
+        return not running()
+    stop_policy(lambda: bool(running()), send, wait_gone, grace / 2, 5.0,
+                request=lambda timeout: wait_gone(timeout))

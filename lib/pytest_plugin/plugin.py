@@ -19,7 +19,8 @@ import pytest
 
 from .collection import (FIXTURES, declared_values, is_kewpie_testcase,
                          module_values, scope_unit, uses_ours)
-from .options import SCOPE_CHOICES, add_options, run_config, setting
+from .options import (SCOPE_CHOICES, add_options, check_path_options, configured_dsn,
+                      run_config, setting)
 
 if TYPE_CHECKING:
     from .helper import KewpieServers
@@ -42,6 +43,7 @@ class PluginState:
         self.xdist_session = ""  # set in pytest-xdist's controller
         self.saved: list[tuple[str, str]] = []  # (test, evidence) from workers
         self.kept: list[str] = []  # lines about kept servers, from workers
+        self.known: list[tuple[str, str]] = []  # (test, known bugs) from workers
         self.problems: list[str] = []
         self.interrupted = False
 
@@ -79,6 +81,15 @@ def pytest_configure(config: pytest.Config) -> None:
     scope = setting(config, "scope")
     if scope is not None and scope not in SCOPE_CHOICES:
         raise pytest.UsageError(f"kewpie_scope must be one of {', '.join(SCOPE_CHOICES)}")
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    """Where the results history goes, when it is a server (its password as ``***``)."""
+    dsn, where = configured_dsn(config)
+    if not dsn:
+        return []
+    from ..history.dsn import redact
+    return [f"kewpie: results history {redact(dsn)} (from {where})"]
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -152,6 +163,7 @@ def _open_session(config: pytest.Config) -> "KewpieSession":
     session.declared = list(state.declared)
     state.session = session
     try:
+        check_path_options(session.config)
         session.open()
     except KewpieError as exc:
         pytest.exit(f"kewpie: {str(exc).splitlines()[0]}", returncode=2)
@@ -200,11 +212,13 @@ def _kewpie_run(request: pytest.FixtureRequest) -> Iterator["KewpieServers"]:
     finally:
         item.stash[RUN] = None
         if not state.interrupted:
-            session.end(run, _continues(item, run))
+            problem = session.end(run, _continues(item, run))
             _publish(request.config, session)
             if session.kept:
                 request.session.shouldfail = (f"kewpie keeps the servers of the failed test "
                                               f"{session.kept_test} (--kewpie-keep-failed)")
+            if problem:  # the post-checks failed a test that had passed
+                pytest.fail(problem, pytrace=False)
 
 
 @pytest.fixture
@@ -262,9 +276,23 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
 
 
 @pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+    """A kewpie test's call under the watchdog (``--kewpie-test-timeout``: when time is
+    up its servers are killed, and the test fails as timed out), with its tag in the
+    environment: what the call starts carries it (a process left running is stopped
+    and fails the test).  Fixtures are not tagged: a wider fixture may outlive the test."""
+    run = item.stash.get(RUN, None)
+    if run is None:
+        return (yield)
+    with run.attempt.environ(), run.attempt.watching():
+        return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
                               ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-    """A test whose servers crashed or hung fails, with the error-log tail; a failing
+    """A test whose servers crashed or hung fails, with the error-log tail and the known
+    bug they died of (an expected failure with ``--kewpie-allow-known``); a failing
     test's report gets its servers' status and log tails."""
     report = yield
     state = item.config.stash[STATE]
@@ -274,17 +302,29 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
     if run is None or state.session is None or state.interrupted:
         return report
     if report.when == "call":
-        dead, findings = state.session.judge(run, report.failed)
-        if dead and not report.failed:
-            report.outcome = "failed"
-            report.longrepr = findings
-        elif findings:
-            report.sections.append(("kewpie servers", findings))
+        _judge(report, run, state.session)
     if report.failed:
         run.failures.append(f"{report.when}: {report.longreprtext}")
     elif report.skipped and hasattr(report, "wasxfail"):
         run.xfailed = True
     return report
+
+
+def _judge(report: pytest.TestReport, run: "TestRun", session: "KewpieSession") -> None:
+    """The call's report after the attempt's judge."""
+    from ..suites.status import TestStatus
+    status = (TestStatus.FAIL if report.failed else
+              TestStatus.SKIPPED if report.skipped else TestStatus.PASS)
+    verdict = session.judge(run, status)
+    if verdict.status.failed and verdict.known.known and session.config.reporting.allow_known:
+        report.outcome = "skipped"  # as pytest reports an expected failure
+        report.wasxfail = f"known bug {verdict.known.known}"  # pytest's xfail attribute
+        report.sections.append(("kewpie servers", verdict.message))
+    elif verdict.status.failed and not report.failed:
+        report.outcome = "failed"
+        report.longrepr = verdict.message
+    elif verdict.message:
+        report.sections.append(("kewpie servers", verdict.message))
 
 
 def _remember(item: pytest.Item, report: pytest.TestReport, state: PluginState) -> None:
@@ -311,12 +351,13 @@ def _publish(config: pytest.Config, session: "KewpieSession") -> None:
     controller's, through the worker's output)."""
     state = config.stash[STATE]
     state.saved = [(s.test, s.path) for s in session.saved]
+    state.known = list(session.known)
     state.kept = ([f"kewpie kept the servers of {session.kept_test} running:"]
                   + [f"  {line}" for line in session.describe_kept()]) if session.kept else []
     workeroutput = getattr(config, "workeroutput", None)
     if workeroutput is not None:
         workeroutput["kewpie"] = {"saved": state.saved, "kept": state.kept,
-                                  "problems": state.problems}
+                                  "known": state.known, "problems": state.problems}
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -327,6 +368,7 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
     if output:
         state.saved.extend(tuple(s) for s in output["saved"])
         state.kept.extend(output["kept"])
+        state.known.extend(tuple(k) for k in output["known"])
         state.problems.extend(output["problems"])
 
 
@@ -361,13 +403,17 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatus: int,
                             config: pytest.Config) -> None:
-    """Where the evidence of failed tests is, and which servers were kept."""
+    """Where the evidence of failed tests is, the known bugs failures died of, and which
+    servers were kept."""
     state = config.stash[STATE]
-    if not (state.saved or state.kept or state.problems):
+    if not (state.saved or state.kept or state.known or state.problems):
         return
     terminalreporter.write_sep("-", "kewpie")
     for test, path in state.saved:
         terminalreporter.write_line(f"evidence of {test}: {path}")
+    if state.known:
+        terminalreporter.write_line("failed on known bugs: " + "; ".join(
+            f"{test} ({known})" for test, known in state.known))
     for line in state.kept:
         terminalreporter.write_line(line)
     if state.kept:

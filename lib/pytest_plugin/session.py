@@ -1,15 +1,18 @@
 """One pytest process's bot: a RunEnvironment, its ServerManager, evidence, and the end.
 
 Built as ``lib/run/native.py`` builds a bot (``env.make_manager``,
-``BotSetup.from_config``, ``EvidenceKeeper``), opened at the first test that
+``BotSetup.from_config``, an evidence keeper), opened at the first test that
 asks for servers, closed with ``env.close()`` when the session ends.  Each
-test gets servers with ``manager.get_servers`` and a ``TestContext``; when it
-ends, its failure is judged as the runner judges one (crashed or hung
-servers fail it, evidence goes to ``workdir/failed/<name>/``) and the reuse
-rule (``manager.after_test``) decides whether the next test shares its
-servers.  Tests of one *unit* (the scope: function, class, module, package or
-session) with equal requirements share servers without the rule in between,
-as the methods of one kewpie test module do.
+test is an attempt of the bot's pipeline (:mod:`lib.run.attempt`), as a
+kewpie test is: its servers and a ``TestContext`` when its fixture is set up,
+the watchdog around its call, the judge at the call's report (crashed or hung
+servers fail it, with the known bugs they died of), and at the fixture's
+teardown the post-checks (leftover processes, the error-log warnings check),
+the evidence (``workdir/failed/<run>/<name>/``) and the reuse rule, which
+decides whether the next test shares its servers.  Tests of one *unit* (the
+scope: function, class, module, package or session) with equal requirements
+share servers without the rule in between, as the methods of one kewpie test
+module do.
 """
 from __future__ import annotations
 
@@ -22,23 +25,22 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, Callable
 
-from ..errors import KewpieError, QueryError, ServerError
+from ..errors import KewpieError
 from ..platform.logsetup import configure, get_logger
 from .helper import KewpieServers, new_result
 from .marker import Declared
-from ..run.config import RunConfig
-from ..run.deadreport import dead_server_report
+from ..config import RunConfig
+from ..run.attempt import Attempt, Pipeline, RawResult, Rules, Verdict
 from ..run.environment import RunEnvironment
-from ..run.evidence import EvidenceKeeper
-from ..run.history import RunHistory, open_history
+from ..run.recording import RunHistory, open_history
 from ..run.setup import check_galera
-from ..servers.health import HealthState
 from ..servers.manager import ServerManager
 from ..servers.option_safety import check_requirements
 from ..servers.requirements import Requirements
 from ..servers.server import Server
 from ..suites.context import BotSetup, TestContext
-from ..suites.loader import SuiteConfig, TestSpec
+from ..suites.loader import SuiteConfig, TestSpec, warnings_fail
+from ..suites.status import TestStatus
 
 UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._=\[\]+-]")
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
@@ -72,6 +74,7 @@ class TestRun:
     context: TestContext
     helper: KewpieServers
     scope_unit: str
+    attempt: Attempt
     failures: list[str] = field(default_factory=list)
     xfailed: bool = False
 
@@ -109,12 +112,12 @@ class KewpieSession:
         self.env: RunEnvironment | None = None
         self.manager: ServerManager | None = None
         self.setup: BotSetup | None = None
-        self.evidence: EvidenceKeeper | None = None
+        self.pipeline: Pipeline | None = None
         self.saved: list[Saved] = []
+        self.known: list[tuple[str, str]] = []  # (test, the known bugs its servers died of)
         self.kept: list[Server] = []
         self.kept_test = ""
         self.interrupted = False
-        self.unit_failed = False
         self.log_file = ""
         self.history: RunHistory | None = None
         self._signals: dict[int, Any] = {}
@@ -141,7 +144,7 @@ class KewpieSession:
                 env.open_workdir(fresh=True)
             self.log_file = (env.workdir.bot_log_file(self.bot) if self.session_id
                              else env.workdir.log_file)
-            configure(self.config.verbose, logfile=self.log_file, console=False)
+            configure(self.config.reporting.verbose, logfile=self.log_file, console=False)
             tree = env.discover_tree()
             if any(reqs.server_type == "galera" for _, reqs in self.declared):
                 check_galera(self.config, tree, self.log)
@@ -153,7 +156,9 @@ class KewpieSession:
             os.makedirs(logdir, exist_ok=True)
             self.setup = BotSetup.from_config(self.bot, logdir, env.workdir.path, self.config,
                                               tree)
-            self.evidence = env.evidence_keeper(self.log_file)
+            self.pipeline = Pipeline(self.config, self.bot, env.evidence_keeper(self.log_file),
+                                     logdir, self.config.reporting.test_timeout, self.keep_failed,
+                                     timeout_option="--kewpie-test-timeout")
             # the results history: one run per session (pytest-xdist's workers share it)
             self.history = open_history(env, mode="pytest", run_key=(
                 f"pytest-xdist:{self.session_id}" if self.session_id else ""))
@@ -173,88 +178,74 @@ class KewpieSession:
     # ------------------------------------------------------------ one test
     def begin(self, nodeid: str, path: str, module: ModuleType | None, declared: Declared,
               scope_unit: str) -> TestRun:
-        """Servers for one test (the current ones when the reuse rule kept them) and its
-        context.  ServersNotStarted when they cannot start (evidence saved)."""
-        assert self.manager is not None and self.setup is not None
+        """The servers stage of the test's attempt (the current servers when the reuse
+        rule kept them) and its context.  ServersNotStarted when they cannot start
+        (evidence saved)."""
+        assert self.manager is not None and self.setup is not None and self.pipeline is not None
+        manager = self.manager
         name = evidence_name(nodeid)
-        suite, _, test = name.partition(".")
-        reqs = declared.requirements
-        try:
-            servers = self.manager.get_servers(reqs)
-        except (ServerError, QueryError) as exc:
-            message = f"servers for {name} could not be started: {exc}"
-            self._save(name, message, self.manager.last_servers, None)
-            self.manager.teardown(fast=True)
-            raise ServersNotStarted(message) from None
-        spec = TestSpec(suite=SuiteConfig(name=suite, path=os.path.dirname(path)),
-                        name=test or suite, path=path, module=module or ModuleType(suite),
-                        requirements=reqs)
-        context = TestContext(spec, tuple(servers), self.manager, self.setup, new_result())
+        suite_name, _, test = name.partition(".")
+        suite = SuiteConfig(name=suite_name, path=os.path.dirname(path))
+        module = module or ModuleType(suite_name)
+        spec = TestSpec(suite=suite, name=test or suite_name, path=path, module=module,
+                        requirements=declared.requirements,
+                        check_warnings=warnings_fail(suite, module))
+        own: list[str] = []   # the test's suppressions (kewpie.suppress_warning)
+        attempt = self.pipeline.attempt(name, manager, Rules.for_spec(spec, own))
+        failed = attempt.start(lambda: manager.get_servers(spec.requirements))
+        if failed is not None:
+            if failed.evidence:
+                self.saved.append(Saved(name, failed.evidence))
+            raise ServersNotStarted(failed.message)
+        context = TestContext(spec, tuple(attempt.servers), manager, self.setup, new_result(),
+                              suppressions=own)
         # KewpieTestCase names a test's backup directory after its class's module: the test's
         helper_class = type("KewpieServers", (KewpieServers,), {"__module__": name})
-        return TestRun(context, helper_class(context), scope_unit)
+        return TestRun(context, helper_class(context), scope_unit, attempt)
 
-    def judge(self, run: TestRun, failed: bool) -> tuple[bool, str]:
-        """After a test's call: (a server crashed or hung, what to add to its report) —
-        the health, status and error-log tails kewpie's rows show."""
-        parts: list[str] = []
-        dead = False
-        for server in run.servers:
-            health = server.health()
-            if HealthState(health.state).dead:
-                dead = True
-                parts.append(dead_server_report(server, health.message))
-        if failed or dead:
-            reports = [r for r in (s.status_report() for s in run.servers) if r]
-            if reports:
-                parts.append("--- server status ---\n" + "\n".join(reports))
-        if failed and not dead:
-            for server in run.servers:
-                tail = server.error_log_tail(8)
-                if tail:
-                    parts.append(f"--- {server.name} error log ({server.error_log}) tail ---\n"
-                                 f"{tail}")
-        return dead, "\n".join(parts)
+    def judge(self, run: TestRun, status: TestStatus) -> Verdict:
+        """After a test's call (status: what pytest made of it): the attempt's judge --
+        crashed or hung servers with the known bugs they died of, a failure's server
+        status and error-log tails."""
+        return run.attempt.judge(RawResult(status))
 
-    def end(self, run: TestRun, continues: bool) -> None:
-        """After a test: its helpers' cleanups, evidence of a failure, and the reuse rule
-        — unless the next test continues the same unit on the same servers (continues),
-        or servers of a failed test are kept (--kewpie-keep-failed)."""
-        assert self.manager is not None
-        failed = bool(run.failures)
-        if failed:
+    def end(self, run: TestRun, continues: bool) -> str:
+        """After a test: its helpers' cleanups, then the rest of its attempt (post-checks,
+        evidence, the reuse rule) -- no teardown or reuse rule when the next test continues
+        the same unit on the same servers (continues), none when a failed test's servers
+        are kept (--kewpie-keep-failed).  Returns what the post-checks found in a test that
+        had not failed ('' when nothing): the test fails at its teardown with it."""
+        if run.failures:
             run.helper.mark_failed("\n".join(run.failures))
         try:
-            run.helper.finish()
+            with run.attempt.environ():
+                run.helper.finish()
         finally:
-            if not self.interrupted:
-                self._after(run, failed, continues)
+            problem = "" if self.interrupted else self._after(run, continues)
+        return problem
 
-    def _after(self, run: TestRun, failed: bool, continues: bool) -> None:
-        assert self.manager is not None and self.setup is not None
-        if failed:
-            message = "\n".join(run.failures)
-            if self.keep_failed:
-                self._save(run.name, message, run.servers, self.setup.log_dir)
-                self.kept, self.kept_test = run.servers, run.name
-                self.log.info(f"keeping the servers of {run.name} running (--kewpie-keep-failed)")
-                return
-            if not continues:
-                self.manager.teardown()  # quiet datadirs before they are copied
-            self._save(run.name, message, run.servers, self.setup.log_dir)
-            self.unit_failed = self.unit_failed or continues
-        if continues:
-            return
-        passed = not failed and not run.xfailed and not self.unit_failed
-        self.unit_failed = False
-        reasons = self.manager.after_test(passed)
-        self.log.info(f"{run.name}: {'passed' if passed else 'failed'}; servers "
-                      f"{'reset: ' + '; '.join(reasons) if reasons else 'kept'}")
-
-    def _save(self, name: str, message: str, servers: list[Server], tool_logdir: str | None) -> None:
-        assert self.evidence is not None
-        saved = self.evidence.save(name, message, servers, tool_logdir)
-        self.saved.append(Saved(name, saved.path))
+    def _after(self, run: TestRun, continues: bool) -> str:
+        assert self.pipeline is not None and self.setup is not None
+        log_dir = self.setup.log_dir
+        verdict = run.attempt.verdict
+        judged_failed = verdict is not None and verdict.status.failed
+        outcome = run.attempt.finish(run.failures, continues, reusable=not run.xfailed,
+                                     tool_logs=lambda: log_dir)
+        if outcome.evidence:
+            self.saved.append(Saved(run.name, outcome.evidence))
+        if outcome.failed and outcome.known:
+            self.known.append((run.name, outcome.known))
+        if outcome.notes:
+            self.log.info(f"{run.name}: {outcome.notes}")
+        if self.pipeline.kept and not self.kept:
+            self.kept, self.kept_test = self.pipeline.kept, self.pipeline.kept_test
+            self.log.info(f"keeping the servers of {run.name} running (--kewpie-keep-failed)")
+        elif not continues:
+            self.log.info(f"{run.name}: {outcome.status}; servers "
+                          f"{'reset: ' + outcome.reset_reason if outcome.resets else 'kept'}")
+        if outcome.failed and not run.failures and not judged_failed:
+            return outcome.message
+        return ""
 
     def record(self, nodeid: str, status: str, duration_ms: int, failure: str) -> None:
         """Record a finished kewpie test in the results history (its evidence, if kept)."""
@@ -268,7 +259,7 @@ class KewpieSession:
     # ------------------------------------------------------------ the end
     def describe_kept(self) -> list[str]:
         """One line per kept server: name, address, socket, vardir."""
-        return [f"{s.name}: 127.0.0.1:{s.port} socket {s.socket_file} vardir {s.vardir}"
+        return [f"{s.name}: 127.0.0.1:{s.port} socket {s.paths.socket_file} vardir {s.paths.vardir}"
                 for s in self.kept]
 
     def close(self, interrupted: bool, exit_code: int | None = None) -> None:

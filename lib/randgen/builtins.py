@@ -335,13 +335,10 @@ def field_type_kind(token: str) -> str | None:
     return None
 
 
-def field_type_value(prng: Prng, token: str) -> str | None:
-    """A raw (unquoted) value for a field-type token; None means SQL NULL.
-
-    ``_int`` gives an integer of INT's range, ``_tinyint_unsigned`` 0..255,
-    ``_varchar(8)`` a string of 1..8 letters, ``char`` a string of
-    1..varchar_length letters, ``english`` a word, ``date`` a date...
-    """
+def _parse_field_type(token: str) -> tuple[str, str, str, str | None]:
+    """(kind, base, full, length) of a field-type token: ``_tinyint_unsigned`` is of kind
+    NUMERIC, base ``tinyint``, full ``tinyint_unsigned``; ``_varchar(8)``'s length is
+    ``8``.  ValueError for an unknown type."""
     spec = token[1:] if token.startswith("_") else token
     spec = spec.replace(" ", "_", 1)
     base_m = _TYPE_RE.match(spec)
@@ -353,6 +350,17 @@ def field_type_value(prng: Prng, token: str) -> str | None:
     kind = TYPE_KINDS.get(base) or (DICT if base in DICTIONARIES else None)
     if kind is None:
         raise ValueError(f"unknown field type {token!r}")
+    return kind, base, full, length
+
+
+def field_type_value(prng: Prng, token: str) -> str | None:
+    """A raw (unquoted) value for a field-type token; None means SQL NULL.
+
+    ``_int`` gives an integer of INT's range, ``_tinyint_unsigned`` 0..255,
+    ``_varchar(8)`` a string of 1..8 letters, ``char`` a string of
+    1..varchar_length letters, ``english`` a word, ``date`` a date...
+    """
+    kind, base, full, length = _parse_field_type(token)
     if kind == DIGIT:
         return str(prng.digit())
     if kind == LETTER:

@@ -106,6 +106,21 @@ class _ServerLost(Exception):
     pass
 
 
+class _Link:
+    """A thread's connection and the undoing of its colocation (None: none to undo)."""
+
+    def __init__(self, conn: Channel, unpin: Callable[[], None] | None) -> None:
+        self.conn = conn
+        self.unpin = unpin
+
+    def close(self) -> None:
+        """Undo the colocation (once), close the connection."""
+        if self.unpin is not None:
+            self.unpin()
+            self.unpin = None
+        self.conn.close()
+
+
 class RandgenRun:
     """One run of the built-in engine against one server."""
 
@@ -159,6 +174,21 @@ class RandgenRun:
                        f"duration={opts.duration:g} seed={opts.seed} server={self.conn.describe()}")
         for note in opts.ignored:
             self.log.write(f"option ignored by the built-in engine: {note}")
+        admin, generators = self._set_up()
+        try:
+            if res.status == STATUS_OK and generators:
+                self._run_threads(generators)
+        finally:  # also on an interrupt (--test-timeout): stop threads, end coprocesses
+            self._stop.set()
+            for gen in generators:
+                gen.close()
+        self._finish(admin)
+        return res
+
+    def _set_up(self) -> tuple[pymysql.connections.Connection | None, list[Generator]]:
+        """Steps 1-3 (see the module): (the admin connection, the threads' generators);
+        a problem sets the run's status (no generators then)."""
+        opts = self.opts
         admin = None
         generators: list[Generator] = []
         try:
@@ -191,13 +221,12 @@ class RandgenRun:
                        f"setting up the run failed: {error_message(exc)}")
         except Exception as exc:  # an engine bug must not end the run without a reason
             self._fail(STATUS_GRAMMAR_ERROR, engine_fault([opts.grammar or opts.gendata or ""], exc))
-        try:
-            if res.status == STATUS_OK and generators:
-                self._run_threads(generators)
-        finally:  # also on an interrupt (--test-timeout): stop threads, end coprocesses
-            self._stop.set()
-            for gen in generators:
-                gen.close()
+        return admin, generators
+
+    def _finish(self, admin: pymysql.connections.Connection | None) -> None:
+        """Step 6 (see the module), after the threads: the server still answers, the
+        after-run checks, the exit code, the report, the log closed into the result."""
+        res = self.result
         if self._refresher is not None:
             self._refresher.join(timeout=5)
         if res.status == STATUS_OK and not self._server_answers():
@@ -215,7 +244,6 @@ class RandgenRun:
         self._report()
         self.log.close()
         res.output = self.log.text()
-        return res
 
     # ------------------------------------------------------------ validators, reporters
     def _plugins(self) -> None:
@@ -515,21 +543,15 @@ class RandgenRun:
             return
         opts = self.opts
         init = gen.grammar.has_init(gen.thread_id)
-        unpin = self._colocate(conn)
+        link = _Link(conn, self._colocate(conn))
         others: list[pymysql.connections.Connection] = []
         checker: Validators | None = None
         if self.validators:
-            from .validators import Validators
-            try:
-                others = [c.connect() for c in self.compare]
-            except RandgenEnvironmentError as exc:
-                self._fail(STATUS_ENVIRONMENT_ERROR, f"thread {gen.thread_id} cannot connect to "
-                                                     f"a server to compare with: {exc}")
+            compared = self._compared(gen)
+            if compared is None:
                 conn.close()
                 return
-            checker = Validators(self.validators, opts.transformers,
-                                 [(c.describe(), o.cursor()) for c, o in zip(self.compare, others)],
-                                 gen.thread_id, self._record_difference)
+            others, checker = compared
         try:
             while not self._stop.is_set():
                 if st.sentences >= opts.queries or time.monotonic() >= self._deadline:
@@ -537,49 +559,70 @@ class RandgenRun:
                 if not init and not gen.grammar.runs_thread(gen.thread_id):
                     self._idle_thread(gen)
                     break
-                try:
-                    statements = gen.next_statements()
-                except GrammarError as exc:
-                    self._fail(STATUS_GRAMMAR_ERROR, str(exc))
-                    break
-                except RandgenError as exc:
-                    self._fail(STATUS_ENVIRONMENT_ERROR, str(exc))
-                    break
-                except Exception as exc:  # an engine bug must not end the run without a reason
-                    self._fail(STATUS_GRAMMAR_ERROR, engine_fault(gen.grammar.files, exc))
+                statements = self._next_statements(gen)
+                if statements is None:
                     break
                 if init:
                     init = False
                 else:
                     st.sentences += 1
-                for sql in statements:
-                    if self._stop.is_set():
-                        break
-                    outcome = self._execute(gen, st, conn, sql, checker)
-                    if outcome == "lost":
-                        if unpin is not None:
-                            unpin()
-                            unpin = None
-                        conn.close()
-                        again = self._reconnect(gen, st)
-                        if again is None:
-                            return
-                        conn = again
-                        unpin = self._colocate(conn)
-                        break
+                if not self._run_sentence(gen, st, link, statements, checker):
+                    return
                 if gen.runaways > 100 and st.statements == 0:
                     self._fail(STATUS_GRAMMAR_ERROR, f"every sentence ran away: {gen.warnings[0]}")
                     break
         finally:
-            if unpin is not None:
-                unpin()
-            conn.close()
+            link.close()
             for other in others:
                 _close_quietly(other)
             note = checker.transform_note() if checker is not None else ""
             if note:
                 with self._fatal_lock:
                     self.result.notes.append(note)
+
+    def _compared(self, gen: Generator) -> tuple[list[pymysql.connections.Connection],
+                                                 Validators] | None:
+        """The thread's connections to the servers it compares with, and the validators
+        over them; None (the run failed) when one cannot connect."""
+        from .validators import Validators
+        try:
+            others = [c.connect() for c in self.compare]
+        except RandgenEnvironmentError as exc:
+            self._fail(STATUS_ENVIRONMENT_ERROR, f"thread {gen.thread_id} cannot connect to "
+                                                 f"a server to compare with: {exc}")
+            return None
+        checker = Validators(self.validators, self.opts.transformers,
+                             [(c.describe(), o.cursor()) for c, o in zip(self.compare, others)],
+                             gen.thread_id, self._record_difference)
+        return others, checker
+
+    def _next_statements(self, gen: Generator) -> list[str] | None:
+        """The thread's next sentence; None (the run failed) when the grammar fails."""
+        try:
+            return gen.next_statements()
+        except GrammarError as exc:
+            self._fail(STATUS_GRAMMAR_ERROR, str(exc))
+        except RandgenError as exc:
+            self._fail(STATUS_ENVIRONMENT_ERROR, str(exc))
+        except Exception as exc:  # an engine bug must not end the run without a reason
+            self._fail(STATUS_GRAMMAR_ERROR, engine_fault(gen.grammar.files, exc))
+        return None
+
+    def _run_sentence(self, gen: Generator, st: ThreadStats, link: _Link,
+                      statements: list[str], checker: Validators | None) -> bool:
+        """A sentence's statements, one by one, until one loses the connection (re-made:
+        the sentence ends there); False when it cannot be re-made (the run stops)."""
+        for sql in statements:
+            if self._stop.is_set():
+                break
+            if self._execute(gen, st, link.conn, sql, checker) == "lost":
+                link.close()
+                again = self._reconnect(gen, st)
+                if again is None:
+                    return False
+                link.conn, link.unpin = again, self._colocate(again)
+                break
+        return True
 
     def _colocate(self, chan: Channel) -> Callable[[], None] | None:
         """A one-thread run on a local server: its thread and the connection's server

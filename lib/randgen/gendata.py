@@ -246,6 +246,17 @@ class GendataOptions:
     max_rows: int | None = None   # kewpie: cap the rows of every table (benchmarks)
 
 
+def _sql_field(sql: str) -> FieldDef:
+    """A field the .zz file gives as SQL (``$fields->{sqls}``): its name and type read
+    off the SQL."""
+    m = re.match(r"^\s*`?\w+`?\s+(\w+)", sql)
+    ftype = m.group(1).lower() if m else ""
+    if re.search("auto_increment", sql, re.I):
+        ftype += " auto_increment"
+    name_m = re.match(r"^\s*`?(\w+)", sql)
+    return FieldDef(name_m.group(1) if name_m else "", ftype, sql=sql)
+
+
 class GendataPlan:
     """randgen's tables for a specification, and the statements that build them."""
 
@@ -320,6 +331,34 @@ class GendataPlan:
     def _fields(self) -> tuple[list[FieldDef], list[str]]:
         f = self.spec.fields
         o = self.options
+        names = [str(n) for n in (f.get("names") or [])]
+        fields: list[FieldDef] = []
+        short_no = 0
+        for c in self._field_combos():
+            if c.get(0, "") == "":
+                continue
+            if ("not null" in c.get(4, "") or o.notnull) and "default null" in c.get(10, ""):
+                continue
+            if names:
+                name = names.pop(0)
+            elif o.short_column_names:
+                name = f"c{short_no}"
+                short_no += 1
+            else:
+                name = "col_" + "_".join(c[i] for i in sorted(c) if c[i] != "")
+                name = re.sub(r"[^A-Za-z0-9]", "_", name)
+                name = re.sub(r"_+", "_", name).rstrip("_")
+            fields.append(self._field(c, name))
+        for sql in f.get("sqls") or []:
+            fields.insert(0, _sql_field(str(sql)))
+        return fields, [str(s) for s in f.get("index_sqls") or []]
+
+    def _field_combos(self) -> list[dict[int, str]]:
+        """Every combination of the fields' dimensions (keyed as the .zz file's $fields
+        arrays: 0 type, 1 charset, 2 collation, 3 sign, 4 null, 5 index, 10 default);
+        sign only for numeric types, charset only for types that take one."""
+        f = self.spec.fields
+        o = self.options
         if o.strict_fields:
             null = f.get("null") or f.get("nullability") or [None]
             indexes = f.get("indexes") or f.get("keys") or [None]
@@ -343,48 +382,28 @@ class GendataPlan:
                 else:
                     new.extend({**c, idx: "" if v is None else str(v).lower()} for v in values)
             combos = new
-        names = [str(n) for n in (f.get("names") or [])]
-        fields: list[FieldDef] = []
-        short_no = 0
-        for c in combos:
-            if c.get(0, "") == "":
-                continue
-            if ("not null" in c.get(4, "") or o.notnull) and "default null" in c.get(10, ""):
-                continue
-            if names:
-                name = names.pop(0)
-            elif o.short_column_names:
-                name = f"c{short_no}"
-                short_no += 1
-            else:
-                name = "col_" + "_".join(c[i] for i in sorted(c) if c[i] != "")
-                name = re.sub(r"[^A-Za-z0-9]", "_", name)
-                name = re.sub(r"_+", "_", name).rstrip("_")
-            ftype = c[0]
-            sql_type = ftype
-            if re.search(r"set|enum", ftype) and "(" not in ftype:
-                sql_type += " (" + ",".join(f"'{chr(97 + i)}'" for i in range(26)) + ")"
-            if "char" in ftype and "(" not in ftype:
-                sql_type += " (1)"
-            key_len = " (255)" if re.search(r"blob|text|binary", ftype) and "(" not in ftype else ""
-            index = c.get(5, "")
-            index_sql = f"{index} (`{name}`{key_len})" if index not in ("", "nokey") else ""
-            parts = [sql_type,
-                     f"CHARACTER SET {c[1]}" if c.get(1) else "",
-                     f"COLLATE {c[2]}" if c.get(2) else "",
-                     c.get(3, ""), c.get(4, ""), c.get(10, "")]
-            sql = f"`{name}` " + " ".join(p for p in parts if p)
-            if not o.strict_fields and "timestamp" in ftype:
-                sql += " NOT NULL" if o.notnull else " NULL DEFAULT 0"
-            fields.append(FieldDef(name, ftype, c.get(4, ""), index, sql, index_sql))
-        for sql in f.get("sqls") or []:
-            m = re.match(r"^\s*`?\w+`?\s+(\w+)", str(sql))
-            ftype = m.group(1).lower() if m else ""
-            if re.search("auto_increment", str(sql), re.I):
-                ftype += " auto_increment"
-            name_m = re.match(r"^\s*`?(\w+)", str(sql))
-            fields.insert(0, FieldDef(name_m.group(1) if name_m else "", ftype, sql=str(sql)))
-        return fields, [str(s) for s in f.get("index_sqls") or []]
+        return combos
+
+    def _field(self, c: dict[int, str], name: str) -> FieldDef:
+        """The field of one combination, called name: its column and index SQL."""
+        o = self.options
+        ftype = c[0]
+        sql_type = ftype
+        if re.search(r"set|enum", ftype) and "(" not in ftype:
+            sql_type += " (" + ",".join(f"'{chr(97 + i)}'" for i in range(26)) + ")"
+        if "char" in ftype and "(" not in ftype:
+            sql_type += " (1)"
+        key_len = " (255)" if re.search(r"blob|text|binary", ftype) and "(" not in ftype else ""
+        index = c.get(5, "")
+        index_sql = f"{index} (`{name}`{key_len})" if index not in ("", "nokey") else ""
+        parts = [sql_type,
+                 f"CHARACTER SET {c[1]}" if c.get(1) else "",
+                 f"COLLATE {c[2]}" if c.get(2) else "",
+                 c.get(3, ""), c.get(4, ""), c.get(10, "")]
+        sql = f"`{name}` " + " ".join(p for p in parts if p)
+        if not o.strict_fields and "timestamp" in ftype:
+            sql += " NOT NULL" if o.notnull else " NULL DEFAULT 0"
+        return FieldDef(name, ftype, c.get(4, ""), index, sql, index_sql)
 
     # output ----------------------------------------------------------------
     def table_fields(self, table: TableDef) -> list[FieldDef]:

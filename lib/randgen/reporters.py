@@ -140,7 +140,7 @@ def _cell(value: Any) -> str:
 def crash_report(server: Server, mark: int) -> str:
     """Backtrace/ErrorLog: what the server's error log gained since mark (its crash report)."""
     try:
-        text = server.error_log_since(mark)
+        text = server.errlog.since(mark)
     except (OSError, AttributeError) as exc:
         return f"ErrorLog: cannot read the error log: {exc}"
     lines = text.splitlines()
@@ -160,7 +160,7 @@ def restart_and_check(server: Server, conn: ConnectionSpec, crash: bool,
     """
     name = "Recovery" if crash else "Shutdown"
     t0 = time.monotonic()
-    mark = server.error_log_size()
+    mark = server.errlog.size()
     try:
         if crash:
             server.kill()
@@ -169,7 +169,7 @@ def restart_and_check(server: Server, conn: ConnectionSpec, crash: bool,
             server.stop()
             server.start()
     except Exception as exc:  # a server that does not come back is the finding
-        tail = server.error_log_since(mark)[-3000:]
+        tail = server.errlog.since(mark)[-3000:]
         return False, f"{name}: the server did not come back: {exc}\n{tail}"
     log(f"{name}: server {'killed' if crash else 'shut down'} and started again in "
         f"{time.monotonic() - t0:.1f}s; checking tables")
@@ -198,7 +198,7 @@ def restart_and_check(server: Server, conn: ConnectionSpec, crash: bool,
                     bad.append(f"{schema}.{table}: " + "; ".join(str(r[3]) for r in rows))
     finally:
         c.close()
-    corrupt = [ln for ln in server.error_log_since(mark).splitlines()
+    corrupt = [ln for ln in server.errlog.since(mark).splitlines()
                if "corrupt" in ln.lower() and "[ERROR]" in ln]
     if bad or corrupt:
         return False, (f"{name}: {len(bad)} of {checked} table(s) failed CHECK TABLE after the "

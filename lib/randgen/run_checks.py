@@ -61,7 +61,7 @@ def plugins(run: RandgenRun) -> None:
         run.reporters = [r for r in run.reporters if r not in needs_server]
     if run.server is not None:
         try:
-            run._log_mark = run.server.error_log_size()
+            run._log_mark = run.server.errlog.size()
         except (OSError, AttributeError):
             run._log_mark = 0
     if "Deadlock" in run.reporters:

@@ -166,6 +166,19 @@ def rewrite_nullif(q: str) -> str | None:
     return out + q[pos:] if changed else None
 
 
+@dataclass(frozen=True)
+class _Query:
+    """The SELECT a transformer rewrites, and what its rewrites look at."""
+
+    name: str              # the transformer
+    q: str                 # the SELECT without its trailing semicolon
+    ordered: bool          # it has an ORDER BY
+    limited: bool          # it has a LIMIT
+    suffix: str            # the thread's number: its objects' names
+    optimizer_switch: str
+    explain: str
+
+
 def transform(name: str, sql: str, thread: int, optimizer_switch: str = "",
               explain: str = "") -> TransformPlan | None:
     """The plan of transformer name for a deterministic SELECT (None: it does not apply).
@@ -174,8 +187,19 @@ def transform(name: str, sql: str, thread: int, optimizer_switch: str = "",
     changers); explain: EXPLAIN EXTENDED's text of sql (DisableChosenPlan).
     """
     q = sql.strip().rstrip(";")
-    ordered, limited = bool(_ORDER_RE.search(q)), bool(_LIMIT_RE.search(q))
-    suffix = f"{thread}"
+    query = _Query(name, q, bool(_ORDER_RE.search(q)), bool(_LIMIT_RE.search(q)), f"{thread}",
+                   optimizer_switch, explain)
+    for group in (_executed_as, _set_operations, _rewritten, _plan_changed):
+        plan = group(query)  # each group knows its own names only
+        if plan is not None:
+            return plan
+    return None
+
+
+def _executed_as(t: _Query) -> TransformPlan | None:
+    """The plans that run the SELECT another way: DISTINCT, as a derived table, a view,
+    a CTE, prepared, in a procedure, through a table, as a select item, counted."""
+    name, q, suffix = t.name, t.q, t.suffix
     if name == "Distinct":
         if re.match(r"^\s*SELECT\s+DISTINCT\b", q, re.I):
             return None
@@ -214,6 +238,14 @@ def transform(name: str, sql: str, thread: int, optimizer_switch: str = "",
                              ((2, "same"), (5, "same")), (f"DROP TABLE IF EXISTS {table}",))
     if name == "ExecuteAsSelectItem":
         return _one(f"SELECT ( {q} ) AS kewpie_item")  # applied to one-value results only
+    if name == "Count":
+        return _one(f"SELECT COUNT(*) FROM ( {q} ) AS kewpie_count", "count")
+    return None
+
+
+def _set_operations(t: _Query) -> TransformPlan | None:
+    """The plans of the SELECT in UNION, INTERSECT and EXCEPT with itself or with nothing."""
+    name, q, limited = t.name, t.q, t.limited
     if name in ("ExecuteAsUnion", "ExecuteAsIntersect", "ExecuteAsExcept"):
         none = f"( {q} ) LIMIT 0" if limited else f"{q} LIMIT 0"
         empty_q = f"SELECT * FROM ( {none} ) AS kewpie_none"
@@ -229,8 +261,13 @@ def transform(name: str, sql: str, thread: int, optimizer_switch: str = "",
         return TransformPlan((f"{both} EXCEPT {both}", f"{both} EXCEPT ALL {both}",
                               f"{both} EXCEPT ( {empty_q} )"),
                              ((0, "empty"), (1, "empty"), (2, "distinct")))
-    if name == "Count":
-        return _one(f"SELECT COUNT(*) FROM ( {q} ) AS kewpie_count", "count")
+    return None
+
+
+def _rewritten(t: _Query) -> TransformPlan | None:
+    """The plans that rewrite the SELECT's text: ORDER BY, options, STRAIGHT_JOIN,
+    NULLIF, LIMIT, HAVING."""
+    name, q, ordered, limited = t.name, t.q, t.ordered, t.limited
     if name == "OrderBy":
         if ordered or limited or re.search(r"\b(UNION|INTERSECT|EXCEPT)\b", q, re.I):
             return None
@@ -262,6 +299,12 @@ def transform(name: str, sql: str, thread: int, optimizer_switch: str = "",
         if m is None or ordered or limited:
             return None
         return _one(q[:m.start()].rstrip(), "superset")
+    return None
+
+
+def _plan_changed(t: _Query) -> TransformPlan | None:
+    """The plans that run the SELECT under other optimizer settings."""
+    name, q, optimizer_switch, explain = t.name, t.q, t.optimizer_switch, t.explain
     if name in ("DisableOptimizations", "EnableOptimizations"):
         flags = [f.partition("=")[0] for f in optimizer_switch.split(",") if "=" in f]
         if not flags:

@@ -151,7 +151,7 @@ class Checker:
         used = tuple(tuple(o) for o in (self.options if options is None else options))
         reqs = requirements(self.case, used)
         servers = self.manager.get_servers(reqs)
-        marks = {s.name: s.error_log_size() for s in servers}
+        marks = {s.name: s.errlog.size() for s in servers}
         compare = self.case.topology == "compare"
         udfs = {s.name: _udfs(s) for s in servers} if loads_udf(statements) else {}
         cap = self.budget.cap() if self.budget is not None else None
@@ -204,7 +204,7 @@ class Checker:
                 shutil.rmtree(scratch, ignore_errors=True)
                 os.makedirs(scratch)
                 try:
-                    text = server.error_log_since(marks[server.name])
+                    text = server.errlog.since(marks[server.name])
                 except OSError:
                     text = ""
                 out.signatures.append(crash_finding(server, text, health.message,

@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 from dataclasses import dataclass
 from typing import Sequence
 
 from ..hunt.wrongresult.replay import mtr_check
+from ..platform.safewrite import HeldOutput, OutputDir
 from ..randgen.connection import LOST_CONNECTION_CODES
 from .case import ReduceInput, Statement
 
@@ -152,10 +152,11 @@ class WrittenCase:
         return os.path.dirname(self.suite_dir)
 
 
-def ship_plugins(suite: str, options: Sequence[str]) -> list[str]:
+def ship_plugins(suite: OutputDir, options: Sequence[str]) -> list[str]:
     """A ``--plugin-dir`` option's libraries copied into the suite's own ``plugin/``
-    folder (links kept as links), the option pointed there: the case carries the
-    plugins it needs (kewpie's mtr mode loads plugins from the server's directory or
+    folder (links kept as links; folders, such as Debian's ``auth_pam_tool_dir``, left
+    out: the suite must pass the trust rule), the option pointed there: the case carries
+    the plugins it needs (kewpie's mtr mode loads plugins from the server's directory or
     the suite's ``plugin/`` only)."""
     out = []
     for option in options:
@@ -164,40 +165,31 @@ def ship_plugins(suite: str, options: Sequence[str]) -> list[str]:
                 not os.path.isdir(value):
             out.append(option)
             continue
-        target = os.path.join(suite, "plugin")
-        shutil.rmtree(target, ignore_errors=True)
-        os.makedirs(target)
-        os.chmod(target, 0o755)
-        for entry in sorted(os.listdir(value)):
-            source = os.path.join(value, entry)
-            if os.path.islink(source):
-                os.symlink(os.readlink(source), os.path.join(target, entry))
-            elif os.path.isfile(source):
-                shutil.copy2(source, os.path.join(target, entry))
-        out.append(f"{name}={target}")
+        suite.remove("plugin")
+        with suite.folder("plugin") as target:
+            for entry in sorted(os.listdir(value)):
+                source = os.path.join(value, entry)
+                if os.path.isfile(source):  # a library, or a link to one (kept a link)
+                    target.copy_file(source, entry)
+        out.append(f"{name}={suite.path_of('plugin')}")
     return out
 
 
-def write_case(out_dir: str, name: str, text: str, options: Sequence[str]) -> WrittenCase:
-    """The .test, .opt (when there are options) and .result under out_dir/mtr/kw_reduce."""
-    suite = os.path.join(out_dir, "mtr", SUITE)
-    os.makedirs(suite, exist_ok=True)
-    options = ship_plugins(suite, options)
-    os.makedirs(os.path.join(suite, "t"), exist_ok=True)
-    os.makedirs(os.path.join(suite, "r"), exist_ok=True)
-    test = os.path.join(suite, "t", f"{name}.test")
-    opt = os.path.join(suite, "t", f"{name}.opt")
-    result = os.path.join(suite, "r", f"{name}.result")
-    with open(test, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    if options:
-        with open(opt, "w", encoding="utf-8") as fh:
-            fh.write(" ".join(options) + "\n")
-    elif os.path.exists(opt):
-        os.unlink(opt)
-    with open(result, "w", encoding="utf-8") as fh:
-        fh.write(DONE_LINE + "\n")
-    return WrittenCase(suite, name, test, opt if options else "", result, tuple(options))
+def write_case(out_dir: OutputDir | str, name: str, text: str, options: Sequence[str]
+               ) -> WrittenCase:
+    """The .test, .opt (when there are options) and .result under out_dir/mtr/kw_reduce,
+    written without following links (lib/platform/safewrite.py)."""
+    with HeldOutput(out_dir) as out, out.folder(f"mtr/{SUITE}") as suite:
+        options = ship_plugins(suite, options)
+        test = suite.write_text(f"t/{name}.test", text)
+        opt = suite.path_of(f"t/{name}.opt")
+        if options:
+            suite.write_text(f"t/{name}.opt", " ".join(options) + "\n")
+        else:
+            suite.remove(f"t/{name}.opt")
+        result = suite.write_text(f"r/{name}.result", DONE_LINE + "\n")
+        return WrittenCase(suite.path, name, test, opt if options else "", result,
+                           tuple(options))
 
 
 def report_text(case: ReduceInput, statements: Sequence[Statement], options: Sequence[str],
@@ -206,8 +198,11 @@ def report_text(case: ReduceInput, statements: Sequence[Statement], options: Seq
     """The bug report: what, where it reproduces, the options and the reduced case."""
     versions = (f"present in {', '.join(present) or 'none'}; "
                 f"absent in {', '.join(absent) or 'none'}")
+    unique_id = case.finding.get("unique_id") or (case.finding.get("signature") or {}).get(
+        "unique_id") or ""
     lines = [f"Title: {case.title}", "",
              f"Signature: {case.signature.text}", f"Signature id: {case.signature.id}",
+             *([f"UniqueID (MariaDB QA): {unique_id}"] if unique_id else []),
              f"Kind: {case.kind} (oracle {case.oracle}), found on a {case.topology} topology",
              f"Versions: {versions}",
              f"Server options: {' '.join(written.options or options) or '(none)'}", "",

@@ -10,12 +10,12 @@ runs it took; on a terminal a tqdm bar counts the candidate runs.
 from __future__ import annotations
 
 import json
-import os
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from ..platform.logsetup import get_logger
+from ..platform.safewrite import HeldOutput, OutputDir
 from .case import ReduceInput, Statement
 from .ddmin import Batched, ddmin
 from . import passes
@@ -47,26 +47,25 @@ class Reduced:
     resumed: bool = False
 
 
-def save_smallest(folder: str, case: ReduceInput, statements: Sequence[Statement],
+def save_smallest(folder: OutputDir | str, case: ReduceInput, statements: Sequence[Statement],
                   options: Sequence[Sequence[str]], done: Sequence[str]) -> None:
-    """The smallest failing case so far, atomically (the resume point)."""
+    """The smallest failing case so far, atomically (the resume point), written into the
+    output folder without following links (lib/platform/safewrite.py)."""
     data = {"signature": case.signature.id, "finding": case.folder,
             "statements": [s.to_json() for s in statements],
             "options": [list(o) for o in options], "passes_done": list(done),
             "saved_at": round(time.time(), 3)}
-    path = os.path.join(folder, SMALLEST_FILE)
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, indent=1)
-    os.replace(tmp, path)
+    with HeldOutput(folder) as out:
+        out.write_text(SMALLEST_FILE, json.dumps(data, indent=1))
 
 
-def load_smallest(folder: str, case: ReduceInput) -> dict[str, Any] | None:
+def load_smallest(folder: OutputDir | str, case: ReduceInput) -> dict[str, Any] | None:
     """The saved smallest case of this finding (None when there is none or it belongs
     to another signature)."""
     try:
-        with open(os.path.join(folder, SMALLEST_FILE), encoding="utf-8") as fh:
-            data = json.load(fh)
+        with HeldOutput(folder) as out:
+            text = out.read_text(SMALLEST_FILE)
+        data = json.loads(text) if text is not None else None
     except (OSError, ValueError):
         return None
     if not isinstance(data, dict) or data.get("signature") != case.signature.id:
@@ -80,7 +79,7 @@ class Reducer:
     PASSES = ("truncate", "related", "one-connection", "connections", "verbs", "shapes", "statements",
               "rows", "merge", "clauses", "literals", "statements-again", "options")
 
-    def __init__(self, case: ReduceInput, fails: Callable[..., bool], out_dir: str,
+    def __init__(self, case: ReduceInput, fails: Callable[..., bool], out_dir: OutputDir | str,
                  runs: Callable[[], int], progress: Callable[[int, int], None] | None = None,
                  skip: Sequence[str] = (),
                  first: Callable[..., int | None] | None = None) -> None:

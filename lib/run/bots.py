@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 import traceback
-from typing import Callable, Hashable
+from typing import Callable, Iterator
 
 from ..errors import Interrupted
 from ..platform.interrupts import interrupt_on_stop_signals
@@ -26,7 +26,7 @@ from ..platform.logtail import tail_file
 from ..platform.workers import Connection, Worker, ready, start_worker, stop_workers
 from .report import Outcome
 from .runner import Runner
-from .scheduling import pick_next
+from .scheduling import BotSchedule
 from ..suites.loader import TestSpec
 from ..suites.status import TestStatus
 
@@ -96,110 +96,19 @@ class BotPool:
             retry_max: int, allow_known: bool = False) -> bool:
         """Run every test of queue; return True if stopped early after a failure (with
         allow_known, a failure on known bugs only does not stop it)."""
-        conns: dict[str, Connection] = {}
-        procs: dict[str, Worker] = {}
-        for i in range(self.count):
-            bot = f"bot{i}"
-            worker = start_worker(f"kewpie-{bot}", functools.partial(
-                _worker, self, bot, queue, retries, retry_max))
-            conns[bot], procs[bot] = worker.conn, worker
-        pending = list(range(len(queue)))
-        busy: dict[str, int] = {}
-        affinity: dict[str, Hashable | None] = {bot: None for bot in conns}
-        upcoming: dict[str, int | None] = {bot: None for bot in conns}
-        later: dict[str, int | None] = {bot: None for bot in conns}  # after upcoming
-        keys = [spec.requirements for spec in queue]  # tests with equal keys can share servers
-        weights = [weight(spec) for spec in queue]
+        conns, procs = self._start(queue, retries, retry_max)
+        # tests with equal keys can share servers
+        schedule = BotSchedule([spec.requirements for spec in queue],
+                               [weight(spec) for spec in queue], conns)
         failed = 0
         stopping = False
-
-        def promised_elsewhere(bot: str) -> set[int]:
-            """The tests announced to the other bots (next or later): theirs to run."""
-            return {i for b in conns if b != bot for i in (upcoming[b], later[b])
-                    if i is not None}
-
-        def choose(bot: str, after: Hashable | None, announcing: bool = False,
-                   exclude: tuple[int, ...] = ()) -> int | None:
-            """Index in pending (not empty) of bot's next test when its servers serve
-            after: the one announced to it if still pending, else pick_next's choice among
-            the tests not announced to another bot nor in exclude (to run: all of them
-            when only those are left; to announce: None then, so that no two bots prepare
-            servers for the same test, competing for the CPU, when one of them will not
-            run it)."""
-            announced = upcoming[bot]
-            if not announcing and announced is not None and announced in pending:
-                return pending.index(announced)
-            promised_later = later[bot]
-            if announcing and promised_later is not None and promised_later in pending:
-                return pending.index(promised_later)  # promised with the test before it
-            promised = promised_elsewhere(bot)
-            free = [i for i in pending if i not in promised and i not in exclude]
-            if not free:
-                if announcing:
-                    return None
-                free = pending
-            busy_keys = [keys[i] for b, i in busy.items() if b != bot]
-            picked = pick_next(free, after, keys.__getitem__, weights.__getitem__, busy_keys)
-            return pending.index(free[picked])
-
-        def look_ahead(bot: str, index: int, next_index: int) -> int | None:
-            """The test bot will run after next_index, announced too so that its servers
-            start while index runs (a short test between them, such as a skip, would leave
-            them no time): when next_index is the last pending test index's servers serve
-            (tests announced to other bots are theirs, and so is one more for each other
-            bot running on such servers) and the one after needs other servers.  None
-            otherwise, and when promising it would leave another bot nothing of its own
-            to run next."""
-            others = promised_elsewhere(bot)
-            # same-key tests still free: one each is left to the other bots serving that
-            # key (they take those first), so they do not keep this bot from looking ahead
-            same_left = [i for i in pending if i != next_index and i not in others
-                         and keys[i] == keys[index]]
-            sharing = sum(1 for b, i in busy.items() if b != bot and keys[i] == keys[index])
-            if keys[next_index] != keys[index] or len(same_left) > sharing:
-                return None
-            after = choose(bot, keys[next_index], announcing=True,
-                           exclude=(next_index, *same_left))
-            if after is None or keys[pending[after]] == keys[index]:
-                return None
-            # near the end, a test is promised no further ahead than the other bots need:
-            # each should still find one to run (and prepare) rather than take this one
-            left = [i for i in pending if i not in others
-                    and i not in (next_index, pending[after])]
-            if len(left) < len(conns) - 1:
-                return None
-            return pending[after]
-
         try:
             while True:
-                for bot in conns:
-                    if bot in busy or not pending or stopping:
-                        continue
-                    first = choose(bot, affinity[bot])
-                    assert first is not None
-                    index = pending.pop(first)
-                    busy[bot] = index
-                    # announced in advance, so that the bot can prepare its servers
-                    following = choose(bot, keys[index], announcing=True) if pending else None
-                    upcoming[bot] = later[bot] = None
-                    if following is not None:
-                        upcoming[bot] = pending[following]
-                        later[bot] = look_ahead(bot, index, pending[following])
-                    self.log.debug("%s: %s; next %s, then %s", bot, queue[index].full_name,
-                                   *(queue[i].full_name if i is not None else "-"
-                                     for i in (upcoming[bot], later[bot])))
-                    conns[bot].send(("run", index, failed, upcoming[bot], later[bot]))
-                if not busy:
+                if not stopping:
+                    self._hand_out(schedule, conns, queue, failed)
+                if not schedule.busy:
                     break
-                for conn in ready([conns[bot] for bot in busy]):
-                    bot = next(b for b, c in conns.items() if c is conn)
-                    index = busy.pop(bot)
-                    try:
-                        _, outcome, current = conn.recv()
-                    except (EOFError, OSError):
-                        outcome, current = self._lost(bot, queue[index], procs[bot]), None
-                        del conns[bot]
-                    affinity[bot] = current
+                for outcome in self._collect(schedule, conns, procs, queue):
                     if outcome.fails_run(allow_known):
                         failed += 1
                         stopping = stopping or stop_on_failure
@@ -208,7 +117,48 @@ class BotPool:
                     break
         finally:
             self._stop(conns, procs)
-        return stopping and bool(pending)
+        return stopping and bool(schedule.pending)
+
+    def _start(self, queue: list[TestSpec], retries: int,
+               retry_max: int) -> tuple[dict[str, Connection], dict[str, Worker]]:
+        """One worker per bot, each with the connection the parent talks to it over."""
+        conns: dict[str, Connection] = {}
+        procs: dict[str, Worker] = {}
+        for i in range(self.count):
+            bot = f"bot{i}"
+            worker = start_worker(f"kewpie-{bot}", functools.partial(
+                _worker, self, bot, queue, retries, retry_max))
+            conns[bot], procs[bot] = worker.conn, worker
+        return conns, procs
+
+    def _hand_out(self, schedule: BotSchedule, conns: dict[str, Connection],
+                  queue: list[TestSpec], failed: int) -> None:
+        """Send each free bot its next test, with the ones announced to it."""
+        for bot in conns:
+            if bot in schedule.busy or not schedule.pending:
+                continue
+            index = schedule.assign(bot)
+            upcoming, later = schedule.upcoming[bot], schedule.later[bot]
+            self.log.debug("%s: %s; next %s, then %s", bot, queue[index].full_name,
+                           *(queue[i].full_name if i is not None else "-"
+                             for i in (upcoming, later)))
+            conns[bot].send(("run", index, failed, upcoming, later))
+
+    def _collect(self, schedule: BotSchedule, conns: dict[str, Connection],
+                 procs: dict[str, Worker], queue: list[TestSpec]) -> Iterator[Outcome]:
+        """The outcomes of the bots that have finished a test (waits for one at least);
+        a bot that died is reported as its test's failure and dropped."""
+        for conn in ready([conns[bot] for bot in schedule.busy]):
+            bot = next(b for b, c in conns.items() if c is conn)
+            index = schedule.busy[bot]
+            try:
+                _, outcome, current = conn.recv()
+            except (EOFError, OSError):
+                outcome, current = self._lost(bot, queue[index], procs[bot]), None
+                del conns[bot]
+                schedule.drop(bot)
+            schedule.finished(bot, current)
+            yield outcome
 
     def _lost(self, bot: str, spec: TestSpec, proc: Worker) -> Outcome:
         proc.join(timeout=5)

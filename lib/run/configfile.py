@@ -6,7 +6,8 @@ A run's settings come from four places, each overriding the one before it
 1. the defaults (``RunConfig``'s, as ``--help`` shows them);
 2. the ``[defaults]`` tables of the config files;
 3. the ``[profiles.NAME]`` tables of the profile ``--profile NAME`` picks;
-4. the command line.
+4. the environment (``KEWPIE_HISTORY_DSN``: a secret kept off the command line);
+5. the command line.
 
 The config files are ``kewpie.toml`` in the run root (the checkout, or the
 current directory for an installed kewpie) and ``kewpie.toml`` in each
@@ -20,6 +21,10 @@ Keys are the long options without their dashes, spelt with ``-`` or ``_``
 (``force = true``; ``no-shm = true`` is ``shm = false``); a repeatable option
 takes an array (or one string); the others a string or a number as the
 option does.  Relative paths in a file are taken from the file's folder.
+
+A file that holds a password (a DSN's, ``history-dsn = "mysql://u:PASSWORD@..."``) is
+refused when its group or others may read it, as libpq refuses such a ``~/.pgpass``;
+``--list-options`` shows every secret as ``***`` (lib/platform/secrets.py).
 
 This module knows nothing of kewpie's options: the command line hands it the
 argparse parser, and it reads the options' kinds from there.
@@ -35,9 +40,14 @@ from types import MappingProxyType
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..errors import UsageError
+from ..platform.secrets import exposed_secret, has_url_password, readers, redact
+from ..platform.usertrust import SAFE_DIRECTORIES, user_config_path
 
 CONFIG_NAME = "kewpie.toml"
 TOP_TABLES = ("defaults", "profiles")
+# What a user trusts on purpose is theirs to say, never a kewpie.toml's
+# (lib/platform/usertrust.py): these keys get that answer, not "unknown key".
+TRUST_KEYS = ("trust", SAFE_DIRECTORIES)
 COMMAND_LINE = "command line"
 DEFAULT = "default"
 
@@ -164,6 +174,7 @@ def read_config_file(path: str, specs: Mapping[str, OptionSpec]) -> ConfigFile:
 
     try:
         with open(path, "rb") as handle:
+            mode = os.fstat(handle.fileno()).st_mode  # the file read, not a name's later target
             data = tomllib.load(handle)
     except FileNotFoundError:
         raise UsageError(f"{path}: no such config file") from None
@@ -187,14 +198,32 @@ def read_config_file(path: str, specs: Mapping[str, OptionSpec]) -> ConfigFile:
             raise UsageError(f"{path}: profiles.{name} must be a table ([profiles.{name}]), "
                              f"not {_toml(table)}")
         profiles[name] = _read_table(path, f"profiles.{name}", table, specs, folder)
+    if readers(mode):
+        _check_private(path, mode, [defaults, *profiles.values()])
     return ConfigFile(path, defaults, MappingProxyType(profiles))
 
 
+def _check_private(path: str, mode: int, tables: Sequence[Mapping[str, Setting]]) -> None:
+    """UsageError when a file others may read holds a password (a URL's)."""
+    for table in tables:
+        for setting in table.values():
+            if _has_url_password(setting.value):
+                raise UsageError(exposed_secret(setting.source, path, mode))
+
+
+def _has_url_password(value: Any) -> bool:
+    """Whether a setting's value holds a URL with a password."""
+    items = value if isinstance(value, list) else [value]
+    return any(isinstance(item, str) and has_url_password(item) for item in items)
+
+
 def resolve(defaults: Mapping[str, Any], given: Mapping[str, Any], files: Sequence[ConfigFile],
-            profile: str | None) -> Resolved:
+            profile: str | None, environment: Mapping[str, Setting] = MappingProxyType({})
+            ) -> Resolved:
     """Merge, each over the one before: ``defaults``, every file's ``[defaults]``,
-    every file's ``[profiles.<profile>]`` (files weakest first) and ``given`` (what
-    the command line set).  UsageError for a profile no file has."""
+    every file's ``[profiles.<profile>]`` (files weakest first), ``environment``
+    (settings the environment gave, by dest) and ``given`` (what the command line
+    set).  UsageError for a profile no file has."""
     settings: dict[str, Setting] = {dest: Setting(value) for dest, value in defaults.items()}
     for config in files:
         settings.update(config.defaults)
@@ -204,6 +233,7 @@ def resolve(defaults: Mapping[str, Any], given: Mapping[str, Any], files: Sequen
             raise UsageError(_unknown_profile(profile, files))
         for config in having:
             settings.update(config.profiles[profile])
+    settings.update(environment)
     settings.update((dest, Setting(value, COMMAND_LINE)) for dest, value in given.items())
     return Resolved(MappingProxyType(settings), tuple(c.path for c in files), profile)
 
@@ -211,13 +241,14 @@ def resolve(defaults: Mapping[str, Any], given: Mapping[str, Any], files: Sequen
 def format_settings(resolved: Resolved, groups: Sequence[tuple[str, Sequence[tuple[str, str]]]]
                     ) -> str:
     """``--list-options``' text: the files and profile, then per group each option
-    (label, dest) with its value, as a config file would write it, and its source."""
+    (label, dest) with its value, as a config file would write it (its secrets as
+    ``***``), and its source."""
     files = ", ".join(resolved.files) or "none"
     lines = [f"# config files (weakest first): {files}",
              f"# profile: {resolved.profile or 'none'}",
-             "# order: default < [defaults] < [profiles.NAME] < command line"]
+             "# order: default < [defaults] < [profiles.NAME] < environment < command line"]
     width = max((len(label) for _, rows in groups for label, _ in rows), default=10) + 2
-    values = [_toml(s.value) for s in resolved.settings.values()]
+    values = [_toml(redact(s.value)) for s in resolved.settings.values()]
     value_width = min(max((len(v) for v in values), default=10), 36)
     for title, rows in groups:
         shown = [(label, resolved.settings[dest]) for label, dest in rows
@@ -226,13 +257,17 @@ def format_settings(resolved: Resolved, groups: Sequence[tuple[str, Sequence[tup
             continue
         lines.append(f"{title}:")
         for label, setting in shown:
-            value = _toml(setting.value)
+            value = _toml(redact(setting.value))
             lines.append(f"  {label:<{width}}{value:<{value_width}}  {setting.source}")
     return "\n".join(lines)
 
 
+def _spec_key(key: str) -> str:
+    return key.lstrip("-").replace("_", "-")
+
+
 def _spec_for(key: str, specs: Mapping[str, OptionSpec]) -> OptionSpec | None:
-    return specs.get(key.lstrip("-").replace("_", "-"))
+    return specs.get(_spec_key(key))
 
 
 def _read_table(path: str, table: str, values: Mapping[str, Any],
@@ -243,6 +278,11 @@ def _read_table(path: str, table: str, values: Mapping[str, Any],
     for key, value in values.items():
         where = f"{path}: [{table}] {key}"
         spec = _spec_for(key, specs)
+        if spec is None and _spec_key(key) in TRUST_KEYS:
+            raise UsageError(f"{where}: trust is never taken from a kewpie.toml (a file "
+                             f"in the folder it would trust): --trust PATH on the command "
+                             f"line, or safe-directories in your own {user_config_path()} "
+                             f"(docs/configuration.md)")
         if spec is None:
             raise UsageError(f"{where}: unknown key: not a long option of kewpie.py "
                              f"({_suggest(key, specs)}see --help)")

@@ -1,7 +1,8 @@
 """What a failed test's report says about a server that crashed or hung during it.
 
-Shared by kewpie's runner (lib/run/runner.py) and the pytest plugin
-(lib/pytest_plugin/session.py): the health check's sentence, the crash's
+Used by the attempt pipeline (lib/run/attempt.py), whichever way a test came
+in (a kewpie suite, a mysql-test case, the pytest plugin): the sentence saying
+how it died (its health, or the mtr case's crash), the crash's
 signature when the error log holds mariadbd's crash report (its assertion
 or fatal message and the frames below the signal handler: the lines a short
 log tail cuts off), and the error log's last lines.
@@ -18,9 +19,9 @@ def dead_server_report(server: Server, health_message: str) -> str:
     """The report's part for a dead server: health sentence, crash signature (when the
     log has a crash report) and the error log's tail."""
     from ..hunt.crashreport import crash_headline  # only a failed test needs it
-    headline = crash_headline(server.error_log_tail(REPORT_LINES))
-    where = f"error log {server.error_log} ends with:"
-    tail = server.error_log_tail(TAIL_LINES)
+    headline = crash_headline(server.errlog.tail(REPORT_LINES))
+    where = f"error log {server.paths.error_log} ends with:"
+    tail = server.errlog.tail(TAIL_LINES)
     if headline:
         return f"{health_message}\n{headline}\n{where}\n{tail}"
     return f"{health_message}; {where}\n{tail}"

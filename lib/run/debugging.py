@@ -7,6 +7,7 @@ import os
 
 from ..errors import UsageError
 from .environment import RunEnvironment
+from ..servers.describe import info_block
 from ..servers.server import Server
 from ..servers.wrappers import make_wrapper, rr_cannot_record
 from ..suites.loader import TestSpec
@@ -18,13 +19,13 @@ def check_debugging(env: RunEnvironment, specs: list[TestSpec]) -> None:
     config = env.config
     env.valgrind_supp_files = list(dict.fromkeys(
         os.path.join(spec.suite.path, "valgrind.supp") for spec in specs))
-    make_wrapper(config)  # the programs are installed, the template parses
-    if config.rr:
+    make_wrapper(config.debugging)  # the programs are installed, the template parses
+    if config.debugging.rr:
         reason = rr_cannot_record(os.path.join(env.workdir.path, "rr-probe"))
         if reason:
             raise UsageError(f"--rr: this machine cannot record with rr: {reason}")
-    if config.gendata and not os.path.isfile(config.gendata):
-        raise UsageError(f"--gendata {config.gendata}: no such file")
+    if config.tools.gendata and not os.path.isfile(config.tools.gendata):
+        raise UsageError(f"--gendata {config.tools.gendata}: no such file")
 
 
 def report_kept(env: RunEnvironment, servers: list[Server], test: str) -> None:
@@ -36,7 +37,7 @@ def report_kept(env: RunEnvironment, servers: list[Server], test: str) -> None:
         if not server.is_alive():
             continue
         log.info("bot0 server:")
-        for line in server.info_block():
+        for line in info_block(server):
             log.info(line)
     env.write_state()
     run = {"workdir": env.workdir.path, "basedir": env.tree.basedir if env.tree else "",

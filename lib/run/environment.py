@@ -16,9 +16,10 @@ from ..errors import CleanupError, UsageError
 from ..platform import netns, safedirs
 from ..platform.logsetup import get_logger
 from ..platform.ports import PortLeaser, default_lock_dir, ensure_lock_dir
-from ..platform.process import TAG_BOT, TAG_RUN, TAG_WORKDIR, tagged_processes
+from ..platform.process import TAG_BOT, TAG_RUN, TAG_WORKDIR, stop_tagged
+from ..platform.trustedpath import Trust
 from ..platform.workdir import DESCRIPTION, MIN_SHM_FREE, Workdir
-from .config import RunConfig
+from ..config import RunConfig
 from .setup import check_reachable, log_header, resolve_server_user
 from ..servers.bootstrap import BootstrapCache
 from ..servers.codetree import CodeTree
@@ -36,6 +37,9 @@ from ..servers.trees import TreeSet
 if TYPE_CHECKING:
     from .evidence import EvidenceKeeper
 
+LEFTOVER_GRACE = 2.0   # seconds a process the servers left gets between SIGTERM and SIGKILL
+
+
 def _mysql_kind() -> ServerKind:
     return ServerKind(Server, start_replicating_set, wait_replicas_applied, spare_datadirs=True,
                       launch_set=launch_replicating_set, finish_set=finish_replicating_set)
@@ -49,8 +53,8 @@ def _galera_kind() -> ServerKind:
 
 def _mtr_kind() -> ServerKind:
     from ..mtr.galera import start_mtr_set
-    from ..mtr.server import MtrServer
-    return ServerKind(MtrServer, start_mtr_set, wait_replicas_applied)
+    from ..mtr.server import mtr_server   # a Galera node when its options switch wsrep on
+    return ServerKind(mtr_server, start_mtr_set, wait_replicas_applied)
 
 
 class ServerKinds(Mapping[str, ServerKind]):
@@ -90,8 +94,8 @@ class RunEnvironment:
         self.log = get_logger()
         self.run_id = os.urandom(6).hex()  # 12 hex digits (uuid imports ~4 ms of modules)
         self.evidence_run = self.run_id  # workdir/failed/<this>/ (a pytest-xdist session's id)
-        self.server_user = resolve_server_user(config.server_user)
-        self.workdir = Workdir(config.workdir, config.use_shm, self.server_user)
+        self.server_user = resolve_server_user(config.servers.server_user)
+        self.workdir = Workdir(config.workdir, config.servers.use_shm, self.server_user)
         if self.workdir.use_shm and not self.workdir.shm_has_room():
             self.workdir.reclaim(strict=False)  # trees of deleted workdirs may be what fills it
         if self.workdir.use_shm and not self.workdir.shm_has_room():
@@ -103,7 +107,10 @@ class RunEnvironment:
         self.early_managers: dict[str, ServerManager] = {}
         self._state_lock = threading.Lock()
         self.tree: CodeTree | None = None
-        self.trees = TreeSet([config.basedir, *config.extra_basedirs], config.trees_dir)
+        servers = config.servers
+        self.trust = Trust.of(config.trusted)  # what the user trusts on purpose
+        self.trees = TreeSet([servers.basedir, *servers.extra_basedirs], servers.trees_dir,
+                             self.trust)
         self.keep_servers = False
         self._locked = False
         self.valgrind_supp_files: list[str] = []  # suites' valgrind.supp (set by selection)
@@ -136,7 +143,7 @@ class RunEnvironment:
         """A bot's keeper of failed tests' evidence, in this run's own folder
         ``workdir/failed/<run>/`` (never emptied by a later run; the newest runs' kept)."""
         from .evidence import EvidenceKeeper  # a bot's, built after the first launch
-        return EvidenceKeeper(self.workdir.failed_dir, self.config.max_save_datadir,
+        return EvidenceKeeper(self.workdir.failed_dir, self.config.reporting.max_save_datadir,
                               harness_log, run=self.evidence_run)
 
     def sweep_network(self) -> list[str]:
@@ -161,10 +168,10 @@ class RunEnvironment:
     def discover_tree(self) -> CodeTree:
         """Find the code tree's binaries and log kewpie's header."""
         self.tree = self.trees.first
-        for extra in self.config.extra_basedirs:  # a bad second tree: one line, before anything
+        for extra in self.config.servers.extra_basedirs:  # a bad second tree: one line, before anything
             self.trees.tree(extra)
         log_header(self.log, self.config, self.workdir, self.tree, self.server_user)
-        if self.config.extra_basedirs:
+        if self.config.servers.extra_basedirs:
             self.log.info(f"code trees: {self.trees.describe()}")
         return self.tree
 
@@ -219,9 +226,9 @@ class RunEnvironment:
         if self.server_user:
             check_reachable(bot_dir, self.server_user)
             shutil.chown(bot_dir, self.server_user, self.server_user)
-        lock_dir = self.config.lock_dir or default_lock_dir()
+        lock_dir = self.config.servers.lock_dir or default_lock_dir()
         disk_dir, disk_problem = self._disk_dir(name, lock_dir)
-        leaser = PortLeaser(lock_dir, self.config.base_port)
+        leaser = PortLeaser(lock_dir, self.config.servers.base_port)
         server_uid = pwd.getpwnam(self.server_user).pw_uid if self.server_user else os.geteuid()
         # servers make their sockets here; servers run as root (--server-user=root) get
         # their own, as the usual one belongs to mysql
@@ -231,18 +238,18 @@ class RunEnvironment:
         if self.server_user and os.lstat(sock_dir).st_uid != server_uid:
             shutil.chown(sock_dir, self.server_user, self.server_user)
         config = self.config
-        wrapper = make_wrapper(config, valgrind_suppressions(tree.server, self.valgrind_supp_files))
+        wrapper = make_wrapper(config.debugging, valgrind_suppressions(tree.server, self.valgrind_supp_files))
         factor = wrapper.timeout_factor if wrapper else 1.0
         settings = ServerSettings(user=self.server_user, env=self.server_env(bot),
-                                  die_with_parent=not (config.start_and_exit or config.keep_failed),
+                                  die_with_parent=not (config.start_and_exit or config.debugging.keep_failed),
                                   start_timeout=(wrapper and wrapper.start_timeout)
-                                  or config.start_timeout * factor,
-                                  shutdown_timeout=config.shutdown_timeout * factor,
-                                  wrapper=wrapper, final_options=parse_options(config.mysqld_options),
+                                  or config.servers.start_timeout * factor,
+                                  shutdown_timeout=config.servers.shutdown_timeout * factor,
+                                  wrapper=wrapper, final_options=parse_options(config.servers.mysqld_options),
                                   socket_fallback_dir=sock_dir,
-                                  wsrep_provider=config.wsrep_provider_path,
-                                  wsrep_sst_method=config.wsrep_sst_method,
-                                  cluster_snapshots=config.cluster_snapshots,
+                                  wsrep_provider=config.servers.wsrep_provider_path,
+                                  wsrep_sst_method=config.servers.wsrep_sst_method,
+                                  cluster_snapshots=config.servers.cluster_snapshots,
                                   trees=self.trees)
         cache = (bootstrap or BootstrapCache)(os.path.realpath(self.workdir.prepare_cache()), tree,
                                               self.server_user)
@@ -272,7 +279,7 @@ class RunEnvironment:
         """Record each bot's live servers in the workdir (for --mode=cleanup)."""
         run = {"pid": os.getpid(), "run_id": self.run_id, "workdir": self.workdir.path,
                "start_and_exit": self.config.start_and_exit,
-               "basedir": self.tree.basedir if self.tree else self.config.basedir}
+               "basedir": self.tree.basedir if self.tree else self.config.servers.basedir}
         with self._state_lock:  # a bot's two server sets may change from two threads
             for manager in self.managers:
                 StateFile(self.workdir.state_file_for(manager.bot_name)).write(
@@ -345,13 +352,8 @@ class RunEnvironment:
             raise CleanupError(problems[0] + more)
 
     def _kill_leftovers(self, bot: str | None) -> None:
-        """SIGKILL anything the servers left behind (SST helpers, tools), by tag."""
-        leftovers = (tagged_processes(TAG_BOT, f"{self.run_id}/{bot}") if bot
-                     else tagged_processes(TAG_RUN, self.run_id))
-        for proc in leftovers:
-            import psutil  # loaded by tagged_processes for what it found
-            try:
-                self.log.warning(f"killing leftover process {proc.pid} ({proc.name()})")
-                proc.kill()
-            except psutil.Error:
-                pass
+        """Stop anything the servers left behind (SST helpers, tools), found by tag, by
+        the one stop policy (SIGTERM, LEFTOVER_GRACE seconds, SIGKILL)."""
+        tag, value = (TAG_BOT, f"{self.run_id}/{bot}") if bot else (TAG_RUN, self.run_id)
+        for pid, name in stop_tagged(tag, value, LEFTOVER_GRACE):
+            self.log.warning(f"stopped leftover process {pid} ({name})")

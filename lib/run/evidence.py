@@ -17,15 +17,15 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import stat
 from dataclasses import dataclass
 
 from ..checks.backtrace import backtrace, find_core
+from ..errors import UsageError
 from ..platform import safedirs
 from ..platform.logsetup import get_logger
+from ..platform.safewrite import OutputDir
 from ..servers.server import Server
-from ..platform.tools import run_tool
 
 KEEP_RUNS = 5  # runs whose evidence stays in workdir/failed/
 LATEST = "latest"
@@ -58,57 +58,60 @@ class EvidenceKeeper:
         """This run's evidence folder (``workdir/failed/<run>``)."""
         return os.path.join(self.root, self.run)
 
-    def _open_run(self) -> str:
+    def _open_run(self) -> OutputDir:
         """This run's folder, made on its first failure: older runs beyond keep_runs
         are removed and ``latest`` points here."""
-        if not os.path.isdir(self.run_dir):
-            os.makedirs(self.run_dir, mode=0o755, exist_ok=True)  # bots of a run race here
-            prune_runs(self.root, self.keep_runs, keep=self.run)
-            point_latest(self.root, self.run)
-        return self.run_dir
+        with OutputDir.in_trusted(self.root, "evidence") as root:
+            if not root.exists(self.run):
+                run_dir = root.folder(self.run)  # bots of a run race here: made or ours
+                prune_runs(self.root, self.keep_runs, keep=self.run)
+                point_latest(self.root, self.run)
+                return run_dir
+            return root.folder(self.run)
 
-    def _target(self, name: str) -> str:
-        run_dir = self._open_run()
+    def _target(self, name: str) -> OutputDir:
         name = _safe_name(name)  # suite.test 'row' -> suite.test-row
-        path = os.path.join(run_dir, name)
-        n = 2
-        while True:
-            try:
-                os.mkdir(path, 0o755)
-                return path
-            except FileExistsError:  # a retried test: suite.test-2, -3...
-                path = os.path.join(run_dir, f"{name}-{n}")
+        with self._open_run() as run_dir:
+            target = run_dir.fresh(name)
+            n = 2
+            while target is None:  # a retried test: suite.test-2, -3...
+                target = run_dir.fresh(f"{name}-{n}")
                 n += 1
+            return target
 
     def save(self, name: str, message: str, servers: list[Server], tool_logdir: str | None) -> Saved:
-        """Copy the evidence of one failed attempt; never raises for missing files."""
-        target = self._target(name)
-        saved = Saved(target)
-        with open(os.path.join(target, "failure.txt"), "w") as fh:
-            fh.write(message + "\n")
+        """Copy the evidence of one failed attempt into a folder made for it (never through
+        a link: lib/platform/safewrite.py); never raises for missing files."""
+        with self._target(name) as target:
+            return self._save(target, message, servers, tool_logdir)
+
+    def _save(self, target: OutputDir, message: str, servers: list[Server],
+              tool_logdir: str | None) -> Saved:
+        saved = Saved(target.path)
+        target.write_text("failure.txt", message + "\n")
         if self.harness_log and os.path.exists(self.harness_log):
-            _copy(self.harness_log, os.path.join(target, "kewpie.log"))
+            _copy(target, self.harness_log, "kewpie.log")
         if tool_logdir and os.path.isdir(tool_logdir) and os.listdir(tool_logdir):
-            _copytree(tool_logdir, os.path.join(target, "tool_logs"))
+            _copytree(target, tool_logdir, "tool_logs")
         keep_data = self.datadirs_saved < self.max_datadirs
         for server in servers:
-            dest = os.path.join(target, server.name)
-            os.makedirs(dest, exist_ok=True)
-            for path in (server.error_log, server.cnf_path, server.stdout_log,
-                         os.path.join(server.logdir, "wsrep-recover.log")):
-                if os.path.exists(path):
-                    _copy(path, os.path.join(dest, os.path.basename(path)))
-            _copy_wrapper_logs(server.logdir, dest)  # valgrind logs, rr traces, strace...
-            sst_logs = getattr(server, "sst_log_dir", None)
-            if sst_logs and os.path.isdir(sst_logs) and os.listdir(sst_logs):
-                _copytree(sst_logs, os.path.join(dest, "sst_log"))
-            core = find_core(server.datadir)
-            if core:
-                trace = backtrace(server.tree.server, core, os.path.join(dest, "backtrace.txt"))
-                if trace:
-                    saved.backtrace += f"{server.name} core {core}:\n{trace}\n"
-            if keep_data and os.path.isdir(server.datadir):
-                _copytree(server.datadir, os.path.join(dest, "data"))
+            with target.folder(server.name) as dest:
+                for path in (server.paths.error_log, server.paths.cnf_path,
+                             server.paths.stdout_log,
+                             os.path.join(server.paths.logdir, "wsrep-recover.log")):
+                    if os.path.exists(path):
+                        _copy(dest, path, os.path.basename(path))
+                _copy_wrapper_logs(server.paths.logdir, dest)  # valgrind logs, rr traces...
+                sst_logs = getattr(server, "sst_log_dir", None)
+                if sst_logs and os.path.isdir(sst_logs) and os.listdir(sst_logs):
+                    _copytree(dest, sst_logs, "sst_log")
+                core = find_core(server.paths.datadir)
+                if core:
+                    trace = backtrace(server.tree.server, core, dest.path_of("backtrace.txt"))
+                    if trace:
+                        saved.backtrace += f"{server.name} core {core}:\n{trace}\n"
+                if keep_data and os.path.isdir(server.paths.datadir):
+                    _copytree(dest, server.paths.datadir, "data")
         if keep_data:
             self.datadirs_saved += 1
         return saved
@@ -160,20 +163,23 @@ def point_latest(root: str, run: str) -> None:
         get_logger().debug("evidence: cannot link %s/%s: %s", root, LATEST, exc)
 
 
-def _copy(src: str, dst: str) -> None:
+def _copy(folder: OutputDir, src: str, rel: str) -> None:
     try:
-        shutil.copy2(src, dst)
-    except OSError as exc:
+        folder.copy_file(src, rel)
+    except (OSError, UsageError) as exc:
         get_logger().debug("evidence: cannot copy %s: %s", src, exc)
 
 
-def _copytree(src: str, dst: str) -> None:
-    result = run_tool(["cp", "-a", src, dst])
-    if result.returncode != 0:
-        get_logger().debug("evidence: cannot copy %s: %s", src, result.stderr.strip())
+def _copytree(folder: OutputDir, src: str, rel: str) -> None:
+    try:
+        error = folder.copy_tree(src, rel)
+    except (OSError, UsageError) as exc:
+        error = str(exc)
+    if error:
+        get_logger().debug("evidence: cannot copy %s: %s", src, error)
 
 
-def _copy_wrapper_logs(logdir: str, dest: str) -> None:
+def _copy_wrapper_logs(logdir: str, dest: OutputDir) -> None:
     """Copy what a server wrapper wrote into the log directory (everything but the
     files the evidence already has)."""
     try:
@@ -181,10 +187,10 @@ def _copy_wrapper_logs(logdir: str, dest: str) -> None:
     except OSError:
         return
     for name in names:
-        src, dst = os.path.join(logdir, name), os.path.join(dest, name)
-        if os.path.exists(dst) or name in ("error.log", "stdout.log", "wsrep-recover.log"):
+        src = os.path.join(logdir, name)
+        if dest.exists(name) or name in ("error.log", "stdout.log", "wsrep-recover.log"):
             continue
-        if os.path.isdir(src):
-            _copytree(src, dst)
+        if os.path.isdir(src) and not os.path.islink(src):
+            _copytree(dest, src, name)
         else:
-            _copy(src, dst)
+            _copy(dest, src, name)

@@ -14,13 +14,14 @@ import re
 from typing import Iterable
 
 from ..errors import UsageError
-from .config import RunConfig
+from ..config import RunConfig, Selection
 from ..suites.loader import TestSpec
 
 
-def check_patterns(config: RunConfig) -> None:
+def check_patterns(selection: Selection) -> None:
     """UsageError naming a --do-test/--skip-test value that is not a regular expression."""
-    for option, patterns in (("--do-test", config.do_test), ("--skip-test", config.skip_test)):
+    for option, patterns in (("--do-test", selection.do_test),
+                             ("--skip-test", selection.skip_test)):
         for pattern in patterns:
             try:
                 re.compile(pattern)
@@ -48,20 +49,20 @@ def narrow(config: RunConfig, specs: list[TestSpec]) -> list[TestSpec]:
     stay in the list (reported as skipped) unless --enable-disabled, which clears the mark.
     UsageError when --combination or --start-from names nothing."""
     chosen = list(specs)
-    if config.do_test:
-        chosen = [s for s in chosen if _any(config.do_test, s)]
-    if config.skip_test:
-        chosen = [s for s in chosen if not _any(config.skip_test, s)]
-    if config.combinations:
+    if config.selection.do_test:
+        chosen = [s for s in chosen if _any(config.selection.do_test, s)]
+    if config.selection.skip_test:
+        chosen = [s for s in chosen if not _any(config.selection.skip_test, s)]
+    if config.selection.combinations:
         known = {s.combination for s in chosen if s.combination}
-        unknown = [c for c in config.combinations if c not in known]
+        unknown = [c for c in config.selection.combinations if c not in known]
         if unknown:
             raise UsageError(f"--combination {', '.join(unknown)}: no selected suite declares it "
                              f"(known: {', '.join(sorted(known)) or 'none'})")
-        chosen = [s for s in chosen if not s.combination or s.combination in config.combinations]
-    if config.start_from:
-        chosen = _start_from(config.start_from, chosen)
-    if config.enable_disabled:
+        chosen = [s for s in chosen if not s.combination or s.combination in config.selection.combinations]
+    if config.selection.start_from:
+        chosen = _start_from(config.selection.start_from, chosen)
+    if config.selection.enable_disabled:
         for spec in chosen:
             spec.disabled = ""
     return chosen

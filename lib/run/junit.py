@@ -5,7 +5,8 @@ name = test).  A failed or timed-out test has a ``failure`` (errors too: the
 Jenkins schema's error element differs between versions, and ``failure`` is
 read everywhere) with the message and, in system-out, the log tails and the
 evidence path.  A flaky test passes and carries one ``flakyFailure`` per failed
-attempt; a skipped test has ``skipped`` with the reason.
+attempt; a skipped test has ``skipped`` with the reason.  Every text has its secrets
+as ``***``.
 """
 from __future__ import annotations
 
@@ -17,6 +18,9 @@ from collections import OrderedDict
 from junitparser import Failure, Skipped
 from junitparser.xunit2 import FlakyFailure, JUnitXml, TestCase, TestSuite
 
+from ..platform.safewrite import text_bytes, write_file
+from ..platform.secrets import redact_text
+from ..platform.trustedpath import Trust
 from .report import Outcome
 from ..suites.status import TestStatus
 
@@ -25,8 +29,10 @@ XML_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff
 
 
 def _xml_safe(text: str) -> str:
-    """Characters XML 1.0 forbids (a tool's BEL, an escape sequence) as U+FFFD."""
-    return XML_FORBIDDEN.sub("\ufffd", text)
+    """Characters XML 1.0 forbids (a tool's BEL, an escape sequence) as U+FFFD, and
+    secrets (a DSN's password, a secret option's value) as ``***``: the report is a
+    CI artifact (lib/platform/secrets.py)."""
+    return XML_FORBIDDEN.sub("\ufffd", redact_text(text))
 
 
 def _short(text: str) -> str:
@@ -79,7 +85,9 @@ def build(outcomes: list[Outcome], name: str = "kewpie") -> JUnitXml:
     return xml
 
 
-def write(outcomes: list[Outcome], path: str) -> str:
-    """Write the report to path and return it."""
-    build(outcomes).write(path, pretty=True)
-    return path
+def write(outcomes: list[Outcome], path: str, trust: Trust | None = None) -> str:
+    """Write the report to path, never through a link (lib/platform/safewrite.py; trust:
+    what the user trusts on purpose), and return it."""
+    xml = build(outcomes)
+    return write_file(path, text_bytes(lambda out: xml.write(out, pretty=True)),
+                      "--junit-xml", trust)

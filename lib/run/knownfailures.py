@@ -64,7 +64,7 @@ class KnownFailures:
         known: list[str] = []
         lines: list[str] = []
         for server in dead:
-            sig = logged_crash_signature(server.error_log_tail(REPORT_LINES))
+            sig = logged_crash_signature(server.errlog.tail(REPORT_LINES))
             if sig is None:
                 continue
             version = server.tree.version.version if server.tree.version else ""

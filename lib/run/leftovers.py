@@ -6,7 +6,8 @@ own tags (workdir, run, bot): for a kewpie test module, the tags are in the
 bot process's environment while the module runs (``subprocess.Popen`` and
 kewpie's tools inherit them, daemons and processes in a session of their own
 too); for a mysql-test case, in mariadb-test's environment (its ``--exec``
-children inherit them).  Servers are not tagged with it: kewpie starts them
+children inherit them); for a pytest test, in the pytest process's environment
+while its call runs (not its fixtures: a wider one may outlive the test).  Servers are not tagged with it: kewpie starts them
 with the environment it chose for them, and stops them itself.
 
 After the test, every live process with the test's tag that does not end

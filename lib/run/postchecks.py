@@ -1,8 +1,8 @@
 """What the runner checks around each test besides its own assertions: the
 error-log warnings check, valgrind's reports, and ``--gendata`` loads before it.
 
-Each check returns the failure text ('' when fine); the runner turns a
-non-empty one into a failed test.
+Each check returns the failure text ('' when fine); the attempt pipeline
+(lib/run/attempt.py) turns a non-empty one into a failed test.
 """
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 
 from ..checks import errorlog, valgrind
 from ..platform.logsetup import get_logger
+from ..platform.logtail import tail_file
 from ..servers.faultwindows import PEER, TARGET, FaultWindow
 from ..servers.server import Server
 
@@ -41,7 +42,7 @@ def warnings_problem(marks: errorlog.LogMarks, servers: Iterable[Server],
             log.debug(f"warnings check: {server.name}: excused by {window.describe()} "
                       f"({fault_class.name}): {line}")
         if judged.failing:
-            found[server.name] = (server.error_log, judged.failing)
+            found[server.name] = (server.paths.error_log, judged.failing)
     forget_fault_windows(servers)
     return errorlog.report(found) if found else ""
 
@@ -88,7 +89,7 @@ def valgrind_problem(servers: Iterable[Server], seen: set[str]) -> str:
     ('' when none); seen collects the logs already judged."""
     parts = []
     for server in servers:
-        for path in valgrind.valgrind_logs(server.logdir):
+        for path in valgrind.valgrind_logs(server.paths.logdir):
             if path in seen:
                 continue
             count = valgrind.errors_in(path)
@@ -110,9 +111,9 @@ def debugger_problems(wrapper: ServerWrapper | None, servers: Iterable[Server], 
     problems = [valgrind_problem(servers, seen)]
     if failed and wrapper is not None and wrapper.kind == "gdb":
         for server in servers:
-            if "received signal" in server.stdout_tail():
+            if "received signal" in tail_file(server.paths.stdout_log, 400):
                 problems.append(f"--gdb: {server.name} stopped on a signal; gdb's report "
-                                f"with every thread's backtrace: {server.stdout_log} "
+                                f"with every thread's backtrace: {server.paths.stdout_log} "
                                 f"(evidence: {server.name}/stdout.log)")
     return [p for p in problems if p]
 
@@ -127,7 +128,7 @@ def load_gendata(setup: BotSetup, servers: list[Server], pairs: Iterable[tuple[i
         [s for i, s in enumerate(servers) if i not in replicas]
     for server in targets:
         result = randgen_load(setup.log_dir, setup.tools.randgen, server, None,
-                              setup.config.gendata, 1000, 1, 3600.0, setup.seed, "test")
+                              setup.config.tools.gendata, 1000, 1, 3600.0, setup.seed, "test")
         if not result.ok:
-            return f"--gendata {setup.config.gendata} failed on {server.name}:\n{result.summary()}"
+            return f"--gendata {setup.config.tools.gendata} failed on {server.name}:\n{result.summary()}"
     return ""

@@ -2,7 +2,10 @@
 
 Each run of a test module gets a :class:`~lib.suites.context.TestContext`,
 handed to its KewpieTestCase instances before they run; the kewpie 2012
-globals are derived from it by :mod:`lib.util.context`.
+globals are derived from it by :mod:`lib.kewpie2012.context`.  The module is a
+:class:`UnittestBody` of the bot's attempt pipeline (:mod:`lib.run.attempt`),
+which gets its servers, runs it, judges it, checks after it, keeps the
+evidence and applies the reuse rule.
 """
 from __future__ import annotations
 
@@ -10,29 +13,21 @@ import time
 import unittest
 from typing import Any, Callable, Iterator
 
-from ..errors import QueryError, ServerError, SuiteError
-from .deadreport import dead_server_report
+from ..errors import SuiteError
+from .attempt import Pipeline, RawResult, Rules, TestBody
 from .evidence import EvidenceKeeper
-from .knownfailures import KnownFailures, KnownVerdict
-from ..servers.health import HealthState
 from ..platform.logsetup import get_logger
 from ..platform.netns import unavailable_reason
+from .leftovers import tagged_environment
+from .postchecks import load_gendata
 from .report import Outcome
-from .watchdog import TestWatchdog
 from ..servers.server import Server
 from ..servers.manager import ServerManager
 from ..suites.loader import TestSpec
 from ..suites.testcase import KewpieTestCase
 from ..suites.context import BotSetup, TestContext
 from ..suites.status import TestStatus
-from ..util.context import install_globals, skip_reason
-from ..checks.errorlog import LogMarks
-from .postchecks import (debugger_problems, forget_fault_windows, load_gendata,
-                         warnings_fail, warnings_note, warnings_problem)
-from .leftovers import (collect_leftovers, leftover_report, tagged_environment,
-                        tags_for_test)
-from ..platform.process import TAG_BOT
-from ..servers.manager import stop_all
+from ..kewpie2012.context import install_globals, skip_reason
 
 
 class TimedResult(unittest.TestResult):
@@ -89,24 +84,78 @@ def _short_traceback(text: str, limit: int = 25, message_limit: int = 80) -> str
     return "\n".join(frames + message)
 
 
+class UnittestBody(TestBody):
+    """A test module's unittest cases as the pipeline runs them: ``--gendata`` first,
+    then the cases with the test's tags in the environment; the watchdog stops the
+    result (no further method starts)."""
+
+    def __init__(self, spec: TestSpec, suite: unittest.TestSuite, result: TimedResult,
+                 setup: BotSetup) -> None:
+        self.spec = spec
+        self.suite = suite
+        self.result = result
+        self.setup = setup
+
+    def prepare(self, servers: list[Server]) -> str:
+        """--gendata's load into the servers ('' when loaded, or none asked for)."""
+        if not self.setup.config.tools.gendata:
+            return ""
+        return load_gendata(self.setup, servers, self.spec.requirements.pairs,
+                            self.spec.requirements.server_type)
+
+    def run(self, servers: list[Server], tags: dict[str, str]) -> RawResult:
+        """The module's cases, with tags in this process's environment (what they start
+        inherits them)."""
+        with tagged_environment(tags):
+            self.suite.run(self.result)
+        return raw_result(self.result, self.spec)
+
+    def interrupt(self) -> None:
+        """--test-timeout: no further method starts."""
+        self.result.stop()
+
+
+def raw_result(result: TimedResult, spec: TestSpec) -> RawResult:
+    """What a module's unittest result says: its failures' tracebacks, all skipped (with
+    the reasons), no test methods, or a pass."""
+    parts = [f"{test.id().split('.', 2)[-1]}:\n{_short_traceback(text)}"
+             for test, text in result.failures + result.errors]
+    if parts:
+        status = TestStatus.FAIL
+    elif result.testsRun and len(result.skipped) == result.testsRun:
+        status = TestStatus.SKIPPED
+        parts = [f"skipped: {reason}" for _, reason in result.skipped[:3]]
+    elif result.testsRun == 0:
+        status = TestStatus.SKIPPED
+        parts = [f"{spec.path} has no test methods"]
+    else:
+        status = TestStatus.PASS
+    return RawResult(status, "\n".join(parts), result.method_rows)
+
+
 class Runner:
-    """Runs TestSpecs on one bot: servers, the test, crash checks, retries, evidence."""
+    """Runs TestSpecs on one bot through its attempt pipeline, with retries."""
 
     def __init__(self, manager: ServerManager, setup: BotSetup,
-                 test_timeout: float = 0.0, evidence: EvidenceKeeper | None = None) -> None:
+                 test_timeout: float = 0.0, evidence: EvidenceKeeper | None = None,
+                 keep_failed: bool = False) -> None:
         """setup: the bot's :class:`BotSetup` (:func:`lib.run.native.make_runner` builds
-        it from the config).  test_timeout 0: no limit (see :mod:`lib.run.watchdog`)."""
+        it from the config).  test_timeout 0: no limit (see :mod:`lib.run.watchdog`);
+        keep_failed: --keep-failed."""
         self.manager = manager
         self.setup = setup
         self.test_timeout = test_timeout
         self.evidence = evidence
         self.log = get_logger()
         self.netns_problem: str | None = None  # why namespaces cannot be made (None: not asked)
-        self.log_marks = LogMarks()  # how far each server's error log was checked
-        self.valgrind_seen: set[str] = set()
-        self.kept: list[Server] = []  # --keep-failed: the failed test's servers, left running
-        self.tests_run = 0  # numbers each test's tag (lib/run/leftovers.py)
-        self.known_failures = KnownFailures(tuple(getattr(setup.config, "known_bugs", ()) or ()))
+        self.pipeline = Pipeline(setup.config, setup.bot, evidence, setup.log_dir, test_timeout,
+                                 keep_failed)
+
+    @property
+    def kept(self) -> list[Server]:
+        """--keep-failed: the failed test's servers, left running (lib.run.debugging
+        reports them)."""
+        return self.pipeline.kept
 
     def run_with_retries(self, spec: TestSpec, retries: int = 0,
                          may_retry: Callable[[], bool] = lambda: True) -> Outcome:
@@ -162,115 +211,47 @@ class Runner:
         return f"attempt {attempt}: {outcome.status}{where}\n{outcome.message}"
 
     def run_one(self, spec: TestSpec) -> Outcome:
-        """Get servers, run the module's tests, check the servers, apply the reuse rule.
+        """One attempt of the module: servers, its tests, the checks, evidence, reuse.
 
         A module that did not import fails here with its one error line, and a
         2012 module whose ``skip_checks`` says so is skipped, both before any
         server starts.
         """
+        early = self._before_servers(spec)
+        if early is not None:
+            return early
+        own: list[str] = []   # the test's suppressions (KewpieTestCase.suppress_warning)
+        attempt = self.pipeline.attempt(spec.full_name, self.manager, Rules.for_spec(spec, own))
+        failed = attempt.start(lambda: self.manager.get_servers(spec.requirements))
+        if failed is not None:
+            return failed
+        result = TimedResult()
+        suite = unittest.TestLoader().loadTestsFromModule(spec.module)
+        self._hand_over(TestContext(spec, tuple(attempt.servers), self.manager, self.setup,
+                                    result, suppressions=own), suite)
+        return attempt.run(UnittestBody(spec, suite, result, self.setup))
+
+    def _before_servers(self, spec: TestSpec) -> Outcome | None:
+        """The outcome of a test that starts no server: disabled, not imported, skipped by
+        its 2012 ``skip_checks``, or namespaces it cannot have (None: it runs)."""
+        bot = self.manager.bot_name
         if spec.disabled:  # disabled.txt (--enable-disabled clears it): reported, never run
-            return Outcome(spec.full_name, TestStatus.SKIPPED, 0, self.manager.bot_name,
-                           f"disabled: {spec.disabled}")
-        start = time.monotonic()
+            return Outcome(spec.full_name, TestStatus.SKIPPED, 0, bot, f"disabled: {spec.disabled}")
         if spec.broken:
-            return Outcome(spec.full_name, TestStatus.FAIL, 0, self.manager.bot_name,
-                           spec.load_error)
+            return Outcome(spec.full_name, TestStatus.FAIL, 0, bot, spec.load_error)
         try:
             reason = skip_reason(spec, self.setup)
         except SuiteError as exc:
-            return Outcome(spec.full_name, TestStatus.FAIL, 0, self.manager.bot_name, str(exc))
+            return Outcome(spec.full_name, TestStatus.FAIL, 0, bot, str(exc))
         if reason is not None:
-            return Outcome(spec.full_name, TestStatus.SKIPPED, 0, self.manager.bot_name,
-                           f"skipped: {reason}")
+            return Outcome(spec.full_name, TestStatus.SKIPPED, 0, bot, f"skipped: {reason}")
         if spec.requirements.namespaced:
             if self.netns_problem is None:
                 self.netns_problem = unavailable_reason()
             if self.netns_problem:
-                return Outcome(spec.full_name, TestStatus.SKIPPED, 0, self.manager.bot_name,
+                return Outcome(spec.full_name, TestStatus.SKIPPED, 0, bot,
                                f"skipped: network = 'namespaces' but {self.netns_problem}")
-        try:
-            servers = self.manager.get_servers(spec.requirements)
-        except (ServerError, QueryError) as exc:  # environment problems (no binary...) end the run
-            ms = int((time.monotonic() - start) * 1000)
-            message = f"servers for {spec.full_name} could not be started: {exc}"
-            evidence = ""
-            if self.evidence is not None:
-                evidence = self.evidence.save(spec.full_name, message,
-                                              self.manager.last_servers, None).path
-            return Outcome(spec.full_name, TestStatus.FAIL, ms, self.manager.bot_name, message,
-                           evidence=evidence)
-        config = self.setup.config
-        self.log_marks.forget_others(servers)
-        result = TimedResult()
-        suite = unittest.TestLoader().loadTestsFromModule(spec.module)
-        context = TestContext(spec, tuple(servers), self.manager, self.setup, result)
-        self._hand_over(context, suite)
-        pre_problem = ""
-        if getattr(config, "gendata", ""):
-            pre_problem = load_gendata(self.setup, servers, spec.requirements.pairs,
-                                       spec.requirements.server_type)
-
-        def on_timeout() -> None:
-            """--test-timeout expired (watchdog thread): no further method, servers killed."""
-            result.stop()
-            for server in servers:
-                try:
-                    server.kill()
-                except Exception:  # noqa: BLE001 - the other servers must still die
-                    self.log.debug(f"killing {server.name} on timeout failed", exc_info=True)
-
-        watchdog = TestWatchdog(self.test_timeout, on_timeout)
-        tag = self.next_test_tag()
-        with tagged_environment(tags_for_test(self.manager.settings.env, tag)):
-            if not pre_problem:
-                watchdog.run(lambda: suite.run(result))
-        timed_out = watchdog.timed_out
-        left = leftover_report(collect_leftovers(tag, spec.suite.kept_processes,
-                                                 self.server_pids(servers)))
-        ms = int((time.monotonic() - start) * 1000)
-        status, message, dead = self._judge(spec, result, servers, timed_out)
-        verdict = self.known_failures.judge(spec.suite.path, dead) if dead else KnownVerdict()
-        if verdict.note:
-            message += "\n" + verdict.note
-        keep_failed = getattr(config, "keep_failed", False) and not self.kept
-        wrapper = self.manager.settings.wrapper
-        if (wrapper is not None and wrapper.stop_after_test and not timed_out
-                and not (keep_failed and status.failed)):
-            stop_all(servers)  # valgrind reports (leaks) when the server exits
-            self.manager.request_reset()
-        status, message, notes = self._post_checks(spec, context, servers, status, message,
-                                                   "\n".join(p for p in (pre_problem, left) if p))
-        passed = status.ok
-        evidence = ""
-        keep = not passed and keep_failed and any(s.is_alive() for s in servers)
-        if keep:
-            self.kept = list(servers)  # left running; lib.run.debugging reports them
-        elif not passed:
-            self.manager.teardown()  # quiet datadirs before they are copied
-        if not passed:
-            if self.evidence is not None:
-                saved = self.evidence.save(spec.full_name, message, servers, self.setup.log_dir)
-                evidence = saved.path
-                if saved.backtrace:
-                    message += f"\n--- backtrace (top frames) ---\n{saved.backtrace}"
-        if keep:
-            return Outcome(spec.full_name, status, ms, self.manager.bot_name, message,
-                           result.method_rows, evidence=evidence, notes=notes,
-                           known=verdict.known)
-        reasons = self.manager.after_test(passed)
-        return Outcome(spec.full_name, status, ms, self.manager.bot_name, message,
-                       result.method_rows, evidence=evidence, resets=1 if reasons else 0,
-                       reset_reason="; ".join(reasons), notes=notes, known=verdict.known)
-
-    def next_test_tag(self) -> str:
-        """The value of the next test's ``KEWPIE_TEST`` tag (``<run>/<bot>/<n>``)."""
-        self.tests_run += 1
-        bot = self.manager.settings.env.get(TAG_BOT) or self.manager.bot_name
-        return f"{bot}/{self.tests_run}"
-
-    def server_pids(self, servers: list[Server]) -> list[int]:
-        """The pids of the servers kewpie started for this bot (never a test's leftover)."""
-        return [pid for pid in (s.pid for s in [*servers, *self.manager.servers]) if pid]
+        return None
 
     @staticmethod
     def _hand_over(context: TestContext, suite: unittest.TestSuite) -> None:
@@ -280,76 +261,6 @@ class Runner:
             if isinstance(test, KewpieTestCase):
                 test.use_context(context)
         install_globals(context, tests)
-
-    def _post_checks(self, spec: TestSpec, context: TestContext, servers: list[Server],
-                     status: TestStatus, message: str,
-                     pre_problem: str) -> tuple[TestStatus, str, str]:
-        """--gendata's failure, valgrind's reports and the error-log warnings check:
-        each fails a passing test, and adds its text to a failing one.  Error-log lines
-        that only get reported (:func:`~lib.run.postchecks.warnings_fail`: a kewpie 2012
-        module, by default) are added to a failing test's message, else returned as its
-        notes: (status, message, notes)."""
-        config = self.setup.config
-        check = getattr(config, "check_warnings", None)
-        problems = [pre_problem] if pre_problem else []
-        reported = ""
-        if check is False:
-            for server in servers:
-                self.log_marks.skip_to_end(server)
-            forget_fault_windows(servers)
-        else:
-            found = warnings_problem(self.log_marks, servers,
-                                     [*spec.suite.suppressions, *context.suppressions])
-            if warnings_fail(check, spec.check_warnings):
-                problems.append(found)
-            elif found:
-                reported = warnings_note(found)
-        problems += debugger_problems(self.manager.settings.wrapper, servers,
-                                      self.valgrind_seen, status.failed)
-        problems = [p for p in problems if p]
-        if problems and not status.failed:
-            status = TestStatus.FAIL
-            message = ""
-        if status.failed:
-            return status, "\n".join(p for p in [message, *problems, reported] if p), ""
-        return status, message, reported
-
-    def _judge(self, spec: TestSpec, result: TimedResult, servers: list[Server],
-               timed_out: bool) -> tuple[TestStatus, str, list[Server]]:
-        parts: list[str] = []
-        for test, text in result.failures + result.errors:
-            parts.append(f"{test.id().split('.', 2)[-1]}:\n{_short_traceback(text)}")
-        dead = []
-        if not timed_out:
-            for server in servers:
-                health = server.health()
-                if HealthState(health.state).dead:
-                    dead.append(server)
-                    parts.append(dead_server_report(server, health.message))
-        if timed_out:
-            status = TestStatus.TIMEOUT
-            parts.insert(0, f"test exceeded --test-timeout {self.test_timeout:g}s: "
-                            f"its servers were killed")
-        elif result.failures or result.errors or dead:
-            status = TestStatus.FAIL
-        elif result.testsRun and len(result.skipped) == result.testsRun:
-            status = TestStatus.SKIPPED
-            parts = [f"skipped: {reason}" for _, reason in result.skipped[:3]]
-        elif result.testsRun == 0:
-            status = TestStatus.SKIPPED
-            parts = [f"{spec.path} has no test methods"]
-        else:
-            status = TestStatus.PASS
-        if status.failed:
-            reports = [r for r in (s.status_report() for s in servers) if r]
-            if reports:
-                parts.append("--- server status ---\n" + "\n".join(reports))
-        if status.failed and not dead:
-            for server in servers:
-                tail = server.error_log_tail(8)
-                if tail:
-                    parts.append(f"--- {server.name} error log ({server.error_log}) tail ---\n{tail}")
-        return status, "\n".join(parts), dead
 
 
 def _tests_of(suite: unittest.TestSuite) -> Iterator[unittest.TestCase]:

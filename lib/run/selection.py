@@ -7,7 +7,7 @@ import os
 from typing import Protocol, TypeVar
 
 from ..errors import UsageError
-from .config import RunConfig
+from ..config import RunConfig
 from .environment import SERVER_KINDS, RunEnvironment
 from .filters import narrow
 from .debugging import check_debugging
@@ -36,7 +36,9 @@ def select(env: RunEnvironment) -> list[TestSpec]:
     unsafe server options (UsageError/SuiteError/CodeTreeError) before any server starts."""
     config, log = env.config, env.log
     log.info("Processing test suites...")
-    specs = select_tests(config.suites, config.tests, config.suitepaths, config.default_server_type)
+    chosen = config.selection
+    specs = select_tests(chosen.suites, chosen.tests, chosen.suitepaths,
+                         config.servers.default_server_type)
     report_shadowed(specs, log)
     specs = narrow(config, specs)  # --do-test, --skip-test, --combination, --start-from, disabled
     for spec in specs:
@@ -49,11 +51,11 @@ def select(env: RunEnvironment) -> list[TestSpec]:
         check_galera(config, env.tree, log)
     declared = [(declared_in(spec), spec.requirements) for spec in specs]
     if not specs and config.start_and_exit:  # the first suite's servers would start
-        suite = (config.suites or ["main"])[0]
-        declared.append((os.path.join(find_suite(suite, config.suitepaths), "suite_config.py"),
-                         suite_requirements(suite, config.suitepaths,
-                                            config.default_server_type)))
-    if config.mysqld_options:  # --mysqld: options for every server, checked the same way
+        suite = (config.selection.suites or ["main"])[0]
+        declared.append((os.path.join(find_suite(suite, config.selection.suitepaths), "suite_config.py"),
+                         suite_requirements(suite, config.selection.suitepaths,
+                                            config.servers.default_server_type)))
+    if config.servers.mysqld_options:  # --mysqld: options for every server, checked the same way
         declared.append(("--mysqld", mysqld_requirements(config)))
     check_requirements(declared, env.tree.server, env.workdir.path)  # before any start
     check_debugging(env, specs)  # --rr can record, wrappers installed, --gendata exists
@@ -76,7 +78,7 @@ def report_shadowed(specs: list[TestSpec], log: logging.Logger) -> None:
 def mysqld_requirements(config: RunConfig) -> Requirements:
     """--mysqld options as one server's requirements (for the unsafe-option check);
     SuiteError for an option kewpie sets itself."""
-    options = parse_options(config.mysqld_options)
+    options = parse_options(config.servers.mysqld_options)
     reject_owned(options, "--mysqld")
     return Requirements.declared("mysql", [options])
 def check_trees(env: RunEnvironment, requirements: list[Requirements]) -> None:
@@ -93,15 +95,15 @@ def apply_shard(config: RunConfig, specs: list[NamedT],
                 log: logging.Logger | None = None) -> list[NamedT]:
     """This run's slice of specs under --shard K/N (all of them without it), weighted by
     --timings-file when given, else by the results history's durations (the same for
-    every shard of a build: lib/run/history.py); logs the slice's size when log is given."""
-    if not config.shard:
+    every shard of a build: lib/run/recording.py); logs the slice's size when log is given."""
+    if not config.selection.shard:
         return specs
-    k, n = parse_shard(config.shard)
+    k, n = parse_shard(config.selection.shard)
     weights, source = None, "by count"
-    if config.timings_file:
-        weights, source = Timings(config.timings_file), f"by {config.timings_file}"
+    if config.selection.timings_file:
+        weights, source = Timings(config.selection.timings_file), f"by {config.selection.timings_file}"
     else:  # the results history's durations, as every shard of the build reads them
-        from .history import history_weights
+        from .recording import history_weights
         known = history_weights(config, for_shard=True)
         if known:
             weights, source = Timings(None), f"by the results history ({len(known)} known)"
@@ -117,7 +119,7 @@ def require_tests(specs: list[TestSpec], config: RunConfig) -> None:
     """UsageError for an empty selection: a job that runs nothing must not pass."""
     if specs:
         return
-    asked = ", ".join(config.suites or ["main"])
+    asked = ", ".join(config.selection.suites or ["main"])
     raise UsageError(f"no test selected (suites: {asked}"
-                     + (f"; tests: {' '.join(config.tests)}" if config.tests else "")
+                     + (f"; tests: {' '.join(config.selection.tests)}" if config.selection.tests else "")
                      + "): a suite needs at least one *_test.py")

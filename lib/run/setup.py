@@ -10,7 +10,7 @@ import stat
 
 from ..errors import CodeTreeError, UsageError
 from ..platform.workdir import Workdir
-from .config import RunConfig
+from ..config import RunConfig
 from ..servers.codetree import CodeTree
 
 
@@ -61,23 +61,23 @@ def check_reachable(path: str, user: str) -> None:
 def check_galera(config: RunConfig, tree: CodeTree, log: logging.Logger) -> None:
     """CodeTreeError unless the Galera provider and the chosen SST method's tool exist;
     logs the provider and method when they do."""
-    provider = config.wsrep_provider_path
+    provider = config.servers.wsrep_provider_path
     if not os.path.isfile(provider):
         raise CodeTreeError(f"--wsrep-provider-path {provider}: no such file (the Galera "
                             f"provider, libgalera_smm.so; Debian package galera-4)")
-    if config.wsrep_sst_method == "rsync" and not shutil.which("rsync"):
+    if config.servers.wsrep_sst_method == "rsync" and not shutil.which("rsync"):
         raise CodeTreeError("--wsrep-sst-method=rsync needs rsync on PATH")
-    if config.wsrep_sst_method == "mariabackup" and "mariabackup" not in tree.tools:
+    if config.servers.wsrep_sst_method == "mariabackup" and "mariabackup" not in tree.tools:
         raise CodeTreeError("--wsrep-sst-method=mariabackup needs mariadb-backup in the code tree")
     log.info(f"wsrep_provider: {provider}")
-    log.info(f"wsrep_sst_method: {config.wsrep_sst_method}")
+    log.info(f"wsrep_sst_method: {config.servers.wsrep_sst_method}")
 
 
 def shm_line(config: RunConfig, workdir: Workdir) -> str:
     """Where the vardirs live this run, and who decided: --no-shm or a full /dev/shm."""
     if workdir.use_shm:
         return f"Linking workdir {workdir.path} to {workdir.shm_path}"
-    if config.use_shm:
+    if config.servers.use_shm:
         return "/dev/shm is short of space: will not link workdir to shm this run"
     return "Using --no-shm, will not link workdir to shm"
 

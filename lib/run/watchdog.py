@@ -12,12 +12,15 @@ later, the watchdog sends SIGALRM to the runner's thread (the main thread
 only; elsewhere the runner waits), whose handler raises TestTimeoutError
 there.  The handler is installed only while the test runs and ignores a
 signal that arrives after the test finished.
+
+:meth:`TestWatchdog.run` watches a body; the watchdog is also a context
+manager, for a caller that runs the test between two hooks (pytest's call).
 """
 from __future__ import annotations
 
 import signal
 import threading
-from types import FrameType
+from types import FrameType, TracebackType
 from typing import Any, Callable
 
 from ..errors import TestTimeoutError
@@ -62,6 +65,28 @@ class TestWatchdog:
             self._stop()
             if not self.timed_out:
                 raise
+
+    def __enter__(self) -> "TestWatchdog":
+        """The watchdog over a with block (where a caller cannot hand over a body: pytest's
+        call phase), as :meth:`run` watches a body."""
+        try:
+            self._start()
+        except TestTimeoutError:   # the alarm came before start() returned: the block runs
+            self._stop()
+            if not self.timed_out:
+                raise
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 trace: TracebackType | None) -> bool:
+        """Stop watching; the last resort's TestTimeoutError ends the block quietly."""
+        try:
+            self._stop()
+        except TestTimeoutError:
+            self._stop()
+            if not self.timed_out:
+                raise
+        return kind is not None and issubclass(kind, TestTimeoutError) and self.timed_out
 
     def _start(self) -> None:
         if self.timeout <= 0:

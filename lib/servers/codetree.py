@@ -18,6 +18,7 @@ from typing import Mapping
 from ..errors import CodeTreeError, UsageError
 from ..platform import safedirs
 from ..platform.tools import run_tool
+from ..platform.trustedpath import Trust, check_input
 from ..platform.workdir import user_shm_root
 
 BIN_SUBDIRS = ("bin", "sbin", "libexec", "scripts", "sql", "client", "extra",
@@ -280,9 +281,41 @@ def _prune_versions(directory: str) -> None:
         safedirs.remove_tree(entry.path, ignore_errors=True)
 
 
-def discover(basedir: str, tool_overrides: dict[str, str] | None = None) -> CodeTree:
-    """Search basedir for every tool; raise CodeTreeError if there is no server."""
+def check_tree_parts(tree: CodeTree, trust: Trust | None = None) -> None:
+    """The trust rule (lib/platform/trustedpath.py) over what kewpie runs or loads from a
+    code tree: the folder given and the way to it, each folder programs are looked up
+    in, every program found, the plugin folder and its libraries, and the language
+    files with the bootstrap's SQL (the messages folder's files, ``english/``,
+    ``charsets/``).  The
+    rest of a tree (``/usr`` holds everything) is not kewpie's to judge; mysql-test is
+    checked when mtr mode uses it.  UntrustedPathError (one line) for the first refused."""
+    what = f"--basedir {tree.given or tree.basedir}:"
+    check_input(tree.given or tree.basedir, "--basedir", trust)
+    for folder in _search_dirs(tree.basedir):
+        check_input(folder, what, trust)
+    for path in sorted(set(tree.tools.values())):
+        check_input(path, f"{what} program", trust)
+    plugin = tree.plugin_dir()
+    if plugin:  # the libraries a server loads (Debian's auth_pam_tool_dir is mysql's own)
+        check_input(plugin, f"{what} plugin folder", trust, files=True)
+    for sub in MESSAGES_SUBDIRS:
+        messages = os.path.join(tree.basedir, sub)
+        if not os.path.isfile(os.path.join(messages, "english", "errmsg.sys")):
+            continue
+        check_input(messages, f"{what} messages folder", trust, files=True)
+        for entry in ("english", "charsets"):
+            check_input(os.path.join(messages, entry), f"{what} messages folder", trust,
+                        tree=True)
+        break
+
+
+def discover(basedir: str, tool_overrides: dict[str, str] | None = None,
+             trust: Trust | None = None) -> CodeTree:
+    """Search basedir for every tool; raise CodeTreeError if there is no server, and
+    UntrustedPathError (before any of its programs runs) when the tree's parts fail
+    the trust rule (:func:`check_tree_parts`; trust: what the user trusts on purpose)."""
     given = os.path.abspath(os.path.expanduser(basedir))
+    check_input(given, "--basedir", trust)
     if not os.path.isdir(given):
         raise CodeTreeError(f"--basedir {given} is not a directory")
     basedir = install_prefix(given)
@@ -303,6 +336,7 @@ def discover(basedir: str, tool_overrides: dict[str, str] | None = None) -> Code
         dirs = ", ".join(_search_dirs(basedir)) or basedir
         raise CodeTreeError(f"no server binary (mariadbd or mysqld) under --basedir {basedir} "
                             f"(searched: {dirs}); point --basedir at a MariaDB/MySQL install")
+    check_tree_parts(tree, trust)
     tree.version = read_server_version(tree.server)
     if tree.initializer() == "install-db" and "install_db" not in tree.tools:
         raise CodeTreeError(f"no datadir initialiser (mariadb-install-db or mysql_install_db) "

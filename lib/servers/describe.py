@@ -61,14 +61,27 @@ echo "{name} is running on port {port}"
 """
 
 
+def info_block(server: Server) -> list[str]:
+    """kewpie's per-server block (NAME, MASTER_PORT, SOCKET_FILE, VARDIR, STATUS; a Galera
+    node's ports besides), from its description."""
+    data = server.describe()
+    galera = [f"{label}: {data[key]}" for label, key in (
+        ("GALERA_LISTEN_PORT", "galera_listen_port"), ("GALERA_RECV_PORT", "galera_recv_port"),
+        ("GALERA_SST_PORT", "galera_sst_port")) if key in data]
+    return [f"NAME: {server.name}", f"MASTER_PORT: {server.port}", *galera,
+            f"SOCKET_FILE: {data['socket']}", f"VARDIR: {data['vardir']}",
+            f"STATUS: {data['status']}"]
+
+
 def write_scripts(server: Server, user: str | None) -> dict[str, str]:
     """Write use/stop/start into the server's vardir; return their paths."""
     q = shlex.quote
     values = dict(tag=TAG_WORKDIR, workdir=q(server.settings.env.get(TAG_WORKDIR, "")),
-                  name=server.name, cnf=q(server.cnf_path), pid_file=q(server.pid_file),
-                  vardir=q(server.vardir), server=q(server.tree.server), user=user or "",
-                  name_tag=TAG_NAME, tmpdir=q(server.tmpdir),
-                  stdout_log=q(server.stdout_log), error_log=server.error_log, port=server.port,
+                  name=server.name, cnf=q(server.paths.cnf_path), pid_file=q(server.paths.pid_file),
+                  vardir=q(server.paths.vardir), server=q(server.tree.server), user=user or "",
+                  name_tag=TAG_NAME, tmpdir=q(server.paths.tmpdir),
+                  stdout_log=q(server.paths.stdout_log), error_log=server.paths.error_log,
+                  port=server.port,
                   client=q(server.tree.tool("client")), admin=q(server.tree.tool("admin")),
                   netns_exec=(f"ip netns exec {q(server.net.namespace)} " if server.net else ""),
                   galera_note=("Galera node: pass --new-cluster when no other node of its "
@@ -76,7 +89,7 @@ def write_scripts(server: Server, user: str | None) -> dict[str, str]:
                                else "Plain server."))
     paths = {}
     for name, template in (("use", USE), ("stop", STOP), ("start", START)):
-        path = os.path.join(server.vardir, name)
+        path = os.path.join(server.paths.vardir, name)
         with open(path, "w") as fh:
             fh.write(template.format(**values))
         os.chmod(path, 0o755)

@@ -1,37 +1,48 @@
-"""Forming Galera clusters: cold by SST, warm from a snapshot of a formed cluster.
+"""Forming Galera clusters: the one formation, for kewpie's own suites and mysql-test's.
 
-Cold: node 0 of each cluster bootstraps a new cluster from the pristine
-datadir, the SST user is created, and the joiners start one after another
-from empty datadirs, each getting a full SST (rsync by default).  Right after
-that, while the cluster is idle, kewpie freezes every node (SIGSTOP), copies
-the datadirs into ``cache/galera/<key>/`` with a grastate.dat holding the
-cluster's real position, and lets the nodes go on (SIGCONT).
+A cluster forms from the snapshot of an earlier formation of its shape when
+there is one (:mod:`lib.servers.galera_snapshots`: one store), else from
+pristine datadirs by state transfers, and is snapshotted right after, while it
+is idle, for the next time; a snapshot that does not start is dropped and the
+cluster forms by state transfers.  :class:`ClusterFormation` is that skeleton
+and the one start order: the nodes that bootstrap first, each until Synced;
+then the others at the formation's :class:`Pace`; then every node Synced by
+:func:`wait_cluster`.  Its two shapes differ by data and a few hooks:
 
-Warm: later clusters of the same shape (same code tree, options, topology)
-start every node at once from its snapshot.  Galera's saved primary
-component (``gvwstate.dat``, ``pc.recovery``) lets the nodes re-form the
-cluster by themselves, and since all of them are at the same position none
-needs a state transfer.  If a warm start fails, kewpie drops the snapshot
-and forms the cluster cold.  See docs/galera.md.
+* :class:`NativeFormation` (the galera kind): node 0 of each cluster
+  bootstraps from the pristine datadir (``--wsrep-new-cluster``), the SST user
+  is created, the joiners start one after another from empty datadirs, each
+  Synced (a full SST, rsync by default) before the next.  Its snapshot holds
+  every node at the cluster's real position with its saved primary component
+  (``gvwstate.dat``, ``pc.recovery``), so a warm start launches every node at
+  once and they re-form the cluster by themselves, none needing a state
+  transfer (docs/galera.md).
+* ``lib.mtr.galera.MtrFormation`` (mysql-test's sets): the formation mtr
+  makes, and a snapshot whose joiners join without any state transfer.
+
+One join-failure handling for both: :func:`wait_cluster` kills a joiner whose
+state transfer failed (its log: ``node restart required``; Galera leaves it
+out of its group until restarted), gives it its datadir back when the
+formation can and launches it once more; a second failure is a
+:class:`GaleraJoinError` with every node's evidence.  The same wait heals
+faults (lib/consistency/faults.py) and a cluster's restart
+(:func:`restart_cluster`).
 """
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
-import json
 import os
-import shutil
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence, TypeVar
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from ..platform import safedirs
 from ..errors import QueryError, ServerError, ServerStartError
-from .galera import SST_GRANTS, SST_PASSWORD, SST_USER, GaleraServer, GraState
+from .galera import (SST_GRANTS, SST_PASSWORD, SST_USER, GaleraServer, GraState,
+                     forget_primary_view, prepare_bootstrap, saved_position, sst_log_tail)
+from .galera_snapshots import SnapshotStore
 from .garbd import Arbitrator
 from ..platform.logsetup import get_logger
-from ..platform.tools import run_tool
 from .judging import JUDGING_BOUND, retry_transient
 from .options import bootstrap_subset
 from .server import Server
@@ -40,17 +51,27 @@ if TYPE_CHECKING:
     from .manager import ServerManager
     from .requirements import Requirements
 
-NodeT = TypeVar("NodeT", bound=Server)
-SNAPSHOT_FORMAT = "2"  # bump when what a cold start creates changes
+SNAPSHOT_FORMAT = "2"  # bump when what a native cold start creates changes
 WARM_START_TIMEOUT = 30.0
 JOIN_TIMEOUT = 180.0
+JOIN_STAGGER = 5.0   # seconds a joiner may take to reach its group before the next is launched
 SYNC_READ_TIMEOUT = 300.0  # causal reads wait at most repl.causal_read_timeout (30 s) themselves
 
 
 class GaleraJoinError(ServerStartError):
-    """A node could not join its cluster: carries joiner, donor and SST log tails."""
+    """A node could not join its cluster: carries the nodes' status, joiner, donor and
+    SST log tails."""
 
     evidence_title = "cluster evidence"
+
+
+class Pace(StrEnum):
+    """How a formation launches its joiners once its bootstrap nodes are Synced."""
+
+    TOGETHER = "together"   # all at once (a warm start: the saved view re-forms the cluster)
+    SYNCED = "synced"       # each once the one before it is Synced (one donor at a time)
+    IN_GROUP = "in group"   # each once the one before it is in the group, or JOIN_STAGGER
+    ORDERED = "ordered"     # each once the one before it is in the group or Synced
 
 
 def cluster_groups(count: int, pairs: tuple[tuple[int, int], ...]) -> list[list[int]]:
@@ -80,50 +101,86 @@ def cluster_groups(count: int, pairs: tuple[tuple[int, int], ...]) -> list[list[
     return sorted(groups.values(), key=lambda g: g[0])
 
 
+# ---------------------------------------------------------------- waiting
 def join_failed(node: GaleraServer) -> bool:
     """True once the node's error log says, since its launch, that its state transfer
     failed and it must be restarted (``Receiving IST failed, node restart required``:
     Galera leaves such a joiner running, out of its group, for good)."""
-    watch = node.join_failed_watch
-    return watch is not None and node.is_alive() and watch.seen()
+    return node.is_alive() and node.joining.failed()
 
 
-def wait_cluster(nodes: list[GaleraServer], timeout: float,
-                 arbitrators: "list[Arbitrator] | tuple[Arbitrator, ...]" = ()) -> None:
-    """Wait until every node is Synced in a cluster of the nodes and the arbitrators;
-    explain failures.
+def wait_cluster(nodes: Sequence[GaleraServer], timeout: float,
+                 arbitrators: "list[Arbitrator] | tuple[Arbitrator, ...]" = (),
+                 reset: Callable[[GaleraServer], None] | None = None,
+                 size: int | None = -1) -> None:
+    """Wait until every node is Synced (its log says so, then SQL) in a cluster of the
+    nodes and the arbitrators (size: of that many members; None: any); explain failures.
 
     A joiner whose state transfer failed (its log says ``node restart required``:
-    Galera leaves it out of the group until it is restarted) is killed and started
-    again, once per node; a second failure is a :class:`GaleraJoinError`."""
+    Galera leaves it out of the group until it is restarted) is killed, given its
+    datadir back by reset(node) when given, and started again, once per node; a
+    second failure is a :class:`GaleraJoinError`."""
     deadline = time.monotonic() + timeout
-    size = len(nodes) + len(arbitrators)
+    if size == -1:
+        size = len(nodes) + len(arbitrators)
     restarted: set[str] = set()
     while True:
         for node in nodes:
             if join_failed(node):
-                if node.name in restarted:
-                    raise GaleraJoinError(f"node {node.name}'s state transfer failed again "
-                                          f"(node restart required)", cluster_evidence(nodes))
-                get_logger().info(f"node {node.name}'s state transfer failed (its log: node "
-                                  f"restart required): starting it again")
-                restarted.add(node.name)
-                node.kill()
-                node.start(wait=False)
-        dead = [n for n in nodes if not n.is_alive()]
-        if dead:
-            raise GaleraJoinError(f"node {dead[0].name} exited while the cluster formed",
-                                  cluster_evidence(nodes))
-        gone = [a for a in arbitrators if not a.is_alive()]
-        if gone:
-            raise GaleraJoinError(f"{gone[0].name} exited while the cluster formed",
-                                  cluster_evidence(nodes, arbitrators=arbitrators))
-        if all(n.synced_in_log() and n.is_synced(size) for n in nodes):
+                _relaunch(node, nodes, restarted, reset)
+        _check_running(nodes, arbitrators)
+        if all(n.joining.synced() and n.is_synced(size) for n in nodes):
             return
         if time.monotonic() >= deadline:
-            raise GaleraJoinError(f"cluster of {size} did not reach Synced within {timeout:.0f}s",
-                                  cluster_evidence(nodes, arbitrators=arbitrators))
+            raise GaleraJoinError(f"cluster of {size or len(nodes)} did not reach Synced within "
+                                  f"{timeout:.0f}s",
+                                  cluster_evidence(list(nodes), arbitrators=arbitrators))
         time.sleep(0.02)
+
+
+def _relaunch(node: GaleraServer, nodes: Sequence[GaleraServer], restarted: set[str],
+              reset: Callable[[GaleraServer], None] | None) -> None:
+    """The one handling of a failed join: kill the node, reset its datadir, launch it
+    again -- once; GaleraJoinError the second time."""
+    if node.name in restarted:
+        raise GaleraJoinError(f"node {node.name}'s state transfer failed again "
+                              f"(node restart required)", cluster_evidence(list(nodes)))
+    get_logger().info(f"node {node.name}'s state transfer failed (its log: node restart "
+                      f"required): starting it again")
+    restarted.add(node.name)
+    node.kill()
+    if reset is not None:
+        reset(node)
+    node.start(wait=False)
+
+
+def _check_running(nodes: Sequence[GaleraServer],
+                   arbitrators: "list[Arbitrator] | tuple[Arbitrator, ...]") -> None:
+    """GaleraJoinError when a node or an arbitrator has exited."""
+    dead = [n for n in nodes if not n.is_alive()]
+    if dead:
+        raise GaleraJoinError(f"node {dead[0].name} exited while the cluster formed",
+                              cluster_evidence(list(nodes)))
+    gone = [a for a in arbitrators if not a.is_alive()]
+    if gone:
+        raise GaleraJoinError(f"{gone[0].name} exited while the cluster formed",
+                              cluster_evidence(list(nodes), arbitrators=arbitrators))
+
+
+def in_group(node: GaleraServer, timeout: float) -> bool:
+    """Wait until a joiner's error log says it is connected to its group (False after
+    timeout, or when it exits, its log says its state transfer failed, or its log is
+    not where kewpie can read it)."""
+    if not node.joining.readable():
+        return False
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and node.is_alive():
+        if node.joining.in_group():
+            return True
+        if node.joining.failed():
+            return False
+        time.sleep(0.02)
+    return False
 
 
 def cluster_evidence(nodes: list[GaleraServer], joiner: GaleraServer | None = None,
@@ -140,57 +197,167 @@ def cluster_evidence(nodes: list[GaleraServer], joiner: GaleraServer | None = No
     for role, node in (("joiner", joiner), ("donor", donor)):
         if node is None:
             continue
-        parts.append(f"--- {role} {node.name} error log ({node.error_log}) ---")
-        parts.append(node.error_log_tail(15))
-        sst = node.sst_log_tail()
+        parts.append(f"--- {role} {node.name} error log ({node.paths.error_log}) ---")
+        parts.append(node.errlog.tail(15))
+        sst = sst_log_tail(node)
         if sst:
             parts.append(f"--- {role} {node.name} SST log ---")
             parts.append(sst)
     if joiner is None and donor is None:
         for node in nodes:
-            parts.append(f"--- {node.name} error log ({node.error_log}) ---")
-            parts.append(node.error_log_tail(8))
+            parts.append(f"--- {node.name} error log ({node.paths.error_log}) ---")
+            parts.append(node.errlog.tail(8))
     return "\n".join(parts)
 
 
-class ClusterFormer:
-    """Forms the Galera clusters of one server set."""
+# ---------------------------------------------------------------- forming
+class ClusterFormation:
+    """One cluster of a set formed (see the module): from its shape's snapshot when there
+    is one, else by state transfers, snapshotted for the next time.  servers: the set's
+    servers this formation starts, in their start order (a mysql-test set may hold plain
+    servers beside its nodes: started with the joiners, waited for until ready)."""
 
-    def __init__(self, manager: "ServerManager", use_snapshots: bool = True) -> None:
+    cold_pace = Pace.SYNCED
+    warm_pace = Pace.TOGETHER
+    cold_timeout = JOIN_TIMEOUT
+    warm_timeout = WARM_START_TIMEOUT
+    dropped: tuple[str, ...] = ()   # files a snapshot leaves out of the datadirs
+
+    def __init__(self, manager: "ServerManager", servers: Sequence[Server],
+                 snapshots: bool) -> None:
         self.manager = manager
-        self.use_snapshots = use_snapshots
-        self.log = get_logger()
-        # Next to the bootstrap cache: in /dev/shm/kewpie-<uid>/cache/, shared by every
-        # workdir of the user (see snapshot_key and snapshot_lock on why that is safe).
-        self.snapshot_root = os.path.join(os.path.dirname(manager.cache.cache_dir), "galera")
+        self.servers = list(servers)
+        self.nodes = [s for s in self.servers if isinstance(s, GaleraServer)]
+        self.store = SnapshotStore(manager.cache) if snapshots else None
+        self.size: int | None = len(self.nodes)   # the cluster's size (None: not checked)
 
-    # ------------------------------------------------------------ entry
-    def form(self, servers: list[GaleraServer], reqs: "Requirements") -> None:
-        """Start every cluster of the set and wait until all are Synced."""
+    # ------------------------------------------------------------ hooks
+    def key(self) -> str:
+        """The snapshot key of this cluster's shape."""
+        raise NotImplementedError
+
+    def bootstraps(self, node: GaleraServer, warm: bool) -> bool:
+        """Whether node starts first, a new cluster."""
+        raise NotImplementedError
+
+    def cold_datadirs(self) -> None:
+        """Give the servers their datadirs for a formation by state transfers."""
+        raise NotImplementedError
+
+    def cold_reset(self, node: GaleraServer) -> None:
+        """Give a node whose state transfer failed its datadir back (formed cold)."""
+        raise NotImplementedError
+
+    def after_bootstrap(self, node: GaleraServer, warm: bool) -> None:
+        """What follows a bootstrap node's start (nothing here)."""
+
+    def saved_state(self, index: int, uuid: str, seqno: int) -> GraState:
+        """Node index's grastate.dat in a snapshot taken at uuid:seqno."""
+        return GraState(uuid, seqno)
+
+    # ------------------------------------------------------------ the skeleton
+    def form(self) -> bool:
+        """Form the cluster; True when it formed from a snapshot."""
+        for server in self.servers:
+            server.paths.make_dirs()
+        key = self.key() if self.store is not None else ""
+        if self.store is not None and self.store.available(key):
+            if self._warm(self.store, key):
+                return True
+        self.cold_datadirs()
+        self.start(warm=False, reset=self.cold_reset)
+        if self.store is not None:
+            self.store.take(key, self.nodes, self.saved_state, self.dropped)
+        return False
+
+    def _warm(self, store: SnapshotStore, key: str) -> bool:
+        """Form from the snapshot; False (the snapshot dropped) when that fails."""
+        log, started = get_logger(), time.monotonic()
+        names = "+".join(s.name for s in self.servers)
+        try:
+            store.restore(key, self.nodes)
+            copied = time.monotonic()
+            self.start(warm=True, reset=lambda node: store.restore(
+                key, [node], self.nodes.index(node)))
+        except ServerError as exc:
+            log.debug("%s", getattr(exc, "log_tail", "") or "")
+            log.warning(f"forming cluster {names} from its snapshot {store.path(key)} failed, "
+                        f"forming it by state transfers: {str(exc).splitlines()[0]}")
+            for server in self.servers:
+                server.kill()
+            store.drop(key)
+            return False
+        log.debug("cluster %s formed from the snapshot %s: datadirs copied in %.0f ms, "
+                  "Synced %.0f ms later", names, store.path(key), (copied - started) * 1000,
+                  (time.monotonic() - copied) * 1000)
+        return True
+
+    def start(self, warm: bool, reset: Callable[[GaleraServer], None]) -> None:
+        """The one start order: bootstrap nodes first, each until Synced; the others at
+        the pace; then every node Synced and every other server ready.  Every server is
+        killed when one fails (a joiner left waiting for its donor would wait on)."""
+        timeout = max(self.warm_timeout if warm else self.cold_timeout,
+                      self.servers[0].settings.start_timeout if self.servers else 0.0)
+        try:
+            first = [n for n in self.nodes if self.bootstraps(n, warm)]
+            for node in first:
+                node.start(wait=False, new_cluster=True)
+                wait_cluster([node], timeout, reset=reset, size=None)
+                self.after_bootstrap(node, warm)
+            self._launch_others([s for s in self.servers if s not in first],
+                                self.warm_pace if warm else self.cold_pace, timeout, reset)
+            wait_cluster(self.nodes, timeout, reset=reset, size=self.size)
+            for server in self.servers:
+                if not isinstance(server, GaleraServer):
+                    server.wait_ready(timeout)
+        except BaseException:
+            for server in self.servers:
+                server.kill()
+            raise
+
+    def _launch_others(self, servers: list[Server], pace: Pace, timeout: float,
+                       reset: Callable[[GaleraServer], None]) -> None:
+        """Launch the servers that do not bootstrap, in order, at pace."""
         for server in servers:
-            server.make_dirs()
-        for group in cluster_groups(len(servers), reqs.pairs):
-            nodes = [servers[i] for i in group]
-            peers = [n.gmcast_address for n in nodes]
-            for node in nodes:
-                node.cluster_peers = peers
-            key = self.snapshot_key(nodes, group, reqs)
-            snap = os.path.join(self.snapshot_root, key)
-            if self.use_snapshots and len(nodes) > 1 and os.path.isfile(os.path.join(snap, "meta.json")):
-                try:
-                    self.warm(nodes, snap)
-                    continue
-                except ServerError as exc:
-                    self.log.warning(f"warm start of cluster {'+'.join(n.name for n in nodes)} "
-                                     f"failed, forming it by SST instead: {str(exc).splitlines()[0]}")
-                    for node in nodes:
-                        node.kill()
-                    drop_snapshot(snap)
-            self.cold(nodes)
-            if self.use_snapshots and len(nodes) > 1:
-                self.snapshot(nodes, snap)
+            server.start(wait=False)
+            if not isinstance(server, GaleraServer):
+                continue
+            if pace is Pace.SYNCED:
+                members = self.nodes[:self.nodes.index(server) + 1]
+                self._wait_joined(server, members, timeout, reset)
+            elif server is servers[-1]:
+                continue
+            elif pace is Pace.IN_GROUP:
+                in_group(server, JOIN_STAGGER)
+            elif pace is Pace.ORDERED and not in_group(server, timeout):
+                wait_cluster([server], timeout, reset=reset, size=None)
 
-    def snapshot_key(self, nodes: list[GaleraServer], group: list[int], reqs: "Requirements") -> str:
+    def _wait_joined(self, joiner: GaleraServer, members: list[GaleraServer], timeout: float,
+                     reset: Callable[[GaleraServer], None]) -> None:
+        """Until joiner and the members before it are Synced; explain a failure."""
+        try:
+            wait_cluster(members, timeout, reset=reset, size=len(members))
+        except ServerStartError as exc:
+            donor = members[0]
+            raise GaleraJoinError(f"node {joiner.name} could not join the cluster through "
+                                  f"{donor.name}: {str(exc).splitlines()[0]}",
+                                  cluster_evidence(members, joiner, donor)) from None
+
+
+class NativeFormation(ClusterFormation):
+    """A cluster of kewpie's galera kind (see the module): group is its nodes' indexes
+    in the set (bootstrap node first), reqs the set's requirements."""
+
+    def __init__(self, manager: "ServerManager", nodes: list[GaleraServer], group: list[int],
+                 reqs: "Requirements") -> None:
+        super().__init__(manager, nodes, manager.settings.cluster_snapshots and len(nodes) > 1)
+        self.group = group
+        self.reqs = reqs
+        peers = [n.gmcast_address for n in nodes]
+        for node in nodes:
+            node.cluster_peers = peers
+
+    def key(self) -> str:
         """Same code tree, user, provider, topology and options give the same key.
 
         Nothing of a workdir goes in, and nothing of one is in a snapshot: the
@@ -200,163 +367,47 @@ class ClusterFormer:
         saved view's node UUIDs, and bots of one workdir already start one
         snapshot on different ports and vardirs).  So workdirs share them.
         """
-        tree = nodes[0].tree
-        parts = [SNAPSHOT_FORMAT, tree.binary_fingerprint(), tree.basedir, self.manager.settings.user or "",
-                 os.path.realpath(self.manager.settings.wsrep_provider), repr(group),
-                 repr([p for p in reqs.pairs if p[1] in group])]
-        for node in nodes:  # the SST method only matters to later joins, not to the datadirs
+        tree = self.nodes[0].tree
+        settings = self.manager.settings
+        parts = [SNAPSHOT_FORMAT, tree.binary_fingerprint(), tree.basedir, settings.user or "",
+                 os.path.realpath(settings.wsrep_provider), repr(self.group),
+                 repr([p for p in self.reqs.pairs if p[1] in self.group])]
+        for node in self.nodes:  # the SST method only matters to later joins, not the datadirs
             parts.append("|".join(o.as_arg() for o in node.user_options
                                   if o.name != "wsrep-sst-method"))
             if node.tree is not tree:  # a mixed-version cluster
                 parts.append(f"tree {node.tree.binary_fingerprint()} {node.tree.basedir}")
-        return hashlib.sha1("\n".join(parts).encode()).hexdigest()[:16]
+        return "native-" + hashlib.sha1("\n".join(parts).encode()).hexdigest()[:16]
 
-    # ------------------------------------------------------------ cold
-    def cold(self, nodes: list[GaleraServer]) -> None:
-        """Bootstrap the first node, create the SST user, join the rest by SST."""
-        first = nodes[0]
+    def bootstraps(self, node: GaleraServer, warm: bool) -> bool:
+        """Cold: the group's first node; warm: none (the saved view re-forms the cluster)."""
+        return not warm and node is self.nodes[0]
+
+    def cold_datadirs(self) -> None:
+        """The bootstrap node gets the pristine datadir, the joiners empty ones (SST)."""
+        first = self.nodes[0]
         cache = self.manager.cache_for(first.tree)
-        template = cache.template(bootstrap_subset(first.effective_options()))
-        cache.copy_to(template, first.datadir)
-        first.start(new_cluster=True)
-        try:
-            for host in ("localhost", "127.0.0.1"):  # socket, and TCP as my.cnf's [client] says
-                first.execute(f"CREATE USER IF NOT EXISTS '{SST_USER}'@'{host}' "
-                              f"IDENTIFIED BY '{SST_PASSWORD}'")
-                first.execute(f"GRANT {SST_GRANTS} ON *.* TO '{SST_USER}'@'{host}'")
-        except QueryError as exc:
-            raise ServerStartError(f"cannot create the SST user on {first.name}: {exc}",
-                                   first.error_log_tail()) from exc
-        for i, joiner in enumerate(nodes[1:], start=2):
+        cache.copy_to(cache.template(bootstrap_subset(first.effective_options())),
+                      first.paths.datadir)
+        for joiner in self.nodes[1:]:
             joiner.wipe_datadir()
-            self.join(joiner, nodes[:i], donor=first)
 
-    def join(self, joiner: GaleraServer, members: list[GaleraServer], donor: GaleraServer,
-             timeout: float = JOIN_TIMEOUT) -> None:
-        """Start joiner and wait until all members are Synced; explain a failure."""
+    def cold_reset(self, node: GaleraServer) -> None:
+        """A joiner whose state transfer failed starts from an empty datadir again."""
+        if node is not self.nodes[0]:
+            node.wipe_datadir()
+
+    def after_bootstrap(self, node: GaleraServer, warm: bool) -> None:
+        """Create the SST user on the bootstrap node (socket, and TCP as my.cnf's
+        [client] says)."""
         try:
-            joiner.start(timeout=timeout)
-            wait_cluster(members, timeout)
-        except ServerStartError as exc:
-            raise GaleraJoinError(f"node {joiner.name} could not join the cluster through "
-                                  f"{donor.name}: {str(exc).splitlines()[0]}",
-                                  cluster_evidence(members, joiner, donor)) from None
-
-    # ------------------------------------------------------------ snapshot
-    def snapshot(self, nodes: list[GaleraServer], target: str) -> None:
-        """Freeze the idle cluster, copy its datadirs with their position, thaw it."""
-        save_snapshot(nodes, target, GaleraServer.wsrep_status,
-                      lambda i, uuid, seqno: GraState(uuid, seqno))
-
-    # ------------------------------------------------------------ warm
-    def warm(self, nodes: list[GaleraServer], snap: str) -> None:
-        """Start all nodes together from the snapshot; they re-form the cluster."""
-        start = time.monotonic()
-        restore_snapshot(self.manager, nodes, snap)
-        copied = time.monotonic()
-        for node in nodes:
-            node.start(wait=False)
-        launched = time.monotonic()
-        wait_cluster(nodes, WARM_START_TIMEOUT)
-        self.log.debug("warm cluster of %d: datadirs copied in %.0f ms, launched in %.0f ms, "
-                       "Synced %.0f ms later", len(nodes), (copied - start) * 1000,
-                       (launched - copied) * 1000, (time.monotonic() - launched) * 1000)
-
-
-def save_snapshot(nodes: Sequence[NodeT], target: str, status: Callable[[NodeT], dict[str, str]],
-                  grastate: Callable[[int, str, int], GraState],
-                  drop: tuple[str, ...] = ()) -> None:
-    """Freeze the idle cluster of nodes, copy their datadirs into target (a directory of
-    the shared snapshot cache) with grastate(node index, uuid, seqno) as each one's
-    grastate.dat and without the files named in drop, and thaw them.  Nothing when
-    target exists (another bot made it meanwhile: one in use is never replaced) or the
-    nodes are not all at one position (status(node): its wsrep status variables)."""
-    log = get_logger()
-    start = time.monotonic()
-    safedirs.make_dir(os.path.dirname(target), safedirs.TRAVERSE)
-    building = f"{target}.building-{os.getpid()}"
-    with snapshot_lock(target, fcntl.LOCK_EX):
-        try:
-            if os.path.isfile(os.path.join(target, "meta.json")):
-                return
-            states = [status(n) for n in nodes]
-            positions = {(s["wsrep_local_state_uuid"], s["wsrep_last_committed"]) for s in states}
-            if len(positions) != 1:
-                log.debug("cluster not idle (%s); no snapshot taken", positions)
-                return
-            uuid, seqno = positions.pop()
-            shutil.rmtree(building, ignore_errors=True)
-            os.makedirs(building, mode=0o755)
-            for node in nodes:
-                node.pause()  # frozen while their datadirs are copied
-            try:
-                for i, node in enumerate(nodes):
-                    dest = os.path.join(building, f"n{i}")
-                    os.makedirs(dest)
-                    copied = run_tool(["cp", "-a", node.datadir, os.path.join(dest, "data")])
-                    if not copied.ok:
-                        raise OSError(f"cp -a {node.datadir}: {copied.stderr.strip()}")
-            finally:
-                for node in nodes:
-                    node.resume()
-            for i in range(len(nodes)):
-                data = os.path.join(building, f"n{i}", "data")
-                with open(os.path.join(data, "grastate.dat"), "w") as fh:
-                    fh.write(grastate(i, uuid, int(seqno)).render())
-                for name in ("ibtmp1", "mysqld.pid", *drop):
-                    if os.path.exists(os.path.join(data, name)):
-                        os.unlink(os.path.join(data, name))
-            with open(os.path.join(building, "meta.json"), "w") as fh:
-                json.dump({"uuid": uuid, "seqno": int(seqno), "nodes": len(nodes)}, fh)
-            shutil.rmtree(target, ignore_errors=True)
-            os.rename(building, target)
-            log.debug("cluster snapshot %s taken in %.0f ms", target,
-                      (time.monotonic() - start) * 1000)
-        except (OSError, QueryError, KeyError) as exc:
-            log.warning(f"could not snapshot the cluster (next start will use SST): {exc}")
-            shutil.rmtree(building, ignore_errors=True)
-
-
-def restore_snapshot(manager: "ServerManager", nodes: Sequence[Server], snap: str,
-                     first: int = 0) -> None:
-    """Copy each node's datadir from the snapshot snap (nodes[k] gets node first + k's),
-    side by side, under its shared lock (no bot deletes it meanwhile); ServerStartError
-    when it is gone."""
-    with snapshot_lock(snap, fcntl.LOCK_SH):
-        if not os.path.isfile(os.path.join(snap, "meta.json")):
-            raise ServerStartError(f"cluster snapshot {snap} disappeared")
-        with ThreadPoolExecutor(len(nodes)) as pool:  # one cp each, side by side
-            copies = [pool.submit(manager.cache.copy_to,
-                                  os.path.join(snap, f"n{first + i}", "data"), node.datadir)
-                      for i, node in enumerate(nodes)]
-            for copy in copies:
-                copy.result()   # the first failure is raised, once every copy ended
-
-
-def drop_snapshot(snap: str, wait: bool = True) -> bool:
-    """Remove a snapshot (one that did not start, or one pruned) under its exclusive lock;
-    without wait, only when no run holds it now.  True when removed."""
-    try:
-        with snapshot_lock(snap, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB):
-            shutil.rmtree(snap, ignore_errors=True)
-    except BlockingIOError:
-        return False   # another run copies from it or builds it
-    return True
-
-
-@contextlib.contextmanager
-def snapshot_lock(snap: str, mode: int) -> Iterator[None]:
-    """Hold the snapshot's lock file: shared to copy from it, exclusive to change it.
-
-    The lock file sits next to the snapshot in the shared cache, so runs of
-    different workdirs exclude each other as bots of one workdir do.
-    """
-    fd = os.open(snap + ".lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    try:
-        fcntl.flock(fd, mode)
-        yield
-    finally:
-        os.close(fd)
+            for host in ("localhost", "127.0.0.1"):
+                node.execute(f"CREATE USER IF NOT EXISTS '{SST_USER}'@'{host}' "
+                             f"IDENTIFIED BY '{SST_PASSWORD}'")
+                node.execute(f"GRANT {SST_GRANTS} ON *.* TO '{SST_USER}'@'{host}'")
+        except QueryError as exc:
+            raise ServerStartError(f"cannot create the SST user on {node.name}: {exc}",
+                                   node.errlog.tail()) from exc
 
 
 def has_quorum(alive: int, size: int) -> bool:
@@ -379,7 +430,7 @@ def restart_cluster(nodes: list[GaleraServer], timeout: float = JOIN_TIMEOUT) ->
             node.stop()
     with ThreadPoolExecutor(len(nodes)) as pool:  # --wsrep-recover runs InnoDB recovery
         positions: dict[str, tuple[str, int] | None] = dict(
-            zip([n.name for n in nodes], pool.map(lambda n: n.saved_position(), nodes)))
+            zip([n.name for n in nodes], pool.map(saved_position, nodes)))
     held = {name: pos for name, pos in positions.items() if pos is not None}
     candidates = [n for n in nodes if n.name in held]
     if not candidates:
@@ -390,8 +441,8 @@ def restart_cluster(nodes: list[GaleraServer], timeout: float = JOIN_TIMEOUT) ->
     log.info(f"restarting the cluster from {first.name} at {uuid}:{seqno} "
              f"(positions: {', '.join(f'{k}={v[1] if v else None}' for k, v in positions.items())})")
     for node in nodes:
-        node.forget_primary_view()
-    first.prepare_bootstrap(uuid, seqno)
+        forget_primary_view(node)
+    prepare_bootstrap(first, uuid, seqno)
     first.start(new_cluster=True, timeout=timeout)
     for node in nodes:
         if node is not first:
@@ -400,14 +451,20 @@ def restart_cluster(nodes: list[GaleraServer], timeout: float = JOIN_TIMEOUT) ->
     return first
 
 
-def form_galera_set(manager: "ServerManager", servers: list[Server], reqs: "Requirements") -> None:
-    """ServerKind hook: form the set's clusters (warm from snapshots when allowed), then
-    start the arbitrator the requirements ask for in the cluster of node 0."""
+def form_galera_set(manager: "ServerManager", servers: list[Server], reqs: "Requirements") -> bool:
+    """The galera kind's start: form the set's clusters (:class:`NativeFormation`, warm
+    from snapshots when allowed), then start the arbitrator the requirements ask for in
+    the cluster of node 0.  True when every cluster formed from a snapshot."""
     nodes = [s for s in servers if isinstance(s, GaleraServer)]
-    ClusterFormer(manager, manager.settings.cluster_snapshots).form(nodes, reqs)
+    warm = []
+    for group in cluster_groups(len(nodes), reqs.pairs):
+        members = [nodes[i] for i in group]
+        formation = NativeFormation(manager, members, group, reqs)
+        warm.append(formation.form())
     if reqs.arbitrator:
         members = [nodes[i] for i in cluster_groups(len(nodes), reqs.pairs)[0]]
         start_arbitrator(manager, members, len(servers))
+    return all(warm)
 
 
 def start_arbitrator(manager: "ServerManager", members: list[GaleraServer],
@@ -417,12 +474,10 @@ def start_arbitrator(manager: "ServerManager", members: list[GaleraServer],
     vardir = os.path.join(manager.bot_dir, "var_garbd")
     arbitrator = Arbitrator("garbd", vardir, manager.lease_extra(index), manager.settings,
                             [n.gmcast_address for n in members])
-    manager.arbitrators.append(arbitrator)
+    manager.add_arbitrator(arbitrator)
     arbitrator.start()
-    manager.log.debug("%s: %s started (pid %s, port %d)", manager.bot_name, arbitrator.name,
-                      arbitrator.pid, arbitrator.port)
-    if manager.on_change:
-        manager.on_change()
+    get_logger().debug("%s: %s started (pid %s, port %d)", manager.bot_name, arbitrator.name,
+                       arbitrator.pid, arbitrator.port)
     wait_cluster(members, JOIN_TIMEOUT, arbitrators=[arbitrator])
     return arbitrator
 
@@ -436,7 +491,8 @@ def wait_galera_applied(manager: "ServerManager", timeout: float) -> None:
     """galera kind: every node Synced and caught up (a causal read with wsrep_sync_wait)."""
     nodes = [s for s in manager.servers if isinstance(s, GaleraServer)]
     for group in cluster_groups(len(nodes), manager.current.pairs if manager.current else ()):
-        wait_cluster([nodes[i] for i in group], timeout,
+        members = [nodes[i] for i in group]
+        wait_cluster(members, timeout, size=len(members),
                      arbitrators=cluster_arbitrators(manager, group))
     for node in nodes:
         sync_wait_execute(node, "SELECT 1")

@@ -1,18 +1,19 @@
-"""What a managed server can do, as small protocols, and the one way it starts.
+"""What a managed server can do, as small protocols.
 
 The capabilities are separate, as Jepsen's DB/Kill/Pause protocols: code that
 only stops servers asks for :class:`Stoppable`, a fault injector for
-:class:`Killable` or :class:`Pausable`, a report for :class:`HasLogs`.
-:func:`start_process` is the start sequence every server follows (mirakuru's
-``Executor.start``): a pre-start check, the launch, then a readiness poll
-that fails fast when the child exits and gives up after a timeout.
+:class:`Killable` or :class:`Pausable`, a report for :class:`HasLogs`.  The
+start sequence every server follows (mirakuru's ``Executor.start``: a
+pre-start check, the launch, then a readiness poll that fails fast when the
+child exits and gives up after a timeout) is ``Server.start``'s.
 """
 from __future__ import annotations
 
 from contextlib import AbstractContextManager
-from typing import Callable, NoReturn, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
-from ..platform.lifecycle import ReadyWait, StopResult
+from ..platform.lifecycle import StopResult
+from .logs import ErrorLog
 
 
 @runtime_checkable
@@ -28,16 +29,13 @@ class Startable(Protocol):
 
 @runtime_checkable
 class Stoppable(Protocol):
-    """Stops cleanly (bounded), or starts stopping and is waited for."""
+    """Stops by the one stop policy (bounded), cleanly or fast when it is thrown away."""
 
-    def stop(self, timeout: float | None = None) -> StopResult:
+    def stop(self, timeout: float | None = None, clean: bool = True) -> StopResult:
         """Stop and say how it ended."""
 
-    def signal_stop(self) -> None:
-        """Begin stopping without waiting (the interrupt path)."""
-
-    def wait_exit(self, timeout: float) -> bool:
-        """True once the process has exited (within timeout)."""
+    def discard(self, fast: bool = False) -> None:
+        """Stop, its data not being used again (fast: on an interrupt)."""
 
 
 @runtime_checkable
@@ -64,60 +62,6 @@ class Pausable(Protocol):
 
 @runtime_checkable
 class HasLogs(Protocol):
-    """Has an error log to mark and quote."""
+    """Has an error log to mark and quote (lib.servers.logs.ErrorLog)."""
 
-    def error_log_size(self) -> int:
-        """A mark for error_log_since."""
-
-    def error_log_since(self, mark: int) -> str:
-        """What the log gained since mark."""
-
-    def error_log_tail(self, lines: int = 30) -> str:
-        """The log's last lines."""
-
-
-class Watched(Protocol):
-    """The launched child as the start sequence sees it (a ProcessExecutor)."""
-
-    def wait_ready(self, check: Callable[[], bool], timeout: float) -> tuple[bool, ReadyWait]:
-        """Poll check until true; stop early when the child exits."""
-
-
-class StartSteps(Protocol):
-    """The hooks of start_process, in the order it calls them."""
-
-    def pre_start_check(self) -> None:
-        """Raise if the server cannot start now (e.g. its port is taken)."""
-
-    def launch(self, extra_args: tuple[str, ...]) -> Watched:
-        """Write the config, start the process, and return its handle."""
-
-    def ready(self) -> bool:
-        """The readiness check polled after launch."""
-
-    def start_failed(self, why: ReadyWait, timeout: float) -> NoReturn:
-        """Clean up and raise: the child exited, or did not get ready in time."""
-
-
-def poll_ready(child: Watched, check: Callable[[], bool], timeout: float) -> ReadyWait:
-    """Poll check until it is true (READY), the child exits (EXITED) or timeout (TIMEOUT)."""
-    ok, reason = child.wait_ready(check, timeout)
-    return ReadyWait.READY if ok else ReadyWait(reason)  # a plain string from older executors
-
-
-def await_ready(steps: StartSteps, child: Watched, timeout: float) -> None:
-    """The readiness half of the start: return when ready, else steps.start_failed raises."""
-    why = poll_ready(child, steps.ready, timeout)
-    if not why.ready:
-        steps.start_failed(why, timeout)
-
-
-def start_process(steps: StartSteps, timeout: float, wait: bool = True,
-                  extra_args: tuple[str, ...] = ()) -> Watched:
-    """The start sequence: pre-start check, launch, and (with wait) the readiness
-    poll with fail-fast on exit.  Returns the launched child."""
-    steps.pre_start_check()
-    child = steps.launch(tuple(extra_args))
-    if wait:
-        await_ready(steps, child, timeout)
-    return child
+    errlog: ErrorLog

@@ -46,10 +46,12 @@ if TYPE_CHECKING:   # Galera's modules load with a Galera set (lib/servers/galer
 
 @dataclass(frozen=True)
 class ServerKind:
-    """A server type: its Server class, how a set starts, how to wait for it to apply."""
+    """A server type: how its servers are made (a Server class, or a function choosing
+    one), how a set starts (True when it formed from a snapshot of an earlier
+    formation), how to wait for it to apply."""
 
-    server_class: type[Server]
-    start_set: Callable[["ServerManager", list[Server], "Requirements"], None]
+    server_class: Callable[..., Server]
+    start_set: Callable[["ServerManager", list[Server], "Requirements"], bool | None]
     wait_applied: Callable[["ServerManager", float], None]
     spare_datadirs: bool = False  # copy the next pristine datadirs while a test runs
     # start_set in two halves, for ServerManager.launch: spawn without waiting, then
@@ -124,42 +126,56 @@ class ServerManager:
                                         Record(network_record))
         self.bot_dir = bot_dir
         self.disk_dir = disk_dir or bot_dir
-        self.disk_problem = disk_problem
+        self._disk_problem = disk_problem
         self.tree = tree
         self.leaser = leaser
         self.cache = cache
         self.settings = settings
-        self.kinds = kinds
-        self.on_change = on_change
+        self._kinds = kinds
+        self._on_change = on_change
         self.servers: list[Server] = []
         # processes of the set that are no servers: Galera arbitrators (garbd)
         self.arbitrators: list[Arbitrator] = []
         self.last_servers: list[Server] = []  # the latest set, kept for evidence after a failed start
         self.current: Requirements | None = None
-        self.launched: Launched | None = None  # a set launch() began, for get_servers
         self.leases: list[PortLease] = []
-        self.baseline: Baseline | None = None
-        self.baselines = BaselineTaker()
-        self.spares = SpareDatadirs(cache, keep_dir)
-        self.first_set: list[tuple[str, str]] = []  # (template, vardir) of the first set
-        self._first_set_open = False  # copy_pristine is filling first_set
-        self.caches: dict[str, BootstrapCache] = {tree.basedir: cache}  # one per code tree
-        self.force_reset = False
+        self.restarts = 0   # sets started
+        self._launched: Launched | None = None  # a set launch() began, for get_servers
+        self._baseline: Baseline | None = None
+        self._baselines = BaselineTaker()
+        self._spares = SpareDatadirs(cache, keep_dir)
+        self._first_set: list[tuple[str, str]] = []  # (template, vardir) of the first set
+        self._first_set_open = False  # copy_pristine is filling _first_set
+        self._caches: dict[str, BootstrapCache] = {tree.basedir: cache}  # one per code tree
+        self._force_reset = False
         # False when no later test can reuse this bot's servers (the run's last test,
-        # --start-and-exit, a sweep): no baseline fingerprint, no spare datadirs.
-        self.reuse_expected = True
-        # the run ends with this test: a passing test's set stops with the run (shutdown),
-        # after its result is out, not before
-        self.last_test = False
-        # Galera sets: a kind may form this set from a snapshot of an earlier formation
-        # of its shape (False: the next test must see a formation as its reference tool
-        # makes it, e.g. an mtr case that reads the state transfers in its error logs);
-        # and whether the current set was formed so
-        self.snapshot_formation = True
-        self.formed_from_snapshot = False
-        self.restarts = 0
-        self.resets = 0
+        # --start-and-exit, mtr mode): no baseline fingerprint, no spare datadirs
+        # (more_tests); and the run ends with the next test: a passing test's set stops
+        # with the run (shutdown), after its result is out, not before
+        self._reuse_expected = True
+        self._last_test = False
+        self._formed_from_snapshot = False  # the current (Galera) set was
+        self._resets = 0
         self.log = get_logger()
+
+    def more_tests(self, later: bool) -> None:
+        """Say whether tests run on this bot's servers after the next one.  Without them
+        (later False) the next test's set takes no baseline fingerprint and no spare
+        datadirs are made, and a set that passes stops with the run, after its result."""
+        self._reuse_expected = later
+        self._last_test = not later
+
+    def fits(self, reqs: Requirements) -> bool:
+        """True when the running set serves reqs as it is: no reset asked, the same
+        requirements, and not formed from a snapshot for a test that may not have one."""
+        return (bool(self.servers) and self.current == reqs and not self._force_reset
+                and not (self._formed_from_snapshot and not reqs.snapshot_formation))
+
+    def add_arbitrator(self, arbitrator: Arbitrator) -> None:
+        """Record a process of the set that is no server (a Galera arbitrator): stopped
+        with the set, written to the state file."""
+        self.arbitrators.append(arbitrator)
+        self._notify()
 
     # ------------------------------------------------------------ leasing
     def _lease(self, index: int) -> PortLease:
@@ -180,20 +196,20 @@ class ServerManager:
         return self._lease(index)
 
     def _notify(self, _server: Server | None = None) -> None:
-        if self.on_change:
-            self.on_change()
+        if self._on_change:
+            self._on_change()
 
     # ------------------------------------------------------------ servers
     def get_servers(self, reqs: Requirements) -> list[Server]:
         """Servers meeting reqs: the current ones if reusable, else fresh ones (those
         :meth:`launch` began for reqs, once they answer)."""
-        launched, self.launched = self.launched, None
-        if launched is not None and launched.reqs == reqs and not self.force_reset:
+        launched, self._launched = self._launched, None
+        if launched is not None and launched.reqs == reqs and not self._force_reset:
             if launched.error is not None:
                 raise launched.error
             self._start_fresh(reqs, launched=True)
             return self.servers
-        if launched is None and self.servers and self.current == reqs and not self.force_reset:
+        if launched is None and self.fits(reqs):
             return self.servers
         self.teardown(discard=launched is not None)  # a launched set nobody took: killed
         self._start_fresh(reqs)
@@ -206,33 +222,33 @@ class ServerManager:
         here is raised by that call, as if it had happened there.  Only for a manager
         without servers, and a kind that starts in two halves (the mysql kind; not a
         namespaced set).  True when launched (or failed, to be raised later)."""
-        kind = self.kinds.get(reqs.server_type)
-        if (self.servers or self.launched is not None or kind is None or kind.launch_set is None
+        kind = self._kinds.get(reqs.server_type)
+        if (self.servers or self._launched is not None or kind is None or kind.launch_set is None
                 or kind.finish_set is None or reqs.namespaced
-                or (reqs.on_disk and self.disk_problem)):
+                or (reqs.on_disk and self._disk_problem)):
             return False
         try:
             self._make_set(reqs, kind)
             kind.launch_set(self, self.servers, reqs)
         except KewpieError as exc:
             self.teardown()
-            self.launched = Launched(reqs, exc)
+            self._launched = Launched(reqs, exc)
             return True
         except BaseException:
             self.teardown()
             raise
-        self.launched = Launched(reqs)
+        self._launched = Launched(reqs)
         return True
 
     def _kind(self, reqs: Requirements) -> ServerKind:
         """reqs' server kind; UsageError when unknown, or on disk without a place for it."""
-        kind = self.kinds.get(reqs.server_type)
+        kind = self._kinds.get(reqs.server_type)
         if kind is None:
             raise UsageError(f"unknown server type {reqs.server_type!r}; "
-                             f"known: {', '.join(sorted(self.kinds))}")
-        if reqs.on_disk and self.disk_problem:
+                             f"known: {', '.join(sorted(self._kinds))}")
+        if reqs.on_disk and self._disk_problem:
             raise UsageError(f"this suite keeps its servers on disk (storage = 'disk'), but "
-                             f"{self.disk_problem}")
+                             f"{self._disk_problem}")
         return kind
 
     def _start_fresh(self, reqs: Requirements, launched: bool = False) -> None:
@@ -247,13 +263,8 @@ class ServerManager:
                 assert kind.finish_set is not None
                 kind.finish_set(self, servers, reqs)
             else:
-                if reqs.namespaced:
-                    hosts = self.host_network.create(len(servers))
-                    control = NetworkControl(hosts)
-                    for server, host in zip(servers, hosts):
-                        server.place_on(host, control)
-                kind.start_set(self, servers, reqs)
-            if self.reuse_expected:
+                self._formed_from_snapshot = bool(kind.start_set(self, servers, reqs))
+            if self._reuse_expected:
                 self.take_baseline()
         except BaseException:
             self.teardown()
@@ -263,29 +274,33 @@ class ServerManager:
         # in the background: the next spares (this kind's), and removing old vardirs
         # Spares only once this bot has reset a set: a bot whose tests clean up never
         # needs one, and the copy would compete with its tests for the CPU.
-        self.spares.prepare([(self.pristine_template(s), s.vardir) for s in servers]
-                            if kind.spare_datadirs and self.reuse_expected and self.resets
-                            else [])
+        self._spares.prepare([(self.pristine_template(s), s.paths.vardir) for s in servers]
+                             if kind.spare_datadirs and self._reuse_expected and self._resets
+                             else [])
         self._notify()
 
     def _make_set(self, reqs: Requirements, kind: ServerKind) -> None:
         """The server objects of a fresh set for reqs (nothing started yet)."""
         self.current = reqs
-        self.force_reset = False
+        self._force_reset = False
+        self._formed_from_snapshot = False
         self._first_set_open = self.restarts == 0 and kind.spare_datadirs and not reqs.on_disk
         servers = []
         trees = [self.tree_for(reqs.basedir_of(i)) for i in range(reqs.count)]
         if any(t is not self.tree for t in trees):
             self.log.info("code trees: " + ", ".join(f"s{i} {t.label} ({t.basedir})"
                                                      for i, t in enumerate(trees)))
+        hosts = self.host_network.create(reqs.count) if reqs.namespaced else []
+        control = NetworkControl(hosts) if hosts else None
         for index, options in enumerate(reqs.servers):
             base = self.disk_dir if reqs.on_disk else self.bot_dir
             vardir = os.path.join(base, f"var_s{index}")
             if os.path.lexists(vardir):
-                self.spares.remove_later(vardir)
+                self._spares.remove_later(vardir)
+            net = (hosts[index], control) if control is not None else None
             server = kind.server_class(f"s{index}", index, trees[index], vardir,
                                        self._lease(index), list(options), self.settings,
-                                       on_change=self._notify)
+                                       on_change=self._notify, net=net)
             servers.append(server)
         self.servers = servers
         self.last_servers = servers
@@ -301,10 +316,10 @@ class ServerManager:
     def cache_for(self, tree: CodeTree) -> BootstrapCache:
         """The bootstrap cache of a code tree (templates of every tree share one directory;
         their keys differ by the server binary)."""
-        if tree.basedir not in self.caches:
-            self.caches[tree.basedir] = BootstrapCache(self.cache.cache_dir, tree,
-                                                       self.cache.server_user)
-        return self.caches[tree.basedir]
+        if tree.basedir not in self._caches:
+            self._caches[tree.basedir] = BootstrapCache(self.cache.cache_dir, tree,
+                                                        self.cache.server_user)
+        return self._caches[tree.basedir]
 
     def pristine_template(self, server: Server) -> str:
         """The pristine datadir (bootstrap cache template) for server's options."""
@@ -312,31 +327,31 @@ class ServerManager:
 
     def copy_pristine(self, server: Server) -> None:
         """Create server's vardir and give it a fresh copy of the pristine datadir."""
-        server.make_dirs()
+        server.paths.make_dirs()
         template = self.pristine_template(server)
         if self._first_set_open:
-            self.first_set.append((template, server.vardir))
-        if not self.spares.take(template, server.vardir, server.datadir):
-            self.cache.copy_to(template, server.datadir)
+            self._first_set.append((template, server.paths.vardir))
+        if not self._spares.take(template, server.paths.vardir, server.paths.datadir):
+            self.cache.copy_to(template, server.paths.datadir)
 
     def wait_for_replicas(self, timeout: float = 60.0) -> None:
         """Block until every replica (or cluster node) has applied what was committed."""
         if not self.current:
             return
-        kind = self.kinds[self.current.server_type]
+        kind = self._kinds[self.current.server_type]
         kind.wait_applied(self, timeout)
 
     def take_baseline(self) -> None:
         """Fingerprint each server as handed to the test (with row details under
         --verbose, so a reset can say which tables, users or variables differ)."""
-        self.baseline = self.baselines.take(self.current, self.servers,
-                                            self.log.isEnabledFor(logging.DEBUG))
+        self._baseline = self._baselines.take(self.current, self.servers,
+                                              self.log.isEnabledFor(logging.DEBUG))
 
     # ------------------------------------------------------------ after a test
     def reset_reasons(self, test_passed: bool) -> list[str]:
         """Why the servers cannot be reused by the next test ([] = reusable; the
         ``test`` schema has then been emptied)."""
-        if self.force_reset:
+        if self._force_reset:
             return ["the test asked for a reset"]
         if not test_passed:
             return ["the test did not pass"]
@@ -345,9 +360,9 @@ class ServerManager:
         gone = [f"{a.name} is not running" for a in self.arbitrators if not a.is_alive()]
         if gone:
             return gone
-        if self.baseline is None:
+        if self._baseline is None:
             return ["no baseline fingerprint"]
-        return set_reasons(self.servers, self.baseline, self.wait_for_replicas,
+        return set_reasons(self.servers, self._baseline, self.wait_for_replicas,
                            self.log.isEnabledFor(logging.DEBUG))
 
     def after_test(self, test_passed: bool) -> list[str]:
@@ -367,14 +382,14 @@ class ServerManager:
             return [f"applying the reuse rule failed: {exc}"]
 
     def _apply_reuse_rule(self, test_passed: bool) -> list[str]:
-        if test_passed and not self.reuse_expected and not self.force_reset:
-            if not self.last_test:
+        if test_passed and not self._reuse_expected and not self._force_reset:
+            if not self._last_test:
                 self.teardown(discard=True)  # no later test: not a reset, the set's end
             return []
         had_servers = bool(self.servers) or not test_passed
         reasons = self.reset_reasons(test_passed) if had_servers else []
         if reasons:
-            self.resets += 1
+            self._resets += 1
             self.log.debug("%s: fresh servers for the next test: %s", self.bot_name,
                            "; ".join(reasons))
             started = time.monotonic()
@@ -385,7 +400,7 @@ class ServerManager:
 
     def request_reset(self) -> None:
         """Ask for fresh servers before the next test."""
-        self.force_reset = True
+        self._force_reset = True
 
     # ------------------------------------------------------------ stopping
     def teardown(self, fast: bool = False, discard: bool = False) -> None:
@@ -402,9 +417,9 @@ class ServerManager:
             self.host_network.destroy()
         self.servers = []
         self.current = None
-        self.formed_from_snapshot = False
-        self.launched = None
-        self.baseline = None
+        self._formed_from_snapshot = False
+        self._launched = None
+        self._baseline = None
         self._notify()
 
     def release(self) -> None:
@@ -419,38 +434,28 @@ class ServerManager:
         try:
             self.teardown(fast=fast, discard=discard)
             if not fast:  # the next run's first set renames these in (not when interrupted)
-                self.spares.keep_for_next_run(self.first_set)
+                self._spares.keep_for_next_run(self._first_set)
         finally:
-            self.spares.discard()
+            self._spares.discard()
             self.release()
 
 
 def stop_all(servers: list[Server], fast: bool = False, kill: bool = False) -> None:
-    """Stop servers in parallel with bounded waits.
+    """Stop servers in parallel, each by the one stop policy with its bounded waits.
 
     kill: kill -9 each (its datadir is thrown away and no evidence is wanted).
-
-    Normal: each server is discarded (a clean SHUTDOWN-SIGTERM-SIGKILL stop for a
-    plain server, kill -9 for a Galera node whose datadir is thrown away).
-    fast (on interrupt): SIGTERM to all at once, 5 s shared bound, then SIGKILL.
+    Otherwise each server is discarded (a clean stop for a plain server, kill -9
+    for a Galera node whose datadir is thrown away); fast (on interrupt): no SQL
+    ``SHUTDOWN``, SIGTERM then SIGKILL within a few seconds.
     """
     running = [s for s in servers if s.is_alive()]
     if kill:
         for server in running:
             server.kill()
         return
-    if fast:
-        for server in running:
-            server.signal_stop()
-        deadline = time.monotonic() + 5.0
-        for server in running:
-            if not server.wait_exit(max(0.0, deadline - time.monotonic())):
-                server.kill()
-            server.notify_changed()
-        return
-    threads = [threading.Thread(target=server.discard, daemon=True) for server in running]
+    threads = [threading.Thread(target=server.discard, args=(fast,), daemon=True)
+               for server in running]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-

@@ -237,5 +237,5 @@ def check_restart_options(server: "Server", options: list[str] | None) -> None:
     if options is None:
         return
     catalog = load_catalog(server.tree.server, server.settings.env.get(TAG_WORKDIR))
-    check_server_options(parse_options(options), catalog, vardir=server.vardir,
-                         datadir=server.datadir, where=f"{server.name} restart")
+    check_server_options(parse_options(options), catalog, vardir=server.paths.vardir,
+                         datadir=server.paths.datadir, where=f"{server.name} restart")

@@ -137,13 +137,3 @@ def reject_owned(options: list[Option], where: str = "") -> None:
 def bootstrap_subset(options: list[Option]) -> list[Option]:
     """The options that matter when a datadir is created."""
     return [o for o in options if o.name in BOOTSTRAP_OPTIONS]
-
-
-def render_cnf(sections: dict[str, list[Option]]) -> str:
-    """Render a my.cnf text from {section: options}."""
-    out = ["# Written by kewpie; options from the suite come after kewpie's own."]
-    for section, options in sections.items():
-        out.append(f"[{section}]")
-        out.extend(o.render() for o in options)
-        out.append("")
-    return "\n".join(out)

@@ -64,7 +64,7 @@ def start_replica(primary: Server, replica: Server, timeout: float = 30.0) -> No
         replica.execute("START SLAVE")
     except QueryError as exc:
         raise ReplicationError(f"cannot make {replica.name} a replica of {primary.name}: {exc}",
-                               replica.error_log_tail()) from exc
+                               replica.errlog.tail()) from exc
     deadline = time.monotonic() + timeout
     while True:
         status = replica_status(replica)
@@ -73,13 +73,13 @@ def start_replica(primary: Server, replica: Server, timeout: float = 30.0) -> No
         if time.monotonic() > deadline:
             raise ReplicationError(f"replica {replica.name} did not start replicating from "
                                    f"{primary.name} within {timeout:.0f}s: "
-                                   f"{describe_status(status)}", replica.error_log_tail())
+                                   f"{describe_status(status)}", replica.errlog.tail())
         time.sleep(0.02)
 
 
 def replica_status(replica: Server) -> dict[str, Any]:
     """SHOW SLAVE STATUS as a dict ({} if not a replica)."""
-    rows = replica.query_dicts("SHOW SLAVE STATUS")
+    rows = replica.sql.query_dicts("SHOW SLAVE STATUS")
     return rows[0] if rows else {}
 
 
@@ -116,4 +116,4 @@ def wait_for_replica(primary: Server, replica: Server, timeout: float = 60.0) ->
         status = replica_status(replica)
         raise ReplicationError(f"replica {replica.name} did not reach {primary.name}'s position "
                                f"{position} within {timeout:.0f}s: {describe_status(status)}",
-                               replica.error_log_tail())
+                               replica.errlog.tail())

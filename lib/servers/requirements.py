@@ -6,7 +6,7 @@ option check and the sweep mode. Built in one place: :meth:`Requirements.declare
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 from .options import Option
@@ -25,6 +25,11 @@ class Requirements:
     path: :mod:`lib.servers.trees`); empty: every server runs the tree under test.
     ``arbitrator``: a Galera arbitrator (garbd, :mod:`lib.servers.garbd`) joins the
     cluster of server 0 as a member without data.
+    ``snapshot_formation``: a Galera set may form from the snapshot of an earlier
+    formation of its shape (False: the test must see a formation as its reference
+    tool makes it, e.g. a mysql-test case that reads the state transfers in its error
+    logs); not part of equality -- a set formed by state transfers serves either, and
+    the manager resets one formed from a snapshot for a test that may not have it.
     """
 
     server_type: str
@@ -34,16 +39,18 @@ class Requirements:
     network: str = "loopback"
     basedirs: tuple[str, ...] = ()
     arbitrator: bool = False
+    snapshot_formation: bool = field(default=True, compare=False)
 
     @classmethod
     def declared(cls, server_type: str, option_lists: Iterable[Sequence[Option]],
                  join_cluster: Iterable[Sequence[int]] = (), on_disk: bool = False,
                  network: str = "loopback", basedirs: Iterable[str] = (),
-                 arbitrator: bool = False) -> "Requirements":
+                 arbitrator: bool = False, snapshot_formation: bool = True) -> "Requirements":
         """Requirements from declarations as suites write them (lists become tuples)."""
         return cls(server_type=server_type, servers=tuple(tuple(o) for o in option_lists),
                    pairs=tuple((int(a), int(b)) for a, b in join_cluster), on_disk=on_disk,
-                   network=network, basedirs=tuple(basedirs), arbitrator=bool(arbitrator))
+                   network=network, basedirs=tuple(basedirs), arbitrator=bool(arbitrator),
+                   snapshot_formation=snapshot_formation)
 
     @property
     def namespaced(self) -> bool:

@@ -102,7 +102,7 @@ def empty_test_schema(server: Server) -> None:
     conn = server.connect(read_timeout=EMPTY_LOCK_WAIT_SECONDS * 4)
     try:
         with conn.cursor() as cur:
-            for statement in server.unreplicated_session:
+            for statement in server.sql.unreplicated_session:
                 cur.execute(statement)
             cur.execute(f"SET SESSION lock_wait_timeout = {EMPTY_LOCK_WAIT_SECONDS}")
             cur.execute(f"DROP DATABASE IF EXISTS `{TEST_SCHEMA}`")

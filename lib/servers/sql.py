@@ -9,6 +9,7 @@ server's name; a statement against a server that is not running raises
 from __future__ import annotations
 
 import os
+import time
 from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
@@ -20,6 +21,20 @@ from .layout import HOST
 
 LOST_CONNECTION_CODES = (2002, 2003, 2006, 2013)
 PROBE_TIMEOUT = 10  # seconds a readiness or health probe waits for the handshake and answer
+
+
+def handshake_wait(deadline: float) -> float:
+    """How long a starting server's readiness probe waits for its handshake: until the
+    start's deadline (a time.monotonic() value), PROBE_TIMEOUT at least.
+
+    mariadbd makes its socket before it takes connections (it listens, then reads its
+    grant tables and more: seconds under valgrind or load); a connection made meanwhile
+    waits in the socket's queue, and a probe that gave up on it would make the server log
+    ``Aborted connection ... closed normally without authentication`` when it takes it
+    -- a warning the warnings check rightly fails.  Waiting until the deadline costs
+    nothing: the server answers as soon as it takes connections, a server that dies
+    closes the socket at once, and at the deadline the start has failed anyway."""
+    return max(PROBE_TIMEOUT, deadline - time.monotonic())
 
 
 def error_code(exc: pymysql.MySQLError) -> int:
@@ -39,6 +54,12 @@ class SqlClient:
         self._log_tail = log_tail
         self._conn: pymysql.connections.Connection | None = None
         self.charset = ""   # the connections' character set ('' = PyMySQL's, utf8mb4)
+        # session settings under which a statement changes this server only (the reuse
+        # rule empties `test` so): no binlog event (Galera: no write set either)
+        self.unreplicated_session: tuple[str, ...] = ("SET SESSION sql_log_bin = 0",)
+        # False: kewpie's own reads close their connection after them (a mysql-test
+        # case's servers: tests never see one of kewpie's in their process list)
+        self.keep = True
         self.probe_failures: set[str] = set()  # distinct probe failures already logged
 
     def connect(self, db: str | None = None, autocommit: bool = True,
@@ -63,17 +84,20 @@ class SqlClient:
         """A new connection over TCP to 127.0.0.1:port."""
         return self.connect(db=db, unix_socket=None, host=HOST, port=self.port, **kwargs)
 
-    def ping(self) -> bool:
+    def ping(self, timeout: float = PROBE_TIMEOUT) -> bool:
         """True when the server answers ``SELECT 1`` on a new connection right now.
 
-        The handshake may take PROBE_TIMEOUT seconds: a loaded server that was just
-        started answers late, and a probe that gave up mid-handshake would make it log
-        an aborted unauthenticated connection (the warnings check counts those)."""
+        The handshake and the answer may take timeout seconds (PROBE_TIMEOUT at least): a
+        loaded server answers late, and a probe that gave up mid-handshake would make it
+        log an aborted unauthenticated connection (the warnings check counts those); a
+        starting server's readiness probe waits up to its start's deadline
+        (:func:`handshake_wait`)."""
         if not os.path.exists(self.socket_file):
             return False
         import pymysql
+        timeout = max(timeout, PROBE_TIMEOUT)
         try:
-            conn = self.connect(connect_timeout=PROBE_TIMEOUT, read_timeout=PROBE_TIMEOUT)
+            conn = self.connect(connect_timeout=timeout, read_timeout=timeout)
         except pymysql.MySQLError as exc:
             self._probe_failed("connect", exc)
             return False

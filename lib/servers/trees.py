@@ -17,9 +17,15 @@ from __future__ import annotations
 
 import os
 import re
+from typing import TYPE_CHECKING
 
-from ..errors import CodeTreeError
+from ..errors import CodeTreeError, ServerStartError
+from ..platform.logsetup import get_logger
+from ..platform.trustedpath import Trust
 from .codetree import CodeTree, discover
+
+if TYPE_CHECKING:
+    from .server import Server
 
 VERSION_LABEL = re.compile(r"^\d+\.\d+\.\d+$")
 DEFAULT_LABELS = ("", "default", "first")
@@ -28,11 +34,15 @@ DEFAULT_LABELS = ("", "default", "first")
 class TreeSet:
     """The code trees a run may use; resolves a suite's label to a discovered tree."""
 
-    def __init__(self, basedirs: list[str], fetched_dir: str = "") -> None:
+    def __init__(self, basedirs: list[str], fetched_dir: str = "",
+                 trust: Trust | None = None) -> None:
+        """trust: what the user trusts on purpose (each tree passes the trust rule when
+        it is discovered: lib/servers/codetree.py ``check_tree_parts``)."""
         if not basedirs:
             raise CodeTreeError("no --basedir given")
         self.basedirs = [os.path.abspath(os.path.expanduser(b)) for b in basedirs]
         self.fetched_dir = fetched_dir if len(basedirs) == 1 else ""
+        self.trust = trust
         self._trees: dict[str, CodeTree] = {}
         self._all: list[CodeTree] | None = None
 
@@ -42,7 +52,7 @@ class TreeSet:
         key = os.path.abspath(os.path.expanduser(path))
         if key not in self._trees:
             try:
-                self._trees[key] = discover(key)
+                self._trees[key] = discover(key, trust=self.trust)
             except CodeTreeError as exc:
                 if key == self.basedirs[0]:
                     raise
@@ -110,3 +120,22 @@ class TreeSet:
     def describe(self) -> str:
         """``10.11.19 (/usr), 10.11.18 (trees/10.11.18/usr)`` for the run header."""
         return ", ".join(f"{t.label} ({t.basedir})" for t in self.all())
+
+
+def resolve_tree(server: "Server", basedir: "str | CodeTree") -> CodeTree:
+    """The code tree basedir names for server (a label such as 'new', a version, a path:
+    through the run's trees; a CodeTree as it is)."""
+    if isinstance(basedir, CodeTree):
+        return basedir
+    trees = server.settings.trees or TreeSet([server.tree.given or server.tree.basedir])
+    return trees.resolve(basedir)
+
+
+def switch_tree(server: "Server", tree: CodeTree) -> None:
+    """Run server on tree from its next start on (it must be stopped)."""
+    if server.is_alive():
+        raise ServerStartError(f"stop {server.name} before switching it to {tree.basedir}")
+    if tree is not server.tree:
+        get_logger().info(f"{server.name}: code tree {server.tree.label} -> {tree.label} "
+                          f"({tree.basedir})")
+    server.tree = tree

@@ -9,15 +9,12 @@ temporary files in the server's tmpdir.  Its output is kept in
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
 
 from ..errors import ServerError
 from ..platform.logsetup import get_logger
 from ..platform.logtail import tail_file
 from ..platform.tools import run_tool
-
-if TYPE_CHECKING:
-    from .server import Server
+from .server import Server, launch_env
 
 UPGRADE_LOG = "upgrade.log"
 
@@ -37,13 +34,13 @@ def run_upgrade(server: "Server", force: bool = False, timeout: float = 300.0) -
     """
     tree = server.tree
     tool = tree.tool("upgrade")
-    log_path = os.path.join(server.logdir, UPGRADE_LOG)
-    argv = upgrade_argv(tool, server.cnf_path, force)
+    log_path = os.path.join(server.paths.logdir, UPGRADE_LOG)
+    argv = upgrade_argv(tool, server.paths.cnf_path, force)
     get_logger().info(f"{server.name}: {os.path.basename(tool)} of {tree.label} "
                       f"({tree.basedir})")
     try:
         ran = run_tool(argv, timeout=timeout, log_path=log_path,
-                       env=server.launch_env(), tmpdir=server.tmpdir)
+                       env=launch_env(server), tmpdir=server.paths.tmpdir)
     except OSError as exc:
         raise ServerError(f"{tool} could not run: {exc}") from exc
     if ran.timed_out:

@@ -16,8 +16,9 @@ import os
 import shlex
 import shutil
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..config import Debugging
 from ..errors import UsageError
 from ..platform.logsetup import get_logger
 
@@ -91,11 +92,11 @@ class ServerWrapper:
         return [self.programs["valgrind"], "--tool=memcheck", "--leak-check=full",
                 "--show-leak-kinds=definite", "--errors-for-leak-kinds=definite",
                 "--num-callers=30", "--gen-suppressions=all", "--error-limit=no",
-                f"--log-file={os.path.join(server.logdir, 'valgrind.%p.log')}",
+                f"--log-file={os.path.join(server.paths.logdir, 'valgrind.%p.log')}",
                 *supp, *self.valgrind_options, *argv, *VALGRIND_SERVER_ARGS]
 
     def _wrap_rr(self, server: "Server", argv: list[str]) -> list[str]:
-        trace = os.path.join(server.logdir, "rr", f"{server.name}-start{server.start_count + 1}")
+        trace = os.path.join(server.paths.logdir, "rr", f"{server.name}-start{server.start_count + 1}")
         os.makedirs(os.path.dirname(trace), exist_ok=True)
         if server.settings.user:
             shutil.chown(os.path.dirname(trace), server.settings.user, server.settings.user)
@@ -114,8 +115,8 @@ class ServerWrapper:
         # gdbserver itself always listens on every interface, so it talks over stdio
         # instead, behind socat on a unix socket in the vardir (root and the server
         # user may connect): nothing listens beyond this machine, no port is needed.
-        sock = os.path.join(server.rundir, "gdb.sock")
-        script = os.path.join(server.rundir, "manual-gdb.sh")
+        sock = os.path.join(server.paths.rundir, "gdb.sock")
+        script = os.path.join(server.paths.rundir, "manual-gdb.sh")
         with open(script, "w") as fh:
             fh.write("#!/bin/sh\n# written by kewpie --manual-gdb: the server under gdbserver "
                      "(stdio)\nexec " + shlex.join([self.programs["gdbserver"], "-", *argv]) + "\n")
@@ -129,7 +130,7 @@ class ServerWrapper:
                 f"EXEC:{script}"]
 
     def _wrap_custom(self, server: "Server", argv: list[str]) -> list[str]:
-        values = {"vardir": server.vardir, "name": server.name}
+        values = {"vardir": server.paths.vardir, "name": server.name}
         words = shlex.split(self.template)
         out: list[str] = []
         for word in words:
@@ -157,13 +158,14 @@ def valgrind_suppressions(basedir_tree_server: str, suite_files: list[str]) -> t
     return tuple(dict.fromkeys(files))
 
 
-def make_wrapper(config: Any, supp_files: tuple[str, ...] = ()) -> ServerWrapper | None:
-    """The wrapper a run's config asks for (None: servers run bare); UsageError when its
+def make_wrapper(debugging: Debugging, supp_files: tuple[str, ...] = ()) -> ServerWrapper | None:
+    """The wrapper the run's debugging options ask for (None: servers run bare); UsageError when its
     program is missing or a custom template is malformed."""
     programs: dict[str, str] = {}
-    kind = ("valgrind" if config.valgrind else "rr" if config.rr else "gdb" if config.gdb
-            else "manual-gdb" if config.manual_gdb else "custom" if config.server_wrapper else "")
-    if not kind and not config.libeatmydata:
+    kind = ("valgrind" if debugging.valgrind else "rr" if debugging.rr
+            else "gdb" if debugging.gdb else "manual-gdb" if debugging.manual_gdb
+            else "custom" if debugging.server_wrapper else "")
+    if not kind and not debugging.libeatmydata:
         return None
     package = {"valgrind": "valgrind", "rr": "rr", "gdb": "gdb", "manual-gdb": "gdbserver"}
     if kind in package:
@@ -171,21 +173,21 @@ def make_wrapper(config: Any, supp_files: tuple[str, ...] = ()) -> ServerWrapper
         programs[program] = _need(program, package[kind])
     if kind == "manual-gdb":
         programs["socat"] = _need("socat", "socat")
-    if config.libeatmydata:
+    if debugging.libeatmydata:
         programs["eatmydata"] = _need("eatmydata", "eatmydata")
     if kind == "custom":
         try:
-            words = shlex.split(config.server_wrapper)
+            words = shlex.split(debugging.server_wrapper)
             for word in words:
                 word.format(args="", vardir="", name="")
         except (ValueError, KeyError, IndexError) as exc:
-            raise UsageError(f"--server-wrapper {config.server_wrapper!r}: {exc} (use {{args}}, "
-                             f"{{vardir}} and {{name}})") from None
+            raise UsageError(f"--server-wrapper {debugging.server_wrapper!r}: {exc} (use "
+                             f"{{args}}, {{vardir}} and {{name}})") from None
         if not words or not shutil.which(words[0]):
-            raise UsageError(f"--server-wrapper {config.server_wrapper!r}: "
+            raise UsageError(f"--server-wrapper {debugging.server_wrapper!r}: "
                              f"{words[0] if words else 'nothing'} is not a program on PATH")
-    return ServerWrapper(kind, bool(config.libeatmydata), config.server_wrapper,
-                         tuple(config.valgrind_options), supp_files, programs)
+    return ServerWrapper(kind, bool(debugging.libeatmydata), debugging.server_wrapper,
+                         tuple(debugging.valgrind_options), supp_files, programs)
 
 
 def rr_cannot_record(scratch_dir: str) -> str:

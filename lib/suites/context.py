@@ -6,7 +6,7 @@ instance it loaded, before the tests run (``test.use_context(context)``).
 Modern code reads ``self.context.servers``, ``self.context.manager``,
 ``self.context.log_dir``, ``self.context.tools`` and ``self.context.seed``;
 the kewpie 2012 globals (``servers``, ``test_executor``,
-``server_manager``) are derived from the context by :mod:`lib.util.context`
+``server_manager``) are derived from the context by :mod:`lib.kewpie2012.context`
 alone and never read back by new code.
 """
 from __future__ import annotations
@@ -14,7 +14,9 @@ from __future__ import annotations
 import os
 import unittest
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..config import RunConfig
 
 if TYPE_CHECKING:
     from ..servers.codetree import CodeTree
@@ -49,18 +51,17 @@ class BotSetup:
     verbose: bool = False
     seed: int = 1
     code_tree: CodeTree | None = None
-    config: Any = None  # the RunConfig (lib/run/ is a layer above)
+    config: RunConfig = field(default_factory=RunConfig)
 
     @classmethod
-    def from_config(cls, bot: str, log_dir: str, workdir: str, config: Any,
+    def from_config(cls, bot: str, log_dir: str, workdir: str, config: RunConfig,
                     code_tree: CodeTree | None = None) -> "BotSetup":
         """A bot's setup from the RunConfig (``--randgen-path``, ``--xtrabackup-path``...)."""
-        tools = ToolPaths(randgen=(getattr(config, "randgen_path", "")
-                                   or os.path.join(config.root, "randgen")),
-                          xtrabackup=getattr(config, "xtrabackup_path", "") or "",
-                          innobackupex=getattr(config, "innobackupex_path", "") or "")
-        return cls(bot, log_dir, workdir, config.root, tools, bool(getattr(config, "verbose", False)),
-                   seed=int(getattr(config, "randgen_seed", 1) or 1),  # --randgen-seed
+        given = config.tools
+        tools = ToolPaths(randgen=given.randgen_path or os.path.join(config.root, "randgen"),
+                          xtrabackup=given.xtrabackup_path, innobackupex=given.innobackupex_path)
+        return cls(bot, log_dir, workdir, config.root, tools, config.reporting.verbose,
+                   seed=given.randgen_seed or 1,  # --randgen-seed
                    code_tree=code_tree, config=config)
 
 

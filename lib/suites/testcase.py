@@ -71,7 +71,7 @@ class KewpieTestCase(ConsistencyChecks, unittest.TestCase):
         """A debug message from the test (not named test_* so unittest does not collect
         it): shown with --test-debug (``TEST_DEBUG ...``), else only in kewpie.log."""
         from ..platform.logsetup import get_logger
-        if getattr(self.context.setup.config, "test_debug", False):
+        if self.context.setup.config.debugging.test_debug:
             get_logger().info(f"TEST_DEBUG {msg}")
         else:
             get_logger().debug(msg)

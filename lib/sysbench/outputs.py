@@ -22,6 +22,8 @@ import statistics
 from dataclasses import asdict
 from typing import Any, Callable
 
+from ..platform.safewrite import HeldOutput, OutputDir
+from ..platform.secrets import redact, redact_text
 from .monitor import MACHINE, series, sources, summary
 from .sweep import RunRecord, SweepResult
 
@@ -107,12 +109,30 @@ def _fmt(fmt: str, value: float | None) -> str:
     return "-" if value is None else fmt.format(value)
 
 
-def table_rows(sweep: SweepResult) -> dict[str, tuple[list[str], list[list[str]]]]:
+Table = tuple[list[str], list[list[str]]]  # a header and its rows
+Columns = list[tuple[str, str]]  # _columns(): the (version, value) of each column
+
+
+def table_rows(sweep: SweepResult) -> dict[str, Table]:
     """The tables (title -> header, rows) that table() and markdown() print."""
     columns = _columns(sweep)
     heads = _heads(sweep, columns)
     threads = sorted({t for _, _, t in sweep.combos()})
-    tables: dict[str, tuple[list[str], list[list[str]]]] = {}
+    tables: dict[str, Table] = {}
+    tables["tps"] = _tps_table(sweep, columns, heads, threads)
+    tables["latency"] = _latency_table(sweep, columns, heads, threads)
+    if any(r.samples for r in sweep.runs):
+        tables["resources"] = _resources_table(sweep, columns, heads, threads)
+    tpcc_runs = [r for r in sweep.runs if r.result.tpcc]
+    if tpcc_runs:
+        top = max(tpcc_runs, key=lambda r: (r.threads, -r.repeat))
+        tables[f"TPC-C-like transactions ({run_label(top)})"] = _tpcc_table(top)
+    return tables
+
+
+def _tps_table(sweep: SweepResult, columns: Columns, heads: list[str],
+               threads: list[int]) -> Table:
+    """tps by thread count (rows) and column: the median (and range) of the repeats."""
     rows = []
     for t in threads:
         cells = []
@@ -125,7 +145,12 @@ def table_rows(sweep: SweepResult) -> dict[str, tuple[list[str], list[list[str]]
             else:
                 cells.append(f"{tps[0]:.1f}")
         rows.append([str(t), *cells])
-    tables["tps"] = (["threads", *heads], rows)
+    return ["threads", *heads], rows
+
+
+def _latency_table(sweep: SweepResult, columns: Columns, heads: list[str],
+                   threads: list[int]) -> Table:
+    """Latency percentiles (and tpmC-like) by thread count and combination."""
     rows = []
     for t in threads:
         for (v, val), name in zip(columns, heads):
@@ -143,32 +168,36 @@ def table_rows(sweep: SweepResult) -> dict[str, tuple[list[str], list[list[str]]
     latency_head = ["threads", "combination", "p50 ms", "p95 ms", "p99 ms", "max ms"]
     if any(r.result.tpcc for r in sweep.runs):
         latency_head.append("tpmC-like")
-    tables["latency"] = (latency_head, rows)
-    if any(r.samples for r in sweep.runs):
-        wanted = [c for c in RESOURCE_COLUMNS if any(c[2](r) is not None for r in sweep.runs)]
-        rows = []
-        for t in threads:
-            for (v, val), head_name in zip(columns, heads):
-                runs = _runs_of(sweep, v, val, t)
-                if not runs:
-                    continue
-                median_tps = statistics.median([r.result.tps for r in runs])
-                rows.append([str(t), head_name or "-", f"{median_tps:.1f}",
-                             *(_fmt(fmt, _median([x for x in (fn(r) for r in runs)
-                                                  if x is not None]))
-                               for _, fmt, fn in wanted)])
-        tables["resources"] = (["threads", "combination", "tps", *(c[0] for c in wanted)], rows)
-    tpcc_runs = [r for r in sweep.runs if r.result.tpcc]
-    if tpcc_runs:
-        top = max(tpcc_runs, key=lambda r: (r.threads, -r.repeat))
-        assert top.result.tpcc is not None
-        tables[f"TPC-C-like transactions ({run_label(top)})"] = (
-            ["transaction", "count", "rollbacks", "retries", "mix %", "avg ms", "p50 ms",
+    return latency_head, rows
+
+
+def _resources_table(sweep: SweepResult, columns: Columns, heads: list[str],
+                     threads: list[int]) -> Table:
+    """The resource monitors' medians (the columns some run has) by thread count and
+    combination."""
+    wanted = [c for c in RESOURCE_COLUMNS if any(c[2](r) is not None for r in sweep.runs)]
+    rows = []
+    for t in threads:
+        for (v, val), head_name in zip(columns, heads):
+            runs = _runs_of(sweep, v, val, t)
+            if not runs:
+                continue
+            median_tps = statistics.median([r.result.tps for r in runs])
+            rows.append([str(t), head_name or "-", f"{median_tps:.1f}",
+                         *(_fmt(fmt, _median([x for x in (fn(r) for r in runs)
+                                              if x is not None]))
+                           for _, fmt, fn in wanted)])
+    return ["threads", "combination", "tps", *(c[0] for c in wanted)], rows
+
+
+def _tpcc_table(top: RunRecord) -> Table:
+    """The TPC-C-like transactions of one run (the most threads' first repeat)."""
+    assert top.result.tpcc is not None
+    return (["transaction", "count", "rollbacks", "retries", "mix %", "avg ms", "p50 ms",
              "p95 ms", "p99 ms", "max ms"],
             [[t.name, str(t.count), str(t.rollbacks), str(t.retries), f"{t.mix_pct:.2f}",
               f"{t.avg_ms:.2f}", f"{t.p50_ms:.2f}", f"{t.p95_ms:.2f}", f"{t.p99_ms:.2f}",
               f"{t.max_ms:.2f}"] for t in top.result.tpcc.txns])
-    return tables
 
 
 def _title(sweep: SweepResult) -> str:
@@ -241,8 +270,10 @@ def write_csv(sweep: SweepResult, path: str) -> str:
 
 
 def write_json(sweep: SweepResult, path: str) -> str:
-    """The spec, the context, every run (intervals, histogram, samples) and the checks."""
-    doc = {"spec": sweep.spec.to_dict(), "context": sweep.context,
+    """The spec, the context (their secrets, such as a server option's password, as
+    ``***``: the file is an artifact), every run (intervals, histogram, samples) and the
+    checks."""
+    doc = {"spec": redact(sweep.spec.to_dict()), "context": redact(sweep.context),
            "runs": [{"version": r.version, "value": r.value, "threads": r.threads,
                      "repeat": r.repeat, "cell": r.cell, "log": r.log, **r.result.to_dict(),
                      "percentiles": r.result.percentiles(),
@@ -425,9 +456,19 @@ def plot_latency_distribution(sweep: SweepResult, path: str) -> str:
     return path
 
 
-def write_all(sweep: SweepResult, out_dir: str) -> dict[str, str]:
-    """Tables, CSV, JSON and the plots in out_dir (see the module); returns their paths."""
-    os.makedirs(out_dir, exist_ok=True)
+def write_all(sweep: SweepResult, out_dir: str | OutputDir) -> dict[str, str]:
+    """Tables, CSV, JSON and the plots in out_dir (see the module), written into the folder
+    kewpie holds, never through a link (lib/platform/safewrite.py; out_dir a path: a
+    folder a suite chose, made when missing); returns their paths."""
+    with HeldOutput(out_dir, "--sweep-out") as out:
+        held = out.held()
+        paths = _write_all(sweep, held, out)
+        return {k: out.path + v[len(held):] if v.startswith(held) else v
+                for k, v in paths.items()}
+
+
+def _write_all(sweep: SweepResult, out_dir: str, out: OutputDir) -> dict[str, str]:
+    """write_all's files under out_dir (the held folder's path)."""
     paths = {"csv": write_csv(sweep, os.path.join(out_dir, "results.csv")),
              "json": write_json(sweep, os.path.join(out_dir, "results.json")),
              "plot_threads": plot_threads(sweep, os.path.join(out_dir, "tps_vs_threads.png")),
@@ -437,7 +478,7 @@ def write_all(sweep: SweepResult, out_dir: str) -> dict[str, str]:
             sweep, os.path.join(out_dir, "latency_distribution.png"))
     if sweep.spec.latency_plots:
         for sub in ("timeline", "latency"):
-            os.makedirs(os.path.join(out_dir, sub), exist_ok=True)
+            out.folder(sub).close()
         for run in sweep.runs:
             name = run_label(run).replace(" ", "_") + ".png"
             if run.samples:
@@ -445,9 +486,9 @@ def write_all(sweep: SweepResult, out_dir: str) -> dict[str, str]:
             if run.result.histogram:
                 plot_latency(run, os.path.join(out_dir, "latency", name))
     with open(os.path.join(out_dir, "table.txt"), "w") as fh:
-        fh.write(table(sweep) + "\n")
+        fh.write(redact_text(table(sweep)) + "\n")
     paths["table"] = os.path.join(out_dir, "table.txt")
     with open(os.path.join(out_dir, "table.md"), "w") as fh:
-        fh.write(markdown(sweep))
+        fh.write(redact_text(markdown(sweep)))
     paths["markdown"] = os.path.join(out_dir, "table.md")
     return paths

@@ -54,6 +54,7 @@ class ServerSet:
 
 SetFor = Callable[[str, list[str]], ServerSet]
 ServerFor = Callable[[str, list[str]], Server]
+Setting = tuple[tuple[str, Any], ...]  # variable settings: (name, value) pairs
 
 
 @dataclass
@@ -151,115 +152,157 @@ def run_matrix(spec: SweepSpec, set_for: SetFor, log_dir: str,
                context: dict[str, Any]) -> SweepResult:
     """Run the sweep (see the module); set_for(basedir, options) returns that code tree's
     running servers with those options (restarted when they change)."""
-    log = get_logger()
-    sweep = SweepResult(spec, context)
-    grid = spec.grid()
-    legacy, settings = variable_points(spec)
-    engines = {name: resolve_engine(name, None) for name in grid.values_of("engine") if name}
-    options = list(spec.server_options) + [o for o in plugin_options(list(engines.values()))
-                                           if o not in spec.server_options]
-    spread = "nodes" in grid.given
-    cells: list[Cell] = []
-    for cell in grid.cells:
-        if all(c.run_key != cell.run_key for c in cells):
-            cells.append(cell)
-    basedirs = list(spec.basedirs) or [""]
-    sets = {b: set_for(b, list(options)) for b in basedirs}
-    versions = {b: sets[b].servers[0].variable("version") or "?" for b in basedirs}
-    data: dict[tuple[str, str], _DataSet] = {}
+    matrix = _Matrix(spec, set_for, log_dir, context)
+    for group in matrix.setting_groups():
+        matrix.run_group(matrix.units(group))
+    matrix.finish()
+    return matrix.sweep
 
-    def data_set(basedir: str, cell: Cell) -> _DataSet:
+
+
+class _Matrix:
+    """One sweep under way: the code trees' server sets, their settings and data sets."""
+
+    def __init__(self, spec: SweepSpec, set_for: SetFor, log_dir: str,
+                 context: dict[str, Any]) -> None:
+        self.spec, self.set_for, self.log_dir = spec, set_for, log_dir
+        self.log = get_logger()
+        self.sweep = SweepResult(spec, context)
+        self.grid = spec.grid()
+        self.legacy, self.settings = variable_points(spec)
+        self.engines = {name: resolve_engine(name, None)
+                        for name in self.grid.values_of("engine") if name}
+        self.options = list(spec.server_options) + [
+            o for o in plugin_options(list(self.engines.values()))
+            if o not in spec.server_options]
+        self.spread = "nodes" in self.grid.given
+        self.cells: list[Cell] = []
+        for cell in self.grid.cells:
+            if all(c.run_key != cell.run_key for c in self.cells):
+                self.cells.append(cell)
+        self.basedirs = list(spec.basedirs) or [""]
+        self.sets = {b: set_for(b, list(self.options)) for b in self.basedirs}
+        self.versions = {b: self.sets[b].servers[0].variable("version") or "?"
+                         for b in self.basedirs}
+        self.data: dict[tuple[str, str], _DataSet] = {}
+        self.current: dict[str, Setting | None] = {b: None for b in self.basedirs}
+
+    def setting_groups(self) -> list[list[Setting]]:
+        """The settings that take turns: all of them when every variable is dynamic,
+        else one at a time (a restart between them)."""
+        settings = self.settings
+        if len(settings) > 1 and all_dynamic(list(self.sets.values()), settings):
+            return [settings]
+        return [[setting] for setting in settings]
+
+    def units(self, group: list[Setting]) -> list[_Unit]:
+        """The units of a group of settings (every code tree x setting x cell), their
+        settings applied (a restart keeps the data), then their data sets prepared."""
+        units: list[_Unit] = []
+        for b in self.basedirs:
+            for setting in group:
+                for cell in self.cells:
+                    units.append(self._unit(b, cell, setting))
+        for unit in units:  # settings first (a restart keeps the data), then the data sets
+            self._use_setting(unit.basedir, unit.cell.variables)
+        for unit in units:
+            unit.data = self._data_set(unit.basedir, unit.cell)
+        return units
+
+    def _unit(self, basedir: str, cell: Cell, setting: Setting) -> _Unit:
+        """The unit of cell with setting on basedir's servers."""
+        full = Cell(cell.engine, cell.tables, cell.reconnect, cell.nodes, setting)
+        label = full.label(self.grid.varied
+                           + (("variables",) if self.legacy and setting else ()))
+        if self.legacy:
+            value: Any = setting[0][1] if setting else None
+        else:
+            value = label or None
+        cell_dict = {"engine": cell.engine, "tables": cell.tables,
+                     "reconnect": cell.reconnect, "nodes": cell.nodes,
+                     "variables": dict(setting)}
+        return _Unit(basedir, full, value, label, None, cell_dict)
+
+    def _data_set(self, basedir: str, cell: Cell) -> _DataSet:
         """The cell's data set on basedir's servers, prepared on first use."""
+        spec = self.spec
         name = data_set_name(spec, cell)
         key = (basedir, name)
-        if key not in data:
+        if key not in self.data:
             tables, size = spec.table_layout(cell.tables)
-            engine = engines.get(cell.engine) if cell.engine else None
+            engine = self.engines.get(cell.engine) if cell.engine else None
             workload = Workload(spec.workload, tables, size, name,
                                 engine.sql_name if engine else None, spec.tpcc_scale(),
                                 list(spec.sysbench_options))
-            tool = Sysbench(workload, log_dir)
+            tool = Sysbench(workload, self.log_dir)
             what = (f"{spec.tpcc_scale().get('warehouses', 1)} warehouse(s)" if workload.tpcc_like
                     else f"{tables} x {size} rows")
-            log.info(f"sweep {spec.name}: preparing {what} in {name} on {versions[basedir]}"
-                     + (f" ({engine.name})" if engine else ""))
-            server = sets[basedir].servers[0]
+            self.log.info(f"sweep {spec.name}: preparing {what} in {name} on "
+                          f"{self.versions[basedir]}" + (f" ({engine.name})" if engine else ""))
+            server = self.sets[basedir].servers[0]
             tool.prepare(server, threads=max(1, min(os.cpu_count() or 1,
                                                     workload.scale.get("warehouses", tables))))
-            sets[basedir].wait_applied()
-            data[key] = _DataSet(name, tool, engine)
-        return data[key]
+            self.sets[basedir].wait_applied()
+            self.data[key] = _DataSet(name, tool, engine)
+        return self.data[key]
 
-    current: dict[str, tuple[tuple[str, Any], ...] | None] = {b: None for b in basedirs}
-
-    def use_setting(basedir: str, setting: tuple[tuple[str, Any], ...]) -> bool:
+    def _use_setting(self, basedir: str, setting: Setting) -> bool:
         """Put basedir's servers on setting; True when that changed something."""
-        if current[basedir] == setting:
+        if self.current[basedir] == setting:
             return False
-        sets[basedir] = apply_setting(sets[basedir], setting, options, set_for)
-        current[basedir] = setting
+        self.sets[basedir] = apply_setting(self.sets[basedir], setting, self.options,
+                                           self.set_for)
+        self.current[basedir] = setting
         return bool(setting)
 
-    groups = ([settings] if len(settings) > 1 and all_dynamic(list(sets.values()), settings)
-              else [[setting] for setting in settings])
-    for group in groups:
-        units: list[_Unit] = []
-        for b in basedirs:
-            for setting in group:
-                for cell in cells:
-                    full = Cell(cell.engine, cell.tables, cell.reconnect, cell.nodes, setting)
-                    label = full.label(grid.varied + (("variables",) if legacy and setting else ()))
-                    if legacy:
-                        value: Any = setting[0][1] if setting else None
-                    else:
-                        value = label or None
-                    cell_dict = {"engine": cell.engine, "tables": cell.tables,
-                                 "reconnect": cell.reconnect, "nodes": cell.nodes,
-                                 "variables": dict(setting)}
-                    units.append(_Unit(b, full, value, label, None, cell_dict))
-        for unit in units:  # settings first (a restart keeps the data), then the data sets
-            use_setting(unit.basedir, unit.cell.variables)
-        for unit in units:
-            unit.data = data_set(unit.basedir, unit.cell)
+    def _warm(self, unit: _Unit, threads: int) -> None:
+        """A warm-up run of the unit (not recorded)."""
+        _run(self.spec, self.sets[unit.basedir], unit, threads, self.spec.warmup, self.spread,
+             f"warmup-{safe_name(self.versions[unit.basedir])}-{safe_name(unit.value)}-"
+             f"{threads}.log", watch=False)
 
-        def warm(unit: _Unit, threads: int) -> None:
-            """A warm-up run of the unit (not recorded)."""
-            _run(spec, sets[unit.basedir], unit, threads, spec.warmup, spread,
-                 f"warmup-{safe_name(versions[unit.basedir])}-{safe_name(unit.value)}-"
-                 f"{threads}.log", watch=False)
+    def run_group(self, units: list[_Unit]) -> None:
+        """Every thread count: a warm-up of each unit, then the repeats in turns."""
+        spec = self.spec
         for threads in spec.threads:
             if spec.warmup > 0:
                 for unit in units:
-                    use_setting(unit.basedir, unit.cell.variables)
-                    warm(unit, threads)
+                    self._use_setting(unit.basedir, unit.cell.variables)
+                    self._warm(unit, threads)
             for repeat in range(1, spec.repeats + 1):
                 for unit in turn_order(units, repeat):
-                    if use_setting(unit.basedir, unit.cell.variables) and spec.warmup > 0:
-                        warm(unit, threads)  # settings take turns: warm up after a change
-                    version = versions[unit.basedir]
-                    log_name = (f"run-{safe_name(version)}-{safe_name(unit.value)}-{threads}-"
-                                f"{repeat}.log")
-                    out = _run(spec, sets[unit.basedir], unit, threads, spec.duration, spread,
-                               log_name, watch=spec.monitor)
-                    r = out.result
-                    extra = f", tpmC-like {r.tpcc.tpmc_like:.0f}" if r.tpcc else ""
-                    log.info(f"sweep {spec.name}: {unit.label + ' ' if unit.label else ''}"
-                             f"{version if len(basedirs) > 1 else ''}"
-                             f"{' ' if len(basedirs) > 1 else ''}threads={threads} repeat "
-                             f"{repeat}: {r.tps:.1f} tps{extra}, p{r.percentile} "
-                             f"{r.latency_pct_ms:.2f} ms, {r.errors} errors")
-                    if out.monitor_error:
-                        log.warning(f"sweep {spec.name}: the resource monitor stopped early: "
-                                    f"{out.monitor_error}")
-                    sweep.runs.append(RunRecord(unit.basedir, version, unit.value, threads,
-                                                repeat, r, unit.cell_dict, out.samples,
-                                                log_name))
-    for (basedir, name), ds in data.items():
-        if ds.tool.workload.tpcc_like and spec.consistency_check:
-            sweep.checks.append(_check(sets[basedir], ds, versions[basedir]))
-        ds.tool.cleanup(sets[basedir].servers[0])
-        sets[basedir].servers[0].execute(f"DROP DATABASE IF EXISTS `{name}`")
-    return sweep
+                    if self._use_setting(unit.basedir, unit.cell.variables) and spec.warmup > 0:
+                        self._warm(unit, threads)  # settings take turns: warm up after a change
+                    self._timed_run(unit, threads, repeat)
+
+    def _timed_run(self, unit: _Unit, threads: int, repeat: int) -> None:
+        """One recorded run of unit, logged and added to the sweep."""
+        spec = self.spec
+        version = self.versions[unit.basedir]
+        log_name = f"run-{safe_name(version)}-{safe_name(unit.value)}-{threads}-{repeat}.log"
+        out = _run(spec, self.sets[unit.basedir], unit, threads, spec.duration, self.spread,
+                   log_name, watch=spec.monitor)
+        r = out.result
+        extra = f", tpmC-like {r.tpcc.tpmc_like:.0f}" if r.tpcc else ""
+        several = len(self.basedirs) > 1
+        self.log.info(f"sweep {spec.name}: {unit.label + ' ' if unit.label else ''}"
+                      f"{version if several else ''}"
+                      f"{' ' if several else ''}threads={threads} repeat "
+                      f"{repeat}: {r.tps:.1f} tps{extra}, p{r.percentile} "
+                      f"{r.latency_pct_ms:.2f} ms, {r.errors} errors")
+        if out.monitor_error:
+            self.log.warning(f"sweep {spec.name}: the resource monitor stopped early: "
+                             f"{out.monitor_error}")
+        self.sweep.runs.append(RunRecord(unit.basedir, version, unit.value, threads,
+                                         repeat, r, unit.cell_dict, out.samples, log_name))
+
+    def finish(self) -> None:
+        """The TPC-C-like consistency checks, then every data set dropped."""
+        for (basedir, name), ds in self.data.items():
+            if ds.tool.workload.tpcc_like and self.spec.consistency_check:
+                self.sweep.checks.append(_check(self.sets[basedir], ds, self.versions[basedir]))
+            ds.tool.cleanup(self.sets[basedir].servers[0])
+            self.sets[basedir].servers[0].execute(f"DROP DATABASE IF EXISTS `{name}`")
 
 
 def _run(spec: SweepSpec, server_set: ServerSet, unit: _Unit, threads: int, seconds: float,

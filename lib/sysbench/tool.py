@@ -108,7 +108,7 @@ def connection_args(servers: Sequence[Server], tcp: bool = False) -> list[str]:
     """How sysbench reaches the servers: one server's socket, or over TCP a host and
     port list (sysbench spreads its connections over the list)."""
     if len(servers) == 1 and not tcp:
-        return [f"--mysql-socket={servers[0].socket_file}"]
+        return [f"--mysql-socket={servers[0].paths.socket_file}"]
     return [f"--mysql-host={','.join(HOST for _ in servers)}",
             f"--mysql-port={','.join(str(s.port) for s in servers)}"]
 

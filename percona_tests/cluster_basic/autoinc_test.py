@@ -1,5 +1,5 @@
 """Auto-increment values from different nodes interleave and never collide."""
-from lib.testcase import ClusterTestCase
+from lib import ClusterTestCase
 
 
 class AutoIncTest(ClusterTestCase):

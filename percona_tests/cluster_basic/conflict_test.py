@@ -1,7 +1,7 @@
 """Conflicting writes on two nodes: the later commit gets a deadlock (certification) error."""
 import pymysql
 
-from lib.testcase import ClusterTestCase
+from lib import ClusterTestCase
 
 
 class ConflictTest(ClusterTestCase):

@@ -1,5 +1,5 @@
 """A node killed with kill -9 rejoins (by IST) and catches up with what it missed."""
-from lib.testcase import ClusterTestCase
+from lib import ClusterTestCase
 
 
 class RejoinTest(ClusterTestCase):

@@ -1,5 +1,5 @@
 """DDL and DML on any node are visible on all nodes."""
-from lib.testcase import ClusterTestCase
+from lib import ClusterTestCase
 
 
 class ReplicateTest(ClusterTestCase):

@@ -1,6 +1,5 @@
 """Bank and insert-only workloads on all three nodes while nodes are killed and restarted."""
-from lib.consistency import Append, Bank, Schedule, Step
-from lib.testcase import ClusterTestCase
+from lib import Append, Bank, ClusterTestCase, Schedule, Step
 
 
 class KillsTest(ClusterTestCase):

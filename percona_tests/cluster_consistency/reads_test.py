@@ -1,7 +1,5 @@
 """Read-your-writes across nodes: causal reads (wsrep_sync_wait) are never stale."""
-from lib.consistency import ReadYourWrites
-from lib.platform.logsetup import get_logger
-from lib.testcase import ClusterTestCase
+from lib import ClusterTestCase, ReadYourWrites, get_logger
 
 
 class ReadsTest(ClusterTestCase):

@@ -1,6 +1,5 @@
 """Nodes rejoining by SST and IST, and a partitioned node, while clients write."""
-from lib.consistency import Append, Bank, Schedule, Step
-from lib.testcase import ClusterTestCase
+from lib import Append, Bank, ClusterTestCase, Schedule, Step
 
 
 class RejoinTest(ClusterTestCase):

@@ -1,7 +1,6 @@
 """Isolation of Galera transactions under network faults, and at SERIALIZABLE
 (see isolation_test.py for what fails a test and what is a finding)."""
-from lib.consistency import ListAppend, Schedule, Step
-from lib.testcase import ClusterTestCase
+from lib import ClusterTestCase, ListAppend, Schedule, Step
 
 
 class FaultsTest(ClusterTestCase):

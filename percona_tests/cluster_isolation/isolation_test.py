@@ -6,8 +6,7 @@ appends or diverged nodes; those fail the test.  G-single and G2-item cycles
 are findings: they are logged with their cycles (docs/consistency.md says
 what was found here and what it means) and do not fail the test.
 """
-from lib.consistency import ListAppend
-from lib.testcase import ClusterTestCase
+from lib import ClusterTestCase, ListAppend
 
 
 class IsolationTest(ClusterTestCase):

@@ -1,7 +1,5 @@
 """A majority and a minority: Galera nodes in their own namespaces cut apart under Bank and Append."""
-from lib.consistency import Append, Bank, Schedule, Step
-from lib.consistency.netfaults import check_minority_refused
-from lib.testcase import ClusterTestCase
+from lib import Append, Bank, ClusterTestCase, Schedule, Step, check_minority_refused
 
 
 class PartitionsTest(ClusterTestCase):

@@ -1,8 +1,6 @@
 """More network trouble between Galera nodes: each node in the minority in turn, one-way
 links, a bridge, flapping links, packet loss."""
-from lib.consistency import Append, Bank, Schedule, Step
-from lib.consistency.netfaults import check_minority_refused
-from lib.testcase import ClusterTestCase
+from lib import Append, Bank, ClusterTestCase, Schedule, Step, check_minority_refused
 
 
 class ShapesTest(ClusterTestCase):

@@ -1,6 +1,5 @@
 """A 4-thread transactional load on one node, DDL+DML on another: the cluster stays consistent."""
-from lib.randgen.shipped import SHIPPED
-from lib.testcase import ClusterTestCase
+from lib import ClusterTestCase, SHIPPED
 
 
 class TransactionsClusterTest(ClusterTestCase):

@@ -1,8 +1,7 @@
 """Zero-sum transfers on all three nodes at once: certification conflicts, same total everywhere."""
 import threading
 
-from lib.randgen.shipped import SHIPPED, ZERO_SUM_TOTAL, ZERO_SUM_TOTAL_SQL
-from lib.testcase import ClusterTestCase
+from lib import ClusterTestCase, SHIPPED, ZERO_SUM_TOTAL, ZERO_SUM_TOTAL_SQL
 
 GRAMMAR = SHIPPED["zero_sum"]
 

@@ -1,6 +1,6 @@
 """A node with an empty datadir joins by a full SST, with the combination's method
 (rsync or mariabackup), and gets all the data."""
-from lib.testcase import ClusterTestCase
+from lib import ClusterTestCase
 
 JOINED = {
     "rsync": r"SST (received|complete)|State transfer .* complete",
@@ -18,9 +18,9 @@ class FullSstTest(ClusterTestCase):
         n0.execute("INSERT INTO test.big SELECT seq, REPEAT('x', 200) FROM test.seq_1_to_2000")
         n1.stop()
         n1.wipe_datadir()
-        log_start = n1.error_log_size()
+        log_start = n1.errlog.size()
         self.restart_node(n1, timeout=240)
-        joined = n1.error_log_since(log_start)
+        joined = n1.errlog.since(log_start)
         self.assertIn(method, joined)
         self.assertRegex(joined, JOINED[method])
         self.assertEqual(self.sync_read(n1, "SELECT COUNT(*) FROM test.big"), [(2000,)])

@@ -1,5 +1,5 @@
 """A node restarted after a clean stop catches up by IST, not by a full SST."""
-from lib.testcase import ClusterTestCase
+from lib import ClusterTestCase
 
 
 class IstTest(ClusterTestCase):
@@ -11,9 +11,9 @@ class IstTest(ClusterTestCase):
         n2.stop()
         for i in range(1, 201):
             self.sync_execute(n0 if i % 2 else n1, "INSERT INTO test.ev VALUES (%s)", (i,))
-        log_start = n2.error_log_size()
+        log_start = n2.errlog.size()
         self.restart_node(n2)
-        joined = n2.error_log_since(log_start)
+        joined = n2.errlog.since(log_start)
         self.assertRegex(joined, r"IST received|Receiving IST|IST .*complete")
         self.assertNotRegex(joined, r"Proceeding with SST|rsync SST completed on joiner")
         self.assertEqual(self.sync_read(n2, "SELECT COUNT(*) FROM test.ev"), [(200,)])

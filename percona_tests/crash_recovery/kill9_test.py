@@ -1,15 +1,14 @@
 """kill -9 during write loads, restart, and every acknowledged write is there."""
 import os
 
-from lib.consistency import Append, Bank, Schedule
-from lib.testcase import KewpieTestCase
+from lib import Append, Bank, KewpieTestCase, Schedule
 
 
 class Kill9Test(KewpieTestCase):
 
     def test_acknowledged_writes_survive_kill9(self):
         server = self.servers[0]
-        self.assertFalse(os.path.realpath(server.datadir).startswith("/dev/shm/"),
+        self.assertFalse(os.path.realpath(server.paths.datadir).startswith("/dev/shm/"),
                          "crash_recovery needs its datadir on disk (storage = 'disk')")
         run = self.run_workloads(
             [Bank([server], clients=3), Append([server], clients=4)], duration=4,

@@ -1,6 +1,5 @@
 """DDL and DML on one server: create, insert, update, delete, alter, rollback."""
-from lib.errors import QueryError
-from lib.testcase import KewpieTestCase
+from lib import KewpieTestCase, QueryError
 
 
 class BasicTest(KewpieTestCase):
@@ -37,5 +36,5 @@ class BasicTest(KewpieTestCase):
         s = self.servers[0]
         self.assertEqual(s.variable("bind_address"), "127.0.0.1")
         self.assertEqual(s.execute("SELECT 1")[0][0], 1)
-        conn = s.connect_tcp()
+        conn = s.sql.connect_tcp()
         conn.close()

@@ -1,5 +1,5 @@
 """A clean restart keeps committed data and loses uncommitted data."""
-from lib.testcase import KewpieTestCase
+from lib import KewpieTestCase
 
 
 class RestartTest(KewpieTestCase):

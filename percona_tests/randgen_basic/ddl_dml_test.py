@@ -1,6 +1,5 @@
 """ddl_dml.yy with 1 and 4 threads: DDL and DML together; metadata follows the DDL."""
-from lib.randgen.shipped import SHIPPED
-from lib.testcase import KewpieTestCase
+from lib import KewpieTestCase, SHIPPED
 
 GRAMMAR = SHIPPED["ddl_dml"]
 QUERIES = 300  # per thread: every rule gets used, and CI stays quick

@@ -2,8 +2,7 @@
 import threading
 import time
 
-from lib.randgen.shipped import SHIPPED
-from lib.testcase import KewpieTestCase
+from lib import KewpieTestCase, SHIPPED
 
 GRAMMAR = SHIPPED["transactions"]
 

@@ -1,6 +1,5 @@
 """transactions.yy with 1 and 4 threads: the server survives, errors are the expected ones."""
-from lib.randgen.shipped import SHIPPED
-from lib.testcase import KewpieTestCase
+from lib import KewpieTestCase, SHIPPED
 
 GRAMMAR = SHIPPED["transactions"]
 QUERIES = 300  # per thread: every rule gets used, and CI stays quick

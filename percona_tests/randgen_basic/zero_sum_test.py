@@ -1,6 +1,5 @@
 """zero_sum.yy with 1 and 4 threads: the total over both account tables never changes."""
-from lib.randgen.shipped import SHIPPED, ZERO_SUM_TOTAL, ZERO_SUM_TOTAL_SQL
-from lib.testcase import KewpieTestCase
+from lib import KewpieTestCase, SHIPPED, ZERO_SUM_TOTAL, ZERO_SUM_TOTAL_SQL
 
 GRAMMAR = SHIPPED["zero_sum"]
 QUERIES = 300  # per thread: every rule gets used, and CI stays quick

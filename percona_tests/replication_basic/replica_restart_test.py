@@ -1,5 +1,5 @@
 """A replica stopped while the primary takes writes catches up after restart."""
-from lib.testcase import KewpieTestCase
+from lib import KewpieTestCase
 
 
 class ReplicaRestartTest(KewpieTestCase):

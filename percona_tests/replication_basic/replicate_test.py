@@ -1,5 +1,5 @@
 """DDL and DML on the primary reach both replicas; checksums and dumps match."""
-from lib.testcase import KewpieTestCase
+from lib import KewpieTestCase, replica_status
 
 
 class ReplicateTest(KewpieTestCase):
@@ -26,7 +26,6 @@ class ReplicateTest(KewpieTestCase):
         self.assertDumpsEqual(primary, [r1, r2])
 
     def test_replicas_report_healthy(self):
-        from lib.servers.replication import replica_status
         for replica in self.servers[1:]:
             status = replica_status(replica)
             self.assertEqual(status["Slave_IO_Running"], "Yes")

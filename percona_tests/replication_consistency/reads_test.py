@@ -1,7 +1,5 @@
 """Read-your-writes from the primary to its replicas."""
-from lib.consistency import ReadYourWrites
-from lib.platform.logsetup import get_logger
-from lib.testcase import KewpieTestCase
+from lib import KewpieTestCase, ReadYourWrites, get_logger
 
 
 class ReadsTest(KewpieTestCase):

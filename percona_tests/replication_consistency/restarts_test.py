@@ -1,6 +1,5 @@
 """Bank and insert-only loads on the primary while replicas are restarted and killed."""
-from lib.consistency import Append, Bank, Schedule, Step
-from lib.testcase import KewpieTestCase
+from lib import Append, Bank, KewpieTestCase, Schedule, Step
 
 
 class RestartsTest(KewpieTestCase):

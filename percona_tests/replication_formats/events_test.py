@@ -2,7 +2,7 @@
 up with the same data: a plain INSERT is a row event under ROW and a statement under
 STATEMENT and MIXED; under MIXED a statement unsafe for statement-based replication
 (UUID()) switches to row events."""
-from lib.testcase import KewpieTestCase
+from lib import KewpieTestCase
 
 ROW_EVENTS = ("Write_rows_v1", "Write_rows")
 

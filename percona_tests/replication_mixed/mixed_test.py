@@ -2,10 +2,7 @@
 import re
 import threading
 
-from lib.platform.logsetup import get_logger
-from lib.randgen.shipped import SHIPPED
-from lib.servers.replication import replica_status
-from lib.testcase import KewpieTestCase
+from lib import KewpieTestCase, SHIPPED, get_logger, replica_status
 
 GRAMMAR = SHIPPED["transactions"]
 SCHEMAS = ["test", "books"]
@@ -46,7 +43,7 @@ def write_load(test, primary, rows=300):
 
 def check_mixed_pair(test, primary, replica):
     """Both versions differ, the replica applied everything, and every checksum matches."""
-    versions = primary.running_version(), replica.running_version()
+    versions = primary.variable("version"), replica.variable("version")
     test.assertNotEqual(versions[0], versions[1])
     write_load(test, primary)
     primary.execute("ALTER TABLE books.ledger ADD COLUMN booked DATETIME DEFAULT NOW()")

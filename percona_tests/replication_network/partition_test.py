@@ -1,6 +1,5 @@
 """Replicas cut off from their primary while it takes writes: they catch up after the heal."""
-from lib.consistency import Append, Bank, Schedule, Step
-from lib.testcase import KewpieTestCase
+from lib import Append, Bank, KewpieTestCase, Schedule, Step
 
 
 class PartitionTest(KewpieTestCase):

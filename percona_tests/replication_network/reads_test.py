@@ -1,6 +1,5 @@
 """Reads that wait for a GTID on a replica cut off from its primary are never stale."""
-from lib.consistency import ReadYourWrites, Schedule, Step
-from lib.testcase import KewpieTestCase
+from lib import KewpieTestCase, ReadYourWrites, Schedule, Step
 
 
 class ReadsTest(KewpieTestCase):

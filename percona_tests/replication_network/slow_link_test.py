@@ -1,8 +1,5 @@
 """A slow, lossy link between the primary and its replicas."""
-from lib.consistency import Append, Bank, ReadYourWrites, Schedule, Step
-from lib.consistency.netfaults import Latency
-from lib.platform.logsetup import get_logger
-from lib.testcase import KewpieTestCase
+from lib import Append, Bank, KewpieTestCase, Latency, ReadYourWrites, Schedule, Step, get_logger
 
 
 class SlowLinkTest(KewpieTestCase):

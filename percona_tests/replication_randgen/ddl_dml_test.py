@@ -1,6 +1,5 @@
 """DDL mixed with DML on the primary: tables, columns, indexes and views replicate."""
-from lib.randgen.shipped import SHIPPED
-from lib.testcase import KewpieTestCase
+from lib import KewpieTestCase, SHIPPED
 
 GRAMMAR = SHIPPED["ddl_dml"]
 

@@ -1,6 +1,5 @@
 """A 4-thread transactional load on the primary; both replicas end up identical."""
-from lib.randgen.shipped import SHIPPED
-from lib.testcase import KewpieTestCase
+from lib import KewpieTestCase, SHIPPED
 
 GRAMMAR = SHIPPED["transactions"]
 

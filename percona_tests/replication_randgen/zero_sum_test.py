@@ -1,6 +1,5 @@
 """Zero-sum transfers on the primary: every server still holds the same total, and the same rows."""
-from lib.randgen.shipped import SHIPPED, ZERO_SUM_TOTAL, ZERO_SUM_TOTAL_SQL
-from lib.testcase import KewpieTestCase
+from lib import KewpieTestCase, SHIPPED, ZERO_SUM_TOTAL, ZERO_SUM_TOTAL_SQL
 
 GRAMMAR = SHIPPED["zero_sum"]
 

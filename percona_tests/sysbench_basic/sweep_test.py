@@ -2,10 +2,7 @@
 import os
 import re
 
-from lib.sysbench.outputs import table, write_all
-from lib.sysbench.runner import run_sweep
-from lib.sysbench.sweep import SweepSpec
-from lib.testcase import KewpieTestCase
+from lib import KewpieTestCase, SweepSpec, run_sweep, sweep_table, write_sweep_files
 
 
 class SweepTest(KewpieTestCase):
@@ -41,7 +38,7 @@ class SweepTest(KewpieTestCase):
                 own = float(re.search(r"transactions:\s+\d+\s+\(([\d.]+) per sec", log).group(1))
                 self.assertAlmostEqual(run.result.tps, own)
             self.assertEqual(self.servers[0].variable("innodb_spin_wait_delay"), "4")
-            paths = write_all(sweep, out)
+            paths = write_sweep_files(sweep, out)
             for key in ("csv", "json", "plot_threads", "plot_time", "table"):
                 self.assertGreater(os.path.getsize(paths[key]), 0, key)
-            self.assertIn("threads", table(sweep))
+            self.assertIn("threads", sweep_table(sweep))

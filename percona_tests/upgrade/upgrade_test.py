@@ -2,9 +2,7 @@
 CHECK TABLE, and row counts and checksums equal to before the upgrade."""
 import os
 
-from lib.platform.logsetup import get_logger
-from lib.randgen.shipped import SHIPPED
-from lib.testcase import KewpieTestCase
+from lib import KewpieTestCase, SHIPPED, get_logger, run_upgrade
 
 GRAMMAR = SHIPPED["transactions"]
 SCHEMAS = ["test", "shop"]
@@ -44,7 +42,7 @@ class UpgradeTest(KewpieTestCase):
     def test_old_datadir_upgraded_by_new_tree(self):
         server = self.servers[0]
         old_tree = server.tree
-        old = server.running_version()
+        old = server.variable("version")
         for variable in ("basedir", "plugin_dir", "lc_messages_dir", "character_sets_dir"):
             if old_tree.relocated:  # the unpacked tree's own share files, errmsg and plugins
                 self.assertTrue(server.variable(variable).startswith(old_tree.basedir),
@@ -54,16 +52,16 @@ class UpgradeTest(KewpieTestCase):
         snapshot = self.snapshot(server, SCHEMAS)
 
         server.restart(basedir="new")
-        new = server.running_version()
+        new = server.variable("version")
         self.assertNotEqual(server.tree.basedir, old_tree.basedir)
         self.assertNotEqual(old, new)
         # Within 10.11 mariadb-upgrade says "already upgraded" unless forced: force it, so
         # every phase (system tables, mariadb-check of every table) runs on the new tree.
-        output = server.upgrade(force=True)
+        output = run_upgrade(server, force=True)
         self.assertRegex(output, r"Phase \d+/\d+: Checking and upgrading tables")
         self.assertRegex(output, r"test\.t1 +OK")
         self.assertTrue(output.rstrip().endswith("OK"), output[-2000:])
-        with open(os.path.join(server.datadir, "mysql_upgrade_info")) as fh:
+        with open(os.path.join(server.paths.datadir, "mysql_upgrade_info")) as fh:
             self.assertEqual(fh.read().strip("\0\n "), new.split("-")[0] + "-MariaDB")
 
         self.assertTablesCheck(server, SCHEMAS + ["mysql"])

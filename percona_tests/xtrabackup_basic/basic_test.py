@@ -1,6 +1,5 @@
 """Populate several schemas and engines, back up, stop, wipe, restore, start: equal."""
-from lib.data.sqldata import create_tables
-from lib.testcase import KewpieTestCase
+from lib import KewpieTestCase, create_tables
 
 SCHEMAS = ["shop", "archive", "test"]
 

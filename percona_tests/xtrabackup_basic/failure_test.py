@@ -8,8 +8,7 @@
 """
 import os
 
-from lib.backup import BackupToolError, RestoreError
-from lib.testcase import KewpieTestCase
+from lib import BackupToolError, KewpieTestCase, RestoreError
 
 
 class FailureTest(KewpieTestCase):

@@ -1,7 +1,5 @@
 """Full backup, writes, incremental 1, writes, incremental 2: the restore equals the state at 2."""
-from lib.backup import BackupInfoError
-from lib.data.sqldata import change_rows, create_tables
-from lib.testcase import KewpieTestCase
+from lib import BackupInfoError, KewpieTestCase, change_rows, create_tables
 
 SCHEMAS = ["inc"]
 

@@ -7,9 +7,7 @@ server 0.
 """
 import time
 
-from lib.backup import replicate_from_backup
-from lib.testcase import KewpieTestCase
-from lib.data.writeload import WriteLoad
+from lib import KewpieTestCase, WriteLoad, replicate_from_backup
 
 BINLOG = ['--log-bin=mysql-bin', '--binlog-format=ROW', '--log-slave-updates',
           '--relay-log=relay-bin']

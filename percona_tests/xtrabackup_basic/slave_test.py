@@ -5,10 +5,7 @@ restores server 0's backup into it and points it at server 0 with
 ``SET GLOBAL gtid_slave_pos = '<GTID of the backup>'`` and
 ``CHANGE MASTER TO ... MASTER_USE_GTID=slave_pos``.
 """
-from lib.backup import replicate_from_backup
-from lib.servers.replication import replica_status
-from lib.data.sqldata import change_rows, create_tables
-from lib.testcase import KewpieTestCase
+from lib import KewpieTestCase, change_rows, create_tables, replica_status, replicate_from_backup
 
 BINLOG = ['--log-bin=mysql-bin', '--binlog-format=ROW', '--log-slave-updates',
           '--relay-log=relay-bin']

@@ -5,8 +5,7 @@ here to 7 schemas x 20 tables (140 tables) and --parallel=8 to fit CI time.
 """
 import os
 
-from lib.data.sqldata import create_tables
-from lib.testcase import KewpieTestCase
+from lib import KewpieTestCase, create_tables
 
 server_requirements = [['--innodb-file-per-table']]
 SCHEMAS = [f"db{i}" for i in range(1, 8)]

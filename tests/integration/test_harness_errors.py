@@ -1,13 +1,13 @@
 """Failures inside the harness and at server start still leave nothing running.
 
-Covers: lib/run/environment.py, lib/run/runner.py, lib/servers/bootstrap.py
+Covers: lib/run/environment.py, lib/run/runner.py, lib/run/attempt.py, lib/servers/bootstrap.py
 """
 import os
 import re
 
 from lib import cli
 
-from lib.run import runner
+from lib.run import attempt
 from tests.conftest import KewpieRunner, make_workdir, tagged
 
 
@@ -17,7 +17,7 @@ def test_exception_in_harness_stops_servers(tmp_path_factory, monkeypatch):
     def broken_judge(*_args, **_kwargs):
         raise RuntimeError("simulated bug in kewpie")
 
-    monkeypatch.setattr(runner.Runner, "_judge", broken_judge)
+    monkeypatch.setattr(attempt.Attempt, "judge", broken_judge)
     status = cli.main([f"--workdir={workdir}", "--suite=main", "basic"])
     assert status == 2
     assert tagged(workdir) == []

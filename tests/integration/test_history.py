@@ -3,7 +3,7 @@ store and ``kewpie history`` finds the flake's rate and its failure by text; a
 MariaDB store (a server kewpie starts) takes two concurrent runs whole; a store that
 is down costs one warning, never the run's exit code.
 
-Covers: lib/history/, lib/run/history.py, lib/run/native.py, lib/cli.py (kewpie history)
+Covers: lib/history/, lib/run/recording.py, lib/run/native.py, lib/cli.py (kewpie history)
 """
 import glob
 import json

@@ -4,7 +4,7 @@ a planted differential difference (two servers that differ by div_precision_incr
 a planted replica divergence; a healthy run on parallel bots that finds nothing; bad
 input (one ERROR line, exit 2, nothing left running).
 
-Covers: lib/run/hunt_mode.py, lib/hunt/ (with lib/hunt/wrong.py, lib/hunt/wrongresult/), lib/randgen/trace.py, lib/checks/backtrace.py
+Covers: lib/modes/hunt/run.py, lib/hunt/ (with lib/hunt/wrong.py, lib/hunt/wrongresult/), lib/randgen/trace.py, lib/checks/backtrace.py
 """
 import json
 import os
@@ -144,7 +144,7 @@ def test_healthy_run_on_two_bots_finds_nothing(kewpie, tmp_path):
 @pytest.mark.parametrize("args,words", [
     (["--grammar=conf/nowhere.yy"], "--grammar conf/nowhere.yy: no such file"),
     (["--grammar=conf/kewpie/transactions.yy", "--known-bugs=/"], "cannot read it"),
-])  # unknown oracles, topologies...: tests/unit/test_hunt_mode.py, test_hunt_topology.py
+])  # unknown oracles, topologies...: tests/unit/modes/hunt/test_hunt_mode.py, tests/unit/hunt/test_hunt_topology.py
 def test_bad_input_is_one_error_line(kewpie, args, words):
     proc = _hunt(kewpie, *args)
     assert proc.returncode == 2, proc.stdout[-2000:]

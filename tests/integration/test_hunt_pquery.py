@@ -6,7 +6,7 @@ surface generator's load (--sql-file=surface: its schema, then its statements on
 thread, the same every run) finds nothing on a healthy server, the error-log oracle on;
 a source that does not exist is one ERROR line.
 
-Covers: lib/hunt/pquery/, lib/hunt/surface/load.py, lib/hunt/trial.py, lib/run/hunt_mode.py, lib/randgen/channel.py
+Covers: lib/hunt/pquery/, lib/hunt/surface/load.py, lib/hunt/trial.py, lib/modes/hunt/run.py, lib/randgen/channel.py
 """
 import json
 import os

@@ -2,7 +2,7 @@
 another directory: the ``kewpie`` command runs a suite, pytest gets the plugin's
 fixtures, and no top-level ``lib`` is importable.
 
-Covers: pyproject.toml (packages, data), lib/home.py, lib/aliases.py.
+Covers: pyproject.toml (packages, data), lib/home.py, lib/aliases.py, lib/kewpie2012/.
 """
 from __future__ import annotations
 
@@ -76,6 +76,11 @@ def test_no_top_level_lib_is_importable(installed: dict[str, str]) -> None:
     done = _run([installed["python"], "-c", "import kewpie.cli, kewpie; print(kewpie.__file__)"],
                 cwd=installed["cwd"])
     assert done.returncode == 0 and installed["venv"] in done.stdout, done.stderr
+    # kewpie 2012's API by its 2012 name, installed: one module under both names
+    done = _run([installed["python"], "-c",
+                 "import kewpie.util.mysqlBaseTestCase as old, kewpie.kewpie2012.mysqlBaseTestCase"
+                 " as new; assert old is new; print(old.__name__)"], cwd=installed["cwd"])
+    assert done.stdout.strip() == "kewpie.kewpie2012.mysqlBaseTestCase", done.stderr
 
 
 def test_kewpie_command_runs_the_main_suite(installed: dict[str, str]) -> None:

@@ -2,7 +2,7 @@
 2012 API gap, in 2012 style) with --randgen-seed and --opt-matrix, servers run as root
 with --server-user=root, and a module that does not import failing alone.
 
-Covers: lib/util/, percona_tests/kewpie2012_compat/
+Covers: lib/kewpie2012/, percona_tests/kewpie2012_compat/
 """
 import re
 

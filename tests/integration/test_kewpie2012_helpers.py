@@ -6,10 +6,10 @@ and reports, mail reports, sql-bench and crash-me through a shell with 2012's
 environment, the live server_options, std_data, server.server_manager and load_datadir).
 
 Covers: lib/run/postchecks.py, lib/run/runner.py, lib/run/report.py, lib/run/junit.py,
-lib/suites/loader.py, lib/util/mysqlBaseTestCase.py, lib/util/sysbench_report.py,
-lib/util/database_connect.py, lib/util/mailing_report.py, lib/util/sqlbench_methods.py,
-lib/util/crashme_methods.py, lib/util/context.py, lib/util/server_compat.py,
-lib/util/manager_compat.py, std_data/
+lib/suites/loader.py, lib/kewpie2012/mysqlBaseTestCase.py, lib/kewpie2012/sysbench_report.py,
+lib/kewpie2012/database_connect.py, lib/kewpie2012/mailing_report.py, lib/kewpie2012/sqlbench_methods.py,
+lib/kewpie2012/crashme_methods.py, lib/kewpie2012/context.py, lib/kewpie2012/server_compat.py,
+lib/kewpie2012/manager_compat.py, std_data/
 """
 import re
 import xml.etree.ElementTree as ET

@@ -8,10 +8,14 @@ fixture test whose result differs ([ fail ] with the unified diff), one real
 multi-server rpl test (its suite's my.cnf with @mysqld.N templates), a case of a
 nested suite (compat/oracle), one whose -master.opt has a bare --log-error and one
 whose -master.opt names a relative log file (issue 34); kewpie writes nothing into
-its working directory.
+its working directory.  Runs of their own: a crash of a known bug and a case past
+--test-timeout (the attempt pipeline's known-bugs lookup and watchdog), --list, a
+bad name, --ps-protocol, --valgrind, the run order, a left replication source, and
+the second lane.
 Skipped when Debian's mariadb-test package (scripts/setup.sh) is missing.
 
-Covers: lib/run/mtr_mode.py, lib/run/mtr_lane.py, lib/mtr/, lib/run/mtr_junit.py
+Covers: lib/modes/mtr/run.py, lib/modes/mtr/lane.py, lib/mtr/, lib/run/mtr_junit.py,
+lib/run/attempt.py (mtr cases through it)
 """
 import glob
 import os
@@ -261,3 +265,30 @@ def test_next_cases_servers_start_while_a_test_runs(tmp_path_factory):
     assert log.count("servers ready in") == 3, log[-3000:]  # one set per case, no more
     assert os.path.isdir(os.path.join(runner.workdir, "bot0b"))
     assert not tagged(runner.workdir), "servers left running"
+
+
+def test_known_bug_crash_and_test_timeout(tmp_path_factory):
+    """A case whose server crashes of a bug a --known-bugs file lists fails naming the bug
+    (the run passes with --allow-known), as kewpie's own tests do; --test-timeout's
+    watchdog kills a hung case's servers and mariadb-test: [ timeout ]."""
+    known = os.path.join(ROOT, "tests", "fixtures", "known_bugs_mtr.txt")
+    runner = KewpieRunner(make_workdir(tmp_path_factory, "mtr_known"))
+    proc = runner.run("--mode=mtr", "--force", "--enable-disabled", FIXTURE_PATH,
+                      "--suite=kw_mtr", "kw_mtr.segv", "kw_mtr.hangs", f"--known-bugs={known}",
+                      "--test-timeout=10", "--allow-known", timeout=240)
+    out = proc.stdout
+    rows = _rows(out)
+    assert rows["kw_mtr.segv"][0] == "fail", out[-3000:]
+    text = rows["kw_mtr.segv"][1]
+    assert "mysqld.1 (s0) exited (status -11) with no expect file: the server crashed" in text
+    assert re.search(r"crash signature [0-9a-f]{12}: crash \| signal 11 \|", text), text
+    assert "known bug FIXTURE-13 (open): kw_mtr.segv sends its server SIGSEGV" in text, text
+    assert "FAILED ON KNOWN BUGS: kw_mtr.segv (FIXTURE-13 (open)" in out
+    status, text = rows["kw_mtr.hangs"]
+    assert status == "timeout", out[-3000:]
+    assert text.startswith("test exceeded --test-timeout 10s: its servers were killed"), text
+    assert proc.returncode == 1, out[-3000:]  # the timeout fails the run; the known bug not
+    assert not tagged(runner.workdir), "servers left running"
+    alone = runner.run("--mode=mtr", "--enable-disabled", FIXTURE_PATH, "--suite=kw_mtr",
+                       "kw_mtr.segv", f"--known-bugs={known}", "--allow-known", timeout=120)
+    assert alone.returncode == 0, alone.stdout[-3000:]

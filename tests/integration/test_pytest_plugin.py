@@ -6,7 +6,7 @@ evidence of a failure and of a crash, a KewpieTestCase class; pytest-xdist
 workers as separate bots; Ctrl-C; kept servers of a failed test; bad markers
 and unsafe options before anything starts.
 
-Covers: lib/pytest_plugin/, lib/run/history.py (the plugin's results history)
+Covers: lib/pytest_plugin/, lib/run/recording.py (the plugin's results history)
 """
 import importlib.metadata
 import os

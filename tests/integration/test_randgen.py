@@ -1,6 +1,6 @@
 """randgen through the real CLI: the randgen suites, and python -m lib.randgen against a server.
 
-Covers: lib/randgen/, lib/util/randgen_methods.py
+Covers: lib/randgen/, lib/kewpie2012/randgen_methods.py
 """
 import json
 import os

@@ -13,7 +13,7 @@ multi-connection trace whose replay in send order waits on locks and does not cr
 is reduced from its serialized form (the start's serialized candidate), to one
 connection.
 
-Covers: lib/run/reduce_mode.py, lib/reduce/, lib/reduce/parallel.py, lib/run/mtr_lane.py, lib/mtr/reference.py
+Covers: lib/modes/reduce/run.py, lib/reduce/, lib/reduce/parallel.py, lib/modes/mtr/lane.py, lib/mtr/reference.py
 """
 import json
 import os

@@ -1,7 +1,9 @@
 """Security issue 27: mtr options, the option probe, suite names, leftover processes.
 
 - A mysql-test suite planted by user ``nobody`` (``tests/fixtures/mtr/kw_unsafe``,
-  copied into a directory of nobody's) whose ``.opt`` files write the general log
+  copied into a directory of nobody's, trusted on purpose with ``--trust``: without it
+  the suite path is refused, tests/integration/test_security_trust.py) whose ``.opt``
+  files write the general log
   outside the vardir, or listen on port 3306, or whose test restarts its server
   with such an option, is run by root: those cases are skipped with their reason, counted in the summary, and under ``strace -f``
   nothing is created in the target directory (nobody's, world-writable) and
@@ -112,6 +114,7 @@ def test_mtr_unsafe_options_are_skipped_and_nothing_escapes(kewpie, public_dir, 
            f"chmod -R a+rX {suites} && mkdir -m 777 {escape}")
     trace = str(tmp_path / "trace")
     proc = traced_run(kewpie, trace, "--mode=mtr", f"--suitepath={suites}", "--suite=kw_unsafe",
+                      f"--trust={suites}",  # nobody's suite, run on purpose (issue 43)
                       "--force", env={"KEWPIE_IT_ESCAPE": escape})
     out = proc.stdout
     assert proc.returncode == 1, out[-3000:]  # the leftover case fails

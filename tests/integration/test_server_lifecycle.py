@@ -1,7 +1,7 @@
 """Crash detection, the reuse rule, test timeouts and --no-shm, through the CLI.
 
 Covers: lib/servers/health.py, lib/servers/manager.py, lib/run/watchdog.py,
-lib/platform/workdir.py
+lib/platform/workdir.py, lib/servers/server.py (Server.kill), lib/run/attempt.py
 """
 import os
 import re
@@ -47,6 +47,16 @@ def test_timeout_kills_and_reports(kewpie):
     assert proc.returncode == 1
     assert _rows(proc.stdout)["slow.sleep_test"] == "timeout"
     assert "STATUS: TIMEOUT" in proc.stdout
+
+
+def test_timeout_ends_a_query_on_the_kept_connection(kewpie):
+    """The watchdog kills the server while the test's thread reads its kept connection
+    (Server.kill closes that connection after the kill, not before: the reader holds it)."""
+    proc = kewpie.run(f"--suitepath={FIXTURE_SUITES}", "--suite=slow_query", "--test-timeout=3",
+                      timeout=120)
+    assert proc.returncode == 1, proc.stdout[-3000:]
+    assert _rows(proc.stdout)["slow_query.sleep_query_test"] == "timeout", proc.stdout[-3000:]
+    assert "test exceeded --test-timeout 3s: its servers were killed" in proc.stdout
 
 
 def test_no_shm_keeps_vardirs_on_disk():

@@ -1,6 +1,6 @@
 """--start-and-exit leaves 3 replicating servers usable without kewpie; cleanup ends them.
 
-Covers: lib/run/start_and_exit.py, lib/run/cleanup.py, lib/servers/describe.py
+Covers: lib/modes/native/start_and_exit.py, lib/run/cleanup.py, lib/servers/describe.py
 """
 import json
 import os

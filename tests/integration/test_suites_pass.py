@@ -1,6 +1,6 @@
 """The shipped suites pass through the real CLI with rows and a summary.
 
-Covers: lib/run/modes.py, lib/run/native.py, lib/run/report.py, lib/testcase.py,
+Covers: lib/modes/dispatch.py, lib/run/native.py, lib/run/report.py, lib/testcase.py,
 lib/run/selection.py, lib/suites/testcase.py, lib/checks/dbcompare.py, lib/servers/replication.py,
 percona_tests/main/, percona_tests/replication_basic/
 """

@@ -1,6 +1,6 @@
 """sysbench through the CLI: the suite, and a regression check against a stored baseline.
 
-Covers: lib/sysbench/, lib/run/sweep_mode.py, lib/util/sysbench_methods.py
+Covers: lib/sysbench/, lib/modes/sweep/run.py, lib/kewpie2012/sysbench_methods.py
 """
 import json
 import os

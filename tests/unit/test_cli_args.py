@@ -1,7 +1,7 @@
 """Unit tests for lib/cli.py: argument parsing into a RunConfig, --help's groups, config
 files and profiles through the command line, --list-options (no harness is started).
 
-Covers: lib/cli.py, lib/run/config.py, lib/run/configfile.py
+Covers: lib/cli.py, lib/config/, lib/run/configfile.py
 """
 import argparse
 import os
@@ -9,7 +9,7 @@ import os
 import pytest
 
 from lib.cli import build_parser, config_from_args
-from lib.run.config import ROOT, RunConfig
+from lib.config import ROOT, RunConfig
 from lib.errors import KewpieError
 from lib.platform.ports import DEFAULT_BASE_PORT
 
@@ -17,20 +17,20 @@ from lib.platform.ports import DEFAULT_BASE_PORT
 def test_defaults():
     cfg = config_from_args([])
     assert isinstance(cfg, RunConfig)
-    assert cfg.suites == []
-    assert cfg.tests == []
-    assert cfg.suitepaths == [os.path.join(ROOT, "percona_tests")]
-    assert cfg.basedir == "/usr"
-    assert cfg.default_server_type == "mysql"
+    assert cfg.selection.suites == []
+    assert cfg.selection.tests == []
+    assert cfg.selection.suitepaths == [os.path.join(ROOT, "percona_tests")]
+    assert cfg.servers.basedir == "/usr"
+    assert cfg.servers.default_server_type == "mysql"
     assert cfg.workdir == os.path.join(ROOT, "workdir")
-    assert cfg.use_shm is True
+    assert cfg.servers.use_shm is True
     assert cfg.mode == "native"
-    assert cfg.repeat == 1
-    assert cfg.base_port == DEFAULT_BASE_PORT
-    assert cfg.lock_dir == ""
-    assert cfg.server_user is None
-    assert cfg.start_timeout == 60.0
-    assert not (cfg.force or cfg.list_only or cfg.verbose or cfg.start_and_exit)
+    assert cfg.selection.repeat == 1
+    assert cfg.servers.base_port == DEFAULT_BASE_PORT
+    assert cfg.servers.lock_dir == ""
+    assert cfg.servers.server_user is None
+    assert cfg.servers.start_timeout == 60.0
+    assert not (cfg.reporting.force or cfg.selection.list_only or cfg.reporting.verbose or cfg.start_and_exit)
 
 
 def test_parser_default_server_type():
@@ -39,19 +39,19 @@ def test_parser_default_server_type():
 
 def test_suite_comma_and_repeated_flatten():
     cfg = config_from_args(["--suite", "main,replication_basic", "--suite=extra", "--suite", " a , ,b "])
-    assert cfg.suites == ["main", "replication_basic", "extra", "a", "b"]
+    assert cfg.selection.suites == ["main", "replication_basic", "extra", "a", "b"]
 
 
 def test_positional_tests():
     cfg = config_from_args(["--suite=main", "basic", "main.crash_test"])
-    assert cfg.tests == ["basic", "main.crash_test"]
-    assert cfg.suites == ["main"]
+    assert cfg.selection.tests == ["basic", "main.crash_test"]
+    assert cfg.selection.suites == ["main"]
 
 
 def test_suitepath_is_absolute_and_searched_before_percona_tests(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     cfg = config_from_args(["--suitepath", "one,two", "--suitepath", "/abs"])
-    assert cfg.suitepaths == [str(tmp_path / "one"), str(tmp_path / "two"), "/abs",
+    assert cfg.selection.suitepaths == [str(tmp_path / "one"), str(tmp_path / "two"), "/abs",
                               os.path.join(ROOT, "percona_tests")]
 
 
@@ -65,16 +65,16 @@ def test_flags():
                             "--mode=cleanup", "--repeat=3", "--test-timeout=2.5",
                             "--base-port=20000", "--lock-dir=/tmp/l", "--server-user=mysql",
                             "--server-start-timeout=9", "--basedir=/opt/mysql"])
-    assert cfg.use_shm is False
-    assert cfg.force and cfg.list_only and cfg.verbose and cfg.start_and_exit
+    assert cfg.servers.use_shm is False
+    assert cfg.reporting.force and cfg.selection.list_only and cfg.reporting.verbose and cfg.start_and_exit
     assert cfg.mode == "cleanup"
-    assert cfg.repeat == 3
-    assert cfg.test_timeout == 2.5
-    assert cfg.base_port == 20000
-    assert cfg.lock_dir == "/tmp/l"
-    assert cfg.server_user == "mysql"
-    assert cfg.start_timeout == 9.0
-    assert cfg.basedir == "/opt/mysql"
+    assert cfg.selection.repeat == 3
+    assert cfg.reporting.test_timeout == 2.5
+    assert cfg.servers.base_port == 20000
+    assert cfg.servers.lock_dir == "/tmp/l"
+    assert cfg.servers.server_user == "mysql"
+    assert cfg.servers.start_timeout == 9.0
+    assert cfg.servers.basedir == "/opt/mysql"
 
 
 @pytest.mark.parametrize("value", ["0", "-1"])
@@ -91,7 +91,7 @@ def test_base_port_out_of_range_raises(port):
 
 @pytest.mark.parametrize("port", [1024, 64000])
 def test_base_port_bounds_accepted(port):
-    assert config_from_args([f"--base-port={port}"]).base_port == port
+    assert config_from_args([f"--base-port={port}"]).servers.base_port == port
 
 
 @pytest.mark.parametrize("argv", [["--repeat=x"], ["--mode=bogus"], ["--no-such-option"],
@@ -157,17 +157,19 @@ def test_help_is_grouped_by_job(capsys):
 
 
 def test_on_off_options_have_a_no_form():
-    for argv, field_name, value in ((["--force", "--no-force"], "force", False),
-                                    (["--no-shm"], "use_shm", False), (["--shm"], "use_shm", True),
-                                    (["--no-cluster-snapshot"], "cluster_snapshots", False),
-                                    (["--no-check-warnings"], "check_warnings", False)):
-        assert getattr(config_from_args(argv), field_name) is value, argv
+    for argv, read, value in (
+            (["--force", "--no-force"], lambda c: c.reporting.force, False),
+            (["--no-shm"], lambda c: c.servers.use_shm, False),
+            (["--shm"], lambda c: c.servers.use_shm, True),
+            (["--no-cluster-snapshot"], lambda c: c.servers.cluster_snapshots, False),
+            (["--no-check-warnings"], lambda c: c.debugging.check_warnings, False)):
+        assert read(config_from_args(argv)) is value, argv
 
 
 def test_mtr_protocols_in_mtr_order():
     cfg = config_from_args(["--mode=mtr", "--view-protocol", "--ps-protocol", "--no-reorder"])
-    assert cfg.mysqltest_protocols == ("--ps-protocol", "--view-protocol")
-    assert cfg.reorder is False
+    assert cfg.mode_section.protocols == ("--ps-protocol", "--view-protocol")
+    assert cfg.mode_section.reorder is False
     with pytest.raises(KewpieError, match="--ps-protocol: only with --mode=mtr"):
         config_from_args(["--ps-protocol"])
 
@@ -198,21 +200,21 @@ def test_profile_applies_over_defaults_and_command_line_overrides(tmp_path):
                                   '[profiles.p]\nrepeat = 3\nforce = true\ntest-timeout = 30\n'
                                   'junit-xml = "reports/out.xml"\n')
     plain = config_from_args(["--config", path])
-    assert plain.repeat == 2 and plain.suites == ["main"] and plain.parallel == 2
-    assert not plain.force and plain.test_timeout == 0
+    assert plain.selection.repeat == 2 and plain.selection.suites == ["main"] and plain.reporting.parallel == 2
+    assert not plain.reporting.force and plain.reporting.test_timeout == 0
     picked = config_from_args(["--config", path, "--profile", "p"])
-    assert picked.repeat == 3 and picked.force and picked.test_timeout == 30
-    assert picked.junit_xml == str(tmp_path / "reports" / "out.xml")
+    assert picked.selection.repeat == 3 and picked.reporting.force and picked.reporting.test_timeout == 30
+    assert picked.reporting.junit_xml == str(tmp_path / "reports" / "out.xml")
     cli = config_from_args(["--config", path, "--sys-config=p", "--repeat=1", "--no-force",
                             "--suite=other"])
-    assert cli.repeat == 1 and not cli.force and cli.suites == ["other"] and cli.test_timeout == 30
+    assert cli.selection.repeat == 1 and not cli.reporting.force and cli.selection.suites == ["other"] and cli.reporting.test_timeout == 30
 
 
 def test_suitepath_file_is_read_and_beats_nothing_given(tmp_path):
     (tmp_path / "kewpie.toml").write_text("[defaults]\nrepeat = 4\n")
-    assert config_from_args([f"--suitepath={tmp_path}"]).repeat == 4
-    assert config_from_args([f"--suitepath={tmp_path}", "--no-config"]).repeat == 1
-    assert config_from_args([f"--suitepath={tmp_path}", "--repeat=2"]).repeat == 2
+    assert config_from_args([f"--suitepath={tmp_path}"]).selection.repeat == 4
+    assert config_from_args([f"--suitepath={tmp_path}", "--no-config"]).selection.repeat == 1
+    assert config_from_args([f"--suitepath={tmp_path}", "--repeat=2"]).selection.repeat == 2
 
 
 def test_a_files_bad_value_names_the_file_and_key(tmp_path):
@@ -243,9 +245,9 @@ def test_example_file_profiles_all_make_valid_configs():
     for name in profiles:
         cfg = config_from_args(["--config", EXAMPLE, "--profile", name])
         assert isinstance(cfg, RunConfig)
-    assert config_from_args(["--config", EXAMPLE, "--profile=xtrabackup"]).suites == ["xtrabackup_basic"]
+    assert config_from_args(["--config", EXAMPLE, "--profile=xtrabackup"]).selection.suites == ["xtrabackup_basic"]
     pxc = config_from_args(["--config", EXAMPLE, "--profile=percona-xtradb-cluster"])
-    assert pxc.default_server_type == "galera" and pxc.suites == ["cluster_basic", "cluster_sst"]
+    assert pxc.servers.default_server_type == "galera" and pxc.selection.suites == ["cluster_basic", "cluster_sst"]
     import tomllib
     with open(EXAMPLE, "rb") as handle:
         assert set(tomllib.load(handle)["profiles"]) == set(profiles)
@@ -281,7 +283,7 @@ def test_bad_config_file_is_one_error_line_and_exit_2(tmp_path, capsys):
 
 
 def test_run_config_server_timeouts_are_the_servers_own():
-    """lib/run/config.py writes them down without importing lib.servers (--help stays fast)."""
+    """lib/config/ writes them down without importing lib.servers (--help stays fast)."""
     from lib.servers.server import ServerSettings
-    assert RunConfig().start_timeout == ServerSettings.start_timeout
-    assert RunConfig().shutdown_timeout == ServerSettings.shutdown_timeout
+    assert RunConfig().servers.start_timeout == ServerSettings.start_timeout
+    assert RunConfig().servers.shutdown_timeout == ServerSettings.shutdown_timeout

@@ -1,7 +1,7 @@
 """The debugging options of the command line (docs/debugging.md): into the RunConfig,
 refused when bad, and each in --help.
 
-Covers: lib/cli.py, lib/run/config.py
+Covers: lib/cli.py, lib/config/
 """
 import re
 
@@ -18,12 +18,12 @@ def test_debugging_options_reach_the_config():
                             "--mysqld=--max-connections=77", "--mysqld=--sql-mode=",
                             "--no-check-warnings", "--enable-disabled", "--test-debug",
                             "--start-dirty", "--libeatmydata"])
-    assert cfg.valgrind and cfg.valgrind_options == ["--track-origins=yes"]
-    assert cfg.keep_failed and cfg.do_test == ["main"] and cfg.skip_test == ["crash"]
-    assert cfg.combinations == ["row", "mixed"] and cfg.start_from == "main.basic"
-    assert cfg.mysqld_options == ["--max-connections=77", "--sql-mode="]
-    assert not cfg.check_warnings and cfg.enable_disabled and cfg.test_debug
-    assert cfg.start_dirty and cfg.libeatmydata
+    assert cfg.debugging.valgrind and cfg.debugging.valgrind_options == ["--track-origins=yes"]
+    assert cfg.debugging.keep_failed and cfg.selection.do_test == ["main"] and cfg.selection.skip_test == ["crash"]
+    assert cfg.selection.combinations == ["row", "mixed"] and cfg.selection.start_from == "main.basic"
+    assert cfg.servers.mysqld_options == ["--max-connections=77", "--sql-mode="]
+    assert not cfg.debugging.check_warnings and cfg.selection.enable_disabled and cfg.debugging.test_debug
+    assert cfg.tools.start_dirty and cfg.debugging.libeatmydata
 
 
 @pytest.mark.parametrize("argv, message", [

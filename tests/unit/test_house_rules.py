@@ -1,6 +1,8 @@
-"""The house rules that docs/architecture.md states, checked over lib/ (and tests/).
+"""The house rules that docs/architecture.md states, checked over lib/ (and tests/,
+and the suites' imports).
 
-Covers: lib/ (every module), tests/unit/, tests/integration/
+Covers: lib/ (every module), tests/unit/, tests/integration/, lib/__init__.py (the public
+API), percona_tests/, examples/
 
 1. Every module has a docstring; public classes and functions have a docstring
    and type hints (arguments and return).
@@ -13,7 +15,7 @@ Covers: lib/ (every module), tests/unit/, tests/integration/
 5. No import cycle among modules (imports that run, in functions too); no
    cycle among packages, counting imports under ``if TYPE_CHECKING:`` too.
 6. No module-level (or class-level) mutable state.
-7. Only lib/util/ touches kewpie 2012's test-context globals.
+7. Only lib/kewpie2012/ touches kewpie 2012's test-context globals.
 8. Inside the package, imports are relative (the package is ``lib`` in a
    checkout and ``kewpie`` installed).
 9. Layers: a module imports only from its own layer or the layers below it
@@ -22,6 +24,9 @@ Covers: lib/ (every module), tests/unit/, tests/integration/
 10. Tests are findable: every test file's docstring has a ``Covers:`` line
     naming the files it tests, each of which exists, at least one in lib/
     (or a tool in bench/ or scripts/).
+11. Suites (percona_tests/, examples/) import kewpie's public API -- the
+    package itself, ``from lib import KewpieTestCase`` -- or kewpie 2012's
+    API (``lib.util.*``, ``lib.kewpie2012.*``), never another module of it.
 
 Each rule that parses code is shown catching planted source in a test of its own.
 """
@@ -406,9 +411,10 @@ def test_mutable_state_rule_catches_the_forms():
 
 # ---------------------------------------------------------------- test-context globals
 
-COMPAT_PACKAGE = os.path.join(LIB, "util") + os.sep
+COMPAT_PACKAGE = os.path.join(LIB, "kewpie2012") + os.sep
 CONTEXT_GLOBALS = frozenset({"servers", "test_executor", "server_manager", "system_manager"})
-COMPAT_MODULE_HOLDING_SERVERS = "lib.util.mysqlBaseTestCase"
+COMPAT_MODULE_HOLDING_SERVERS = "lib.kewpie2012.mysqlBaseTestCase"
+HOLDING_SERVERS_NAMES = (COMPAT_MODULE_HOLDING_SERVERS, "lib.util.mysqlBaseTestCase")  # its 2012 name
 
 
 def _context_global_reads(tree):
@@ -419,12 +425,11 @@ def _context_global_reads(tree):
                         for alias in node.names}
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module and (
-                node.module == COMPAT_MODULE_HOLDING_SERVERS
-                or any(f"{node.module}.{a.name}" == COMPAT_MODULE_HOLDING_SERVERS
-                       for a in node.names)):
+                node.module in HOLDING_SERVERS_NAMES
+                or any(f"{node.module}.{a.name}" in HOLDING_SERVERS_NAMES for a in node.names)):
             found.append((f"import of {COMPAT_MODULE_HOLDING_SERVERS}", node.lineno))
         elif isinstance(node, ast.Import) and any(
-                a.name == COMPAT_MODULE_HOLDING_SERVERS for a in node.names):
+                a.name in HOLDING_SERVERS_NAMES for a in node.names):
             found.append((f"import of {COMPAT_MODULE_HOLDING_SERVERS}", node.lineno))
         elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
             if node.attr in ("test_executor", "system_manager", "server_manager", "_outcome"):
@@ -446,11 +451,11 @@ def _context_global_reads(tree):
 @pytest.mark.parametrize("path", [p for p in _modules() if not p.startswith(COMPAT_PACKAGE)],
                          ids=lambda p: os.path.relpath(p, ROOT))
 def test_no_test_context_global_read_outside_compat(path):
-    """Only lib/util/ (the kewpie 2012 compatibility package) touches the 2012 test globals.
+    """Only lib/kewpie2012/ (the kewpie 2012 compatibility package) touches the 2012 test globals.
 
     Elsewhere in lib/: no ``.test_executor``, ``.system_manager`` or
     ``.server_manager`` attribute reads, no ``test_executor`` name, no
-    ``<module>.servers``, no import of lib.util.mysqlBaseTestCase (which holds
+    ``<module>.servers``, no import of lib.kewpie2012.mysqlBaseTestCase (which holds
     the ``servers`` global), no ``getattr``/``hasattr``/``setattr`` by those
     names, and no unittest private ``_outcome``.  Code reads the TestContext.
     """
@@ -460,11 +465,13 @@ def test_no_test_context_global_read_outside_compat(path):
 
 
 def test_context_global_rule_catches_the_forms():
-    tree = ast.parse("import lib.util.mysqlBaseTestCase as compat\n"
+    tree = ast.parse("import lib.kewpie2012.mysqlBaseTestCase as compat\n"
+                     "from lib.util import mysqlBaseTestCase\n"
                      "x = compat.servers\ny = self.test_executor.logdir\n"
                      "z = getattr(self, '_outcome', None)\nmodule.servers = []\n")
     assert sorted(w for w, _ in _context_global_reads(tree)) == sorted([
-        f"import of {COMPAT_MODULE_HOLDING_SERVERS}", "compat.servers", ".test_executor",
+        f"import of {COMPAT_MODULE_HOLDING_SERVERS}", f"import of {COMPAT_MODULE_HOLDING_SERVERS}",
+        "compat.servers", ".test_executor",
         "getattr(..., '_outcome')"])
 
 
@@ -477,15 +484,16 @@ def test_context_global_rule_catches_the_forms():
 # from its package.
 LAYERS = (
     ("lib.cli",),
+    ("lib.modes",),
     ("lib.pytest_plugin",),
     ("lib.run",),
-    ("lib.util",),
+    ("lib.kewpie2012",),
     ("lib.suites", "lib.testcase"),
     ("lib.consistency", "lib.backup", "lib.randgen", "lib.sysbench", "lib.checks", "lib.data",
-     "lib.mtr", "lib.hunt", "lib.reduce",
+     "lib.mtr", "lib.hunt", "lib.reduce", "lib.replay",
      "lib.history"),
     ("lib.servers",),
-    ("lib.platform", "lib.errors", "lib.home", "lib.aliases"),
+    ("lib.platform", "lib.config", "lib.errors", "lib.home", "lib.aliases"),
 )
 
 # Imports against the flow (or closing a package cycle) that are known and on
@@ -588,14 +596,14 @@ def test_no_import_cycle_among_lib_packages():
 
 
 def test_package_cycle_rule_sees_type_only_imports():
-    suites = ast.parse("if TYPE_CHECKING:\n    from ..util.context import TestExecutor\n")
-    util = ast.parse("from ..suites.context import TestContext\n")
+    suites = ast.parse("if TYPE_CHECKING:\n    from ..kewpie2012.context import TestExecutor\n")
+    compat = ast.parse("from ..suites.context import TestContext\n")
     graph = {"lib.suites.loader": _imported_lib_modules(suites, "lib.suites.loader"),
-             "lib.util.context": _imported_lib_modules(util, "lib.util.context")}
+             "lib.kewpie2012.context": _imported_lib_modules(compat, "lib.kewpie2012.context")}
     assert _cycles(_package_graph(graph)) == []  # the type-only import does not run...
     graph["lib.suites.loader"] = _imported_lib_modules(suites, "lib.suites.loader",
                                                        type_checking=True)
-    assert _cycles(_package_graph(graph)) == [frozenset({"lib.suites", "lib.util"})]  # ...but counts
+    assert _cycles(_package_graph(graph)) == [frozenset({"lib.suites", "lib.kewpie2012"})]  # ...but counts
 
 
 def test_allowed_imports_still_exist():
@@ -614,10 +622,13 @@ COVERED_ROOTS = ("lib/", "bench/", "scripts/")  # at least one entry is code of 
 
 
 def _test_files():
+    """Every test file under TEST_DIRS, in their subfolders too (tests/unit/ mirrors lib/)."""
     for folder in TEST_DIRS:
-        for name in sorted(os.listdir(folder)):
-            if name.startswith("test_") and name.endswith(".py"):
-                yield os.path.join(folder, name)
+        for dirpath, dirs, files in os.walk(folder):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            for name in sorted(files):
+                if name.startswith("test_") and name.endswith(".py"):
+                    yield os.path.join(dirpath, name)
 
 
 def _covers(doc):
@@ -655,3 +666,58 @@ def test_covers_reads_entries_with_notes():
            "lib/suites/ (the loader).\n\nMore text, lib/nothing.py")
     assert _covers(doc) == ["lib/run/bots.py", "pyproject.toml", "lib/suites/"]
     assert _covers("Tests for lib/run/bots.py.") is None
+
+
+# ---------------------------------------------------------------- the public API
+# A suite imports what lib/__init__.py exports (docs/writing-tests.md, "The public
+# API") or kewpie 2012's API, so that every other module may move.
+SUITE_DIRS = ("percona_tests", "examples")
+API_2012 = ("util", "kewpie2012")  # lib.util is its 2012 name (lib/aliases.py)
+
+
+def _suite_files():
+    for top in SUITE_DIRS:
+        for dirpath, _, files in os.walk(os.path.join(ROOT, top)):
+            yield from (os.path.join(dirpath, n) for n in sorted(files) if n.endswith(".py"))
+
+
+def _internal_imports(tree, public):
+    """(what, line) for each import in tree of a module of the package that is neither
+    the package (names of ``public`` only) nor kewpie 2012's API."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            parts = node.module.split(".")
+            if parts[0] not in ("lib", "kewpie"):
+                continue
+            if len(parts) == 1:
+                found += [(f"{node.module}.{a.name}", node.lineno) for a in node.names
+                          if a.name not in public and a.name not in API_2012]
+            elif parts[1] not in API_2012:
+                found.append((node.module, node.lineno))
+        elif isinstance(node, ast.Import):
+            found += [(a.name, node.lineno) for a in node.names
+                      if a.name.split(".")[0] in ("lib", "kewpie") and "." in a.name
+                      and a.name.split(".")[1] not in API_2012]
+    return found
+
+
+@pytest.mark.parametrize("path", list(_suite_files()), ids=lambda p: os.path.relpath(p, ROOT))
+def test_suites_import_only_the_public_api(path):
+    """A suite's test imports the package's public API or kewpie 2012's, nothing else."""
+    import lib
+    found = _internal_imports(ast.parse(open(path).read(), path), set(lib.__all__))
+    assert not found, f"{os.path.relpath(path, ROOT)} imports internal modules: " + ", ".join(
+        f"{what} (line {line})" for what, line in found) + "; import them from lib (its __all__)"
+
+
+def test_public_api_rule_catches_the_forms():
+    tree = ast.parse("from lib import KewpieTestCase, servers\n"
+                     "from lib.testcase import KewpieTestCase\n"
+                     "from kewpie.consistency import Bank\nimport lib.servers.server\n"
+                     "from lib.util.mysqlBaseTestCase import mysqlBaseTestCase\n"
+                     "from lib.util import crashme_methods\nimport lib.kewpie2012.context\n"
+                     "import lib\nfrom percona_tests.main import suite_config\n")
+    assert _internal_imports(tree, {"KewpieTestCase"}) == [
+        ("lib.servers", 1), ("lib.testcase", 2), ("kewpie.consistency", 3),
+        ("lib.servers.server", 4)]

@@ -135,78 +135,92 @@ def _dispatch(text: str, reader: _Reader, line: int, word_known: bool) -> Statem
     return Statement(line, text)
 
 
+@dataclass
+class _Pending:
+    """The statement read so far across lines: its text, first line and open quote."""
+
+    buf: list[str]
+    start: int = 0     # its first line
+    quote: str = ""    # inside a quoted string: its quote
+
+
 def statements(text: str) -> Iterator[Statement]:
     """The SQL statements of a mysqltest script or SQL file, in order (see the module
     docstring)."""
     reader = _Reader()
-    buf: list[str] = []            # the statement read so far
-    start = 0                      # its first line
-    quote = ""                     # inside a quoted string: its quote
+    pending = _Pending([])
     for number, raw in enumerate(text.split("\n"), start=1):
         if reader.skip_until:
             if raw.strip() == reader.skip_until:
                 reader.skip_until = ""
             continue
         pos = 0
-        if not buf and not quote:
+        if not pending.buf and not pending.quote:
             found, pos = _line_start(raw, reader, number)
             if found is not None:
                 yield found
             if pos < 0:
                 continue
-            start = number
-        while pos < len(raw):
-            if quote:
-                end = _close_quote(raw, pos, quote)
-                if end < 0:
-                    buf.append(raw[pos:])
-                    break
-                buf.append(raw[pos:end + 1])
-                pos, quote = end + 1, ""
-                continue
-            delim = reader.delimiter
-            nxt = _next_special(raw, pos, delim)
-            if nxt < 0:
-                buf.append(raw[pos:])
-                break
-            if raw.startswith(delim, nxt):
-                buf.append(raw[pos:nxt])
-                found = _dispatch("".join(buf), reader, start, False)
-                buf = []
-                if found is not None:
-                    yield found
-                pos = nxt + len(delim)
-            elif raw[nxt] == "{":
-                head = ("".join(buf) + raw[pos:nxt]).lstrip().lower()
-                buf.append(raw[pos:nxt + 1])
-                pos = nxt + 1
-                if head.startswith(("if", "while")):
-                    buf = []  # if (...) { / while (...) {: the header goes, the block stays
-                    quote = ""
-                else:
-                    continue
-            else:
-                char = raw[nxt]
-                buf.append(raw[pos:nxt + 1])
-                pos = nxt + 1
-                if not (nxt > 0 and raw[nxt - 1] == "\\"):
-                    quote = char
-                continue
-            if reader.in_block():
-                break
-            if not buf:  # a new statement may start on the rest of the line
-                found, pos = _line_start(raw, reader, number, pos)
-                if found is not None:
-                    yield found
-                if pos < 0:
-                    break
-                start = number
-        if buf:
-            buf.append("\n")
-    if buf and "".join(buf).strip():
-        found = _dispatch("".join(buf), reader, start, False)
+            pending.start = number
+        yield from _scan_line(raw, pos, number, reader, pending)
+        if pending.buf:
+            pending.buf.append("\n")
+    if pending.buf and "".join(pending.buf).strip():
+        found = _dispatch("".join(pending.buf), reader, pending.start, False)
         if found is not None:
             yield found
+
+
+def _scan_line(raw: str, pos: int, number: int, reader: _Reader,
+               pending: _Pending) -> Iterator[Statement]:
+    """The statements a line ends, from pos on: quotes, delimiters and ``{`` blocks
+    followed; what is left open stays in pending."""
+    while pos < len(raw):
+        if pending.quote:
+            end = _close_quote(raw, pos, pending.quote)
+            if end < 0:
+                pending.buf.append(raw[pos:])
+                return
+            pending.buf.append(raw[pos:end + 1])
+            pos, pending.quote = end + 1, ""
+            continue
+        delim = reader.delimiter
+        nxt = _next_special(raw, pos, delim)
+        if nxt < 0:
+            pending.buf.append(raw[pos:])
+            return
+        if raw.startswith(delim, nxt):
+            pending.buf.append(raw[pos:nxt])
+            found = _dispatch("".join(pending.buf), reader, pending.start, False)
+            pending.buf = []
+            if found is not None:
+                yield found
+            pos = nxt + len(delim)
+        elif raw[nxt] == "{":
+            head = ("".join(pending.buf) + raw[pos:nxt]).lstrip().lower()
+            pending.buf.append(raw[pos:nxt + 1])
+            pos = nxt + 1
+            if head.startswith(("if", "while")):
+                pending.buf = []  # if (...) { / while (...) {: the header goes, the block stays
+                pending.quote = ""
+            else:
+                continue
+        else:
+            char = raw[nxt]
+            pending.buf.append(raw[pos:nxt + 1])
+            pos = nxt + 1
+            if not (nxt > 0 and raw[nxt - 1] == "\\"):
+                pending.quote = char
+            continue
+        if reader.in_block():
+            return
+        if not pending.buf:  # a new statement may start on the rest of the line
+            found, pos = _line_start(raw, reader, number, pos)
+            if found is not None:
+                yield found
+            if pos < 0:
+                return
+            pending.start = number
 
 
 def _line_start(raw: str, reader: _Reader, number: int,

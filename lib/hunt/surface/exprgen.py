@@ -288,6 +288,34 @@ class ExprGenerator:
             b = self.literal("str", a.collation)
         return a, b
 
+    def _in_list(self, scope: Scope, depth: int) -> Expr:
+        """``x [NOT] IN (v, ...)`` over a value and 1 to 4 of its family."""
+        rng = self.rng
+        a, _ = self.comparable_pair(scope, depth)
+        coll = partner(a.collation) if a.family == "str" else ""
+        found: list[Expr] = []
+        for _ in range(rng.randint(1, 4)):
+            item = self.value(scope, a.family, self.max_depth, coll)
+            if a.family == "str" and coll.endswith("*") and item.collation:
+                coll = item.collation
+            found.append(item)
+        items = tuple(found)
+        name = rng.choice(("IN", "NOT IN"))
+        holes = ", ".join(f"{{{i + 1}}}" for i in range(len(items)))
+        return op(f"({{0}} {name} ({holes}))", (a, *items), "bool", name)
+
+    def _match(self, scope: Scope) -> Expr | None:
+        """``MATCH (col) AGAINST (...)`` over a FULLTEXT column in scope, else None."""
+        rng = self.rng
+        fulltext = [(s.alias, c) for s in scope.sources for c in s.fulltext]
+        if not fulltext:
+            return None
+        alias, col = rng.choice(fulltext)
+        word = rng.choice(("'a'", "'abc'", "'ss'", "'+a -b'", "'\"a b\"'", "'ä*'"))
+        mode = rng.choice(("", " IN BOOLEAN MODE", " IN NATURAL LANGUAGE MODE",
+                           " WITH QUERY EXPANSION"))
+        return op(f"MATCH ({alias}.{col}) AGAINST ({word}{mode})", (), "bool", "MATCH_AGAINST")
+
     def predicate(self, scope: Scope, depth: int = 0) -> Expr:
         """A condition (family bool)."""
         rng = self.rng
@@ -320,31 +348,15 @@ class ExprGenerator:
             name = rng.choice(("BETWEEN", "NOT BETWEEN"))
             return op(f"({{0}} {name} {{1}} AND {{2}})", (a, b, c), "bool", name)
         if roll < 0.75:
-            a, _ = self.comparable_pair(scope, depth)
-            coll = partner(a.collation) if a.family == "str" else ""
-            found: list[Expr] = []
-            for _ in range(rng.randint(1, 4)):
-                item = self.value(scope, a.family, self.max_depth, coll)
-                if a.family == "str" and coll.endswith("*") and item.collation:
-                    coll = item.collation
-                found.append(item)
-            items = tuple(found)
-            name = rng.choice(("IN", "NOT IN"))
-            holes = ", ".join(f"{{{i + 1}}}" for i in range(len(items)))
-            return op(f"({{0}} {name} ({holes}))", (a, *items), "bool", name)
+            return self._in_list(scope, depth)
         if roll < 0.85 and self.subquery is not None and depth < 2:
             kind = rng.choice(("EXISTS", "IN_SUBQUERY", "NOT_IN_SUBQUERY", "ANY", "ALL",
                                "EXISTS", "IN_SUBQUERY"))
             return self.subquery(self, scope, kind, "bool")
         if roll < 0.88:
-            fulltext = [(s.alias, c) for s in scope.sources for c in s.fulltext]
-            if fulltext:
-                alias, col = rng.choice(fulltext)
-                word = rng.choice(("'a'", "'abc'", "'ss'", "'+a -b'", "'\"a b\"'", "'ä*'"))
-                mode = rng.choice(("", " IN BOOLEAN MODE", " IN NATURAL LANGUAGE MODE",
-                                   " WITH QUERY EXPANSION"))
-                return op(f"MATCH ({alias}.{col}) AGAINST ({word}{mode})", (), "bool",
-                          "MATCH_AGAINST")
+            match = self._match(scope)
+            if match is not None:
+                return match
         fns = [f for f in CATALOG["bool"] if not (self.deterministic and f.nondet)]
         if fns and rng.random() < 0.7:
             fn = rng.choice(fns)

@@ -71,6 +71,16 @@ class _Names:
         return f"{prefix}{self.table}"
 
 
+def _over_clause(partitions: int, holes: int, frame: str) -> str:
+    """A window's OVER clause text: PARTITION BY the first hole (when partitions), ORDER
+    BY the holes after it up to holes, then the frame."""
+    over = "PARTITION BY {0}" if partitions else ""
+    if holes > partitions:
+        keys = ", ".join(f"{{{i}}}" for i in range(partitions, holes))
+        over += (" " if over else "") + "ORDER BY " + keys
+    return over + frame
+
+
 class QueryGenerator:
     """SELECTs over a schema (see the module docstring)."""
 
@@ -374,13 +384,7 @@ class QueryGenerator:
                                       "ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING"))
         args: list[Expr] = partition + order_cols
         holes = len(args)
-        over = ""
-        if partition:
-            over += "PARTITION BY {0}"
-        if order_cols:
-            keys = ", ".join(f"{{{i}}}" for i in range(len(partition), holes))
-            over += (" " if over else "") + "ORDER BY " + keys
-        over += frame
+        over = _over_clause(len(partition), holes, frame)
         value_family = "int"
         if name in ("LAG", "LEAD", "FIRST_VALUE", "LAST_VALUE", "NTH_VALUE", "MIN_OVER",
                     "MAX_OVER", "SUM_OVER", "AVG_OVER"):
@@ -433,38 +437,11 @@ class QueryGenerator:
         where = egen.predicate(scope) if first is not None and rng.random() < 0.75 else None
         grouped = first is not None and rng.random() < 0.3
         group_by: tuple[Expr, ...] = ()
-        items: list[Expr] = []
-        having = None
-        rollup = False
+        rollup, having = False, None
         if grouped:
-            keys = [c for c in scope.columns(outer=False) if c.family in ORDERABLE]
-            rng.shuffle(keys)
-            group_by = tuple(keys[:rng.randint(1, 2)]) if keys else ()
-            if any(has_ties(g) for g in group_by):
-                nondet.add("ties")
-            items = list(group_by) + [self.aggregate(scope) for _ in range(rng.randint(1, 3))]
-            rollup = bool(group_by) and rng.random() < 0.2
-            if rng.random() < 0.4:
-                agg = self.aggregate(scope)
-                cmp = rng.choice(("<", ">", "=", "<>", ">="))
-                lit = egen.literal(agg.family if agg.family in ("int", "dec") else "int")
-                having = op(f"({{0}} {cmp} {{1}})", (agg, lit), "bool", "HAVING")
-                features.add("HAVING")
-            features.add("GROUP BY")
-            if rollup:
-                features.add("WITH ROLLUP")
-        elif first is not None and rng.random() < 0.15:
-            items = [self.aggregate(scope) for _ in range(rng.randint(1, 3))]
-            features.add("aggregate without GROUP BY")
+            items, group_by, rollup, having = self._grouped_items(scope, features, nondet)
         else:
-            for _ in range(rng.randint(1, 4)):
-                family = rng.choice(("int", "int", "dec", "str", "str", "date", "datetime",
-                                     "time", "real", "json", "bin", "bool"))
-                items.append(egen.value(scope, family))
-            if first is not None and rng.random() < 0.15:
-                total = self._total_order(scope)
-                items.append(self.window(scope, total))
-                features.add("window")
+            items = self._plain_items(scope, first, features)
         distinct = rng.random() < 0.12
         if distinct:
             features.add("DISTINCT")
@@ -474,6 +451,61 @@ class QueryGenerator:
                         distinct=distinct, ctes=ctes)
         if allow_setops and not grouped and rng.random() < 0.1:
             select = self._setop(select, features)
+        order_by, limit, offset = self._ordering(select, rollup, features, nondet)
+        modifiers, locking = self._modifiers(select, first, simple, limit, features)
+        if where is not None:
+            features.add("WHERE")
+        if first is None:
+            features.add("no FROM")
+        return Select(select.items, first, joins, where, group_by, rollup, having, order_by,
+                      limit, offset, distinct, modifiers, ctes, select.setops, locking,
+                      frozenset(features), frozenset(nondet))
+
+    def _grouped_items(self, scope: Scope, features: set[str], nondet: set[str]
+                       ) -> tuple[list[Expr], tuple[Expr, ...], bool, Expr | None]:
+        """A grouped SELECT's items, GROUP BY keys, WITH ROLLUP and HAVING."""
+        rng, egen = self.rng, self.exprs
+        keys = [c for c in scope.columns(outer=False) if c.family in ORDERABLE]
+        rng.shuffle(keys)
+        group_by = tuple(keys[:rng.randint(1, 2)]) if keys else ()
+        if any(has_ties(g) for g in group_by):
+            nondet.add("ties")
+        items = list(group_by) + [self.aggregate(scope) for _ in range(rng.randint(1, 3))]
+        rollup = bool(group_by) and rng.random() < 0.2
+        having = None
+        if rng.random() < 0.4:
+            agg = self.aggregate(scope)
+            cmp = rng.choice(("<", ">", "=", "<>", ">="))
+            lit = egen.literal(agg.family if agg.family in ("int", "dec") else "int")
+            having = op(f"({{0}} {cmp} {{1}})", (agg, lit), "bool", "HAVING")
+            features.add("HAVING")
+        features.add("GROUP BY")
+        if rollup:
+            features.add("WITH ROLLUP")
+        return items, group_by, rollup, having
+
+    def _plain_items(self, scope: Scope, first: TableRef | None,
+                     features: set[str]) -> list[Expr]:
+        """An ungrouped SELECT's items: aggregates, or values (and a window)."""
+        rng, egen = self.rng, self.exprs
+        if first is not None and rng.random() < 0.15:
+            features.add("aggregate without GROUP BY")
+            return [self.aggregate(scope) for _ in range(rng.randint(1, 3))]
+        items: list[Expr] = []
+        for _ in range(rng.randint(1, 4)):
+            family = rng.choice(("int", "int", "dec", "str", "str", "date", "datetime",
+                                 "time", "real", "json", "bin", "bool"))
+            items.append(egen.value(scope, family))
+        if first is not None and rng.random() < 0.15:
+            total = self._total_order(scope)
+            items.append(self.window(scope, total))
+            features.add("window")
+        return items
+
+    def _ordering(self, select: Select, rollup: bool, features: set[str], nondet: set[str]
+                  ) -> tuple[tuple[tuple[Expr, bool], ...], int | None, int]:
+        """ORDER BY, LIMIT and OFFSET of a SELECT (with what they leave undetermined)."""
+        rng = self.rng
         order_by: tuple[tuple[Expr, bool], ...] = ()
         limit = None
         offset = 0
@@ -495,6 +527,12 @@ class QueryGenerator:
             nondet.add("order")
         if limit is not None:
             features.add("LIMIT")
+        return order_by, limit, offset
+
+    def _modifiers(self, select: Select, first: TableRef | None, simple: bool,
+                   limit: int | None, features: set[str]) -> tuple[tuple[str, ...], str]:
+        """A SELECT's modifier (SQL_CALC_FOUND_ROWS...) and locking clause."""
+        rng = self.rng
         modifiers: tuple[str, ...] = ()
         if rng.random() < 0.08 and first is not None and not simple and self._nesting == 0:
             modifiers = (rng.choice(MODIFIERS),)
@@ -506,13 +544,7 @@ class QueryGenerator:
                 and not any(r.system_time for r in select.refs()):
             locking = rng.choice(("FOR UPDATE", "LOCK IN SHARE MODE", "FOR UPDATE SKIP LOCKED"))
             features.add(locking)
-        if where is not None:
-            features.add("WHERE")
-        if first is None:
-            features.add("no FROM")
-        return Select(select.items, first, joins, where, group_by, rollup, having, order_by,
-                      limit, offset, distinct, modifiers, ctes, select.setops, locking,
-                      frozenset(features), frozenset(nondet))
+        return modifiers, locking
 
     def _total_order(self, scope: Scope) -> list[Expr]:
         """An ORDER BY that orders one table's rows totally (its primary or a unique key

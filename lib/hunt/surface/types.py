@@ -117,25 +117,9 @@ class ColumnType:
             value = rng.choice((0, 1, top, top >> 1, rng.randint(0, top)))
             return f"b'{value:b}'"
         if kind == "DECIMAL":
-            whole = self.length - self.scale
-            biggest = ("9" * whole or "0") + ("." + "9" * self.scale if self.scale else "")
-            tiny = ("0." + "0" * (self.scale - 1) + "1") if self.scale else "1"
-            choices = [biggest, "0", "1", tiny, "0.5" if self.scale else "5", "-0",
-                       f"{rng.randint(0, 10 ** min(whole, 6) - 1 if whole else 0)}"
-                       + (f".{rng.randint(0, 10 ** min(self.scale, 6) - 1):0{min(self.scale, 6)}d}"
-                          if self.scale else "")]
-            if not self.unsigned:
-                choices += ["-" + biggest, "-1", "-" + tiny]
-            return rng.choice(choices)
+            return self._decimal_literal(rng)
         if kind in ("FLOAT", "DOUBLE"):
-            edges = (["3.4028234e38", "1.1754944e-38", "-3.4028234e38"] if kind == "FLOAT" else
-                     ["1.7976931348623157e308", "2.2250738585072014e-308",
-                      "-1.7976931348623157e308", "4.9e-324"])
-            choices = edges + ["0e0", "-0e0", "1e0", "-1e0", "0.1e0", "1.5e0", "1e15", "-2.5e-3",
-                               repr(round(rng.uniform(-1000, 1000), 3))]
-            if self.unsigned:
-                choices = [c for c in choices if not c.startswith("-")]
-            return rng.choice(choices)
+            return self._float_literal(rng)
         if kind == "DATE":
             return quote(rng.choice(DATES))
         if kind == "TIME":
@@ -147,14 +131,7 @@ class ColumnType:
         if kind == "YEAR":
             return rng.choice(YEARS)
         if kind in ("CHAR", "VARCHAR", "TEXT", "TINYTEXT", "MEDIUMTEXT", "LONGTEXT"):
-            pool = ASCII_SAFE if self.charset == "ascii" else \
-                LATIN1_SAFE if self.charset == "latin1" else \
-                tuple(s for s in STRINGS if s != "😀") if self.charset == "utf8mb3" else STRINGS
-            text = rng.choice(pool)
-            if rng.random() < 0.15:
-                text = text * rng.randint(2, 5)
-            limit = self.length if self.kind in ("CHAR", "VARCHAR") else 255
-            return quote(text[:limit])
+            return self._text_literal(rng)
         if kind in ("BINARY", "VARBINARY", "BLOB", "TINYBLOB", "MEDIUMBLOB"):
             hexits = rng.choice(("", "00", "FF", "0000", "61", "6120", "00FF00", "DEADBEEF",
                                  "7F", "80", "C3A4"))
@@ -177,6 +154,41 @@ class ColumnType:
             shape = rng.choice(self._shapes())
             return f"ST_GeomFromText({quote(shape)})"
         raise ValueError(f"no literal for {self.sql}")
+
+    def _decimal_literal(self, rng: random.Random) -> str:
+        """A DECIMAL literal: its largest and smallest, 0, 1, -0, a random one."""
+        whole = self.length - self.scale
+        biggest = ("9" * whole or "0") + ("." + "9" * self.scale if self.scale else "")
+        tiny = ("0." + "0" * (self.scale - 1) + "1") if self.scale else "1"
+        choices = [biggest, "0", "1", tiny, "0.5" if self.scale else "5", "-0",
+                   f"{rng.randint(0, 10 ** min(whole, 6) - 1 if whole else 0)}"
+                   + (f".{rng.randint(0, 10 ** min(self.scale, 6) - 1):0{min(self.scale, 6)}d}"
+                      if self.scale else "")]
+        if not self.unsigned:
+            choices += ["-" + biggest, "-1", "-" + tiny]
+        return rng.choice(choices)
+
+    def _float_literal(self, rng: random.Random) -> str:
+        """A FLOAT or DOUBLE literal: the type's edges, -0, small and random values."""
+        edges = (["3.4028234e38", "1.1754944e-38", "-3.4028234e38"] if self.kind == "FLOAT" else
+                 ["1.7976931348623157e308", "2.2250738585072014e-308",
+                  "-1.7976931348623157e308", "4.9e-324"])
+        choices = edges + ["0e0", "-0e0", "1e0", "-1e0", "0.1e0", "1.5e0", "1e15", "-2.5e-3",
+                           repr(round(rng.uniform(-1000, 1000), 3))]
+        if self.unsigned:
+            choices = [c for c in choices if not c.startswith("-")]
+        return rng.choice(choices)
+
+    def _text_literal(self, rng: random.Random) -> str:
+        """A character string literal its character set holds, cut to the type's length."""
+        pool = ASCII_SAFE if self.charset == "ascii" else \
+            LATIN1_SAFE if self.charset == "latin1" else \
+            tuple(s for s in STRINGS if s != "😀") if self.charset == "utf8mb3" else STRINGS
+        text = rng.choice(pool)
+        if rng.random() < 0.15:
+            text = text * rng.randint(2, 5)
+        limit = self.length if self.kind in ("CHAR", "VARCHAR") else 255
+        return quote(text[:limit])
 
     def _fraction(self, value: str) -> str:
         """A temporal literal cut to the type's fractional digits (the server would round)."""

@@ -107,81 +107,88 @@ def outer_groups(from_clause: str) -> list[frozenset[str]] | None:
     ``left join`` in the FROM clause of an EXPLAIN EXTENDED note, nested sides included
     (``a left join (b left join c on(...)) on(...)`` gives {b, c} and {c}); None when the
     text holds something this does not read."""
-    toks = _TOKEN_RE.findall(from_clause)
-    groups: list[frozenset[str]] = []
-    pos = 0
+    parser = _FromClause(_TOKEN_RE.findall(from_clause))
+    if parser.join_list("") is None or parser.pos != len(parser.toks):
+        return None
+    return parser.groups
 
-    def operand() -> set[str] | None:
+
+class _FromClause:
+    """A recursive-descent reading of an EXPLAIN EXTENDED note's FROM clause tokens: the
+    tables of its join lists, and each LEFT JOIN's inner side (:func:`outer_groups`)."""
+
+    def __init__(self, toks: list[str]) -> None:
+        self.toks = toks
+        self.pos = 0
+        self.groups: list[frozenset[str]] = []
+
+    def _at(self, *words: str) -> bool:
+        """The token at pos is one of words (lowercased)."""
+        return self.pos < len(self.toks) and self.toks[self.pos].lower() in words
+
+    def operand(self) -> set[str] | None:
         """The tables of one table reference or parenthesized join list at pos."""
-        nonlocal pos
-        if pos < len(toks) and toks[pos] == "(":
-            pos += 1
-            got = join_list(")")
-            if got is None or pos >= len(toks) or toks[pos] != ")":
+        toks = self.toks
+        if self._at("("):
+            self.pos += 1
+            got = self.join_list(")")
+            if got is None or not self._at(")"):
                 return None
-            pos += 1
+            self.pos += 1
             return got
         names = []
-        while pos < len(toks) and toks[pos].startswith("`"):
-            names.append(toks[pos][1:-1].replace("``", "`"))
-            pos += 1
-            if pos < len(toks) and toks[pos] == "." and pos + 1 < len(toks) \
-                    and toks[pos + 1].startswith("`"):
-                pos += 1
+        while self.pos < len(toks) and toks[self.pos].startswith("`"):
+            names.append(toks[self.pos][1:-1].replace("``", "`"))
+            self.pos += 1
+            if self._at(".") and self.pos + 1 < len(toks) and toks[self.pos + 1].startswith("`"):
+                self.pos += 1
                 continue
             break
-        if pos < len(toks) and toks[pos].startswith("`"):  # an alias
-            names.append(toks[pos][1:-1].replace("``", "`"))
-            pos += 1
+        if self.pos < len(toks) and toks[self.pos].startswith("`"):  # an alias
+            names.append(toks[self.pos][1:-1].replace("``", "`"))
+            self.pos += 1
         return {names[-1]} if names else None
 
-    def skip_on() -> bool:
+    def skip_on(self) -> bool:
         """Past an ``on(...)`` condition at pos, if any; False when it does not close."""
-        nonlocal pos
-        if pos < len(toks) and toks[pos].lower() == "on":
-            pos += 1
-            if pos >= len(toks) or toks[pos] != "(":
-                return False
-            depth = 0
-            while pos < len(toks):
-                depth += {"(": 1, ")": -1}.get(toks[pos], 0)
-                pos += 1
-                if depth == 0:
-                    return True
+        if not self._at("on"):
+            return True
+        self.pos += 1
+        if not self._at("("):
             return False
-        return True
+        depth = 0
+        while self.pos < len(self.toks):
+            depth += {"(": 1, ")": -1}.get(self.toks[self.pos], 0)
+            self.pos += 1
+            if depth == 0:
+                return True
+        return False
 
-    def join_list(stop: str) -> set[str] | None:
+    def join_list(self, stop: str) -> set[str] | None:
         """The tables of the join list at pos, up to stop; its LEFT JOINs' sides recorded."""
-        nonlocal pos
-        first = operand()
+        first = self.operand()
         if first is None:
             return None
         tables = set(first)
-        while pos < len(toks) and toks[pos] != stop:
-            word = toks[pos].lower()
+        while self.pos < len(self.toks) and self.toks[self.pos] != stop:
+            word = self.toks[self.pos].lower()
             outer = word == "left"
-            if word in ("left", "straight_join", "join", "cross", "inner", ","):
-                pos += 1
-                if word in ("left", "cross", "inner"):
-                    if pos < len(toks) and toks[pos].lower() == "outer":
-                        pos += 1
-                    if pos >= len(toks) or toks[pos].lower() != "join":
-                        return None
-                    pos += 1
-            else:
+            if word not in ("left", "straight_join", "join", "cross", "inner", ","):
                 return None
-            side = operand()
-            if side is None or not skip_on():
+            self.pos += 1
+            if word in ("left", "cross", "inner"):
+                if self._at("outer"):
+                    self.pos += 1
+                if not self._at("join"):
+                    return None
+                self.pos += 1
+            side = self.operand()
+            if side is None or not self.skip_on():
                 return None
             if outer:
-                groups.append(frozenset(side))
+                self.groups.append(frozenset(side))
             tables |= side
         return tables
-
-    if join_list("") is None or pos != len(toks):
-        return None
-    return groups
 
 
 def floored_groups(note: str) -> tuple[list[frozenset[str]], list[frozenset[str]]] | None:

@@ -790,6 +790,27 @@ class SqlGenerator:
         kind, text, parts = self._predicate(scope, depth, subqueries)
         return self.note("predicate", kind, text, scope, parts)
 
+    def _comparison(self, scope: Scope, nxt: int) -> tuple[str, str, str]:
+        """A comparison's (left, operator, right), clear of the avoided bugs' shapes."""
+        cls = self.value_class(scope)
+        other = self.choice(self.comparable(cls))
+        if self.chance(0.2):
+            other = self.choice(self.cross_classes(cls))
+        op = self.choice(COMPARISONS)
+        left, right = self.value(scope, cls, nxt), self.value(scope, other, nxt)
+        left, right = self.unkeyed_member(scope, left), self.unkeyed_member(scope, right)
+        if self.constant_risk(scope, left, right, op):
+            right = self.safe_literal()
+        if self.constant_risk(scope, right, left, op):
+            left = self.safe_literal()
+        if (op == "<=>" and self.avoids("null-safe-ref") and self.bare_column(scope, left)
+                and self.bare_column(scope, right)):
+            op = "="
+        if self.avoids("cast-scale-eq") and left != right \
+                and cast_core(left) == cast_core(right):
+            right = self.literal(other)
+        return left, op, right
+
     def _predicate(self, scope: Scope, depth: int,
                    subqueries: bool) -> tuple[str, str, tuple[str, ...]]:
         deep = depth >= self.options.max_depth
@@ -803,23 +824,7 @@ class SqlGenerator:
         ])
         nxt = depth + 1
         if kind == "cmp":
-            cls = self.value_class(scope)
-            other = self.choice(self.comparable(cls))
-            if self.chance(0.2):
-                other = self.choice(self.cross_classes(cls))
-            op = self.choice(COMPARISONS)
-            left, right = self.value(scope, cls, nxt), self.value(scope, other, nxt)
-            left, right = self.unkeyed_member(scope, left), self.unkeyed_member(scope, right)
-            if self.constant_risk(scope, left, right, op):
-                right = self.safe_literal()
-            if self.constant_risk(scope, right, left, op):
-                left = self.safe_literal()
-            if (op == "<=>" and self.avoids("null-safe-ref") and self.bare_column(scope, left)
-                    and self.bare_column(scope, right)):
-                op = "="
-            if self.avoids("cast-scale-eq") and left != right \
-                    and cast_core(left) == cast_core(right):
-                right = self.literal(other)
+            left, op, right = self._comparison(scope, nxt)
             return kind, f"({left} {op} {right})", (left, op, right)
         if kind == "null":
             cls = self.value_class(scope, NO_NULL_TEST_CLASSES)
@@ -875,6 +880,18 @@ class SqlGenerator:
             return f" WHERE {self.predicate(inner, depth)}"
         return ""
 
+    def _sub_columns(self, table: TableInfo, kind: str) -> list[ColumnInfo]:
+        """The columns a subquery of kind may select from table (the avoided bugs' left
+        out); none: the subquery is an EXISTS."""
+        columns = list(table.columns)
+        if self.avoids("in-lookup") and kind in ("in", "anyall"):
+            columns = [c for c in columns if not c.key]
+        if self.avoids("bit-range"):
+            columns = [c for c in columns if c.data_type != "bit"]
+        if self.avoids("minmax-set-index") and kind == "scalar":
+            columns = [c for c in columns if c.data_type not in ("enum", "set")]
+        return columns
+
     def subquery_predicate(self, scope: Scope, depth: int, correlated: bool = True) -> str:
         """IN / EXISTS / ANY-ALL / scalar-comparison subquery (correlated now and then; never
         when correlated is False: the subquery names no column of the enclosing queries)."""
@@ -889,17 +906,7 @@ class SqlGenerator:
             where = self._sub_where(inner, depth, always=True)
             sub = self.note("subquery", "exists", f"SELECT * FROM {from_sql}{where}", inner)
             return f"({self.choice(('', 'NOT '))}EXISTS ({sub}))"
-        columns = list(table.columns)
-        if self.avoids("in-lookup") and kind in ("in", "anyall"):
-            columns = [c for c in columns if not c.key]
-        if self.avoids("bit-range"):
-            columns = [c for c in columns if c.data_type != "bit"]
-        if not columns:
-            sub = self.note("subquery", "exists",
-                            f"SELECT * FROM {from_sql}{self._sub_where(inner, depth)}", inner)
-            return f"(EXISTS ({sub}))"
-        if self.avoids("minmax-set-index") and kind == "scalar":
-            columns = [c for c in columns if c.data_type not in ("enum", "set")]
+        columns = self._sub_columns(table, kind)
         if not columns:
             sub = self.note("subquery", "exists",
                             f"SELECT * FROM {from_sql}{self._sub_where(inner, depth)}", inner)

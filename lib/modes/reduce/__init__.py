@@ -1,0 +1,24 @@
+"""--mode=reduce: a hunt's finding reduced to a minimal mysql-test case (docs/hunting.md).
+
+``options.py``: its options and section (:class:`~.options.ReduceOptions`); ``run.py``:
+the reduction (its engine is :mod:`lib.reduce`)."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..spec import ModeSpec
+from .options import NAME, add_options, section, test_paths
+
+if TYPE_CHECKING:
+    from ...run.environment import RunEnvironment
+
+
+def run(env: RunEnvironment) -> int:
+    """--mode=reduce over env; the exit status."""
+    from .run import run_reduce
+    return run_reduce(env)
+
+
+MODE = ModeSpec(NAME, "a hunt finding (the TEST argument: its folder) to a minimal "
+                      "mysql-test case (docs/hunting.md)", run,
+                add_options=add_options, section=section, test_paths=test_paths)

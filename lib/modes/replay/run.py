@@ -1,0 +1,273 @@
+"""``./kewpie.py --mode=replay CORPUS...``: a corpus of reproducers replayed on every code
+tree, each reproducer's outcome classified, the bugs x trees matrix written.
+
+Before any server starts the corpus is read (:func:`lib.replay.corpus.discover`:
+bad input is one ERROR line and exit 2; a file of a folder that cannot be used is
+a counted skip) and the known-bugs files (``--known-bugs``: kewpie's format or
+MariaDB QA's ``known_bugs.strings``).  The code trees are every ``--basedir``
+and, with one ``--basedir``, ``trees/`` (``scripts/get-tree``).  Every
+(reproducer, tree) is a job; jobs go tree by tree to one bot in this process
+or to ``--parallel`` forked bots, each with a server manager per tree
+(:class:`lib.replay.execute.ReplayBot`: a server is reused while the reuse rule
+keeps it, fresh after a crash); a free bot takes a job its server already serves
+first (:mod:`lib.replay.schedule`).  Each result is recorded in the results
+history (test ``replay.<reproducer>``, the tree's version as its combination;
+``fail`` when it reproduced, ``pass`` when not, ``timeout``, ``skipped``).
+
+The output folder (``--replay-out``, default ``workdir/replay/<time>-<run>/``; made
+fresh or one kewpie made before, written without following links:
+lib/platform/safewrite.py) gets ``replay.json``, ``known_bugs.txt`` (the crashes, for hunts), the evidence
+of each reproduction, and ``--junit-xml`` if asked.  Exit status: 1 when a
+reproducer reproduced on the tree under test (the first), else 0; 2 for bad
+input.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import time
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Callable
+
+from ...errors import EXIT_OK, EXIT_TEST_FAILED, Interrupted, KewpieError
+from ...hunt.knownbugs import KnownBugs
+from ...platform.interrupts import interrupt_on_stop_signals
+from ...platform.logsetup import configure
+from ...platform.safewrite import OutputDir
+from ...platform.workers import Connection, Worker, ready, start_worker, stop_workers
+from ...replay.corpus import Corpus, Reproducer, discover
+from ...replay.execute import SKIPPED, ReplayBot, ReplayResult, ReplaySettings
+from ...replay.matrix import Matrix
+from ...replay.report import history_text, junit, known_bugs_file, table, write_json
+from ...replay.schedule import next_job
+from ...run.environment import RunEnvironment
+from ...run.recording import RunHistory, open_history
+from .options import ReplayOptions
+
+if TYPE_CHECKING:
+    from ...servers.codetree import CodeTree
+    from ...servers.manager import ServerManager
+
+STOP_GRACE = 30.0
+Job = tuple[Reproducer, "CodeTree"]  # a reproducer on a code tree
+HISTORY_STATUS = MappingProxyType({"crash": "fail", "hang": "fail", "errorlog": "fail",
+                                   "none": "pass", "timeout": "timeout", "skipped": "skipped"})
+
+
+def _bot(env: RunEnvironment, settings: ReplaySettings, trees: list["CodeTree"],
+         bot: str) -> ReplayBot:
+    """A bot whose manager of each tree is one of the run's (``bot`` + ``t<index>``)."""
+    def make(tree: "CodeTree") -> "ServerManager":
+        """bot's manager of tree."""
+        return env.make_manager(bot, tree=tree, lane=f"t{trees.index(tree)}")
+    return ReplayBot(settings, make, bot)
+
+
+def _worker(env: RunEnvironment, settings: ReplaySettings, jobs: list[Job],
+            trees: list["CodeTree"], bot: str, conn: Connection) -> None:
+    """A forked bot: replay the jobs the run sends until told to stop."""
+    interrupt_on_stop_signals()
+    configure(env.config.reporting.verbose, logfile=env.workdir.bot_log_file(bot), console=False)
+    replayer = _bot(env, settings, trees, bot)
+    fast = False
+    try:
+        while True:
+            message = conn.recv()
+            if message[0] == "stop":
+                break
+            reproducer, tree = jobs[message[1]]
+            try:
+                result = replayer.replay(reproducer, tree)
+            except KewpieError as exc:
+                result = ReplayResult(reproducer.name, reproducer.bug, reproducer.path,
+                                      tree.label, tree.basedir, SKIPPED,
+                                      detail=str(exc).splitlines()[0], bot=bot)
+            conn.send((message[1], result, replayer.server_starts))
+    except (Interrupted, EOFError):
+        fast = True
+    finally:
+        replayer.close()
+        env.close(fast=fast, bot=bot)
+        conn.close()
+
+
+def _in_process(env: RunEnvironment, settings: ReplaySettings,
+                jobs: list[Job], trees: list["CodeTree"],
+                done: Callable[[ReplayResult], None]) -> int:
+    """Every job on one bot in this process; the server sets it started."""
+    replayer = _bot(env, settings, trees, "bot0")
+    try:
+        for reproducer, tree in jobs:
+            done(replayer.replay(reproducer, tree))
+        return replayer.server_starts
+    finally:
+        replayer.close()
+
+
+def _with_bots(env: RunEnvironment, settings: ReplaySettings,
+               jobs: list[Job], trees: list["CodeTree"], bots: int,
+               done: Callable[[ReplayResult], None]) -> int:
+    """Every job on forked bots, handed to whichever is free (a job its server already
+    serves first: :func:`lib.replay.schedule.next_job`); the server sets started."""
+    workers: dict[str, Worker] = {}
+    for i in range(bots):
+        name = f"bot{i}"
+        workers[name] = start_worker(f"kewpie-replay-{name}", functools.partial(
+            _worker, env, settings, jobs, trees, name))
+    busy: dict[str, int] = {}
+    starts: dict[str, int] = {}
+    queue = list(range(len(jobs)))
+    group_of = {i: (tree.basedir, tuple(o.as_arg() for o in reproducer.options))
+                for i, (reproducer, tree) in enumerate(jobs)}
+    last: dict[str, tuple[str, tuple[str, ...]]] = {}   # bot -> its last job's group
+    try:
+        while queue or busy:
+            for name, worker in workers.items():
+                if name not in busy and queue:
+                    others = {group_of[i] for b, i in busy.items()}
+                    index = queue.pop(next_job(queue, group_of, last.get(name), others))
+                    worker.conn.send(("job", index))
+                    busy[name] = index
+                    last[name] = group_of[index]
+            for conn in ready([workers[b].conn for b in busy]):
+                name = next(b for b in busy if workers[b].conn is conn)
+                index = busy.pop(name)
+                try:
+                    _, result, starts[name] = conn.recv()
+                except (EOFError, OSError):
+                    workers[name].join(5)
+                    raise KewpieError(f"bot {name} died replaying {jobs[index][0].path} (exit "
+                                      f"code {workers[name].exitcode}); see "
+                                      f"{env.workdir.bot_log_file(name)}") from None
+                done(result)
+    finally:
+        for worker in workers.values():
+            try:
+                worker.conn.send(("stop",))
+            except (OSError, ValueError):
+                pass
+        stop_workers(workers.values(), STOP_GRACE)
+    return sum(starts.values())
+
+
+def _record(history: RunHistory, result: ReplayResult) -> None:
+    """One result in the results history."""
+    status = HISTORY_STATUS.get(result.outcome, "skipped")
+    failure = history_text(result) if result.present else result.detail
+    history.record_result(f"replay.{result.name}", status, int(result.seconds * 1000),
+                          combination=result.tree, failure=failure,
+                          signature=result.signature_id, evidence=result.evidence,
+                          bot=result.bot)
+
+
+def _jobs(corpus: Corpus, trees: list["CodeTree"]) -> list[Job]:
+    """Every (reproducer, tree): tree by tree; within a tree, reproducers of the same
+    server options together (a change of options is a fresh server), in name order."""
+    ordered = sorted(corpus.reproducers,
+                     key=lambda r: (len(r.options), [o.as_arg() for o in r.options], r.name))
+    return [(r, t) for t in trees for r in ordered]
+
+
+def _announce(env: RunEnvironment, own: ReplayOptions, corpus: Corpus, trees: list["CodeTree"],
+              bots: int, known: KnownBugs | None, out: OutputDir) -> None:
+    """The replay's first lines: what runs where, what was skipped, the output folder."""
+    log = env.log
+    log.info(f"Replaying {len(corpus.reproducers)} reproducer(s) on {len(trees)} code tree(s) "
+             f"({', '.join(f'{t.label} {t.basedir}' for t in trees)}), {bots} bot(s), "
+             f"{own.timeout:g} s each"
+             + (f"; {len(corpus.skipped)} file(s) skipped" if corpus.skipped else "")
+             + (f"; known bugs: {known.count} entr(ies)" if known else ""))
+    for skip in corpus.skipped:
+        log.warning(f"skipped {skip.path}: {skip.reason}")
+    log.info(f"Output: {out.path}")
+
+
+def _recorder(env: RunEnvironment, history: RunHistory,
+              results: list[ReplayResult]) -> Callable[[ReplayResult], None]:
+    """What each result goes through: kept, recorded in the history, logged."""
+    log = env.log
+
+    def done(result: ReplayResult) -> None:
+        """Record one result."""
+        results.append(result)
+        _record(history, result)
+        if result.present or result.outcome != "none":
+            log.info(f"{result.name} on {result.tree}: {result.outcome}"
+                     + (f" {result.signature_id}" if result.signature_id else "")
+                     + (f" {result.unique_text}" if result.unique_text else "")
+                     + (f" ({result.detail[:120]})" if result.detail and not result.present
+                        else ""))
+        else:
+            log.debug(f"{result.name} on {result.tree}: none ({result.seconds:.2f}s)")
+    return done
+
+
+def _report(env: RunEnvironment, own: ReplayOptions, out: OutputDir, corpus: Corpus,
+            matrix: Matrix, trees: list["CodeTree"], counts: tuple[int, int, int],
+            seconds: float) -> None:
+    """replay.json, the known-bugs file, the table and JUnit (counts: the jobs, the bots,
+    the server starts)."""
+    log, config = env.log, env.config
+    jobs, bots, starts = counts
+    command = " ".join(["kewpie.py", "--mode=replay", *config.selection.tests])
+    summary = {"command": command, "trees": [{"label": t.label, "path": t.basedir}
+                                             for t in trees],
+               "timeout": own.timeout, "parallel": bots,
+               "known_bugs": list(config.reporting.known_bugs), "seconds": round(seconds, 3),
+               "server_starts": starts, "jobs": jobs}
+    matrix_path = write_json(out, "replay.json", matrix, corpus, summary)
+    known_path = known_bugs_file(out, "known_bugs.txt", matrix, command)
+    log.info("=" * 100)
+    log.info(f"Replay complete: {jobs} replays in {seconds:.0f} s "
+             f"({jobs / seconds * 60 if seconds else 0:.0f} a minute), {starts} server start(s)")
+    for line in table(matrix, corpus):
+        log.info(line)
+    log.info(f"Matrix: {matrix_path}")
+    log.info(f"Known bugs of the crashes: {known_path}")
+    if config.reporting.junit_xml:
+        log.info(f"JUnit report: {junit(matrix, config.reporting.junit_xml, env.trust)}")
+
+
+def run_replay(env: RunEnvironment) -> int:
+    """The replay over env (see the module docstring); the exit status."""
+    own = env.config.section(ReplayOptions)
+    corpus: Corpus = discover(list(own.corpus))
+    known_files = list(env.config.reporting.known_bugs)
+    known = KnownBugs.load(known_files) if known_files else None
+    trees = env.trees.all()
+    default_out = os.path.join(env.workdir.path, "replay",
+                               f"{time.strftime('%Y%m%d-%H%M%S')}-{env.run_id[:6]}")
+    out = OutputDir.create(own.out or default_out, "--replay-out" if own.out
+                           else "the replay's output folder", env.trust, reuse=True)
+    try:
+        jobs = _jobs(corpus, trees)
+        bots = max(1, min(env.config.reporting.parallel, len(jobs)))
+        _announce(env, own, corpus, trees, bots, known, out)
+        settings = ReplaySettings(out, timeout=own.timeout, known_bugs=known,
+                                  scratch=env.workdir.path)
+        return _replay(env, own, corpus, trees, jobs, bots, settings, out)
+    finally:
+        out.close()
+
+
+def _replay(env: RunEnvironment, own: ReplayOptions, corpus: Corpus, trees: list["CodeTree"],
+            jobs: list[Job], bots: int, settings: ReplaySettings, out: OutputDir) -> int:
+    """The jobs on the bots, each result recorded, then the reports; the exit status."""
+    history = open_history(env, mode="replay")
+    results: list[ReplayResult] = []
+    done = _recorder(env, history, results)
+    started = time.monotonic()
+    exit_code: int | None = None
+    try:
+        if bots == 1:
+            starts = _in_process(env, settings, jobs, trees, done)
+        else:
+            starts = _with_bots(env, settings, jobs, trees, bots, done)
+        labels = [t.label for t in trees]
+        _report(env, own, out, corpus, Matrix(results, labels), trees,
+                (len(jobs), bots, starts), time.monotonic() - started)
+        exit_code = EXIT_TEST_FAILED if any(r.tree == labels[0] and r.present
+                                            for r in results) else EXIT_OK
+        return exit_code
+    finally:
+        history.close(exit_code)

@@ -1,1 +1,0 @@
-"""kewpie 2012 compatibility: ``mysqlBaseTestCase`` and ``mysql_methods``."""

@@ -1,0 +1,73 @@
+"""The known-bugs file: entries, their errors (file:line), and the new / known /
+known-fixed tags by the server's version.
+
+Covers: lib/hunt/knownbugs.py, lib/hunt/errors.py
+"""
+import os
+
+import pytest
+
+from lib.hunt.errors import KnownBugsError
+from lib.hunt.knownbugs import KNOWN, KNOWN_FIXED, NEW, KnownBugs, version_tuple
+from lib.hunt.signature import crash_signature
+
+SIG = crash_signature(11, "", "", ("kw_planted", "Item_func_udf_int::val_int"))
+
+
+def _file(tmp_path, text):
+    path = tmp_path / "known_bugs.txt"
+    path.write_text(text)
+    return str(path)
+
+
+def test_tags(tmp_path):
+    path = _file(tmp_path, f"# bugs\n\nKW-1 open sig:{SIG.id} the planted crash\n")
+    bugs = KnownBugs.load([path])
+    tagged = bugs.tag(SIG, "10.11.19")
+    assert tagged.tag == KNOWN and tagged.bug.bug_id == "KW-1" and tagged.bug.line == 3
+    assert tagged.bug.note == "the planted crash"
+    assert KnownBugs().tag(SIG, "10.11.19").tag == NEW
+
+
+def test_fixed_in_an_older_version_is_a_regression(tmp_path):
+    bugs = KnownBugs.load([_file(tmp_path, f"KW-1 fixed:10.11.5 sig:{SIG.id}\n")])
+    assert bugs.tag(SIG, "10.11.19-MariaDB-0+deb12u1").tag == KNOWN_FIXED
+    assert bugs.tag(SIG, "10.11.5").tag == KNOWN_FIXED
+    assert bugs.tag(SIG, "10.11.4").tag == KNOWN  # the fix is not in this server yet
+    assert bugs.tag(SIG, "").tag == KNOWN
+
+
+def test_regex_entries_and_first_match_wins(tmp_path):
+    text = ("MDEV-1 open re:'signal 11 \\| frames: kw_planted' first\n"
+            f"MDEV-2 fixed:10.6 sig:{SIG.id} second\n")
+    tagged = KnownBugs.load([_file(tmp_path, text)]).tag(SIG, "10.11.19")
+    assert (tagged.tag, tagged.bug.bug_id) == (KNOWN, "MDEV-1")
+    assert tagged.bug.to_json()["status"] == "open"
+
+
+@pytest.mark.parametrize("line,words", [
+    ("KW-1 open", "BUG-ID STATUS MATCH"),
+    ("KW-1 closed sig:0123456789ab", "neither 'open' nor 'fixed:VERSION'"),
+    ("KW-1 fixed:soon sig:0123456789ab", "version number"),
+    ("KW-1 open sig:xyz", "12 lower-case hex digits"),
+    ("KW-1 open re:'(unclosed'", "not a regular expression"),
+    ("KW-1 open frames:kw_planted", "neither 'sig:ID', 're:REGEX' nor 'uid:UNIQUEID'"),
+    ("KW-1 open re:'unbalanced", "cannot split"),
+])
+def test_malformed_entries_name_file_and_line(tmp_path, line, words):
+    path = _file(tmp_path, "# header\n" + line + "\n")
+    with pytest.raises(KnownBugsError) as err:
+        KnownBugs.load([path])
+    assert f"{path}:2: " in str(err.value) and words in str(err.value)
+
+
+def test_unreadable_file(tmp_path):
+    missing = os.path.join(str(tmp_path), "nope.txt")
+    with pytest.raises(KnownBugsError, match="cannot read it"):
+        KnownBugs.load([missing])
+
+
+def test_versions():
+    assert version_tuple("10.11.19-MariaDB-0+deb12u1") == (10, 11, 19)
+    assert version_tuple("8.0.36-28") == (8, 0, 36)
+    assert version_tuple("") == ()
