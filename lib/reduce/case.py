@@ -95,19 +95,25 @@ class ReduceInput:
     def culprits(self) -> tuple[Statement, ...]:
         """The failing statements that caused the failure: of a crash's in-flight
         statements (every connection's), the one the crash report names as its query
-        (all of them when the report names none of them); a wrong result's differing
-        queries (none of an oracle's wrong result judged again).  The reduction keeps these
-        in every candidate; the other in-flight statements may go."""
+        (all of them when the report names none of them -- two threads that crash at once
+        can leave it without one); of several connections' copies of one statement, the
+        first (the report does not say which crashed: ddmin keeps the others if they are
+        needed); a wrong result's differing queries (none of an oracle's wrong result
+        judged again).  The reduction keeps these in every candidate; the other in-flight
+        statements may go."""
         if self.judged_again:
             return ()   # the compared statements run after every candidate anyway
         failing = self.failing
         query = str(self.finding.get("details", {}).get("query") or "").strip()
-        if self.kind != "crash" or not query:
+        if self.kind != "crash":
             return failing
-        named = tuple(s for s in failing if s.sql.strip() == query)
+        named = tuple(s for s in failing if query and s.sql.strip() == query)
         if not named:
-            named = tuple(s for s in failing if s.sql.strip().startswith(query))
-        return named or failing
+            named = tuple(s for s in failing if query and s.sql.strip().startswith(query))
+        first: dict[str, Statement] = {}
+        for statement in named or failing:
+            first.setdefault(statement.sql.strip(), statement)
+        return tuple(first.values())
 
     def with_statements(self, statements: Sequence[Statement]) -> "ReduceInput":
         """The same finding with other statements."""

@@ -206,6 +206,18 @@ def test_culprits_are_the_in_flight_statement_the_crash_report_names():
                                        ).culprits] == [2, 3, 4]
 
 
+def test_one_culprit_when_two_connections_ran_the_named_query():
+    stmts = [_s(1, "CREATE TABLE t1 (a INT)", 5), _s(2, "SELECT f(a) FROM t1", 6),
+             _s(3, "SELECT f(a) FROM t1", 7)]   # two threads in the crashing UDF at once
+    case = ReduceInput("/f", "crash", "crash", Signature("crash", ("x",)), "t", "single", ((),),
+                       tuple(stmts), {"details": {"in_flight": [{"seq": 2}, {"seq": 3}],
+                                                  "query": "SELECT f(a) FROM t1"}})
+    assert [s.seq for s in case.culprits] == [2]
+    unnamed = ReduceInput(**{**case.__dict__, "finding": {"details": {   # a report cut short
+        "in_flight": [{"seq": 2}, {"seq": 3}], "query": ""}}})
+    assert [s.seq for s in unnamed.culprits] == [2]
+
+
 def test_other_in_flight_statements_are_not_pinned(tmp_path):
     stmts = [_s(1, "CREATE TABLE t1 (a INT)", 5), _s(2, "INSERT INTO t1 VALUES (1)", 5),
              _s(3, "SELECT a FROM t1", 6), _s(4, "UPDATE t1 SET a = 2", 7)]
