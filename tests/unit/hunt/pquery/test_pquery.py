@@ -279,6 +279,8 @@ def test_shipped_random_options_are_options():
       "JOIN::optimize_stage2"), "10.11.19", "known", "KW46-SEL-ARG-TRACE"),
     (("signal 11", "frames: JOIN::optimize_stage2 < JOIN::optimize_inner < JOIN::optimize < "
       "st_select_lex::optimize_unflattened_subqueries"), "10.11.18", "known", "MDEV-35565"),
+    (("signal 11", "frames: Item_func_match::val_real < Type_handler_temporal_result::Item_val_bool"
+      " < Item_cond_and::val_bool < filesort"), "10.11.19", "known", "KW46-MATCH-NOPAD-FILESORT"),
 ])
 def test_shipped_known_bugs(parts, version, tag, bug):
     from lib.home import data_path
