@@ -105,12 +105,21 @@ def _run(conn: pymysql.connections.Connection, sql: str) -> tuple[int, Any]:
         return error_code(exc), None
 
 
+def raw_conversions() -> dict[Any, Any]:
+    """PyMySQL's conversions without its decoders: every value read as the server's bytes
+    (a corpus's statement can give rows that are no UTF-8, and PyMySQL failed to decode
+    them: an internal error that ended a reduction), while the encoders stay -- PyMySQL
+    escapes its own ``SET AUTOCOMMIT = 1`` when a corpus left the server's autocommit off,
+    and with no encoder at all that was an internal error too (TypeError: no default type
+    converter defined)."""
+    return {k: v for k, v in pymysql.converters.conversions.items() if not isinstance(k, int)}
+
+
 def _connect(server: Server) -> pymysql.connections.Connection:
-    # every value as the server's bytes (no decoding, no conversion): a corpus's statement
-    # can give rows that are no UTF-8, and PyMySQL failed to decode them (an internal
-    # error that ended a reduction); rows are compared as bytes, the same on every server
-    conn = server.connect(db=SCHEMA, autocommit=True, use_unicode=False, conv={},
-                          read_timeout=READ_SECONDS, write_timeout=READ_SECONDS)
+    # rows are compared as bytes, the same on every server (raw_conversions)
+    conn = server.connect(db=SCHEMA, autocommit=True, use_unicode=False,
+                          conv=raw_conversions(), read_timeout=READ_SECONDS,
+                          write_timeout=READ_SECONDS)
     _set_caps(conn)
     return conn
 

@@ -230,6 +230,16 @@ def test_other_in_flight_statements_are_not_pinned(tmp_path):
     assert {s.conn for s in reducer.statements} == {6}         # serialized on the culprit's
 
 
+def test_replay_connections_decode_nothing_and_still_escape():
+    import pymysql
+    from lib.reduce.replay import raw_conversions
+    conv = raw_conversions()
+    assert not [k for k in conv if isinstance(k, int)]     # no decoder: rows stay bytes
+    # PyMySQL's own SET AUTOCOMMIT when a corpus left the server's autocommit off
+    assert pymysql.converters.escape_item(True, "utf8mb4", mapping=conv) == "1"
+    assert pymysql.converters.escape_item("a'b", "utf8mb4", mapping=conv) == "'a\\'b'"
+
+
 def test_a_read_timeout_is_a_stuck_statement_not_a_lost_server():
     import pymysql
     from lib.reduce.replay import STUCK, error_code
