@@ -18,6 +18,14 @@ and whether one bug keeps one signature.  Prints figures; asserts nothing.
 3. **One signature**: the planted crash in ``--seeds`` trials with different
    seeds (two threads, ``--parallel 2``): how many distinct signatures
    (target: 1).
+5. **The surface generator** and 6. **the pquery-style load** (issue 46; the
+   code is bench/surface_figures.py): what the generator's statements cover and how
+   many a healthy server refuses; the mysql-test corpus mined and one trial of it.
+7. **Plan and rewrite oracles** (issue 46: DQP, EET, CODDTest, Pinolo, DQE,
+   Radar, the TLP variants, CERT): each over the tables of every stock gendata
+   file on a healthy server, ``--oracle-checks`` checks (default 20,000):
+   checks per core-second (this process and the server) and findings -- false
+   positives, the known wrong results of 10.11 being avoided (target 0).
 4. **Wrong-result false positives** (issue 31's NoREC/TLP figure, once
    ``lib/hunt/wrongresult`` and ``bench/wrongresult_bench.py`` are merged):
    NoREC and TLP over the tables of every stock gendata file on a healthy
@@ -28,6 +36,9 @@ Run (about 5 minutes on 2 idle cores)::
 
     bench/hunt_bench.py [--seconds 30] [--seeds 10] [--crashes 3] [--selects 20000]
                         [--randgen-conf ../shared/randgen-conf] [--json out.json]
+                        [--surface-seeds 10] [--surface-statements 1000]
+                        [--pquery-seconds 60] [--oracle-checks 20000]
+                        [--oracles dqp,eet,...] [--only 1,2,3,4,5,6,7]
 """
 from __future__ import annotations
 
@@ -50,6 +61,7 @@ if (os.path.exists(os.path.join(_VENV, "bin", "python")) and not os.environ.get(
                                                      os.path.abspath(__file__), *sys.argv[1:]])
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchlib import ROOT, machine_info, remove_workdir  # noqa: E402
+from surface_figures import pquery_figures, surface_figures  # noqa: E402
 
 import psutil  # noqa: E402
 
@@ -222,6 +234,89 @@ def false_positives(workdir: str, conf: str, selects: int) -> dict[str, object] 
                         for zz, f in run.findings[:5]]}
 
 
+NEW_ORACLES = ("dqp", "eet", "coddtest", "pinolo", "dqe", "radar", "tlp-aggregate",
+               "tlp-distinct", "tlp-groupby", "tlp-having", "cert")
+
+
+def oracle_figures(workdir: str, dirs: list[str], checks: int, oracles: tuple[str, ...],
+                   max_rows: int, seed: int) -> dict[str, object] | None:
+    """Figure 7: each plan and rewrite oracle (issue 46) over the tables of every stock
+    gendata file on a healthy server, at least ``checks`` checks each: checks per
+    core-second (this process's and the server's CPU during the oracle's runs) and its
+    findings -- false positives, the server being healthy and the known wrong results of
+    10.11 avoided (target 0)."""
+    if not wrong_result_available():
+        return None
+    from lib.hunt.wrongresult import wrong_result_oracles
+    from lib.hunt.wrongresult.gendata import load_gendata
+    from lib.hunt.wrongresult.oracle import OracleStats
+    from wrongresult_bench import zz_files
+    files = zz_files(dirs)
+    env = RunEnvironment(RunConfig(workdir=workdir))
+    totals = {name: OracleStats() for name in oracles}
+    cpu = {name: 0.0 for name in oracles}
+    samples: dict[str, list[str]] = {name: [] for name in oracles}
+    try:
+        env.open_workdir()
+        configure(False, logfile=env.workdir.log_file, console=False)
+        env.discover_tree()
+        server = env.make_manager("bot0").get_servers(parse_topology("single").requirements)[0]
+        pids = [server.server_pid] if server.server_pid else []
+        conn = server.connect()
+        try:
+            loaded = []
+            for n, zz in enumerate(files):
+                load = load_gendata(conn, zz, "hb_oracles", seed=seed, max_rows=max_rows)
+                if load.metadata.tables_by_schema.get("hb_oracles"):
+                    loaded.append(zz)
+                else:
+                    continue
+                left = len(files) - n
+                for name in oracles:
+                    want = max(0, checks - totals[name].checks)
+                    budget = -(-want // left) if left else want
+                    if budget <= 0:
+                        continue
+                    (oracle,) = wrong_result_oracles([name])
+                    before = cpu_seconds(pids)
+                    found = oracle.run([conn], load.metadata, seed=seed + n, budget=budget)
+                    cpu[name] += cpu_seconds(pids) - before
+                    stats = getattr(oracle, "stats")
+                    totals[name].merge(stats)
+                    samples[name] += [f"{os.path.basename(zz)}: {f.detail[:240]}" for f in found]
+            rounds = 0
+            while loaded and any(t.checks < checks for t in totals.values()) and rounds < 5:
+                rounds += 1  # top up on the richest files, other seeds
+                for zz in loaded[:3]:
+                    load = load_gendata(conn, zz, "hb_oracles", seed=seed + 100 + rounds,
+                                        max_rows=max_rows)
+                    for name in oracles:
+                        want = max(0, checks - totals[name].checks)
+                        if want <= 0:
+                            continue
+                        (oracle,) = wrong_result_oracles([name])
+                        before = cpu_seconds(pids)
+                        found = oracle.run([conn], load.metadata, seed=seed + 100 + rounds,
+                                           budget=-(-want // 3))
+                        cpu[name] += cpu_seconds(pids) - before
+                        totals[name].merge(getattr(oracle, "stats"))
+                        samples[name] += [f"{os.path.basename(zz)}: {f.detail[:240]}"
+                                          for f in found]
+        finally:
+            conn.close()
+    finally:
+        env.close()
+    return {"files": len(files), "oracles": {
+        name: {"checks": t.checks, "compared": t.compared, "statements": t.statements,
+               "findings": t.findings, "unconfirmed": t.unconfirmed,
+               "generator_errors": t.generator_errors, "cpu_s": round(cpu[name], 1),
+               "wall_s": round(t.seconds, 1),
+               "checks_per_core_s": round(t.checks / cpu[name], 1) if cpu[name] else 0.0,
+               "skipped": dict(sorted(t.skipped.items(), key=lambda x: -x[1])[:5]),
+               "samples": samples[name][:5]}
+        for name, t in totals.items()}}
+
+
 def main() -> int:
     """Run the figures and print them."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -234,7 +329,19 @@ def main() -> int:
     p.add_argument("--randgen-conf", default="/work/shared/randgen-conf",
                    help="stock grammars' folder (figure 4's gendata files; default: "
                         "%(default)s)")
-    p.add_argument("--only", default="1,2,3,4", help="which figures (comma list)")
+    p.add_argument("--oracle-checks", type=int, default=20000,
+                   help="checks per plan/rewrite oracle for figure 7 (default: 20000)")
+    p.add_argument("--oracles", default=",".join(NEW_ORACLES),
+                   help="the oracles of figure 7 (comma list; default: all of issue 46's)")
+    p.add_argument("--oracle-rows", type=int, default=100,
+                   help="rows per gendata table for figure 7 (default: 100)")
+    p.add_argument("--surface-seeds", type=int, default=10,
+                   help="figure 5: schemas of the surface generator (default %(default)s)")
+    p.add_argument("--surface-statements", type=int, default=1000,
+                   help="figure 5: statements per schema (default %(default)s)")
+    p.add_argument("--pquery-seconds", type=float, default=60.0,
+                   help="figure 6: one pquery-style trial's seconds (default %(default)g)")
+    p.add_argument("--only", default="1,2,3,4,5,6,7", help="which figures (comma list)")
     p.add_argument("--json", default="", help="also write the figures here")
     args = p.parse_args()
     conf = os.path.abspath(args.randgen_conf)
@@ -302,6 +409,37 @@ def main() -> int:
                       f"{'PASS' if fp['findings'] == 0 and fp['selects'] >= 20000 else 'MISS'})")
                 for s in fp["samples"]:
                     print(f"   {s[:300]}")
+        if "5" in only:
+            figures["surface"] = surface_figures(os.path.join(base, "w5"), args.surface_seeds,
+                                                 args.surface_statements)
+        if "6" in only:
+            figures["pquery"] = pquery_figures(os.path.join(base, "w6"), args.pquery_seconds)
+        if "7" in only:
+            dirs = [conf, os.path.join(ROOT, "randgen", "conf", "kewpie")]
+            names = tuple(n for n in args.oracles.split(",") if n)
+            of = oracle_figures(os.path.join(base, "w7"), dirs, args.oracle_checks, names,
+                                args.oracle_rows, 1)
+            figures["oracles"] = of
+            if of is None:
+                print("7. plan and rewrite oracles: not measured (lib/hunt/wrongresult missing)")
+            else:
+                print(f"7. plan and rewrite oracles on a healthy server, {of['files']} gendata "
+                      f"file(s), >= {args.oracle_checks} checks each (known wrong results of "
+                      f"10.11 avoided):")
+                print(f"   {'oracle':<14} {'checks':>7} {'compared':>8} {'statements':>10} "
+                      f"{'cpu s':>7} {'checks/core-s':>13} {'false pos':>9} {'gen err':>7}")
+                for name, o in of["oracles"].items():
+                    print(f"   {name:<14} {o['checks']:>7} {o['compared']:>8} "
+                          f"{o['statements']:>10} {o['cpu_s']:>7} {o['checks_per_core_s']:>13} "
+                          f"{o['findings']:>9} {o['generator_errors']:>7}")
+                for name, o in of["oracles"].items():
+                    for sample in o["samples"]:
+                        print(f"   {name}: {sample}")
+                worst = sum(o["findings"] for o in of["oracles"].values())
+                enough = all(o["checks"] >= args.oracle_checks for o in of["oracles"].values())
+                print(f"   false positives in all: {worst} (target 0 over >= "
+                      f"{args.oracle_checks} checks each: "
+                      f"{'PASS' if worst == 0 and enough else 'MISS'})")
     finally:
         remove_plugin_dir(plugins)
         for wd in glob.glob(os.path.join(base, "w*")):

@@ -53,6 +53,9 @@ PATH_TABLE: Mapping[str, PathOption] = MappingProxyType({
     "grammar": PathOption(PathRole.input, PathShape.path, ("hunt.grammars",),
                           "a relative one where it is found (lib/modes/hunt/run.py)"),
     "redefine": PathOption(PathRole.input, PathShape.path, ("hunt.redefine",)),
+    "sql-file": PathOption(PathRole.input, PathShape.tree, ("hunt.sql_files",),
+                           "a folder of .test files or an SQL file, run as SQL; the named "
+                           "sources (mysql-test: the code tree's, surface) are no paths"),
     "gendata": PathOption(PathRole.input, PathShape.path, ("tools.gendata", "hunt.gendata")),
     "known-bugs": PathOption(PathRole.input, PathShape.path, ("reporting.known_bugs",)),
     "random-options": PathOption(PathRole.input, PathShape.path, ("hunt.random_options",)),
@@ -473,6 +476,8 @@ def path_values(config: RunConfig) -> dict[str, list[str]]:
         if option == "grammar":
             values = [p for v in values for p in (v.rsplit(":", 1) if v.endswith(".zz")
                                                   else [v])]
+        elif option == "sql-file":  # mysql-test and surface are sources, not paths
+            values = [v for v in values if os.path.isabs(v)]
         out[option] = values
     return out
 

@@ -5,8 +5,12 @@ The tool-layer parts of ``--mode=hunt`` (the mode itself is
 
 - a trial: ``trial`` (one load with its seed on a set of servers, then the
   oracles, then the findings written), ``topology`` (which servers),
-  ``randopts`` (random server options per trial), ``budget`` (``--duration``
-  over the trials' loads and checks);
+  ``randopts`` (random server options per trial), ``pquery`` (the
+  pquery-style loads: a mysql-test corpus or SQL file mined, filtered and
+  replayed in random order), ``surface`` (a schema and statements over
+  MariaDB's SQL surface, generated: the ``--sql-file=surface`` load and the
+  oracles' queries), ``budget`` (``--duration`` over the trials' loads and
+  checks);
 - oracles: ``crash`` (with ``crashreport``, mariadbd's own report, and
   ``demangle``), ``hang``, ``logcheck`` (the error log), ``divergence``,
   ``wrong`` (the wrong-result oracles in a trial, and a compared load's

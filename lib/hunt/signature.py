@@ -15,7 +15,9 @@ connection ids, timestamps.
 - errorlog: the error line with numbers, quoted names and paths normalised;
 - divergence: the kind of set and the differing tables, or the replica's
   stop reason;
-- wrong-result: the oracle and the query's shape.
+- wrong-result: the oracle and the query's shape;
+- performance: the oracle (CERT) and the query's shape: a row estimate that
+  contradicts a restriction of the query, never mixed with wrong results.
 """
 from __future__ import annotations
 
@@ -136,6 +138,12 @@ def divergence_signature(set_kind: str, what: str) -> Signature:
 def wrong_result_signature(oracle: str, shape: str) -> Signature:
     """A wrong result: the oracle that saw it and the query's shape."""
     return Signature("wrong-result", (oracle, shape))
+
+
+def performance_signature(oracle: str, shape: str) -> Signature:
+    """A performance finding (CERT: an estimate a restriction made larger): the oracle and
+    the query's shape."""
+    return Signature("performance", (oracle, shape))
 
 
 def title(sig: Signature) -> str:

@@ -1,4 +1,5 @@
-"""One trial: a randgen load with its own seed on a set of servers, then the oracles.
+"""One trial: a randgen load (or a replayed SQL corpus) with its own seed on a set of
+servers, then the oracles.
 
 :func:`run_trial` takes the trial's servers (started by the caller, with the
 trial's options), runs the load on s0 with the built-in randgen engine --
@@ -45,11 +46,14 @@ from ..servers.health import HealthState
 from ..servers.options import Option
 from .budget import BUDGET_SPENT, Checks, DeadlineConnection
 from .crash import crash_finding, crash_report_start
+from .crashreport import parse_crash_report
 from .divergence import divergence_findings
 from .finding import Finding, Written, add_backtrace, write_finding
 from .hang import deadlock_finding, unresponsive_finding
 from .knownbugs import KnownBugs
 from .logcheck import error_log_findings, suppressions
+from .pquery import replay_run
+from .surface.load import surface_run
 from .randopts import pick_options
 from .topology import Topology
 from .wrong import NAMES as WRONG_RESULT_ORACLES
@@ -61,21 +65,41 @@ if TYPE_CHECKING:
 MAX_EXCERPT = 1 << 20        # bytes of a server's error log kept in a finding
 UNLIMITED_QUERIES = 10 ** 9
 UNANSWERED_GRACE = 10.0      # seconds a running server may take to answer before it hangs
+CRASH_EXIT_GRACE = 120.0     # seconds a server that logged a crash report may take to end
 SCHEMA = "test"
+REPLAY_QUERY_TIMEOUT = 30.0  # a replayed statement running this long gets KILL QUERY
+REPLAY_NO_ERRORLOG = ("the errorlog oracle does not judge --sql-file trials: a replayed corpus "
+                      "makes a healthy server log [ERROR] lines (missing stopword tables, out "
+                      "of sort memory, failed BINLOG events, plugins without their options...)")
 
 
 @dataclass(frozen=True)
 class Load:
     """A grammar (absolute path), its gendata (a .zz, or '' for the simple data set) and
-    its redefine files."""
+    its redefine files; or a pquery-style load (lib/hunt/pquery): ``grammar`` is then the
+    ``--sql-file`` source as given and ``corpus`` the workdir's file of its statements."""
 
     grammar: str
     gendata: str = ""
     redefine: tuple[str, ...] = ()
+    corpus: str = ""
+    generated: bool = False           # --sql-file=surface: lib/hunt/surface's statements
+
+    @property
+    def sql(self) -> bool:
+        """An --sql-file load (a replayed corpus or the surface generator)."""
+        return bool(self.corpus) or self.generated
 
     def files(self) -> list[str]:
-        """Every file of the load, grammar first."""
+        """Every file of the load, grammar first (an --sql-file load: none, the trace holds
+        what was sent)."""
+        if self.sql:
+            return []
         return [self.grammar, *([self.gendata] if self.gendata else []), *self.redefine]
+
+    def option(self) -> str:
+        """The command-line option that gives this load."""
+        return f"--sql-file={self.grammar}" if self.sql else f"--grammar={self.grammar}"
 
 
 @dataclass(frozen=True)
@@ -121,7 +145,7 @@ class HuntSettings:
 
     def reproduce(self, spec: TrialSpec) -> list[str]:
         """The command line that runs this trial again, alone."""
-        argv = ["./kewpie.py", "--mode=hunt", *self.command, f"--grammar={spec.load.grammar}"]
+        argv = ["./kewpie.py", "--mode=hunt", *self.command, spec.load.option()]
         if spec.load.gendata:
             argv.append(f"--gendata={spec.load.gendata}")
         argv += [f"--redefine={r}" for r in spec.load.redefine]
@@ -172,12 +196,16 @@ def load_threads(settings: HuntSettings) -> int:
 
 
 def _load_options(spec: TrialSpec, settings: HuntSettings) -> Any:
-    """The randgen options of the trial's load."""
+    """The randgen options of the trial's load (an --sql-file load: no gendata; a
+    replayed corpus: statements that run too long get KILL QUERY)."""
+    replay = bool(spec.load.corpus)
     return make_options(
-        grammar=spec.load.grammar, gendata=spec.load.gendata or True,
+        grammar=spec.load.grammar, gendata=False if spec.load.sql else
+        (spec.load.gendata or True),
         queries=settings.queries or UNLIMITED_QUERIES, threads=load_threads(settings),
         duration=spec.duration, seed=spec.seed, redefine=list(spec.load.redefine),
-        processes=1, querytimeout=0.0,
+        processes=1, querytimeout=min(REPLAY_QUERY_TIMEOUT, settings.hang_timeout / 2)
+        if replay else 0.0,
         reporters=["Deadlock"] if "hang" in settings.oracles else [],
         deadlock_timeout=settings.hang_timeout)
 
@@ -189,9 +217,19 @@ def run_load(spec: TrialSpec, settings: HuntSettings, servers: Sequence[Server],
     compare = list(servers[1:]) if settings.topology.kind == "compare" else []
     trace = StatementTrace(os.path.join(work_dir, "trace.jsonl"), s0.name)
     specs = [server_connection(c, SCHEMA) for c in compare]
-    run = RandgenRun(_load_options(spec, settings), server_connection(s0, SCHEMA),
-                     os.path.join(work_dir, "randgen.log"), alive_check(s0),
-                     settings.randgen_home, server=s0, compare=specs, trace=trace)
+    run: RandgenRun
+    if spec.load.generated:
+        run = surface_run(_load_options(spec, settings), server_connection(s0, SCHEMA),
+                          os.path.join(work_dir, "randgen.log"), alive_check(s0), server=s0,
+                          trace=trace)
+    elif spec.load.corpus:
+        run = replay_run(spec.load.corpus, _load_options(spec, settings),
+                         server_connection(s0, SCHEMA), os.path.join(work_dir, "randgen.log"),
+                         alive_check(s0), server=s0, trace=trace)
+    else:
+        run = RandgenRun(_load_options(spec, settings), server_connection(s0, SCHEMA),
+                         os.path.join(work_dir, "randgen.log"), alive_check(s0),
+                         settings.randgen_home, server=s0, compare=specs, trace=trace)
     run.trace_names = {c.describe(): s.name for c, s in zip(specs, compare)}
     try:
         return run.run()
@@ -207,11 +245,21 @@ def _health_findings(servers: Sequence[Server], marks: dict[str, int],
         if server.name in dead:
             continue
         health = server.health(exit_wait=3.0)
-        patience = time.monotonic() + UNANSWERED_GRACE
+        # a server whose error log has a crash report is dying, not hung: writing its core
+        # on a loaded machine can take a minute (a replayed corpus's trial called it a hang)
+        crashing = health.state is HealthState.HUNG and \
+            parse_crash_report(_excerpt(server, marks[server.name])) is not None
+        patience = time.monotonic() + (CRASH_EXIT_GRACE if crashing else UNANSWERED_GRACE)
         while health.state is HealthState.HUNG and time.monotonic() < patience:
             time.sleep(1.0)  # a loaded machine may answer late: a hang is no answer for long
             health = server.health(exit_wait=3.0)
-        if health.state is HealthState.CRASHED or (
+        if crashing and health.state is HealthState.HUNG:
+            dead.add(server.name)
+            findings.append(crash_finding(server, _excerpt(server, marks[server.name]),
+                                          f"crashed: its crash report is in the error log, its "
+                                          f"process had not ended {CRASH_EXIT_GRACE:g} s later",
+                                          work_dir))
+        elif health.state is HealthState.CRASHED or (
                 health.state is HealthState.STOPPED and not server.stop_requested):
             dead.add(server.name)
             findings.append(crash_finding(server, _excerpt(server, marks[server.name]),
@@ -285,7 +333,7 @@ def collect_findings(spec: TrialSpec, settings: HuntSettings, servers: Sequence[
             checks.fit("the divergence check", spec.number):
         findings += divergence_findings(settings.topology.kind, servers, wait_applied,
                                         min(settings.replica_timeout, checks.left()))
-    if "errorlog" in oracles:
+    if "errorlog" in oracles and not spec.load.corpus:  # see REPLAY_NO_ERRORLOG
         patterns = suppressions(settings.suppressions)
         for server in servers:
             text = _excerpt(server, marks[server.name])
@@ -303,7 +351,8 @@ def trial_context(spec: TrialSpec, settings: HuntSettings, servers: Sequence[Ser
         entry.update(version=_version(server), code_tree=server.tree.basedir)
     return {
         "trial": {"number": spec.number, "seed": spec.seed, "bot": bot,
-                  "grammar": spec.load.grammar, "gendata": spec.load.gendata or "simple",
+                  "grammar": spec.load.grammar, "gendata": spec.load.gendata or
+                  ("" if spec.load.sql else "simple"),
                   "redefine": list(spec.load.redefine), "threads": load_threads(settings),
                   "queries": settings.queries, "duration": spec.duration,
                   "options": [o.as_arg() for o in spec.options], "schema": SCHEMA},
@@ -386,7 +435,9 @@ def run_trial(spec: TrialSpec, settings: HuntSettings, servers: Sequence[Server]
         out.error = f"trial {spec.number} ({os.path.basename(spec.load.grammar)}): {result.reason}"
     out.findings = write_findings(findings, spec, settings, servers, result, marks,
                                   work_dir, bot)
-    out.reusable = not findings and not dead and result.status == STATUS_OK
+    # a replayed corpus changes what it likes (global variables, users, plugins): never reused
+    out.reusable = not findings and not dead and result.status == STATUS_OK \
+        and not spec.load.corpus
     if not findings:
         shutil.rmtree(work_dir, ignore_errors=True)
     out.seconds = time.monotonic() - started

@@ -1,4 +1,4 @@
-"""The wrong-result oracles in a trial: NoREC, TLP and differential over generated SELECTs.
+"""The wrong-result oracles in a trial: NoREC, TLP, differential, DQP, EET... over generated SELECTs.
 
 The oracles themselves are :mod:`lib.hunt.wrongresult` (their interface:
 ``wrong_result_oracles(names)`` gives objects with ``name`` and
@@ -6,7 +6,10 @@ The oracles themselves are :mod:`lib.hunt.wrongresult` (their interface:
 them after its load, when the tables no longer change, on DB-API
 connections to the servers to check (s0; s0 and the servers it is compared
 with for ``differential``), and each :class:`WrongResult` becomes a finding
-of kind ``wrong-result`` signed with the oracle and the query's shape.
+of kind ``wrong-result`` signed with the oracle and the query's shape --
+or, for CERT's, of kind ``performance`` (a row estimate, never a wrong
+result).  :data:`NAMES` lists them all (the package's registry says the same:
+a unit test checks it).
 
 The randgen load of a ``compare`` topology is itself differential: every
 statement also runs on the other servers (the ResultsetComparator
@@ -19,9 +22,10 @@ import importlib
 from typing import Any, Callable, Protocol, Sequence
 
 from .finding import Finding
-from .signature import fingerprint, wrong_result_signature
+from .signature import fingerprint, performance_signature, wrong_result_signature
 
-NAMES = ("norec", "tlp", "differential")
+NAMES = ("norec", "tlp", "differential", "dqp", "eet", "coddtest", "pinolo", "dqe", "radar",
+         "tlp-aggregate", "tlp-distinct", "tlp-groupby", "tlp-having", "cert")
 MAX_TEXT = 20000
 
 
@@ -50,11 +54,14 @@ def finding_of(result: WrongResultLike, server: str) -> Finding:
         text.append(f"query {i}: {query}")
     for i, rendered in enumerate(result.results, start=1):
         text.append(f"result {i}: {rendered}")
-    return Finding("wrong-result", result.oracle, wrong_result_signature(result.oracle, result.shape),
+    kind = getattr(result, "kind", "wrong-result")
+    sig = (performance_signature if kind == "performance" else wrong_result_signature)(
+        result.oracle, result.shape)
+    return Finding(kind, result.oracle, sig,
                    f"{result.oracle} on {server}: {result.detail}"[:300], server,
                    {"shape": result.shape, "queries": list(result.queries),
                     "results": [r[:MAX_TEXT] for r in result.results], "detail": result.detail},
-                   {"wrong-result.txt": "\n".join(text)[:MAX_TEXT * 4] + "\n"})
+                   {f"{kind}.txt": "\n".join(text)[:MAX_TEXT * 4] + "\n"})
 
 
 def run_oracles(oracles: Sequence[Any], conns: Sequence[Any], metadata: Any, seed: int,

@@ -16,9 +16,10 @@ Modules, by job (tests/unit/test_house_rules.py checks that each is listed):
   ``channel`` (the connection a thread's statements go through),
   ``colocate`` (a one-thread run's client and server thread on one CPU),
   ``trace`` (every statement sent, per connection, with its result),
-  ``connection`` (DSNs), ``validators``, ``reporters`` and ``run_checks``
-  (the Perl tool's ``--validators``/``--reporters``), ``result``,
-  ``errors``.
+  ``connection`` (DSNs), ``validators``, ``transformers`` (RQG's Transform
+  rewrites, which the Transformer validator runs), ``reporters`` and
+  ``run_checks`` (the Perl tool's ``--validators``/``--reporters``),
+  ``result``, ``errors``.
 - command lines: ``cmdline`` (gentest.pl options), ``perl_randgen`` (a Perl
   randgen checkout), ``shipped`` (the project's grammars), ``cli`` and
   ``__main__`` (``python -m lib.randgen``).

@@ -575,6 +575,10 @@ class RandgenRun:
             link.close()
             for other in others:
                 _close_quietly(other)
+            note = checker.transform_note() if checker is not None else ""
+            if note:
+                with self._fatal_lock:
+                    self.result.notes.append(note)
 
     def _compared(self, gen: Generator) -> tuple[list[pymysql.connections.Connection],
                                                  Validators] | None:

@@ -44,6 +44,7 @@ class Column:
     data_type: str = "int"
     key: str = ""  # 'primary', 'indexed' or ''
     max_length: int | None = None  # CHARACTER_MAXIMUM_LENGTH
+    column_type: str = ""          # COLUMN_TYPE, lower case: 'int(10) unsigned zerofill'
 
     @property
     def meta_type(self) -> str:
@@ -198,13 +199,15 @@ def load_metadata(conn: pymysql.connections.Connection, default_schema: str, wit
                     f"FROM information_schema.TABLES WHERE TABLE_SCHEMA NOT IN ({excluded})")
         kinds = {(s, t): (typ, int(n or 0)) for s, t, typ, n in cur.fetchall()}
         cur.execute(f"SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, DATA_TYPE, COLUMN_KEY, "
-                    f"CHARACTER_MAXIMUM_LENGTH "
+                    f"CHARACTER_MAXIMUM_LENGTH, COLUMN_TYPE "
                     f"FROM information_schema.COLUMNS WHERE TABLE_SCHEMA NOT IN ({excluded})")
         cols: dict[tuple[str, str], list[Column]] = {}
-        for s, t, c, dt, key, maxlen in cur.fetchall():
+        for s, t, c, dt, key, maxlen, ct in cur.fetchall():
             k = "primary" if key == "PRI" else "indexed" if key in ("UNI", "MUL") else ""
+            full = ct.decode("utf-8", "replace") if isinstance(ct, bytes) else str(ct or "")
             cols.setdefault((s, t), []).append(
-                Column(c, str(dt).lower(), k, int(maxlen) if maxlen is not None else None))
+                Column(c, str(dt).lower(), k, int(maxlen) if maxlen is not None else None,
+                       full.lower()))
         collations: tuple[str, ...] = ()
         charsets: tuple[str, ...] = ()
         if with_collations:

@@ -38,6 +38,13 @@ def plugins(run: RandgenRun) -> None:
         run.log.write(f"validator/reporter not in the built-in engine, ignored: {name}",
                        "WARNING")
         run.result.notes.append(f"not in the built-in engine, ignored: {name}")
+    from .transformers import TRANSFORMERS
+    known_t = {t.lower(): t for t in TRANSFORMERS}
+    unknown_t = [t for t in opts.transformers if t.lower() not in known_t]
+    opts.transformers = [known_t[t.lower()] for t in opts.transformers if t.lower() in known_t]
+    for name in unknown_t:
+        run.log.write(f"transformer not in the built-in engine, ignored: {name}", "WARNING")
+        run.result.notes.append(f"transformer not in the built-in engine, ignored: {name}")
     for dsn in opts.compare_dsns:
         other = parse_dsn(dsn)
         run.compare.append(other if other.database else

@@ -7,12 +7,15 @@
   Comparator).  A SELECT difference is recorded and the run goes on; a DML
   difference means the servers diverged: it is recorded and the run stops.
 - **Transformer** re-runs a SELECT rewritten by each of ``--transformers``
-  (default: all of :data:`TRANSFORMERS`) on the same connection and reports a
-  different result set: ``Distinct`` (``SELECT DISTINCT``, compared with the
-  original's distinct rows), ``ExecuteAsDerived`` (``SELECT * FROM (q)``),
-  ``ExecuteAsView`` (a view over q), ``ExecuteAsPreparedOnce`` (``PREPARE`` +
-  ``EXECUTE``), ``Count`` (``SELECT COUNT(*) FROM (q)``) and ``OrderBy``
-  (q with ``ORDER BY 1`` when it has none).  Queries whose result is not
+  (default: all of :data:`~lib.randgen.transformers.TRANSFORMERS`, RQG's
+  transformers for MariaDB 10.11: ``Distinct``, ``ExecuteAsDerived``,
+  ``ExecuteAsView``, ``ExecuteAsCTE``, ``ExecuteAsPreparedOnce``/``Twice``,
+  ``ExecuteAsSPTwice``, ``ExecuteAsUnion``, ``DisableOptimizations``,
+  ``DisableChosenPlan``... see :mod:`lib.randgen.transformers`) on the same
+  connection and reports rows that do not stand in the transformer's relation
+  to the original's (the same rows, its distinct rows, its count, none...).
+  A rewrite that fails is not applicable (randgen: STATUS_WONT_HANDLE); its
+  cleanup statements run whatever happened.  Queries whose result is not
   deterministic (RAND(), NOW(), user variables, LIMIT without ORDER BY...)
   are skipped.
 
@@ -30,6 +33,8 @@ import pymysql
 import pymysql.cursors
 
 from .cmdline import known_names
+from .transformers import (TRANSFORMERS, TransformPlan, describe_relation, relation_holds,
+                           transform)
 
 # randgen's names that mean the same here
 VALIDATOR_ALIASES: Mapping[str, str] = MappingProxyType({"resultsetcomparator": "ResultsetComparator",
@@ -38,8 +43,6 @@ VALIDATOR_ALIASES: Mapping[str, str] = MappingProxyType({"resultsetcomparator": 
                      "transformer": "Transformer", "transformer2": "Transformer",
                      "transformerlight": "Transformer", "transformernocomparator": "Transformer",
                      "none": ""})
-TRANSFORMERS = ("Distinct", "ExecuteAsDerived", "ExecuteAsView", "ExecuteAsPreparedOnce",
-                "Count", "OrderBy")
 MAX_ROWS_SHOWN = 20
 # errors that depend on timing, not on the server's answer to the query
 TIMING_ERRORS = frozenset({1205, 1213, 1317, 1028, 3024, 1969, 1180, 1181})
@@ -211,36 +214,6 @@ def transformable(sql: str) -> bool:
     return ";" not in sql.strip().rstrip(";")
 
 
-def transform(name: str, sql: str, thread: int) -> tuple[list[str], str] | None:
-    """(statements to run, which one's rows to compare: 'last') for a transformer, or None.
-
-    The rows of the last statement are compared with the original's (for
-    Distinct, with the original's distinct rows; for Count, with its count).
-    """
-    q = sql.strip().rstrip(";")
-    if name == "Distinct":
-        if re.match(r"^\s*SELECT\s+DISTINCT\b", q, re.I):
-            return None
-        return [re.sub(r"^\s*SELECT\b", "SELECT DISTINCT", q, count=1, flags=re.I)], "distinct"
-    if name == "ExecuteAsDerived":
-        return [f"SELECT * FROM ( {q} ) AS kewpie_derived"], "same"
-    if name == "ExecuteAsView":
-        view = f"kewpie_transform_view_{thread}"
-        return [f"CREATE OR REPLACE VIEW {view} AS {q}", f"SELECT * FROM {view}",
-                f"DROP VIEW IF EXISTS {view}"], "second"
-    if name == "ExecuteAsPreparedOnce":
-        text = q.replace("\\", "\\\\").replace("'", "\\'")
-        return [f"PREPARE kewpie_stmt FROM '{text}'", "EXECUTE kewpie_stmt",
-                "DEALLOCATE PREPARE kewpie_stmt"], "second"
-    if name == "Count":
-        return [f"SELECT COUNT(*) FROM ( {q} ) AS kewpie_count"], "count"
-    if name == "OrderBy":
-        if _ORDER_RE.search(q) or _LIMIT_RE.search(q) or re.search(r"\bUNION\b", q, re.I):
-            return None
-        return [f"{q} ORDER BY 1"], "same"
-    return None
-
-
 class Validators:
     """The validators of one run thread: its comparison connections and transformers."""
 
@@ -253,6 +226,18 @@ class Validators:
         self.cursors = list(compare_cursors)
         self.thread = thread
         self.record = record
+        self.optimizer_switch: str | None = None
+        self.checked: dict[str, int] = {}   # transformer -> rewrites run and compared
+        self.refused: dict[str, int] = {}   # transformer -> rewrites the server refused
+
+    def transform_note(self) -> str:
+        """One line of what the transformers did (empty when none ran)."""
+        if not self.checked and not self.refused:
+            return ""
+        return (f"thread {self.thread}: Transformer compared {sum(self.checked.values())} "
+                f"rewrites ({sum(self.refused.values())} refused by the server); by "
+                f"transformer: " + ", ".join(f"{n} {self.checked.get(n, 0)}"
+                                             for n in sorted(set(self.checked) | set(self.refused))))
 
     def check(self, cur: pymysql.cursors.Cursor, sql: str, first: Outcome) -> bool:
         """Validate one statement the thread ran; False when the run must stop."""
@@ -281,26 +266,53 @@ class Validators:
     def _transform(self, cur: pymysql.cursors.Cursor, sql: str, first: Outcome) -> None:
         assert first.rows is not None
         for name in self.transformers:
-            plan = transform(name, sql, self.thread)
-            if plan is None:
-                continue
-            statements, how = plan
-            outcomes = [run_statement(cur, s, f"{name}") for s in statements]
-            got = outcomes[1] if how == "second" else outcomes[0]
-            if any(o.error for o in outcomes[:2]):
-                continue  # the rewrite is not valid for this query (randgen: STATUS_WONT_HANDLE)
-            expected = first.rows
-            if how == "distinct":
-                seen: dict[str, tuple[Any, ...]] = {}
-                for row in first.rows:
-                    seen.setdefault(_row_key(row), row)
-                expected = list(seen.values())
-            elif how == "count":
-                expected = [(len(first.rows),)]
-            if got.rows is None or not same_rows(expected, got.rows):
-                original = Outcome("original", rows=expected)
-                self.record(Difference(f"Transformer/{name}", "content", sql,
-                                       [original, got], self.thread), False)
+            if name == "ExecuteAsSelectItem" and (len(first.rows) != 1 or len(first.rows[0]) != 1):
+                continue  # a scalar subquery of a one-value result only
+            plan = transform(name, sql, self.thread, self._switch(cur),
+                             self._explain(cur, sql) if name == "DisableChosenPlan" else "")
+            if plan is not None:
+                self._run_plan(cur, name, sql, first, plan)
+
+    def _run_plan(self, cur: pymysql.cursors.Cursor, name: str, sql: str, first: Outcome,
+                  plan: TransformPlan) -> None:
+        """Run a transformer's statements, check its relations, clean up."""
+        assert first.rows is not None
+        try:
+            outcomes = []
+            for i, statement in enumerate(plan.statements):
+                outcome = run_statement(cur, statement, f"{name} #{i + 1}")
+                outcomes.append(outcome)
+                if outcome.error:
+                    self.refused[name] = self.refused.get(name, 0) + 1
+                    return  # the rewrite is not valid for this query (randgen: STATUS_WONT_HANDLE)
+            self.checked[name] = self.checked.get(name, 0) + 1
+            for index, relation in plan.checks:
+                got = outcomes[index]
+                rows = got.rows if got.rows is not None else []
+                if not relation_holds(relation, first.rows, rows, _norm):
+                    expected = Outcome(f"original (expected: {describe_relation(relation)})",
+                                       rows=list(first.rows))
+                    self.record(Difference(f"Transformer/{name}", "content", sql,
+                                           [expected, Outcome(f"{name}: {plan.statements[index]}"[:300],
+                                                              rows=list(rows))],
+                                           self.thread), False)
+                    return
+        finally:
+            for statement in plan.cleanup:
+                run_statement(cur, statement, f"{name} cleanup")
+
+    def _switch(self, cur: pymysql.cursors.Cursor) -> str:
+        """The session's optimizer_switch (read once)."""
+        if self.optimizer_switch is None:
+            got = run_statement(cur, "SELECT @@SESSION.optimizer_switch", "optimizer_switch")
+            self.optimizer_switch = str(got.rows[0][0]) if got.rows else ""
+        return self.optimizer_switch
+
+    @staticmethod
+    def _explain(cur: pymysql.cursors.Cursor, sql: str) -> str:
+        """EXPLAIN EXTENDED's rows of sql, as text ('' when it fails)."""
+        got = run_statement(cur, f"EXPLAIN EXTENDED {sql}", "explain")
+        return " ".join(_text(v) for row in got.rows or [] for v in row) if not got.error else ""
 
 
 def normalise_names(names: Sequence[str]) -> tuple[list[str], list[str]]:

@@ -5,6 +5,13 @@ trace's statements (:class:`Statement`, in ``seq`` order).
 Bad input raises :class:`ReduceError` (a UsageError: one ERROR line, exit 2):
 a path that is not a finding folder (no ``finding.json`` of the finding
 format), a finding without a trace, a kind the reducer cannot check yet.
+
+A wrong result of an oracle that runs over the load's tables (TLP, NoREC, DQP,
+EET, CODDTest, the TLP variants: :data:`~lib.hunt.wrongresult.replay.REPLAYABLE`)
+is *judged again* (:attr:`ReduceInput.judged_again`): its compared statements
+(``details.queries``) follow the trace's as the statements the failure was seen
+on, and a candidate fails while the oracle's comparison of them still disagrees
+(:func:`lib.hunt.wrongresult.replay.still_differs`).
 """
 from __future__ import annotations
 
@@ -16,6 +23,7 @@ from typing import Any, Sequence
 from ..errors import UsageError
 from ..hunt.finding import FINDING_FILE, FORMAT, TRACE_FILE
 from ..hunt.signature import Signature
+from ..hunt.wrongresult.replay import REPLAYABLE, not_replayable
 from ..randgen.trace import read_trace
 
 SUPPORTED = frozenset({("crash", "crash"), ("wrong-result", "differential")})
@@ -59,6 +67,7 @@ class ReduceInput:
     server_options: tuple[tuple[str, ...], ...]   # per server: trial + topology options
     statements: tuple[Statement, ...]
     finding: dict[str, Any] = field(default_factory=dict)
+    traced_seconds: float = 0.0        # the trial's wall time as traced (0: unknown)
 
     @property
     def failing(self) -> tuple[Statement, ...]:
@@ -70,6 +79,41 @@ class ReduceInput:
             return tuple(s for s in self.statements if s.seq in seqs)
         queries = self.finding.get("details", {}).get("queries", [])
         return tuple(s for s in self.statements if s.sql in queries)
+
+    @property
+    def judged_again(self) -> bool:
+        """True for an oracle's wrong result whose statements are judged again by the
+        oracle after a replay (see the module docstring)."""
+        return self.kind == "wrong-result" and self.oracle in REPLAYABLE
+
+    @property
+    def compared(self) -> tuple[str, ...]:
+        """The statements the finding's oracle compared (its ``details.queries``)."""
+        return tuple(str(q) for q in self.finding.get("details", {}).get("queries", []))
+
+    @property
+    def culprits(self) -> tuple[Statement, ...]:
+        """The failing statements that caused the failure: of a crash's in-flight
+        statements (every connection's), the one the crash report names as its query
+        (all of them when the report names none of them -- two threads that crash at once
+        can leave it without one); of several connections' copies of one statement, the
+        first (the report does not say which crashed: ddmin keeps the others if they are
+        needed); a wrong result's differing queries (none of an oracle's wrong result
+        judged again).  The reduction keeps these in every candidate; the other in-flight
+        statements may go."""
+        if self.judged_again:
+            return ()   # the compared statements run after every candidate anyway
+        failing = self.failing
+        query = str(self.finding.get("details", {}).get("query") or "").strip()
+        if self.kind != "crash":
+            return failing
+        named = tuple(s for s in failing if query and s.sql.strip() == query)
+        if not named:
+            named = tuple(s for s in failing if query and s.sql.strip().startswith(query))
+        first: dict[str, Statement] = {}
+        for statement in named or failing:
+            first.setdefault(statement.sql.strip(), statement)
+        return tuple(first.values())
 
     def with_statements(self, statements: Sequence[Statement]) -> "ReduceInput":
         """The same finding with other statements."""
@@ -92,9 +136,11 @@ def read_input(folder: str) -> ReduceInput:
         raise ReduceError(f"--mode=reduce {folder}: not a finding folder ({FINDING_FILE} is "
                           f"not of format {FORMAT})")
     kind, oracle = str(data.get("kind")), str(data.get("oracle"))
-    if (kind, oracle) not in SUPPORTED:
+    if (kind, oracle) not in SUPPORTED and not (kind == "wrong-result" and oracle in REPLAYABLE):
+        why = not_replayable(oracle) if kind in ("wrong-result", "performance") else ""
         raise ReduceError(f"--mode=reduce {folder}: a {kind} finding of oracle {oracle} cannot "
-                          f"be reduced yet (crash, and differential wrong results can)")
+                          f"be reduced yet{f' ({why})' if why else ''} (crashes, differential "
+                          f"wrong results and those of {', '.join(sorted(REPLAYABLE))} can)")
     trace = os.path.join(folder, TRACE_FILE)
     if not os.path.isfile(trace):
         raise ReduceError(f"--mode=reduce {folder}: the finding has no {TRACE_FILE}")
@@ -107,6 +153,15 @@ def read_input(folder: str) -> ReduceInput:
                        if r.get("sql") and str(r.get("server") or server) == "s0")
     if not statements:
         raise ReduceError(f"--mode=reduce {folder}: {TRACE_FILE} holds no statements")
+    if kind == "wrong-result" and oracle in REPLAYABLE:  # the compared statements follow
+        queries = [str(q) for q in (data.get("details") or {}).get("queries") or []]
+        if not queries:
+            raise ReduceError(f"--mode=reduce {folder}: the finding holds no compared "
+                              f"statements (details.queries)")
+        last = max(s.seq for s in statements)
+        statements += tuple(Statement(last + 1 + n, statements[-1].conn, q)
+                            for n, q in enumerate(queries))
+    traced = traced_seconds(records)
     sig = data.get("signature") or {}
     topology = data.get("topology") or {}
     trial_options = tuple(a.split("=", 1)[1] for a in data.get("reproduce") or ()
@@ -120,4 +175,24 @@ def read_input(folder: str) -> ReduceInput:
                           f"cannot be reduced yet (single and compare can)")
     return ReduceInput(os.path.abspath(folder), kind, oracle,
                        Signature(str(sig.get("kind") or kind), tuple(sig.get("parts") or ())),
-                       str(data.get("title") or ""), kind_of_set, options, statements, data)
+                       str(data.get("title") or ""), kind_of_set, options, statements, data,
+                       traced)
+
+
+def traced_seconds(records: Sequence[dict[str, Any]]) -> float:
+    """The wall time a trace's statements took when traced: from the first statement's
+    start to the last one's end (``t`` and ``ms`` of its records); 0 when unknown."""
+    spans = []
+    for r in records:
+        try:
+            start = float(r["t"])
+        except (KeyError, TypeError, ValueError):
+            continue
+        try:
+            took = float(r.get("ms") or 0) / 1000.0
+        except (TypeError, ValueError):
+            took = 0.0
+        spans.append((start, start + took))
+    if not spans:
+        return 0.0
+    return max(0.0, max(end for _, end in spans) - min(start for start, _ in spans))

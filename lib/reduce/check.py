@@ -10,10 +10,16 @@ candidate (:mod:`.replay`) and signs what happened with the hunt's own code:
 - crash: a server that died is signed by :func:`lib.hunt.crash.crash_finding` (its
   crash report, gdb's frames when the report has none);
 - differential wrong result: each statement whose results differed between the
-  servers is signed with :func:`lib.hunt.signature.wrong_result_signature`.
+  servers is signed with :func:`lib.hunt.signature.wrong_result_signature`;
+- an oracle's wrong result judged again (``ReduceInput.judged_again``): the
+  finding's own signature while the oracle still disagrees over its compared
+  statements (:func:`lib.hunt.wrongresult.replay.still_differs`).
 
 A candidate fails when one of ``trials`` tries gives the same signature id
 (sporadic bugs: ``--trials``); the tries stop at the first that does.
+
+Each try's replay is capped by the reduction's :class:`lib.reduce.budget.ReplayBudget`
+(when the checker has one): a try past its cap stops and does not reproduce.
 
 A cheap reset: a candidate that loads a UDF (``CREATE FUNCTION ... SONAME``)
 changes ``mysql.func``, which the reuse rule answers with fresh servers -- a
@@ -26,6 +32,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Sequence
 
@@ -33,9 +40,13 @@ import pymysql
 
 from ..hunt.crash import crash_finding
 from ..hunt.signature import Signature, fingerprint, wrong_result_signature
+from ..hunt.wrongresult.errors import ServerLostError
+from ..hunt.wrongresult.replay import still_differs
+from ..platform.logsetup import get_logger
 from ..servers.health import HealthState
 from ..servers.options import parse_options
 from ..servers.requirements import Requirements
+from .budget import ReplayBudget
 from .case import ReduceInput, Statement
 from .replay import Replayed, replay
 
@@ -107,8 +118,9 @@ class Checker:
     finding's (see the module docstring)."""
 
     def __init__(self, case: ReduceInput, manager: ServerManager, work_dir: str,
-                 trials: int = 1) -> None:
+                 trials: int = 1, budget: ReplayBudget | None = None) -> None:
         self.case = case
+        self.budget = budget
         self.manager = manager
         self.work_dir = work_dir
         self.trials = max(1, trials)
@@ -142,7 +154,20 @@ class Checker:
         marks = {s.name: s.errlog.size() for s in servers}
         compare = self.case.topology == "compare"
         udfs = {s.name: _udfs(s) for s in servers} if loads_udf(statements) else {}
-        replayed = replay(statements, servers, compare=compare, stop=stop)
+        cap = self.budget.cap() if self.budget is not None else None
+        deadline = None if cap is None else time.monotonic() + cap
+        replayed = replay(statements, servers, compare=compare, stop=stop, deadline=deadline)
+        if replayed.stuck:
+            get_logger().info(f"reduce: a candidate of {len(statements)} statements stuck at "
+                              f"statement {replayed.stuck} (not ended by max_statement_time): "
+                              f"counted as not failing, its servers replaced")
+            if self.budget is not None:
+                self.budget.stopped()
+        if replayed.timed_out and self.budget is not None:
+            self.budget.stopped()
+            get_logger().info(f"reduce: a candidate of {len(statements)} statements stopped "
+                              f"at its replay cap ({cap:.0f} s, after {replayed.sent} "
+                              f"statements): counted as not failing")
         out = Outcome(replayed=replayed, version=_version(servers[0]),
                       statements=tuple(statements), options=used)
         dead = self._crashes(servers, marks, out)
@@ -158,7 +183,11 @@ class Checker:
             for stmt in replayed.differences:
                 out.signatures.append(wrong_result_signature("differential",
                                                              fingerprint(stmt.sql)))
-        if dead:
+            if self.case.judged_again and _still_differs(servers[0], self.case):
+                out.signatures.append(self.case.signature)
+        if self.budget is not None and self.reproduces(out):
+            self.budget.reproduced(replayed.seconds)
+        if dead or replayed.stuck:        # a stuck statement still runs: fresh servers
             self.manager.teardown(fast=True, discard=True)
         else:
             self.manager.after_test(True)
@@ -183,6 +212,25 @@ class Checker:
             elif health.state is HealthState.HUNG:
                 dead = True
         return dead
+
+
+def _still_differs(server: Server, case: ReduceInput) -> bool:
+    """Does the finding's oracle still disagree over its compared statements, run on a new
+    connection after the replay (:func:`lib.hunt.wrongresult.replay.still_differs`)?"""
+    try:
+        conn = server.connect(db="test", autocommit=True)
+    except pymysql.MySQLError:
+        return False
+    try:
+        return still_differs(conn, case.oracle, case.compared, str(
+            case.finding.get("details", {}).get("detail") or ""))
+    except ServerLostError:
+        return False    # the server died under the compared statements: another finding
+    finally:
+        try:
+            conn.close()
+        except pymysql.MySQLError:
+            pass
 
 
 def _version(server: Server) -> str:

@@ -15,7 +15,8 @@ becomes ``$MTR_SUITE_DIR/plugin``, its libraries copied into the folder's ``plug
 - a wrong result becomes a check that fails: the differing query's rows are
   digested in SQL (a CTE over the query, ``MD5(GROUP_CONCAT(...))`` in a fixed
   order) and compared with the digest the correct server gave; ``--die`` when
-  they differ;
+  they differ; an oracle's wrong result judged again compares the digests of
+  its compared statements with each other instead (:func:`oracle_check`);
 - the case ends by emptying schema ``test`` and dropping the UDFs it created
   (mysql-test's check-testcase wants the servers as they were) and echoes one
   line, the whole ``.result``.
@@ -28,6 +29,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Sequence
 
+from ..hunt.wrongresult.replay import mtr_check
 from ..mtr.travel import PLUGIN_DIR_OPTION, PLUGIN_FOLDER, README, TreeCommands
 from ..platform.safewrite import HeldOutput, OutputDir
 from ..randgen.connection import LOST_CONNECTION_CODES
@@ -59,8 +61,23 @@ _UDF_RE = re.compile(r"\bCREATE\s+(?:AGGREGATE\s+)?FUNCTION\s+(?:IF\s+NOT\s+EXIS
                      r"`?(\w+)`?\s+RETURNS\b", re.I)
 
 
+def oracle_check(oracle: str, queries: Sequence[str], delim: str) -> list[str]:
+    """The check of an oracle's wrong result judged again: its compared statements on a
+    connection of their own after FLUSH TABLES (as the oracle ran them), dying while they
+    disagree (:func:`lib.hunt.wrongresult.replay.mtr_check`); [] when it has no form."""
+    check = mtr_check(oracle, queries, digest_query, delim)
+    if not check:
+        return []
+    return (["", f"connect (kw_oracle,localhost,root,,test){delim}", f"FLUSH TABLES{delim}"]
+            + check + [f"disconnect kw_oracle{delim}", f"connection default{delim}"])
+
+
 def _delimiter(statements: Sequence[Statement]) -> str:
     return "|||" if any(";" in s.sql for s in statements) else ";"
+
+
+_PARTITIONED = re.compile(r"\bPARTITION\s+BY\b|\bPARTITIONS\s+\d", re.I)
+_STRINGS = re.compile(r"'(?:[^'\\]|\\.|'')*'")
 
 
 def case_text(case: ReduceInput, statements: Sequence[Statement], errors: dict[int, int],
@@ -73,6 +90,9 @@ def case_text(case: ReduceInput, statements: Sequence[Statement], errors: dict[i
              f"# {len(case.statements)} statements traced, {len(statements)} kept.", ""]
     if any(re.search(r"\binnodb\b", s.sql, re.I) for s in statements):
         lines.append("--source include/have_innodb.inc")
+    if any(_PARTITIONED.search(_STRINGS.sub("''", s.sql)) for s in statements):
+        # mysql-test starts its servers without partitioning unless a test asks for it
+        lines.append("--source include/have_partition.inc")
     lines += ["--disable_query_log", "--disable_result_log", "--disable_warnings"]
     if delim != ";":
         lines.append(f"--delimiter {delim}")
@@ -80,6 +100,13 @@ def case_text(case: ReduceInput, statements: Sequence[Statement], errors: dict[i
     names = {c: f"con{i + 1}" for i, c in enumerate(conns)}
     if len(conns) > 1:
         lines += [f"connect ({names[c]},localhost,root,,test){delim}" for c in conns]
+    if not all(s.sql.isascii() for s in statements):
+        # the replay's connections speak utf8mb4; mysqltest's latin1 would turn 'ä' into
+        # two other characters (48b33a132198's MATCH ... AGAINST ('ä*') then passed)
+        for c in conns if len(conns) > 1 else []:
+            lines += [f"connection {names[c]}{delim}", f"SET NAMES utf8mb4{delim}"]
+        if len(conns) == 1:
+            lines.append(f"SET NAMES utf8mb4{delim}")
     current = None
     for stmt in statements:
         if len(conns) > 1 and stmt.conn != current:
@@ -95,6 +122,8 @@ def case_text(case: ReduceInput, statements: Sequence[Statement], errors: dict[i
                   f"'{check.digest}'`{delim}",
                   "if (!$kw_ok)", "{",
                   f"  --die wrong result: {check.sql[:200].replace(chr(10), ' ')}", "}"]
+    elif case.judged_again:
+        lines += oracle_check(case.oracle, case.compared, delim)
     if len(conns) > 1:
         lines += [f"disconnect {names[c]}{delim}" for c in conns] + [
             f"connection default{delim}"]

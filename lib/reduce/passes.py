@@ -10,7 +10,11 @@ passes cut with (unit-tested alone).
    their names (tables, functions, columns), when that still fails: one
    candidate that cuts a long random trace at once;
 2. ``one-connection``: every statement on one connection, in send order (as
-   reducer.sh's single-threaded replay); kept when it still fails;
+   reducer.sh's single-threaded replay); kept when it still fails.  Tried first:
+   the trace *serialized* (:func:`serialize`: on the failing statement's
+   connection, without the other connections' session settings, without
+   transaction control and lock statements, without sleeps, prepared statements
+   renamed per connection), then all statements as they are on one connection;
 3. ``connections``: ddmin over the connections (a connection's statements go
    or stay together);
    ``verbs``: ddmin over the statements' kinds (every SELECT, every UPDATE...);
@@ -19,6 +23,9 @@ passes cut with (unit-tested alone).
    shapes repeated;
 5. ``statements``: ddmin over single statements (1-minimal: dropping any one
    statement left makes the failure go);
+   the ddmin passes (3 to 5) keep the failing statements in every candidate
+   (:func:`with_pinned`): a candidate without the crashing statement cannot
+   crash, and need not be replayed;
 6. ``rows``: ddmin over the rows of each multi-row INSERT;
    ``merge``: consecutive INSERTs into one table joined into one multi-row INSERT,
    when that still fails (fewer statements for the report);
@@ -111,6 +118,90 @@ def one_connection(statements: Sequence[Statement]) -> list[Statement]:
         return []
     conn = statements[0].conn
     return [replace(s, conn=conn) for s in statements]
+
+
+_TRANSACTION_RE = re.compile(
+    r"\s*(?:BEGIN\b|START\s+TRANSACTION\b|COMMIT\b|ROLLBACK\b|SAVEPOINT\b|RELEASE\s+SAVEPOINT\b"
+    r"|XA\b|LOCK\s+TABLES?\b|UNLOCK\s+TABLES?\b|FLUSH\s+TABLES?\b[^;]*\bWITH\s+READ\s+LOCK\b"
+    r"|SET\s+(?:SESSION\s+|LOCAL\s+|@@SESSION\.|@@LOCAL\.|@@)?(?:TRANSACTION\b|tx_isolation\b"
+    r"|transaction_isolation\b|tx_read_only\b|transaction_read_only\b|autocommit\b|completion_type\b))",
+    re.I)
+_SESSION_SET_RE = re.compile(r"\s*SET\s+(?!GLOBAL\b|@@GLOBAL\.|STATEMENT\b|PASSWORD\b|ROLE\b"
+                             r"|DEFAULT\s+ROLE\b|@(?!@))", re.I)
+_SLEEP_RE = re.compile(r"\bSLEEP\s*\(", re.I)
+_PREPARED_RE = re.compile(r"^(\s*(?:PREPARE|(?:DEALLOCATE|DROP)\s+PREPARE|EXECUTE)\s+)"
+                          r"(?!IMMEDIATE\b)(`[^`]+`|\w+)", re.I)
+
+
+def transaction_control(sql: str) -> bool:
+    """Does the statement begin or end a transaction, or take or free a lock held past
+    it (BEGIN, COMMIT, ROLLBACK, SAVEPOINT, XA, LOCK/UNLOCK TABLES, FLUSH TABLES WITH
+    READ LOCK, SET autocommit / TRANSACTION / the isolation level)?"""
+    return bool(_TRANSACTION_RE.match(sql))
+
+
+def session_setting(sql: str) -> bool:
+    """Is the statement a SET of session state (a session variable, NAMES, CHARACTER
+    SET) -- not a SET GLOBAL, SET STATEMENT ... FOR, SET PASSWORD/ROLE or a user
+    variable?"""
+    return bool(_SESSION_SET_RE.match(sql))
+
+
+def renamed_prepared(sql: str, conn: int) -> str:
+    """A PREPARE / EXECUTE / DEALLOCATE PREPARE of connection conn with its statement
+    name made that connection's own (``name_c<conn>``), so that connections that used
+    one name keep apart on one connection; any other statement as it is."""
+    def rename(m: re.Match[str]) -> str:
+        """The name with the connection's suffix (inside its backquotes)."""
+        name = m.group(2)
+        if name.startswith("`"):
+            return f"{m.group(1)}`{name[1:-1]}_c{conn}`"
+        return f"{m.group(1)}{name}_c{conn}"
+    return _PREPARED_RE.sub(rename, sql, count=1)
+
+
+def serialize(statements: Sequence[Statement], failing: Sequence[Statement]
+              ) -> list[Statement]:
+    """The statements on one connection -- the (last) failing statement's, else the
+    first statement's -- in send order, as a serial replay needs them: without
+    transaction control and locks (every statement commits at once, none waits on
+    another), without the other connections' session settings (the failing
+    connection's session is the one the failure saw), without sleeps; the other
+    connections' prepared statements renamed (:func:`renamed_prepared`).  The
+    failing statements are always kept."""
+    if not statements:
+        return []
+    target = failing[-1].conn if failing else statements[0].conn
+    keep = {s.seq for s in failing}
+    out = []
+    for s in statements:
+        if s.seq not in keep:
+            if transaction_control(s.sql) or _SLEEP_RE.search(s.sql):
+                continue
+            if s.conn != target and session_setting(s.sql):
+                continue
+        sql = s.sql if s.conn == target else renamed_prepared(s.sql, s.conn)
+        out.append(replace(s, conn=target, sql=sql))
+    return out
+
+
+def with_pinned(statements: Sequence[Statement], pinned: set[int],
+                run: Callable[[Sequence[Statement], Fails], list[Statement]],
+                fails: Fails) -> list[Statement]:
+    """A reduction ``run(items, test)`` over the statements that are not pinned (seqs),
+    every candidate tested with the pinned statements put back in their places: the
+    failing statements stay in every candidate (none is replayed without them)."""
+    kept = [s for s in statements if s.seq in pinned]
+    others = [s for s in statements if s.seq not in pinned]
+    if not kept or not others:
+        return run(statements, fails) if not kept else list(statements)
+    order = {s.seq: n for n, s in enumerate(statements)}
+
+    def joined(candidate: Sequence[Statement]) -> list[Statement]:
+        """The candidate with the pinned statements, in the statements' order."""
+        return sorted([*candidate, *kept], key=lambda s: order.get(s.seq, -1))
+
+    return joined(run(others, mapped(fails, joined)))
 
 
 def by_connections(statements: Sequence[Statement], fails: Fails) -> list[Statement]:

@@ -94,6 +94,7 @@ class Reducer:
         self.options: tuple[tuple[str, ...], ...] = case.server_options
         self.done: list[str] = []
         self.resumed = False
+        self.skip_candidates: set[str] = set()   # start()'s candidates answered already
         self._after_statements: list[Statement] = []
 
     def fails(self, statements: Sequence[Statement]) -> bool:
@@ -137,27 +138,51 @@ class Reducer:
         self.resumed = True
 
     def start(self) -> bool:
-        """Before the passes, the cheapest proof that the trace reproduces: the ``related``
-        candidate (the truncated trace's statements that name the failing statements'
-        tables and functions) is tried first.  When it fails it is the smallest case and
-        ``truncate`` and ``related`` are done (a long trace is never replayed whole, which
-        a sporadic bug would need ``--trials`` times); else False -- the caller then
-        replays the whole trace -- and ``related``, answered, is not tried again."""
+        """Before the passes, the cheapest proofs that the trace reproduces, asked as one
+        question (in this order, several at once with ``--reduce-parallel``): the
+        ``related`` candidate (the truncated trace's statements that name the failing
+        statements' tables and functions), then the truncated trace *serialized*
+        (:func:`.passes.serialize`: one connection, no lock waits).  The first that
+        fails is the smallest case, and the passes it stands for are done (a long
+        multi-connection trace is never replayed whole, which a sporadic bug would need
+        ``--trials`` times, and whose lock waits between connections cost minutes);
+        else False -- the caller then replays the whole trace -- and the candidates
+        answered are not tried again."""
         cut = passes.truncate(self.statements, self.case.failing)
-        failing = {f.seq for f in self.case.failing}
-        kept = passes.related(cut, [x for x in cut if x.seq in failing])
-        if not kept or len(kept) >= len(cut):
+        failing = [x for x in cut if x.seq in {f.seq for f in self.case.failing}]
+        culprits = [x for x in cut if x.seq in {f.seq for f in self.case.culprits}]
+        kept = passes.related(cut, failing)
+        candidates: list[tuple[str, list[Statement]]] = []
+        if kept and len(kept) < len(cut):
+            candidates.append(("related", kept))
+        if len({x.conn for x in cut}) > 1:
+            candidates.append(("serialized", passes.serialize(cut, culprits)))
+        if not candidates:
             return False
-        if self.fails(kept):
-            self.statements = list(kept)
-            self.done.extend(["truncate", "related"])
-            self._save()
-            get_logger().info(f"reduce: the related statements reproduce: "
-                              f"{len(self.case.statements)} -> {len(kept)} statements "
-                              f"({self.runs()} candidate runs)")
-            return True
-        self.skip.add("related")
-        return False
+        found = self.first([c for _, c in candidates])
+        for name, _ in candidates:
+            self.skip_candidates.add(name)
+        if found is None:
+            self.skip.add("related")
+            return False
+        name, statements = candidates[found]
+        self.statements = list(statements)
+        self.done.extend(["truncate", "related"] if name == "related" else
+                         ["truncate", "one-connection"])
+        if name == "serialized":
+            self.skip.add("related")
+        self._save()
+        get_logger().info(f"reduce: the {name} statements reproduce: "
+                          f"{len(self.case.statements)} -> {len(statements)} statements "
+                          f"({self.runs()} candidate runs)")
+        return True
+
+    def _pinned(self, run: Callable[[Sequence[Statement], passes.Fails], list[Statement]]
+                ) -> list[Statement]:
+        """A ddmin pass over the statements with the culprits (the failing statement the
+        crash report names) kept in every candidate (:func:`.passes.with_pinned`)."""
+        pinned = {f.seq for f in self.case.culprits}
+        return passes.with_pinned(self.statements, pinned, run, self.test)
 
     def _pass(self, name: str) -> list[Statement]:
         s = self.statements
@@ -168,20 +193,25 @@ class Reducer:
             kept = passes.related(s, [x for x in s if x.seq in failing])
             return kept if len(kept) < len(s) and self.fails(kept) else s
         if name == "one-connection":
-            merged = passes.one_connection(s)
-            return merged if len({x.conn for x in s}) > 1 and self.fails(merged) else s
+            if len({x.conn for x in s}) < 2:
+                return s
+            tries = [] if "serialized" in self.skip_candidates else \
+                [passes.serialize(s, [x for x in s if x.seq in {f.seq for f in self.case.culprits}])]
+            tries.append(passes.one_connection(s))
+            found = self.first(tries)
+            return s if found is None else tries[found]
         if name == "connections":
-            return passes.by_connections(s, self.test)
+            return self._pinned(passes.by_connections)
         if name == "verbs":
-            return passes.by_verbs(s, self.test)
+            return self._pinned(passes.by_verbs)
         if name == "merge":
             return passes.by_merging(s, self.fails)
         if name == "shapes":
-            return passes.by_shapes(s, self.test)
+            return self._pinned(passes.by_shapes)
         if name == "statements-again":  # only when a later pass changed a statement
-            return s if s == self._after_statements else passes.by_statements(s, self.test)
+            return s if s == self._after_statements else self._pinned(passes.by_statements)
         if name == "statements":
-            return passes.by_statements(s, self.test)
+            return self._pinned(passes.by_statements)
         if name == "rows":
             return passes.by_rows(s, self.test)
         if name == "clauses":

@@ -8,7 +8,10 @@ check that dies under both tools and passes without s1's option.  Bad input: a
 folder that is no finding, a trace that does not reproduce (one ERROR line, exit 2,
 nothing left running).  The parallel check (--reduce-parallel 2: two bots) gives the
 same reduced case as the one-at-a-time check, and leaves nothing running.  The
-sporadic planted crash (fires 1 time in 3) is reduced with --trials.
+sporadic planted crash (fires 1 time in 3) is reduced with --trials.  A
+multi-connection trace whose replay in send order waits on locks and does not crash
+is reduced from its serialized form (the start's serialized candidate), to one
+connection.
 
 Covers: lib/modes/reduce/run.py, lib/reduce/, lib/reduce/parallel.py, lib/modes/mtr/lane.py, lib/mtr/reference.py
 """
@@ -27,8 +30,9 @@ from lib.platform.ports import default_lock_dir
 from tests.conftest import tagged
 from tests.fixtures.hunt.planted import build_plugin_dir, remove_plugin_dir
 from tests.fixtures.reduce.planted import (PLANTED, SPORADIC, WRONG_OPTION,
-                                           build_fixed_library, crash_trace, wrong_result_trace,
-                                           write_finding, write_wrong_result_finding)
+                                           build_fixed_library, crash_trace, locked_trace,
+                                           wrong_result_trace, write_finding,
+                                           write_wrong_result_finding)
 
 MTR_ROOT = "/usr/share/mysql/mysql-test"
 TREE_18 = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
@@ -227,3 +231,25 @@ def test_sporadic_crash_reduced_with_trials(kewpie, plugin_dir, tmp_path):
     test = open(figures["test"]).read()
     assert SPORADIC + ";" in test.splitlines()
     assert "Signature: crash | signal 11 | frames: kw_planted" in open(figures["report"]).read()
+
+
+def test_locked_multi_connection_trace_reduced_from_its_serialized_form(kewpie, plugin_dir,
+                                                                        tmp_path):
+    trace = locked_trace()
+    finding = write_finding(str(tmp_path / "t0001-1-crash-locked"), trace,
+                            [f"--plugin-dir={plugin_dir}"])
+    out = str(tmp_path / "out")
+    proc = kewpie.run("--mode=reduce", finding, f"--reduce-out={out}", "--reduce-parallel=2",
+                      timeout=400)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert not tagged(kewpie.workdir)
+    assert re.search(r"reduce: the serialized statements reproduce: 15 -> 1[0-9] statements",
+                     proc.stdout), proc.stdout[-3000:]
+    assert "lock waits at 1 s" in proc.stdout
+    figures = json.load(open(os.path.join(out, "reduce.json")))
+    assert figures["statements_in"] == len(trace)
+    test = open(figures["test"]).read()
+    assert figures["statements_out"] <= 5, test      # function, table, view, one INSERT, query
+    assert "START TRANSACTION" not in test and "SLEEP" not in test
+    assert not re.search(r"^connect", test, re.M)    # one connection
+    assert "SELECT kw_planted(COUNT(*)) FROM kw_view;" in test.splitlines()

@@ -19,7 +19,7 @@ import re
 import pytest
 from _pytest.config.argparsing import Parser
 
-from lib.cli import PATH_TABLE, build_parser, config_from_args
+from lib.cli import PATH_TABLE, build_parser, config_from_args, path_values
 from lib.errors import KewpieError
 from lib.history.commands import PATH_TABLE as HISTORY_TABLE
 from lib.history.commands import build_parser as history_parser
@@ -137,6 +137,7 @@ INPUTS = {  # option -> the arguments giving it a foreign path (f: the foreign f
     "mtr-root": ["--mode=mtr", "--mtr-root={f}/tree"],
     "grammar": ["--mode=hunt", "--grammar={f}/g.yy"],
     "redefine": ["--mode=hunt", "--grammar=x.yy", "--redefine={f}/g.yy"],
+    "sql-file": ["--mode=hunt", "--sql-file={f}/tree"],
     "gendata": ["--gendata={f}/g.zz"],
     "known-bugs": ["--known-bugs={f}/file.txt"],
     "random-options": ["--mode=hunt", "--grammar=x.yy", "--random-options={f}/file.txt"],
@@ -146,6 +147,14 @@ INPUTS = {  # option -> the arguments giving it a foreign path (f: the foreign f
     "innobackupex-path": ["--innobackupex-path={f}/file.txt"],
     "TEST": ["--mode=reduce", "{f}/tree"],
 }
+
+
+def test_the_named_sql_sources_are_no_paths(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # no file of either name here: the named sources
+    config = config_from_args(["--mode=hunt", "--sql-file=mysql-test", "--sql-file=surface",
+                               "--sql-file=load.sql"])
+    assert config.paths_at("hunt.sql_files")[:2] == ["mysql-test", "surface"]
+    assert path_values(config)["sql-file"] == [str(tmp_path / "load.sql")]
 
 
 def test_every_input_option_is_in_the_refusal_test():

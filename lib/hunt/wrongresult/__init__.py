@@ -1,4 +1,5 @@
-"""Wrong-result oracles over generated SELECTs: NoREC, TLP and differential.
+"""Wrong-result oracles over generated SELECTs: NoREC, TLP, differential, DQP, EET, CODDTest,
+Pinolo, DQE, Radar, TLP's variants; CERT's performance findings.
 
 A tool package (it works over DB-API connections and randgen's table
 metadata; it never imports ``lib/run/``).  The interface the hunt mode uses:
@@ -9,15 +10,23 @@ metadata; it never imports ``lib/run/``).  The interface the hunt mode uses:
   ``run(conns, metadata, seed, budget) -> list[WrongResult]``; each oracle
   also keeps ``stats`` (:class:`OracleStats`) of its last run;
 - :func:`wrong_result_oracles` (``registry``): oracles by name (``norec``,
-  ``tlp``, ``differential``), :class:`UnknownOracleError` for another name.
+  ``tlp``, ``differential``, ``dqp``, ``eet``, ``coddtest``, ``pinolo``,
+  ``dqe``, ``radar``, ``tlp-aggregate``, ``tlp-distinct``, ``tlp-groupby``,
+  ``tlp-having``, ``cert``), :class:`UnknownOracleError` for another name.
 
 Modules: ``schema`` (tables and type classes), ``generator`` (FROM clauses,
-values, predicates), ``shape`` (a query's shape), ``execute`` (a statement's
-outcome, error kinds), ``result`` (findings, rendering, multiset compare),
-``oracle`` (the run loop), ``norec``, ``tlp``, ``differential``,
+values, predicates; what it writes, recorded), ``shape`` (a query's shape),
+``execute`` (a statement's outcome, error kinds), ``result`` (findings,
+rendering, multiset compare), ``oracle`` (the run loop), ``queries`` (whole
+SELECTs of every variant), ``rewrite`` (replacing one recorded expression),
+``copies`` (copies of tables in the oracles' own schema), the oracles
+``norec``, ``tlp``, ``differential``, ``dqp``, ``eet``, ``coddtest``,
+``pinolo``, ``dqe``, ``radar``, ``tlpvariants`` (tlp-aggregate,
+tlp-distinct, tlp-groupby, tlp-having) and ``cert`` (performance findings),
 ``registry``, ``gendata`` (a ``.zz`` file's tables in a schema, for
-benchmarks and tests), ``errors``.  See docs/hunting.md, "Wrong-result
-oracles".
+benchmarks and tests), ``replay`` (a finding's statements judged again by its oracle
+after a replay: the reduce predicate, and its mysqltest form), ``errors``.  See docs/hunting.md, "Wrong-result
+oracles" and "The plan and rewrite oracles".
 """
 from __future__ import annotations
 

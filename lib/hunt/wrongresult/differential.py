@@ -20,42 +20,10 @@ from __future__ import annotations
 from typing import Sequence
 
 from .execute import Connection, Outcome, run_query
-from .generator import CLASSES, Scope, SqlGenerator
+from .generator import SqlGenerator
 from .oracle import Check, OracleBase, Verdict
+from .queries import select_query
 from .result import describe_rows, multiset_difference, render_rows
-from .schema import quote_name
-
-NOT_STR = tuple(c for c in CLASSES if c != "str")
-MINMAX_CLASSES = ("int", "dec", "date", "datetime", "time", "year")
-
-
-def _values(gen: SqlGenerator, scope: Scope, n: int,
-            classes: Sequence[str] = CLASSES) -> list[str]:
-    """n values of these classes (mostly of classes the scope has columns of)."""
-    out = []
-    for _ in range(n):
-        present = [c for c in scope.classes() if c in classes]
-        cls = gen.choice(present) if present and gen.chance(0.85) else gen.choice(classes)
-        out.append(gen.value(scope, cls))
-    return out
-
-
-def _aggregates(gen: SqlGenerator, scope: Scope, n: int) -> list[str]:
-    """n deterministic aggregates: COUNT, SUM, AVG, MIN/MAX (not of strings), BIT_*."""
-    out = []
-    for _ in range(n):
-        kind = gen.weighted([(3, "count"), (2, "sum"), (2, "avg"), (3, "minmax"), (1, "bit")])
-        if kind == "count":
-            out.append("COUNT(*)" if gen.chance(0.5) else
-                       f"COUNT({gen.choice(('', 'DISTINCT '))}{_values(gen, scope, 1, NOT_STR)[0]})")
-        elif kind in ("sum", "avg"):
-            out.append(f"{kind.upper()}({gen.value(scope, gen.choice(('int', 'dec')))})")
-        elif kind == "minmax":
-            cls = gen.choice(MINMAX_CLASSES)
-            out.append(f"{gen.choice(('MIN', 'MAX'))}({gen.value(scope, cls)})")
-        else:
-            out.append(f"{gen.choice(('BIT_AND', 'BIT_OR', 'BIT_XOR'))}({gen.value(scope, 'int')})")
-    return out
 
 
 class DifferentialOracle(OracleBase):
@@ -65,34 +33,13 @@ class DifferentialOracle(OracleBase):
     min_connections = 2
 
     def generate(self, gen: SqlGenerator) -> Check | None:
-        """One SELECT, in one of the variants."""
+        """One SELECT, in one of the variants (:func:`~lib.hunt.wrongresult.queries.select_query`)."""
         fc = gen.from_clause()
         if fc is None:
             return None
-        scope = fc.scope
-        where = f" WHERE {gen.predicate(scope)}" if gen.chance(0.6) else ""
-        pk_tables = [t for a, t in scope.tables if any(c.key == "primary" for c in t.columns)]
-        variant = gen.weighted([(5, "plain"), (3, "aggregate"), (3, "grouped"), (1, "distinct"),
-                                (2 if len(scope.tables) == 1 and pk_tables else 0, "ordered")])
-
-        n = gen.rng.randrange(1, 4)
-        if variant == "plain":
-            return Check((f"SELECT {', '.join(_values(gen, scope, n))} FROM {fc.sql}{where}",), variant)
-        if variant == "aggregate":
-            return Check((f"SELECT {', '.join(_aggregates(gen, scope, n))} FROM {fc.sql}{where}",), variant)
-        if variant == "grouped":
-            keys = _values(gen, scope, gen.rng.randrange(1, 3), NOT_STR)
-            items = keys + _aggregates(gen, scope, gen.rng.randrange(1, 3))
-            return Check((f"SELECT {', '.join(items)} FROM {fc.sql}{where} "
-                          f"GROUP BY {', '.join(keys)}",), variant)
-        if variant == "distinct":
-            return Check((f"SELECT DISTINCT {', '.join(_values(gen, scope, n, NOT_STR))} "
-                          f"FROM {fc.sql}{where}",), variant)
-        table = scope.tables[0][1]
-        pk = next(c for c in table.columns if c.key == "primary")
-        items = _values(gen, scope, n) + [f"t1.{quote_name(pk.name)}"]
-        return Check((f"SELECT {', '.join(items)} FROM {fc.sql}{where} "
-                      f"ORDER BY {', '.join(items)} LIMIT {gen.rng.randrange(1, 11)}",), variant)
+        where = f" WHERE {gen.predicate(fc.scope)}" if gen.chance(0.6) else ""
+        sql, variant = select_query(gen, fc, where)
+        return Check((sql,), variant)
 
     def execute(self, conns: Sequence[Connection], check: Check) -> list[Outcome]:
         """The check's one SELECT on every connection."""

@@ -9,7 +9,7 @@ class WrongResultError(KewpieError):
 
 
 class UnknownOracleError(WrongResultError, UsageError):
-    """An oracle name that is not one of norec, tlp, differential: name one of those."""
+    """An oracle name the registry does not know: name one of those it lists."""
 
 
 class OracleSetupError(WrongResultError):

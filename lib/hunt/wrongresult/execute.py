@@ -56,6 +56,11 @@ class Outcome:
     rows: tuple[tuple[Any, ...], ...] | None = None
     error: int = 0
     message: str = ""
+    decimals: tuple[int, ...] = ()  # each result column's scale (the driver's description)
+    types: tuple[int, ...] = ()     # each result column's protocol type code (same source)
+    lengths: tuple[int, ...] = ()   # each result column's length (same source)
+    unsigned: tuple[bool, ...] = ()  # each result column's UNSIGNED flag (the protocol's fields)
+    affected: int = -1              # a statement without a result set: its affected rows
 
     @property
     def failed(self) -> bool:
@@ -90,12 +95,19 @@ def run_query(conn: Connection, sql: str) -> Outcome:
     """Execute sql on conn: its rows, or the SQL error (ServerLostError when the connection died)."""
     try:
         with conn.cursor() as cur:
-            cur.execute(sql)
+            count = cur.execute(sql)
+            affected = -1 if cur.description else int(count or 0)
             rows = tuple(tuple(r) for r in cur.fetchall()) if cur.description else ()
+            described = cur.description or ()
+            decimals = tuple(_field(d, 5) for d in described)
+            types = tuple(_field(d, 1) for d in described)
+            lengths = tuple(_field(d, 3) for d in described)
+            unsigned = unsigned_flags(cur, len(described))
             while cur.nextset():
                 if cur.description:
                     cur.fetchall()
-        return Outcome(rows)
+        return Outcome(rows, decimals=decimals, types=types, lengths=lengths, unsigned=unsigned,
+                       affected=affected)
     except UnicodeDecodeError as exc:
         reopen(conn)
         return Outcome(None, UNDECODABLE, f"a value the driver cannot decode ({exc.reason} at "
@@ -108,6 +120,29 @@ def run_query(conn: Connection, sql: str) -> Outcome:
             raise  # not an SQL error: a bug, shown as one
         message = str(exc.args[1]) if len(getattr(exc, "args", ())) > 1 else str(exc)
         return Outcome(None, code or -1, message)
+
+
+def _field(description: Any, index: int) -> int:
+    """One number of a column's DB-API description (0 when the driver gives none)."""
+    try:
+        return int(description[index] or 0)
+    except (IndexError, TypeError, ValueError):
+        return 0
+
+
+UNSIGNED_FLAG = 32  # the protocol's column flag
+
+
+def unsigned_flags(cur: Any, count: int) -> tuple[bool, ...]:
+    """Each result column's UNSIGNED flag: DB-API's description has no flags, so they are
+    read from PyMySQL's fields (or mysqlclient's description_flags); all False when the
+    driver gives neither."""
+    fields = getattr(getattr(cur, "_result", None), "fields", None)
+    flags = ([getattr(f, "flags", 0) for f in fields] if fields
+             else list(getattr(cur, "description_flags", None) or ()))
+    if len(flags) != count:
+        return (False,) * count
+    return tuple(bool(int(f or 0) & UNSIGNED_FLAG) for f in flags)
 
 
 def reopen(conn: Connection) -> None:

@@ -7,7 +7,9 @@ oracle derives from it), and returns the findings as
 :class:`~lib.hunt.wrongresult.result.WrongResult`.  The loop:
 
 1. once per run: each table's row count (capped; a table that cannot be read
-   is left out) and, on every connection, ``max_statement_time`` set for the
+   is left out; so is a view whose rows are not determined -- RAND(), NOW(),
+   a window, a LIMIT, GROUP_CONCAT... in its definition -- or whose reading
+   meets a known bug the generator avoids, :func:`views_left_out`) and, on every connection, ``max_statement_time`` set for the
    run and restored at its end (a statement killed by it is a skipped check);
 2. per check ``i``: a generator seeded with ``"<oracle>:<seed>:<i>"`` (the
    same check on every machine), the oracle's statements, run;
@@ -15,7 +17,18 @@ oracle derives from it), and returns the findings as
    counted apart as a generator error); a lost connection ends the run
    (``stats.stopped`` says why) and returns the findings so far;
 4. a disagreement is run again: only when it repeats with the same results
-   is it a finding (a table changed by someone else in between is not);
+   is it a finding (a table changed by someone else in between is not) --
+   and, for an oracle that rewrites values into others of their own type
+   (``rewrites_values``: EET), when its SELECTs, run once more each followed by
+   ``SHOW WARNINGS``, do not differ in the conversions they warn of
+   (:data:`CONVERSION_WARNINGS`: a value truncated or clipped on its way to
+   another type -- ``CASE WHEN p THEN NULL ELSE bigint_unsigned END`` is a
+   ``DECIMAL(20,0)``, and ``BIT_XOR`` of it clips 2^63 and more with warning
+   1916 where ``BIT_XOR(bigint_unsigned)`` does not); a disagreement one side
+   warns of and the other not is skipped (code :data:`WARNED`).  Warning
+   1264 (a value out of range for a column) is no such conversion: in a
+   SELECT the column is the server's own derived type, and a value that does
+   not fit it is a wrong result (``int-precision``);
 5. on a connection that is not in autocommit mode every check ends with a
    ROLLBACK, so no snapshot or metadata lock outlives it.
 
@@ -26,19 +39,45 @@ same data.
 from __future__ import annotations
 
 import random
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol, Sequence, runtime_checkable
 
 from .errors import OracleSetupError, ServerLostError
 from .execute import STATEMENT_TIMEOUT, Connection, Outcome, error_kind, run_query
-from .generator import GeneratorOptions, SqlGenerator
+from .generator import VIEW_KNOWN_BUGS, GeneratorOptions, SqlGenerator
+from .queries import WIDE_DECIMAL
 from .result import WrongResult
 from .schema import TableInfo, Tables, shape_names, tables_from
 from .shape import query_shape
 
 COUNT_CAP = 1_000_000      # row counts are read up to this many rows
 MAX_SAMPLES = 5            # generator-error messages kept in the statistics
+FLUSH_WAIT = 10            # seconds FLUSH TABLES waits for a lock before the run starts
+WARNED = -7                # skip code: one side's statements warn of a conversion the other's do not
+# Warnings of a value changed on its way to another type: data truncated (1265), a truncated
+# incorrect value (1292), an invalid character string (1300), an incorrect value (1366), an
+# overflow converting to an integer (1916), an illegal value converting (1918).
+CONVERSION_WARNINGS = frozenset({1265, 1292, 1300, 1366, 1916, 1918})
+# A view whose definition has one of these returns rows no two reads need agree on: a
+# function of the moment, the session or chance, a window (a frame over ties), a LIMIT
+# (which rows, without a total order), an aggregate that concatenates in the order met.
+NONDETERMINISTIC_VIEW = re.compile(
+    r"\b(?:rand|uuid|uuid_short|sys_guid|now|sysdate|curdate|curtime|current_date|current_time|"
+    r"current_timestamp|localtime|localtimestamp|utc_date|utc_time|utc_timestamp|"
+    r"unix_timestamp|connection_id|last_insert_id|found_rows|row_count|nextval|lastval|"
+    r"setval|sleep|benchmark|get_lock|is_free_lock|is_used_lock|release_lock|"
+    r"group_concat|json_arrayagg|json_objectagg|master_pos_wait|last_value)\s*\(|"
+    r"\bover\s*\(|\blimit\s+\d|\bcurrent_(?:date|time|timestamp|user|role)\b",
+    re.IGNORECASE)
+# A view whose definition has a number literal of more digits than WIDE_DECIMAL: at the
+# type's limit (99999999999999999999999999999999999999999999999999999999999999999.0, 66
+# digits) the view's column shows it whole and a temporary table clips it to 64 nines .9,
+# so a UNION of partitions or a GROUP BY reads another value (hunt or18-sf5 trial 14)
+WIDE_LITERAL_VIEW = re.compile(r"(?<![\w.'])\d{%d,}" % (WIDE_DECIMAL + 1))
+_READ_RE = re.compile(r"^\s*(?:/\*.*?\*/\s*)*(?:SET\s+STATEMENT\b.*?\bFOR\s+)?(?:SELECT|WITH|\()",
+                      re.IGNORECASE | re.DOTALL)
 
 
 @runtime_checkable
@@ -65,6 +104,7 @@ class OracleStats:
     generator_samples: list[str] = field(default_factory=list)
     unconfirmed: int = 0        # disagreements that did not repeat
     findings: int = 0
+    variants: dict[str, int] = field(default_factory=dict)  # compared checks per variant
     seconds: float = 0.0
     stopped: str = ""           # why the run ended early ('' when it ran its budget)
 
@@ -76,6 +116,8 @@ class OracleStats:
         self.seconds += other.seconds
         for code, n in other.skipped.items():
             self.skipped[code] = self.skipped.get(code, 0) + n
+        for variant, n in other.variants.items():
+            self.variants[variant] = self.variants.get(variant, 0) + n
         self.generator_samples.extend(other.generator_samples[:MAX_SAMPLES - len(self.generator_samples)])
         self.stopped = self.stopped or other.stopped
 
@@ -97,13 +139,26 @@ class Verdict:
     message: str = ""
     results: tuple[str, ...] = ()
     detail: str = ""
+    queries: tuple[str, ...] = ()  # the statements compared, when not the check's own
+                                   # (an oracle that builds them while it runs: CODDTest)
 
 
 class OracleBase:
-    """The run loop; subclasses give ``generate``, ``execute`` and ``judge``."""
+    """The run loop; subclasses give ``generate``, ``execute`` and ``judge``.
+
+    ``kind`` is the kind of the findings (``wrong-result``; CERT's are
+    ``performance``); ``trace`` makes the generator record every expression it
+    writes (``SqlGenerator.trace``), for the oracles that rewrite parts of a
+    query; ``rewrites_values`` makes a disagreement whose statements warn of
+    different conversions a skip (step 4 of the module docstring).  ``prepare`` and ``finish`` run once per run, around the checks.
+    """
 
     name = ""
+    kind = "wrong-result"
     min_connections = 1
+    trace = False
+    rewrites_values = False  # its statements hold values rewritten into others of a type of
+                             # their own: a conversion warned of on one side only skips
 
     def __init__(self, options: GeneratorOptions | None = None,
                  statement_timeout: float = STATEMENT_TIMEOUT) -> None:
@@ -116,6 +171,17 @@ class OracleBase:
         return GeneratorOptions()
 
     # --------------------------------------------------------- subclass API
+    def prepare(self, conns: Sequence[Connection], tables: list[TableInfo],
+                rows: dict[tuple[str, str], int]) -> list[TableInfo]:
+        """Once per run, before the checks: the tables the checks may use (by default all).
+
+        An oracle that needs more of the server (index names, copies of the
+        tables) reads or builds it here; ServerLostError ends the run."""
+        return tables
+
+    def finish(self, conns: Sequence[Connection]) -> None:
+        """Once per run, after the checks (also when the run stopped): undo what prepare built."""
+
     def generate(self, gen: SqlGenerator) -> Check | None:
         """The statements of one check (None: nothing fits these tables)."""
         raise NotImplementedError
@@ -156,17 +222,27 @@ class OracleBase:
             tables = tables_from(metadata)
             if not tables or budget <= 0:
                 return findings
-            with _Sessions(conns, self.statement_timeout):
+            with Sessions(conns, self.statement_timeout):
                 rows = row_counts(conns[0], tables)
-                tables = [t for t in tables if (t.schema, t.name) in rows]
+                risky = views_left_out(conns[0], tables, self.options.avoid)
+                tables = [t for t in tables if (t.schema, t.name) in rows
+                          and (t.schema, t.name) not in risky]
                 names = shape_names(tables)
-                for i in range(budget):
-                    gen = SqlGenerator(tables, random.Random(f"{self.name}:{seed}:{i}"), rows,
-                                       self.options)
-                    self.stats.checks += 1
-                    finding = self._one(conns, gen, names)
-                    if finding is not None:
-                        findings.append(finding)
+                try:
+                    tables = self.prepare(conns, tables, rows)
+                    for i in range(budget):
+                        gen = SqlGenerator(tables, random.Random(f"{self.name}:{seed}:{i}"), rows,
+                                           self.options, [] if self.trace else None)
+                        self.stats.checks += 1
+                        finding = self._one(conns, gen, names)
+                        if finding is not None:
+                            findings.append(finding)
+                finally:
+                    try:
+                        _end_transactions(conns)
+                        self.finish(conns)
+                    except ServerLostError:
+                        pass  # nothing to undo on a server that is gone: the run says why
         except ServerLostError as exc:
             self.stats.stopped = str(exc)
         finally:
@@ -187,16 +263,23 @@ class OracleBase:
                 if again.kind != "differ" or again.results != verdict.results:
                     self.stats.unconfirmed += 1
                     return None
+                if self.rewrites_values:
+                    warned = warned_conversions(conns[0], verdict.queries or check.queries)
+                    if len(set(warned)) > 1:
+                        verdict = Verdict("skip", WARNED, "the statements warn of different "
+                                                          f"conversions: {warned}")
         finally:
             _end_transactions(conns)
         if verdict.kind == "skip":
             self._count_skip(verdict, check)
             return None
         self.stats.compared += 1
+        self.stats.variants[check.variant] = self.stats.variants.get(check.variant, 0) + 1
         if verdict.kind == "agree":
             return None
-        return WrongResult(self.name, query_shape(check.queries[0], names), check.queries,
-                           verdict.results, verdict.detail)
+        return WrongResult(self.name, query_shape(check.queries[0], names),
+                           verdict.queries or check.queries, verdict.results, verdict.detail,
+                           self.kind)
 
     def _count_skip(self, verdict: Verdict, check: Check) -> None:
         self.stats.skipped[verdict.code] = self.stats.skipped.get(verdict.code, 0) + 1
@@ -219,6 +302,112 @@ def row_counts(conn: Connection, tables: Sequence[TableInfo]) -> dict[tuple[str,
     return counts
 
 
+def _top_level(text: str, sep: str) -> list[str]:
+    """text cut at each sep outside parentheses and quotes."""
+    parts, depth, quote, start = [], 0, "", 0
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            if ch == "\\":
+                i += 1
+            elif ch == quote:
+                quote = ""
+        elif ch in "'\"`":
+            quote = ch
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif depth == 0 and text.startswith(sep, i):
+            parts.append(text[start:i])
+            start = i + len(sep)
+            i = start
+            continue
+        i += 1
+    parts.append(text[start:])
+    return parts
+
+
+def constant_function_columns(definition: str) -> list[str]:
+    """The columns of a view's definition (its first SELECT) that are a function of
+    constants -- ``abs(5) AS `r2``` -- where a column is ``expression AS `name```, and the
+    server writes every column it reads with backquotes."""
+    if re.match(r"\s*with\b", definition, re.IGNORECASE):  # the CTEs, then the SELECT
+        parts = _top_level(definition, "select ")
+        definition = "select " + "select ".join(parts[1:]) if len(parts) > 1 else ""
+    m = re.match(r"\s*\(?\s*select\s+(?:distinct\s+|all\s+|straight_join\s+|high_priority\s+|"
+                 r"sql_\w+\s+)*", definition, re.IGNORECASE)
+    if not m:
+        return []
+    rest = definition[m.end():]
+    head = _top_level(rest, " from ")[0]
+    out = []
+    for item in _top_level(head, ","):
+        expr = re.sub(r"\s+AS\s+`(?:[^`]|``)*`\s*$", "", item.strip(), flags=re.IGNORECASE)
+        bare = re.sub(r"'(?:[^'\\]|\\.|'')*'|\"(?:[^\"\\]|\\.)*\"", "''", expr)
+        if "(" in bare and "`" not in bare:
+            out.append(expr)
+    return out
+
+
+def warned_conversions(conn: Connection, queries: Sequence[str]) -> list[tuple[int, ...]]:
+    """For each read (SELECT) of queries, run once more, the conversion warnings it gives
+    (:data:`CONVERSION_WARNINGS`, sorted codes); statements that write are not run."""
+    out = []
+    for sql in queries:
+        if not _READ_RE.match(sql):
+            continue
+        run_query(conn, sql)
+        shown = run_query(conn, "SHOW WARNINGS")
+        codes = sorted({int(r[1]) for r in shown.rows or () if len(r) > 1
+                        and str(r[1]).isdigit() and int(r[1]) in CONVERSION_WARNINGS})
+        out.append(tuple(codes))
+    _end_transactions([conn])
+    return out
+
+
+def views_left_out(conn: Connection, tables: Sequence[TableInfo],
+                    avoid: frozenset[str]) -> set[tuple[str, str]]:
+    """The views the checks leave out: those whose rows are not determined (the definition
+    calls a function of :data:`NONDETERMINISTIC_VIEW`, has a window, a LIMIT, an aggregate
+    whose order is not given) or a number literal wider than WIDE_DECIMAL digits (shown
+    whole, stored clipped), and those whose reading meets a known bug the generator
+    avoids (:data:`~lib.hunt.wrongresult.generator.VIEW_KNOWN_BUGS`: JSON_ARRAYAGG, an
+    aggregate beside a BIGINT UNSIGNED column), and any view that names one left out; all
+    views when the definitions cannot be read."""
+    views = [t for t in tables if t.is_view]
+    rules = [(NONDETERMINISTIC_VIEW, False), (WIDE_LITERAL_VIEW, False)] + [
+        (re.compile(pattern, re.IGNORECASE), unsigned)
+        for bug, (pattern, unsigned) in VIEW_KNOWN_BUGS.items() if bug in avoid]
+    if not views:
+        return set()
+    schemas = sorted({t.schema for t in views})
+    outcome = run_query(conn, "SELECT TABLE_SCHEMA, TABLE_NAME, VIEW_DEFINITION FROM "
+                              "information_schema.VIEWS WHERE TABLE_SCHEMA IN ("
+                              + ", ".join("'" + s.replace("'", "''") + "'" for s in schemas) + ")")
+    _end_transactions([conn])
+    if outcome.failed:
+        return {(t.schema, t.name) for t in views}
+    definitions = {(str(r[0]), str(r[1])): str(r[2] or "") for r in outcome.rows or ()}
+    risky: set[tuple[str, str]] = set()
+    for t in views:
+        text = definitions.get((t.schema, t.name), "")
+        wide = any(c.data_type == "bigint" and c.unsigned for c in t.columns)
+        if any(rule.search(text) and (wide or not unsigned) for rule, unsigned in rules) or \
+                ("outer-const-function" in avoid and constant_function_columns(text)):
+            risky.add((t.schema, t.name))
+    grew = True
+    while grew:  # a view over a view left out is left out
+        grew = False
+        for t in views:
+            key = (t.schema, t.name)
+            if key not in risky and any(f"`{n}`" in definitions.get(key, "") for _, n in risky):
+                risky.add(key)
+                grew = True
+    return risky
+
+
 def _autocommit(conn: Connection) -> bool:
     get = getattr(conn, "get_autocommit", None)
     return bool(get()) if callable(get) else False
@@ -235,16 +424,45 @@ def _end_transactions(conns: Sequence[Connection]) -> None:
                     raise ServerLostError(f"ROLLBACK failed: {exc}") from exc
 
 
-class _Sessions:
-    """max_statement_time set on every connection for the run, restored at its end."""
+PADDING_MODE = "PAD_CHAR_TO_FULL_LENGTH"
+
+
+def _without_padding(conn: Connection) -> str | None:
+    """Take PAD_CHAR_TO_FULL_LENGTH out of the session's sql_mode (its old sql_mode returned,
+    None when it had not the mode): a CHAR value read from a temporary table -- a UNION's, a
+    derived table's -- is padded with spaces and the same value read as a VARCHAR is not, so
+    a UNION of partitions shows '1971-01-13         ' where the query shows '1971-01-13'
+    (documented; hunt or18-sf5, --sql-mode=TRADITIONAL,PAD_CHAR_TO_FULL_LENGTH)."""
+    got = run_query(conn, "SELECT @@SESSION.sql_mode")
+    mode = str(got.rows[0][0]) if not got.failed and got.rows else ""
+    modes = mode.split(",")
+    if PADDING_MODE not in modes:
+        return None
+    kept = ",".join(m for m in modes if m != PADDING_MODE)
+    run_query(conn, f"SET SESSION sql_mode = '{kept}'")
+    return mode
+
+
+class Sessions:
+    """max_statement_time set on every connection for the run, restored at its end; the
+    tables are flushed first, so they are opened again under the oracle's own session.
+
+    A cached table keeps the expressions of its generated columns as the session that opened
+    it fixed them: a load's ``SET SESSION div_precision_increment = 0`` made ``g AS (c / 4)``
+    1.000 in the oracle's reads of one cached table and 1.7500 in another's, and a UNION of
+    partitions lost rows (hunt or19-sf5 trial 17; the known bug vcol-session-div)."""
 
     def __init__(self, conns: Sequence[Connection], timeout: float) -> None:
         self.conns = conns
         self.timeout = timeout
         self.saved: list[Any] = []
+        self.modes: list[str | None] = []
 
-    def __enter__(self) -> "_Sessions":
+    def __enter__(self) -> "Sessions":
         for conn in self.conns:
+            # a refusal (no RELOAD privilege, a lock held elsewhere) leaves the cache as it is
+            run_query(conn, f"SET STATEMENT lock_wait_timeout = {FLUSH_WAIT} FOR FLUSH TABLES")
+            self.modes.append(_without_padding(conn))
             got = run_query(conn, "SELECT @@SESSION.max_statement_time")
             old = got.rows[0][0] if not got.failed and got.rows else None
             self.saved.append(old)
@@ -253,6 +471,12 @@ class _Sessions:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        for conn, mode in zip(self.conns, self.modes):
+            if mode is not None:
+                try:
+                    run_query(conn, f"SET SESSION sql_mode = '{mode}'")
+                except ServerLostError:
+                    pass
         for conn, old in zip(self.conns, self.saved):
             if old is not None:
                 try:

@@ -10,11 +10,17 @@ order never matters, duplicates do.  A value is rendered by
 :data:`FLOAT_DIGITS` significant digits (so two servers that compute a
 double in a different order still agree), strings as text (bytes that are not
 printable UTF-8 in hex), temporal values in ISO form, a SET's members sorted.
+A zero fraction of a second is no part of a temporal value's text: the
+server's ``DATETIME``/``TIME`` values come without it, and a string that
+holds one (``DATE_ADD`` of a string shows as many digits as its argument is
+declared to have: ``'2004-12-09 12:30:00'`` or ``'2004-12-09
+12:30:00.000000'``, depending on the argument's form) is shown without it too.
 """
 from __future__ import annotations
 
 import datetime
 import decimal
+import re
 from collections import Counter
 from dataclasses import asdict, dataclass
 from typing import Any, Iterable, Sequence
@@ -22,6 +28,7 @@ from typing import Any, Iterable, Sequence
 FLOAT_DIGITS = 10
 MAX_ROWS_SHOWN = 20
 Row = tuple[str, ...]
+_ZERO_FRACTION_RE = re.compile(r"^(-?(?:\d{4}-\d\d-\d\d )?\d{2,3}:\d\d:\d\d)\.0+$")
 
 
 @dataclass(frozen=True)
@@ -33,7 +40,9 @@ class WrongResult:
     names by role and type), stable across seeds and machines; queries: the
     exact SQL run, in order; results: what each query returned, rendered
     (same order as queries; for the differential oracle, one entry per
-    server: ``'server N: ...'``); detail: what disagreed, in one paragraph.
+    server: ``'server N: ...'``); detail: what disagreed, in one paragraph;
+    kind: ``'wrong-result'``, or ``'performance'`` for a CERT finding (an
+    estimate that contradicts a restriction: never a wrong result).
     """
 
     oracle: str
@@ -41,6 +50,7 @@ class WrongResult:
     queries: tuple[str, ...]
     results: tuple[str, ...]
     detail: str
+    kind: str = "wrong-result"  # 'performance' for CERT's (a row estimate, not a result)
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-friendly dict (lists for the tuples)."""
@@ -76,7 +86,9 @@ def render_value(value: Any) -> str:
             text = bytes(value).decode("utf-8")
         except UnicodeDecodeError:
             return "0x" + bytes(value).hex()
-        return text if text.isprintable() else "0x" + bytes(value).hex()
+        return _temporal_text(text) if text.isprintable() else "0x" + bytes(value).hex()
+    if isinstance(value, str):
+        return _temporal_text(value)
     if isinstance(value, (set, frozenset)):
         return ",".join(sorted(str(v) for v in value))
     if isinstance(value, (datetime.date, datetime.time)):
@@ -84,6 +96,12 @@ def render_value(value: Any) -> str:
     if isinstance(value, datetime.timedelta):
         return _render_timedelta(value)
     return str(value)
+
+
+def _temporal_text(text: str) -> str:
+    """text, without the zero fraction of a second of a datetime or time it holds."""
+    m = _ZERO_FRACTION_RE.match(text)
+    return m.group(1) if m else text
 
 
 def _render_timedelta(value: datetime.timedelta) -> str:

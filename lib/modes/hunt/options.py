@@ -11,6 +11,7 @@ from ...errors import KewpieError
 from ..onoff import split
 
 NAME = "hunt"
+SQL_SOURCES = ("mysql-test", "surface")  # --sql-file's named sources (not paths)
 
 
 @dataclass
@@ -29,6 +30,8 @@ class HuntOptions(ModeSection):
 
     grammars: tuple[str, ...] = ()   # --grammar (repeatable): the trials take them in turn
     redefine: tuple[str, ...] = ()   # --redefine: grammar files redefining rules
+    sql_files: tuple[str, ...] = ()  # --sql-file: pquery-style loads (mysql-test, surface,
+                                     # a folder of .test files or an SQL file)
     gendata: str = ""                # --gendata as given (relative: under --randgen-path)
     trials: int = 0                  # 0 = no limit (1 when --duration is 0 too)
     duration: float = 0.0            # the hunt's time budget (0 = none)
@@ -53,6 +56,13 @@ def add_options(p: argparse.ArgumentParser) -> None:
                         "after a ':'; repeatable, the trials take them in turn; without its "
                         "own: --gendata, else the .zz of the same name beside it, else the "
                         "simple data set")
+    g.add_argument("--sql-file", action="append", default=[], metavar="SOURCE",
+                   help="a pquery-style load: statements replayed on --threads connections "
+                        "in random order; SOURCE is mysql-test (the code tree's mysql-test "
+                        "corpus, mined and cached in the workdir), surface (kewpie's "
+                        "generated schema and statements over MariaDB's SQL surface), a "
+                        "folder of .test/.inc files or an SQL file; repeatable, taken in "
+                        "turn with the grammars")
     g.add_argument("--redefine", action="append", default=[], metavar="FILE.yy",
                    help="a grammar file that redefines rules of every --grammar; repeatable")
     g.add_argument("--trials", type=int, default=d.trials, metavar="N",
@@ -101,11 +111,18 @@ def _path(given: str) -> str:
     return ":".join(os.path.abspath(p) if os.path.exists(p) else p for p in parts)
 
 
+def _sql_source(given: str) -> str:
+    """A --sql-file value: a named source (mysql-test, surface) as it is unless a file or
+    folder of that name is here, else the path made absolute."""
+    return given if given in SQL_SOURCES and not os.path.exists(given) else os.path.abspath(given)
+
+
 def _check(args: argparse.Namespace) -> None:
     """KewpieError for a value that cannot work (whatever the mode: one error line)."""
-    if args.mode == NAME and not args.grammar:
+    if args.mode == NAME and not args.grammar and not args.sql_file:
         raise KewpieError("--mode=hunt needs --grammar FILE.yy (a randgen grammar; relative "
-                          "paths are under --randgen-path)")
+                          "paths are under --randgen-path) or --sql-file SOURCE (a "
+                          "pquery-style load)")
     for name, value in (("--trials", args.trials), ("--queries", args.queries),
                         ("--random-options-max", args.random_options_max),
                         ("--wrong-result-budget", args.wrong_result_budget)):
@@ -129,6 +146,7 @@ def section(args: argparse.Namespace) -> HuntOptions:
     return HuntOptions(
         grammars=tuple(_path(g) for g in args.grammar),
         redefine=tuple(os.path.abspath(r) if os.path.exists(r) else r for r in args.redefine),
+        sql_files=tuple(_sql_source(s) for s in args.sql_file),
         gendata=(os.path.abspath(gendata) if os.path.exists(gendata) else gendata) if gendata else "",
         trials=args.trials, duration=args.duration, trial_duration=args.trial_duration,
         queries=args.queries, threads=args.threads, topology=args.topology,
@@ -144,6 +162,7 @@ def section(args: argparse.Namespace) -> HuntOptions:
 def misplaced(args: argparse.Namespace) -> str:
     """The hunt's options given to another mode (--trials is a reduce's too: its tries)."""
     given = [flag for flag, value in (("--grammar", args.grammar), ("--redefine", args.redefine),
+                                      ("--sql-file", args.sql_file),
                                       ("--trials", args.trials if args.mode != "reduce" else 0),
                                       ("--duration", args.duration),
                                       ("--random-options", args.random_options),

@@ -28,10 +28,13 @@ from ...errors import EXIT_ENVIRONMENT, EXIT_OK, EXIT_TEST_FAILED, Interrupted, 
 from ...hunt.budget import TrialClock
 from ...hunt.errors import HuntError
 from ...hunt.knownbugs import KnownBugs
+from ...hunt.pquery import build_corpus
 from ...hunt.randopts import read_option_list
 from ...hunt.summary import HuntSummary, junit
+from ...hunt.surface.load import SOURCE as SURFACE
 from ...hunt.topology import Topology, parse_topology
-from ...hunt.trial import HuntSettings, Load, TrialResult, TrialSpec, run_trial
+from ...hunt.trial import (REPLAY_NO_ERRORLOG, HuntSettings, Load, TrialResult, TrialSpec,
+                           run_trial)
 from ...hunt.wrong import NAMES as WRONG_RESULT_ORACLES
 from ...hunt.wrong import load_oracles
 from ...platform.interrupts import interrupt_on_stop_signals
@@ -111,6 +114,15 @@ def _loads(env: RunEnvironment, home: str) -> tuple[Load, ...]:
             data = _find_file(beside, home, "--grammar's gendata", trust) \
                 if os.path.isfile(beside) else ""
         loads.append(Load(grammar, data, redefine))
+    for source in hunt.sql_files:  # pquery-style loads (lib/hunt/pquery)
+        if source == SURFACE:      # the surface generator's (lib/hunt/surface)
+            loads.append(Load(source, generated=True))
+            continue
+        assert env.tree is not None
+        corpus = build_corpus(source, env.tree.basedir, env.workdir.path)
+        env.log.info(f"--sql-file {source}: {corpus.stats.describe()}; "
+                     f"{'mined into' if corpus.mined else 'cached in'} {corpus.cache}")
+        loads.append(Load(source, corpus=corpus.cache))
     return tuple(loads)
 
 
@@ -172,6 +184,8 @@ def build_settings(env: RunEnvironment, findings_dir: str) -> HuntSettings:
     if any(o in oracles for o in ("differential",)) and topology.kind != "compare":
         env.log.warning("--oracles differential needs two servers to compare (--topology "
                         "compare, or a suite of two servers): it is skipped")
+    if "errorlog" in oracles and any(load.corpus for load in loads):
+        env.log.info(REPLAY_NO_ERRORLOG)
     known = KnownBugs.load([*suite_known, *config.reporting.known_bugs])
     random_options = read_option_list(hunt.random_options) if hunt.random_options else ()
     if random_options:
@@ -386,7 +400,7 @@ def _hunt(env: RunEnvironment, history: RunHistory) -> int:
         workdir.folder(os.path.relpath(settings.findings_dir, env.workdir.path)).close()
     budget = Budget(hunt.trials, hunt.duration, hunt.trial_duration)
     bots = max(1, min(config.reporting.parallel, budget.trials or config.reporting.parallel))
-    log.info(f"Hunting: {len(settings.loads)} grammar(s), topology {settings.topology.kind} "
+    log.info(f"Hunting: {len(settings.loads)} load(s), topology {settings.topology.kind} "
              f"({settings.topology.count} server(s), {settings.topology.source}), oracles "
              f"{','.join(settings.oracles)}, {bots} bot(s), "
              + (f"{budget.trials} trial(s)" if budget.trials else "no trial limit")

@@ -6,8 +6,10 @@ and the smallest case of an interrupted reduction, else the trace's related
 statements (:meth:`lib.reduce.reducer.Reducer.start`), else its whole trace, is
 replayed on the finding's topology: when the whole trace does not give the
 finding's signature in ``--trials`` tries, that is bad input (one ERROR line,
-exit 2).  With ``--reduce-parallel N`` (:mod:`lib.reduce.parallel`) candidates
-are checked on N bots at once.
+exit 2).  Every try's replay is capped in time by one shared
+:class:`lib.reduce.budget.ReplayBudget` (measured on the trial's traced time, then
+on the last try that reproduced).  With ``--reduce-parallel N``
+(:mod:`lib.reduce.parallel`) candidates are checked on N bots at once.
 Then the passes of :mod:`lib.reduce.reducer` run; the case goes to
 ``OUT/mtr/kw_reduce/`` (:mod:`lib.reduce.mtrcase`), a folder that travels, with the
 lines that run it from itself on each code tree kewpie knows (``--basedir``s and
@@ -28,6 +30,7 @@ import time
 from typing import Any, Callable
 
 from ...errors import EXIT_OK, UsageError
+from ...reduce.budget import ReplayBudget
 from ...reduce.case import ReduceError, ReduceInput, Statement, read_input
 from ...reduce.check import Checker, Outcome, requirements
 from ...reduce.confirm import Confirmation, Places, confirm
@@ -35,7 +38,7 @@ from ...reduce.parallel import ParallelCheck
 from ...reduce.mtrcase import (SUITE, WrittenCase, WrongResultCheck, case_text, digest_query,
                                 report_text, write_case)
 from ...reduce.reducer import Reduced, Reducer, load_smallest
-from ...reduce.replay import replay
+from ...reduce.replay import LOCK_WAIT_SECONDS, replay
 from ...mtr.travel import CaseCommands, Tree, TreeCommands, kewpie_command, mysql_test_dir, \
     readme_text
 from ...config.sections import Servers
@@ -187,7 +190,8 @@ def _reduce(env: RunEnvironment, case: ReduceInput, out: OutputDir) -> int:
                "statements_in": len(case.statements), "statements_out": len(result.statements),
                "candidate_runs": bots.runs(),
                "seconds": round(time.monotonic() - started, 3), "trials": trials,
-               "parallel": width, "server_starts": server_starts, "resumed": result.resumed,
+               "parallel": width, "server_starts": server_starts,
+               "replays_timed_out": bots.budget.timed_out, "resumed": result.resumed,
                "options": [list(o) for o in result.options],
                "passes": [vars(p) for p in result.passes], "present": present,
                "absent": absent, "confirmation": confirmation.to_json(),
@@ -204,11 +208,12 @@ class _Bots:
     def __init__(self, env: RunEnvironment, case: ReduceInput, work: str, trials: int,
                  width: int) -> None:
         self.managers = [env.make_manager(f"bot{n}") for n in range(width)]
+        self.budget = ReplayBudget(case.traced_seconds)  # one per-replay cap for all bots
         self.checkers: list[Checker] = []
         for n, manager in enumerate(self.managers):  # each bot its own scratch for crash reports
             scratch = os.path.join(work, f"bot{n}")
             os.makedirs(scratch, exist_ok=True)
-            self.checkers.append(Checker(case, manager, scratch, trials))
+            self.checkers.append(Checker(case, manager, scratch, trials, self.budget))
         self.checker = self.checkers[0]
         self.check = ParallelCheck(self.checkers) if width > 1 else None
         self.fails: Callable[..., bool] = (self.check.fails if self.check is not None
@@ -244,6 +249,10 @@ def _started_reducer(env: RunEnvironment, case: ReduceInput, bots: _Bots, out: O
                  f"{case.title!r}, {len(case.statements)} statements, topology "
                  f"{case.topology}, {trials} tr{'y' if trials == 1 else 'ies'} per "
                  f"candidate, {width} at once; output: {out.path}")
+    cap, lock = bots.budget.cap(), f"lock waits at {LOCK_WAIT_SECONDS} s"
+    env.log.info(f"reduce: replays capped at {cap:.0f} s until one reproduces (traced: "
+                 f"{case.traced_seconds:.0f} s); {lock}" if cap is not None else
+                 f"reduce: replays not capped until one reproduces (no traced time); {lock}")
     saved = load_smallest(out, case)
     if saved is not None:
         reducer.resume(saved)

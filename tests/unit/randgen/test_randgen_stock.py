@@ -264,11 +264,12 @@ def test_transformers_rewrite_selects_only():
     assert transformable("SELECT a FROM t WHERE b > 1")
     assert not transformable("SELECT RAND() FROM t") and not transformable("UPDATE t SET a = 1")
     assert not transformable("SELECT a FROM t LIMIT 2")
-    assert transform("Distinct", "SELECT a FROM t", 1)[0] == ["SELECT DISTINCT a FROM t"]
-    assert transform("ExecuteAsDerived", "SELECT a FROM t", 1)[0] == \
-        ["SELECT * FROM ( SELECT a FROM t ) AS kewpie_derived"]
+    assert transform("Distinct", "SELECT a FROM t", 1).statements == ("SELECT DISTINCT a FROM t",)
+    assert transform("ExecuteAsDerived", "SELECT a FROM t", 1).statements == \
+        ("SELECT * FROM ( SELECT a FROM t ) AS kewpie_derived",)
     assert transform("OrderBy", "SELECT a FROM t ORDER BY a", 1) is None
-    assert len(transform("ExecuteAsView", "SELECT a FROM t", 3)[0]) == 3
+    view = transform("ExecuteAsView", "SELECT a FROM t", 3)
+    assert len(view.statements) == 2 and view.cleanup == ("DROP VIEW IF EXISTS kewpie_transform_view_3",)
 
 
 def test_validator_and_reporter_options():

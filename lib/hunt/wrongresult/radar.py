@@ -1,0 +1,100 @@
+"""Radar (raw database construction): the same query over the same rows without metadata.
+
+Song et al., "Detecting Metadata-Related Logic Bugs in Database Systems via
+Raw Database Construction" (VLDB 2024): indexes, keys, constraints, NOT NULL,
+defaults, generated columns and partitions steer the optimizer but must never
+change a result.  The oracle copies every base table the checks use into
+a raw table (:meth:`~lib.hunt.wrongresult.copies.Copies.raw`: the same
+columns of the same types, character sets and collations, all nullable, no
+keys, no defaults, generated columns as plain ones, no partitions; the
+original's engine when it takes them) and runs each generated SELECT (every
+variant of :func:`~lib.hunt.wrongresult.queries.select_query`) on the
+originals and, with every table name replaced, on the raw copies; the rows
+must be the same multiset.  A view is read as it is in both queries (over
+the originals): a view's column is no stored value -- one that is a literal
+keeps the literal's coercibility (``t1.c2 < v.r3`` with ``r3`` = ``X'FF'``
+compares in ``c2``'s collation, with a raw copy's ``VARBINARY`` column as
+binary), one that is an expression its own type -- so a table of its rows
+would answer another question.
+
+What it cannot see: a bug in how the data were stored (the copy reads them
+through the same code), in metadata a raw table keeps (types, collations).
+The generator's care applies to both queries alike; the copies are made once
+per run and dropped at its end.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from .copies import Copies, Copy
+from .execute import Connection, Outcome
+from .generator import GeneratorOptions, SqlGenerator
+from .oracle import Check, OracleBase, Verdict
+from .queries import select_query
+from .result import describe_rows, multiset_difference, render_rows
+from .schema import TableInfo
+
+
+class RadarOracle(OracleBase):
+    """The Radar oracle (name ``radar``) on the first connection's server."""
+
+    name = "radar"
+
+    def __init__(self, options: GeneratorOptions | None = None,
+                 statement_timeout: float = 10.0) -> None:
+        super().__init__(options, statement_timeout)
+        self.copies: Copies | None = None
+        self.raw: dict[str, Copy] = {}
+
+    def default_options(self) -> GeneratorOptions:
+        """Both queries fetch every row: joins stay small."""
+        return GeneratorOptions(max_join_rows=5_000)
+
+    def prepare(self, conns: Sequence[Connection], tables: list[TableInfo],
+                rows: dict[tuple[str, str], int]) -> list[TableInfo]:
+        """A raw copy of every base table; the tables without one are left out (views are
+        read as they are)."""
+        self.copies = Copies(conns[0], "kw")
+        self.raw = {}
+        kept = []
+        for table in tables:
+            if table.is_view:
+                kept.append(table)
+                continue
+            copy = self.copies.raw(table)
+            if copy is not None:
+                self.raw[table.sql_name] = copy
+                kept.append(table)
+        return kept
+
+    def finish(self, conns: Sequence[Connection]) -> None:
+        """Drop the raw copies."""
+        if self.copies is not None:
+            self.copies.drop()
+
+    def generate(self, gen: SqlGenerator) -> Check | None:
+        """Q over the originals and the same Q over their raw copies."""
+        fc = gen.from_clause()
+        if fc is None:
+            return None
+        where = f" WHERE {gen.predicate(fc.scope)}" if gen.chance(0.7) else ""
+        sql, variant = select_query(gen, fc, where, rich=True)
+        raw = sql
+        for original, copy in self.raw.items():
+            raw = raw.replace(original, copy.table.sql_name)
+        if raw == sql:
+            return None
+        return Check((sql, f"/* radar: raw copies */ {raw}"), variant)
+
+    def judge(self, check: Check, outcomes: list[Outcome]) -> Verdict:
+        """Agree when both return the same rows (as multisets)."""
+        first = render_rows(outcomes[0].rows or ())
+        second = render_rows(outcomes[1].rows or ())
+        only_first, only_second = multiset_difference(first, second)
+        results = (describe_rows(first), describe_rows(second))
+        if not only_first and not only_second:
+            return Verdict("agree", results=results)
+        return Verdict("differ", results=results,
+                       detail=f"Radar ({check.variant}): rows only over the originals: "
+                              f"{describe_rows(only_first)}; rows only over the raw copies: "
+                              f"{describe_rows(only_second)}")

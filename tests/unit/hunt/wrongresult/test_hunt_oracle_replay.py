@@ -1,0 +1,103 @@
+"""Pure logic of an oracle's finding judged again (the reduce path of the plan and rewrite
+oracles' wrong results): which oracles can be, the check's variant, a SELECT's columns, the
+mysqltest check that dies while the compared statements disagree, the finding folder read
+with the compared statements after the trace, the reduced case's text.
+
+Covers: lib/hunt/wrongresult/replay.py, lib/reduce/case.py, lib/reduce/mtrcase.py
+"""
+import json
+
+import pytest
+
+from lib.reduce.case import ReduceError, read_input
+from lib.reduce.mtrcase import case_text, digest_query
+from lib.hunt.wrongresult.replay import (REPLAYABLE, mtr_check, not_replayable, select_items,
+                                         split_setting, variant_of)
+
+Q = "SELECT t1.`a`, COUNT(*) FROM `test`.`t1` AS t1 GROUP BY t1.`a`"
+P = ("SELECT k1, SUM(a1) FROM (SELECT t1.`a` AS k1, COUNT(*) AS a1 FROM `test`.`t1` AS t1 "
+     "WHERE (t1.`b` > 0) GROUP BY t1.`a`) AS tlp GROUP BY k1")
+
+
+def test_which_oracles_are_judged_again_and_why_not():
+    for name in ("tlp", "norec", "dqp", "eet", "coddtest", "tlp-aggregate", "tlp-distinct",
+                 "tlp-groupby", "tlp-having"):
+        assert name in REPLAYABLE and not_replayable(name) == ""
+    for name, words in (("dqe", "copies"), ("radar", "copies"), ("pinolo", "no mysqltest"),
+                        ("cert", "EXPLAIN")):
+        assert words in not_replayable(name)
+
+
+def test_variant_and_columns_of_a_finding():
+    assert variant_of("EET (aggregate): rows only in Q: ...") == "aggregate"
+    assert variant_of("tlp-groupby (aggregates): rows only ...") == "aggregates"
+    assert variant_of("WHERE counted 3 row(s), ...") == ""
+    assert select_items(Q) == 2
+    assert select_items("/* eet: coalesce */ SELECT DISTINCT CONCAT('a, b', (SELECT 1 FROM u)),"
+                        " EXTRACT(DAY FROM t1.`d`), 'x FROM y' FROM t") == 3
+    assert select_items("WITH c AS (SELECT 1) SELECT * FROM c") == 0
+    assert split_setting("SET STATEMENT join_cache_level=3 FOR " + Q) == (
+        "SET STATEMENT join_cache_level=3 FOR ", Q)
+    assert split_setting(Q) == ("", Q)
+
+
+def test_the_mysqltest_check_compares_the_digests_of_the_compared_statements():
+    lines = mtr_check("tlp-groupby", [Q, P], digest_query)
+    text = "\n".join(lines)
+    assert f"let $kw_d1= `{digest_query(Q, 2)}`;" in text
+    assert f"let $kw_d2= `{digest_query(P, 2)}`;" in text
+    assert "let $kw_same= `SELECT '$kw_d1' = '$kw_d2'`;" in text and "--die" in text
+    # CODDTest: the folded statement (the last) against Q, not the auxiliary query
+    folded = mtr_check("coddtest", [Q, "SELECT 5", Q.replace("COUNT(*)", "COUNT(5)")],
+                       digest_query)
+    assert any(line.startswith("let $kw_d3=") for line in folded)
+    assert not any(line.startswith("let $kw_d2=") for line in folded)
+    # DQP: every plan against Q, each under its own SET STATEMENT (before the digest)
+    plans = mtr_check("dqp", [Q, "SET STATEMENT join_cache_level=3 FOR " + Q,
+                              Q.replace("AS t1", "AS t1 IGNORE INDEX (k)")], digest_query, "|||")
+    assert f"let $kw_d2= `SET STATEMENT join_cache_level=3 FOR {digest_query(Q, 2)}`|||" in plans
+    assert sum("--die" in line for line in plans) == 2
+    norec = "\n".join(mtr_check("norec", ["SELECT COUNT(*) FROM t WHERE p",
+                                          "SELECT SUM(p IS TRUE) FROM t"], digest_query))
+    assert "IFNULL($kw_n1, 0) = IFNULL((SELECT SUM(p IS TRUE) FROM t), 0)" in norec
+    assert mtr_check("pinolo", [Q, P], digest_query) == []
+    assert mtr_check("eet", ["WITH c AS (SELECT 1) SELECT * FROM c", Q], digest_query) == []
+
+
+def _finding(tmp_path, oracle="tlp-groupby", queries=(Q, P)):
+    folder = tmp_path / "t0005-1-wrong-result-c9e6"
+    folder.mkdir()
+    data = {"format": "kewpie-hunt-finding/1", "kind": "wrong-result", "oracle": oracle,
+            "signature": {"id": "c9e6", "kind": "wrong-result", "parts": [oracle, "shape"]},
+            "title": f"{oracle} | shape", "topology": {"kind": "single", "servers": [{}]},
+            "trial": {"options": []},
+            "details": {"queries": list(queries),
+                        "detail": f"{oracle} (aggregates): rows only in the whole query: ..."}}
+    (folder / "finding.json").write_text(json.dumps(data))
+    (folder / "trace.jsonl").write_text(
+        '{"seq": 1, "server": "s0", "conn": 7, "sql": "CREATE TABLE t1 (a INT, b INT)"}\n'
+        '{"seq": 2, "server": "s0", "conn": 8, "sql": "INSERT INTO t1 VALUES (1, 2)"}\n')
+    return folder
+
+
+def test_an_oracles_finding_reads_with_its_compared_statements_after_the_trace(tmp_path):
+    case = read_input(str(_finding(tmp_path)))
+    assert case.judged_again and case.compared == (Q, P)
+    assert [(s.seq, s.conn, s.sql) for s in case.statements[2:]] == [(3, 8, Q), (4, 8, P)]
+    assert [s.seq for s in case.failing] == [3, 4]     # what truncate and related keep
+    text = case_text(case, case.statements, {})
+    assert "connect (kw_oracle,localhost,root,,test);" in text
+    assert "FLUSH TABLES;" in text and "--die wrong result (tlp-groupby)" in text
+    assert text.index("--die") < text.index("DROP DATABASE test")
+
+
+@pytest.mark.parametrize("oracle, words", [("radar", "copies of the tables"),
+                                           ("pinolo", "no mysqltest form")])
+def test_an_oracle_not_judged_again_says_why(tmp_path, oracle, words):
+    with pytest.raises(ReduceError, match=words):
+        read_input(str(_finding(tmp_path, oracle=oracle)))
+
+
+def test_a_finding_without_its_compared_statements_is_bad_input(tmp_path):
+    with pytest.raises(ReduceError, match="compared statements"):
+        read_input(str(_finding(tmp_path, queries=())))
