@@ -26,6 +26,7 @@ import urllib.request
 
 import pymysql
 
+from lib.history.schema import SCHEMA_VERSION
 from tests.conftest import FIXTURE_SUITES, KEWPIE, ROOT, KewpieRunner, make_workdir, tagged
 
 SUITE = ("--suitepath=" + FIXTURE_SUITES, "--suite=history_flaky", "--force")
@@ -174,7 +175,8 @@ def test_a_dsn_with_a_password_leaves_no_trace(kewpie, tmp_path_factory, tmp_pat
         conn = pymysql.connect(host="127.0.0.1", port=port, user="root", database="kewpie_history")
         with conn.cursor() as cur:
             cur.execute("SELECT value FROM history_meta WHERE name = 'schema_version'")
-            assert cur.fetchone()[0] == "3"  # 2: the scrub; 3: the sweeps' details tables
+            # 2: the scrub; 3: the sweeps' details tables; 4: findings and sightings
+            assert cur.fetchone()[0] == str(SCHEMA_VERSION) == "4"
             cur.execute("SELECT id, uuid, options FROM history_runs ORDER BY id")
             runs = cur.fetchall()
             cur.execute("SELECT failure FROM history_results WHERE test = 'main.old'")

@@ -11,6 +11,8 @@ Covers: lib/hunt/pquery/, lib/hunt/surface/load.py, lib/hunt/trial.py, lib/modes
 import json
 import os
 import re
+import shutil
+import tempfile
 
 import pytest
 
@@ -53,10 +55,17 @@ def test_planted_crash_found_in_a_replayed_script_and_reduced(kewpie, plugin_dir
     assert "SELECT kw_planted(COUNT(*)) FROM kw_armed" in [
         s["sql"] for s in found["details"]["in_flight"]]
 
-    reduced = kewpie.run("--mode=reduce", folder, timeout=300)  # confirmed on trees/ too
-    assert reduced.returncode == 0, reduced.stdout[-3000:] + reduced.stderr[-2000:]
-    figures = json.load(open(os.path.join(folder, "reduce", "reduce.json")))
-    case = open(os.path.join(folder, "reduce", "mtr", "kw_reduce", "t", "reduced.test")).read()
+    # the case where the servers' user can read it (pytest's folders are 0700): the
+    # confirmation runs it from there under kewpie and under mtr, on trees/ too
+    out = tempfile.mkdtemp(prefix="kewpie-it-pquery-", dir="/tmp")
+    os.chmod(out, 0o755)
+    try:
+        reduced = kewpie.run("--mode=reduce", folder, f"--reduce-out={out}", timeout=300)
+        assert reduced.returncode == 0, reduced.stdout[-3000:] + reduced.stderr[-2000:]
+        figures = json.load(open(os.path.join(out, "reduce.json")))
+        case = open(os.path.join(out, "mtr", "kw_reduce", "t", "reduced.test")).read()
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
     assert figures["statements_out"] <= 4, case
     assert "SELECT kw_planted(COUNT(*)) FROM kw_armed;" in case
     assert re.search(r"present in 10\.11\.19 \(/usr\), 10\.11\.18 ", reduced.stdout), \
