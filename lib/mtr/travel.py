@@ -49,7 +49,10 @@ MTR_DIR_CANDIDATES = ("mysql-test", "share/mysql/mysql-test", "share/mariadb/mys
                       "share/mysql-test", "mariadb-test")
 # what mtr's --suite is cut at ('-', ',') or its glob splits at (' '): spelt '?'
 MTR_SUITE_UNSAFE = " ,-"
-LOST_SERVER = re.compile(r"\((?:2013|2006)\)|Lost connection|server has gone away")
+# the case lost its server: mysqltest's own line, or mysql-test-run.pl's when it saw the
+# server die before mysqltest did (it then kills mysqltest: no 2013 is printed)
+LOST_SERVER = re.compile(r"\((?:2013|2006)\)|Lost connection|server has gone away"
+                         r"|Server \[mysqld\.\d+[^\]\n]*\] failed during test run")
 WRONG_RESULT = re.compile(r"wrong result:")
 
 
@@ -179,8 +182,9 @@ def run_line(line: str, cwd: str, env: Mapping[str, str], log_path: str,
 
 def reproduced(output: str, suite: str, test: str, kind: str) -> bool:
     """Whether a tool's output says the case failed with the bug: its row ``[ fail ]``
-    and, for a crash, the lost server (mysqltest's 2013/2006), for a wrong result the
-    case's ``--die wrong result:``."""
+    and, for a crash, the lost server (mysqltest's 2013/2006, or mysql-test-run.pl's
+    "Server [mysqld.1 - pid: ...] failed during test run" when it saw the server die
+    first), for a wrong result the case's ``--die wrong result:``."""
     row = re.compile(rf"{re.escape(suite)}\.{re.escape(test)}\s+(?:w\d+\s+)?\[ fail \]")
     if not row.search(output):
         return False

@@ -91,6 +91,13 @@ def test_reproduced_wants_the_cases_failure_the_bugs_way():
     assert reproduced("../../x/kw_reduce.reduced w1 [ fail ]\n(2013)", "kw_reduce",
                       "reduced", "crash")
     assert not reproduced(lost, "kw_reduce", "reduced", "wrong-result")
+    # mtr saw the server die before mysqltest did: it kills mysqltest, no 2013 is printed
+    died = ("kw_reduce.reduced   [ fail ]\n        Test ended at 2026-11-28 12:00:00\n\n"
+            "Server [mysqld.1 - pid: 4242, winpid: 4242] failed during test run\n"
+            "Server log from this test:\n")
+    assert reproduced(died, "kw_reduce", "reduced", "crash")
+    assert not reproduced(died.replace("failed during test run", "ended"), "kw_reduce",
+                          "reduced", "crash")
     assert not reproduced("kw_reduce.reduced [ pass ]\n(2013)", "kw_reduce", "reduced", "crash")
     assert reproduced("kw_reduce.reduced [ fail ]\nAt line 9: wrong result: SELECT",
                       "kw_reduce", "reduced", "wrong-result")

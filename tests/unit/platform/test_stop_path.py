@@ -27,7 +27,7 @@ from lib.servers.server import Server, ServerSettings
 
 SH = shutil.which("sh")
 # a process that ignores SIGTERM (its sleep too: it is started after the trap)
-STUBBORN = "trap '' TERM; while :; do sleep 1; done"
+STUBBORN = "trap '' TERM; : > \"$READY\"; while :; do sleep 1; done"
 
 
 class Recorder:
@@ -96,8 +96,23 @@ def _run(server: Server, script: str) -> None:
 
 
 def _helper(server: Server, script: str = "sleep 30"):
-    """A process the server 'started' and left behind: its tag, not its group."""
-    return spawn([SH, "-c", script], env=dict(os.environ, **{TAG_NAME: server.paths.vardir}))
+    """A process the server 'started' and left behind: its tag, not its group.  Returned
+    once the sweep can see it: until the child has exec'ed, its /proc environ is still
+    the test's own, without the tag (a stop in that window misses it: a CI failure)."""
+    ready = os.path.join(server.paths.vardir, "helper.ready")
+    if os.path.exists(ready):
+        os.unlink(ready)
+    proc = spawn([SH, "-c", script],
+                 env=dict(os.environ, READY=ready, **{TAG_NAME: server.paths.vardir}))
+    deadline = time.monotonic() + 30
+    while proc.pid not in {p.pid for p in tagged_processes(TAG_NAME, server.paths.vardir)}:
+        assert time.monotonic() < deadline, "the helper never showed its tag"
+        time.sleep(0.01)
+    if "READY" in script:
+        while not os.path.exists(ready):   # its trap is set
+            assert time.monotonic() < deadline, "the helper never set its trap"
+            time.sleep(0.01)
+    return proc
 
 
 def test_a_paused_server_stops_at_sigterm_not_at_sigkill(tmp_path):
@@ -119,7 +134,6 @@ def test_stop_and_kill_end_what_the_server_left_behind(tmp_path):
         assert wait_exit(helper, 5) and helper.returncode == -signal.SIGTERM
         _run(server, "sleep 30")
         stubborn = _helper(server, STUBBORN)
-        time.sleep(0.2)   # the trap is set
         server.kill()
         assert server.executor is not None and server.executor.returncode() == -signal.SIGKILL
         assert wait_exit(stubborn, 5) and stubborn.returncode == -signal.SIGKILL
@@ -142,10 +156,14 @@ def test_stop_all_fast_terminates_plain_servers_and_kills_galera_nodes(tmp_path)
 
 def test_leftovers_are_stopped_together_within_one_bound(tmp_path):
     tag = f"{tmp_path}/bot0"
-    env = dict(os.environ, **{TAG_NAME: tag})
-    procs = [spawn(["bash", "-c", STUBBORN], env=env) for _ in range(3)]
+    readies = [str(tmp_path / f"ready{i}") for i in range(3)]
+    procs = [spawn(["bash", "-c", STUBBORN], env=dict(os.environ, READY=ready, **{TAG_NAME: tag}))
+             for ready in readies]
     try:
-        time.sleep(0.3)   # the traps are set
+        deadline = time.monotonic() + 30
+        while not all(os.path.exists(ready) for ready in readies):   # the traps are set
+            assert time.monotonic() < deadline, "the stubborn processes never set their traps"
+            time.sleep(0.01)
         started = time.monotonic()
         found = stop_tagged(TAG_NAME, tag, term_timeout=1.0)
         took = time.monotonic() - started
