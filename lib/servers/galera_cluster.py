@@ -38,8 +38,8 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ..errors import QueryError, ServerError, ServerStartError
-from .galera import (SST_GRANTS, SST_PASSWORD, SST_USER, GaleraServer, GraState,
-                     forget_primary_view, prepare_bootstrap, saved_position, sst_log_tail)
+from .galera import (POSITION_KEYS, SST_GRANTS, SST_PASSWORD, SST_USER, GaleraServer,
+                     GraState, forget_primary_view, prepare_bootstrap, saved_position, sst_log_tail)
 from .galera_snapshots import SnapshotStore
 from .garbd import Arbitrator
 from ..platform.logsetup import get_logger
@@ -136,6 +136,55 @@ def wait_cluster(nodes: Sequence[GaleraServer], timeout: float,
                                   f"{timeout:.0f}s",
                                   cluster_evidence(list(nodes), arbitrators=arbitrators))
         time.sleep(0.02)
+
+
+def committed_positions(nodes: Sequence[GaleraServer]) -> dict[str, int]:
+    """Per cluster (state UUID): the highest seqno any of the answering nodes has
+    committed -- what each node of that cluster must have applied to be caught up."""
+    targets: dict[str, int] = {}
+    for pos in map(_position, nodes):
+        if pos is not None:   # one not answering is waited for as Synced, not as a source
+            targets[pos[0]] = max(pos[1], targets.get(pos[0], -1))
+    return targets
+
+
+def wait_applied(nodes: Sequence[GaleraServer], targets: dict[str, int], timeout: float,
+                 arbitrators: "list[Arbitrator] | tuple[Arbitrator, ...]" = ()) -> None:
+    """Wait until every node has applied its cluster's target seqno (targets from
+    :func:`committed_positions`); a node that cannot apply a write set leaves its
+    cluster as inconsistent or exits: GaleraJoinError at once, quoting its error."""
+    deadline = time.monotonic() + timeout
+    while True:
+        _check_running(nodes, arbitrators)
+        behind = [(n, pos) for n in nodes if not _has_applied(n, targets, pos := _position(n))]
+        if not behind:
+            return
+        if time.monotonic() >= deadline:
+            node, pos = behind[0]
+            raise GaleraJoinError(
+                f"node {node.name} did not apply its cluster's write sets within {timeout:.0f}s "
+                f"(it is at {pos[1] if pos else 'an unknown position'}, the cluster at "
+                f"{targets.get(pos[0], '?') if pos else max(targets.values(), default='?')})",
+                cluster_evidence(list(nodes), arbitrators=arbitrators))
+        time.sleep(0.02)
+
+
+def _position(node: GaleraServer) -> tuple[str, int] | None:
+    """The node's (state UUID, last committed seqno); None when it does not answer."""
+    try:
+        status = node.wsrep_status(POSITION_KEYS)
+        return status["wsrep_local_state_uuid"], int(status["wsrep_last_committed"])
+    except (QueryError, KeyError, ValueError):
+        return None
+
+
+def _has_applied(node: GaleraServer, targets: dict[str, int],
+                 pos: tuple[str, int] | None) -> bool:
+    """Whether the node at pos has reached its cluster's target (a cluster no target
+    was read for has nothing to wait for)."""
+    if pos is None:
+        return False
+    return pos[1] >= targets.get(pos[0], -1)
 
 
 def _relaunch(node: GaleraServer, nodes: Sequence[GaleraServer], restarted: set[str],

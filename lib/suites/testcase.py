@@ -242,10 +242,19 @@ class ClusterTestCase(KewpieTestCase):
 
     def wait_synced(self, nodes: list[GaleraServer] | None = None, timeout: float = 120.0) -> None:
         """Wait until nodes (default: all) are Synced in a cluster of their number plus
-        the running arbitrators."""
-        from ..servers.galera_cluster import GaleraJoinError, wait_cluster
+        the running arbitrators, and each has applied what its cluster had committed
+        when the wait began (Galera applies asynchronously: a node can read Synced
+        before it has tried -- and failed -- a write set; such a node then leaves its
+        cluster and the wait fails at once, quoting its error)."""
+        from ..servers.galera_cluster import (GaleraJoinError, committed_positions,
+                                              wait_applied, wait_cluster)
+        members = nodes or self.nodes()
+        started = time.monotonic()
+        targets = committed_positions(members)
         try:
-            wait_cluster(nodes or self.nodes(), timeout, arbitrators=self.arbitrators())
+            wait_cluster(members, timeout, arbitrators=self.arbitrators())
+            wait_applied(members, targets, max(0.0, timeout - (time.monotonic() - started)),
+                         arbitrators=self.arbitrators())
         except GaleraJoinError as exc:
             self.fail(str(exc))
 

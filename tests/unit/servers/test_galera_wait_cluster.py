@@ -1,8 +1,11 @@
 """wait_cluster restarts a joiner whose state transfer failed, once (the one join-failure
 handling of native and mysql-test formations: with a reset of its datadir when given).
 
-Covers: lib/servers/galera_cluster.py (wait_cluster, join_failed), lib/servers/galera.py
-(JoinWatch)
+and wait_applied waits for every node to apply what its cluster committed, failing at
+once when one cannot.
+
+Covers: lib/servers/galera_cluster.py (wait_cluster, join_failed, committed_positions,
+wait_applied), lib/servers/galera.py (JoinWatch)
 """
 from __future__ import annotations
 
@@ -89,3 +92,40 @@ def test_an_inconsistent_node_fails_the_wait_at_once_quoting_its_log(monkeypatch
     with pytest.raises(GaleraJoinError, match="node s1 is inconsistent and leaves its cluster: "
                                               r"\[ERROR\] WSREP: Inconsistency detected"):
         wait_cluster(nodes, timeout=600)  # type: ignore[arg-type]
+
+
+class _Applier(_Node):
+    """A Synced node that applies one write set per look at its position (and leaves
+    its cluster as inconsistent when told to fail at a seqno)."""
+
+    def __init__(self, name: str, uuid: str, seqno: int, fails_at: int | None = None) -> None:
+        super().__init__(name)
+        self.uuid, self.seqno, self.fails_at, self.looks = uuid, seqno, fails_at, 0
+        self.left = False
+
+    def inconsistent(self) -> bool:
+        return self.left
+
+    def wsrep_status(self, keys: tuple[str, ...]) -> dict[str, str]:
+        self.looks += 1
+        if self.fails_at is not None and self.seqno + 1 >= self.fails_at:
+            self.left = True
+        else:
+            self.seqno += 1 if self.looks > 1 else 0
+        return {"wsrep_local_state_uuid": self.uuid, "wsrep_last_committed": str(self.seqno)}
+
+
+def test_the_wait_for_applied_write_sets_reads_each_clusters_target():
+    nodes = [_Applier("s0", "a", 10), _Applier("s1", "a", 7), _Applier("s2", "b", 3)]
+    targets = galera_cluster.committed_positions(nodes)  # type: ignore[arg-type]
+    assert targets == {"a": 10, "b": 3}
+    galera_cluster.wait_applied(nodes, targets, timeout=5)  # type: ignore[arg-type]
+    assert nodes[1].seqno >= 10   # s1 was waited for until it had applied s0's writes
+
+
+def test_a_node_that_cannot_apply_fails_the_wait_at_once(monkeypatch):
+    monkeypatch.setattr(galera_cluster, "cluster_evidence", lambda nodes, **kw: "evidence")
+    nodes = [_Applier("s0", "a", 10), _Applier("s1", "a", 8, fails_at=10)]
+    targets = galera_cluster.committed_positions(nodes)  # type: ignore[arg-type]
+    with pytest.raises(GaleraJoinError, match="node s1 is inconsistent and leaves its cluster"):
+        galera_cluster.wait_applied(nodes, targets, timeout=600)  # type: ignore[arg-type]
