@@ -20,7 +20,13 @@ through Perl's ``glob`` (``My::Find::my_find_dir``), so a name that climbs from 
 ``/`` and spells each ``-`` (``,``, space) as ``?`` finds the folder:
 ``--suite="../../../../..$(pwd | tr ' ,-' '???')"`` from ``/usr/share/mysql/mysql-test``.
 mtr then names the case by that relative path, and on a failure saves the servers' files
-beside the folder (``../kw_reduce.reduced/``) before moving them into its vardir.  (A
+in ``$vardir/log/<that name>`` before moving them to ``$vardir/log/kw_reduce.reduced``
+(and may write there after the move): the same climb from ``$vardir/log`` would land
+anywhere -- beside the case's folder (where a world-writable log left behind makes the
+folder untrusted for kewpie's line) or, from a deeper ``$TMPDIR``, outside every folder
+the run owns.  So the line's vardir is that many levels deep
+(``--vardir="${TMPDIR:-/tmp}/kw_reduce-var/v/v/v/v"`` for a climb of five,
+:func:`vardir_arg`): the climb from its ``log/`` ends in ``kw_reduce-var`` itself.  (A
 path holding glob characters, or a sibling that differs only where a ``?`` stands --
 ``a-b`` beside ``a_b`` -- would match otherwise: such paths are for kewpie's line.)
 
@@ -70,6 +76,14 @@ def climb(mtr_root: str) -> str:
     in, so the physical path counts)."""
     parts = [p for p in os.path.realpath(os.path.join(mtr_root, "suite")).split("/") if p]
     return "/".join([".."] * len(parts))
+
+
+def vardir_arg(suite: str, mtr_root: str) -> str:
+    """The mtr line's ``--vardir`` value: ``$TMPDIR/<suite>-var`` and under it as many
+    levels as :func:`climb` climbs less one, so mtr's save folder (``$vardir/log/`` and the
+    suite's climbing name) stays inside ``<suite>-var``."""
+    levels = climb(mtr_root).count("..")
+    return "${TMPDIR:-/tmp}/" + "/".join([f"{suite}-var", *["v"] * (levels - 1)])
 
 
 def kewpie_command(workdir: str = "") -> str:
@@ -137,7 +151,7 @@ class CaseCommands:
             f"MTR_BINDIR_FORCED={shlex.quote(tree.basedir)} "
         repeat = f" --repeat={self.repeat}" if self.repeat > 1 else ""
         return (f"(here=$(pwd | tr '{MTR_SUITE_UNSAFE}' '???'); cd {shlex.quote(root)} && "
-                f"{bindir}{script} --vardir=\"${{TMPDIR:-/tmp}}/{self.suite}-var\"{repeat} "
+                f"{bindir}{script} --vardir=\"{vardir_arg(self.suite, root)}\"{repeat} "
                 f"--suite=\"{climb(root)}$here\" {self.test})")
 
     def for_trees(self, trees: Sequence[Tree]) -> list[TreeCommands]:

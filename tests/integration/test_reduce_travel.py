@@ -9,6 +9,7 @@ its .opt says --plugin-dir=$MTR_SUITE_DIR/plugin and the UDF is in its plugin/.
 
 Covers: lib/mtr/travel.py, lib/reduce/confirm.py, lib/reduce/mtrcase.py, lib/modes/reduce/run.py
 """
+import glob
 import json
 import os
 import re
@@ -102,6 +103,12 @@ def test_reduced_case_travels_and_crashes_both_trees_under_both_tools(kewpie, pl
         proc = kewpie.run("--mode=reduce", finding, "--reduce-parallel=1", timeout=600)
         assert proc.returncode == 0, proc.stdout[-4000:]
         assert not tagged(kewpie.workdir)
+        # mtr's save folder ($vardir/log/<suite>.<test>, the suite a climb to '/') stayed
+        # inside what the confirmation owns: before, from a vardir in kewpie's RAM tree the
+        # climb ended in /dev/shm and mtr left /dev/shm/tmp/<this folder>/... behind
+        strays = [p for depth in range(4) for p in glob.glob(
+            os.path.join("/dev/shm", *["*"] * depth, os.path.basename(base)))]
+        assert strays == [], strays
         figures = json.load(open(os.path.join(finding, "reduce", "reduce.json")))
         trees = ["10.11.19"] + (["10.11.18"] if os.path.isdir(OLD_TREE) else [])
         # the confirmation ran the case from its folder under both tools on each tree

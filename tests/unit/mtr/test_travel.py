@@ -10,7 +10,7 @@ import os
 import subprocess
 
 from lib.mtr.travel import (CaseCommands, Tree, climb, kewpie_command, mysql_test_dir,
-                            readme_text, reproduced)
+                            readme_text, reproduced, vardir_arg)
 from lib.reduce.confirm import Confirmation, ToolRun
 from tests.conftest import ROOT
 
@@ -33,6 +33,18 @@ def test_climb_reaches_the_root_from_mtrs_suite_folder(tmp_path):
     assert climb("/usr/share/mysql/mysql-test") == "../../../../.."
 
 
+def test_mtrs_save_folder_stays_inside_the_lines_vardir(tmp_path):
+    """mtr saves a failed case's files in $vardir/log/<suite name>: the suite's climb from
+    there ends inside <suite>-var, however deep $TMPDIR is."""
+    root = "/usr/share/mysql/mysql-test"
+    arg = vardir_arg("kw_reduce", root)
+    assert arg == "${TMPDIR:-/tmp}/kw_reduce-var/v/v/v/v"
+    for tmpdir in ("/tmp", "/dev/shm/kewpie-0/wd-0123/mtr-abc"):
+        vardir = arg.replace("${TMPDIR:-/tmp}", tmpdir)
+        landed = os.path.normpath(os.path.join(vardir, "log", climb(root)))
+        assert landed == os.path.join(tmpdir, "kw_reduce-var")
+
+
 def test_kewpie_command_is_this_checkouts_script_with_a_given_workdir():
     assert kewpie_command() == os.path.join(ROOT, "kewpie.py")
     assert kewpie_command(os.path.join(ROOT, "workdir")) == os.path.join(ROOT, "kewpie.py")
@@ -50,7 +62,7 @@ def test_lines_for_the_default_tree_and_another(tmp_path):
     assert other.kewpie == (f"/k/kewpie.py --mode=mtr --basedir={old} --mtr-root={root} "
                             f"--suitepath=.. --suite=kw_reduce reduced")
     assert mine.mtr == (f"(here=$(pwd | tr ' ,-' '???'); cd {root} && ./mtr "
-                        f"--vardir=\"${{TMPDIR:-/tmp}}/kw_reduce-var\" "
+                        f"--vardir=\"{vardir_arg('kw_reduce', root)}\" "
                         f"--suite=\"{climb(root)}$here\" reduced)")
     assert f"&& MTR_BINDIR_FORCED={old} ./mtr " in other.mtr
     sporadic = CaseCommands("kw_reduce", "reduced", root, "/k/kewpie.py", 8, usr)
