@@ -9,6 +9,8 @@ Each page is a function from a connection and its parameters to a template's val
 or written to a file (``kewpie history html``, lib/history/export.py).  :class:`Links`
 makes the pages' links for either: the server's paths, or relative file names.  The
 search is a plain GET form: it works with JavaScript off, and no page has any script.
+A link to evidence that is no longer on disk (kewpie keeps the evidence of the last
+runs only: lib/run/evidence.py) is no link but a mark, ``(pruned)`` (:func:`pruned`).
 """
 from __future__ import annotations
 
@@ -28,7 +30,7 @@ from .errors import HistoryUsageError
 from .whereelse import machine, result_detail
 from .findings import FindingFilter, finding_detail, run_findings, search_findings
 from .patterns import parse_when
-from .records import headline
+from .records import evidence_gone, headline
 from .replays import bug_history, find_bugs
 from .queries import (STATUS_CHOICES, SearchFilter, Window, flaky, recent_runs, run_detail,
                       search, slowest, test_records, timeline)
@@ -309,6 +311,12 @@ def first_line(text: str) -> str:
     return headline(text or "")
 
 
+def pruned(where: object) -> bool:
+    """The templates' test ``is pruned``: evidence (a path) that is no longer on disk
+    (lib/history/records.py); a URL never is."""
+    return isinstance(where, str) and evidence_gone(where)
+
+
 Render = Callable[[str, dict[str, Any] | None], str]  # a template with its values: the page
 
 
@@ -317,6 +325,7 @@ def create_app(engine: Engine) -> Flask:
     app = Flask(__name__, template_folder=TEMPLATES)
     app.jinja_env.filters["when"] = fmt_time
     app.jinja_env.filters["first_line"] = first_line
+    app.jinja_env.tests["pruned"] = pruned
     link = Links(static=False)
 
     def render(template: str, values: dict[str, Any] | None) -> str:

@@ -16,9 +16,8 @@ from urllib.parse import parse_qs, unquote, urlparse
 
 import pymysql
 
+from ..servers.sql import LOST_CONNECTION_CODES as LOST_CONNECTION_CODES  # the loads' name for it
 from .errors import RandgenEnvironmentError
-
-LOST_CONNECTION_CODES = frozenset({2002, 2003, 2006, 2013, 2055})
 
 
 def error_message(exc: BaseException) -> str:

@@ -16,7 +16,6 @@ from .report import Outcome, Reporter
 from .runner import Runner
 from .selection import apply_shard
 from .timings import Timings
-from ..servers import ramcache
 from ..suites.context import BotSetup
 from ..suites.loader import TestSpec
 
@@ -114,7 +113,6 @@ def _run_tests(env: RunEnvironment, specs: list[TestSpec],
             write_mtr_xml(outcomes, xml_report, env.trust)
             log.info(f"mtr XML report: {xml_report}")
     reporter.summary(outcomes, len(queue), time.monotonic() - started, stopped_early)
-    log.info(ramcache.summary_line(env.workdir.cache_root, config.servers.cache_max_mb * ramcache.MB))
     failed = any(o.fails_run(config.reporting.allow_known) for o in outcomes)
     return EXIT_TEST_FAILED if failed or stopped_early else EXIT_OK
 

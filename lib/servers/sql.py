@@ -19,7 +19,10 @@ from ..errors import QueryError, ServerDiedError
 from ..platform.logsetup import get_logger
 from .layout import HOST
 
-LOST_CONNECTION_CODES = (2002, 2003, 2006, 2013)
+# the client's errors of a connection that is gone (or never came): can't connect through
+# the socket (2002) or TCP (2003), server has gone away (2006), lost connection during a
+# query (2013) or with a system error (2055) -- the one list every layer above reads
+LOST_CONNECTION_CODES = frozenset({2002, 2003, 2006, 2013, 2055})
 PROBE_TIMEOUT = 10  # seconds a readiness or health probe waits for the handshake and answer
 
 

@@ -1,7 +1,7 @@
 """The cross-reference page in a real browser: Debian's chromium, headless and with
 JavaScript OFF, driven by selenium against ``kewpie history serve``: a failure searched
-by its text, a test's page with its pass/fail strip and duration plot, the flaky table
-and a sweep's plot.  A screenshot of each page is saved in the test's tmp dir (the
+by its text (evidence still on disk a link, pruned evidence marked so), a test's page
+with its pass/fail strip and duration plot, the flaky table and a sweep's plot.  A screenshot of each page is saved in the test's tmp dir (the
 paths are printed and recorded as JUnit properties).
 
 Covers: lib/history/web.py, lib/history/serve.py, lib/history/templates/, lib/history/svgplot.py
@@ -12,6 +12,7 @@ import sys
 import tempfile
 import time
 from datetime import timedelta
+from urllib.parse import quote
 
 import pytest
 
@@ -20,9 +21,16 @@ from tests.conftest import KEWPIE
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 
 
+def evidence_of(store: str, n: int) -> str:
+    """Run n's evidence folder, beside the store."""
+    return os.path.join(os.path.dirname(store), "wd", "failed", f"run{n}")
+
+
 def fill_store(path: str) -> None:
     """Eight runs through the writer API: a test that fails every other run with a lock
-    wait timeout, a steady one getting slower, a crash, and a sweep."""
+    wait timeout, a steady one getting slower, a crash, and a sweep.  The failures'
+    evidence is under ``wd/failed/`` beside the store: the last two failing runs' folders
+    are on disk, the older ones pruned (lib/run/evidence.py keeps the last runs')."""
     import logging
     from lib.history.records import RunInfo, new_run_uuid, utcnow
     from lib.history.store import open_engine
@@ -31,6 +39,8 @@ def fill_store(path: str) -> None:
     from lib.history.writer import HistoryWriter
     target = StoreTarget(sqlite_path=path)
     start = utcnow() - timedelta(days=8)
+    for n in (4, 6):
+        os.makedirs(evidence_of(path, n))
     for n in range(8):
         run = RunInfo(new_run_uuid(), started_at=start + timedelta(days=n), mode="native",
                       branch="10.11" if n % 2 else "main", tree_version="10.11.19",
@@ -43,7 +53,7 @@ def fill_store(path: str) -> None:
                              failure="innodb.lock_wait.LockWait.test_wait:\nAssertionError: "
                                      "Lock wait timeout exceeded; try restarting transaction"
                              if failed else "", finished_at=at,
-                             evidence=f"/var/tmp/wd/failed/run{n}" if failed else "")
+                             evidence=evidence_of(path, n) if failed else "")
         writer.record_result("main.steady", "pass", 2000 + 150 * n, finished_at=at)
         if n == 5:
             writer.record_result("galera.sst_crash", "timeout", 60000, finished_at=at,
@@ -60,7 +70,8 @@ def fill_store(path: str) -> None:
 
 @pytest.fixture
 def served(tmp_path):
-    """``kewpie history serve`` over a filled store; yields its URL, stops it after."""
+    """``kewpie history serve`` over a filled store; yields its URL and the store's path,
+    stops it after."""
     store = str(tmp_path / "history.sqlite")
     fill_store(store)
     proc = subprocess.Popen([sys.executable, KEWPIE, "history", "serve", f"--history={store}"],
@@ -69,7 +80,7 @@ def served(tmp_path):
     try:
         line = proc.stdout.readline()  # the server says where it listens, once it does
         assert "serving" in line, line + proc.stdout.read()
-        yield line.split(" on ")[1].split()[0]
+        yield line.split(" on ")[1].split()[0], store
     finally:
         proc.terminate()
         proc.wait(timeout=30)
@@ -130,7 +141,8 @@ def test_search_a_failure_then_open_its_test_page(served, browser, tmp_path, rec
     out = str(tmp_path / "screenshots")
     os.makedirs(out)
     shot = lambda name: _shot(browser, out, name, record_property)  # noqa: E731
-    browser.get(served)
+    url, store = served
+    browser.get(url)
     browser.find_element(By.ID, "failure").send_keys("*lock wait timeout*")
     browser.find_element(By.ID, "branch").send_keys("main")
     # a plain GET form: no script runs
@@ -141,7 +153,10 @@ def test_search_a_failure_then_open_its_test_page(served, browser, tmp_path, rec
     whens = [r.find_element(By.CSS_SELECTOR, "td.when").text for r in rows]
     assert whens == sorted(whens, reverse=True)  # newest first
     assert rows[0].find_element(By.LINK_TEXT, "evidence").get_attribute("href") == \
-        "file:///var/tmp/wd/failed/run6"
+        "file://" + quote(evidence_of(store, 6))   # still on disk: a link
+    pruned = rows[-1].find_element(By.CSS_SELECTOR, "span.pruned")   # run 0's: pruned
+    assert pruned.text == "evidence (pruned)" and not rows[-1].find_elements(By.LINK_TEXT, "evidence")
+    assert pruned.get_attribute("title") == f"{evidence_of(store, 0)}: pruned, no longer on disk"
     shot("search")
 
     _follow(browser, rows[0].find_element(By.CSS_SELECTOR, "a.test-link"), "#test-name")

@@ -139,6 +139,10 @@ def test_healthy_run_on_two_bots_finds_nothing(kewpie, tmp_path):
     drawn = [t["options"] for t in summary["trials"]]
     assert all(len(o) == 1 and o[0].startswith("--innodb-flush-log-at-trx-commit=") for o in drawn)
     assert "<failure" not in junit.read_text()
+    # the hunt's summary ends as every run's does: the RAM cache's size and cap
+    assert re.search(r"INFO Cache \S+: \d+ MB \(cap \d+ MB; \d+ datadir template\(s\), "
+                     r"\d+ cluster snapshot\(s\)\); --mode=cleanup --drop-cache empties it$",
+                     proc.stdout, re.M), proc.stdout[-2000:]
 
 
 @pytest.mark.parametrize("args,words", [

@@ -88,6 +88,10 @@ def test_small_corpus_on_both_trees(replayed):
     assert f"present in {OLD_VERSION}, absent in {NEW}: 1: {FIXED}" in text
     assert doc["counts"][NEW]["crash"] == 1 and doc["counts"][OLD_VERSION]["crash"] == 2
     assert doc["skipped"][0]["reason"].startswith("not SQL")
+    # the replay's summary ends as every run's does: the RAM cache's size and cap
+    assert re.search(r"INFO Cache \S+: \d+ MB \(cap \d+ MB; \d+ datadir template\(s\), "
+                     r"\d+ cluster snapshot\(s\)\); --mode=cleanup --drop-cache empties it$",
+                     text, re.M), text[-2000:]
     # the terminal's matrix names the bug a known-bugs line gave it
     line = next(ln for ln in text.splitlines() if re.search(rf"INFO {CRASHES}\s+crash ", ln))
     assert f"{CRASHES} (" in line.split("crash")[-1]

@@ -34,6 +34,10 @@ def _sweep(kewpie, tmp_path, name, doc, timeout=300):
     proc = kewpie.run("--mode=sweep", f"--sweep-file={_write(tmp_path, name, doc)}",
                       f"--sweep-out={out}", timeout=timeout)
     assert proc.returncode == 0, proc.stdout[-4000:]
+    # the sweep's summary ends as every run's does: the RAM cache's size and cap
+    assert re.search(r"INFO Cache \S+: \d+ MB \(cap \d+ MB; \d+ datadir template\(s\), "
+                     r"\d+ cluster snapshot\(s\)\); --mode=cleanup --drop-cache empties it$",
+                     proc.stdout, re.M), proc.stdout[-2000:]
     # the results history's store once issue 33's is there (docs/history.md), else the old one
     stores = [os.path.join(kewpie.workdir, name) for name in ("history.sqlite", "results.sqlite")]
     return proc, str(out), sqlite3.connect(next(p for p in stores if os.path.exists(p)))

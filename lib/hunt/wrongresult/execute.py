@@ -18,9 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ...servers.sql import LOST_CONNECTION_CODES
 from .errors import ServerLostError
 
-LOST_CONNECTION_CODES = frozenset({2002, 2003, 2006, 2013, 2055})
 # malformed SQL: the generator's fault, not the data's
 GENERATOR_ERROR_CODES = frozenset({
     1064,  # syntax error

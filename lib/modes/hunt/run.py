@@ -22,9 +22,9 @@ import functools
 import os
 import time
 import traceback
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
-from ...errors import EXIT_ENVIRONMENT, EXIT_OK, EXIT_TEST_FAILED, Interrupted, KewpieError
+from ...errors import EXIT_ENVIRONMENT, EXIT_OK, EXIT_TEST_FAILED, KewpieError
 from ...hunt.budget import TrialClock
 from ...hunt.errors import HuntError
 from ...hunt.knownbugs import KnownBugs
@@ -37,11 +37,10 @@ from ...hunt.trial import (REPLAY_NO_ERRORLOG, HuntSettings, Load, TrialResult, 
                            run_trial)
 from ...hunt.wrong import NAMES as WRONG_RESULT_ORACLES
 from ...hunt.wrong import load_oracles
-from ...platform.interrupts import interrupt_on_stop_signals
-from ...platform.logsetup import configure, get_logger
+from ...platform.logsetup import get_logger
 from ...platform.safewrite import OutputDir
 from ...platform.trustedpath import Trust, check_input
-from ...platform.workers import Connection, Worker, ready, start_worker, stop_workers
+from ...platform.workers import Connection, Worker, ready, start_worker
 from ...randgen.cmdline import resolve_path
 from ...randgen.executor import RANDGEN_HOME
 from ...randgen.grammar import Grammar
@@ -51,6 +50,7 @@ from ...servers.option_safety import check_server_options
 from ...suites.loader import find_suite, load_suite_config, suite_requirements
 from ...run.environment import RunEnvironment
 from ...run.findings import record_trial
+from ...run.forkedbot import receive, serve_bot, stop_bots
 from ...run.recording import RunHistory, open_history
 from .options import HuntOptions
 
@@ -275,35 +275,37 @@ class BotTrials:
         return result
 
 
+class _ForkedTrials:
+    """A forked bot's work (lib/run/forkedbot.py): the trials the hunt sends, each
+    answered with its result; a trial that raised is an error result (the hunt stops)."""
+
+    def __init__(self, trials: BotTrials) -> None:
+        self.trials = trials
+
+    def answer(self, message: tuple[Any, ...]) -> TrialResult:
+        """The result of the trial ``("trial", number, duration, deadline)``."""
+        _, number, duration, deadline = message
+        trials = self.trials
+        try:
+            return trials.run(number, duration, deadline)
+        except Exception as exc:  # noqa: BLE001 - said in the result, the hunt stops
+            get_logger().debug("trial %s failed", number, exc_info=True)
+            spec = trials.settings.trial(number, duration)
+            result = TrialResult(number, spec.seed, spec.load.grammar, trials.bot, status="error",
+                                 error=f"trial {number} on {trials.bot}: {type(exc).__name__}: "
+                                       f"{str(exc).splitlines()[0] if str(exc) else ''}")
+            if not isinstance(exc, KewpieError):
+                result.error += "\n" + traceback.format_exc(limit=6)
+            return result
+
+    def close(self) -> None:
+        """Nothing of its own: the bot's servers are stopped with the bot."""
+
+
 def _bot_worker(env: RunEnvironment, settings: HuntSettings, bot: str, root: str,
                 conn: Connection) -> None:
     """A forked bot: run the trials the hunt sends until told to stop."""
-    interrupt_on_stop_signals()   # a signal ends the bot's trials (its servers are stopped)
-    configure(env.config.reporting.verbose, logfile=env.workdir.bot_log_file(bot), console=False)
-    trials = BotTrials(env, settings, bot, root)
-    fast = False
-    try:
-        while True:
-            message = conn.recv()
-            if message[0] == "stop":
-                break
-            _, number, duration, deadline = message
-            try:
-                result = trials.run(number, duration, deadline)
-            except Exception as exc:  # noqa: BLE001 - said in the result, the hunt stops
-                get_logger().debug("trial %s failed", number, exc_info=True)
-                spec = settings.trial(number, duration)
-                result = TrialResult(number, spec.seed, spec.load.grammar, bot, status="error",
-                                     error=f"trial {number} on {bot}: {type(exc).__name__}: "
-                                           f"{str(exc).splitlines()[0] if str(exc) else ''}")
-                if not isinstance(exc, KewpieError):
-                    result.error += "\n" + traceback.format_exc(limit=6)
-            conn.send(result)
-    except (Interrupted, EOFError):
-        fast = True
-    finally:
-        env.close(fast=fast, bot=bot)
-        conn.close()
+    serve_bot(env, bot, conn, lambda send: _ForkedTrials(BotTrials(env, settings, bot, root)))
 
 
 def _in_process(env: RunEnvironment, settings: HuntSettings, budget: Budget, root: str,
@@ -342,23 +344,12 @@ def _with_bots(env: RunEnvironment, settings: HuntSettings, budget: Budget, root
             for conn in ready([workers[b].conn for b in busy]):
                 bot = next(b for b in busy if workers[b].conn is conn)
                 number = busy.pop(bot)
-                try:
-                    result = conn.recv()
-                except (EOFError, OSError):
-                    workers[bot].join(5)
-                    raise HuntError(f"bot {bot} died during trial {number} (exit code "
-                                    f"{workers[bot].exitcode}); see "
-                                    f"{env.workdir.bot_log_file(bot)}") from None
+                result = receive(env, bot, workers[bot], f"during trial {number}")
                 budget.note(result)
                 if not done(result):
                     stopping = True
     finally:
-        for worker in workers.values():
-            try:
-                worker.conn.send(("stop",))
-            except (OSError, ValueError):
-                pass
-        stop_workers(workers.values(), STOP_GRACE)
+        stop_bots(workers.values(), STOP_GRACE)
 
 
 def _trial_line(result: TrialResult) -> Iterator[str]:

@@ -29,23 +29,21 @@ from __future__ import annotations
 
 import functools
 import os
-import threading
 import time
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Callable
 
-from ...errors import EXIT_OK, EXIT_TEST_FAILED, Interrupted, KewpieError
+from ...errors import EXIT_OK, EXIT_TEST_FAILED, KewpieError
 from ...hunt.knownbugs import KnownBugs
-from ...platform.interrupts import interrupt_on_stop_signals
-from ...platform.logsetup import configure
 from ...platform.safewrite import OutputDir
-from ...platform.workers import Connection, Worker, ready, start_worker, stop_workers
+from ...platform.workers import Connection, Worker, ready, start_worker
 from ...replay.corpus import Corpus, Reproducer, discover
 from ...replay.execute import SKIPPED, ReplayBot, ReplayResult, ReplaySettings
 from ...replay.matrix import Matrix
 from ...replay.report import history_text, junit, known_bugs_file, table, write_json
 from ...replay.schedule import Lanes
 from ...run.environment import RunEnvironment
+from ...run.forkedbot import Send, receive, serve_bot, stop_bots
 from ...run.recording import RunHistory, open_history
 from .options import ReplayOptions
 
@@ -68,39 +66,38 @@ def _bot(env: RunEnvironment, settings: ReplaySettings, trees: list["CodeTree"],
     return ReplayBot(settings, make, bot)
 
 
+class _ForkedReplays:
+    """A forked bot's work (lib/run/forkedbot.py): the jobs the run sends, each answered
+    with ``(index, result, server starts)``; a job its servers could not serve is skipped.
+    While a reproducer waits or works again the run is told (``("idle", bool)``)."""
+
+    def __init__(self, replayer: ReplayBot, jobs: list[Job], send: Send) -> None:
+        self.replayer = replayer
+        self.jobs = jobs
+        replayer.on_idle = lambda idle: send(("idle", idle))
+
+    def answer(self, message: tuple[Any, ...]) -> tuple[int, ReplayResult, int]:
+        """The result of the job ``("job", index)``."""
+        replayer = self.replayer
+        reproducer, tree = self.jobs[message[1]]
+        try:
+            result = replayer.replay(reproducer, tree)
+        except KewpieError as exc:
+            result = ReplayResult(reproducer.name, reproducer.bug, reproducer.path,
+                                  tree.label, tree.basedir, SKIPPED,
+                                  detail=str(exc).splitlines()[0], bot=replayer.bot)
+        return message[1], result, replayer.server_starts
+
+    def close(self) -> None:
+        """Every server of the bot's managers stopped (lib/replay/execute.py)."""
+        self.replayer.close()
+
+
 def _worker(env: RunEnvironment, settings: ReplaySettings, jobs: list[Job],
             trees: list["CodeTree"], bot: str, conn: Connection) -> None:
     """A forked bot: replay the jobs the run sends until told to stop."""
-    interrupt_on_stop_signals()
-    configure(env.config.reporting.verbose, logfile=env.workdir.bot_log_file(bot), console=False)
-    replayer = _bot(env, settings, trees, bot)
-    sending = threading.Lock()          # the waits' thread and this one share the pipe
-
-    def send(message: tuple[Any, ...]) -> None:
-        """One message to the run."""
-        with sending:
-            conn.send(message)
-    replayer.on_idle = lambda idle: send(("idle", idle))
-    fast = False
-    try:
-        while True:
-            message = conn.recv()
-            if message[0] == "stop":
-                break
-            reproducer, tree = jobs[message[1]]
-            try:
-                result = replayer.replay(reproducer, tree)
-            except KewpieError as exc:
-                result = ReplayResult(reproducer.name, reproducer.bug, reproducer.path,
-                                      tree.label, tree.basedir, SKIPPED,
-                                      detail=str(exc).splitlines()[0], bot=bot)
-            send((message[1], result, replayer.server_starts))
-    except (Interrupted, EOFError):
-        fast = True
-    finally:
-        replayer.close()
-        env.close(fast=fast, bot=bot)
-        conn.close()
+    serve_bot(env, bot, conn,
+              lambda send: _ForkedReplays(_bot(env, settings, trees, bot), jobs, send))
 
 
 def _in_process(env: RunEnvironment, settings: ReplaySettings,
@@ -137,14 +134,8 @@ def _with_bots(env: RunEnvironment, settings: ReplaySettings,
                 workers[name].conn.send(("job", index))
             for conn in ready([workers[b].conn for b in lanes.busy]):
                 name = next(b for b in lanes.busy if workers[b].conn is conn)
-                try:
-                    message = conn.recv()
-                except (EOFError, OSError):
-                    workers[name].join(5)
-                    raise KewpieError(f"bot {name} died replaying "
-                                      f"{jobs[lanes.busy[name]][0].path} (exit code "
-                                      f"{workers[name].exitcode}); see "
-                                      f"{env.workdir.bot_log_file(name)}") from None
+                message = receive(env, name, workers[name],
+                                  f"replaying {jobs[lanes.busy[name]][0].path}")
                 if message[0] == "idle":
                     lanes.waits(name, bool(message[1]))
                     env.log.debug(f"{name}: its reproducer "
@@ -154,12 +145,7 @@ def _with_bots(env: RunEnvironment, settings: ReplaySettings,
                 _, result, starts[name] = message
                 done(result)
     finally:
-        for worker in workers.values():
-            try:
-                worker.conn.send(("stop",))
-            except (OSError, ValueError):
-                pass
-        stop_workers(workers.values(), STOP_GRACE)
+        stop_bots(workers.values(), STOP_GRACE)
     env.log.debug(f"replay: at most {lanes.most_at_once} bot(s) busy at once, "
                   f"{len(workers)} started")
     return sum(starts.values())

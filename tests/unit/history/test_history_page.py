@@ -81,6 +81,39 @@ def test_static_copy_links_to_files_it_wrote(store, tmp_path):
     engine.dispose()
 
 
+def test_evidence_no_longer_on_disk_is_marked_pruned(tmp_path):
+    """Evidence older than the last runs' is pruned from disk (lib/run/evidence.py): its
+    result says ``(pruned)`` with no link, on the search, the result's page and the static
+    copy; evidence still on disk and a URL (a CI artifact) stay links."""
+    from urllib.parse import quote
+
+    from lib.history.export import export
+    target = StoreTarget(sqlite_path=str(tmp_path / "h.sqlite"))
+    gone = str(tmp_path / "wd" / "failed" / "run1" / "main.t")
+    kept = tmp_path / "wd" / "failed" / "run2" / "main.t"
+    kept.mkdir(parents=True)
+    url = "https://ci.example/job/7/artifact/failed/main.t/"
+    for where in (gone, str(kept), url):
+        writer = HistoryWriter(target, RunInfo(new_run_uuid(), mode="native"),
+                               str(tmp_path / "spool"), logging.getLogger("t"), background=False)
+        writer.record_result("main.t", "fail", 100, failure="AssertionError: no", evidence=where)
+        writer.close(1)
+    engine = open_engine(target)
+    client = create_app(engine).test_client()
+    html = client.get("/", query_string={"test": "main.t"}).get_data(as_text=True)
+    assert html.count('<tr class="result">') == 3
+    assert f'title="{gone}: pruned, no longer on disk">evidence (pruned)</span>' in html
+    assert f'href="file://{quote(gone)}"' not in html
+    assert f'href="file://{quote(str(kept))}"' in html and f'href="{url}"' in html
+    result = client.get("/result/1").get_data(as_text=True)
+    assert f">{gone} (pruned)</span>" in result and f'href="file://{quote(gone)}"' not in result
+    assert f'href="file://{quote(str(kept))}"' in client.get("/result/2").get_data(as_text=True)
+    export(engine, str(tmp_path / "copy"))
+    static = open(tmp_path / "copy" / "index.html").read()
+    assert static.count("evidence (pruned)") == 1 and f'href="{url}"' in static
+    engine.dispose()
+
+
 def test_links_and_slugs():
     assert Links().test("main.x y") == "/test?name=main.x+y"
     assert Links(static=True, depth=1).run(3) == "../runs/3.html"

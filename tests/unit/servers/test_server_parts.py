@@ -223,3 +223,28 @@ def test_a_starting_servers_probe_waits_for_its_handshake_until_the_deadline(mon
     assert not server.sql.ping()
     assert seen[-1]["read_timeout"] == seen[-1]["connect_timeout"] == PROBE_TIMEOUT
     assert handshake_wait(time.monotonic() - 5) == PROBE_TIMEOUT  # never below it
+
+
+def test_the_lost_connection_codes_are_defined_once():
+    """One list of the client's lost-connection errors (lib/servers/sql.py), which the
+    loads (lib/randgen/connection.py) and the wrong-result oracles read as it is."""
+    import ast
+
+    from tests.conftest import ROOT
+    from lib.hunt.wrongresult import execute
+    from lib.randgen import connection
+    from lib.servers import sql
+    assert connection.LOST_CONNECTION_CODES is sql.LOST_CONNECTION_CODES
+    assert execute.LOST_CONNECTION_CODES is sql.LOST_CONNECTION_CODES
+    assert sql.LOST_CONNECTION_CODES == {2002, 2003, 2006, 2013, 2055}
+    defined = []
+    for dirpath, _, files in os.walk(os.path.join(ROOT, "lib")):
+        for name in files:
+            path = os.path.join(dirpath, name)
+            if name.endswith(".py"):
+                tree = ast.parse(open(path, encoding="utf-8").read(), path)
+                defined += [os.path.relpath(path, ROOT) for node in ast.walk(tree)
+                            if isinstance(node, ast.Assign)
+                            and any(getattr(t, "id", "") == "LOST_CONNECTION_CODES"
+                                    for t in node.targets)]
+    assert defined == ["lib/servers/sql.py"]
