@@ -143,10 +143,11 @@ def test_a_fleet_build_shards_the_suite_and_finds_the_crash_once(fleet, store, b
     assert _query(store, "SELECT value FROM history_meta WHERE name = 'schema_version'") == \
         [("4",)]  # upgraded from 3 by the fleet's first kewpie
     found = _query(store, "SELECT signature, count, kind FROM history_findings")
-    assert len(found) == 1 and found[0][1] >= 2 and found[0][2] == "crash", found
+    hunted = fleet.hunt_summary()  # each worker's trials, findings, results stored or spooled
+    assert len(found) == 1 and found[0][1] >= 2 and found[0][2] == "crash", f"{found}\n{hunted}"
     signature = found[0][0]
     seen = _query(store, "SELECT machine, folder FROM history_sightings ORDER BY 1")
-    assert sorted({m for m, _ in seen}) == WORKERS
+    assert sorted({m for m, _ in seen}) == WORKERS, f"{seen}\n{hunted}"
     for _, folder in seen:  # on the master, uploaded: evidence that outlives the worker
         assert folder.startswith(f"file://{fleet.master_dir}/fleet/"), folder
         assert os.path.exists(os.path.join(folder[len("file://"):], "finding.json")), folder
