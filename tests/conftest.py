@@ -4,7 +4,10 @@ A failed test's report names the evidence of its kewpie workdirs (``failed/<run>
 the harness logs) in a "kewpie evidence" section; with CI=true that evidence is also
 copied under the clone, to ``workdir/ci-evidence/<test>/`` (datadirs excepted), where
 it outlives pytest's temporary directories; scripts/flake-hunt has it copied to its own
-folder instead (KEWPIE_TEST_EVIDENCE).
+folder instead (KEWPIE_TEST_EVIDENCE).  A fixture value with a ``keep_evidence(dest)``
+method (tests/fixtures/fleet.py's buildbot fleet: its daemons' and builds' logs, its
+workers' kewpie workdirs) keeps its own evidence there too, in a folder named for the
+fixture.
 """
 from __future__ import annotations
 
@@ -80,7 +83,13 @@ def _workdirs_of(value: object, depth: int = 0) -> list[str]:
     return []
 
 
-def _keep_for_ci(nodeid: str, workdirs: list[str]) -> str:
+def _keepers_of(funcargs: dict[str, object]) -> dict[str, object]:
+    """The fixture values that keep evidence of their own (a ``keep_evidence`` method)."""
+    return {name: value for name, value in funcargs.items()
+            if callable(getattr(value, "keep_evidence", None))}
+
+
+def _keep_for_ci(nodeid: str, workdirs: list[str], keepers: dict[str, object]) -> str:
     """Copy the workdirs' evidence and logs to <checkout>/workdir/ci-evidence/<test>/
     (a kewpie workdir that records it, so --mode=cleanup knows it); returns the path
     or why not."""
@@ -91,11 +100,13 @@ def _keep_for_ci(nodeid: str, workdirs: list[str]) -> str:
         home.record_made(add=(CI_EVIDENCE,))
     except Exception as exc:  # noqa: BLE001 - the report says why, the test result stands
         return f"(not copied: {exc})"
-    return _keep_evidence(os.path.join(home.path, CI_EVIDENCE), nodeid, workdirs)
+    return _keep_evidence(os.path.join(home.path, CI_EVIDENCE), nodeid, workdirs, keepers)
 
 
-def _keep_evidence(root: str, nodeid: str, workdirs: list[str]) -> str:
-    """Copy the workdirs' failed/ (datadirs excepted) and harness logs to root/<test>/."""
+def _keep_evidence(root: str, nodeid: str, workdirs: list[str],
+                   keepers: dict[str, object] | None = None) -> str:
+    """Copy the workdirs' failed/ (datadirs excepted) and harness logs to root/<test>/,
+    and have each keeper keep its own in root/<test>/<fixture>/."""
     target = os.path.join(root, re.sub(r"[^\w.+-]+", "-", nodeid).strip("-."))
     shutil.rmtree(target, ignore_errors=True)
     for n, workdir in enumerate(workdirs):
@@ -110,6 +121,13 @@ def _keep_evidence(root: str, nodeid: str, workdirs: list[str]) -> str:
         for name in os.listdir(workdir):
             if name.startswith("kewpie") and name.endswith(".log"):
                 shutil.copy2(os.path.join(workdir, name), dest)
+    for name, keeper in (keepers or {}).items():
+        try:
+            getattr(keeper, "keep_evidence")(os.path.join(target, name))
+        except Exception as exc:  # noqa: BLE001 - the report says why, the result stands
+            os.makedirs(target, exist_ok=True)
+            with open(os.path.join(target, f"{name}-not-kept.txt"), "w") as fh:
+                fh.write(f"{type(exc).__name__}: {exc}\n")
     return target
 
 
@@ -123,9 +141,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     item.stash[FAILED_KEY] = True
     funcargs = getattr(item, "funcargs", {})
     workdirs = list(dict.fromkeys(w for v in funcargs.values() for w in _workdirs_of(v)))
-    if not workdirs:
+    keepers = _keepers_of(funcargs)
+    if not workdirs and not keepers:
         return
-    lines = []
+    lines = [f"{name}: keeps its own evidence (logs, its kewpie workdirs' files)"
+             for name in keepers]
     for workdir in workdirs:
         lines.append(f"workdir {workdir} (its log: kewpie.log)")
         latest = os.path.join(workdir, "failed", "latest")
@@ -136,9 +156,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         else:
             lines.append("  no failed kewpie test: no evidence folder")
     if os.environ.get("KEWPIE_TEST_EVIDENCE"):  # scripts/flake-hunt's folder for this run
-        lines.append(f"kept: {_keep_evidence(os.environ['KEWPIE_TEST_EVIDENCE'], item.nodeid, workdirs)}")
+        lines.append(f"kept: {_keep_evidence(os.environ['KEWPIE_TEST_EVIDENCE'], item.nodeid, workdirs, keepers)}")
     elif os.environ.get("CI") == "true":
-        lines.append(f"kept under the clone: {_keep_for_ci(item.nodeid, workdirs)}")
+        lines.append(f"kept under the clone: {_keep_for_ci(item.nodeid, workdirs, keepers)}")
     report.sections.append(("kewpie evidence", "\n".join(lines)))
 
 

@@ -25,6 +25,7 @@ from ..platform.secrets import redact_text
 from .patterns import check, matches
 from .records import FindingRecord, utcnow
 from .schema import findings, runs, sightings
+from .writes import committed
 
 STALE_HOURS = 6.0
 MAX_LIMIT = 1000
@@ -231,9 +232,9 @@ def claim_reduction(conn: Connection, record: FindingRecord, owner: str,
         reduction="running", reduction_owner=owner[:255], reduction_at=now))
     if taken.rowcount == 1:
         return Claim(True, "running", owner, now)
-    state = conn.execute(select(findings.c.reduction, findings.c.reduction_owner,
-                                findings.c.reduction_at, findings.c.reduced_case)
-                         .where(findings.c.signature == record.signature[:64])).first()
+    state = conn.execute(committed(select(findings.c.reduction, findings.c.reduction_owner,
+                                          findings.c.reduction_at, findings.c.reduced_case)
+                                   .where(findings.c.signature == record.signature[:64]))).first()
     if state is None:
         try:
             with conn.begin_nested():

@@ -19,6 +19,7 @@ from .records import join_name, utcnow
 from .schema import results, runs, shard_cuts
 from .store import open_engine
 from .target import StoreTarget
+from .writes import committed
 
 LAST_RUNS = 20
 
@@ -37,7 +38,7 @@ def _cut(conn: Connection, key: str, create: bool) -> tuple[int, datetime] | Non
             conn.execute(shard_cuts.insert().values(build_key=key[:255], max_result_id=newest,
                                                     created_at=now))
     except IntegrityError:  # another shard of the build was first: take its cut
-        row = conn.execute(query).one()
+        row = conn.execute(committed(query)).one()
         return int(row[0]), row[1]
     return newest, now
 

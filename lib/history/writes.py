@@ -2,6 +2,14 @@
 end, and a hunt's findings (a sighting once per run, bot and seq; its signature's row
 made by the first and counted by each).
 
+Writers race on a server store (a fleet's workers, pytest-xdist's workers, a build's
+shards): a row another writer inserted meanwhile is read back with :func:`committed`,
+a locking read -- InnoDB's REPEATABLE READ shows a plain SELECT the snapshot this
+transaction took at its first read, without the row that made our INSERT fail; and a
+signature's row is locked (its count updated) before its sighting is inserted, so two
+writers counting one signature queue on the row instead of deadlocking (the
+sighting's foreign key takes a shared lock that the update could not upgrade).
+
 What a run or result says goes in with its secrets as ``***`` (lib/platform/secrets.py):
 its options were redacted where they were taken, but a spool written by an older
 kewpie, or a failure's text, may still hold one."""
@@ -12,7 +20,7 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any, Iterable
 
-from sqlalchemy import and_, case, select, tuple_
+from sqlalchemy import Select, and_, case, select, tuple_
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
@@ -23,6 +31,13 @@ from .schema import findings, results, runs, sightings
 RUN_TEXT_LIMITS = MappingProxyType({
     "host": 255, "platform": 100, "kewpie_version": 40, "mode": 20, "shard": 20,
     "tree_version": 100, "branch": 255, "revision": 64, "job": 255})
+
+
+def committed(query: Select[Any]) -> Select[Any]:
+    """query as a locking read (``LOCK IN SHARE MODE`` on a server, as it is on SQLite,
+    whose writers take turns): it sees the rows other transactions committed after this
+    one's snapshot, as reading back a row whose INSERT failed on its key must."""
+    return query.with_for_update(read=True)
 
 
 def run_row(run: RunInfo) -> dict[str, Any]:
@@ -64,7 +79,8 @@ def insert_run(conn: Connection, run: RunInfo) -> int:
             assert key is not None
             return int(key[0])
     except IntegrityError:  # inserted by another process meanwhile (server stores)
-        return int(conn.execute(select(runs.c.id).where(runs.c.uuid == run.uuid)).scalar_one())
+        return int(conn.execute(committed(select(runs.c.id).where(runs.c.uuid == run.uuid)))
+                   .scalar_one())
 
 
 def insert_results(conn: Connection, run_id: int, records: Iterable[ResultRecord],
@@ -109,7 +125,7 @@ def _finding_id(conn: Connection, record: FindingRecord) -> int:
             assert key is not None
             return int(key[0])
     except IntegrityError:  # made by another writer meanwhile (a fleet's other worker)
-        return int(conn.execute(select(findings.c.id).where(where)).scalar_one())
+        return int(conn.execute(committed(select(findings.c.id).where(where))).scalar_one())
 
 
 def sighting_row(run_id: int, finding_id: int, record: FindingRecord) -> dict[str, Any]:
@@ -134,7 +150,6 @@ def insert_findings(conn: Connection, run_id: int, records: Iterable[FindingReco
                 sightings.c.seq == record.seq))).first() is not None:
             continue
         finding_id = _finding_id(conn, record)
-        conn.execute(sightings.insert().values(sighting_row(run_id, finding_id, record)))
         at = record.found_at
         newer = findings.c.last_seen <= at
         conn.execute(findings.update().where(findings.c.id == finding_id).values(
@@ -143,5 +158,7 @@ def insert_findings(conn: Connection, run_id: int, records: Iterable[FindingReco
             last_seen=case((newer, at), else_=findings.c.last_seen),
             tag=case((newer, record.tag[:20]), else_=findings.c.tag),
             bug_id=case((newer, record.bug_id[:64]), else_=findings.c.bug_id)))
+        # after the update: the row is ours (see the module docstring)
+        conn.execute(sightings.insert().values(sighting_row(run_id, finding_id, record)))
         inserted += 1
     return inserted

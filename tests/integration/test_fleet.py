@@ -80,8 +80,11 @@ def fleet(store, tmp_path_factory):
         "KEWPIE_FLEET_CHECKOUT": os.path.dirname(KEWPIE),
         "KEWPIE_FLEET_SUITES": "fleet",
         "KEWPIE_FLEET_SUITE_ARGS": f"--suitepath={FIXTURE_SUITES} --force",
+        # the trial's budget is statements, not seconds: the grammar crashes the server
+        # within ~10 (its 3rd insert, then a check), however slow a loaded machine is
         "KEWPIE_FLEET_HUNT_ARGS": f"--grammar={CRASH_GRAMMAR} --threads=1 --trials=1 "
-                                  f"--trial-duration=60 --mysqld=--plugin-dir={plugins}",
+                                  f"--queries=500 --trial-duration=300 "
+                                  f"--mysqld=--plugin-dir={plugins}",
         "KEWPIE_FLEET_BASE_PORTS": ",".join(f"{w}={bases.base_port + 400 * i}"
                                             for i, w in enumerate(WORKERS)),
         "KEWPIE_FLEET_JOB": "kewpie-fleet-test", "KEWPIE_FLEET_REDUCE": "1",
@@ -143,10 +146,11 @@ def test_a_fleet_build_shards_the_suite_and_finds_the_crash_once(fleet, store, b
     assert _query(store, "SELECT value FROM history_meta WHERE name = 'schema_version'") == \
         [("4",)]  # upgraded from 3 by the fleet's first kewpie
     found = _query(store, "SELECT signature, count, kind FROM history_findings")
-    assert len(found) == 1 and found[0][1] >= 2 and found[0][2] == "crash", found
+    hunted = fleet.hunt_summary()  # each worker's trials, findings, results stored or spooled
+    assert len(found) == 1 and found[0][1] >= 2 and found[0][2] == "crash", f"{found}\n{hunted}"
     signature = found[0][0]
     seen = _query(store, "SELECT machine, folder FROM history_sightings ORDER BY 1")
-    assert sorted({m for m, _ in seen}) == WORKERS
+    assert sorted({m for m, _ in seen}) == WORKERS, f"{seen}\n{hunted}"
     for _, folder in seen:  # on the master, uploaded: evidence that outlives the worker
         assert folder.startswith(f"file://{fleet.master_dir}/fleet/"), folder
         assert os.path.exists(os.path.join(folder[len("file://"):], "finding.json")), folder

@@ -3,7 +3,9 @@ from versions 1, 2 and 3), sightings counted once per signature across runs and
 machines (and once when a spool is sent again), the search by signature, UniqueID,
 kind, bug, tree, machine and time, ``kewpie history findings``/``finding``, the
 Findings page and a run's findings, the reduction's claim (one owner per signature),
-and ``history failures`` matching any line of a failure's text.
+``history failures`` matching any line of a failure's text, and the read back of a row
+another writer made (a locking read on a server: tests/integration/test_history_races.py
+makes those races happen on MariaDB).
 
 Covers: lib/history/findings.py, lib/history/schema.py, lib/history/migrations.py,
 lib/history/writes.py, lib/history/writer.py, lib/history/spool.py,
@@ -113,6 +115,17 @@ def test_the_search_by_time(fleet):
     assert {r.signature for r in recent} == {SIG, "fedcba987654"}
     assert {r.signature for r in early} == {SIG}
     engine.dispose()
+
+
+def test_a_row_another_writer_made_is_read_back_with_a_locking_read():
+    from sqlalchemy import select
+    from sqlalchemy.dialects import mysql, sqlite
+
+    from lib.history.schema import findings
+    from lib.history.writes import committed
+    query = committed(select(findings.c.id).where(findings.c.signature == SIG))
+    assert str(query.compile(dialect=mysql.dialect())).endswith("LOCK IN SHARE MODE")
+    assert "FOR" not in str(query.compile(dialect=sqlite.dialect())).split("WHERE")[-1]
 
 
 def test_a_spool_sent_again_counts_each_sighting_once(tmp_path):
