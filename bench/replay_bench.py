@@ -20,8 +20,11 @@ naive way.  Prints figures; asserts nothing.
    with them on disk, in the bench's folder, as ``bug_report.sh`` keeps them in its
    basedir.  Both ways use the same rules: ``--timeout`` seconds a reproducer (then a
    timeout, its server killed: kewpie throws it away), a server that does not answer
-   10 s after the run a hang.  Its servers may write cores (the core limit raised as
-   kewpie raises its servers'), so a crash costs it gdb as it costs kewpie.
+   10 s after the run a hang; and the same server options: the replay's defaults
+   (``lib/replay/defaults.py``: ``innodb_lock_wait_timeout`` 5 s, ``lock_wait_timeout``
+   10 s, as MariaDB's random query generator runs its servers), then a reproducer's
+   own.  Its servers may write cores (the core limit raised as kewpie raises its
+   servers'), so a crash costs it gdb as it costs kewpie.
 3. **bug_report.sh**: the first ``--bugreport`` reproducers of the draw through
    ``bug_report.sh``'s own flow, step for step and executed (:class:`BugReportFlow`:
    its fixed and random sleeps, ``wipe``'s start and stop before the real start, the
@@ -92,6 +95,7 @@ from lib.hunt.kbstrings import StringsEntry, load_strings  # noqa: E402
 from lib.replay.attribution import OTHER, OWN, SHARED, UNATTRIBUTED, attribute  # noqa: E402
 from lib.platform.workdir import Workdir, user_shm_root  # noqa: E402
 from lib.replay.corpus import discover  # noqa: E402
+from lib.replay.defaults import SERVER_DEFAULTS  # noqa: E402
 from lib.hunt.knownbugs import KnownBugs  # noqa: E402
 from lib.hunt.signature import Signature  # noqa: E402
 from lib.hunt.uniqueid import UniqueId  # noqa: E402
@@ -192,7 +196,8 @@ class Naive:
                                    f"--socket={sock}", "--skip-networking", "--user=root",
                                    f"--log-error={log}", f"--pid-file={work}/s.pid",
                                    "--innodb-log-file-size=16M", "--innodb-buffer-pool-size=128M",
-                                   "--core-file", "--skip-name-resolve", *options],
+                                   "--core-file", "--skip-name-resolve", *SERVER_DEFAULTS,
+                                   *options],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                   preexec_fn=_allow_cores)
         client = tree.tool("client")
@@ -325,9 +330,12 @@ class BugReportFlow:
     Its servers: ``--no-defaults --loose-innodb-buffer-pool-in-core-dump=0
     --max_connections=10000 --core-file --server-id=100``, on a socket (no port here:
     kewpie's listeners rule), the datadir in its basedir (here: on disk, in the bench's
-    folder).  Left out: its *SAN build checks (there are none here); its client runs
-    without a time limit (``mass_bug_report.sh`` gives a reproducer 420 s): here the
-    bench's ``--timeout``, as the other ways.
+    folder); here also the replay's server defaults (``lib/replay/defaults.py``) before a
+    reproducer's own options, as every way's servers: the same statements wait the
+    same time (its own servers wait InnoDB's 50 s on a row lock).  Left out: its *SAN
+    build checks (there are none here); its client runs without a time limit
+    (``mass_bug_report.sh`` gives a reproducer 420 s): here the bench's ``--timeout``, as
+    the other ways.
     """
 
     def __init__(self, home: str, timeout: float, seed: int) -> None:
@@ -363,7 +371,7 @@ class BugReportFlow:
              "--max_connections=10000", "--core-file", f"--basedir={tree.basedir}", *paths,
              f"--tmpdir={d['tmp']}", f"--datadir={d['data']}", f"--socket={d['sock']}",
              "--skip-networking", f"--log-error={d['log']}", "--server-id=100", "--user=root",
-             *options], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+             *SERVER_DEFAULTS, *options], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             preexec_fn=_allow_cores)
         for _ in range(91):
             if server.poll() is not None or self._admin(tree, d["sock"], "ping", timeout=30) == 0:
@@ -780,7 +788,9 @@ def main(argv: list[str] | None = None) -> int:
              f"on disk (its basedir's data/)",
              f"rules:     all ways {args.timeout:g} s a reproducer (then a timeout, its server "
              f"killed), a server that does not answer {UNANSWERED_GRACE:g} s after the run a "
-             f"hang; order: {'naive ways first' if args.naive_first else 'kewpie first'}", ""]
+             f"hang; every way's servers start with the replay's defaults "
+             f"({' '.join(SERVER_DEFAULTS)}), then a reproducer's own options; order: "
+             f"{'naive ways first' if args.naive_first else 'kewpie first'}", ""]
     lines += [f"{'way (the sample)':<46} {'replays':>7} {'seconds':>8} {'per min':>8} "
               f"{'own s/replay':>13} {'harness s/replay':>17}",
               f"{'kewpie (/dev/shm)':<46} {n_replays:>7} {kewpie_s:>8.0f} {k_sample:>8.1f} "
@@ -887,7 +897,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump({"info": info, "load_before": load_before, "load_after": load_after,
-                       "parallel": lanes, "seed": args.seed,
+                       "parallel": lanes, "seed": args.seed, "timeout": args.timeout,
+                       "naive_first": args.naive_first, "sample_only": args.sample_only,
+                       "reference": args.reference, "server_defaults": list(SERVER_DEFAULTS),
                        "kewpie_all_s": whole_s if not args.sample_only else None,
                        "kewpie_sample_s": kewpie_s, "naive_sample_s": naive_s,
                        "naive_disk_s": disk_s, "naive_disk_reproducers": len(disk_part),

@@ -5,6 +5,8 @@ The tool-layer parts of the replay (the mode itself is ``lib/modes/replay/``):
 - ``corpus.py``: which files are reproducers (``.sql`` as MariaDB QA's ``BUGS/``,
   ``.test`` as mysql-test's and kewpie's reduced cases), their bug and server
   options, and the ones that cannot be used;
+- ``defaults.py``: the server options every replay starts with (shorter lock waits),
+  before a reproducer's own;
 - ``execute.py``: one reproducer on one tree's server (reused when the reuse rule
   keeps it), classified: crash (kewpie's signature and MariaDB QA's UniqueID),
   hang, error-log lines, timeout, no reproduction, skipped;

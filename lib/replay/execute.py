@@ -1,7 +1,8 @@
 """One reproducer replayed on one code tree's server, and what came of it.
 
 :class:`ReplayBot` holds a bot's server managers, one per code tree.  Each
-reproducer gets a server of its tree with its options -- the previous
+reproducer gets a server of its tree with its options (after the replay's
+defaults, :mod:`.defaults`: shorter lock waits) -- the previous
 reproducer's when kewpie's reuse rule keeps it (it left the server as it found
 it, the ``test`` schema emptied), a fresh one from a spare copy of the pristine
 datadir otherwise (lib/servers/manager.py), after what the previous one added
@@ -54,6 +55,7 @@ from ..servers.option_catalog import load_catalog
 from ..servers.option_safety import check_server_options
 from ..servers.requirements import Requirements
 from .corpus import MYSQLTEST, Reproducer
+from .defaults import server_options
 from .dying import wait_dying
 from .restore import State, restore, snapshot
 from .waits import WaitWatch
@@ -268,13 +270,14 @@ class ReplayBot:
 
     def _start(self, manager: ServerManager, reproducer: Reproducer, tree: CodeTree,
                result: ReplayResult) -> Server | None:
-        """The tree's server with the reproducer's options (result.fresh: started now);
+        """The tree's server with the replay's defaults and the reproducer's options
+        (:mod:`.defaults`; result.fresh: started now);
         None when it did not start (result says why: a crash as it started is the
         reproduction)."""
         before = manager.restarts
         try:
-            servers = manager.get_servers(Requirements.declared("mysql",
-                                                                [list(reproducer.options)]))
+            servers = manager.get_servers(Requirements.declared(
+                "mysql", [server_options(reproducer.options)]))
         except KewpieError as exc:
             tail = ""
             for failed in manager.last_servers[:1]:

@@ -38,6 +38,7 @@ from ...hunt.knownbugs import KnownBugs
 from ...platform.safewrite import OutputDir
 from ...platform.workers import Connection, Worker, ready, start_worker
 from ...replay.corpus import Corpus, Reproducer, discover
+from ...replay.defaults import default_options
 from ...replay.execute import SKIPPED, ReplayBot, ReplayResult, ReplaySettings
 from ...replay.matrix import Matrix
 from ...replay.report import history_text, junit, known_bugs_file, table, write_json
@@ -214,6 +215,7 @@ def _report(env: RunEnvironment, own: ReplayOptions, out: OutputDir, corpus: Cor
     summary = {"command": command, "trees": [{"label": t.label, "path": t.basedir}
                                              for t in trees],
                "timeout": own.timeout, "parallel": bots,
+               "server_defaults": [o.as_arg() for o in default_options()],
                "known_bugs": list(config.reporting.known_bugs), "seconds": round(seconds, 3),
                "server_starts": starts, "jobs": jobs}
     matrix_path = write_json(out, "replay.json", matrix, corpus, summary)
