@@ -29,9 +29,8 @@ from typing import Sequence
 from .copies import Copies, Copy
 from .execute import Connection, Outcome
 from .generator import GeneratorOptions, SqlGenerator
-from .oracle import Check, OracleBase, Verdict
-from .queries import select_query
-from .result import describe_rows, multiset_difference, render_rows
+from .oracle import Check, OracleBase, Verdict, same_rows
+from .queries import whole_select
 from .schema import TableInfo
 
 
@@ -74,11 +73,10 @@ class RadarOracle(OracleBase):
 
     def generate(self, gen: SqlGenerator) -> Check | None:
         """Q over the originals and the same Q over their raw copies."""
-        fc = gen.from_clause()
-        if fc is None:
+        query = whole_select(gen)
+        if query is None:
             return None
-        where = f" WHERE {gen.predicate(fc.scope)}" if gen.chance(0.7) else ""
-        sql, variant = select_query(gen, fc, where, rich=True)
+        sql, variant = query
         raw = sql
         for original, copy in self.raw.items():
             raw = raw.replace(original, copy.table.sql_name)
@@ -88,13 +86,5 @@ class RadarOracle(OracleBase):
 
     def judge(self, check: Check, outcomes: list[Outcome]) -> Verdict:
         """Agree when both return the same rows (as multisets)."""
-        first = render_rows(outcomes[0].rows or ())
-        second = render_rows(outcomes[1].rows or ())
-        only_first, only_second = multiset_difference(first, second)
-        results = (describe_rows(first), describe_rows(second))
-        if not only_first and not only_second:
-            return Verdict("agree", results=results)
-        return Verdict("differ", results=results,
-                       detail=f"Radar ({check.variant}): rows only over the originals: "
-                              f"{describe_rows(only_first)}; rows only over the raw copies: "
-                              f"{describe_rows(only_second)}")
+        return same_rows(outcomes, f"Radar ({check.variant})", "over the originals",
+                         "over the raw copies")

@@ -31,6 +31,7 @@ from typing import Any, Callable, Mapping, Sequence
 from .execute import Outcome
 from .oracle import Check, OracleBase, Sessions
 from .registry import wrong_result_oracles
+from .toplevel import split_top_level
 
 # oracle -> the statements compared with the first (by index; -1: the last)
 COMPARED: Mapping[str, tuple[int, ...]] = MappingProxyType({
@@ -86,36 +87,10 @@ def select_items(sql: str) -> int:
                  re.IGNORECASE)
     if not m:
         return 0
-    head = _split(text[m.end():], " FROM ")
+    head = split_top_level(text[m.end():], " FROM ", case_blind=True)
     if len(head) < 2:
         return 0
-    return len(_split(head[0], ","))
-
-
-def _split(text: str, sep: str) -> list[str]:
-    """text cut at each sep (case-blind) outside parentheses and quotes."""
-    parts, depth, quote, start, i = [], 0, "", 0, 0
-    upper = text.upper()
-    while i < len(text):
-        ch = text[i]
-        if quote:
-            if ch == "\\":
-                i += 1
-            elif ch == quote:
-                quote = ""
-        elif ch in "'\"`":
-            quote = ch
-        elif ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        elif depth == 0 and upper.startswith(sep, i):
-            parts.append(text[start:i])
-            start = i = i + len(sep)
-            continue
-        i += 1
-    parts.append(text[start:])
-    return parts
+    return len(split_top_level(head[0], ",", case_blind=True))
 
 
 _SET_STATEMENT_RE = re.compile(r"^\s*(?:/\*.*?\*/\s*)*(SET\s+STATEMENT\s.*?\sFOR\s+)"
