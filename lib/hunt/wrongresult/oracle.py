@@ -144,6 +144,16 @@ class Verdict:
                                    # (an oracle that builds them while it runs: CODDTest)
 
 
+@dataclass(frozen=True)
+class Rebuilt:
+    """What an oracle built again before a finding's statements were judged after a
+    replay (Radar's raw copies): the statements that built it and those that undo it --
+    the reduced case runs them around its comparison."""
+
+    statements: tuple[str, ...] = ()
+    undo: tuple[str, ...] = ()
+
+
 class OracleBase:
     """The run loop; subclasses give ``generate``, ``execute`` and ``judge``.
 
@@ -182,6 +192,12 @@ class OracleBase:
 
     def finish(self, conns: Sequence[Connection]) -> None:
         """Once per run, after the checks (also when the run stopped): undo what prepare built."""
+
+    def rebuild(self, conns: Sequence[Connection], queries: Sequence[str]) -> Rebuilt:
+        """Before a finding's statements (queries) are judged again after a replay
+        (lib/hunt/wrongresult/replay.py): build what they name beyond the replayed tables,
+        as prepare built it for the run -- by default nothing; :meth:`finish` undoes it."""
+        return Rebuilt()
 
     def generate(self, gen: SqlGenerator) -> Check | None:
         """The statements of one check (None: nothing fits these tables)."""
