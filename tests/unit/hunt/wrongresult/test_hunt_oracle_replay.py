@@ -158,6 +158,12 @@ def test_a_radar_finding_reduces_to_a_case_that_builds_its_copies(tmp_path):
     assert text.index("connect (kw_oracle,") < text.index("FLUSH TABLES;") < \
         text.index(REBUILT.statements[1]) < text.index("--die wrong result (radar)") < \
         text.index("DROP SCHEMA IF EXISTS `kw_oracle`;") < text.index("DROP DATABASE test")
+    # mysql-test starts its servers without InnoDB unless the case asks for it: a copy
+    # rebuilt as InnoDB needs it as much as a statement of the case (0ec90c9b96b3)
+    assert "--source include/have_innodb.inc" not in text
+    innodb = Rebuilt(("CREATE TABLE `kw_oracle`.`kw_raw1` (`a` int NULL) ENGINE=InnoDB",))
+    assert "--source include/have_innodb.inc" in case_text(case, case.statements[:2], {},
+                                                           rebuilt=innodb).splitlines()
     # a ';' in what was built (an ENUM's value) makes the case use another delimiter
     odd = Rebuilt(("CREATE TABLE `kw_oracle`.`kw_raw1` (`e` enum('a;b') NULL) ENGINE=MyISAM",))
     assert "--delimiter |||" in case_text(case, case.statements[:2], {}, rebuilt=odd)
