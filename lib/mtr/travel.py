@@ -50,7 +50,8 @@ MTR_DIR_CANDIDATES = ("mysql-test", "share/mysql/mysql-test", "share/mariadb/mys
 # what mtr's --suite is cut at ('-', ',') or its glob splits at (' '): spelt '?'
 MTR_SUITE_UNSAFE = " ,-"
 LOST_SERVER = re.compile(r"\((?:2013|2006)\)|Lost connection|server has gone away")
-WRONG_RESULT = re.compile(r"wrong result:")
+# the differential case's "wrong result: SELECT ...", an oracle's "wrong result (radar): ..."
+WRONG_RESULT = re.compile(r"wrong result(?: \([\w-]+\))?:")
 
 
 def mysql_test_dir(basedir: str) -> str:
