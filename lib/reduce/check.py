@@ -175,23 +175,23 @@ class Checker:
         out = Outcome(replayed=replayed, version=_version(servers[0]),
                       statements=tuple(statements), options=used)
         dead = self._crashes(servers, marks, out)
-        if udfs and not dead:
-            try:
-                for server in servers:
-                    _drop_udfs(server, udfs[server.name])
-            except pymysql.MySQLError:
-                pass        # the reuse rule sees the change: fresh servers next time
         if replayed.stopped:
             out.signatures.clear()
         elif not dead:
             for stmt in replayed.differences:
                 out.signatures.append(wrong_result_signature("differential",
                                                              fingerprint(stmt.sql)))
-            if self.case.judged_again:
+            if self.case.judged_again:  # before the UDFs go: the statements may call them
                 judged = _judge_again(servers[0], self.case)
                 out.rebuilt = judged.rebuilt
                 if judged.differs:
                     out.signatures.append(self.case.signature)
+        if udfs and not dead:
+            try:
+                for server in servers:
+                    _drop_udfs(server, udfs[server.name])
+            except pymysql.MySQLError:
+                pass        # the reuse rule sees the change: fresh servers next time
         if self.budget is not None and self.reproduces(out):
             self.budget.reproduced(replayed.seconds)
         if dead or replayed.stuck:        # a stuck statement still runs: fresh servers
