@@ -7,11 +7,11 @@ a path that is not a finding folder (no ``finding.json`` of the finding
 format), a finding without a trace, a kind the reducer cannot check yet.
 
 A wrong result of an oracle that runs over the load's tables (TLP, NoREC, DQP,
-EET, CODDTest, the TLP variants: :data:`~lib.hunt.wrongresult.replay.REPLAYABLE`)
-is *judged again* (:attr:`ReduceInput.judged_again`): its compared statements
+EET, CODDTest, the TLP variants) or over raw copies of them it builds again
+(Radar: :data:`~lib.hunt.wrongresult.replay.REPLAYABLE`) is *judged again* (:attr:`ReduceInput.judged_again`): its compared statements
 (``details.queries``) follow the trace's as the statements the failure was seen
 on, and a candidate fails while the oracle's comparison of them still disagrees
-(:func:`lib.hunt.wrongresult.replay.still_differs`).
+(:func:`lib.hunt.wrongresult.replay.judge_again`).
 """
 from __future__ import annotations
 

@@ -13,7 +13,8 @@ candidate (:mod:`.replay`) and signs what happened with the hunt's own code:
   servers is signed with :func:`lib.hunt.signature.wrong_result_signature`;
 - an oracle's wrong result judged again (``ReduceInput.judged_again``): the
   finding's own signature while the oracle still disagrees over its compared
-  statements (:func:`lib.hunt.wrongresult.replay.still_differs`).
+  statements (:func:`lib.hunt.wrongresult.replay.judge_again`; what the oracle built
+  again for them, Radar's raw copies, is kept in the outcome for the reduced case).
 
 A candidate fails when one of ``trials`` tries gives the same signature id
 (sporadic bugs: ``--trials``); the tries stop at the first that does.
@@ -41,7 +42,8 @@ import pymysql
 from ..hunt.crash import crash_finding
 from ..hunt.signature import Signature, fingerprint, wrong_result_signature
 from ..hunt.wrongresult.errors import ServerLostError
-from ..hunt.wrongresult.replay import still_differs
+from ..hunt.wrongresult.oracle import Rebuilt
+from ..hunt.wrongresult.replay import JudgedAgain, judge_again
 from ..platform.logsetup import get_logger
 from ..servers.health import HealthState
 from ..servers.options import parse_options
@@ -98,13 +100,15 @@ def requirements(case: ReduceInput, options: Sequence[Sequence[str]] | None = No
 
 @dataclass
 class Outcome:
-    """One try: the signatures seen, what the replay saw, the version of s0."""
+    """One try: the signatures seen, what the replay saw, the version of s0, what the
+    finding's oracle built again to judge its statements (Radar's raw copies)."""
 
     signatures: list[Signature] = field(default_factory=list)
     replayed: Replayed = field(default_factory=Replayed)
     version: str = ""
     statements: tuple[Statement, ...] = ()          # the candidate tried
     options: tuple[tuple[str, ...], ...] = ()       # with these server options
+    rebuilt: Rebuilt = field(default_factory=Rebuilt)
 
     def tried(self, statements: Sequence[Statement],
               options: Sequence[Sequence[str]]) -> bool:
@@ -171,20 +175,23 @@ class Checker:
         out = Outcome(replayed=replayed, version=_version(servers[0]),
                       statements=tuple(statements), options=used)
         dead = self._crashes(servers, marks, out)
-        if udfs and not dead:
-            try:
-                for server in servers:
-                    _drop_udfs(server, udfs[server.name])
-            except pymysql.MySQLError:
-                pass        # the reuse rule sees the change: fresh servers next time
         if replayed.stopped:
             out.signatures.clear()
         elif not dead:
             for stmt in replayed.differences:
                 out.signatures.append(wrong_result_signature("differential",
                                                              fingerprint(stmt.sql)))
-            if self.case.judged_again and _still_differs(servers[0], self.case):
-                out.signatures.append(self.case.signature)
+            if self.case.judged_again:  # before the UDFs go: the statements may call them
+                judged = _judge_again(servers[0], self.case)
+                out.rebuilt = judged.rebuilt
+                if judged.differs:
+                    out.signatures.append(self.case.signature)
+        if udfs and not dead:
+            try:
+                for server in servers:
+                    _drop_udfs(server, udfs[server.name])
+            except pymysql.MySQLError:
+                pass        # the reuse rule sees the change: fresh servers next time
         if self.budget is not None and self.reproduces(out):
             self.budget.reproduced(replayed.seconds)
         if dead or replayed.stuck:        # a stuck statement still runs: fresh servers
@@ -214,18 +221,18 @@ class Checker:
         return dead
 
 
-def _still_differs(server: Server, case: ReduceInput) -> bool:
+def _judge_again(server: Server, case: ReduceInput) -> JudgedAgain:
     """Does the finding's oracle still disagree over its compared statements, run on a new
-    connection after the replay (:func:`lib.hunt.wrongresult.replay.still_differs`)?"""
+    connection after the replay (:func:`lib.hunt.wrongresult.replay.judge_again`)?"""
     try:
         conn = server.connect(db="test", autocommit=True)
     except pymysql.MySQLError:
-        return False
+        return JudgedAgain(False)
     try:
-        return still_differs(conn, case.oracle, case.compared, str(
+        return judge_again(conn, case.oracle, case.compared, str(
             case.finding.get("details", {}).get("detail") or ""))
     except ServerLostError:
-        return False    # the server died under the compared statements: another finding
+        return JudgedAgain(False)  # the server died under the compared statements: another finding
     finally:
         try:
             conn.close()

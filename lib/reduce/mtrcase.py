@@ -16,7 +16,8 @@ becomes ``$MTR_SUITE_DIR/plugin``, its libraries copied into the folder's ``plug
   digested in SQL (a CTE over the query, ``MD5(GROUP_CONCAT(...))`` in a fixed
   order) and compared with the digest the correct server gave; ``--die`` when
   they differ; an oracle's wrong result judged again compares the digests of
-  its compared statements with each other instead (:func:`oracle_check`);
+  its compared statements with each other instead (:func:`oracle_check`), after
+  the statements that built what the oracle built for them (Radar's raw copies);
 - the case ends by emptying schema ``test`` and dropping the UDFs it created
   (mysql-test's check-testcase wants the servers as they were) and echoes one
   line, the whole ``.result``.
@@ -29,6 +30,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Sequence
 
+from ..hunt.wrongresult.oracle import Rebuilt
 from ..hunt.wrongresult.replay import mtr_check
 from ..mtr.travel import PLUGIN_DIR_OPTION, PLUGIN_FOLDER, README, TreeCommands
 from ..platform.safewrite import HeldOutput, OutputDir
@@ -61,19 +63,21 @@ _UDF_RE = re.compile(r"\bCREATE\s+(?:AGGREGATE\s+)?FUNCTION\s+(?:IF\s+NOT\s+EXIS
                      r"`?(\w+)`?\s+RETURNS\b", re.I)
 
 
-def oracle_check(oracle: str, queries: Sequence[str], delim: str) -> list[str]:
+def oracle_check(oracle: str, queries: Sequence[str], delim: str,
+                 rebuilt: Rebuilt = Rebuilt()) -> list[str]:
     """The check of an oracle's wrong result judged again: its compared statements on a
-    connection of their own after FLUSH TABLES (as the oracle ran them), dying while they
-    disagree (:func:`lib.hunt.wrongresult.replay.mtr_check`); [] when it has no form."""
-    check = mtr_check(oracle, queries, digest_query, delim)
+    connection of their own after FLUSH TABLES (as the oracle ran them) and what the
+    oracle rebuilt for them, dying while they disagree
+    (:func:`lib.hunt.wrongresult.replay.mtr_check`); [] when it has no form."""
+    check = mtr_check(oracle, queries, digest_query, delim, rebuilt)
     if not check:
         return []
     return (["", f"connect (kw_oracle,localhost,root,,test){delim}", f"FLUSH TABLES{delim}"]
             + check + [f"disconnect kw_oracle{delim}", f"connection default{delim}"])
 
 
-def _delimiter(statements: Sequence[Statement]) -> str:
-    return "|||" if any(";" in s.sql for s in statements) else ";"
+def _delimiter(texts: Sequence[str]) -> str:
+    return "|||" if any(";" in t for t in texts) else ";"
 
 
 _PARTITIONED = re.compile(r"\bPARTITION\s+BY\b|\bPARTITIONS\s+\d", re.I)
@@ -81,16 +85,20 @@ _STRINGS = re.compile(r"'(?:[^'\\]|\\.|'')*'")
 
 
 def case_text(case: ReduceInput, statements: Sequence[Statement], errors: dict[int, int],
-              check: WrongResultCheck | None = None) -> str:
-    """The .test file's text (see the module docstring)."""
-    delim = _delimiter(statements)
+              check: WrongResultCheck | None = None, rebuilt: Rebuilt = Rebuilt()) -> str:
+    """The .test file's text (see the module docstring); rebuilt: what the finding's
+    oracle built again to judge its statements in the try that reproduced."""
+    texts = [s.sql for s in statements] + list(rebuilt.statements)
+    delim = _delimiter(texts)
     lines = [f"# Reduced by kewpie --mode=reduce from {case.folder}",
              f"# Signature: {case.signature.text}",
              f"#   (id {case.signature.id}): {case.title}",
              f"# {len(case.statements)} statements traced, {len(statements)} kept.", ""]
-    if any(re.search(r"\binnodb\b", s.sql, re.I) for s in statements):
+    # what the oracle rebuilt counts too: Radar's copy of a table of an engine that does
+    # not take its columns is an InnoDB one (0ec90c9b96b3's sequence)
+    if any(re.search(r"\binnodb\b", t, re.I) for t in texts):
         lines.append("--source include/have_innodb.inc")
-    if any(_PARTITIONED.search(_STRINGS.sub("''", s.sql)) for s in statements):
+    if any(_PARTITIONED.search(_STRINGS.sub("''", t)) for t in texts):
         # mysql-test starts its servers without partitioning unless a test asks for it
         lines.append("--source include/have_partition.inc")
     lines += ["--disable_query_log", "--disable_result_log", "--disable_warnings"]
@@ -123,7 +131,7 @@ def case_text(case: ReduceInput, statements: Sequence[Statement], errors: dict[i
                   "if (!$kw_ok)", "{",
                   f"  --die wrong result: {check.sql[:200].replace(chr(10), ' ')}", "}"]
     elif case.judged_again:
-        lines += oracle_check(case.oracle, case.compared, delim)
+        lines += oracle_check(case.oracle, case.compared, delim, rebuilt)
     if len(conns) > 1:
         lines += [f"disconnect {names[c]}{delim}" for c in conns] + [
             f"connection default{delim}"]

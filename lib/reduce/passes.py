@@ -43,6 +43,7 @@ from dataclasses import replace
 from typing import Callable, Sequence
 
 from ..hunt.signature import fingerprint
+from ..hunt.wrongresult.toplevel import closing_parenthesis
 from .case import Statement
 from .ddmin import ddmin, ddmin_groups, first_failing, mapped
 
@@ -267,25 +268,10 @@ def _tuples(text: str) -> tuple[list[str], str] | None:
             i += 1
         if i >= n or text[i] != "(":
             return None if not rows else (rows, text[i:])
-        depth, j, quote = 0, i, ""
-        while j < n:
-            c = text[j]
-            if quote:
-                if c == "\\":
-                    j += 1
-                elif c == quote:
-                    quote = ""
-            elif c in "'\"`":
-                quote = c
-            elif c == "(":
-                depth += 1
-            elif c == ")":
-                depth -= 1
-                if depth == 0:
-                    break
-            j += 1
-        if j >= n:
+        close = closing_parenthesis(text[i + 1:])
+        if close < 0:
             return None
+        j = i + 1 + close
         rows.append(text[i:j + 1])
         i = j + 1
         while i < n and text[i].isspace():

@@ -19,13 +19,15 @@ values, predicates; what it writes, recorded), ``shape`` (a query's shape),
 ``execute`` (a statement's outcome, error kinds), ``result`` (findings,
 rendering, multiset compare), ``oracle`` (the run loop), ``queries`` (whole
 SELECTs of every variant), ``rewrite`` (replacing one recorded expression),
+``toplevel`` (SQL text cut outside quotes and parentheses),
 ``copies`` (copies of tables in the oracles' own schema), the oracles
 ``norec``, ``tlp``, ``differential``, ``dqp``, ``eet``, ``coddtest``,
 ``pinolo``, ``dqe``, ``radar``, ``tlpvariants`` (tlp-aggregate,
 tlp-distinct, tlp-groupby, tlp-having) and ``cert`` (performance findings),
 ``registry``, ``gendata`` (a ``.zz`` file's tables in a schema, for
 benchmarks and tests), ``replay`` (a finding's statements judged again by its oracle
-after a replay: the reduce predicate, and its mysqltest form), ``errors``.  See docs/hunting.md, "Wrong-result
+after a replay, Radar's raw copies built again: the reduce predicate, and its mysqltest
+form), ``errors``.  See docs/hunting.md, "Wrong-result
 oracles" and "The plan and rewrite oracles".
 """
 from __future__ import annotations

@@ -15,7 +15,13 @@ oracle never compares it):
   database"): every column of its own type, character set and collation, but
   nullable, without keys, defaults, AUTO_INCREMENT, generation expressions,
   constraints or partitions, in the original's engine when it takes the
-  columns (else InnoDB); a view gets a table of its rows.
+  columns (else InnoDB); a view gets a table of its rows; under a name of its
+  own when asked (a finding's statements judged again after a replay name the
+  copies they ran on: lib/hunt/wrongresult/replay.py).
+
+:attr:`Copies.statements` keeps every statement that built the copies (the
+schema, the tables, their rows) and :attr:`Copies.undo` what drops them: a
+reduced case builds them as the reduction did.
 
 A copy that cannot be made (an engine that refuses, a type the server
 cannot copy) is None: its table is left out of the checks.
@@ -67,10 +73,21 @@ class Copies:
         self.schema_ready = False
         self.saved_log_bin: object = None
         self.count = 0
+        self.statements: list[str] = []   # every statement that built the copies
 
-    def _run(self, sql: str) -> bool:
-        """Run one statement of the copies; True when it succeeded."""
-        return not run_query(self.conn, sql).failed
+    @property
+    def undo(self) -> tuple[str, ...]:
+        """The statements that drop the copies (none before the schema was made)."""
+        return (f"DROP SCHEMA IF EXISTS {quote_name(SCHEMA)}",) if self.schema_ready else ()
+
+    def _run(self, sql: str, record: bool = True) -> bool:
+        """Run one statement of the copies; True when it succeeded (then kept in
+        :attr:`statements` when record)."""
+        if run_query(self.conn, sql).failed:
+            return False
+        if record:
+            self.statements.append(sql)
+        return True
 
     def _ready(self) -> None:
         """The schema exists, the session's binary log is off."""
@@ -79,7 +96,7 @@ class Copies:
         got = run_query(self.conn, "SELECT @@SESSION.sql_log_bin")
         if not got.failed and got.rows:
             self.saved_log_bin = got.rows[0][0]
-            if not self._run("SET SESSION sql_log_bin = 0"):
+            if not self._run("SET SESSION sql_log_bin = 0", record=False):
                 self.saved_log_bin = None
         self._run(f"CREATE SCHEMA IF NOT EXISTS {quote_name(SCHEMA)}")
         self.schema_ready = True
@@ -89,7 +106,8 @@ class Copies:
         if self.schema_ready:
             self._run(f"DROP SCHEMA IF EXISTS {quote_name(SCHEMA)}")
             if self.saved_log_bin is not None:
-                self._run(f"SET SESSION sql_log_bin = {int(str(self.saved_log_bin) in ('1', 'ON'))}")
+                self._run(f"SET SESSION sql_log_bin = {int(str(self.saved_log_bin) in ('1', 'ON'))}",
+                          record=False)
         self.schema_ready = False
         self.made.clear()
 
@@ -159,8 +177,9 @@ class Copies:
                 and self._run(f"INSERT INTO {copy.table.sql_name} ({listed}, {ROWID}) "
                               f"SELECT {listed}, {ROWID} FROM {copy.pristine}"))
 
-    def raw(self, table: TableInfo) -> Copy | None:
-        """A raw copy: the rows without keys, constraints, defaults (cached per table)."""
+    def raw(self, table: TableInfo, name: str = "") -> Copy | None:
+        """A raw copy: the rows without keys, constraints, defaults (cached per table),
+        named name when given (else the next ``<prefix>_raw<n>``)."""
         key = ("raw", table.schema + "." + table.name)
         if key in self.made:
             return self.made[key]
@@ -170,6 +189,7 @@ class Copies:
         if described is None:
             return None
         engine, columns = described
+        name = name or self._name("raw")
         defs = []
         for column, column_type, charset, collation, _ in columns:
             spec = f"{quote_name(column)} {column_type}"
@@ -178,7 +198,6 @@ class Copies:
             if collation:
                 spec += f" COLLATE {collation}"
             defs.append(spec + " NULL")
-        name = self._name("raw")
         sql_name = f"{quote_name(SCHEMA)}.{quote_name(name)}"
         listed = ", ".join(quote_name(c) for c, _, _, _, _ in columns)
         made = False

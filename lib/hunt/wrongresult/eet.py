@@ -37,9 +37,8 @@ from __future__ import annotations
 
 from .execute import Outcome
 from .generator import GeneratorOptions, Produced, SqlGenerator
-from .oracle import Check, OracleBase, Verdict
-from .queries import select_query
-from .result import describe_rows, multiset_difference, render_rows
+from .oracle import Check, OracleBase, Verdict, same_rows
+from .queries import whole_select
 from .rewrite import candidates, own_scope, replace_once, type_sensitive
 
 PREDICATE_RULES = ("false-or", "true-and", "and-true", "or-false", "not-not", "case-same")
@@ -91,11 +90,10 @@ class EETOracle(OracleBase):
 
     def generate(self, gen: SqlGenerator) -> Check | None:
         """Q and Q' (one to max_rewrites expressions rewritten)."""
-        fc = gen.from_clause()
-        if fc is None:
+        query = whole_select(gen)
+        if query is None:
             return None
-        where = f" WHERE {gen.predicate(fc.scope)}" if gen.chance(0.7) else ""
-        sql, variant = select_query(gen, fc, where, rich=True)
+        sql, variant = query
         trace = list(gen.trace or ())
         rewritten = sql
         rules = []
@@ -117,12 +115,4 @@ class EETOracle(OracleBase):
 
     def judge(self, check: Check, outcomes: list[Outcome]) -> Verdict:
         """Agree when Q and Q' return the same rows (as multisets)."""
-        first = render_rows(outcomes[0].rows or ())
-        second = render_rows(outcomes[1].rows or ())
-        only_first, only_second = multiset_difference(first, second)
-        results = (describe_rows(first), describe_rows(second))
-        if not only_first and not only_second:
-            return Verdict("agree", results=results)
-        return Verdict("differ", results=results,
-                       detail=f"EET ({check.variant}): rows only in Q: {describe_rows(only_first)}; "
-                              f"rows only in the rewritten Q: {describe_rows(only_second)}")
+        return same_rows(outcomes, f"EET ({check.variant})", "in Q", "in the rewritten Q")

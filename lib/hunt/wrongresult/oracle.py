@@ -48,9 +48,10 @@ from .errors import OracleSetupError, ServerLostError
 from .execute import STATEMENT_TIMEOUT, Connection, Outcome, error_kind, run_query
 from .generator import VIEW_KNOWN_BUGS, GeneratorOptions, SqlGenerator
 from .queries import WIDE_DECIMAL
-from .result import WrongResult
+from .result import WrongResult, describe_rows, multiset_difference, render_rows
 from .schema import TableInfo, Tables, shape_names, tables_from
 from .shape import query_shape
+from .toplevel import split_top_level
 
 COUNT_CAP = 1_000_000      # row counts are read up to this many rows
 MAX_SAMPLES = 5            # generator-error messages kept in the statistics
@@ -143,6 +144,16 @@ class Verdict:
                                    # (an oracle that builds them while it runs: CODDTest)
 
 
+@dataclass(frozen=True)
+class Rebuilt:
+    """What an oracle built again before a finding's statements were judged after a
+    replay (Radar's raw copies): the statements that built it and those that undo it --
+    the reduced case runs them around its comparison."""
+
+    statements: tuple[str, ...] = ()
+    undo: tuple[str, ...] = ()
+
+
 class OracleBase:
     """The run loop; subclasses give ``generate``, ``execute`` and ``judge``.
 
@@ -181,6 +192,12 @@ class OracleBase:
 
     def finish(self, conns: Sequence[Connection]) -> None:
         """Once per run, after the checks (also when the run stopped): undo what prepare built."""
+
+    def rebuild(self, conns: Sequence[Connection], queries: Sequence[str]) -> Rebuilt:
+        """Before a finding's statements (queries) are judged again after a replay
+        (lib/hunt/wrongresult/replay.py): build what they name beyond the replayed tables,
+        as prepare built it for the run -- by default nothing; :meth:`finish` undoes it."""
+        return Rebuilt()
 
     def generate(self, gen: SqlGenerator) -> Check | None:
         """The statements of one check (None: nothing fits these tables)."""
@@ -290,6 +307,21 @@ class OracleBase:
                     f"{verdict.code} {verdict.message[:200]} in: {check.queries[0][:400]}")
 
 
+def same_rows(outcomes: Sequence[Outcome], label: str, first: str, second: str) -> Verdict:
+    """The verdict of two statements that must return the same rows (as multisets):
+    agree, or differ with the detail ``<label>: rows only <first>: ...; rows only
+    <second>: ...`` (EET's Q and rewritten Q, Radar's originals and raw copies)."""
+    one = render_rows(outcomes[0].rows or ())
+    two = render_rows(outcomes[1].rows or ())
+    only_one, only_two = multiset_difference(one, two)
+    results = (describe_rows(one), describe_rows(two))
+    if not only_one and not only_two:
+        return Verdict("agree", results=results)
+    return Verdict("differ", results=results,
+                   detail=f"{label}: rows only {first}: {describe_rows(only_one)}; "
+                          f"rows only {second}: {describe_rows(only_two)}")
+
+
 def row_counts(conn: Connection, tables: Sequence[TableInfo]) -> dict[tuple[str, str], int]:
     """Each readable table's row count (up to COUNT_CAP); unreadable tables are left out."""
     counts: dict[tuple[str, str], int] = {}
@@ -302,48 +334,21 @@ def row_counts(conn: Connection, tables: Sequence[TableInfo]) -> dict[tuple[str,
     return counts
 
 
-def _top_level(text: str, sep: str) -> list[str]:
-    """text cut at each sep outside parentheses and quotes."""
-    parts, depth, quote, start = [], 0, "", 0
-    i = 0
-    while i < len(text):
-        ch = text[i]
-        if quote:
-            if ch == "\\":
-                i += 1
-            elif ch == quote:
-                quote = ""
-        elif ch in "'\"`":
-            quote = ch
-        elif ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        elif depth == 0 and text.startswith(sep, i):
-            parts.append(text[start:i])
-            start = i + len(sep)
-            i = start
-            continue
-        i += 1
-    parts.append(text[start:])
-    return parts
-
-
 def constant_function_columns(definition: str) -> list[str]:
     """The columns of a view's definition (its first SELECT) that are a function of
     constants -- ``abs(5) AS `r2``` -- where a column is ``expression AS `name```, and the
     server writes every column it reads with backquotes."""
     if re.match(r"\s*with\b", definition, re.IGNORECASE):  # the CTEs, then the SELECT
-        parts = _top_level(definition, "select ")
+        parts = split_top_level(definition, "select ")
         definition = "select " + "select ".join(parts[1:]) if len(parts) > 1 else ""
     m = re.match(r"\s*\(?\s*select\s+(?:distinct\s+|all\s+|straight_join\s+|high_priority\s+|"
                  r"sql_\w+\s+)*", definition, re.IGNORECASE)
     if not m:
         return []
     rest = definition[m.end():]
-    head = _top_level(rest, " from ")[0]
+    head = split_top_level(rest, " from ")[0]
     out = []
-    for item in _top_level(head, ","):
+    for item in split_top_level(head, ","):
         expr = re.sub(r"\s+AS\s+`(?:[^`]|``)*`\s*$", "", item.strip(), flags=re.IGNORECASE)
         bare = re.sub(r"'(?:[^'\\]|\\.|'')*'|\"(?:[^\"\\]|\\.)*\"", "''", expr)
         if "(" in bare and "`" not in bare:

@@ -236,6 +236,16 @@ def _window(gen: SqlGenerator, scope: Scope, keys: list[str] | None) -> str:
     return f"{gen.choice(('SUM', 'COUNT', 'MAX'))}({arg}) {_over(partition, total, frame)}"
 
 
+def whole_select(gen: SqlGenerator) -> tuple[str, str] | None:
+    """(a rich SELECT over a new FROM clause, with a WHERE 7 times in 10, its variant) --
+    the query EET rewrites and Radar runs over the raw copies; None when no FROM fits."""
+    fc = gen.from_clause()
+    if fc is None:
+        return None
+    where = f" WHERE {gen.predicate(fc.scope)}" if gen.chance(0.7) else ""
+    return select_query(gen, fc, where, rich=True)
+
+
 def select_query(gen: SqlGenerator, fc: FromClause, where: str, rich: bool = False
                  ) -> tuple[str, str]:
     """(one SELECT over fc with the WHERE clause where -- ``''`` or `` WHERE p`` --, its

@@ -21,18 +21,59 @@ What it cannot see: a bug in how the data were stored (the copy reads them
 through the same code), in metadata a raw table keeps (types, collations).
 The generator's care applies to both queries alike; the copies are made once
 per run and dropped at its end.
+
+A finding is judged again after a reduction's replay (``--mode=reduce``,
+lib/hunt/wrongresult/replay.py): its second statement names the raw copies
+(``kw_oracle.kw_raw4``), so :meth:`RadarOracle.rebuild` reads which original
+each copy stood for from the two statements (:func:`raw_names`) and makes the
+copies again under those names from the replayed tables, with the run's own
+code; the reduced case builds them with the same statements before its
+comparison.
 """
 from __future__ import annotations
 
+import re
 from typing import Sequence
 
-from .copies import Copies, Copy
+from .copies import SCHEMA, Copies, Copy
 from .execute import Connection, Outcome
 from .generator import GeneratorOptions, SqlGenerator
-from .oracle import Check, OracleBase, Verdict
-from .queries import select_query
-from .result import describe_rows, multiset_difference, render_rows
-from .schema import TableInfo
+from .oracle import Check, OracleBase, Rebuilt, Verdict, same_rows
+from .queries import whole_select
+from .schema import TableInfo, quote_name
+
+PREFIX = "kw"                          # the copies are kw_raw1, kw_raw2...
+RAW_MARK = "/* radar: raw copies */ "  # the second statement of a check
+_COPY_RE = re.compile(re.escape(quote_name(SCHEMA)) + r"\.`(" + PREFIX + r"_raw\d+)`")
+_NAME_RE = re.compile(r"`((?:[^`]|``)+)`\.`((?:[^`]|``)+)`")
+
+
+def raw_names(queries: Sequence[str]) -> dict[str, tuple[str, str]]:
+    """Each raw copy's name (``kw_raw4``) -> (schema, table) of the original it stands
+    for, read from a finding's two statements: the second is the first with every
+    original's quoted name replaced by its copy's.  ValueError when they are not so."""
+    if len(queries) != 2 or not queries[1].startswith(RAW_MARK):
+        raise ValueError("not a Radar check: the query and the same query over raw copies")
+    original, raw = queries[0], queries[1][len(RAW_MARK):]
+    names: dict[str, tuple[str, str]] = {}
+    pieces = _COPY_RE.split(raw)  # text, copy name, text, copy name, ..., text
+    at = 0
+    for n, piece in enumerate(pieces):
+        if n % 2 == 0:
+            if not original.startswith(piece, at):
+                raise ValueError(f"the raw query is not the query over copies near {piece[:60]!r}")
+            at += len(piece)
+            continue
+        m = _NAME_RE.match(original, at)
+        if m is None:
+            raise ValueError(f"no table name where the raw query names {piece}")
+        table = (m.group(1).replace("``", "`"), m.group(2).replace("``", "`"))
+        if names.setdefault(piece, table) != table:
+            raise ValueError(f"{piece} stands for two tables")
+        at = m.end()
+    if at != len(original):
+        raise ValueError("the raw query is not the query over copies (its end)")
+    return names
 
 
 class RadarOracle(OracleBase):
@@ -54,7 +95,7 @@ class RadarOracle(OracleBase):
                 rows: dict[tuple[str, str], int]) -> list[TableInfo]:
         """A raw copy of every base table; the tables without one are left out (views are
         read as they are)."""
-        self.copies = Copies(conns[0], "kw")
+        self.copies = Copies(conns[0], PREFIX)
         self.raw = {}
         kept = []
         for table in tables:
@@ -72,29 +113,29 @@ class RadarOracle(OracleBase):
         if self.copies is not None:
             self.copies.drop()
 
+    def rebuild(self, conns: Sequence[Connection], queries: Sequence[str]) -> Rebuilt:
+        """The raw copies a finding's statements name, made again under their names from
+        the replayed originals (a copy that cannot be made leaves its statement to fail:
+        no disagreement); :meth:`finish` drops them."""
+        self.copies = Copies(conns[0], PREFIX)
+        for copy, (schema, table) in raw_names(queries).items():
+            self.copies.raw(TableInfo(schema, table, ()), name=copy)
+        return Rebuilt(tuple(self.copies.statements), self.copies.undo)
+
     def generate(self, gen: SqlGenerator) -> Check | None:
         """Q over the originals and the same Q over their raw copies."""
-        fc = gen.from_clause()
-        if fc is None:
+        query = whole_select(gen)
+        if query is None:
             return None
-        where = f" WHERE {gen.predicate(fc.scope)}" if gen.chance(0.7) else ""
-        sql, variant = select_query(gen, fc, where, rich=True)
+        sql, variant = query
         raw = sql
         for original, copy in self.raw.items():
             raw = raw.replace(original, copy.table.sql_name)
         if raw == sql:
             return None
-        return Check((sql, f"/* radar: raw copies */ {raw}"), variant)
+        return Check((sql, RAW_MARK + raw), variant)
 
     def judge(self, check: Check, outcomes: list[Outcome]) -> Verdict:
         """Agree when both return the same rows (as multisets)."""
-        first = render_rows(outcomes[0].rows or ())
-        second = render_rows(outcomes[1].rows or ())
-        only_first, only_second = multiset_difference(first, second)
-        results = (describe_rows(first), describe_rows(second))
-        if not only_first and not only_second:
-            return Verdict("agree", results=results)
-        return Verdict("differ", results=results,
-                       detail=f"Radar ({check.variant}): rows only over the originals: "
-                              f"{describe_rows(only_first)}; rows only over the raw copies: "
-                              f"{describe_rows(only_second)}")
+        return same_rows(outcomes, f"Radar ({check.variant})", "over the originals",
+                         "over the raw copies")

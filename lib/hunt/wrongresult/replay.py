@@ -1,48 +1,53 @@
 """An oracle's finding judged again after a replay: the reduce predicate of the oracles.
 
 A wrong-result finding of an oracle that runs over the load's tables (TLP, NoREC, DQP,
-EET, CODDTest, the TLP variants) holds the statements it compared (``details.queries``)
-and the oracle's comparison of their rows (``detail``: ``EET (aggregate): rows only in
-Q: ...``).  After a candidate's statements are replayed, :func:`still_differs` runs
-those statements again on a new connection, as the oracle's run did (tables flushed,
-``PAD_CHAR_TO_FULL_LENGTH`` left out, ``max_statement_time`` set:
-:class:`~lib.hunt.wrongresult.oracle.Sessions`) and asks the oracle's own ``judge``:
-the candidate still fails when the oracle still disagrees -- with any rows, not the
-recorded ones (the reduction removes rows).  :func:`mtr_check` writes the comparison as
-mysqltest lines, so the reduced case fails while the bug is there: the rows of each
-compared query digested in SQL (:func:`~lib.reduce.mtrcase.digest_query`'s form) and
-compared with the first query's; NoREC's two counts compared as numbers.  A digest
+EET, CODDTest, the TLP variants) or over copies of them it can build again (Radar)
+holds the statements it compared (``details.queries``) and the oracle's comparison of
+their rows (``detail``: ``EET (aggregate): rows only in Q: ...``).  After a candidate's
+statements are replayed, :func:`judge_again` runs those statements again on a new
+connection, as the oracle's run did (tables flushed, ``PAD_CHAR_TO_FULL_LENGTH`` left
+out, ``max_statement_time`` set: :class:`~lib.hunt.wrongresult.oracle.Sessions`; what
+they name beyond the load's tables built again first:
+:meth:`~lib.hunt.wrongresult.oracle.OracleBase.rebuild`, Radar's raw copies under the
+names the statements give them) and asks the oracle's own ``judge``: the candidate
+still fails when the oracle still disagrees -- with any rows, not the recorded ones
+(the reduction removes rows).  :func:`mtr_check` writes the comparison as mysqltest
+lines, so the reduced case fails while the bug is there: the statements that rebuilt
+the oracle's tables, then the rows of each compared query digested in SQL
+(:func:`~lib.reduce.mtrcase.digest_query`'s form) and compared with the first query's,
+then the rebuilt tables dropped; NoREC's two counts compared as numbers.  A digest
 compares the values as the server shows them, so a case may still fail on a value's
 form the oracle reads as the same (a zero fraction of a second): it never passes while
 the oracle disagrees.
 
-Not replayable (:func:`not_replayable` says why): DQE and Radar (their statements name
-copies of the tables the oracle made before its checks, which no trace holds), Pinolo
-and CERT (mysqltest has no form of their comparison yet: one query's rows within
-another's, two estimates of EXPLAIN), the differential oracle (reduced on its compare
-topology by lib/reduce itself).
+Not replayable (:func:`not_replayable` says why): DQE (its statements name copies it
+fills and changes check by check, which no trace holds), Pinolo and CERT (mysqltest has
+no form of their comparison yet: one query's rows within another's, two estimates of
+EXPLAIN), the differential oracle (reduced on its compare topology by lib/reduce
+itself).
 """
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Callable, Mapping, Sequence
 
 from .execute import Outcome
-from .oracle import Check, OracleBase, Sessions
+from .oracle import Check, OracleBase, Rebuilt, Sessions
 from .registry import wrong_result_oracles
+from .toplevel import split_top_level
 
 # oracle -> the statements compared with the first (by index; -1: the last)
 COMPARED: Mapping[str, tuple[int, ...]] = MappingProxyType({
     "tlp": (1,), "norec": (1,), "eet": (1,), "coddtest": (-1,), "dqp": (),  # dqp: every one
     "tlp-aggregate": (1,), "tlp-distinct": (1,), "tlp-groupby": (1,), "tlp-having": (1,),
+    "radar": (1,),
 })
 REPLAYABLE = frozenset(COMPARED)
 _BLOCKED: Mapping[str, str] = MappingProxyType({
-    "dqe": "its statements name the copies of the tables it made before its checks "
-           "(no trace holds them)",
-    "radar": "its statements name the raw copies of the tables it made before its checks "
-             "(no trace holds them)",
+    "dqe": "its statements name the copies of the tables it fills and changes check by "
+           "check (no trace holds them)",
     "pinolo": "its comparison (one query's rows within another's) has no mysqltest form yet",
     "cert": "its comparison (two EXPLAIN estimates) has no mysqltest form yet",
 })
@@ -63,10 +68,20 @@ def variant_of(detail: str) -> str:
     return m.group(1) if m else ""
 
 
-def still_differs(conn: Any, oracle: str, queries: Sequence[str], detail: str = "") -> bool:
-    """Run the finding's statements on conn (a DB-API connection to the replayed server)
-    and judge them with the oracle's own comparison: True while it still disagrees.
-    A statement that fails (the candidate lost a table it reads) is no disagreement."""
+@dataclass(frozen=True)
+class JudgedAgain:
+    """A finding's statements judged again: does the oracle still disagree, and what it
+    built again to run them (:class:`~lib.hunt.wrongresult.oracle.Rebuilt`)."""
+
+    differs: bool
+    rebuilt: Rebuilt = field(default_factory=Rebuilt)
+
+
+def judge_again(conn: Any, oracle: str, queries: Sequence[str], detail: str = "") -> JudgedAgain:
+    """Run the finding's statements on conn (a DB-API connection to the replayed server),
+    after what the oracle builds for them, and judge them with the oracle's own
+    comparison (see the module docstring).  A statement that fails (the candidate lost
+    a table it reads, a copy could not be made) is no disagreement."""
     if oracle not in REPLAYABLE:
         raise ValueError(f"the {oracle} oracle's findings cannot be judged again: "
                          f"{not_replayable(oracle)}")
@@ -74,8 +89,12 @@ def still_differs(conn: Any, oracle: str, queries: Sequence[str], detail: str = 
     assert isinstance(judge, OracleBase)
     check = Check(tuple(queries), variant_of(detail))
     with Sessions([conn], REPLAY_TIMEOUT):
-        outcomes: list[Outcome] = OracleBase.execute(judge, [conn], check)
-    return judge.verdict(check, outcomes).kind == "differ"
+        rebuilt = judge.rebuild([conn], check.queries)
+        try:
+            outcomes: list[Outcome] = OracleBase.execute(judge, [conn], check)
+        finally:
+            judge.finish([conn])
+    return JudgedAgain(judge.verdict(check, outcomes).kind == "differ", rebuilt)
 
 
 def select_items(sql: str) -> int:
@@ -86,36 +105,10 @@ def select_items(sql: str) -> int:
                  re.IGNORECASE)
     if not m:
         return 0
-    head = _split(text[m.end():], " FROM ")
+    head = split_top_level(text[m.end():], " FROM ", case_blind=True)
     if len(head) < 2:
         return 0
-    return len(_split(head[0], ","))
-
-
-def _split(text: str, sep: str) -> list[str]:
-    """text cut at each sep (case-blind) outside parentheses and quotes."""
-    parts, depth, quote, start, i = [], 0, "", 0, 0
-    upper = text.upper()
-    while i < len(text):
-        ch = text[i]
-        if quote:
-            if ch == "\\":
-                i += 1
-            elif ch == quote:
-                quote = ""
-        elif ch in "'\"`":
-            quote = ch
-        elif ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        elif depth == 0 and upper.startswith(sep, i):
-            parts.append(text[start:i])
-            start = i = i + len(sep)
-            continue
-        i += 1
-    parts.append(text[start:])
-    return parts
+    return len(split_top_level(head[0], ",", case_blind=True))
 
 
 _SET_STATEMENT_RE = re.compile(r"^\s*(?:/\*.*?\*/\s*)*(SET\s+STATEMENT\s.*?\sFOR\s+)"
@@ -129,23 +122,27 @@ def split_setting(sql: str) -> tuple[str, str]:
 
 
 def mtr_check(oracle: str, queries: Sequence[str], digest_query: Callable[[str, int], str],
-              delimiter: str = ";") -> list[str]:
+              delimiter: str = ";", rebuilt: Rebuilt = Rebuilt()) -> list[str]:
     """mysqltest lines that die while the oracle's comparison of queries still disagrees
     ([] when it has no such form: the oracle is not replayable, or the columns of the
     first query are not read); digest_query(sql, columns) is SQL giving one digest of a
-    query's rows (lib/reduce's).  Each statement's digest is read into a variable (under
-    its own ``SET STATEMENT``, which stands before the digest), then compared."""
+    query's rows (lib/reduce's).  What the oracle rebuilt for them is built first and
+    undone last (rebuilt).  Each statement's digest is read into a variable (under its
+    own ``SET STATEMENT``, which stands before the digest), then compared."""
     if oracle not in REPLAYABLE or len(queries) < 2:
         return []
     texts = [q.strip().rstrip(";") for q in queries]
     lines = ["", f"# the wrong result ({oracle}): the statements compared must agree"]
+    if rebuilt.statements:
+        lines += [f"# what the {oracle} oracle built for them, as the reduction built it"]
+        lines += [sql + delimiter for sql in rebuilt.statements]
     if oracle == "norec":
         lines += [f"let $kw_n1= `{texts[0]}`{delimiter}",
                   f"let $kw_same= `SELECT IFNULL($kw_n1, 0) = IFNULL(({texts[1]}), 0)`"
                   f"{delimiter}",
                   "if (!$kw_same)", "{", f"  --die wrong result ({oracle}): the counts differ",
                   "}"]
-        return lines
+        return lines + [sql + delimiter for sql in rebuilt.undo]
     columns = select_items(split_setting(texts[0])[1])
     if columns <= 0:
         return []
@@ -158,4 +155,4 @@ def mtr_check(oracle: str, queries: Sequence[str], digest_query: Callable[[str, 
                   "if (!$kw_same)", "{",
                   f"  --die wrong result ({oracle}): statement {index + 1} gives other rows "
                   f"than statement 1", "}"]
-    return lines
+    return lines + [sql + delimiter for sql in rebuilt.undo]

@@ -26,6 +26,7 @@ from typing import Sequence
 
 from .generator import Produced, Scope, SqlGenerator
 from .schema import TableInfo
+from .toplevel import closing_parenthesis
 
 _ALIAS_REF_RE = re.compile(r"\b([ts]\d+)\.`((?:[^`]|``)+)`")
 _ALIAS_DEF_RE = re.compile(r"\bAS ([ts]\d+)\b")
@@ -90,24 +91,8 @@ def context_sensitive(text: str) -> bool:
     m = _CONTEXT_CALL_RE.match(text)
     if not m:
         return False
-    depth, quote, i = 0, "", m.end() - 1
-    while i < len(text):
-        ch = text[i]
-        if quote:
-            if ch == "\\":
-                i += 1
-            elif ch == quote:
-                quote = ""
-        elif ch in "'\"`":
-            quote = ch
-        elif ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-            if depth == 0:
-                return not text[i + 1:].strip()
-        i += 1
-    return False
+    close = closing_parenthesis(text[m.end():])
+    return close >= 0 and not text[m.end() + close + 1:].strip()
 
 
 def date_arithmetic(text: str) -> bool:

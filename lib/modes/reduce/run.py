@@ -179,7 +179,8 @@ def _reduce(env: RunEnvironment, case: ReduceInput, out: OutputDir) -> int:
     server_index = 1 if case.topology == "compare" and len(result.options) > 1 else 0
     options = list(result.options[server_index]) if result.options else []
     commands = _commands(env, trials)
-    written = write_case(out, CASE_NAME, case_text(case, result.statements, errors, check_),
+    written = write_case(out, CASE_NAME, case_text(case, result.statements, errors, check_,
+                                                   outcome.rebuilt),
                          options, readme_text(commands, f"{case.title} ({case.signature.id})",
                                               SUITE))
     confirmation = _confirm(env, case, commands, written, work)

@@ -111,6 +111,13 @@ def test_reproduced_wants_the_cases_failure_the_bugs_way():
     assert not reproduced(died.replace("failed during test run", "ended"), "kw_reduce",
                           "reduced", "crash")
     assert not reproduced("kw_reduce.reduced [ pass ]\n(2013)", "kw_reduce", "reduced", "crash")
+    # an oracle's case judged again dies with its oracle's name (the Radar case of
+    # 0ec90c9b96b3 was confirmed "absent" on both trees while it failed so)
+    assert reproduced("kw_reduce.reduced [ fail ]\nmysqltest: At line 56: wrong result (radar): "
+                      "statement 2 gives other rows than statement 1", "kw_reduce", "reduced",
+                      "wrong-result")
+    assert not reproduced("kw_reduce.reduced [ fail ]\nAt line 48: query 'CREATE TABLE' failed: "
+                          "ER_UNKNOWN_STORAGE_ENGINE", "kw_reduce", "reduced", "wrong-result")
     assert reproduced("kw_reduce.reduced [ fail ]\nAt line 9: wrong result: SELECT",
                       "kw_reduce", "reduced", "wrong-result")
 

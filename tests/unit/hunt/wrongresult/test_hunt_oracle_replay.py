@@ -1,9 +1,11 @@
 """Pure logic of an oracle's finding judged again (the reduce path of the plan and rewrite
 oracles' wrong results): which oracles can be, the check's variant, a SELECT's columns, the
 mysqltest check that dies while the compared statements disagree, the finding folder read
-with the compared statements after the trace, the reduced case's text.
+with the compared statements after the trace, the reduced case's text; Radar's: which
+original each raw copy of its statements stands for, the copies' statements built before
+the comparison and dropped after it.
 
-Covers: lib/hunt/wrongresult/replay.py, lib/reduce/case.py, lib/reduce/mtrcase.py
+Covers: lib/hunt/wrongresult/replay.py, lib/hunt/wrongresult/radar.py, lib/reduce/case.py, lib/reduce/mtrcase.py
 """
 import json
 
@@ -11,6 +13,8 @@ import pytest
 
 from lib.reduce.case import ReduceError, read_input
 from lib.reduce.mtrcase import case_text, digest_query
+from lib.hunt.wrongresult.oracle import Rebuilt
+from lib.hunt.wrongresult.radar import RAW_MARK, raw_names
 from lib.hunt.wrongresult.replay import (REPLAYABLE, mtr_check, not_replayable, select_items,
                                          split_setting, variant_of)
 
@@ -21,10 +25,9 @@ P = ("SELECT k1, SUM(a1) FROM (SELECT t1.`a` AS k1, COUNT(*) AS a1 FROM `test`.`
 
 def test_which_oracles_are_judged_again_and_why_not():
     for name in ("tlp", "norec", "dqp", "eet", "coddtest", "tlp-aggregate", "tlp-distinct",
-                 "tlp-groupby", "tlp-having"):
+                 "tlp-groupby", "tlp-having", "radar"):
         assert name in REPLAYABLE and not_replayable(name) == ""
-    for name, words in (("dqe", "copies"), ("radar", "copies"), ("pinolo", "no mysqltest"),
-                        ("cert", "EXPLAIN")):
+    for name, words in (("dqe", "copies"), ("pinolo", "no mysqltest"), ("cert", "EXPLAIN")):
         assert words in not_replayable(name)
 
 
@@ -91,7 +94,7 @@ def test_an_oracles_finding_reads_with_its_compared_statements_after_the_trace(t
     assert text.index("--die") < text.index("DROP DATABASE test")
 
 
-@pytest.mark.parametrize("oracle, words", [("radar", "copies of the tables"),
+@pytest.mark.parametrize("oracle, words", [("dqe", "copies of the tables"),
                                            ("pinolo", "no mysqltest form")])
 def test_an_oracle_not_judged_again_says_why(tmp_path, oracle, words):
     with pytest.raises(ReduceError, match=words):
@@ -101,3 +104,66 @@ def test_an_oracle_not_judged_again_says_why(tmp_path, oracle, words):
 def test_a_finding_without_its_compared_statements_is_bad_input(tmp_path):
     with pytest.raises(ReduceError, match="compared statements"):
         read_input(str(_finding(tmp_path, queries=())))
+
+
+# KW46-EMPTY-JOIN-HAVING's finding (live19 trial 31, 0ec90c9b96b3), its two statements
+RADAR_Q = ("SELECT SUM(IFNULL(t1.`c0`, t1.`c0`)) FROM `test`.`t3` AS t1 CROSS JOIN `test`.`t1` "
+           "AS t2 JOIN `test`.`s1` AS t3 ON t2.`x` = t3.`v` HAVING (MAX(t1.`c0`) > 128)")
+RADAR_RAW = RAW_MARK + RADAR_Q.replace("`test`.`t3`", "`kw_oracle`.`kw_raw4`").replace(
+    "`test`.`t1`", "`kw_oracle`.`kw_raw2`").replace("`test`.`s1`", "`kw_oracle`.`kw_raw1`")
+
+
+def test_radar_reads_which_original_each_raw_copy_stands_for():
+    assert raw_names([RADAR_Q, RADAR_RAW]) == {"kw_raw4": ("test", "t3"),
+                                               "kw_raw2": ("test", "t1"),
+                                               "kw_raw1": ("test", "s1")}
+    # a self-join: one copy twice; a name with a backquote in it
+    q = "SELECT 1 FROM `test`.`a``b` AS t1 JOIN `test`.`a``b` AS t2 ON t1.`x` = t2.`x`"
+    assert raw_names([q, RAW_MARK + q.replace("`test`.`a``b`", "`kw_oracle`.`kw_raw7`")]) == \
+        {"kw_raw7": ("test", "a`b")}
+    for bad in ([RADAR_Q, RADAR_Q],                                    # no mark
+                [RADAR_Q, RADAR_RAW.replace("> 128", "> 127")],          # another query
+                [RADAR_Q, RADAR_RAW.replace("CROSS JOIN", "JOIN")],
+                [RADAR_Q + " LIMIT 1", RADAR_RAW],                       # its end
+                ["SELECT 1 FROM `test`.`a` JOIN `test`.`b`",               # one copy, two
+                 RAW_MARK + "SELECT 1 FROM `kw_oracle`.`kw_raw1` JOIN `kw_oracle`.`kw_raw1`"],
+                [RADAR_Q]):
+        with pytest.raises(ValueError):
+            raw_names(bad)
+
+
+REBUILT = Rebuilt(("CREATE SCHEMA IF NOT EXISTS `kw_oracle`",
+                   "CREATE TABLE `kw_oracle`.`kw_raw4` (`c0` date NULL) ENGINE=Aria",
+                   "INSERT INTO `kw_oracle`.`kw_raw4` (`c0`) SELECT `c0` FROM `test`.`t3`"),
+                  ("DROP SCHEMA IF EXISTS `kw_oracle`",))
+
+
+def test_radar_check_builds_the_copies_first_and_drops_them_last():
+    lines = mtr_check("radar", [RADAR_Q, RADAR_RAW], digest_query, ";", REBUILT)
+    text = "\n".join(lines)
+    built = [text.index(sql + ";") for sql in REBUILT.statements]
+    assert built == sorted(built) and built[-1] < text.index("let $kw_d1=")
+    assert f"let $kw_d2= `{digest_query(RADAR_RAW, 1)}`;" in text
+    assert "--die wrong result (radar): statement 2 gives other rows than statement 1" in text
+    assert lines[-1] == "DROP SCHEMA IF EXISTS `kw_oracle`;"
+    # nothing rebuilt (the other oracles): the check as it was
+    assert mtr_check("tlp-groupby", [Q, P], digest_query) == \
+        mtr_check("tlp-groupby", [Q, P], digest_query, ";", Rebuilt())
+
+
+def test_a_radar_finding_reduces_to_a_case_that_builds_its_copies(tmp_path):
+    case = read_input(str(_finding(tmp_path, oracle="radar", queries=(RADAR_Q, RADAR_RAW))))
+    assert case.judged_again and case.compared == (RADAR_Q, RADAR_RAW)
+    text = case_text(case, case.statements[:2], {}, rebuilt=REBUILT)
+    assert text.index("connect (kw_oracle,") < text.index("FLUSH TABLES;") < \
+        text.index(REBUILT.statements[1]) < text.index("--die wrong result (radar)") < \
+        text.index("DROP SCHEMA IF EXISTS `kw_oracle`;") < text.index("DROP DATABASE test")
+    # mysql-test starts its servers without InnoDB unless the case asks for it: a copy
+    # rebuilt as InnoDB needs it as much as a statement of the case (0ec90c9b96b3)
+    assert "--source include/have_innodb.inc" not in text
+    innodb = Rebuilt(("CREATE TABLE `kw_oracle`.`kw_raw1` (`a` int NULL) ENGINE=InnoDB",))
+    assert "--source include/have_innodb.inc" in case_text(case, case.statements[:2], {},
+                                                           rebuilt=innodb).splitlines()
+    # a ';' in what was built (an ENUM's value) makes the case use another delimiter
+    odd = Rebuilt(("CREATE TABLE `kw_oracle`.`kw_raw1` (`e` enum('a;b') NULL) ENGINE=MyISAM",))
+    assert "--delimiter |||" in case_text(case, case.statements[:2], {}, rebuilt=odd)
