@@ -48,6 +48,7 @@ from ..hunt.crashreport import (crash_unique_id, parse_crash_report, report_uniq
                                 since_last_start)
 from ..hunt.signature import crash_signature
 from ..hunt.symbols import DEBUG_ROOTS, debug_file, report_complete
+from ..platform.logsetup import get_logger
 from ..platform.safewrite import OutputDir
 from ..platform.tools import run_tool
 from ..servers.health import Health, HealthState
@@ -176,6 +177,8 @@ class ReplayBot:
         self.managers: dict[str, "ServerManager"] = {}
         self._catalogs: dict[str, Any] = {}
         self._states: dict[str, State | None] = {}   # tree -> its fresh server's state
+        # tree -> the error log's size when its kept server was last found sound
+        self._sound_at: dict[str, int] = {}
         # told True while the running reproducer only waits (SLEEP, a lock), False when
         # it works again (lib/replay/waits.py): the run lends its lane meanwhile
         self.on_idle: Callable[[bool], None] | None = None
@@ -230,6 +233,9 @@ class ReplayBot:
         manager = self.manager(tree)
         clock = _Clock(result.phases)
         server = self._start(manager, reproducer, tree, result)
+        if server is not None and not result.fresh and self._crashed_since_kept(server, tree):
+            manager.teardown(fast=True, discard=True)   # not this reproducer's server any more
+            server = self._start(manager, reproducer, tree, result)
         if server is None:
             return
         clock.lap("start")
@@ -265,8 +271,45 @@ class ReplayBot:
             return
         self._finish(server, text, evidence, tree, result)
         clock.lap("restore")
+        if self._crashed_late(server, mark, (evidence, client_log), result):
+            manager.teardown(fast=True, discard=True)
+            clock.lap("crash")
+            return
         result.reset = "; ".join(manager.after_test(True))
         clock.lap("reuse")
+        if not result.reset:
+            self._sound_at[tree.basedir] = server.errlog.size()
+
+    def _crashed_late(self, server: Server, mark: int, files: tuple[str, str],
+                      result: ReplayResult) -> bool:
+        """A server that died after the reproducer's last statement (on its own a moment
+        later, or at the restore's statements) died of the reproducer all the same: its
+        crash, signed as any; True when so (the caller tears the server down).  Missed
+        here, the next reproducer would get a server stuck in its crash handler and be
+        called hung for it."""
+        if server.is_alive() and not _crash_reported(server, mark):
+            return False
+        health, _, _ = self._health(server, mark)
+        try:
+            text = server.errlog.since(mark)
+        except OSError:
+            text = ""
+        self._crash(server, text, health.message, *files, result)
+        result.detail += " (after its last statement)"
+        result.reset = "it crashed after its last statement"
+        return True
+
+    def _crashed_since_kept(self, server: Server, tree: CodeTree) -> bool:
+        """Whether the kept server died or reported a crash since it was last found sound
+        (a late crash of the reproducer before: logged; the next one gets a fresh
+        server)."""
+        since = self._sound_at.get(tree.basedir)
+        if since is None or (server.is_alive() and not _crash_reported(server, since)):
+            return False
+        get_logger().warning(f"replay: the kept {tree.label} server crashed after the "
+                             f"reproducer before this one had been judged (its error log: "
+                             f"{server.errlog.path}); a fresh server for the next")
+        return True
 
     def _start(self, manager: ServerManager, reproducer: Reproducer, tree: CodeTree,
                result: ReplayResult) -> Server | None:
