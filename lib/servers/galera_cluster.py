@@ -156,7 +156,8 @@ def wait_applied(nodes: Sequence[GaleraServer], targets: dict[str, int], timeout
     deadline = time.monotonic() + timeout
     while True:
         _check_running(nodes, arbitrators)
-        behind = [(n, pos) for n in nodes if not _has_applied(n, targets, pos := _position(n))]
+        positions = [(n, _position(n)) for n in nodes]
+        behind = [(n, pos) for n, pos in positions if not _has_applied(targets, pos)]
         if not behind:
             return
         if time.monotonic() >= deadline:
@@ -178,10 +179,9 @@ def _position(node: GaleraServer) -> tuple[str, int] | None:
         return None
 
 
-def _has_applied(node: GaleraServer, targets: dict[str, int],
-                 pos: tuple[str, int] | None) -> bool:
-    """Whether the node at pos has reached its cluster's target (a cluster no target
-    was read for has nothing to wait for)."""
+def _has_applied(targets: dict[str, int], pos: tuple[str, int] | None) -> bool:
+    """Whether a node at pos has reached its cluster's target (a cluster no target was
+    read for has nothing to wait for; None: the node did not answer)."""
     if pos is None:
         return False
     return pos[1] >= targets.get(pos[0], -1)

@@ -95,7 +95,7 @@ def _run(server: Server, script: str) -> None:
     server.executor.start()
 
 
-def _helper(server: Server, script: str = "sleep 30"):
+def _helper(server: Server, script: str = "sleep 30", traps: bool = False):
     """A process the server 'started' and left behind: its tag, not its group.  Returned
     once the sweep can see it: until the child has exec'ed, its /proc environ is still
     the test's own, without the tag (a stop in that window misses it: a CI failure)."""
@@ -108,7 +108,7 @@ def _helper(server: Server, script: str = "sleep 30"):
     while proc.pid not in {p.pid for p in tagged_processes(TAG_NAME, server.paths.vardir)}:
         assert time.monotonic() < deadline, "the helper never showed its tag"
         time.sleep(0.01)
-    if "READY" in script:
+    if traps:
         while not os.path.exists(ready):   # its trap is set
             assert time.monotonic() < deadline, "the helper never set its trap"
             time.sleep(0.01)
@@ -133,7 +133,7 @@ def test_stop_and_kill_end_what_the_server_left_behind(tmp_path):
         assert server.stop(timeout=3) is StopResult.TERMINATED
         assert wait_exit(helper, 5) and helper.returncode == -signal.SIGTERM
         _run(server, "sleep 30")
-        stubborn = _helper(server, STUBBORN)
+        stubborn = _helper(server, STUBBORN, traps=True)
         server.kill()
         assert server.executor is not None and server.executor.returncode() == -signal.SIGKILL
         assert wait_exit(stubborn, 5) and stubborn.returncode == -signal.SIGKILL
