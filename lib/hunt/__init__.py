@@ -12,7 +12,8 @@ The tool-layer parts of ``--mode=hunt`` (the mode itself is
   oracles' queries), ``budget`` (``--duration`` over the trials' loads and
   checks);
 - oracles: ``crash`` (with ``crashreport``, mariadbd's own report, and
-  ``demangle``), ``hang``, ``logcheck`` (the error log), ``divergence``,
+  ``demangle``; ``dying``: a server's health after a load settled, a dying
+  one's core given time -- trials, reductions and replays alike), ``hang``, ``logcheck`` (the error log), ``divergence``,
   ``wrong`` (the wrong-result oracles in a trial, and a compared load's
   differences), ``wrongresult`` (the NoREC, TLP and differential oracles
   over generated SELECTs);

@@ -46,8 +46,8 @@ from ..servers.health import HealthState
 from ..servers.options import Option
 from .budget import BUDGET_SPENT, Checks, DeadlineConnection
 from .crash import crash_finding, crash_report_start
-from .crashreport import parse_crash_report
 from .divergence import divergence_findings
+from .dying import DYING_WAIT, settle
 from .finding import Finding, Written, add_backtrace, write_finding
 from .hang import deadlock_finding, unresponsive_finding
 from .knownbugs import KnownBugs
@@ -64,8 +64,6 @@ if TYPE_CHECKING:
 
 MAX_EXCERPT = 1 << 20        # bytes of a server's error log kept in a finding
 UNLIMITED_QUERIES = 10 ** 9
-UNANSWERED_GRACE = 10.0      # seconds a running server may take to answer before it hangs
-CRASH_EXIT_GRACE = 120.0     # seconds a server that logged a crash report may take to end
 SCHEMA = "test"
 REPLAY_QUERY_TIMEOUT = 30.0  # a replayed statement running this long gets KILL QUERY
 REPLAY_NO_ERRORLOG = ("the errorlog oracle does not judge --sql-file trials: a replayed corpus "
@@ -244,21 +242,17 @@ def _health_findings(servers: Sequence[Server], marks: dict[str, int],
     for index, server in enumerate(servers):
         if server.name in dead:
             continue
-        health = server.health(exit_wait=3.0)
-        # a server whose error log has a crash report is dying, not hung: writing its core
-        # on a loaded machine can take a minute (a replayed corpus's trial called it a hang)
-        crashing = health.state is HealthState.HUNG and \
-            parse_crash_report(_excerpt(server, marks[server.name])) is not None
-        patience = time.monotonic() + (CRASH_EXIT_GRACE if crashing else UNANSWERED_GRACE)
-        while health.state is HealthState.HUNG and time.monotonic() < patience:
-            time.sleep(1.0)  # a loaded machine may answer late: a hang is no answer for long
-            health = server.health(exit_wait=3.0)
-        if crashing and health.state is HealthState.HUNG:
+        # a loaded machine may answer late: a hang is no answer for long; a server whose
+        # error log has a crash report is dying, not hung (writing its core on a loaded
+        # machine can take a minute: a replayed corpus's trial called it a hang)
+        settled = settle(server, marks[server.name])
+        health = settled.health
+        if settled.crashing and health.state is HealthState.HUNG:
             dead.add(server.name)
+            why = settled.note or f"it had not ended {DYING_WAIT:g} s later"
             findings.append(crash_finding(server, _excerpt(server, marks[server.name]),
-                                          f"crashed: its crash report is in the error log, its "
-                                          f"process had not ended {CRASH_EXIT_GRACE:g} s later",
-                                          work_dir))
+                                          f"crashed: its crash report is in the error log; "
+                                          f"{why}", work_dir))
         elif health.state is HealthState.CRASHED or (
                 health.state is HealthState.STOPPED and not server.stop_requested):
             dead.add(server.name)

@@ -8,7 +8,9 @@ changed anything else (a UDF in ``mysql.func``, a global variable) -- replays th
 candidate (:mod:`.replay`) and signs what happened with the hunt's own code:
 
 - crash: a server that died is signed by :func:`lib.hunt.crash.crash_finding` (its
-  crash report, gdb's frames when the report has none);
+  crash report, gdb's frames when the report has none); a server that has not answered
+  yet is settled as a hunt's trial settles it (:func:`lib.hunt.dying.settle`: a dying
+  one's core given time, a slow one a grace);
 - differential wrong result: each statement whose results differed between the
   servers is signed with :func:`lib.hunt.signature.wrong_result_signature`;
 - an oracle's wrong result judged again (``ReduceInput.judged_again``): the
@@ -40,6 +42,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 import pymysql
 
 from ..hunt.crash import crash_finding
+from ..hunt.dying import settle
 from ..hunt.signature import Signature, fingerprint, wrong_result_signature
 from ..hunt.wrongresult.errors import ServerLostError
 from ..hunt.wrongresult.oracle import Rebuilt
@@ -203,8 +206,11 @@ class Checker:
     def _crashes(self, servers: Sequence[Server], marks: dict[str, int], out: Outcome) -> bool:
         dead = False
         for server in servers:
-            health = server.health(exit_wait=3.0)
-            if health.state is HealthState.CRASHED or (
+            # a server dying slowly (its core written on a loaded machine) is a crash, not
+            # a hang: a candidate that crashed must not count as not failing for it
+            settled = settle(server, marks[server.name])
+            health = settled.health
+            if settled.crashing or health.state is HealthState.CRASHED or (
                     health.state is HealthState.STOPPED and not server.stop_requested):
                 dead = True
                 scratch = os.path.join(self.work_dir, "crash")

@@ -21,7 +21,7 @@ statement, errors or not, as mariadb-qa's tools do), a ``.test`` file through
 - **hang**: the server no longer answers SQL, 10 s of patience after the
   reproducer's end or its time, and its error log has no crash report (one
   with a report is dying: it is given up to two minutes to end while its core
-  or error log grows, :mod:`.dying`); killed and thrown away;
+  or error log grows, :mod:`lib.hunt.dying`); killed and thrown away;
 - **timeout**: it ran past its time and the server still answers (a slow
   reproducer, not a bug; the server is thrown away);
 - **errorlog**: the server lived, and its error log gained ``[ERROR]`` or
@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from ..checks.backtrace import GDB_TIMEOUT, find_core
 from ..errors import KewpieError
 from ..hunt.crash import crash_finding
+from ..hunt.dying import UNANSWERED_GRACE, crash_reported, settle
 from ..hunt.logcheck import error_log_findings, suppressions
 from ..hunt.crashreport import (crash_unique_id, parse_crash_report, report_unique_id,
                                 since_last_start)
@@ -57,7 +58,6 @@ from ..servers.option_safety import check_server_options
 from ..servers.requirements import Requirements
 from .corpus import MYSQLTEST, Reproducer
 from .defaults import server_options
-from .dying import wait_dying
 from .restore import State, restore, snapshot
 from .waits import WaitWatch
 
@@ -73,7 +73,6 @@ CRASH, HANG, TIMEOUT, ERRORLOG, NONE, SKIPPED = ("crash", "hang", "timeout", "er
 OUTCOMES = (CRASH, HANG, ERRORLOG, TIMEOUT, NONE, SKIPPED)
 PRESENT = (CRASH, HANG, ERRORLOG)         # the reproducer reproduced something
 HEALTH_WAIT = 5.0                          # a crashing server's time to finish dying (its core)
-UNANSWERED_GRACE = 10.0                    # a slow answer after a timeout is no hang
 START_LOG_LINES = 400                      # a server that did not start: its log's last lines
 MYSQL_TEST_DIRS = ("share/mysql/mysql-test", "share/mariadb/mysql-test", "mysql-test")
 
@@ -287,7 +286,7 @@ class ReplayBot:
         crash, signed as any; True when so (the caller tears the server down).  Missed
         here, the next reproducer would get a server stuck in its crash handler and be
         called hung for it."""
-        if server.is_alive() and not _crash_reported(server, mark):
+        if server.is_alive() and not crash_reported(server, mark):
             return False
         health, _, _ = self._health(server, mark)
         try:
@@ -304,7 +303,7 @@ class ReplayBot:
         (a late crash of the reproducer before: logged; the next one gets a fresh
         server)."""
         since = self._sound_at.get(tree.basedir)
-        if since is None or (server.is_alive() and not _crash_reported(server, since)):
+        if since is None or (server.is_alive() and not crash_reported(server, since)):
             return False
         get_logger().warning(f"replay: the kept {tree.label} server crashed after the "
                              f"reproducer before this one had been judged (its error log: "
@@ -339,21 +338,17 @@ class ReplayBot:
 
     def _health(self, server: Server, mark: int) -> tuple[Health, bool, str]:
         """The server's health after the reproducer (a late answer waited for, a dying
-        server's core given time: :mod:`.dying`), whether it refuses kewpie's login, and
+        server's core given time: :mod:`lib.hunt.dying`), whether it refuses kewpie's login, and
         a note when the dying server's wait was cut short."""
         health = server.health(exit_wait=HEALTH_WAIT)
         locked_out = health.state is HealthState.HUNG and _refuses_login(server)
-        if health.state is HealthState.HUNG and not locked_out:   # a loaded machine answers late
-            patience = time.monotonic() + UNANSWERED_GRACE
-            while health.state is HealthState.HUNG and time.monotonic() < patience:
-                time.sleep(1.0)
-                health = server.health(exit_wait=HEALTH_WAIT)
-        if health.state is HealthState.HUNG and _crash_reported(server, mark):
-            # it is dying, not hung: its report is written, its core still being written
-            # (at load 45 a crash had been called a hang after 15 s)
-            health, note = wait_dying(server)
-            return health, locked_out, note
-        return health, locked_out, ""
+        if health.state is not HealthState.HUNG:
+            return health, locked_out, ""
+        # a loaded machine answers late (no grace for a server that answers but refuses
+        # kewpie's login); one with a crash report is dying, its core still being written
+        settled = settle(server, mark, HEALTH_WAIT, grace=0.0 if locked_out else UNANSWERED_GRACE,
+                         first=health)
+        return settled.health, locked_out, settled.note
 
     def _ended(self, server: Server, health: Health, locked_out: bool, text: str,
                files: tuple[str, str], timed_out: bool, result: ReplayResult) -> str | None:
@@ -595,14 +590,6 @@ def crashing_backtrace(binary: str, core: str, out_path: str,
         with open(out_path, "w", encoding="utf-8", errors="replace") as fh:
             fh.write(text)
     return text
-
-
-def _crash_reported(server: "Server", mark: int) -> bool:
-    """Has the server's error log gained a crash report since mark?"""
-    try:
-        return parse_crash_report(server.errlog.since(mark)) is not None
-    except OSError:
-        return False
 
 
 def _read(path: str) -> str:
