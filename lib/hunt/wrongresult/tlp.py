@@ -91,13 +91,18 @@ class TLPOracle(OracleBase):
 
     def judge(self, check: Check, outcomes: list[Outcome]) -> Verdict:
         """Agree when Q's rows equal the partitions' (as multisets; as sets for distinct)."""
-        whole = render_rows(outcomes[0].rows or ())
-        parts = render_rows(outcomes[1].rows or ())
-        only_whole, only_parts = multiset_difference(whole, parts)
-        results = (describe_rows(whole), describe_rows(parts))
-        if not only_whole and not only_parts:
-            return Verdict("agree", results=results)
-        detail = (f"TLP ({check.variant}): rows only in the whole query: "
-                  f"{describe_rows(only_whole)}; rows only in the partitions: "
-                  f"{describe_rows(only_parts)}")
-        return Verdict("differ", results=results, detail=detail)
+        return judge_partitions(f"TLP ({check.variant})", outcomes)
+
+
+def judge_partitions(label: str, outcomes: list[Outcome]) -> Verdict:
+    """TLP's verdict and its variants': agree when the whole query's rows (the first
+    outcome) equal the partitions' (the second) as multisets; label starts the detail."""
+    whole = render_rows(outcomes[0].rows or ())
+    parts = render_rows(outcomes[1].rows or ())
+    only_whole, only_parts = multiset_difference(whole, parts)
+    results = (describe_rows(whole), describe_rows(parts))
+    if not only_whole and not only_parts:
+        return Verdict("agree", results=results)
+    detail = (f"{label}: rows only in the whole query: {describe_rows(only_whole)}; rows "
+              f"only in the partitions: {describe_rows(only_parts)}")
+    return Verdict("differ", results=results, detail=detail)

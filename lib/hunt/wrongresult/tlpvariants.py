@@ -39,8 +39,8 @@ from .generator import FromClause, GeneratorOptions, SqlGenerator
 from .oracle import Check, OracleBase, Verdict
 from .queries import (MINMAX_CLASSES, NOT_STR, avg_argument, column_value, exact_value,
                       having_predicate, is_position, summable, values)
-from .result import describe_rows, multiset_difference, render_rows
 from .schema import free_aliases
+from .tlp import judge_partitions
 
 
 def _partitions(gen: SqlGenerator, fc: FromClause) -> tuple[str, str, str]:
@@ -90,16 +90,7 @@ class _TLPVariant(OracleBase):
 
     def judge(self, check: Check, outcomes: list[Outcome]) -> Verdict:
         """Agree when the whole query's rows equal the partitions' combination."""
-        whole = render_rows(outcomes[0].rows or ())
-        parts = render_rows(outcomes[1].rows or ())
-        only_whole, only_parts = multiset_difference(whole, parts)
-        results = (describe_rows(whole), describe_rows(parts))
-        if not only_whole and not only_parts:
-            return Verdict("agree", results=results)
-        detail = (f"{self.name} ({check.variant}): rows only in the whole query: "
-                  f"{describe_rows(only_whole)}; rows only in the partitions: "
-                  f"{describe_rows(only_parts)}")
-        return Verdict("differ", results=results, detail=detail)
+        return judge_partitions(f"{self.name} ({check.variant})", outcomes)
 
 
 class TLPAggregateOracle(_TLPVariant):
