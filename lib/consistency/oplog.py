@@ -27,6 +27,8 @@ from typing import Any, Iterable
 
 import pymysql
 
+from ..servers.sql import error_code
+
 OK, FAIL, UNKNOWN, INFO = "ok", "fail", "unknown", "info"
 OUTCOMES = (OK, FAIL, UNKNOWN)
 NEMESIS = "nemesis"
@@ -61,15 +63,6 @@ class Op:
 def _short(value: Any, limit: int = 160) -> str:
     text = json.dumps(value, default=str, sort_keys=True) if not isinstance(value, str) else value
     return text if len(text) <= limit else text[:limit] + "..."
-
-
-def error_code(exc: BaseException) -> int:
-    """The MySQL error number of a PyMySQL error (0 for anything else, such as an
-    OSError whose first argument is an errno)."""
-    if not isinstance(exc, pymysql.MySQLError):
-        return 0
-    args = exc.args
-    return args[0] if args and isinstance(args[0], int) else 0
 
 
 def describe_error(exc: BaseException) -> str:

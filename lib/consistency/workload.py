@@ -17,11 +17,11 @@ from typing import Any, Callable, Sequence
 
 import pymysql
 
-from .oplog import (FAIL, OK, History, Op, classify_error, describe_error,
-                      error_code)
+from .oplog import FAIL, OK, History, Op, classify_error, describe_error
 from .reads import read_rows
 from .verdict import Verdict
 from ..servers.judging import JUDGING_BOUND
+from ..servers.sql import error_code
 from ..servers.server import Server
 
 CONNECT_TIMEOUT = 2.0

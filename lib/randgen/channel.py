@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # mysqlclient is optional: imported when a channel is opened
 
 from .connection import LOST_CONNECTION_CODES, ConnectionSpec, error_message
 from .errors import RandgenEnvironmentError
+from ..servers.sql import error_code
 
 COMMANDS_OUT_OF_SYNC = 2014
 
@@ -64,7 +65,7 @@ class Channel(Protocol):
 
 def _statement_error(exc: BaseException, interface_error: type[BaseException]) -> StatementError:
     """A driver's error as a StatementError: its code, text, and whether the connection is lost."""
-    code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else 0
+    code = error_code(exc)
     lost = code in LOST_CONNECTION_CODES or code == COMMANDS_OUT_OF_SYNC \
         or isinstance(exc, interface_error)
     return StatementError(code, error_message(exc), lost)
@@ -159,7 +160,7 @@ class CChannel:
         and reading it crashes the interpreter (a replayed mysql-test corpus did, in 2
         of 4 trials).  ``exc.args[1]`` is never read: the connection's ``error()``
         raises a UnicodeDecodeError instead, whose bytes are decoded with replacement."""
-        code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else 0
+        code = error_code(exc)
         try:
             message = str(self._conn.error())
         except UnicodeDecodeError as bad:

@@ -48,6 +48,7 @@ from .metadata import MetadataCache, load_metadata
 from .result import (EXIT_CODES, STATUS_ENVIRONMENT_ERROR, STATUS_FAILURE,
                      STATUS_GRAMMAR_ERROR,
                      STATUS_OK, STATUS_SERVER_LOST, RandgenResult, ThreadStats)
+from ..servers.sql import error_code
 
 if TYPE_CHECKING:  # imported when a run needs them (plain runs load less)
     from ..servers.server import Server
@@ -324,7 +325,7 @@ class RandgenRun:
                         trace.done(seq, sent, 0, conn_id, sql, rows, int(affected or 0),
                                    server=where)
                 except pymysql.MySQLError as exc:
-                    code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else 0
+                    code = error_code(exc)
                     if trace is not None:
                         trace.done(seq, sent, 0, conn_id, sql, error=code,
                                    message=error_message(exc), server=where)

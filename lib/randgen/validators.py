@@ -35,6 +35,7 @@ import pymysql.cursors
 from .cmdline import known_names
 from .transformers import (TRANSFORMERS, TransformPlan, describe_relation, relation_holds,
                            transform)
+from ..servers.sql import error_code
 
 # randgen's names that mean the same here
 VALIDATOR_ALIASES: Mapping[str, str] = MappingProxyType({"resultsetcomparator": "ResultsetComparator",
@@ -155,7 +156,7 @@ def run_statement(cur: pymysql.cursors.Cursor, sql: str, label: str) -> Outcome:
                 cur.fetchall()
         return Outcome(label, rows=rows, affected=max(0, affected or 0))
     except pymysql.MySQLError as exc:
-        code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else 0
+        code = error_code(exc)
         return Outcome(label, error=code, message=str(exc.args[1]) if len(exc.args) > 1 else str(exc))
     except UnicodeDecodeError as exc:
         # PyMySQL stops reading the result at a value it cannot decode; the rest is

@@ -60,6 +60,7 @@ from .corpus import MYSQLTEST, Reproducer
 from .defaults import server_options
 from .restore import State, restore, snapshot
 from .waits import WaitWatch
+from ..servers.sql import error_code
 
 if TYPE_CHECKING:
     from ..hunt.knownbugs import KnownBugs
@@ -556,7 +557,7 @@ def _refuses_login(server: "Server") -> bool:
     try:
         server.connect(connect_timeout=LOGIN_SECONDS, read_timeout=LOGIN_SECONDS).close()
     except pymysql.MySQLError as exc:
-        code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else 0
+        code = error_code(exc)
         return code in ACCESS_DENIED
     return False
 

@@ -40,9 +40,13 @@ def handshake_wait(deadline: float) -> float:
     return max(PROBE_TIMEOUT, deadline - time.monotonic())
 
 
-def error_code(exc: pymysql.MySQLError) -> int:
-    """The MySQL error number of exc (0 when it carries none)."""
-    return exc.args[0] if exc.args and isinstance(exc.args[0], int) else 0
+def error_code(exc: BaseException) -> int:
+    """The MySQL error number of a client library's error (PyMySQL's or mysqlclient's), 0
+    when it carries none -- an OSError's errno is no MySQL error number."""
+    if isinstance(exc, OSError):
+        return 0
+    args = getattr(exc, "args", ())
+    return args[0] if args and isinstance(args[0], int) else 0
 
 
 class SqlClient:

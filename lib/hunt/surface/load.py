@@ -23,6 +23,7 @@ from ...randgen.grammar import Grammar
 from ...randgen.metadata import Metadata
 from . import Surface
 from .statements import StatementGenerator
+from ...servers.sql import error_code
 
 if TYPE_CHECKING:
     from ...randgen.cmdline import RandgenOptions
@@ -91,7 +92,7 @@ class SurfaceRun(RandgenRun):
                     if trace is not None:
                         trace.done(seq, sent, 0, conn_id, sql, rows, int(affected or 0))
                 except pymysql.MySQLError as exc:
-                    code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else 0
+                    code = error_code(exc)
                     if trace is not None:
                         trace.done(seq, sent, 0, conn_id, sql, error=code,
                                    message=error_message(exc))

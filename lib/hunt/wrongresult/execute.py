@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ...servers.sql import LOST_CONNECTION_CODES
+from ...servers.sql import LOST_CONNECTION_CODES, error_code
 from .errors import ServerLostError
 
 # malformed SQL: the generator's fault, not the data's
@@ -66,12 +66,6 @@ class Outcome:
     def failed(self) -> bool:
         """True when the statement ended in an SQL error."""
         return self.error != 0 or self.rows is None
-
-
-def error_code(exc: BaseException) -> int:
-    """The server's (or client library's) error number of exc, 0 when it has none."""
-    args = getattr(exc, "args", ())
-    return args[0] if args and isinstance(args[0], int) else 0
 
 
 def error_kind(code: int) -> str:

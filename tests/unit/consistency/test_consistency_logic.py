@@ -707,7 +707,8 @@ def test_os_errors_are_not_mysql_codes():
     reset = ConnectionResetError(104, "Connection reset by peer")
     assert classify_error(reset, committing=True) == UNKNOWN
     assert classify_error(reset, committing=False) == FAIL
-    from lib.consistency.oplog import describe_error, error_code
+    from lib.consistency.oplog import describe_error
+    from lib.servers.sql import error_code
     assert error_code(reset) == 0
     assert not describe_error(BrokenPipeError(32, "Broken pipe")).startswith("32 ")
 
