@@ -49,9 +49,15 @@ is cheap.
 
 Its findings have kind ``performance`` (signature ``performance | cert |
 <shape>``): a wrong estimate makes a slow plan, never a wrong answer.
+
+Judged again after a replay (``--mode=reduce``), :meth:`CERTOracle.seen` keeps each
+EXPLAIN's plan (every row's id, table and access type) and the LEFT JOIN sides it
+floors, from which lib/hunt/wrongresult/checkforms.py writes the same estimate as
+mysqltest lines (:func:`floored_expression`: :func:`_floored` as SQL).
 """
 from __future__ import annotations
 
+import json
 import re
 from typing import Any, Sequence
 
@@ -225,6 +231,26 @@ def _floored(factors: Sequence[tuple[str, float]], groups: Sequence[frozenset[st
     return total
 
 
+def floored_expression(factors: Sequence[tuple[str, str]],
+                       groups: Sequence[frozenset[str]]) -> str:
+    """:func:`_floored` as an SQL expression: factors are (table, SQL expression of its
+    rows); each group's product is ``GREATEST(1, ...)``; '1' when there are none."""
+    parts, done = [], set()
+    for name, factor in factors:
+        if name in done:
+            continue
+        outer = [g for g in groups if name in g]
+        if not outer:
+            parts.append(f"({factor})")
+            done.add(name)
+            continue
+        widest = max(outer, key=len)
+        inside = [(n, f) for n, f in factors if n in widest]
+        parts.append(f"GREATEST(1, {floored_expression(inside, [g for g in groups if g < widest])})")
+        done |= widest
+    return " * ".join(parts) or "1"
+
+
 def plan_of(rows: Sequence[Sequence[Any]], outer: Sequence[frozenset[str]] = ()
             ) -> tuple[list[tuple[str, str, str]], float, float] | None:
     """(the top block's steps (table, access type, key), its estimated rows, the most that
@@ -309,6 +335,18 @@ class CERTOracle(OracleBase):
             self._notes[sql] = next((str(r[2]) for r in shown.rows or ()
                                      if len(r) > 2 and str(r[1]) == str(NOTE_CODE)), "")
         return outcomes
+
+    def seen(self, check: Check, outcomes: Sequence[Outcome]) -> tuple[str, ...]:
+        """Each EXPLAIN's plan as JSON, for the reduced case's comparison: ``rows``, every
+        row's (id, table, access type) in order; ``floored``, the LEFT JOIN sides whose
+        product counts one row at least (:func:`floored_groups`)."""
+        out = []
+        for sql, outcome in zip(check.queries, outcomes):
+            read = floored_groups(self._notes.get(sql, ""))
+            rows = [[str(r[0]), str(r[2]), str(r[3])] for r in outcome.rows or () if len(r) >= 10]
+            out.append(json.dumps({"rows": rows, "floored": [sorted(g) for g in
+                                                              (read[0] if read else [])]}))
+        return tuple(out)
 
     def judge(self, check: Check, outcomes: list[Outcome]) -> Verdict:
         """Agree unless the restriction's estimate is larger under a like plan."""
