@@ -343,7 +343,8 @@ class CERTOracle(OracleBase):
         out = []
         for sql, outcome in zip(check.queries, outcomes):
             read = floored_groups(self._notes.get(sql, ""))
-            rows = [[str(r[0]), str(r[2]), str(r[3])] for r in outcome.rows or () if len(r) >= 10]
+            rows = [[_shown(r[0]), _shown(r[2]), _shown(r[3])] for r in outcome.rows or ()
+                    if len(r) >= 10]
             out.append(json.dumps({"rows": rows, "floored": [sorted(g) for g in
                                                               (read[0] if read else [])]}))
         return tuple(out)
@@ -373,6 +374,14 @@ class CERTOracle(OracleBase):
                        detail=f"CERT ({check.variant}): the restricted query is estimated at "
                               f"{rows_r:g} row(s), more than the {rows_q:g} of the query it "
                               f"restricts, under a like plan")
+
+
+def _shown(value: object) -> str:
+    """A value of EXPLAIN's as mysqltest shows it (NULL for None: an Impossible WHERE's
+    table and access type)."""
+    if value is None:
+        return "NULL"
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
 
 
 def _describe(steps: Sequence[tuple[str, str, str]]) -> str:

@@ -12,12 +12,13 @@ import random
 
 import pytest
 
-from lib.hunt.wrongresult.cert import _floored, floored_expression
+from lib.hunt.wrongresult.cert import CERTOracle, _floored, floored_expression
 from lib.hunt.wrongresult.checkforms import (cert_lines, dqe_lines, found_digest, id_digest,
                                              sql_text)
 from lib.hunt.wrongresult.dqe import (COPY_MARK, candidates_query, columns_read,
                                       copy_origin)
-from lib.hunt.wrongresult.oracle import Rebuilt
+from lib.hunt.wrongresult.execute import Outcome
+from lib.hunt.wrongresult.oracle import Check, Rebuilt
 from lib.hunt.wrongresult.replay import finding_kind, mtr_check
 from lib.mtr.travel import reproduced
 from lib.reduce.case import ReduceError, read_input
@@ -140,6 +141,21 @@ def test_certs_mysqltest_check_reads_each_estimate_as_the_oracle_computes_it():
     assert cert_lines(CERT_Q, Rebuilt()) == []
     assert sql_text("it's") == "'it''s'"
     assert sql_text("a\\b") == "CONVERT(X'615C62' USING utf8mb4)"
+
+
+def test_cert_keeps_each_plan_as_mysqltest_shows_it():
+    oracle = CERTOracle()
+    check = Check(CERT_Q, "and")
+    oracle._notes = {CERT_Q[0]: "select `test`.`t1`.`a` AS `a` from `test`.`t1` left join "
+                                "`test`.`t2` on(`test`.`t2`.`b` = `test`.`t1`.`a`) where 1",
+                     CERT_Q[1]: "select 1 from dual where 0"}
+    row = ("1", "SIMPLE", "t1", "ALL", None, None, None, None, 10, 100.0, "")
+    impossible = (1, "SIMPLE", None, None, None, None, None, None, None, None, "Impossible WHERE")
+    seen = oracle.seen(check, [Outcome(rows=(row, ("1", "SIMPLE", "t2", "ref") + row[4:])),
+                               Outcome(rows=(impossible,))])
+    assert json.loads(seen[0]) == {"rows": [["1", "t1", "ALL"], ["1", "t2", "ref"]],
+                                   "floored": [["t2"]]}
+    assert json.loads(seen[1]) == {"rows": [["1", "NULL", "NULL"]], "floored": []}
 
 
 def _finding(tmp_path, kind, oracle, queries):
