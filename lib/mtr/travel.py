@@ -61,6 +61,8 @@ LOST_SERVER = re.compile(r"\((?:2013|2006)\)|Lost connection|server has gone awa
                          r"|Server \[mysqld\.\d+[^\]\n]*\] failed during test run")
 # the differential case's "wrong result: SELECT ...", an oracle's "wrong result (radar): ..."
 WRONG_RESULT = re.compile(r"wrong result(?: \([\w-]+\))?:")
+# a performance finding's case (CERT's estimates): "performance (cert): ..."
+PERFORMANCE = re.compile(r"performance \([\w-]+\):")
 
 
 def mysql_test_dir(basedir: str) -> str:
@@ -199,8 +201,10 @@ def reproduced(output: str, suite: str, test: str, kind: str) -> bool:
     """Whether a tool's output says the case failed with the bug: its row ``[ fail ]``
     and, for a crash, the lost server (mysqltest's 2013/2006, or mysql-test-run.pl's
     "Server [mysqld.1 - pid: ...] failed during test run" when it saw the server die
-    first), for a wrong result the case's ``--die wrong result:``."""
+    first), for a wrong result the case's ``--die wrong result:``, for a performance
+    finding its ``--die performance (cert):``."""
     row = re.compile(rf"{re.escape(suite)}\.{re.escape(test)}\s+(?:w\d+\s+)?\[ fail \]")
     if not row.search(output):
         return False
-    return bool((WRONG_RESULT if kind == "wrong-result" else LOST_SERVER).search(output))
+    pattern = {"wrong-result": WRONG_RESULT, "performance": PERFORMANCE}.get(kind, LOST_SERVER)
+    return bool(pattern.search(output))

@@ -7,8 +7,9 @@ a path that is not a finding folder (no ``finding.json`` of the finding
 format), a finding without a trace, a kind the reducer cannot check yet.
 
 A wrong result of an oracle that runs over the load's tables (TLP, NoREC, DQP,
-EET, CODDTest, the TLP variants) or over raw copies of them it builds again
-(Radar: :data:`~lib.hunt.wrongresult.replay.REPLAYABLE`) is *judged again* (:attr:`ReduceInput.judged_again`): its compared statements
+EET, CODDTest, the TLP variants) or over copies of them it builds again
+(Radar, DQE), and a performance finding of CERT
+(:data:`~lib.hunt.wrongresult.replay.REPLAYABLE`, each of its oracle's kind) is *judged again* (:attr:`ReduceInput.judged_again`): its compared statements
 (``details.queries``) follow the trace's as the statements the failure was seen
 on, and a candidate fails while the oracle's comparison of them still disagrees
 (:func:`lib.hunt.wrongresult.replay.judge_again`).
@@ -23,7 +24,7 @@ from typing import Any, Sequence
 from ..errors import UsageError
 from ..hunt.finding import FINDING_FILE, FORMAT, TRACE_FILE
 from ..hunt.signature import Signature
-from ..hunt.wrongresult.replay import REPLAYABLE, not_replayable
+from ..hunt.wrongresult.replay import REPLAYABLE, finding_kind, not_replayable
 from ..randgen.trace import read_trace
 
 SUPPORTED = frozenset({("crash", "crash"), ("wrong-result", "differential")})
@@ -84,7 +85,7 @@ class ReduceInput:
     def judged_again(self) -> bool:
         """True for an oracle's wrong result whose statements are judged again by the
         oracle after a replay (see the module docstring)."""
-        return self.kind == "wrong-result" and self.oracle in REPLAYABLE
+        return judged(self.kind, self.oracle)
 
     @property
     def compared(self) -> tuple[str, ...]:
@@ -120,6 +121,11 @@ class ReduceInput:
         return replace(self, statements=tuple(statements))
 
 
+def judged(kind: str, oracle: str) -> bool:
+    """Is a finding of this kind and oracle judged again by its oracle (module docstring)?"""
+    return oracle in REPLAYABLE and kind == finding_kind(oracle)
+
+
 def read_input(folder: str) -> ReduceInput:
     """A finding folder (docs/hunting.md's format) read; ReduceError when it is not one."""
     path = os.path.join(folder, FINDING_FILE)
@@ -136,11 +142,12 @@ def read_input(folder: str) -> ReduceInput:
         raise ReduceError(f"--mode=reduce {folder}: not a finding folder ({FINDING_FILE} is "
                           f"not of format {FORMAT})")
     kind, oracle = str(data.get("kind")), str(data.get("oracle"))
-    if (kind, oracle) not in SUPPORTED and not (kind == "wrong-result" and oracle in REPLAYABLE):
+    if (kind, oracle) not in SUPPORTED and not judged(kind, oracle):
         why = not_replayable(oracle) if kind in ("wrong-result", "performance") else ""
         raise ReduceError(f"--mode=reduce {folder}: a {kind} finding of oracle {oracle} cannot "
                           f"be reduced yet{f' ({why})' if why else ''} (crashes, differential "
-                          f"wrong results and those of {', '.join(sorted(REPLAYABLE))} can)")
+                          f"wrong results and the findings of {', '.join(sorted(REPLAYABLE))} "
+                          f"can)")
     trace = os.path.join(folder, TRACE_FILE)
     if not os.path.isfile(trace):
         raise ReduceError(f"--mode=reduce {folder}: the finding has no {TRACE_FILE}")
@@ -153,7 +160,7 @@ def read_input(folder: str) -> ReduceInput:
                        if r.get("sql") and str(r.get("server") or server) == "s0")
     if not statements:
         raise ReduceError(f"--mode=reduce {folder}: {TRACE_FILE} holds no statements")
-    if kind == "wrong-result" and oracle in REPLAYABLE:  # the compared statements follow
+    if judged(kind, oracle):  # the compared statements follow
         queries = [str(q) for q in (data.get("details") or {}).get("queries") or []]
         if not queries:
             raise ReduceError(f"--mode=reduce {folder}: the finding holds no compared "

@@ -26,8 +26,9 @@ SELECTs of every variant), ``rewrite`` (replacing one recorded expression),
 tlp-distinct, tlp-groupby, tlp-having) and ``cert`` (performance findings),
 ``registry``, ``gendata`` (a ``.zz`` file's tables in a schema, for
 benchmarks and tests), ``replay`` (a finding's statements judged again by its oracle
-after a replay, Radar's raw copies built again: the reduce predicate, and its mysqltest
-form), ``errors``.  See docs/hunting.md, "Wrong-result
+after a replay, Radar's raw copies and DQE's copy built again: the reduce predicate, and
+its mysqltest form), ``checkforms`` (DQE's and CERT's comparisons as mysqltest lines),
+``errors``.  See docs/hunting.md, "Wrong-result
 oracles" and "The plan and rewrite oracles".
 """
 from __future__ import annotations

@@ -17,7 +17,7 @@ oracle never compares it):
   constraints or partitions, in the original's engine when it takes the
   columns (else InnoDB); a view gets a table of its rows; under a name of its
   own when asked (a finding's statements judged again after a replay name the
-  copies they ran on: lib/hunt/wrongresult/replay.py).
+  copies they ran on: lib/hunt/wrongresult/replay.py; so does :meth:`Copies.like`).
 
 :attr:`Copies.statements` keeps every statement that built the copies (the
 schema, the tables, their rows) and :attr:`Copies.undo` what drops them: a
@@ -130,8 +130,9 @@ class Copies:
         self.count += 1
         return f"{self.prefix}_{kind}{self.count}"
 
-    def like(self, table: TableInfo) -> Copy | None:
-        """A ``LIKE`` copy with kw_rowid and kw_touched (cached per table)."""
+    def like(self, table: TableInfo, name: str = "") -> Copy | None:
+        """A ``LIKE`` copy with kw_rowid and kw_touched (cached per table), named name when
+        given (else the next ``<prefix>_dqe<n>``)."""
         key = ("like", table.schema + "." + table.name)
         if key in self.made:
             return self.made[key]
@@ -144,7 +145,7 @@ class Copies:
             return None
         engine, columns = described
         copied = tuple(quote_name(c) for c, _, _, _, generated in columns if not generated)
-        name = self._name("dqe")
+        name = name or self._name("dqe")
         sql_name = f"{quote_name(SCHEMA)}.{quote_name(name)}"
         listed = ", ".join(copied)
         if not (self._run(f"CREATE TABLE {sql_name} LIKE {table.sql_name}")

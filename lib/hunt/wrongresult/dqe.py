@@ -25,18 +25,82 @@ error in UPDATE/DELETE and a warning in SELECT (documented), which would make
 the three disagree by design.  Joins (in the multi-table forms) join the copy
 with an original table; a NULL-extended copy row is no row of the copy.  An
 error in any of the statements skips the check.
+
+The SELECT names the table its copy was made from (:data:`COPY_MARK`, a comment:
+``/* dqe: a copy of `test`.`t1` */ SELECT t1.kw_rowid FROM `kw_oracle`.`kw_dqe2`
+...``), so a finding holds what its check needs to run again after a replay
+(:meth:`DQEOracle.rebuild`: the copy made again under its name, from the replayed
+original); a finding written before the mark (or19-sf3's ``c6fabc5728c7``) names
+only its copy, and the original is each replayed base table that has every column
+the statements read on the copy (:func:`columns_read`), tried in turn until the
+three disagree (the last otherwise).  :meth:`DQEOracle.seen` tells the reduced
+case which copy it compares and how it is put back
+(lib/hunt/wrongresult/checkforms.py writes the comparison as mysqltest lines).
 """
 from __future__ import annotations
 
+import json
+import re
 from typing import Sequence
 
-from .copies import ROWID, TOUCHED, Copies, Copy
+from .copies import ROWID, SCHEMA, TOUCHED, Copies, Copy
 from .execute import Connection, Outcome, run_query
 from .generator import FromClause, GeneratorOptions, JoinPart, Scope, SqlGenerator
-from .oracle import Check, OracleBase, Verdict
+from .oracle import Check, OracleBase, Rebuilt, Verdict
 from .schema import TableInfo, quote_name
 
 SKIP_ROLLBACK = -4  # skip code: the copy could not be put back (the run stops using it)
+COPY_MARK = "/* dqe: a copy of {original} */ "   # before the SELECT: where its copy came from
+_MARK_RE = re.compile(r"^\s*/\* dqe: a copy of `((?:[^`]|``)+)`\.`((?:[^`]|``)+)` \*/\s*")
+_COPY_RE = re.compile(r"\bFROM\s+(`(?:[^`]|``)+`\.`(?:[^`]|``)+`)\s+AS\s+t1\b")
+MAX_CANDIDATES = 8  # the originals an old finding's copy may stand for, tried in turn
+SYSTEM_SCHEMAS = ("mysql", "information_schema", "performance_schema", "sys", SCHEMA)
+
+
+def _text(value: object) -> str:
+    """A result value as text (bytes decoded)."""
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+
+
+def copy_origin(queries: Sequence[str]) -> tuple[str, tuple[str, str] | None]:
+    """(the copy's quoted name, (schema, table) of the original its SELECT's mark names,
+    None for a finding written before the mark) of a DQE finding's statements; ValueError
+    when they are not DQE's (a SELECT, an UPDATE and a DELETE of a copy aliased t1)."""
+    if len(queries) != 3:
+        raise ValueError("not a DQE check: a SELECT, an UPDATE and a DELETE")
+    m = _MARK_RE.match(queries[0])
+    body = queries[0][m.end():] if m else queries[0]
+    copy = _COPY_RE.search(body)
+    if not body.lstrip().upper().startswith("SELECT") or copy is None:
+        raise ValueError("not a DQE check: its SELECT reads no copy aliased t1")
+    origin = (m.group(1).replace("``", "`"), m.group(2).replace("``", "`")) if m else None
+    return copy.group(1), origin
+
+
+def columns_read(queries: Sequence[str], copy: str) -> list[str]:
+    """The columns of the copy the statements name (``t1.`c2```, the single-table DELETE's
+    ``<copy>.`c2```), the oracle's own two left out, sorted."""
+    names: set[str] = set()
+    for sql in queries:
+        for m in re.finditer(r"(?:\bt1|" + re.escape(copy) + r")\.`((?:[^`]|``)+)`", sql):
+            names.add(m.group(1).replace("``", "`"))
+    return sorted(names - {ROWID, TOUCHED})
+
+
+def candidates_query(columns: Sequence[str]) -> str:
+    """SQL listing (schema, table) of every base table outside the system schemas that has
+    all these columns (every one when there are none), by name."""
+    where = ("TABLE_SCHEMA NOT IN (" + ", ".join("'" + s + "'" for s in SYSTEM_SCHEMAS)
+             + ") AND TABLE_TYPE IN ('BASE TABLE', 'SYSTEM VERSIONED')")
+    if not columns:
+        return (f"SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES WHERE {where}"
+                f" ORDER BY 1, 2 LIMIT {MAX_CANDIDATES}")
+    listed = ", ".join("'" + c.replace("\\", "\\\\").replace("'", "''") + "'" for c in columns)
+    return (f"SELECT t.TABLE_SCHEMA, t.TABLE_NAME FROM information_schema.TABLES AS t JOIN "
+            f"information_schema.COLUMNS AS c ON c.TABLE_SCHEMA = t.TABLE_SCHEMA AND "
+            f"c.TABLE_NAME = t.TABLE_NAME WHERE t.{where.replace(' AND ', ' AND t.')} AND "
+            f"c.COLUMN_NAME IN ({listed}) GROUP BY 1, 2 HAVING COUNT(DISTINCT c.COLUMN_NAME) "
+            f"= {len(columns)} ORDER BY 1, 2 LIMIT {MAX_CANDIDATES}")
 
 
 class DQEOracle(OracleBase):
@@ -50,6 +114,7 @@ class DQEOracle(OracleBase):
         self.copies: Copies | None = None
         self.saved_mode: str | None = None
         self.by_name: dict[str, Copy] = {}
+        self.mode_statement = ""  # the SET of the non-strict sql_mode (rebuild: for the case)
 
     def default_options(self) -> GeneratorOptions:
         """One copy, joined with at most one other table."""
@@ -65,8 +130,50 @@ class DQEOracle(OracleBase):
         if self.saved_mode is not None:
             mode = ",".join(m for m in self.saved_mode.split(",")
                             if m and not m.startswith("STRICT_"))
-            run_query(conns[0], f"SET SESSION sql_mode = '{mode}'")
+            self.mode_statement = f"SET SESSION sql_mode = '{mode}'"
+            run_query(conns[0], self.mode_statement)
         return tables
+
+    def rebuild(self, conns: Sequence[Connection], queries: Sequence[str]) -> Rebuilt:
+        """A finding's copy made again under its name from the replayed original (the one
+        its SELECT's mark names; for an older finding, each candidate in turn, see the
+        module docstring), in the run's non-strict sql_mode; :meth:`finish` drops it.  A
+        copy that cannot be made leaves its statements to fail: no disagreement."""
+        copy_name, origin = copy_origin(queries)
+        self.prepare(conns, [], {})
+        name = copy_name.split("`.`", 1)[1][:-1].replace("``", "`")
+        if origin is not None:
+            originals = [origin]
+        else:
+            got = run_query(conns[0], candidates_query(columns_read(queries, copy_name)))
+            originals = [(_text(r[0]), _text(r[1])) for r in got.rows or ()] \
+                if not got.failed else []
+        check = Check(tuple(queries), "")
+        for n, (schema, table) in enumerate(originals):
+            if n:  # the previous candidate's copy dropped: each is built alone
+                self.finish(conns)
+                self.prepare(conns, [], {})
+            assert self.copies is not None
+            copy = self.copies.like(TableInfo(schema, table, ()), name=name)
+            if copy is None:
+                continue
+            self.by_name = {copy.table.sql_name: copy}
+            if len(originals) == 1 or \
+                    self.verdict(check, self.execute(conns, check)).kind == "differ":
+                break
+        assert self.copies is not None
+        head = (self.mode_statement,) if self.mode_statement else ()
+        return Rebuilt(head + tuple(self.copies.statements), self.copies.undo)
+
+    def seen(self, check: Check, outcomes: Sequence[Outcome]) -> tuple[str, ...]:
+        """The copy the statements changed, for the reduced case's comparison (JSON: its
+        name, whether a transaction undoes a change, else the pristine copy and the columns
+        that put it back)."""
+        copy = self.by_name.get(self._table_of(check))
+        if copy is None:
+            return ()
+        return (json.dumps({"copy": copy.table.sql_name, "transactional": copy.transactional,
+                            "pristine": copy.pristine, "columns": list(copy.columns)}),)
 
     def finish(self, conns: Sequence[Connection]) -> None:
         """Drop the copies; the session's sql_mode as it was."""
@@ -101,7 +208,8 @@ class DQEOracle(OracleBase):
         fc = FromClause(sql, scope, scope.rows, tuple(parts))
         p = gen.predicate(fc.scope)
         table = copy.table.sql_name
-        select = f"SELECT t1.{ROWID} FROM {fc.sql} WHERE {p}"
+        mark = COPY_MARK.format(original=original.sql_name)
+        select = f"{mark}SELECT t1.{ROWID} FROM {fc.sql} WHERE {p}"
         if len(parts) == 1:
             update = f"UPDATE {fc.sql} SET t1.{TOUCHED} = 1 WHERE {p}"
             single = gen.chance(0.5)
@@ -176,7 +284,10 @@ class DQEOracle(OracleBase):
 
     def _table_of(self, check: Check) -> str:
         """The copy's sql name (the SELECT's first table)."""
-        return check.queries[0].split(" FROM ", 1)[1].split(" AS ", 1)[0]
+        try:
+            return copy_origin(check.queries)[0]
+        except ValueError:
+            return ""
 
 
 def _ids(ids: Sequence[int]) -> str:

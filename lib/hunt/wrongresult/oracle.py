@@ -147,11 +147,14 @@ class Verdict:
 @dataclass(frozen=True)
 class Rebuilt:
     """What an oracle built again before a finding's statements were judged after a
-    replay (Radar's raw copies): the statements that built it and those that undo it --
-    the reduced case runs them around its comparison."""
+    replay (Radar's raw copies, DQE's copy): the statements that built it and those that
+    undo it -- the reduced case runs them around its comparison --, and what the judging
+    saw that the case's comparison is written from (``seen``: CERT's plans,
+    :meth:`OracleBase.seen`)."""
 
     statements: tuple[str, ...] = ()
     undo: tuple[str, ...] = ()
+    seen: tuple[str, ...] = ()
 
 
 class OracleBase:
@@ -198,6 +201,12 @@ class OracleBase:
         (lib/hunt/wrongresult/replay.py): build what they name beyond the replayed tables,
         as prepare built it for the run -- by default nothing; :meth:`finish` undoes it."""
         return Rebuilt()
+
+    def seen(self, check: Check, outcomes: Sequence[Outcome]) -> tuple[str, ...]:
+        """What a finding's statements judged again after a replay gave that the reduced
+        case's comparison is written from (lib/hunt/wrongresult/replay.py): by default
+        nothing (the case runs the statements again); CERT's plans."""
+        return ()
 
     def generate(self, gen: SqlGenerator) -> Check | None:
         """The statements of one check (None: nothing fits these tables)."""

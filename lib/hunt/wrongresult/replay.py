@@ -1,30 +1,32 @@
 """An oracle's finding judged again after a replay: the reduce predicate of the oracles.
 
 A wrong-result finding of an oracle that runs over the load's tables (TLP, NoREC, DQP,
-EET, CODDTest, the TLP variants) or over copies of them it can build again (Radar)
-holds the statements it compared (``details.queries``) and the oracle's comparison of
+EET, CODDTest, the TLP variants) or over copies of them it can build again (Radar,
+DQE), and a performance finding of CERT (:func:`finding_kind`: never called a wrong
+result), holds the statements it compared (``details.queries``) and the oracle's comparison of
 their rows (``detail``: ``EET (aggregate): rows only in Q: ...``).  After a candidate's
 statements are replayed, :func:`judge_again` runs those statements again on a new
 connection, as the oracle's run did (tables flushed, ``PAD_CHAR_TO_FULL_LENGTH`` left
 out, ``max_statement_time`` set: :class:`~lib.hunt.wrongresult.oracle.Sessions`; what
 they name beyond the load's tables built again first:
-:meth:`~lib.hunt.wrongresult.oracle.OracleBase.rebuild`, Radar's raw copies under the
-names the statements give them) and asks the oracle's own ``judge``: the candidate
-still fails when the oracle still disagrees -- with any rows, not the recorded ones
-(the reduction removes rows).  :func:`mtr_check` writes the comparison as mysqltest
+:meth:`~lib.hunt.wrongresult.oracle.OracleBase.rebuild`, Radar's raw copies and DQE's
+copy under the names the statements give them) and asks the oracle's own ``judge``
+(DQE and CERT run them their own way too: the UPDATE and DELETE undone, each EXPLAIN's
+note read): the candidate still fails when the oracle still disagrees -- with any rows
+or estimates, not the recorded ones (the reduction removes rows).  :func:`mtr_check` writes the comparison as mysqltest
 lines, so the reduced case fails while the bug is there: the statements that rebuilt
 the oracle's tables, then the rows of each compared query digested in SQL
 (:func:`~lib.reduce.mtrcase.digest_query`'s form) and compared with the first query's,
 then the rebuilt tables dropped; NoREC's two counts compared as numbers.  A digest
 compares the values as the server shows them, so a case may still fail on a value's
 form the oracle reads as the same (a zero fraction of a second): it never passes while
-the oracle disagrees.
+the oracle disagrees.  DQE's and CERT's comparisons are of rows touched and of
+estimates: lib/hunt/wrongresult/checkforms.py writes them, from what the judging saw
+(``Rebuilt.seen``: DQE's copy, CERT's plans).
 
-Not replayable (:func:`not_replayable` says why): DQE (its statements name copies it
-fills and changes check by check, which no trace holds), Pinolo and CERT (mysqltest has
-no form of their comparison yet: one query's rows within another's, two estimates of
-EXPLAIN), the differential oracle (reduced on its compare topology by lib/reduce
-itself).
+Not replayable (:func:`not_replayable` says why): Pinolo (mysqltest has no form of its
+comparison yet: one query's rows within another's), the differential oracle (reduced on
+its compare topology by lib/reduce itself).
 """
 from __future__ import annotations
 
@@ -33,6 +35,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Callable, Mapping, Sequence
 
+from .checkforms import cert_lines, dqe_lines
 from .execute import Outcome
 from .oracle import Check, OracleBase, Rebuilt, Sessions
 from .registry import wrong_result_oracles
@@ -44,13 +47,14 @@ COMPARED: Mapping[str, tuple[int, ...]] = MappingProxyType({
     "tlp-aggregate": (1,), "tlp-distinct": (1,), "tlp-groupby": (1,), "tlp-having": (1,),
     "radar": (1,),
 })
-REPLAYABLE = frozenset(COMPARED)
+# oracle -> its comparison's mysqltest form, of checkforms.py (not digests of rows)
+OWN_FORMS: Mapping[str, Callable[[Sequence[str], Rebuilt, str], list[str]]] = \
+    MappingProxyType({"dqe": dqe_lines, "cert": cert_lines})
+REPLAYABLE = frozenset(COMPARED) | frozenset(OWN_FORMS)
 _BLOCKED: Mapping[str, str] = MappingProxyType({
-    "dqe": "its statements name the copies of the tables it fills and changes check by "
-           "check (no trace holds them)",
     "pinolo": "its comparison (one query's rows within another's) has no mysqltest form yet",
-    "cert": "its comparison (two EXPLAIN estimates) has no mysqltest form yet",
 })
+_KINDS: Mapping[str, str] = MappingProxyType({"cert": "performance"})
 _VARIANT_RE = re.compile(r"^[\w-]+ \(([\w-]+)\):")
 REPLAY_TIMEOUT = 20.0   # seconds: max_statement_time of the statements judged again
 
@@ -60,6 +64,12 @@ def not_replayable(oracle: str) -> str:
     if oracle in REPLAYABLE:
         return ""
     return _BLOCKED.get(oracle, "it is no oracle of lib/hunt/wrongresult")
+
+
+def finding_kind(oracle: str) -> str:
+    """The kind of an oracle's findings: ``performance`` for CERT's (a row estimate),
+    ``wrong-result`` for the others'."""
+    return _KINDS.get(oracle, "wrong-result")
 
 
 def variant_of(detail: str) -> str:
@@ -89,12 +99,16 @@ def judge_again(conn: Any, oracle: str, queries: Sequence[str], detail: str = ""
     assert isinstance(judge, OracleBase)
     check = Check(tuple(queries), variant_of(detail))
     with Sessions([conn], REPLAY_TIMEOUT):
-        rebuilt = judge.rebuild([conn], check.queries)
         try:
-            outcomes: list[Outcome] = OracleBase.execute(judge, [conn], check)
+            rebuilt = judge.rebuild([conn], check.queries)
+            outcomes: list[Outcome] = (judge.execute([conn], check) if oracle in OWN_FORMS
+                                       else OracleBase.execute(judge, [conn], check))
+            verdict = judge.verdict(check, outcomes)
+            seen = judge.seen(check, outcomes) if verdict.kind == "differ" else ()
         finally:
             judge.finish([conn])
-    return JudgedAgain(judge.verdict(check, outcomes).kind == "differ", rebuilt)
+    return JudgedAgain(verdict.kind == "differ",
+                       Rebuilt(rebuilt.statements, rebuilt.undo, seen))
 
 
 def select_items(sql: str) -> int:
@@ -127,8 +141,11 @@ def mtr_check(oracle: str, queries: Sequence[str], digest_query: Callable[[str, 
     ([] when it has no such form: the oracle is not replayable, or the columns of the
     first query are not read); digest_query(sql, columns) is SQL giving one digest of a
     query's rows (lib/reduce's).  What the oracle rebuilt for them is built first and
-    undone last (rebuilt).  Each statement's digest is read into a variable (under its
+    undone last (rebuilt); DQE's and CERT's comparisons are checkforms.py's.  Each
+    statement's digest is read into a variable (under its
     own ``SET STATEMENT``, which stands before the digest), then compared."""
+    if oracle in OWN_FORMS:
+        return OWN_FORMS[oracle](queries, rebuilt, delimiter)
     if oracle not in REPLAYABLE or len(queries) < 2:
         return []
     texts = [q.strip().rstrip(";") for q in queries]
