@@ -83,7 +83,8 @@ class ReduceInput:
                     .get("in_flight", [])}
             return tuple(s for s in self.statements if s.seq in seqs)
         if self.kind == "errorlog":
-            return tuple(s for s in self.statements if s.seq in self.logged[0])
+            logged = set(self.logged[0])
+            return tuple(s for s in self.statements if s.seq in logged)
         queries = self.finding.get("details", {}).get("queries", [])
         return tuple(s for s in self.statements if s.sql in queries)
 
