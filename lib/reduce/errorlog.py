@@ -29,7 +29,8 @@ from ..hunt.signature import Signature, errorlog_signature, normalise_log_line
 
 DIE_PREFIX = "errorlog: "
 _THREAD_RE = re.compile(r"^\s*\d{4}-\d\d-\d\d\s+\d\d?:\d\d:\d\d\s+(\d+)\s+\[")
-_MESSAGE_RE = re.compile(r"\[ERROR\]\s+(?:(?:mariadbd|mysqld):\s+)?(.*)$")
+# the line's level (the oracle flags corruption at any level) and its message
+_MESSAGE_RE = re.compile(r"\[(ERROR|Warning|Note)\]\s+(?:(?:mariadbd|mysqld):\s+)?(.*)$")
 _QUOTED_RE = re.compile(r"'[^']*'|`[^`]*`|\"[^\"]*\"")
 _POS_FILE = "kw_errorlog.pos"   # in $MYSQL_TMP_DIR (both tools set it)
 _INC_FILE = "kw_errorlog.inc"
@@ -49,7 +50,7 @@ def logging_statements(records: Sequence[dict[str, Any]], lines: Sequence[str]
     whether they are known by their error: those whose traced error message is the
     line's (True); else those of the line's thread that ran in its second, a second
     either side (False); () when neither is known."""
-    wanted = {normalise_log_line(m.group(1)) for m in (_MESSAGE_RE.search(l) for l in lines)
+    wanted = {normalise_log_line(m.group(2)) for m in (_MESSAGE_RE.search(l) for l in lines)
               if m}
     by_message = tuple(int(r.get("seq") or 0) for r in records
                        if r.get("error") and normalise_log_line(str(r.get("message") or ""))
@@ -74,10 +75,11 @@ def logging_statements(records: Sequence[dict[str, Any]], lines: Sequence[str]
 
 
 def line_pattern(line: str) -> str:
-    """A Perl (and Python) regex for lines like line: its text after the time stamp and
-    thread id, each quoted name and each number free, the server's name either."""
+    """A Perl (and Python) regex for lines like line: its level and text after the time
+    stamp and thread id, each quoted name and each number free, the server's name
+    either."""
     text = _MESSAGE_RE.search(line)
-    body = text.group(1) if text else re.sub(r"^.*?\]\s*", "", line.strip())
+    body = text.group(2) if text else re.sub(r"^.*?\]\s*", "", line.strip())
     parts = []
     for piece in re.split(r"('[^']*'|`[^`]*`|\"[^\"]*\"|\d+)", body.strip()):
         if not piece:
@@ -89,8 +91,9 @@ def line_pattern(line: str) -> str:
         else:
             parts.append(re.escape(piece).replace("/", r"\/").replace("@", r"\@")
                          .replace("$", r"\$"))
-    server = r"(?:(?:mariadbd|mysqld): )?" if text else ""
-    return r"\[ERROR\] " + server + "".join(parts) + r"\s*$"
+    if text is None:
+        return "".join(parts) + r"\s*$"
+    return rf"\[{text.group(1)}\] (?:(?:mariadbd|mysqld): )?" + "".join(parts) + r"\s*$"
 
 
 def case_lines(line: str, delim: str) -> tuple[list[str], list[str]]:

@@ -84,6 +84,12 @@ def test_the_pattern_matches_the_line_as_its_signature_does():
         assert pattern.search(line) and pattern.search(same), (line, pattern.pattern)
         assert errorlog_signature(same).id == errorlog_signature(line).id
         assert not pattern.search(other), (other, pattern.pattern)
+    # a corruption line the oracle flags at another level keeps its level
+    crashed = "2026-11-28 10:00:00 5 [Warning] Table './test/t1' is marked as crashed"
+    assert logged_signatures(crashed) == [errorlog_signature(crashed)]
+    pattern = re.compile(line_pattern(crashed))
+    assert pattern.search(crashed.replace("t1", "t9")) and \
+        not pattern.search(crashed.replace("[Warning]", "[ERROR]"))
     # written for Perl's m/.../: no unescaped slash or sigil
     assert not re.search(r"(?<!\\)[/@]", line_pattern(READING_LINE))
 
