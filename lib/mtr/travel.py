@@ -197,14 +197,19 @@ def run_line(line: str, cwd: str, env: Mapping[str, str], log_path: str,
     return run_tool(["sh", "-c", line], env=env, cwd=cwd, log_path=log_path, timeout=timeout)
 
 
+def failed_row(output: str, suite: str, test: str) -> bool:
+    """Whether a tool's output has the case's row ``[ fail ]``."""
+    row = re.compile(rf"{re.escape(suite)}\.{re.escape(test)}\s+(?:w\d+\s+)?\[ fail \]")
+    return bool(row.search(output))
+
+
 def reproduced(output: str, suite: str, test: str, kind: str) -> bool:
     """Whether a tool's output says the case failed with the bug: its row ``[ fail ]``
     and, for a crash, the lost server (mysqltest's 2013/2006, or mysql-test-run.pl's
     "Server [mysqld.1 - pid: ...] failed during test run" when it saw the server die
     first), for a wrong result the case's ``--die wrong result:``, for a performance
     finding its ``--die performance (cert):``."""
-    row = re.compile(rf"{re.escape(suite)}\.{re.escape(test)}\s+(?:w\d+\s+)?\[ fail \]")
-    if not row.search(output):
+    if not failed_row(output, suite, test):
         return False
     pattern = {"wrong-result": WRONG_RESULT, "performance": PERFORMANCE}.get(kind, LOST_SERVER)
     return bool(pattern.search(output))

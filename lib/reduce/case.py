@@ -26,8 +26,10 @@ from ..hunt.finding import FINDING_FILE, FORMAT, TRACE_FILE
 from ..hunt.signature import Signature
 from ..hunt.wrongresult.replay import REPLAYABLE, finding_kind, not_replayable
 from ..randgen.trace import read_trace
+from .errorlog import logging_statements
 
-SUPPORTED = frozenset({("crash", "crash"), ("wrong-result", "differential")})
+SUPPORTED = frozenset({("crash", "crash"), ("wrong-result", "differential"),
+                       ("errorlog", "errorlog")})
 
 
 class ReduceError(UsageError):
@@ -69,6 +71,9 @@ class ReduceInput:
     statements: tuple[Statement, ...]
     finding: dict[str, Any] = field(default_factory=dict)
     traced_seconds: float = 0.0        # the trial's wall time as traced (0: unknown)
+    # an errorlog finding's statements that logged its line, and whether by their error
+    # (lib/reduce/errorlog.py: logging_statements)
+    logged: tuple[tuple[int, ...], bool] = ((), False)
 
     @property
     def failing(self) -> tuple[Statement, ...]:
@@ -78,6 +83,9 @@ class ReduceInput:
             seqs = {int(s.get("seq") or 0) for s in self.finding.get("details", {})
                     .get("in_flight", [])}
             return tuple(s for s in self.statements if s.seq in seqs)
+        if self.kind == "errorlog":
+            logged = set(self.logged[0])
+            return tuple(s for s in self.statements if s.seq in logged)
         queries = self.finding.get("details", {}).get("queries", [])
         return tuple(s for s in self.statements if s.sql in queries)
 
@@ -106,6 +114,8 @@ class ReduceInput:
             return ()   # the compared statements run after every candidate anyway
         failing = self.failing
         query = str(self.finding.get("details", {}).get("query") or "").strip()
+        if self.kind == "errorlog" and not self.logged[1]:
+            return ()   # the line's thread and second, not known to be the statement
         if self.kind != "crash":
             return failing
         named = tuple(s for s in failing if query and s.sql.strip() == query)
@@ -145,9 +155,9 @@ def read_input(folder: str) -> ReduceInput:
     if (kind, oracle) not in SUPPORTED and not judged(kind, oracle):
         why = not_replayable(oracle) if kind in ("wrong-result", "performance") else ""
         raise ReduceError(f"--mode=reduce {folder}: a {kind} finding of oracle {oracle} cannot "
-                          f"be reduced yet{f' ({why})' if why else ''} (crashes, differential "
-                          f"wrong results and the findings of {', '.join(sorted(REPLAYABLE))} "
-                          f"can)")
+                          f"be reduced yet{f' ({why})' if why else ''} (crashes, errorlog "
+                          f"findings, differential wrong results and the findings of "
+                          f"{', '.join(sorted(REPLAYABLE))} can)")
     trace = os.path.join(folder, TRACE_FILE)
     if not os.path.isfile(trace):
         raise ReduceError(f"--mode=reduce {folder}: the finding has no {TRACE_FILE}")
@@ -183,7 +193,9 @@ def read_input(folder: str) -> ReduceInput:
     return ReduceInput(os.path.abspath(folder), kind, oracle,
                        Signature(str(sig.get("kind") or kind), tuple(sig.get("parts") or ())),
                        str(data.get("title") or ""), kind_of_set, options, statements, data,
-                       traced)
+                       traced, logging_statements(records, (data.get("details") or {})
+                                                  .get("lines") or ()) if kind == "errorlog"
+                       else ((), False))
 
 
 def traced_seconds(records: Sequence[dict[str, Any]]) -> float:

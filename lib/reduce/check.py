@@ -16,7 +16,10 @@ candidate (:mod:`.replay`) and signs what happened with the hunt's own code:
 - an oracle's wrong result judged again (``ReduceInput.judged_again``): the
   finding's own signature while the oracle still disagrees over its compared
   statements (:func:`lib.hunt.wrongresult.replay.judge_again`; what the oracle built
-  again for them, Radar's raw copies, is kept in the outcome for the reduced case).
+  again for them, Radar's raw copies, is kept in the outcome for the reduced case);
+- errorlog: each line the error logs gained during the try (their size noted before
+  it, read after it) that the hunt's errorlog oracle flags, signed as the oracle signs
+  it (:func:`lib.reduce.errorlog.logged_signatures`).
 
 A candidate fails when one of ``trials`` tries gives the same signature id
 (sporadic bugs: ``--trials``); the tries stop at the first that does.
@@ -53,6 +56,7 @@ from ..servers.options import parse_options
 from ..servers.requirements import Requirements
 from .budget import ReplayBudget
 from .case import ReduceInput, Statement
+from .errorlog import logged_signatures
 from .replay import Replayed, replay
 
 if TYPE_CHECKING:
@@ -178,6 +182,8 @@ class Checker:
         out = Outcome(replayed=replayed, version=_version(servers[0]),
                       statements=tuple(statements), options=used)
         dead = self._crashes(servers, marks, out)
+        if self.case.kind == "errorlog" and not replayed.stopped:
+            out.signatures += _logged(servers, marks)
         if replayed.stopped:
             out.signatures.clear()
         elif not dead:
@@ -225,6 +231,18 @@ class Checker:
             elif health.state is HealthState.HUNG:
                 dead = True
         return dead
+
+
+def _logged(servers: Sequence[Server], marks: dict[str, int]) -> list[Signature]:
+    """The errorlog signatures of the lines the servers' error logs gained during the try
+    (:func:`.errorlog.logged_signatures`)."""
+    found: list[Signature] = []
+    for server in servers:
+        try:
+            found += logged_signatures(server.errlog.since(marks[server.name]))
+        except OSError:
+            continue
+    return found
 
 
 def _judge_again(server: Server, case: ReduceInput) -> JudgedAgain:

@@ -9,7 +9,8 @@ fresh folder in the workdir's tree in RAM (or the lock directory), short enough 
 sockets mtr makes there, removed after the run).  Both run without ``KEWPIE_NO_VENV``, as
 a user's shell runs them (the checkout's kewpie.py finds its .venv).  A tool reproduces
 the bug when its output
-says the case failed the bug's way (:func:`lib.mtr.travel.reproduced`).  A tree is
+says the case failed the bug's way (:func:`lib.mtr.travel.reproduced`; an errorlog
+case's ``--die`` line signed as the finding was, :func:`failed_as_found`).  A tree is
 *present* when every tool reproduced it, *absent* when none did; when only one did, it
 is present with ``(under kewpie only)`` or ``(under mtr only)``.  Each run's output is
 kept (``<scratch>/tree<N>-<tool>.log``).
@@ -24,8 +25,10 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Sequence
 
 from ..mtr.reference import lease_reference_ports, reference_mtr_env
-from ..mtr.travel import TreeCommands, reproduced, run_line
+from ..mtr.travel import TreeCommands, failed_row, reproduced, run_line
+from ..hunt.signature import Signature
 from ..platform.logsetup import get_logger
+from .errorlog import reproduced_in
 
 TOOL_TIMEOUT = 600.0   # one tool's run of the case, server starts and bootstrap included
 
@@ -84,18 +87,20 @@ class Places:
 
 
 def confirm(commands: Sequence[TreeCommands], folder: str, places: Places, kind: str,
-            suite: str, test: str) -> Confirmation:
-    """Run every tree's printed lines from folder (see the module docstring)."""
+            suite: str, test: str, signature: Signature | None = None) -> Confirmation:
+    """Run every tree's printed lines from folder (see the module docstring); signature:
+    the finding's (an errorlog case's ``--die`` line is signed again)."""
     log = get_logger()
     result = Confirmation()
     for index, tree in enumerate(commands):
         label = tree.tree.label
         kewpie = _kewpie(tree.kewpie, folder,
-                         os.path.join(places.scratch, f"tree{index}-kewpie"), kind, suite, test)
+                         os.path.join(places.scratch, f"tree{index}-kewpie"), kind, suite, test,
+                         signature)
         result.runs.append(ToolRun(label, "kewpie", tree.kewpie, *kewpie))
         if tree.mtr:
             mtr = _mtr(tree.mtr, folder, os.path.join(places.scratch, f"tree{index}-mtr"),
-                       kind, suite, test, places)
+                       kind, suite, test, places, signature)
             result.runs.append(ToolRun(label, "mtr", tree.mtr, *mtr))
         log.info(f"reduce: {result.verdict(label)} in {label}: "
                  + ", ".join(f"{r.tool} {'fails it' if r.reproduced else 'does not'} "
@@ -104,20 +109,31 @@ def confirm(commands: Sequence[TreeCommands], folder: str, places: Places, kind:
     return result
 
 
-def _kewpie(line: str, folder: str, base: str, kind: str, suite: str, test: str
-            ) -> tuple[bool, int, float, str]:
+def failed_as_found(output: str, suite: str, test: str, kind: str,
+                    signature: Signature | None) -> bool:
+    """Does a tool's output say the case failed the bug's way
+    (:func:`lib.mtr.travel.reproduced`; an errorlog case's: its ``[ fail ]`` row and its
+    ``--die`` with a line of the finding's signature, :func:`.errorlog.reproduced_in`)?"""
+    if kind != "errorlog":
+        return reproduced(output, suite, test, kind)
+    return signature is not None and failed_row(output, suite, test) and \
+        reproduced_in(output, signature)
+
+
+def _kewpie(line: str, folder: str, base: str, kind: str, suite: str, test: str,
+            signature: Signature | None) -> tuple[bool, int, float, str]:
     """kewpie's line run as printed, with a workdir of its own after it."""
     os.makedirs(base, mode=0o755, exist_ok=True)
     env = {k: v for k, v in os.environ.items() if k != "KEWPIE_NO_VENV"}
     logfile = base + ".log"
     run = run_line(f"{line} --workdir={shlex.quote(os.path.join(base, 'workdir'))}", folder,
                    env, logfile, TOOL_TIMEOUT)
-    return (reproduced(run.output, suite, test, kind), run.returncode, round(run.seconds, 1),
-            logfile)
+    return (failed_as_found(run.output, suite, test, kind, signature), run.returncode,
+            round(run.seconds, 1), logfile)
 
 
 def _mtr(line: str, folder: str, base: str, kind: str, suite: str, test: str,
-         places: Places) -> tuple[bool, int, float, str]:
+         places: Places, signature: Signature | None) -> tuple[bool, int, float, str]:
     """mysql-test-run.pl's line run as printed, on leased ports, TMPDIR a fresh folder
     under places.short (removed after; the output stays in base's log)."""
     logfile = base + ".log"
@@ -129,5 +145,5 @@ def _mtr(line: str, folder: str, base: str, kind: str, suite: str, test: str,
             run = run_line(line, folder, env, logfile, TOOL_TIMEOUT)
     finally:
         shutil.rmtree(tmpdir, ignore_errors=True)
-    return (reproduced(run.output, suite, test, kind), run.returncode, round(run.seconds, 1),
-            logfile)
+    return (failed_as_found(run.output, suite, test, kind, signature), run.returncode,
+            round(run.seconds, 1), logfile)

@@ -18,6 +18,9 @@ becomes ``$MTR_SUITE_DIR/plugin``, its libraries copied into the folder's ``plug
   they differ; an oracle's wrong result judged again compares the digests of
   its compared statements with each other instead (:func:`oracle_check`), after
   the statements that built what the oracle built for them (Radar's raw copies);
+- an errorlog finding's case notes the error log's size before its statements and
+  ``--die``s after them when the log gained a line like the finding's
+  (:func:`errorlog_check`, :mod:`lib.reduce.errorlog`);
 - the case ends by emptying schema ``test`` and dropping the UDFs it created
   (mysql-test's check-testcase wants the servers as they were) and echoes one
   line, the whole ``.result``.
@@ -36,6 +39,7 @@ from ..mtr.travel import PLUGIN_DIR_OPTION, PLUGIN_FOLDER, README, TreeCommands
 from ..platform.safewrite import HeldOutput, OutputDir
 from ..randgen.connection import LOST_CONNECTION_CODES
 from .case import ReduceInput, Statement
+from .errorlog import case_lines
 
 SUITE = "kw_reduce"
 DONE_LINE = "# kewpie: the case ran to its end"
@@ -76,6 +80,16 @@ def oracle_check(oracle: str, queries: Sequence[str], delim: str,
             + check + [f"disconnect kw_oracle{delim}", f"connection default{delim}"])
 
 
+def errorlog_check(case: ReduceInput, delim: str) -> tuple[list[str], list[str]]:
+    """An errorlog finding's lines before and after the statements: the log's size
+    noted, then a ``--die`` when it gained a line like the finding's
+    (:func:`lib.reduce.errorlog.case_lines`); nothing for other kinds."""
+    lines = (case.finding.get("details") or {}).get("lines") or ()
+    if case.kind != "errorlog" or not lines:
+        return [], []
+    return case_lines(str(lines[0]), delim)
+
+
 def _delimiter(texts: Sequence[str]) -> str:
     return "|||" if any(";" in t for t in texts) else ";"
 
@@ -104,6 +118,8 @@ def case_text(case: ReduceInput, statements: Sequence[Statement], errors: dict[i
     lines += ["--disable_query_log", "--disable_result_log", "--disable_warnings"]
     if delim != ";":
         lines.append(f"--delimiter {delim}")
+    logged = errorlog_check(case, delim)
+    lines += logged[0]   # an errorlog finding's: the log's size before the statements
     conns = list(dict.fromkeys(s.conn for s in statements))
     names = {c: f"con{i + 1}" for i, c in enumerate(conns)}
     if len(conns) > 1:
@@ -124,14 +140,7 @@ def case_text(case: ReduceInput, statements: Sequence[Statement], errors: dict[i
         if code and code not in LOST_CONNECTION_CODES:
             lines.append(f"--error 0,{code}")
         lines.append(stmt.sql.strip().rstrip(";") + delim)
-    if check is not None:
-        lines += ["", "# the wrong result: the correct server's rows have this digest",
-                  f"let $kw_ok= `SELECT ({digest_query(check.sql, check.columns)}) = "
-                  f"'{check.digest}'`{delim}",
-                  "if (!$kw_ok)", "{",
-                  f"  --die wrong result: {check.sql[:200].replace(chr(10), ' ')}", "}"]
-    elif case.judged_again:
-        lines += oracle_check(case.oracle, case.compared, delim, rebuilt)
+    lines += _failure_check(case, check, rebuilt, delim) + logged[1]
     if len(conns) > 1:
         lines += [f"disconnect {names[c]}{delim}" for c in conns] + [
             f"connection default{delim}"]
@@ -144,6 +153,20 @@ def case_text(case: ReduceInput, statements: Sequence[Statement], errors: dict[i
     lines += ["--enable_warnings", "--enable_result_log", "--enable_query_log",
               f"--echo {DONE_LINE}", ""]
     return "\n".join(lines)
+
+
+def _failure_check(case: ReduceInput, check: WrongResultCheck | None, rebuilt: Rebuilt,
+                   delim: str) -> list[str]:
+    """A wrong result's check after the statements (a crash needs none)."""
+    if check is not None:
+        return ["", "# the wrong result: the correct server's rows have this digest",
+                f"let $kw_ok= `SELECT ({digest_query(check.sql, check.columns)}) = "
+                f"'{check.digest}'`{delim}",
+                "if (!$kw_ok)", "{",
+                f"  --die wrong result: {check.sql[:200].replace(chr(10), ' ')}", "}"]
+    if case.judged_again:
+        return oracle_check(case.oracle, case.compared, delim, rebuilt)
+    return []
 
 
 @dataclass(frozen=True)

@@ -149,8 +149,10 @@ class Reducer:
         else False -- the caller then replays the whole trace -- and the candidates
         answered are not tried again."""
         cut = passes.truncate(self.statements, self.case.failing)
-        failing = [x for x in cut if x.seq in {f.seq for f in self.case.failing}]
-        culprits = [x for x in cut if x.seq in {f.seq for f in self.case.culprits}]
+        failing_seqs = {f.seq for f in self.case.failing}      # once: not per statement
+        culprit_seqs = {f.seq for f in self.case.culprits}
+        failing = [x for x in cut if x.seq in failing_seqs]
+        culprits = [x for x in cut if x.seq in culprit_seqs]
         kept = passes.related(cut, failing)
         candidates: list[tuple[str, list[Statement]]] = []
         if kept and len(kept) < len(cut):
@@ -195,8 +197,9 @@ class Reducer:
         if name == "one-connection":
             if len({x.conn for x in s}) < 2:
                 return s
+            culprit_seqs = {f.seq for f in self.case.culprits}
             tries = [] if "serialized" in self.skip_candidates else \
-                [passes.serialize(s, [x for x in s if x.seq in {f.seq for f in self.case.culprits}])]
+                [passes.serialize(s, [x for x in s if x.seq in culprit_seqs])]
             tries.append(passes.one_connection(s))
             found = self.first(tries)
             return s if found is None else tries[found]

@@ -128,7 +128,8 @@ def _confirm(env: RunEnvironment, case: ReduceInput, commands: list[TreeCommands
     places = Places(os.path.join(work, "confirm"), shm if os.path.isdir(shm) else lock_dir,
                     lock_dir)
     os.makedirs(places.scratch, exist_ok=True)
-    return confirm(commands, written.suite_dir, places, case.kind, SUITE, CASE_NAME)
+    return confirm(commands, written.suite_dir, places, case.kind, SUITE, CASE_NAME,
+                   case.signature)
 
 
 def run_reduce(env: RunEnvironment) -> int:
