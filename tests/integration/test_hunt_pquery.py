@@ -66,7 +66,8 @@ def test_planted_crash_found_in_a_replayed_script_and_reduced(kewpie, plugin_dir
         case = open(os.path.join(out, "mtr", "kw_reduce", "t", "reduced.test")).read()
     finally:
         shutil.rmtree(out, ignore_errors=True)
-    assert figures["statements_out"] <= 4, case
+    # on failure: the case and the reduction's log (which candidates did not reproduce)
+    assert figures["statements_out"] <= 4, case + "\n" + reduced.stdout[-6000:]
     assert "SELECT kw_planted(COUNT(*)) FROM kw_armed;" in case
     assert re.search(r"present in 10\.11\.19 \(/usr\), 10\.11\.18 ", reduced.stdout), \
         reduced.stdout[-2000:]
