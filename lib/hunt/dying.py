@@ -8,8 +8,8 @@ A server that does not answer right after a load is one of three things:
   again every second for ``grace`` seconds before it is called hung;
 - dying: its error log has gained a crash report since the load began, and its crash
   handler goes on to write its core, which takes seconds -- tens of seconds on a loaded
-  machine (at load 45 a crash had been called a hang after 15 s; in CI a reduction's
-  candidate that crashed was counted as not failing while its core was written).  It is
+  machine (at load 45 a crash had been called a hang after 15 s; a reduction's try gave
+  it 3 s, then counted the candidate as not failing).  It is
   waited for at once, without the slow server's grace, for as long as its core file or
   its error log grows (up to :data:`DYING_WAIT`);
 - stuck: a release build's crash handler can block for good (a lock it needs is held by

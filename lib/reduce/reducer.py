@@ -17,6 +17,7 @@ from typing import Any, Callable, Sequence
 from ..platform.logsetup import get_logger
 from ..platform.safewrite import HeldOutput, OutputDir
 from .case import ReduceInput, Statement
+from .check import Outcome
 from .ddmin import Batched, ddmin
 from . import passes
 
@@ -82,10 +83,12 @@ class Reducer:
     def __init__(self, case: ReduceInput, fails: Callable[..., bool], out_dir: OutputDir | str,
                  runs: Callable[[], int], progress: Callable[[int, int], None] | None = None,
                  skip: Sequence[str] = (),
-                 first: Callable[..., int | None] | None = None) -> None:
+                 first: Callable[..., int | None] | None = None,
+                 last: Callable[[], Outcome | None] | None = None) -> None:
         self.case = case
         self._fails = fails
         self._first = first
+        self._last = last
         self.out_dir = out_dir
         self.runs = runs
         self.progress = progress
@@ -183,8 +186,26 @@ class Reducer:
                 ) -> list[Statement]:
         """A ddmin pass over the statements with the culprits (the failing statement the
         crash report names) kept in every candidate (:func:`.passes.with_pinned`)."""
-        pinned = {f.seq for f in self.case.culprits}
-        return passes.with_pinned(self.statements, pinned, run, self.test)
+        return passes.with_pinned(self.statements, self.pinned(), run, self.test)
+
+    def pinned(self) -> set[int]:
+        """The seqs every ddmin candidate keeps: the finding's culprits -- or, once a try
+        of the current statements reproduced, the copy of a culprit its replay crashed
+        at.  Of several connections' copies of one statement the trace's first is
+        pinned, and in a serial replay another copy may be the one that crashes: the
+        planted crash's two in-flight ``SELECT kw_planted(COUNT(*))``, the first of
+        which had read the table after a later-started INSERT committed; pinned, the
+        first copy, which no longer crashes, stayed in the case."""
+        seqs = {f.seq for f in self.case.culprits}
+        outcome = self._last() if self._last is not None else None
+        if outcome is None or not outcome.replayed.lost or \
+                outcome.statements != tuple(self.statements):
+            return seqs
+        lost = next((s for s in self.statements if s.seq == outcome.replayed.lost), None)
+        if lost is None or lost.seq in seqs:
+            return seqs
+        copies = {f.seq for f in self.case.culprits if f.sql.strip() == lost.sql.strip()}
+        return seqs - copies | {lost.seq} if copies else seqs
 
     def _pass(self, name: str) -> list[Statement]:
         s = self.statements

@@ -232,7 +232,7 @@ class _Bots:
 
     def reducer(self, case: ReduceInput, out: OutputDir) -> Reducer:
         """A reducer over these bots' check, saving its smallest case in out."""
-        return Reducer(case, self.fails, out, self.runs, first=self.first)
+        return Reducer(case, self.fails, out, self.runs, first=self.first, last=self.last)
 
     def shutdown(self) -> int:
         """Every bot's servers stopped and discarded; the servers they started."""

@@ -278,3 +278,33 @@ def test_a_reply_pymysql_cannot_decode_is_a_malformed_packet():
     from lib.reduce.replay import MALFORMED, error_code
     bad = UnicodeDecodeError("utf-8", b"\x82", 0, 1, "invalid start byte")
     assert error_code(bad) == MALFORMED
+
+
+def test_the_copy_of_the_culprit_the_replay_crashed_at_is_pinned(tmp_path):
+    # two threads ran the crashing query; the trace's first copy (seq 3) had read the
+    # table after a later-started INSERT (seq 4) committed: replayed in order only the
+    # second copy (seq 5) crashes, and the first must be free to go
+    from lib.reduce.check import Outcome
+    from lib.reduce.replay import Replayed
+    stmts = [_s(1, "CREATE TABLE t1 (a INT)", 5), _s(2, "INSERT INTO t1 VALUES (1), (2)", 5),
+             _s(3, "SELECT f(COUNT(*)) FROM t1", 6), _s(4, "INSERT INTO t1 VALUES (3)", 5),
+             _s(5, "SELECT f(COUNT(*)) FROM t1", 5)]
+    case = ReduceInput("/f", "crash", "crash", Signature("crash", ("x",)), "t", "single", ((),),
+                       tuple(stmts), {"details": {"in_flight": [{"seq": 3}, {"seq": 5}],
+                                                  "query": ""}})
+    assert [s.seq for s in case.culprits] == [3]
+    seen = {}
+
+    def fails(cand, opts):
+        seqs = [s.seq for s in cand]
+        crashes = {1, 2, 4, 5} <= set(seqs)
+        if crashes:
+            seen["last"] = Outcome(replayed=Replayed(lost=5), statements=tuple(cand),
+                                   options=tuple(opts))
+        return crashes
+    reducer = Reducer(case, fails, str(tmp_path), lambda: 0, skip=("options",),
+                      last=lambda: seen.get("last"))
+    assert [s.seq for s in reducer.run().statements] == [1, 2, 4, 5]
+    unaware = Reducer(case, fails, str(tmp_path / "u"), lambda: 0, skip=("options",))
+    (tmp_path / "u").mkdir()
+    assert 3 in [s.seq for s in unaware.run().statements]      # before: the first copy stayed
