@@ -19,6 +19,11 @@ candidate (:mod:`.replay`) and signs what happened with the hunt's own code:
 A candidate fails when one of ``trials`` tries gives the same signature id
 (sporadic bugs: ``--trials``); the tries stop at the first that does.
 
+Each try replays the candidate in the checker's ``order``: ``serial`` (one statement at
+a time, :mod:`.replay`), or with the trace's own interleaving, ``interleaved`` or
+``timed`` (:mod:`.interleave`; a single topology's); each is kept as an
+:class:`lib.reduce.attempts.Attempt` (what it saw) in ``attempts``.
+
 Each try's replay is capped by the reduction's :class:`lib.reduce.budget.ReplayBudget`
 (when the checker has one): a try past its cap stops and does not reproduce.
 
@@ -48,8 +53,10 @@ from ..platform.logsetup import get_logger
 from ..servers.health import HealthState
 from ..servers.options import parse_options
 from ..servers.requirements import Requirements
+from .attempts import Attempt, seen
 from .budget import ReplayBudget
 from .case import ReduceInput, Statement
+from .interleave import replay_scheduled
 from .replay import Replayed, replay
 
 if TYPE_CHECKING:
@@ -131,6 +138,9 @@ class Checker:
         self.runs = 0                 # tries made (servers used)
         self.options: tuple[tuple[str, ...], ...] = case.server_options
         self.last: Outcome | None = None   # the last try that reproduced
+        self.order = "serial"         # how candidates are replayed (module docstring)
+        self.candidate = "pass"       # what the tries are for (their Attempt records)
+        self.attempts: list[Attempt] = []
 
     def fails(self, statements: Sequence[Statement],
               options: Sequence[Sequence[str]] | None = None) -> bool:
@@ -160,7 +170,8 @@ class Checker:
         udfs = {s.name: _udfs(s) for s in servers} if loads_udf(statements) else {}
         cap = self.budget.cap() if self.budget is not None else None
         deadline = None if cap is None else time.monotonic() + cap
-        replayed = replay(statements, servers, compare=compare, stop=stop, deadline=deadline)
+        started = time.monotonic()
+        replayed = self._replay(statements, servers, compare, stop, deadline)
         if replayed.stuck:
             get_logger().info(f"reduce: a candidate of {len(statements)} statements stuck at "
                               f"statement {replayed.stuck} (not ended by max_statement_time): "
@@ -194,11 +205,29 @@ class Checker:
                 pass        # the reuse rule sees the change: fresh servers next time
         if self.budget is not None and self.reproduces(out):
             self.budget.reproduced(replayed.seconds)
+        self._attempted(out, dead, time.monotonic() - started)
         if dead or replayed.stuck:        # a stuck statement still runs: fresh servers
             self.manager.teardown(fast=True, discard=True)
         else:
             self.manager.after_test(True)
         return out
+
+    def _replay(self, statements: Sequence[Statement], servers: Sequence[Server],
+                compare: bool, stop: Callable[[], bool] | None, deadline: float | None
+                ) -> Replayed:
+        """The candidate replayed in this checker's order (module docstring)."""
+        if self.order != "serial" and not compare:
+            return replay_scheduled(statements, servers[0], self.order == "timed", stop,
+                                    deadline)
+        return replay(statements, servers, compare=compare, stop=stop, deadline=deadline)
+
+    def _attempted(self, out: Outcome, dead: bool, seconds: float) -> None:
+        """Keep what this try saw (lib/reduce/attempts.py)."""
+        replayed = out.replayed
+        self.attempts.append(Attempt(
+            self.candidate, self.order, len(out.statements), round(seconds, 3),
+            seen(self.reproduces(out), [x.id for x in out.signatures], dead, replayed.stuck,
+                 replayed.timed_out, replayed.stopped), replayed.sent, replayed.forced))
 
     def _crashes(self, servers: Sequence[Server], marks: dict[str, int], out: Outcome) -> bool:
         dead = False

@@ -30,6 +30,8 @@ import time
 from typing import Any, Callable
 
 from ...errors import EXIT_OK, UsageError
+from ...reduce import attempts
+from ...reduce.attempts import Attempt, NotReproducible
 from ...reduce.budget import ReplayBudget
 from ...reduce.case import ReduceError, ReduceInput, Statement, read_input
 from ...reduce.check import Checker, Outcome, requirements
@@ -155,10 +157,38 @@ def run_reduce(env: RunEnvironment) -> int:
         status = _reduce(env, case, out)
         state, figures = "done", json.loads(out.read_text("reduce.json") or "{}")
         return status
+    except NotReproducible as exc:
+        state, figures = attempts.STATE, _not_reproducible(env, case, out, exc.record)
+        raise
     finally:
         claim.finish(state, str(figures.get("test", "")), str(figures.get("report", "")))
         claim.close()
         out.close()
+
+
+def _not_reproducible(env: RunEnvironment, case: ReduceInput, out: OutputDir,
+                      record: dict[str, Any]) -> dict[str, Any]:
+    """The record of a finding no start candidate reproduced (lib/reduce/attempts.py),
+    logged and written to the output folder -- and to the finding's own ``reduce/``
+    folder when the output is elsewhere, so the finding says so; the figures the
+    results history links to."""
+    for line in attempts.lines([Attempt(**t) for t in record["tries"]]):
+        env.log.info(f"reduce: not reproduced: {line}")
+    text = attempts.to_text(record)
+    out.write_text(attempts.RECORD_FILE, text)
+    report = out.write_text("report.txt", attempts.report(record))
+    own = os.path.join(case.folder, "reduce")
+    if os.path.realpath(out.path) != os.path.realpath(own):
+        try:
+            folder = OutputDir.create(own, "the finding's reduce folder", env.trust, reuse=True)
+            try:
+                folder.write_text(attempts.RECORD_FILE, text)
+            finally:
+                folder.close()
+        except (OSError, UsageError) as exc:
+            env.log.warning(f"reduce: the finding's folder does not say it is not "
+                            f"reproducible ({exc}); {out.path} does")
+    return {"test": "", "report": report}
 
 
 def _reduce(env: RunEnvironment, case: ReduceInput, out: OutputDir) -> int:
@@ -230,8 +260,21 @@ class _Bots:
         return self.check.last if self.check is not None else self.checker.last
 
     def reducer(self, case: ReduceInput, out: OutputDir) -> Reducer:
-        """A reducer over these bots' check, saving its smallest case in out."""
-        return Reducer(case, self.fails, out, self.runs, first=self.first)
+        """A reducer over these bots' check, saving its smallest case in out (its
+        candidates replayed serially until it says otherwise)."""
+        self.reorder("serial", "start")
+        return Reducer(case, self.fails, out, self.runs, first=self.first,
+                       reorder=self.reorder)
+
+    def reorder(self, order: str, candidate: str) -> None:
+        """Every bot replays the next candidates in this order (lib/reduce/check.py), its
+        tries recorded as candidate's."""
+        for checker in self.checkers:
+            checker.order, checker.candidate = order, candidate
+
+    def attempts(self) -> list[Attempt]:
+        """Every bot's tries so far, in the order they ended on each bot."""
+        return [a for checker in self.checkers for a in checker.attempts]
 
     def shutdown(self) -> int:
         """Every bot's servers stopped and discarded; the servers they started."""
@@ -265,10 +308,14 @@ def _started_reducer(env: RunEnvironment, case: ReduceInput, bots: _Bots, out: O
             reducer = bots.reducer(case, out)
             saved = None
     if saved is None and not reducer.start() and not bots.fails(case.statements):
-        raise ReduceError(f"--mode=reduce {case.folder}: the trace does not reproduce the "
-                          f"finding's signature {case.signature.id} ({case.title}) in "
-                          f"{trials} tr{'y' if trials == 1 else 'ies'} at the start (a "
-                          f"timing-dependent bug: try --trials N)")
+        raise NotReproducible(
+            f"--mode=reduce {case.folder}: the trace does not reproduce the "
+            f"finding's signature {case.signature.id} ({case.title}) in "
+            f"{trials} tr{'y' if trials == 1 else 'ies'} at the start (a "
+            f"timing-dependent bug: try --trials N); recorded as not reproducible from "
+            f"its trace", attempts.record(case.folder, case.signature.id, case.title,
+                                          len(case.statements), trials, bots.attempts()))
+    bots.reorder(reducer.order, "pass")
     return reducer
 
 
