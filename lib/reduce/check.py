@@ -20,8 +20,10 @@ A candidate fails when one of ``trials`` tries gives the same signature id
 (sporadic bugs: ``--trials``); the tries stop at the first that does.
 
 Each try replays the candidate in the checker's ``order``: ``serial`` (one statement at
-a time, :mod:`.replay`), or with the trace's own interleaving, ``interleaved`` or
-``timed`` (:mod:`.interleave`; a single topology's); each is kept as an
+a time in send order, :mod:`.replay`), ``ended`` (one at a time in the order they
+ended in the trace, :func:`lib.reduce.schedule.in_end_order`), or with the trace's
+own interleaving, ``interleaved`` or ``timed`` (:mod:`.interleave`; a single
+topology's); each is kept as an
 :class:`lib.reduce.attempts.Attempt` (what it saw) in ``attempts``.
 
 Each try's replay is capped by the reduction's :class:`lib.reduce.budget.ReplayBudget`
@@ -58,6 +60,7 @@ from .budget import ReplayBudget
 from .case import ReduceInput, Statement
 from .interleave import replay_scheduled
 from .replay import Replayed, replay
+from .schedule import in_end_order
 
 if TYPE_CHECKING:
     from ..servers.manager import ServerManager
@@ -216,7 +219,9 @@ class Checker:
                 compare: bool, stop: Callable[[], bool] | None, deadline: float | None
                 ) -> Replayed:
         """The candidate replayed in this checker's order (module docstring)."""
-        if self.order != "serial" and not compare:
+        if self.order == "ended":
+            statements = in_end_order(statements)
+        elif self.order != "serial" and not compare:
             return replay_scheduled(statements, servers[0], self.order == "timed", stop,
                                     deadline)
         return replay(statements, servers, compare=compare, stop=stop, deadline=deadline)
@@ -224,10 +229,17 @@ class Checker:
     def _attempted(self, out: Outcome, dead: bool, seconds: float) -> None:
         """Keep what this try saw (lib/reduce/attempts.py)."""
         replayed = out.replayed
-        self.attempts.append(Attempt(
-            self.candidate, self.order, len(out.statements), round(seconds, 3),
-            seen(self.reproduces(out), [x.id for x in out.signatures], dead, replayed.stuck,
-                 replayed.timed_out, replayed.stopped), replayed.sent, replayed.forced))
+        attempt = Attempt(self.candidate, self.order, len(out.statements), round(seconds, 3),
+                          seen(self.reproduces(out), [x.id for x in out.signatures], dead,
+                               replayed.stuck, replayed.timed_out, replayed.stopped),
+                          replayed.sent, replayed.forced)
+        self.attempts.append(attempt)
+        if attempt.candidate != "pass":   # the start's tries, one line each
+            forced = f", {attempt.forced} out of order" if attempt.forced else ""
+            get_logger().info(f"reduce: {attempt.candidate} ({attempt.order} replay): "
+                              f"{attempt.saw}; {attempt.sent} of {attempt.statements} "
+                              f"statements sent{forced}, {len(replayed.errors)} errors, "
+                              f"{attempt.seconds:.1f} s")
 
     def _crashes(self, servers: Sequence[Server], marks: dict[str, int], out: Outcome) -> bool:
         dead = False

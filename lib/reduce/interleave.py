@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 LOCK_WAIT_SECONDS = 5
 WAIT_SECONDS = 30.0      # the longest a statement waits for the statements it follows
 POLL_SECONDS = 0.5       # how often a waiting lane looks at stop and the deadline
-ORDERS = ("serial", "interleaved", "timed")
+ORDERS = ("serial", "ended", "interleaved", "timed")   # a Checker's replay orders
 
 
 @dataclass

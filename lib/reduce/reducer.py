@@ -148,10 +148,11 @@ class Reducer:
         """Before the passes, the cheapest proofs that the trace reproduces, in this
         order: the ``related`` candidate (the truncated trace's statements that name
         the failing statements' tables and functions); for a trace of several
-        connections with its times, the truncated trace replayed with the trace's own
-        interleaving (:mod:`.schedule`): ``interleaved`` (happens-before), then
-        ``timed`` (and at the traced offsets) -- when the reducer can switch its
-        replay order (``reorder``); then the truncated trace *serialized*
+        connections with its times, the truncated trace replayed in the trace's own
+        order (:mod:`.schedule`): ``ended`` (one at a time, in the order the statements
+        ended), ``interleaved`` (at once, happens-before), then ``timed`` (and at the
+        traced offsets) -- when the reducer can switch its replay order
+        (``reorder``); then the truncated trace *serialized*
         (:func:`.passes.serialize`: one connection, no lock waits).  The first that
         fails is the smallest case, and the passes it stands for are done (a long
         multi-connection trace is never replayed whole serially, which a sporadic bug
@@ -169,7 +170,7 @@ class Reducer:
         if kept and len(kept) < len(cut):
             candidates.append(("related", kept, "serial"))
         if several and self._reorder is not None and schedule.timed(cut):
-            candidates += [("interleaved", cut, "interleaved"), ("timed", cut, "timed")]
+            candidates += [(order, cut, order) for order in ("ended", "interleaved", "timed")]
         if several:
             candidates.append(("serialized", passes.serialize(cut, culprits), "serial"))
         found = None

@@ -18,9 +18,21 @@ the schedule cannot deadlock by itself; it is computed on the candidate's own
 statements, so a subset keeps the order of what is left (the ends-before relation
 is transitive through a removed statement: end(a) <= sent(b) <= end(b) <= sent(c)).
 
+:func:`in_end_order` gives the *ended* variant: one statement at a time (each on its
+own connection), in the order the statements ended in the trace -- a serialization
+of the schedule in which a statement that waited for another connection's lock
+comes after the statement that released it; deterministic, and what a mysql-test
+case (one statement at a time) can keep.
+
 :func:`offsets` gives the *timed* variant: a statement is also not sent before its
 send time's offset from the trace's first statement (the trial's pacing, the gaps
 between statements kept).
+
+:func:`send_and_reap` writes the schedule for mysqltest, whose ``send`` sends a
+statement without waiting and ``reap`` waits for it: statements are sent in send
+order, and a statement is reaped only when a later one must follow it (its own
+connection's next, or one of another connection that waits for it) -- so statements
+that overlapped in the trace overlap in the mysql-test case too.
 
 Pure logic: the replay that keeps a schedule is lib/reduce/interleave.py.
 """
@@ -98,9 +110,48 @@ def ready(wait: Wait, ended: dict[int, int]) -> bool:
 
 def serial_order(statements: Sequence[Statement]) -> list[int]:
     """A one-at-a-time order that keeps the schedule: the statements' indexes sorted by
-    when they ended in the trace (the order in which a replay of the happens-before
-    schedule with no overlap at all could end them).  Used to check a schedule: it
-    never sends a statement before what it waits for."""
+    when they ended in the trace (ties by ``seq``); it never sends a statement before
+    what it waits for, and a statement that waited for another connection's lock comes
+    after the statement that let it go."""
     return sorted(range(len(statements)),
                   key=lambda i: (statements[i].t + max(0.0, statements[i].ms) / 1000.0,
                                  statements[i].seq))
+
+
+def in_end_order(statements: Sequence[Statement]) -> list[Statement]:
+    """The statements in the order they ended in the trace (:func:`serial_order`): the
+    ``ended`` replay and the mysql-test case of a reduction replayed in the trace's
+    order -- the order their effects took, as near as one connection at a time gets;
+    in send order when a statement has no traced time."""
+    if not timed(statements):
+        return list(statements)
+    return [statements[i] for i in serial_order(statements)]
+
+
+def send_and_reap(statements: Sequence[Statement]) -> list[tuple[str, int]]:
+    """The schedule as mysqltest actions, ``("send", index)`` and ``("reap", index)``
+    (module docstring); the statements still running at the end are reaped in the order
+    they ended in the trace."""
+    waits = happens_before(statements)
+    by_conn = lanes(statements)
+    reaped = {conn: 0 for conn in by_conn}      # per connection: statements reaped
+    running: dict[int, int] = {}                 # connection -> its statement sent, not reaped
+    actions: list[tuple[str, int]] = []
+
+    def reap(conn: int) -> None:
+        """Reap the connection's running statement."""
+        actions.append(("reap", running.pop(conn)))
+        reaped[conn] += 1
+
+    for index, stmt in enumerate(statements):
+        if stmt.conn in running:
+            reap(stmt.conn)
+        for conn, count in waits[index].items():
+            if reaped[conn] < count and conn in running:
+                reap(conn)
+        actions.append(("send", index))
+        running[stmt.conn] = index
+    for index in serial_order(statements):
+        if running.get(statements[index].conn) == index:
+            reap(statements[index].conn)
+    return actions

@@ -41,6 +41,7 @@ from ...reduce.mtrcase import (SUITE, WrittenCase, WrongResultCheck, case_text, 
                                 report_text, write_case)
 from ...reduce.reducer import Reduced, Reducer, load_smallest
 from ...reduce.replay import LOCK_WAIT_SECONDS, replay
+from ...reduce.schedule import in_end_order
 from ...mtr.travel import CaseCommands, Tree, TreeCommands, kewpie_command, mysql_test_dir, \
     readme_text
 from ...config.sections import Servers
@@ -209,8 +210,13 @@ def _reduce(env: RunEnvironment, case: ReduceInput, out: OutputDir) -> int:
     server_index = 1 if case.topology == "compare" and len(result.options) > 1 else 0
     options = list(result.options[server_index]) if result.options else []
     commands = _commands(env, trials)
-    written = write_case(out, CASE_NAME, case_text(case, result.statements, errors, check_,
-                                                   outcome.rebuilt),
+    # a reduction replayed in the order the statements ended writes its case in that
+    # order; one replayed at once sends and reaps them as the trace did (schedule.py)
+    in_order = in_end_order(result.statements) if reducer.order == "ended" else \
+        result.statements
+    written = write_case(out, CASE_NAME, case_text(case, in_order, errors, check_,
+                                                   outcome.rebuilt, reducer.order in
+                                                   ("interleaved", "timed")),
                          options, readme_text(commands, f"{case.title} ({case.signature.id})",
                                               SUITE))
     confirmation = _confirm(env, case, commands, written, work)
@@ -223,7 +229,7 @@ def _reduce(env: RunEnvironment, case: ReduceInput, out: OutputDir) -> int:
                "seconds": round(time.monotonic() - started, 3), "trials": trials,
                "parallel": width, "server_starts": server_starts,
                "replays_timed_out": bots.budget.timed_out, "resumed": result.resumed,
-               "options": [list(o) for o in result.options],
+               "options": [list(o) for o in result.options], "order": reducer.order,
                "passes": [vars(p) for p in result.passes], "present": present,
                "absent": absent, "confirmation": confirmation.to_json(),
                "test": written.test, "report": report}

@@ -3,9 +3,10 @@ happens-before schedule from the traced send times and durations (a statement wa
 for what had ended before it was sent, on every other connection; a subset keeps the
 order of what is left; the schedule cannot deadlock), the timed variant's offsets,
 the statements' times read from a trace record and kept in the resume file, the
-reducer's start asking the interleaved and timed candidates between the related
-statements and the serialized trace (and keeping their order for the passes), and
-the record of tries of a finding its trace does not reproduce.
+ended variant (one at a time in the order the statements ended), the reducer's start
+asking the ended, interleaved and timed candidates between the related statements
+and the serialized trace (and keeping their order for the passes), and the record of
+tries of a finding its trace does not reproduce.
 
 Covers: lib/reduce/schedule.py, lib/reduce/case.py, lib/reduce/reducer.py, lib/reduce/attempts.py
 """
@@ -107,6 +108,16 @@ def test_random_traces_never_deadlock():
             seen[trace[index].conn] = seen.get(trace[index].conn, 0) + 1
 
 
+def test_the_ended_order_puts_a_lock_waiter_after_its_releaser():
+    # conn 2's INSERT waited for conn 1's table lock until the UNLOCK
+    trace = [_s(1, 1, 10.0, 1, "LOCK TABLES t WRITE"), _s(2, 2, 10.1, 900, "INSERT ... SELECT"),
+             _s(3, 1, 10.2, 1, "INSERT"), _s(4, 1, 10.9, 1, "UNLOCK TABLES"),
+             _s(5, 2, 11.1, 1, "SELECT")]
+    assert [s.seq for s in schedule.in_end_order(trace)] == [1, 3, 4, 2, 5]
+    untimed = [Statement(2, 1, "b"), Statement(1, 2, "a")]
+    assert schedule.in_end_order(untimed) == untimed
+
+
 def test_offsets_are_seconds_after_the_first_statement():
     assert [round(x, 6) for x in schedule.offsets(_trace())] == [0.0, 0.2, 0.5, 1.5, 2.5]
     assert schedule.offsets([Statement(1, 1, "a")]) == [0.0]
@@ -139,7 +150,7 @@ def test_start_asks_the_interleaved_candidate_and_keeps_its_order(tmp_path):
     reducer = Reducer(_case(_trace()), fails, str(tmp_path), lambda: len(asked),
                       reorder=reorder)
     assert reducer.start()
-    assert [a[0] for a in asked] == ["related", "interleaved"]
+    assert [a[0] for a in asked] == ["related", "ended", "interleaved"]
     assert reducer.order == "interleaved" and orders[-1] == ("interleaved", "pass")
     assert reducer.done == ["truncate"] and "related" not in reducer.skip
     assert load_smallest(str(tmp_path), reducer.case)["order"] == "interleaved"
@@ -153,8 +164,8 @@ def test_start_asks_every_candidate_then_gives_the_serial_order_back(tmp_path):
     reducer = Reducer(_case(_trace()), lambda c, o: False, str(tmp_path), lambda: 0,
                       reorder=lambda order, name: orders.append((order, name)))
     assert not reducer.start()
-    assert [name for _, name in orders] == ["related", "interleaved", "timed", "serialized",
-                                            "whole trace"]
+    assert [name for _, name in orders] == ["related", "ended", "interleaved", "timed",
+                                            "serialized", "whole trace"]
     assert orders[-1] == ("serial", "whole trace") and "related" in reducer.skip
     plain = Reducer(_case(_trace()), lambda c, o: False, str(tmp_path), lambda: 0)
     assert not plain.start() and plain.order == "serial"   # no reorder: no interleaved candidate
