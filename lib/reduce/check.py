@@ -230,7 +230,8 @@ class Checker:
         """Keep what this try saw (lib/reduce/attempts.py)."""
         replayed = out.replayed
         attempt = Attempt(self.candidate, self.order, len(out.statements), round(seconds, 3),
-                          seen(self.reproduces(out), [x.id for x in out.signatures], dead,
+                          seen(self.reproduces(out), [f"{x.id} ({x.text[:200]})"
+                                                      for x in out.signatures], dead,
                                replayed.stuck, replayed.timed_out, replayed.stopped),
                           replayed.sent, replayed.forced)
         self.attempts.append(attempt)

@@ -5,10 +5,11 @@ order of what is left; the schedule cannot deadlock), the timed variant's offset
 the statements' times read from a trace record and kept in the resume file, the
 ended variant (one at a time in the order the statements ended), the reducer's start
 asking the ended, interleaved and timed candidates between the related statements
-and the serialized trace (and keeping their order for the passes), and the record of
-tries of a finding its trace does not reproduce.
+and the serialized trace (and keeping their order for the passes), the schedule as
+mysqltest's send/reap in the case's text, and the record of tries of a finding its
+trace does not reproduce.
 
-Covers: lib/reduce/schedule.py, lib/reduce/case.py, lib/reduce/reducer.py, lib/reduce/attempts.py
+Covers: lib/reduce/schedule.py, lib/reduce/case.py, lib/reduce/reducer.py, lib/reduce/attempts.py, lib/reduce/mtrcase.py
 """
 import itertools
 import random
@@ -116,6 +117,56 @@ def test_the_ended_order_puts_a_lock_waiter_after_its_releaser():
     assert [s.seq for s in schedule.in_end_order(trace)] == [1, 3, 4, 2, 5]
     untimed = [Statement(2, 1, "b"), Statement(1, 2, "a")]
     assert schedule.in_end_order(untimed) == untimed
+
+
+def test_send_and_reap_keeps_overlaps_and_reaps_only_what_must_come_first():
+    actions = schedule.send_and_reap(_trace())
+    assert actions == [("send", 0), ("send", 1), ("send", 2),   # three at once
+                       ("reap", 0), ("reap", 2), ("send", 3),   # its own first, conn 2's SELECT
+                       ("reap", 3), ("send", 4),                # the last SELECT after both INSERTs
+                       ("reap", 4), ("reap", 1)]                # the rest in the order they ended
+
+
+def test_send_and_reap_of_random_traces_keeps_the_schedule():
+    rng = random.Random(7)
+    for _ in range(100):
+        trace, clock, seq = [], {c: 0.0 for c in range(3)}, itertools.count(1)
+        sends = []
+        for conn in range(3):
+            for _ in range(rng.randint(1, 6)):
+                took = rng.uniform(0, 1)
+                sends.append((clock[conn], conn, took))
+                clock[conn] += took + rng.uniform(0, 0.3)
+        sends.sort()
+        trace = [_s(next(seq), conn, 50 + start, took * 1000) for start, conn, took in sends]
+        waits, running, reaped = schedule.happens_before(trace), {}, {c: 0 for c in range(3)}
+        for action, index in schedule.send_and_reap(trace):
+            conn = trace[index].conn
+            if action == "send":
+                assert conn not in running and schedule.ready(waits[index], reaped)
+                running[conn] = index
+            else:
+                assert running.pop(conn) == index
+                reaped[conn] += 1
+        assert not running and sum(reaped.values()) == len(trace)
+
+
+def test_a_concurrent_case_sends_and_reaps():
+    from lib.reduce.mtrcase import case_text
+    trace = _trace()
+    case = _case(trace)
+    text = case_text(case, trace, {4: 1062}, concurrent=True)
+    body = text[text.index("connect (con1"):text.index("disconnect")].splitlines()
+    assert body[:4] == ["connect (con1,localhost,root,,test);",
+                        "connect (con2,localhost,root,,test);",
+                        "connect (con3,localhost,root,,test);", "connection con1;"]
+    assert body[4:8] == ["send INSERT INTO t1 VALUES (1);", "connection con2;", "send SELECT 1;",
+                         "connection con3;"], body
+    # the expected error goes before the reap of its statement
+    reaps = [n for n, line in enumerate(body) if line == "--error 0,1062"]
+    assert len(reaps) == 1 and body[reaps[0] + 1] == "reap;"
+    plain = case_text(case, trace, {}, concurrent=False)
+    assert "send " not in plain and "reap;" not in plain
 
 
 def test_offsets_are_seconds_after_the_first_statement():
