@@ -16,8 +16,9 @@ candidate (:mod:`.replay`) and signs what happened with the hunt's own code:
   statements (:func:`lib.hunt.wrongresult.replay.judge_again`; what the oracle built
   again for them, Radar's raw copies, is kept in the outcome for the reduced case).
 
-A candidate fails when one of ``trials`` tries gives the same signature id
-(sporadic bugs: ``--trials``); the tries stop at the first that does.
+A candidate fails when one of ``trials`` tries gives the same signature id -- or one
+the user accepts as the same bug's (``--reduce-accept``: a crash whose top frames vary)
+-- (sporadic bugs: ``--trials``); the tries stop at the first that does.
 
 Each try replays the candidate in the checker's ``order``: ``serial`` (one statement at
 a time in send order, :mod:`.replay`), ``ended`` (one at a time in the order they
@@ -144,6 +145,7 @@ class Checker:
         self.order = "serial"         # how candidates are replayed (module docstring)
         self.candidate = "pass"       # what the tries are for (their Attempt records)
         self.attempts: list[Attempt] = []
+        self.accept: frozenset[str] = frozenset()   # other ids that count (--reduce-accept)
 
     def fails(self, statements: Sequence[Statement],
               options: Sequence[Sequence[str]] | None = None) -> bool:
@@ -156,8 +158,9 @@ class Checker:
         return False
 
     def reproduces(self, outcome: Outcome) -> bool:
-        """Did this try give the finding's signature?"""
-        return any(s.id == self.case.signature.id for s in outcome.signatures)
+        """Did this try give the finding's signature (or one of ``accept``)?"""
+        return any(s.id == self.case.signature.id or s.id in self.accept
+                   for s in outcome.signatures)
 
     def once(self, statements: Sequence[Statement],
              options: Sequence[Sequence[str]] | None = None,

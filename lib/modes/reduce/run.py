@@ -230,6 +230,7 @@ def _reduce(env: RunEnvironment, case: ReduceInput, out: OutputDir) -> int:
                "parallel": width, "server_starts": server_starts,
                "replays_timed_out": bots.budget.timed_out, "resumed": result.resumed,
                "options": [list(o) for o in result.options], "order": reducer.order,
+               "accepted": sorted(bots.checker.accept),
                "passes": [vars(p) for p in result.passes], "present": present,
                "absent": absent, "confirmation": confirmation.to_json(),
                "test": written.test, "report": report}
@@ -251,6 +252,7 @@ class _Bots:
             scratch = os.path.join(work, f"bot{n}")
             os.makedirs(scratch, exist_ok=True)
             self.checkers.append(Checker(case, manager, scratch, trials, self.budget))
+            self.checkers[-1].accept = frozenset(env.config.section(ReduceOptions).accept)
         self.checker = self.checkers[0]
         self.check = ParallelCheck(self.checkers) if width > 1 else None
         self.fails: Callable[..., bool] = (self.check.fails if self.check is not None
@@ -303,6 +305,9 @@ def _started_reducer(env: RunEnvironment, case: ReduceInput, bots: _Bots, out: O
     env.log.info(f"reduce: replays capped at {cap:.0f} s until one reproduces (traced: "
                  f"{case.traced_seconds:.0f} s); {lock}" if cap is not None else
                  f"reduce: replays not capped until one reproduces (no traced time); {lock}")
+    if bots.checker.accept:
+        env.log.info(f"reduce: a try also reproduces with signature "
+                     f"{', '.join(sorted(bots.checker.accept))} (--reduce-accept)")
     saved = load_smallest(out, case)
     if saved is not None:
         reducer.resume(saved)

@@ -7,9 +7,10 @@ ended variant (one at a time in the order the statements ended), the reducer's s
 asking the ended, interleaved and timed candidates between the related statements
 and the serialized trace (and keeping their order for the passes), the schedule as
 mysqltest's send/reap in the case's text, and the record of tries of a finding its
-trace does not reproduce.
+trace does not reproduce; a try that gives a signature ``--reduce-accept`` names counts
+as reproducing.
 
-Covers: lib/reduce/schedule.py, lib/reduce/case.py, lib/reduce/reducer.py, lib/reduce/attempts.py, lib/reduce/mtrcase.py
+Covers: lib/reduce/schedule.py, lib/reduce/case.py, lib/reduce/reducer.py, lib/reduce/attempts.py, lib/reduce/mtrcase.py, lib/reduce/check.py, lib/modes/reduce/options.py
 """
 import itertools
 import random
@@ -240,3 +241,21 @@ def test_the_record_of_a_finding_its_trace_does_not_reproduce():
     assert attempts.seen(False, [], False, 7, False, False) == "stuck at 7"
     assert attempts.seen(False, [], False, 0, True, False) == "timed out"
     assert attempts.seen(False, ["b", "a"], True, 0, False, True) == "stopped"
+
+
+def test_an_accepted_signature_reproduces_and_the_option_reads_lists():
+    import argparse
+    from lib.modes.reduce.options import add_options, section
+    from lib.reduce.check import Checker, Outcome
+    checker = Checker(_case(_trace()), None, "/nowhere")
+    other = Signature("crash", ("signal 11", "frames: g"))
+    assert not checker.reproduces(Outcome(signatures=[other]))
+    assert checker.reproduces(Outcome(signatures=[SIG]))
+    checker.accept = frozenset({other.id})
+    assert checker.reproduces(Outcome(signatures=[other]))
+    parser = argparse.ArgumentParser()
+    add_options(parser)
+    parser.add_argument("--trials", type=int, default=1)
+    parser.add_argument("tests", nargs="*")
+    args = parser.parse_args(["--reduce-accept", "aaa,bbb", "--reduce-accept", " ccc "])
+    assert section(args).accept == ("aaa", "bbb", "ccc")
