@@ -17,7 +17,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 from typing import Any, Sequence
 
-from .case import ReduceError
+from .case import ReduceError, Statement
 
 RECORD_FILE = "not-reproducible.json"
 STATE = "no-repro"       # the results history's reduction state (lib/history/findings.py)
@@ -34,6 +34,8 @@ class Attempt:
     saw: str            # reproduced, crash <id>, hang, stuck, timed out, stopped, nothing
     sent: int = 0
     forced: int = 0     # interleaved: statements sent without waiting out their order
+    differ: int = -1    # statements whose error differs from the trace's (-1: not run whole)
+    first_differ: int = 0   # the first of them (seq)
 
 
 class NotReproducible(ReduceError):
@@ -61,15 +63,27 @@ def seen(reproduced: bool, signatures: Sequence[str], dead: bool, stuck: int,
     return "timed out" if timed_out else "nothing"
 
 
+def divergence(statements: Sequence[Statement], errors: dict[int, int]) -> tuple[int, int]:
+    """How far a whole replay strayed from the trial: the statements whose error (errors:
+    seq -> code, 0 for none) differs from the one traced, and the first of them (seq;
+    0 for none) -- a replay whose statements fail otherwise than they did ran on
+    another state."""
+    differ = [s.seq for s in statements if errors.get(s.seq, 0) != s.error]
+    return len(differ), min(differ, default=0)
+
+
 def summary(attempts: Sequence[Attempt]) -> list[dict[str, Any]]:
     """Per candidate (in the order first tried): its order, size, tries, what they saw
-    (counted), and their seconds."""
+    (counted), their seconds, and per whole replay how many statements failed otherwise
+    than traced (:func:`divergence`)."""
     out: dict[str, dict[str, Any]] = {}
     for a in attempts:
         row = out.setdefault(a.candidate, {"candidate": a.candidate, "order": a.order,
                                            "statements": a.statements, "tries": 0,
-                                           "saw": Counter(), "seconds": 0.0})
+                                           "saw": Counter(), "seconds": 0.0, "differ": []})
         row["tries"] += 1
+        if a.differ >= 0:
+            row["differ"].append(a.differ)
         row["saw"][a.saw] += 1
         row["seconds"] = round(row["seconds"] + a.seconds, 3)
     return [{**row, "saw": dict(row["saw"])} for row in out.values()]
@@ -80,7 +94,10 @@ def lines(attempts: Sequence[Attempt]) -> list[str]:
     return [f"{r['candidate']} ({r['order']} replay, {r['statements']} statements): "
             f"{r['tries']} tr{'y' if r['tries'] == 1 else 'ies'}, "
             + ", ".join(f"{n} {what}" for what, n in r["saw"].items())
-            + f" ({r['seconds']:.0f} s)" for r in summary(attempts)]
+            + f" ({r['seconds']:.0f} s"
+            + (f"; failed otherwise than traced: {min(r['differ'])}-{max(r['differ'])} "
+               f"statements per whole replay" if r["differ"] else "") + ")"
+            for r in summary(attempts)]
 
 
 def record(folder: str, signature: str, title: str, statements: int, trials: int,

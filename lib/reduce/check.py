@@ -56,7 +56,7 @@ from ..platform.logsetup import get_logger
 from ..servers.health import HealthState
 from ..servers.options import parse_options
 from ..servers.requirements import Requirements
-from .attempts import Attempt, seen
+from .attempts import Attempt, divergence, seen
 from .budget import ReplayBudget
 from .case import ReduceInput, Statement
 from .interleave import replay_scheduled
@@ -232,18 +232,22 @@ class Checker:
     def _attempted(self, out: Outcome, dead: bool, seconds: float) -> None:
         """Keep what this try saw (lib/reduce/attempts.py)."""
         replayed = out.replayed
+        whole = replayed.sent == len(out.statements)
+        differ, first = divergence(out.statements, replayed.errors) if whole else (-1, 0)
         attempt = Attempt(self.candidate, self.order, len(out.statements), round(seconds, 3),
                           seen(self.reproduces(out), [f"{x.id} ({x.text[:200]})"
                                                       for x in out.signatures], dead,
                                replayed.stuck, replayed.timed_out, replayed.stopped),
-                          replayed.sent, replayed.forced)
+                          replayed.sent, replayed.forced, differ, first)
         self.attempts.append(attempt)
         if attempt.candidate != "pass":   # the start's tries, one line each
             forced = f", {attempt.forced} out of order" if attempt.forced else ""
+            strayed = f"; {differ} failed otherwise than traced (first: {first})" \
+                if differ > 0 else ("; every error as traced" if differ == 0 else "")
             get_logger().info(f"reduce: {attempt.candidate} ({attempt.order} replay): "
                               f"{attempt.saw}; {attempt.sent} of {attempt.statements} "
                               f"statements sent{forced}, {len(replayed.errors)} errors, "
-                              f"{attempt.seconds:.1f} s")
+                              f"{attempt.seconds:.1f} s{strayed}")
 
     def _crashes(self, servers: Sequence[Server], marks: dict[str, int], out: Outcome) -> bool:
         dead = False

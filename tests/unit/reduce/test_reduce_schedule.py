@@ -231,7 +231,8 @@ def test_the_record_of_a_finding_its_trace_does_not_reproduce():
     assert data["state"] == "not reproducible from its trace"
     assert data["candidates"][1] == {"candidate": "interleaved", "order": "interleaved",
                                      "statements": 5, "tries": 2,
-                                     "saw": {"other abc": 1, "nothing": 1}, "seconds": 4.5}
+                                     "saw": {"other abc": 1, "nothing": 1}, "seconds": 4.5,
+                                     "differ": []}
     text = attempts.report(data)
     assert "NOT REPRODUCIBLE FROM ITS TRACE" in text and "in 2 tries each" in text
     assert "interleaved (interleaved replay, 5 statements): 2 tries, 1 other abc, 1 nothing" \
@@ -259,3 +260,13 @@ def test_an_accepted_signature_reproduces_and_the_option_reads_lists():
     parser.add_argument("tests", nargs="*")
     args = parser.parse_args(["--reduce-accept", "aaa,bbb", "--reduce-accept", " ccc "])
     assert section(args).accept == ("aaa", "bbb", "ccc")
+
+
+def test_divergence_counts_statements_that_failed_otherwise_than_traced():
+    trace = [Statement(1, 1, "a", 0), Statement(2, 1, "b", 1146), Statement(3, 2, "c", 0)]
+    assert attempts.divergence(trace, {2: 1146}) == (0, 0)
+    assert attempts.divergence(trace, {3: 1205}) == (2, 2)     # 2 did not fail, 3 did
+    tries = [attempts.Attempt("ended", "ended", 3, 1.0, "nothing", 3, 0, n, 2) for n in (4, 9)]
+    assert attempts.lines(tries) == ["ended (ended replay, 3 statements): 2 tries, 2 nothing "
+                                     "(2 s; failed otherwise than traced: 4-9 statements per "
+                                     "whole replay)"]
