@@ -29,7 +29,7 @@ from .writes import committed
 
 STALE_HOURS = 6.0
 MAX_LIMIT = 1000
-REDUCTION_STATES = ("running", "done", "failed")
+REDUCTION_STATES = ("running", "done", "failed", "no-repro")  # no-repro: not from its trace
 
 
 @dataclass
@@ -220,11 +220,12 @@ def _row_of(record: FindingRecord, owner: str, now: datetime) -> dict[str, Any]:
 def claim_reduction(conn: Connection, record: FindingRecord, owner: str,
                     again: bool = False) -> Claim:
     """Take the reduction of record's signature for owner (in the caller's transaction:
-    commit it to publish the claim).  Free: never reduced, failed, or running for more
-    than STALE_HOURS; again: whatever its state."""
+    commit it to publish the claim).  Free: never reduced, failed, not reproduced from
+    its trace (more tries may), or running for more than STALE_HOURS; again: whatever
+    its state."""
     now = utcnow()
     free: ColumnElement[bool] = or_(
-        findings.c.reduction.in_(("", "failed")),
+        findings.c.reduction.in_(("", "failed", "no-repro")),
         and_(findings.c.reduction == "running",
              findings.c.reduction_at < now - timedelta(hours=STALE_HOURS)))
     where = and_(findings.c.signature == record.signature[:64], true() if again else free)

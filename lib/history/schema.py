@@ -223,7 +223,7 @@ findings = Table(
     Column("first_seen", _time(), nullable=False),
     Column("last_seen", _time(), nullable=False),
     Column("count", Integer, nullable=False, default=0),
-    Column("reduction", String(10), nullable=False, default=""),     # running, done, failed
+    Column("reduction", String(10), nullable=False, default=""),  # running, done, failed, no-repro
     Column("reduction_owner", String(255), nullable=False, default=""),
     Column("reduction_at", _time()),
     Column("reduced_case", _text(), nullable=False, default=""),

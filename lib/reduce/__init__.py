@@ -1,4 +1,6 @@
 """Reduction of a hunt finding to a minimal mysql-test case (``--mode=reduce``, issue 32):
 delta debugging over a trace's statements (:mod:`.ddmin`), finer passes (:mod:`.passes`),
-"still fails?" by the finding's signature (:mod:`.check`), the mysql-test case and bug
-report (:mod:`.mtrcase`)."""
+"still fails?" by the finding's signature (:mod:`.check`) on a replay in send order
+(:mod:`.replay`) or in the trace's own order (:mod:`.schedule`, :mod:`.interleave`),
+what the tries saw and the record of a finding its trace does not reproduce
+(:mod:`.attempts`), the mysql-test case and bug report (:mod:`.mtrcase`)."""

@@ -39,22 +39,39 @@ class ReduceError(UsageError):
 @dataclass(frozen=True)
 class Statement:
     """One statement of the trace: its send order, connection and SQL, and the error it
-    got when it was traced (0: none)."""
+    got when it was traced (0: none); when it was sent (``t``, wall clock) and how long
+    it took (``ms``) as traced -- 0 when unknown, and no part of a statement's equality
+    (lib/reduce/schedule.py replays the trace's interleaving from them)."""
 
     seq: int
     conn: int
     sql: str
     error: int = 0
+    t: float = field(default=0.0, compare=False)
+    ms: float = field(default=0.0, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         """For the resume file."""
-        return {"seq": self.seq, "conn": self.conn, "sql": self.sql, "error": self.error}
+        out: dict[str, Any] = {"seq": self.seq, "conn": self.conn, "sql": self.sql,
+                               "error": self.error}
+        if self.t:
+            out.update(t=self.t, ms=self.ms)
+        return out
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "Statement":
         """From the resume file (or a trace record)."""
         return cls(int(data.get("seq") or 0), int(data.get("conn") or 0),
-                   str(data.get("sql") or ""), int(data.get("error") or 0))
+                   str(data.get("sql") or ""), int(data.get("error") or 0),
+                   _number(data.get("t")), _number(data.get("ms")))
+
+
+def _number(value: Any) -> float:
+    """A trace record's time field as a float (0 when absent or not a number)."""
+    try:
+        return float(value or 0)
+    except (TypeError, ValueError):
+        return 0.0
 
 
 @dataclass(frozen=True)
@@ -176,7 +193,8 @@ def read_input(folder: str) -> ReduceInput:
             raise ReduceError(f"--mode=reduce {folder}: the finding holds no compared "
                               f"statements (details.queries)")
         last = max(s.seq for s in statements)
-        statements += tuple(Statement(last + 1 + n, statements[-1].conn, q)
+        after = max(s.t + s.ms / 1000.0 for s in statements) + 0.001  # after every one
+        statements += tuple(Statement(last + 1 + n, statements[-1].conn, q, 0, after + n / 1000)
                             for n, q in enumerate(queries))
     traced = traced_seconds(records)
     sig = data.get("signature") or {}

@@ -21,8 +21,16 @@ candidate (:mod:`.replay`) and signs what happened with the hunt's own code:
   it, read after it) that the hunt's errorlog oracle flags, signed as the oracle signs
   it (:func:`lib.reduce.errorlog.logged_signatures`).
 
-A candidate fails when one of ``trials`` tries gives the same signature id
-(sporadic bugs: ``--trials``); the tries stop at the first that does.
+A candidate fails when one of ``trials`` tries gives the same signature id -- or one
+the user accepts as the same bug's (``--reduce-accept``: a crash whose top frames vary)
+-- (sporadic bugs: ``--trials``); the tries stop at the first that does.
+
+Each try replays the candidate in the checker's ``order``: ``serial`` (one statement at
+a time in send order, :mod:`.replay`), ``ended`` (one at a time in the order they
+ended in the trace, :func:`lib.reduce.schedule.in_end_order`), or with the trace's
+own interleaving, ``interleaved`` or ``timed`` (:mod:`.interleave`; a single
+topology's); each is kept as an
+:class:`lib.reduce.attempts.Attempt` (what it saw) in ``attempts``.
 
 Each try's replay is capped by the reduction's :class:`lib.reduce.budget.ReplayBudget`
 (when the checker has one): a try past its cap stops and does not reproduce.
@@ -54,10 +62,13 @@ from ..platform.logsetup import get_logger
 from ..servers.health import HealthState
 from ..servers.options import parse_options
 from ..servers.requirements import Requirements
+from .attempts import Attempt, divergence, seen
 from .budget import ReplayBudget
 from .case import ReduceInput, Statement
 from .errorlog import logged_signatures
+from .interleave import replay_scheduled
 from .replay import Replayed, replay
+from .schedule import in_end_order
 
 if TYPE_CHECKING:
     from ..servers.manager import ServerManager
@@ -138,6 +149,10 @@ class Checker:
         self.runs = 0                 # tries made (servers used)
         self.options: tuple[tuple[str, ...], ...] = case.server_options
         self.last: Outcome | None = None   # the last try that reproduced
+        self.order = "serial"         # how candidates are replayed (module docstring)
+        self.candidate = "pass"       # what the tries are for (their Attempt records)
+        self.attempts: list[Attempt] = []
+        self.accept: frozenset[str] = frozenset()   # other ids that count (--reduce-accept)
 
     def fails(self, statements: Sequence[Statement],
               options: Sequence[Sequence[str]] | None = None) -> bool:
@@ -150,8 +165,9 @@ class Checker:
         return False
 
     def reproduces(self, outcome: Outcome) -> bool:
-        """Did this try give the finding's signature?"""
-        return any(s.id == self.case.signature.id for s in outcome.signatures)
+        """Did this try give the finding's signature (or one of ``accept``)?"""
+        return any(s.id == self.case.signature.id or s.id in self.accept
+                   for s in outcome.signatures)
 
     def once(self, statements: Sequence[Statement],
              options: Sequence[Sequence[str]] | None = None,
@@ -167,7 +183,8 @@ class Checker:
         udfs = {s.name: _udfs(s) for s in servers} if loads_udf(statements) else {}
         cap = self.budget.cap() if self.budget is not None else None
         deadline = None if cap is None else time.monotonic() + cap
-        replayed = replay(statements, servers, compare=compare, stop=stop, deadline=deadline)
+        started = time.monotonic()
+        replayed = self._replay(statements, servers, compare, stop, deadline)
         if replayed.stuck:
             get_logger().info(f"reduce: a candidate of {len(statements)} statements stuck at "
                               f"statement {replayed.stuck} (not ended by max_statement_time): "
@@ -203,11 +220,43 @@ class Checker:
                 pass        # the reuse rule sees the change: fresh servers next time
         if self.budget is not None and self.reproduces(out):
             self.budget.reproduced(replayed.seconds)
+        self._attempted(out, dead, time.monotonic() - started)
         if dead or replayed.stuck:        # a stuck statement still runs: fresh servers
             self.manager.teardown(fast=True, discard=True)
         else:
             self.manager.after_test(True)
         return out
+
+    def _replay(self, statements: Sequence[Statement], servers: Sequence[Server],
+                compare: bool, stop: Callable[[], bool] | None, deadline: float | None
+                ) -> Replayed:
+        """The candidate replayed in this checker's order (module docstring)."""
+        if self.order == "ended":
+            statements = in_end_order(statements)
+        elif self.order != "serial" and not compare:
+            return replay_scheduled(statements, servers[0], self.order == "timed", stop,
+                                    deadline)
+        return replay(statements, servers, compare=compare, stop=stop, deadline=deadline)
+
+    def _attempted(self, out: Outcome, dead: bool, seconds: float) -> None:
+        """Keep what this try saw (lib/reduce/attempts.py)."""
+        replayed = out.replayed
+        whole = replayed.sent == len(out.statements)
+        differ, first = divergence(out.statements, replayed.errors) if whole else (-1, 0)
+        attempt = Attempt(self.candidate, self.order, len(out.statements), round(seconds, 3),
+                          seen(self.reproduces(out), [f"{x.id} ({x.text[:200]})"
+                                                      for x in out.signatures], dead,
+                               replayed.stuck, replayed.timed_out, replayed.stopped),
+                          replayed.sent, replayed.forced, differ, first)
+        self.attempts.append(attempt)
+        if attempt.candidate != "pass":   # the start's tries, one line each
+            forced = f", {attempt.forced} out of order" if attempt.forced else ""
+            strayed = f"; {differ} failed otherwise than traced (first: {first})" \
+                if differ > 0 else ("; every error as traced" if differ == 0 else "")
+            get_logger().info(f"reduce: {attempt.candidate} ({attempt.order} replay): "
+                              f"{attempt.saw}; {attempt.sent} of {attempt.statements} "
+                              f"statements sent{forced}, {len(replayed.errors)} errors, "
+                              f"{attempt.seconds:.1f} s{strayed}")
 
     def _crashes(self, servers: Sequence[Server], marks: dict[str, int], out: Outcome) -> bool:
         dead = False

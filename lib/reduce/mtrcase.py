@@ -10,6 +10,10 @@ becomes ``$MTR_SUITE_DIR/plugin``, its libraries copied into the folder's ``plug
   (``connect``/``connection`` when there are several); a statement that got an
   error when replayed is expected with ``--error 0,<code>`` (the error may go
   with the bug);
+- a case reduced with the trace's interleaving (``concurrent``) keeps it:
+  statements go with ``send`` and are waited for with ``reap`` only when a later
+  statement must follow them (:func:`lib.reduce.schedule.send_and_reap`), so those
+  that overlapped in the trace overlap again;
 - a crash is left to crash: the crashing statement is the case's last, with
   no ``--error``: mysqltest fails with "Lost connection" while the bug is there;
 - a wrong result becomes a check that fails: the differing query's rows are
@@ -40,6 +44,7 @@ from ..platform.safewrite import HeldOutput, OutputDir
 from ..randgen.connection import LOST_CONNECTION_CODES
 from .case import ReduceInput, Statement
 from .errorlog import case_lines
+from .schedule import send_and_reap
 
 SUITE = "kw_reduce"
 DONE_LINE = "# kewpie: the case ran to its end"
@@ -99,9 +104,11 @@ _STRINGS = re.compile(r"'(?:[^'\\]|\\.|'')*'")
 
 
 def case_text(case: ReduceInput, statements: Sequence[Statement], errors: dict[int, int],
-              check: WrongResultCheck | None = None, rebuilt: Rebuilt = Rebuilt()) -> str:
+              check: WrongResultCheck | None = None, rebuilt: Rebuilt = Rebuilt(),
+              concurrent: bool = False) -> str:
     """The .test file's text (see the module docstring); rebuilt: what the finding's
-    oracle built again to judge its statements in the try that reproduced."""
+    oracle built again to judge its statements in the try that reproduced; concurrent:
+    the statements sent as the trace's interleaving orders them."""
     texts = [s.sql for s in statements] + list(rebuilt.statements)
     delim = _delimiter(texts)
     lines = [f"# Reduced by kewpie --mode=reduce from {case.folder}",
@@ -131,15 +138,10 @@ def case_text(case: ReduceInput, statements: Sequence[Statement], errors: dict[i
             lines += [f"connection {names[c]}{delim}", f"SET NAMES utf8mb4{delim}"]
         if len(conns) == 1:
             lines.append(f"SET NAMES utf8mb4{delim}")
-    current = None
-    for stmt in statements:
-        if len(conns) > 1 and stmt.conn != current:
-            lines.append(f"connection {names[stmt.conn]}{delim}")
-            current = stmt.conn
-        code = errors.get(stmt.seq, 0)
-        if code and code not in LOST_CONNECTION_CODES:
-            lines.append(f"--error 0,{code}")
-        lines.append(stmt.sql.strip().rstrip(";") + delim)
+    if concurrent and len(conns) > 1:
+        lines += _sent_and_reaped(statements, errors, names, delim)
+    else:
+        lines += _in_turn(statements, errors, names if len(conns) > 1 else {}, delim)
     lines += _failure_check(case, check, rebuilt, delim) + logged[1]
     if len(conns) > 1:
         lines += [f"disconnect {names[c]}{delim}" for c in conns] + [
@@ -167,6 +169,42 @@ def _failure_check(case: ReduceInput, check: WrongResultCheck | None, rebuilt: R
     if case.judged_again:
         return oracle_check(case.oracle, case.compared, delim, rebuilt)
     return []
+
+
+def _in_turn(statements: Sequence[Statement], errors: dict[int, int], names: dict[int, str],
+             delim: str) -> list[str]:
+    """The statements one at a time, each on its connection (names: none for one)."""
+    lines: list[str] = []
+    current = None
+    for stmt in statements:
+        if names and stmt.conn != current:
+            lines.append(f"connection {names[stmt.conn]}{delim}")
+            current = stmt.conn
+        code = errors.get(stmt.seq, 0)
+        if code and code not in LOST_CONNECTION_CODES:
+            lines.append(f"--error 0,{code}")
+        lines.append(stmt.sql.strip().rstrip(";") + delim)
+    return lines
+
+
+def _sent_and_reaped(statements: Sequence[Statement], errors: dict[int, int],
+                     names: dict[int, str], delim: str) -> list[str]:
+    """The statements as ``send``/``reap`` on their connections (module docstring)."""
+    lines: list[str] = []
+    current = None
+    for action, index in send_and_reap(statements):
+        stmt = statements[index]
+        if stmt.conn != current:
+            lines.append(f"connection {names[stmt.conn]}{delim}")
+            current = stmt.conn
+        if action == "send":
+            lines.append("send " + stmt.sql.strip().rstrip(";") + delim)
+            continue
+        code = errors.get(stmt.seq, 0)
+        if code and code not in LOST_CONNECTION_CODES:
+            lines.append(f"--error 0,{code}")
+        lines.append(f"reap{delim}")
+    return lines
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 :class:`lib.reduce.check.Checker`, then the server options reduced.
 
 Every smaller failing case is written at once to ``smallest.json`` in the
-output folder (statements and options), so an interrupted reduction resumes
+output folder (statements, options and the replay order), so an interrupted reduction resumes
 from it (:func:`load_smallest`): Ctrl-C keeps the smallest case found so far.
 A log line per pass says how many statements are left and how many candidate
 runs it took; on a terminal a tqdm bar counts the candidate runs.
@@ -19,7 +19,7 @@ from ..platform.safewrite import HeldOutput, OutputDir
 from .case import ReduceInput, Statement
 from .check import Outcome
 from .ddmin import Batched, ddmin
-from . import passes
+from . import passes, schedule
 
 SMALLEST_FILE = "smallest.json"
 
@@ -49,12 +49,14 @@ class Reduced:
 
 
 def save_smallest(folder: OutputDir | str, case: ReduceInput, statements: Sequence[Statement],
-                  options: Sequence[Sequence[str]], done: Sequence[str]) -> None:
+                  options: Sequence[Sequence[str]], done: Sequence[str],
+                  order: str = "serial") -> None:
     """The smallest failing case so far, atomically (the resume point), written into the
     output folder without following links (lib/platform/safewrite.py)."""
     data = {"signature": case.signature.id, "finding": case.folder,
             "statements": [s.to_json() for s in statements],
             "options": [list(o) for o in options], "passes_done": list(done),
+            "order": order,
             "saved_at": round(time.time(), 3)}
     with HeldOutput(folder) as out:
         out.write_text(SMALLEST_FILE, json.dumps(data, indent=1))
@@ -84,11 +86,14 @@ class Reducer:
                  runs: Callable[[], int], progress: Callable[[int, int], None] | None = None,
                  skip: Sequence[str] = (),
                  first: Callable[..., int | None] | None = None,
+                 reorder: Callable[[str, str], None] | None = None,
                  last: Callable[[], Outcome | None] | None = None) -> None:
         self.case = case
         self._fails = fails
         self._first = first
         self._last = last
+        self._reorder = reorder       # switches the checks' replay order (start())
+        self.order = "serial"
         self.out_dir = out_dir
         self.runs = runs
         self.progress = progress
@@ -131,7 +136,8 @@ class Reducer:
         return Batched(self.fails, self.first) if self._first is not None else self.fails
 
     def _save(self) -> None:
-        save_smallest(self.out_dir, self.case, self.statements, self.options, self.done)
+        save_smallest(self.out_dir, self.case, self.statements, self.options, self.done,
+                      self.order)
 
     def resume(self, data: dict[str, Any]) -> None:
         """Start from a saved smallest case."""
@@ -139,48 +145,71 @@ class Reducer:
         self.options = tuple(tuple(o) for o in data.get("options") or self.options)
         self.done = [p for p in data.get("passes_done") or [] if p in self.PASSES]
         self.resumed = True
+        self._order(str(data.get("order") or "serial"), "resumed")
 
     def start(self) -> bool:
-        """Before the passes, the cheapest proofs that the trace reproduces, asked as one
-        question (in this order, several at once with ``--reduce-parallel``): the
-        ``related`` candidate (the truncated trace's statements that name the failing
-        statements' tables and functions), then the truncated trace *serialized*
+        """Before the passes, the cheapest proofs that the trace reproduces, in this
+        order: the ``related`` candidate (the truncated trace's statements that name
+        the failing statements' tables and functions); for a trace of several
+        connections with its times, the truncated trace replayed in the trace's own
+        order (:mod:`.schedule`): ``ended`` (one at a time, in the order the statements
+        ended), ``interleaved`` (at once, happens-before), then ``timed`` (and at the
+        traced offsets) -- when the reducer can switch its replay order
+        (``reorder``); then the truncated trace *serialized*
         (:func:`.passes.serialize`: one connection, no lock waits).  The first that
         fails is the smallest case, and the passes it stands for are done (a long
-        multi-connection trace is never replayed whole, which a sporadic bug would need
-        ``--trials`` times, and whose lock waits between connections cost minutes);
-        else False -- the caller then replays the whole trace -- and the candidates
-        answered are not tried again."""
+        multi-connection trace is never replayed whole serially, which a sporadic bug
+        would need ``--trials`` times, and whose lock waits between connections cost
+        minutes); an interleaved one keeps its order for the rest of the reduction
+        (the passes' candidates are replayed the same way).  Else False, with the
+        serial order back -- the caller then replays the whole trace -- and the
+        candidates answered are not tried again."""
         cut = passes.truncate(self.statements, self.case.failing)
         failing_seqs = {f.seq for f in self.case.failing}      # once: not per statement
         culprit_seqs = {f.seq for f in self.case.culprits}
         failing = [x for x in cut if x.seq in failing_seqs]
         culprits = [x for x in cut if x.seq in culprit_seqs]
         kept = passes.related(cut, failing)
-        candidates: list[tuple[str, list[Statement]]] = []
+        several = len({x.conn for x in cut}) > 1
+        candidates: list[tuple[str, list[Statement], str]] = []
         if kept and len(kept) < len(cut):
-            candidates.append(("related", kept))
-        if len({x.conn for x in cut}) > 1:
-            candidates.append(("serialized", passes.serialize(cut, culprits)))
-        if not candidates:
-            return False
-        found = self.first([c for _, c in candidates])
-        for name, _ in candidates:
+            candidates.append(("related", kept, "serial"))
+        if several and self._reorder is not None and schedule.timed(cut):
+            candidates += [(order, cut, order) for order in ("ended", "interleaved", "timed")]
+        if several:
+            candidates.append(("serialized", passes.serialize(cut, culprits), "serial"))
+        found = None
+        for index, (name, statements, order) in enumerate(candidates):
+            self._order(order, name)
             self.skip_candidates.add(name)
+            if self.first([statements]) == 0:
+                found = index
+                break
         if found is None:
-            self.skip.add("related")
+            self._order("serial", "whole trace")
+            if candidates:
+                self.skip.add("related")
             return False
-        name, statements = candidates[found]
+        name, statements, order = candidates[found]
         self.statements = list(statements)
-        self.done.extend(["truncate", "related"] if name == "related" else
-                         ["truncate", "one-connection"])
+        self.done.extend({"related": ["truncate", "related"], "serialized":
+                          ["truncate", "one-connection"]}.get(name, ["truncate"]))
         if name == "serialized":
             self.skip.add("related")
+        self._order(order, "pass")
         self._save()
         get_logger().info(f"reduce: the {name} statements reproduce: "
                           f"{len(self.case.statements)} -> {len(statements)} statements "
-                          f"({self.runs()} candidate runs)")
+                          f"({self.runs()} candidate runs)"
+                          + (f"; the reduction replays its candidates {order}"
+                             if order != "serial" else ""))
         return True
+
+    def _order(self, order: str, candidate: str) -> None:
+        """Replay the next candidates in this order, their tries recorded as candidate's."""
+        self.order = order
+        if self._reorder is not None:
+            self._reorder(order, candidate)
 
     def _pinned(self, run: Callable[[Sequence[Statement], passes.Fails], list[Statement]]
                 ) -> list[Statement]:

@@ -47,9 +47,6 @@ LOCK_WAIT_SECONDS = 1
 READ_SECONDS = 3 * STATEMENT_SECONDS   # the client's read timeout: a statement past it is stuck
 STUCK = -1                              # the code of a statement whose read timed out
 MALFORMED = 2027                        # CR_MALFORMED_PACKET: a reply PyMySQL could not decode
-_CAPS = (f"SET SESSION max_statement_time = {STATEMENT_SECONDS}, "
-         f"lock_wait_timeout = {LOCK_WAIT_SECONDS}, "
-         f"innodb_lock_wait_timeout = {LOCK_WAIT_SECONDS}")
 _CAP_VARIABLES = re.compile(r"\b(?:lock_wait_timeout|innodb_lock_wait_timeout|max_statement_time)"
                             r"\b", re.I)
 _SET_STATEMENT_FOR = re.compile(r"\s*SET\s+STATEMENT\b", re.I)
@@ -77,6 +74,7 @@ class Replayed:
     timed_out: bool = False        # the replay reached its deadline before its end
     stuck: int = 0                 # seq of a statement the server did not end (read timeout)
     seconds: float = 0.0           # how long the replay took
+    forced: int = 0                # interleaved: statements sent without their order (.interleave)
 
 
 def error_code(exc: Exception) -> int:
@@ -92,7 +90,7 @@ def error_code(exc: Exception) -> int:
     return int(args[0]) if args and isinstance(args[0], int) else 2013
 
 
-def _run(conn: pymysql.connections.Connection, sql: str) -> tuple[int, Any]:
+def run_statement(conn: pymysql.connections.Connection, sql: str) -> tuple[int, Any]:
     """(error code or 0, the rows as a multiset) of one statement."""
     try:
         with conn.cursor() as cur:
@@ -115,12 +113,16 @@ def raw_conversions() -> dict[Any, Any]:
     return {k: v for k, v in pymysql.converters.conversions.items() if not isinstance(k, int)}
 
 
-def _connect(server: Server) -> pymysql.connections.Connection:
-    # rows are compared as bytes, the same on every server (raw_conversions)
-    conn = server.connect(db=SCHEMA, autocommit=True, use_unicode=False,
-                          conv=raw_conversions(), read_timeout=READ_SECONDS,
-                          write_timeout=READ_SECONDS)
-    _set_caps(conn)
+def session(server: Server, lock_wait: int = LOCK_WAIT_SECONDS,
+            conn: pymysql.connections.Connection | None = None
+            ) -> pymysql.connections.Connection:
+    """A replay connection to server in schema ``test`` (or conn again), its statement
+    time and lock waits capped (lock waits at lock_wait seconds)."""
+    if conn is None:   # rows are compared as bytes, the same on every server (raw_conversions)
+        conn = server.connect(db=SCHEMA, autocommit=True, use_unicode=False,
+                              conv=raw_conversions(), read_timeout=READ_SECONDS,
+                              write_timeout=READ_SECONDS)
+    _set_caps(conn, lock_wait)
     return conn
 
 
@@ -135,10 +137,11 @@ def _drop(conns: dict[tuple[int, int], pymysql.connections.Connection],
             pass
 
 
-def _set_caps(conn: pymysql.connections.Connection) -> None:
+def _set_caps(conn: pymysql.connections.Connection, lock_wait: int = LOCK_WAIT_SECONDS) -> None:
     """The session's statement-time and lock-wait caps (module docstring)."""
     with conn.cursor() as cur:
-        cur.execute(_CAPS)
+        cur.execute(f"SET SESSION max_statement_time = {STATEMENT_SECONDS}, "
+                    f"lock_wait_timeout = {lock_wait}, innodb_lock_wait_timeout = {lock_wait}")
 
 
 def replay(statements: Sequence[Statement], servers: Sequence[Server],
@@ -174,8 +177,8 @@ def _replay(statements: Sequence[Statement], servers: Sequence[Server], compare:
                 key = (index, stmt.conn)
                 try:
                     if key not in conns:
-                        conns[key] = _connect(server)
-                    code, rows = _run(conns[key], stmt.sql)
+                        conns[key] = session(server)
+                    code, rows = run_statement(conns[key], stmt.sql)
                     if not code and resets_caps(stmt.sql):
                         _set_caps(conns[key])
                 except (pymysql.MySQLError, UnicodeDecodeError) as exc:

@@ -22,6 +22,7 @@ class ReduceOptions(ModeSection):
     findings: tuple[str, ...] = ()  # the TEST arguments: finding folders, made absolute
     again: bool = False  # --reduce-again: reduce a signature the results history says is
                          # being reduced or was reduced (lib/run/findings.py)
+    accept: tuple[str, ...] = ()  # --reduce-accept: other signature ids that count as the bug
 
 
 def add_options(p: argparse.ArgumentParser) -> None:
@@ -41,6 +42,10 @@ def add_options(p: argparse.ArgumentParser) -> None:
                    "says its signature is being reduced, or was reduced, elsewhere (a "
                    "fleet's workers reduce each signature once; a --reduce-out of its own "
                    "reduces anyway; docs/history.md)")
+    g.add_argument("--reduce-accept", action="append", default=[], metavar="SIG",
+                   help="--mode=reduce: a try also reproduces the finding when it gives this "
+                   "signature id (repeatable or comma-separated): the same bug's other "
+                   "frames, e.g. one a not-reproducible record lists")
 
 
 def section(args: argparse.Namespace) -> ReduceOptions:
@@ -51,7 +56,9 @@ def section(args: argparse.Namespace) -> ReduceOptions:
     return ReduceOptions(out=os.path.abspath(args.reduce_out) if args.reduce_out else "",
                          parallel=args.reduce_parallel, tries=max(1, args.trials or 1),
                          findings=tuple(os.path.abspath(t) for t in args.tests),
-                         again=args.reduce_again)
+                         again=args.reduce_again,
+                         accept=tuple(a.strip() for v in args.reduce_accept
+                                      for a in v.split(",") if a.strip()))
 
 
 def test_paths(test: str) -> bool:

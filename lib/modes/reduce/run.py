@@ -30,6 +30,8 @@ import time
 from typing import Any, Callable
 
 from ...errors import EXIT_OK, UsageError
+from ...reduce import attempts
+from ...reduce.attempts import Attempt, NotReproducible
 from ...reduce.budget import ReplayBudget
 from ...reduce.case import ReduceError, ReduceInput, Statement, read_input
 from ...reduce.check import Checker, Outcome, requirements
@@ -39,6 +41,7 @@ from ...reduce.mtrcase import (SUITE, WrittenCase, WrongResultCheck, case_text, 
                                 report_text, write_case)
 from ...reduce.reducer import Reduced, Reducer, load_smallest
 from ...reduce.replay import LOCK_WAIT_SECONDS, replay
+from ...reduce.schedule import in_end_order
 from ...mtr.travel import CaseCommands, Tree, TreeCommands, kewpie_command, mysql_test_dir, \
     readme_text
 from ...config.sections import Servers
@@ -156,10 +159,38 @@ def run_reduce(env: RunEnvironment) -> int:
         status = _reduce(env, case, out)
         state, figures = "done", json.loads(out.read_text("reduce.json") or "{}")
         return status
+    except NotReproducible as exc:
+        state, figures = attempts.STATE, _not_reproducible(env, case, out, exc.record)
+        raise
     finally:
         claim.finish(state, str(figures.get("test", "")), str(figures.get("report", "")))
         claim.close()
         out.close()
+
+
+def _not_reproducible(env: RunEnvironment, case: ReduceInput, out: OutputDir,
+                      record: dict[str, Any]) -> dict[str, Any]:
+    """The record of a finding no start candidate reproduced (lib/reduce/attempts.py),
+    logged and written to the output folder -- and to the finding's own ``reduce/``
+    folder when the output is elsewhere, so the finding says so; the figures the
+    results history links to."""
+    for line in attempts.lines([Attempt(**t) for t in record["tries"]]):
+        env.log.info(f"reduce: not reproduced: {line}")
+    text = attempts.to_text(record)
+    out.write_text(attempts.RECORD_FILE, text)
+    report = out.write_text("report.txt", attempts.report(record))
+    own = os.path.join(case.folder, "reduce")
+    if os.path.realpath(out.path) != os.path.realpath(own):
+        try:
+            folder = OutputDir.create(own, "the finding's reduce folder", env.trust, reuse=True)
+            try:
+                folder.write_text(attempts.RECORD_FILE, text)
+            finally:
+                folder.close()
+        except (OSError, UsageError) as exc:
+            env.log.warning(f"reduce: the finding's folder does not say it is not "
+                            f"reproducible ({exc}); {out.path} does")
+    return {"test": "", "report": report}
 
 
 def _reduce(env: RunEnvironment, case: ReduceInput, out: OutputDir) -> int:
@@ -180,8 +211,13 @@ def _reduce(env: RunEnvironment, case: ReduceInput, out: OutputDir) -> int:
     server_index = 1 if case.topology == "compare" and len(result.options) > 1 else 0
     options = list(result.options[server_index]) if result.options else []
     commands = _commands(env, trials)
-    written = write_case(out, CASE_NAME, case_text(case, result.statements, errors, check_,
-                                                   outcome.rebuilt),
+    # a reduction replayed in the order the statements ended writes its case in that
+    # order; one replayed at once sends and reaps them as the trace did (schedule.py)
+    in_order = in_end_order(result.statements) if reducer.order == "ended" else \
+        result.statements
+    written = write_case(out, CASE_NAME, case_text(case, in_order, errors, check_,
+                                                   outcome.rebuilt, reducer.order in
+                                                   ("interleaved", "timed")),
                          options, readme_text(commands, f"{case.title} ({case.signature.id})",
                                               SUITE))
     confirmation = _confirm(env, case, commands, written, work)
@@ -194,7 +230,8 @@ def _reduce(env: RunEnvironment, case: ReduceInput, out: OutputDir) -> int:
                "seconds": round(time.monotonic() - started, 3), "trials": trials,
                "parallel": width, "server_starts": server_starts,
                "replays_timed_out": bots.budget.timed_out, "resumed": result.resumed,
-               "options": [list(o) for o in result.options],
+               "options": [list(o) for o in result.options], "order": reducer.order,
+               "accepted": sorted(bots.checker.accept),
                "passes": [vars(p) for p in result.passes], "present": present,
                "absent": absent, "confirmation": confirmation.to_json(),
                "test": written.test, "report": report}
@@ -216,6 +253,7 @@ class _Bots:
             scratch = os.path.join(work, f"bot{n}")
             os.makedirs(scratch, exist_ok=True)
             self.checkers.append(Checker(case, manager, scratch, trials, self.budget))
+            self.checkers[-1].accept = frozenset(env.config.section(ReduceOptions).accept)
         self.checker = self.checkers[0]
         self.check = ParallelCheck(self.checkers) if width > 1 else None
         self.fails: Callable[..., bool] = (self.check.fails if self.check is not None
@@ -231,8 +269,21 @@ class _Bots:
         return self.check.last if self.check is not None else self.checker.last
 
     def reducer(self, case: ReduceInput, out: OutputDir) -> Reducer:
-        """A reducer over these bots' check, saving its smallest case in out."""
-        return Reducer(case, self.fails, out, self.runs, first=self.first, last=self.last)
+        """A reducer over these bots' check, saving its smallest case in out (its
+        candidates replayed serially until it says otherwise)."""
+        self.reorder("serial", "start")
+        return Reducer(case, self.fails, out, self.runs, first=self.first,
+                       reorder=self.reorder, last=self.last)
+
+    def reorder(self, order: str, candidate: str) -> None:
+        """Every bot replays the next candidates in this order (lib/reduce/check.py), its
+        tries recorded as candidate's."""
+        for checker in self.checkers:
+            checker.order, checker.candidate = order, candidate
+
+    def attempts(self) -> list[Attempt]:
+        """Every bot's tries so far, in the order they ended on each bot."""
+        return [a for checker in self.checkers for a in checker.attempts]
 
     def shutdown(self) -> int:
         """Every bot's servers stopped and discarded; the servers they started."""
@@ -255,6 +306,9 @@ def _started_reducer(env: RunEnvironment, case: ReduceInput, bots: _Bots, out: O
     env.log.info(f"reduce: replays capped at {cap:.0f} s until one reproduces (traced: "
                  f"{case.traced_seconds:.0f} s); {lock}" if cap is not None else
                  f"reduce: replays not capped until one reproduces (no traced time); {lock}")
+    if bots.checker.accept:
+        env.log.info(f"reduce: a try also reproduces with signature "
+                     f"{', '.join(sorted(bots.checker.accept))} (--reduce-accept)")
     saved = load_smallest(out, case)
     if saved is not None:
         reducer.resume(saved)
@@ -266,10 +320,14 @@ def _started_reducer(env: RunEnvironment, case: ReduceInput, bots: _Bots, out: O
             reducer = bots.reducer(case, out)
             saved = None
     if saved is None and not reducer.start() and not bots.fails(case.statements):
-        raise ReduceError(f"--mode=reduce {case.folder}: the trace does not reproduce the "
-                          f"finding's signature {case.signature.id} ({case.title}) in "
-                          f"{trials} tr{'y' if trials == 1 else 'ies'} at the start (a "
-                          f"timing-dependent bug: try --trials N)")
+        raise NotReproducible(
+            f"--mode=reduce {case.folder}: the trace does not reproduce the "
+            f"finding's signature {case.signature.id} ({case.title}) in "
+            f"{trials} tr{'y' if trials == 1 else 'ies'} at the start (a "
+            f"timing-dependent bug: try --trials N); recorded as not reproducible from "
+            f"its trace", attempts.record(case.folder, case.signature.id, case.title,
+                                          len(case.statements), trials, bots.attempts()))
+    bots.reorder(reducer.order, "pass")
     return reducer
 
 
