@@ -188,14 +188,7 @@ def read_input(folder: str) -> ReduceInput:
     if not statements:
         raise ReduceError(f"--mode=reduce {folder}: {TRACE_FILE} holds no statements")
     if judged(kind, oracle):  # the compared statements follow
-        queries = [str(q) for q in (data.get("details") or {}).get("queries") or []]
-        if not queries:
-            raise ReduceError(f"--mode=reduce {folder}: the finding holds no compared "
-                              f"statements (details.queries)")
-        last = max(s.seq for s in statements)
-        after = max(s.t + s.ms / 1000.0 for s in statements) + 0.001  # after every one
-        statements += tuple(Statement(last + 1 + n, statements[-1].conn, q, 0, after + n / 1000)
-                            for n, q in enumerate(queries))
+        statements += _compared(folder, data, statements)
     traced = traced_seconds(records)
     sig = data.get("signature") or {}
     topology = data.get("topology") or {}
@@ -214,6 +207,20 @@ def read_input(folder: str) -> ReduceInput:
                        traced, logging_statements(records, (data.get("details") or {})
                                                   .get("lines") or ()) if kind == "errorlog"
                        else ((), False))
+
+
+def _compared(folder: str, data: dict[str, Any], statements: Sequence[Statement]
+              ) -> tuple[Statement, ...]:
+    """An oracle's compared statements (``details.queries``) as statements after the
+    trace's, on its last connection, each sent after every traced one ended."""
+    queries = [str(q) for q in (data.get("details") or {}).get("queries") or []]
+    if not queries:
+        raise ReduceError(f"--mode=reduce {folder}: the finding holds no compared "
+                          f"statements (details.queries)")
+    last = max(s.seq for s in statements)
+    after = max(s.t + s.ms / 1000.0 for s in statements) + 0.001  # after every one
+    return tuple(Statement(last + 1 + n, statements[-1].conn, q, 0, after + n / 1000)
+                 for n, q in enumerate(queries))
 
 
 def traced_seconds(records: Sequence[dict[str, Any]]) -> float:
