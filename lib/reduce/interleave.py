@@ -30,8 +30,8 @@ import pymysql
 
 from ..randgen.connection import LOST_CONNECTION_CODES
 from .case import Statement
-from .replay import MALFORMED, STUCK, Replayed, error_code, resets_caps, run_statement, \
-    session
+from .replay import MALFORMED, STUCK, Replayed, drop_connection, error_code, resets_caps, \
+    run_statement, session
 from .schedule import Wait, happens_before, lanes, offsets, ready
 
 if TYPE_CHECKING:
@@ -84,11 +84,8 @@ def replay_scheduled(statements: Sequence[Statement], server: Server, paced: boo
         for thread in threads:
             if thread.is_alive():
                 thread.join()
-        for conn in conns.values():
-            try:
-                conn.close()
-            except (pymysql.MySQLError, OSError):
-                pass
+        for key in list(conns):
+            drop_connection(conns, key)
         out.seconds = time.monotonic() - started
         out.forced = shared.forced
     if shared.failure is not None:
@@ -170,10 +167,5 @@ def _send(server: Server, stmt: Statement, conns: dict[int, pymysql.connections.
     except (pymysql.MySQLError, UnicodeDecodeError) as exc:
         code = error_code(exc)
     if code == MALFORMED:   # the reply was left half read: the next statement reconnects
-        old = conns.pop(stmt.conn, None)
-        if old is not None:
-            try:
-                old.close()
-            except (pymysql.MySQLError, OSError):
-                pass
+        drop_connection(conns, stmt.conn)
     return code

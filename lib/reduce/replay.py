@@ -31,7 +31,7 @@ import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence, TypeVar
 
 import pymysql
 
@@ -41,6 +41,7 @@ from .case import Statement
 if TYPE_CHECKING:
     from ..servers.server import Server
 
+K = TypeVar("K")                        # a replay's connection key
 SCHEMA = "test"
 STATEMENT_SECONDS = 20
 LOCK_WAIT_SECONDS = 1
@@ -126,8 +127,7 @@ def session(server: Server, lock_wait: int = LOCK_WAIT_SECONDS,
     return conn
 
 
-def _drop(conns: dict[tuple[int, int], pymysql.connections.Connection],
-          key: tuple[int, int]) -> None:
+def drop_connection(conns: dict[K, pymysql.connections.Connection], key: K) -> None:
     """Close and forget one replay connection (the next statement opens another)."""
     conn = conns.pop(key, None)
     if conn is not None:
@@ -184,7 +184,7 @@ def _replay(statements: Sequence[Statement], servers: Sequence[Server], compare:
                 except (pymysql.MySQLError, UnicodeDecodeError) as exc:
                     code, rows = error_code(exc), None
                 if code == MALFORMED:    # the reply was left half read: a new connection
-                    _drop(conns, key)
+                    drop_connection(conns, key)
                 if code == STUCK:
                     out.stuck = stmt.seq
                     return

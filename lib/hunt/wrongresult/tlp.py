@@ -23,8 +23,7 @@ from __future__ import annotations
 
 from .execute import Outcome
 from .generator import GeneratorOptions, SqlGenerator
-from .oracle import Check, OracleBase, Verdict
-from .result import describe_rows, multiset_difference, render_rows
+from .oracle import Check, OracleBase, Verdict, same_rows
 from .schema import ColumnInfo, quote_name
 
 AGG_MIN_MAX_CLASSES = ("int", "dec", "date", "datetime", "time", "year")
@@ -97,12 +96,4 @@ class TLPOracle(OracleBase):
 def judge_partitions(label: str, outcomes: list[Outcome]) -> Verdict:
     """TLP's verdict and its variants': agree when the whole query's rows (the first
     outcome) equal the partitions' (the second) as multisets; label starts the detail."""
-    whole = render_rows(outcomes[0].rows or ())
-    parts = render_rows(outcomes[1].rows or ())
-    only_whole, only_parts = multiset_difference(whole, parts)
-    results = (describe_rows(whole), describe_rows(parts))
-    if not only_whole and not only_parts:
-        return Verdict("agree", results=results)
-    detail = (f"{label}: rows only in the whole query: {describe_rows(only_whole)}; rows "
-              f"only in the partitions: {describe_rows(only_parts)}")
-    return Verdict("differ", results=results, detail=detail)
+    return same_rows(outcomes, label, "in the whole query", "in the partitions")
