@@ -8,7 +8,10 @@ connections to the servers to check (s0; s0 and the servers it is compared
 with for ``differential``), and each :class:`WrongResult` becomes a finding
 of kind ``wrong-result`` signed with the oracle and the query's shape --
 or, for CERT's, of kind ``performance`` (a row estimate, never a wrong
-result).  :data:`NAMES` lists them all (the package's registry says the same:
+result).  A finding its oracle recognised as a known bug of the server (``known``: CERT's
+``cert-range-keypart``) is signed with the bug's name instead of the shape
+(``performance | cert | known bug cert-range-keypart``), so every shape of it is one
+finding, which the known-bugs corpus tags known.  :data:`NAMES` lists them all (the package's registry says the same:
 a unit test checks it).
 
 The randgen load of a ``compare`` topology is itself differential: every
@@ -27,6 +30,8 @@ from .signature import fingerprint, performance_signature, wrong_result_signatur
 NAMES = ("norec", "tlp", "differential", "dqp", "eet", "coddtest", "pinolo", "dqe", "radar",
          "tlp-aggregate", "tlp-distinct", "tlp-groupby", "tlp-having", "cert")
 MAX_TEXT = 20000
+KNOWN_PART = "known bug "  # the signature's part of a finding its oracle recognised as a
+                           # known bug: one signature for every shape of it
 
 
 class WrongResultLike(Protocol):
@@ -55,12 +60,16 @@ def finding_of(result: WrongResultLike, server: str) -> Finding:
     for i, rendered in enumerate(result.results, start=1):
         text.append(f"result {i}: {rendered}")
     kind = getattr(result, "kind", "wrong-result")
+    known = str(getattr(result, "known", ""))
     sig = (performance_signature if kind == "performance" else wrong_result_signature)(
-        result.oracle, result.shape)
+        result.oracle, f"{KNOWN_PART}{known}" if known else result.shape)
+    details = {"shape": result.shape, "queries": list(result.queries),
+               "results": [r[:MAX_TEXT] for r in result.results], "detail": result.detail}
+    if known:
+        details["known"] = known
+        text.insert(2, f"known bug: {known}")
     return Finding(kind, result.oracle, sig,
-                   f"{result.oracle} on {server}: {result.detail}"[:300], server,
-                   {"shape": result.shape, "queries": list(result.queries),
-                    "results": [r[:MAX_TEXT] for r in result.results], "detail": result.detail},
+                   f"{result.oracle} on {server}: {result.detail}"[:300], server, details,
                    {f"{kind}.txt": "\n".join(text)[:MAX_TEXT * 4] + "\n"})
 
 

@@ -10,6 +10,8 @@ The tool-layer parts of the replay (the mode itself is ``lib/modes/replay/``):
 - ``execute.py``: one reproducer on one tree's server (reused when the reuse rule
   keeps it), classified: crash (kewpie's signature and MariaDB QA's UniqueID),
   hang, error-log lines, timeout, no reproduction, skipped;
+- ``late.py``: the results a bot holds back while a late crash of their kept server
+  could still be theirs;
 - ``matrix.py``: the bugs x trees matrix (present / absent / changed signature);
 - ``schedule.py``: which queued job a free bot takes (one its server serves);
 - ``restore.py``: what a reproducer added undone, so the reuse rule keeps the server;

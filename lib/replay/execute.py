@@ -58,6 +58,7 @@ from ..servers.option_safety import check_server_options
 from ..servers.requirements import Requirements
 from .corpus import MYSQLTEST, Reproducer
 from .defaults import server_options
+from .late import LATE_WINDOW, HeldResults
 from .restore import State, restore, snapshot
 from .waits import WaitWatch
 from ..servers.sql import error_code
@@ -179,6 +180,11 @@ class ReplayBot:
         self._states: dict[str, State | None] = {}   # tree -> its fresh server's state
         # tree -> the error log's size when its kept server was last found sound
         self._sound_at: dict[str, int] = {}
+        self._life_mark: dict[str, int] = {}        # tree -> its kept server's log at its start
+        self._kept: dict[str, "Server"] = {}        # tree -> its kept server
+        self._trees: dict[str, "CodeTree"] = {}
+        self.late = HeldResults()   # results a late crash could still be (lib/replay/late.py)
+        self._probing = False       # replaying a result's reproducer again on a fresh server
         # told True while the running reproducer only waits (SLEEP, a lock), False when
         # it works again (lib/replay/waits.py): the run lends its lane meanwhile
         self.on_idle: Callable[[bool], None] | None = None
@@ -213,8 +219,73 @@ class ReplayBot:
             return str(exc).splitlines()[0]
         return ""
 
-    def replay(self, reproducer: Reproducer, tree: CodeTree) -> ReplayResult:
-        """Replay reproducer on tree (see the module docstring)."""
+    def replay(self, reproducer: Reproducer, tree: CodeTree) -> list[ReplayResult]:
+        """Replay reproducer on tree (see the module docstring); the results now final:
+        this one's, and earlier ones' held while a late crash could still be theirs
+        (lib/replay/late.py).  A crash of a kept server while results are held is this
+        reproducer's only if it crashes a fresh server too."""
+        self._trees[tree.basedir] = tree
+        result = self._replay_one(reproducer, tree)
+        if result.outcome == CRASH and not result.fresh and self.late.candidates(tree.basedir):
+            again = self._probe(reproducer, tree)
+            if again.outcome != CRASH and self._blame(tree):
+                result = again
+        if result.outcome in (NONE, ERRORLOG) and not result.reset:
+            self.late.hold(tree.basedir, reproducer, result)
+        else:
+            self.late.release(tree.basedir)     # its server is gone: nothing more to see
+            self.late.done(result)
+        return self.late.take()
+
+    def flush(self) -> list[ReplayResult]:
+        """The held results made final at the run's end: each tree's kept server watched
+        until their window has passed, a crash searched for among them."""
+        for basedir in list(self.late.held):
+            tree, server = self._trees[basedir], self._kept.get(basedir)
+            deadline = time.monotonic() + self.late.remaining(basedir)
+            while server is not None and self.late.held[basedir]:
+                if self._crashed_since_kept(server, tree):
+                    self.manager(tree).teardown(fast=True, discard=True)
+                    self._blame(tree)
+                    break
+                if time.monotonic() >= deadline:
+                    break
+                time.sleep(0.1)
+            self.late.release(basedir)
+        return self.late.take()
+
+    def _probe(self, reproducer: Reproducer, tree: CodeTree) -> ReplayResult:
+        """reproducer replayed again on a fresh server and watched for LATE_WINDOW seconds
+        after its end; the server thrown away after."""
+        manager = self.manager(tree)
+        manager.teardown(fast=True, discard=True)
+        self._probing = True
+        try:
+            result = self._replay_one(reproducer, tree)
+        finally:
+            self._probing = False
+        manager.teardown(fast=True, discard=True)
+        self._kept.pop(tree.basedir, None)
+        result.reset = result.reset or "replayed again on a fresh server"
+        return result
+
+    def _blame(self, tree: CodeTree) -> bool:
+        """A crash of tree's kept server after the held results' reproducers: the newest
+        that crashes a fresh server within LATE_WINDOW s gets it as its result (True);
+        the held results are final after."""
+        try:
+            for held in self.late.candidates(tree.basedir):
+                probe = self._probe(held.reproducer, tree)
+                if probe.outcome == CRASH:
+                    probe.detail += " -- first seen on the server of the reproducers after it"
+                    self.late.replace(tree.basedir, held.result, probe)
+                    return True
+            return False
+        finally:
+            self.late.release(tree.basedir)
+
+    def _replay_one(self, reproducer: Reproducer, tree: CodeTree) -> ReplayResult:
+        """Replay reproducer on tree: its result."""
         label = tree.label
         result = ReplayResult(reproducer.name, reproducer.bug, reproducer.path, label,
                               tree.basedir, SKIPPED, bot=self.bot)
@@ -232,16 +303,15 @@ class ReplayBot:
     def _replay(self, reproducer: Reproducer, tree: CodeTree, result: ReplayResult) -> None:
         manager = self.manager(tree)
         clock = _Clock(result.phases)
-        server = self._start(manager, reproducer, tree, result)
-        if server is not None and not result.fresh and self._crashed_since_kept(server, tree):
-            manager.teardown(fast=True, discard=True)   # not this reproducer's server any more
-            server = self._start(manager, reproducer, tree, result)
+        server = self._server(manager, reproducer, tree, result)
         if server is None:
             return
         clock.lap("start")
         if result.fresh or tree.basedir not in self._states:
             self._states[tree.basedir] = snapshot(server)
         mark = server.errlog.size()
+        if result.fresh:
+            self._life_mark[tree.basedir] = mark    # a kept server's crash: any report since
         evidence = os.path.join(self.settings.out.path, "evidence", _safe_name(result.tree),
                                 _safe_name(reproducer.name))
         with self._out(os.path.join("bots", self.bot)) as scratch:
@@ -271,14 +341,44 @@ class ReplayBot:
             return
         self._finish(server, text, evidence, tree, result)
         clock.lap("restore")
+        if self._probing:
+            self._watch_late(server, mark)
         if self._crashed_late(server, mark, (evidence, client_log), result):
             manager.teardown(fast=True, discard=True)
             clock.lap("crash")
             return
         result.reset = "; ".join(manager.after_test(True))
         clock.lap("reuse")
+        if result.reset and crash_reported(server, mark):
+            # the crash landed while the reuse rule read the server, which threw it away
+            self._crashed_late(server, mark, (evidence, client_log), result)
+            return
         if not result.reset:
             self._sound_at[tree.basedir] = server.errlog.size()
+            self._kept[tree.basedir] = server
+
+    def _server(self, manager: ServerManager, reproducer: Reproducer, tree: CodeTree,
+                result: ReplayResult) -> Server | None:
+        """The reproducer's server (:meth:`_start`); a kept one that crashed since it was
+        found sound replaced by a fresh one, after its late crash was searched for among
+        the held results; the held results whose window has passed (all of them, when the
+        kept server is gone) made final."""
+        server = self._start(manager, reproducer, tree, result)
+        if server is not None and not result.fresh and self._crashed_since_kept(server, tree):
+            manager.teardown(fast=True, discard=True)   # not this reproducer's server any more
+            self._blame(tree)
+            server = self._start(manager, reproducer, tree, result)
+        elif server is not None and not self._probing:
+            self.late.release(tree.basedir, settled_only=not result.fresh)
+        return server
+
+    @staticmethod
+    def _watch_late(server: Server, mark: int) -> None:
+        """Wait up to LATE_WINDOW seconds for a crash of the server after the reproducer."""
+        deadline = time.monotonic() + LATE_WINDOW
+        while time.monotonic() < deadline and server.is_alive() and \
+                not crash_reported(server, mark):
+            time.sleep(0.1)
 
     def _crashed_late(self, server: Server, mark: int, files: tuple[str, str],
                       result: ReplayResult) -> bool:
@@ -300,15 +400,19 @@ class ReplayBot:
         return True
 
     def _crashed_since_kept(self, server: Server, tree: CodeTree) -> bool:
-        """Whether the kept server died or reported a crash since it was last found sound
-        (a late crash of the reproducer before: logged; the next one gets a fresh
-        server)."""
+        """Whether the kept server, once found sound, has died or reported a crash since
+        its first reproducer (a late crash of a reproducer before: logged, searched for
+        among the held results; the next one gets a fresh server).  A report begun
+        before the server was last found sound counts: a kept server never crashed."""
         since = self._sound_at.get(tree.basedir)
-        if since is None or (server.is_alive() and not crash_reported(server, since)):
+        if since is None or (server.is_alive() and not crash_reported(
+                server, self._life_mark.get(tree.basedir, since))):
             return False
         get_logger().warning(f"replay: the kept {tree.label} server crashed after the "
                              f"reproducer before this one had been judged (its error log: "
-                             f"{server.errlog.path}); a fresh server for the next")
+                             f"{server.errlog.path}); the reproducers it served last are "
+                             f"replayed again to find whose crash it is, and the next gets "
+                             f"a fresh server")
         return True
 
     def _start(self, manager: ServerManager, reproducer: Reproducer, tree: CodeTree,

@@ -1,94 +1,94 @@
-"""Parallel bots: one worker process per bot, the parent schedules and reports.
+"""Parallel bots of a native or mtr run: one forked bot per worker, the parent schedules
+and reports.
 
-Each worker is forked (:mod:`lib.platform.workers`) after the tests are
-loaded, builds its own runner through the factory the pool was given (its own
-ServerManager in ``workdir/botN``, its own port leases and state file), and
+Each bot is a fork of the harness (:mod:`lib.platform.workers`) made after the tests
+are loaded, and runs the one loop every forked bot runs (:func:`~lib.run.forkedbot.
+serve_bot`: stop signals, its own log, its servers stopped at its end) with
+:class:`BotTests`: it builds its own runner through the factory the pool was given
+(its own ServerManager in ``workdir/botN``, its own port leases and state file), and
 runs the tests it is handed, one at a time, with retries and evidence as in a
-single-bot run.  The parent picks the next test for a free bot: one needing
-the servers that bot already has, else one whose servers no other bot has,
-longest first by known timings (see lib/run/scheduling.py).  With each test it
-announces the one that bot will get after it (``Runner.expect_next``; kept for
-that bot unless it is the last one left), so that a runner can prepare those
-servers while the test runs.  Workers die with the parent (parent-death
-signal), and their servers die with them; a worker that ends closes what it
-started through the ``close_bot`` callable it was given.
+single-bot run.  The parent picks the next test for a free bot: one needing the
+servers that bot already has, else one whose servers no other bot has, longest first
+by known timings (see lib/run/scheduling.py).  With each test it announces the one
+that bot will get after it (``Runner.expect_next``; kept for that bot unless it is the
+last one left), so that a runner can prepare those servers while the test runs.  A bot
+that dies is its test's failure, with the tail of its log, and the others go on.
+Workers die with the parent (parent-death signal), and their servers die with them.
 """
 from __future__ import annotations
 
 import functools
 import traceback
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
-from ..errors import Interrupted
-from ..platform.interrupts import interrupt_on_stop_signals
-from ..platform.logsetup import configure, get_logger
+from ..platform.logsetup import get_logger
 from ..platform.logtail import tail_file
-from ..platform.workers import Connection, Worker, ready, start_worker, stop_workers
+from ..platform.workers import Connection, Worker, ready, start_worker
+from .forkedbot import Send, serve_bot, stop_bots
 from .report import Outcome
 from .runner import Runner
 from .scheduling import BotSchedule
 from ..suites.loader import TestSpec
 from ..suites.status import TestStatus
 
+if TYPE_CHECKING:
+    from .environment import RunEnvironment
+
 STOP_GRACE = 12.0
 
 
-def _worker(pool: "BotPool", bot: str, queue: list[TestSpec], retries: int, retry_max: int,
-            conn: Connection) -> None:
-    """Worker process body: run the tests the parent sends until told to stop."""
-    interrupt_on_stop_signals()   # never raised inside logging, never lost in a finalizer
-    configure(pool.verbose, logfile=pool.log_path(bot), console=False)
-    interrupted = False
-    try:
-        runner = pool.make_runner(bot)
-        while True:
-            message = conn.recv()
-            if message[0] == "stop":
-                break
-            _, index, failed_so_far, upcoming, later = message
-            if hasattr(runner, "expect_next"):
-                runner.expect_next(queue[upcoming] if upcoming is not None else None)
-            if hasattr(runner, "expect_later"):
-                runner.expect_later(queue[later] if later is not None else None)
-            try:
-                outcome = runner.run_with_retries(queue[index], retries,
-                                                  lambda: failed_so_far < retry_max)
-            except Exception as exc:  # noqa: BLE001 - a harness bug must not kill the bot
-                get_logger().debug("harness error in %s", queue[index].full_name, exc_info=True)
-                runner.manager.teardown(fast=True)
-                outcome = Outcome(queue[index].full_name, TestStatus.FAIL, 0, bot,
-                                  f"kewpie internal error: {type(exc).__name__}: {exc}\n"
-                                  f"{traceback.format_exc(limit=8)}")
-            current = (runner.current_key() if hasattr(runner, "current_key")
-                       else runner.manager.current if runner.manager.servers else None)
-            conn.send((index, outcome, current))
-    except (Interrupted, EOFError):
-        interrupted = True
-    except BaseException:
-        # The parent reports a dead bot with the tail of this log: say why here.
-        get_logger().error(f"bot {bot} failed: {traceback.format_exc(limit=12)}")
-        raise
-    finally:
-        pool.close_bot(bot, interrupted)
-        conn.close()
+class BotTests:
+    """A bot's work (lib/run/forkedbot.py's ``BotWork``): each ``("run", index,
+    failed so far, upcoming, later)`` the parent sends is a test of the queue run with
+    retries, answered ``(index, outcome, the servers the bot now has)``."""
+
+    def __init__(self, runner: Runner, bot: str, queue: list[TestSpec], retries: int,
+                 retry_max: int) -> None:
+        self.runner = runner
+        self.bot = bot
+        self.queue = queue
+        self.retries = retries
+        self.retry_max = retry_max
+
+    def answer(self, message: tuple[Any, ...]) -> Any:
+        """Run the test the message names; its outcome (a harness error is its failure)."""
+        _, index, failed_so_far, upcoming, later = message
+        runner, queue = self.runner, self.queue
+        if hasattr(runner, "expect_next"):
+            runner.expect_next(queue[upcoming] if upcoming is not None else None)
+        if hasattr(runner, "expect_later"):
+            runner.expect_later(queue[later] if later is not None else None)
+        try:
+            outcome = runner.run_with_retries(queue[index], self.retries,
+                                              lambda: failed_so_far < self.retry_max)
+        except Exception as exc:  # noqa: BLE001 - a harness bug must not kill the bot
+            get_logger().debug("harness error in %s", queue[index].full_name, exc_info=True)
+            runner.manager.teardown(fast=True)
+            outcome = Outcome(queue[index].full_name, TestStatus.FAIL, 0, self.bot,
+                              f"kewpie internal error: {type(exc).__name__}: {exc}\n"
+                              f"{traceback.format_exc(limit=8)}")
+        current = (runner.current_key() if hasattr(runner, "current_key")
+                   else runner.manager.current if runner.manager.servers else None)
+        return (index, outcome, current)
+
+    def close(self) -> None:
+        """Nothing of its own: serve_bot stops the bot's servers."""
 
 
 class BotPool:
     """N bots in worker processes, fed from one queue.
 
-    A worker gets its Runner from ``make_runner(bot)``, logs to ``log_path(bot)``
-    (whose tail the parent reports if the worker dies) and, when it ends, calls
-    ``close_bot(bot, fast)`` to stop what that bot started (fast: interrupted).
+    A bot gets its Runner from ``make_runner(bot)``, logs to the environment's
+    ``workdir.bot_log_file(bot)`` (whose tail the parent reports if the bot dies) and,
+    when it ends, stops what it started (``env.close(fast=..., bot=bot)``: fast when
+    interrupted), as every forked bot does (lib/run/forkedbot.py).
     """
 
-    def __init__(self, count: int, make_runner: Callable[[str], Runner],
-                 close_bot: Callable[[str, bool], None], log_path: Callable[[str], str],
-                 verbose: bool = False) -> None:
+    def __init__(self, count: int, env: "RunEnvironment",
+                 make_runner: Callable[[str], Runner]) -> None:
         self.count = count
+        self.env = env
         self.make_runner = make_runner
-        self.close_bot = close_bot
-        self.log_path = log_path
-        self.verbose = verbose
         self.log = get_logger()
 
     def run(self, queue: list[TestSpec], weight: Callable[[TestSpec], float],
@@ -116,20 +116,26 @@ class BotPool:
                 if not conns:
                     break
         finally:
-            self._stop(conns, procs)
+            stop_bots(procs.values(), STOP_GRACE)
         return stopping and bool(schedule.pending)
 
     def _start(self, queue: list[TestSpec], retries: int,
                retry_max: int) -> tuple[dict[str, Connection], dict[str, Worker]]:
-        """One worker per bot, each with the connection the parent talks to it over."""
+        """One forked bot each, with the connection the parent talks to it over."""
         conns: dict[str, Connection] = {}
         procs: dict[str, Worker] = {}
         for i in range(self.count):
             bot = f"bot{i}"
             worker = start_worker(f"kewpie-{bot}", functools.partial(
-                _worker, self, bot, queue, retries, retry_max))
+                serve_bot, self.env, bot, start=functools.partial(
+                    self._work, bot, queue, retries, retry_max)))
             conns[bot], procs[bot] = worker.conn, worker
         return conns, procs
+
+    def _work(self, bot: str, queue: list[TestSpec], retries: int, retry_max: int,
+              send: Send) -> BotTests:
+        """A bot's work, made in its fork (its runner is its own)."""
+        return BotTests(self.make_runner(bot), bot, queue, retries, retry_max)
 
     def _hand_out(self, schedule: BotSchedule, conns: dict[str, Connection],
                   queue: list[TestSpec], failed: int) -> None:
@@ -162,17 +168,10 @@ class BotPool:
 
     def _lost(self, bot: str, spec: TestSpec, proc: Worker) -> Outcome:
         proc.join(timeout=5)
-        log_file = self.log_path(bot)
+        log_file = self.env.workdir.bot_log_file(bot)
         tail = tail_file(log_file, 25)
         why = f"\n--- {log_file} ends with ---\n{tail}" if tail else ""
         return Outcome(spec.full_name, TestStatus.FAIL, 0, bot,
                        f"bot {bot} died while running {spec.full_name} "
                        f"(exit code {proc.exitcode}){why}")
 
-    def _stop(self, conns: dict[str, Connection], procs: dict[str, Worker]) -> None:
-        for conn in conns.values():
-            try:
-                conn.send(("stop",))
-            except (OSError, BrokenPipeError):
-                pass
-        stop_workers(procs.values(), STOP_GRACE)

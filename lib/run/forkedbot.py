@@ -1,25 +1,27 @@
 """A forked bot's loop: the messages its run sends, each answered, until told to stop.
 
-The modes whose bots are forks of the harness with work of their own (the hunt's
-trials, the replay's jobs) run :func:`serve_bot` in each fork
-(:func:`lib.platform.workers.start_worker`): the stop signals become
-:class:`~lib.errors.Interrupted`, the bot logs to its own file, and every message
-but :data:`STOP` is handed to the bot's work, whose answer goes back over the
-pipe.  The work may also send messages of its own between answers (a replay
+Every parallel bot is a fork of the harness that runs :func:`serve_bot`
+(:func:`lib.platform.workers.start_worker`) with work of its own: a native or mtr
+run's tests (lib/run/bots.py), the hunt's trials, the replay's jobs.  The stop
+signals become :class:`~lib.errors.Interrupted`, the bot logs to its own file, and
+every message but :data:`STOP` is handed to the bot's work, whose answer goes back
+over the pipe.  The work may also send messages of its own between answers (a replay
 bot's "my reproducer waits") through the same sender: a lock keeps two threads'
 messages whole.  At the end -- told to stop, interrupted, or the run gone (the
 pipe closed) -- the work is closed and the bot's servers stopped (fast unless it
-was told to stop).  The run's side reads a bot's messages with :func:`receive` (a bot
+was told to stop); a bot that fails otherwise logs why before it ends, for the run to
+report.  The run's side reads a bot's messages with :func:`receive` (a bot
 that died is an error naming its log) and ends its bots with :func:`stop_bots`.
 """
 from __future__ import annotations
 
 import threading
+import traceback
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol
 
 from ..errors import Interrupted, KewpieError
 from ..platform.interrupts import interrupt_on_stop_signals
-from ..platform.logsetup import configure
+from ..platform.logsetup import configure, get_logger
 from ..platform.workers import Connection, Worker, stop_workers
 
 if TYPE_CHECKING:
@@ -51,9 +53,10 @@ def serve_bot(env: RunEnvironment, bot: str, conn: Connection,
         """One message to the run."""
         with sending:
             conn.send(message)
-    work = start(send)
+    work: BotWork | None = None
     fast = False
     try:
+        work = start(send)
         while True:
             message = conn.recv()
             if message[0] == STOP[0]:
@@ -61,10 +64,17 @@ def serve_bot(env: RunEnvironment, bot: str, conn: Connection,
             send(work.answer(message))
     except (Interrupted, EOFError):
         fast = True
+    except BaseException:
+        # the run reports a dead bot with its log: say why there
+        get_logger().error(f"bot {bot} failed: {traceback.format_exc(limit=12)}")
+        raise
     finally:
-        work.close()
-        env.close(fast=fast, bot=bot)
-        conn.close()
+        try:
+            if work is not None:
+                work.close()
+        finally:
+            env.close(fast=fast, bot=bot)
+            conn.close()
 
 
 def receive(env: RunEnvironment, bot: str, worker: Worker, doing: str) -> Any:

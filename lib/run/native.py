@@ -94,9 +94,7 @@ def _run_tests(env: RunEnvironment, specs: list[TestSpec],
             stopped_early = _run_in_process(env, queue, finished, runner_factory)
         else:
             from .bots import BotPool  # worker processes (multiprocessing): parallel runs only
-            pool = BotPool(bots, make_runner=lambda bot: runner_factory(env, bot),
-                           close_bot=lambda bot, fast: env.close(fast=fast, bot=bot),
-                           log_path=env.workdir.bot_log_file, verbose=config.reporting.verbose)
+            pool = BotPool(bots, env, make_runner=lambda bot: runner_factory(env, bot))
             stopped_early = pool.run(queue, lambda s: timings.weight(s.full_name), finished,
                                      stop_on_failure=not config.reporting.force, retries=config.reporting.retry,
                                      retry_max=config.reporting.retry_failures_max,

@@ -23,7 +23,8 @@ SELECTs of every variant), ``rewrite`` (replacing one recorded expression),
 ``copies`` (copies of tables in the oracles' own schema), the oracles
 ``norec``, ``tlp``, ``differential``, ``dqp``, ``eet``, ``coddtest``,
 ``pinolo``, ``dqe``, ``radar``, ``tlpvariants`` (tlp-aggregate,
-tlp-distinct, tlp-groupby, tlp-having) and ``cert`` (performance findings),
+tlp-distinct, tlp-groupby, tlp-having) and ``cert`` (performance findings;
+``certknown``: the known estimate inconsistency it recognises in the optimizer trace),
 ``registry``, ``gendata`` (a ``.zz`` file's tables in a schema, for
 benchmarks and tests), ``replay`` (a finding's statements judged again by its oracle
 after a replay, Radar's raw copies and DQE's copy built again: the reduce predicate, and

@@ -55,7 +55,13 @@ not multiply the result.  Nothing is executed but the two EXPLAINs, so CERT
 is cheap.
 
 Its findings have kind ``performance`` (signature ``performance | cert |
-<shape>``): a wrong estimate makes a slow plan, never a wrong answer.
+<shape>``): a wrong estimate makes a slow plan, never a wrong answer.  One it recognises
+as the known KW46-CERT-RANGE-KEYPART (a range on a key's first part drops the
+selectivity of the conditions on its later parts, a system-versioned table's
+``row_end``: :mod:`~lib.hunt.wrongresult.certknown`, read from the optimizer trace) is
+still a finding, with ``known`` set: signed ``performance | cert | known bug
+cert-range-keypart`` whatever its shape, which the known-bugs corpus
+(randgen/conf/kewpie/known_bugs-mariadb-10.11.txt) tags known.
 
 Judged again after a replay (``--mode=reduce``), :meth:`CERTOracle.seen` keeps each
 EXPLAIN's plan (every row's id, table and access type) and the LEFT JOIN sides it
@@ -66,8 +72,10 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from typing import Any, Sequence
 
+from .certknown import RANGE_KEYPART, range_keypart
 from .execute import Connection, Outcome, run_query
 from .generator import GeneratorOptions, SqlGenerator
 from .oracle import Check, OracleBase, Verdict
@@ -372,8 +380,9 @@ class CERTOracle(OracleBase):
                                                               (read[0] if read else [])]}))
         return tuple(out)
 
-    def judge(self, check: Check, outcomes: list[Outcome]) -> Verdict:
-        """Agree unless the restriction's estimate is larger under a like plan."""
+    def _estimates(self, check: Check, outcomes: Sequence[Outcome]
+                   ) -> Verdict | tuple[Any, Any]:
+        """Each EXPLAIN's :func:`plan_of` (steps, estimate, bound), or the skip's verdict."""
         read = [floored_groups(self._notes.get(sql, "")) for sql in check.queries]
         if read[0] is None or read[1] is None:
             return Verdict("skip", OUTER_JOIN, "the optimizer's note has a LEFT JOIN this "
@@ -390,7 +399,14 @@ class CERTOracle(OracleBase):
             plan_of(outcomes[1].rows or (), read_r[0])
         if first is None or second is None:
             return Verdict("skip", -5, "EXPLAIN gave no plan of the top query block")
-        (steps_q, rows_q, bound_q), (steps_r, rows_r, _) = first, second
+        return first, second
+
+    def judge(self, check: Check, outcomes: list[Outcome]) -> Verdict:
+        """Agree unless the restriction's estimate is larger under a like plan."""
+        got = self._estimates(check, outcomes)
+        if isinstance(got, Verdict):
+            return got
+        (steps_q, rows_q, bound_q), (steps_r, rows_r, _) = got
         results = (f"estimated {rows_q:g} row(s): {_describe(steps_q)}",
                    f"estimated {rows_r:g} row(s): {_describe(steps_r)}")
         if [(t, a) for t, a, _ in steps_q] != [(t, a) for t, a, _ in steps_r]:
@@ -401,6 +417,43 @@ class CERTOracle(OracleBase):
                        detail=f"CERT ({check.variant}): the restricted query is estimated at "
                               f"{rows_r:g} row(s), more than the {rows_q:g} of the query it "
                               f"restricts, under a like plan")
+
+    def recognise(self, conns: Sequence[Connection], check: Check,
+                  outcomes: list[Outcome], verdict: Verdict) -> Verdict:
+        """KW46-CERT-RANGE-KEYPART (lib/hunt/wrongresult/certknown.py): each EXPLAIN again
+        under the optimizer trace; the finding is that known bug when the restriction's
+        estimate, with the histogram selectivity the bug dropped restored in both, is no
+        longer larger than the query's."""
+        got = self._estimates(check, outcomes)
+        if isinstance(got, Verdict):
+            return verdict
+        (_, _, bound_q), (_, rows_r, _) = got
+        traces = [self._trace(conns[0], sql) for sql in check.queries]
+        if not range_keypart(rows_r, bound_q, traces[0], traces[1], TOLERANCE):
+            return verdict
+        return replace(verdict, known=RANGE_KEYPART,
+                       detail=f"{verdict.detail} -- the known bug {RANGE_KEYPART} "
+                              f"(KW46-CERT-RANGE-KEYPART): not larger once the histogram "
+                              f"selectivity a range on the first part of a key dropped is "
+                              f"restored")
+
+    def _trace(self, conn: Connection, sql: str) -> str:
+        """The optimizer trace of sql run once more ('' when it could not be read)."""
+        saved = run_query(conn, "SELECT @@SESSION.optimizer_trace")
+        self.stats.statements += 4
+        run_query(conn, "SET SESSION optimizer_trace = 'enabled=on'")
+        try:
+            if run_query(conn, sql).failed:
+                return ""
+            got = run_query(conn, "SELECT TRACE, MISSING_BYTES_BEYOND_MAX_MEM_SIZE FROM "
+                                  "information_schema.OPTIMIZER_TRACE")
+        finally:
+            old = str(saved.rows[0][0]) if saved.rows and not saved.failed else "enabled=off"
+            run_query(conn, "SET SESSION optimizer_trace = '" + old.replace("'", "''") + "'")
+        if got.failed or not got.rows or str(got.rows[0][1]) not in ("0", "None"):
+            return ""
+        trace = got.rows[0][0]
+        return trace.decode("utf-8", "replace") if isinstance(trace, bytes) else str(trace)
 
 
 def _shown(value: object) -> str:

@@ -105,6 +105,7 @@ class OracleStats:
     generator_samples: list[str] = field(default_factory=list)
     unconfirmed: int = 0        # disagreements that did not repeat
     findings: int = 0
+    known: int = 0              # of the findings, those the oracle recognised as a known bug
     variants: dict[str, int] = field(default_factory=dict)  # compared checks per variant
     seconds: float = 0.0
     stopped: str = ""           # why the run ended early ('' when it ran its budget)
@@ -112,7 +113,7 @@ class OracleStats:
     def merge(self, other: "OracleStats") -> None:
         """Add other's counts to these (for a benchmark's totals)."""
         for name in ("checks", "compared", "statements", "ungenerated", "generator_errors",
-                     "unconfirmed", "findings"):
+                     "unconfirmed", "findings", "known"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.seconds += other.seconds
         for code, n in other.skipped.items():
@@ -142,6 +143,8 @@ class Verdict:
     detail: str = ""
     queries: tuple[str, ...] = ()  # the statements compared, when not the check's own
                                    # (an oracle that builds them while it runs: CODDTest)
+    known: str = ""                # a difference the oracle recognised as its known bug
+                                   # (:meth:`OracleBase.recognise`): the bug's name
 
 
 @dataclass(frozen=True)
@@ -207,6 +210,14 @@ class OracleBase:
         case's comparison is written from (lib/hunt/wrongresult/replay.py): by default
         nothing (the case runs the statements again); CERT's plans."""
         return ()
+
+    def recognise(self, conns: Sequence[Connection], check: Check,
+                  outcomes: list[Outcome], verdict: Verdict) -> Verdict:
+        """A confirmed difference (verdict), which the oracle may recognise as a known bug of
+        the server: the verdict with ``known`` set to the bug's name -- still a finding,
+        counted and shown as known (CERT's KW46-CERT-RANGE-KEYPART) --; by default the
+        verdict as it is."""
+        return verdict
 
     def generate(self, gen: SqlGenerator) -> Check | None:
         """The statements of one check (None: nothing fits these tables)."""
@@ -285,10 +296,12 @@ class OracleBase:
         try:
             verdict = self.verdict(check, self.execute(conns, check))
             if verdict.kind == "differ":
-                again = self.verdict(check, self.execute(conns, check))
+                outcomes = self.execute(conns, check)
+                again = self.verdict(check, outcomes)
                 if again.kind != "differ" or again.results != verdict.results:
                     self.stats.unconfirmed += 1
                     return None
+                verdict = self.recognise(conns, check, outcomes, verdict)
                 if self.rewrites_values:
                     warned = warned_conversions(conns[0], verdict.queries or check.queries)
                     if len(set(warned)) > 1:
@@ -303,9 +316,10 @@ class OracleBase:
         self.stats.variants[check.variant] = self.stats.variants.get(check.variant, 0) + 1
         if verdict.kind == "agree":
             return None
+        self.stats.known += bool(verdict.known)
         return WrongResult(self.name, query_shape(check.queries[0], names),
                            verdict.queries or check.queries, verdict.results, verdict.detail,
-                           self.kind)
+                           self.kind, verdict.known)
 
     def _count_skip(self, verdict: Verdict, check: Check) -> None:
         self.stats.skipped[verdict.code] = self.stats.skipped.get(verdict.code, 0) + 1

@@ -42,7 +42,9 @@ class WrongResult:
     (same order as queries; for the differential oracle, one entry per
     server: ``'server N: ...'``); detail: what disagreed, in one paragraph;
     kind: ``'wrong-result'``, or ``'performance'`` for a CERT finding (an
-    estimate that contradicts a restriction: never a wrong result).
+    estimate that contradicts a restriction: never a wrong result); known: the
+    name of the known bug of the server the oracle recognised it as ('' for a new
+    one: :meth:`~lib.hunt.wrongresult.oracle.OracleBase.recognise`).
     """
 
     oracle: str
@@ -51,6 +53,7 @@ class WrongResult:
     results: tuple[str, ...]
     detail: str
     kind: str = "wrong-result"  # 'performance' for CERT's (a row estimate, not a result)
+    known: str = ""  # the known bug the oracle recognised it as (CERT's cert-range-keypart)
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-friendly dict (lists for the tuples)."""
@@ -62,6 +65,8 @@ class WrongResult:
     def summary(self) -> str:
         """A few lines: the oracle and detail, then each query with its result."""
         lines = [f"{self.oracle}: {self.detail}", f"shape: {self.shape}"]
+        if self.known:
+            lines.append(f"known bug: {self.known}")
         for i, q in enumerate(self.queries):
             lines.append(f"  query {i + 1}: {q}")
         for i, r in enumerate(self.results):

@@ -53,6 +53,8 @@ if TYPE_CHECKING:
     from ...servers.manager import ServerManager
 
 STOP_GRACE = 30.0
+FLUSH = ("flush",)          # the run's message at its end: a bot's held results, final
+FLUSH_DONE = "flushed"
 Job = tuple[Reproducer, "CodeTree"]  # a reproducer on a code tree
 HISTORY_STATUS = MappingProxyType({"crash": "fail", "hang": "fail", "errorlog": "fail",
                                    "none": "pass", "timeout": "timeout", "skipped": "skipped"})
@@ -77,17 +79,20 @@ class _ForkedReplays:
         self.jobs = jobs
         replayer.on_idle = lambda idle: send(("idle", idle))
 
-    def answer(self, message: tuple[Any, ...]) -> tuple[int, ReplayResult, int]:
-        """The result of the job ``("job", index)``."""
+    def answer(self, message: tuple[Any, ...]) -> tuple[Any, list[ReplayResult], int]:
+        """The job ``("job", index)`` done: ``(index, the results now final, server
+        starts)``; ``("flush",)``: ``("flushed", the held results made final, starts)``."""
         replayer = self.replayer
+        if message[0] == FLUSH[0]:
+            return FLUSH_DONE, replayer.flush(), replayer.server_starts
         reproducer, tree = self.jobs[message[1]]
         try:
-            result = replayer.replay(reproducer, tree)
+            results = replayer.replay(reproducer, tree)
         except KewpieError as exc:
-            result = ReplayResult(reproducer.name, reproducer.bug, reproducer.path,
-                                  tree.label, tree.basedir, SKIPPED,
-                                  detail=str(exc).splitlines()[0], bot=replayer.bot)
-        return message[1], result, replayer.server_starts
+            results = [ReplayResult(reproducer.name, reproducer.bug, reproducer.path,
+                                    tree.label, tree.basedir, SKIPPED,
+                                    detail=str(exc).splitlines()[0], bot=replayer.bot)]
+        return message[1], results, replayer.server_starts
 
     def close(self) -> None:
         """Every server of the bot's managers stopped (lib/replay/execute.py)."""
@@ -108,7 +113,10 @@ def _in_process(env: RunEnvironment, settings: ReplaySettings,
     replayer = _bot(env, settings, trees, "bot0")
     try:
         for reproducer, tree in jobs:
-            done(replayer.replay(reproducer, tree))
+            for result in replayer.replay(reproducer, tree):
+                done(result)
+        for result in replayer.flush():
+            done(result)
         return replayer.server_starts
     finally:
         replayer.close()
@@ -143,13 +151,30 @@ def _with_bots(env: RunEnvironment, settings: ReplaySettings,
                                   f"{'waits' if message[1] else 'works'}")
                     continue
                 lanes.finished(name)
-                _, result, starts[name] = message
-                done(result)
+                _, results, starts[name] = message
+                for result in results:
+                    done(result)
+        _flush(env, workers, starts, done)
     finally:
         stop_bots(workers.values(), STOP_GRACE)
     env.log.debug(f"replay: at most {lanes.most_at_once} bot(s) busy at once, "
                   f"{len(workers)} started")
     return sum(starts.values())
+
+
+def _flush(env: RunEnvironment, workers: dict[str, Worker], starts: dict[str, int],
+           done: Callable[[ReplayResult], None]) -> None:
+    """Every bot's held results, made final at the run's end (lib/replay/late.py)."""
+    for worker in workers.values():
+        worker.conn.send(FLUSH)
+    for name, worker in workers.items():
+        while True:
+            message = receive(env, name, worker, "making its held results final")
+            if message[0] == FLUSH_DONE:
+                break
+        _, results, starts[name] = message
+        for result in results:
+            done(result)
 
 
 def _record(history: RunHistory, result: ReplayResult) -> None:

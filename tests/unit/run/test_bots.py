@@ -1,7 +1,9 @@
-"""The bot pool over callables: every test run once, each bot closed, and the test
-announced to a bot is the one it runs next (worker processes, no server).
+"""The bot pool over callables and a stand-in environment: every test run once, each
+bot closed through the one forked bot's loop (lib/run/forkedbot.py), the test announced
+to a bot is the one it runs next, and a bot that dies is its test's failure with the
+tail of its log while the other bots go on (worker processes, no server).
 
-Covers: lib/run/bots.py, lib/platform/workers.py
+Covers: lib/run/bots.py, lib/run/forkedbot.py, lib/platform/workers.py
 """
 import os
 import time
@@ -11,6 +13,14 @@ import types
 from lib.run.bots import BotPool
 from lib.run.report import Outcome
 from lib.suites.status import TestStatus
+
+
+def _env(tmp_path, close_bot=lambda bot, fast: None):
+    """What the bots read of a RunEnvironment: verbosity, their logs, close."""
+    return types.SimpleNamespace(
+        config=types.SimpleNamespace(reporting=types.SimpleNamespace(verbose=False)),
+        workdir=types.SimpleNamespace(bot_log_file=lambda bot: str(tmp_path / f"{bot}.log")),
+        close=lambda fast, bot: close_bot(bot, fast))
 
 
 class _FakeRunner:
@@ -32,8 +42,7 @@ def test_bot_pool_needs_only_callables(tmp_path):
     def close_bot(bot, fast):
         (closed / bot).write_text(str(fast))
 
-    pool = BotPool(2, make_runner=_FakeRunner, close_bot=close_bot,
-                   log_path=lambda bot: str(tmp_path / f"{bot}.log"))
+    pool = BotPool(2, _env(tmp_path, close_bot), make_runner=_FakeRunner)
     got = []
     stopped = pool.run(queue, lambda s: 1.0, got.append, stop_on_failure=False, retries=0,
                        retry_max=0)
@@ -41,6 +50,46 @@ def test_bot_pool_needs_only_callables(tmp_path):
     assert sorted(o.name for o in got) == ["s.a", "s.bad", "s.c"]
     assert [o.failed for o in got if o.name == "s.bad"] == [True]
     assert sorted(p.name for p in closed.iterdir()) == ["bot0", "bot1"]
+    assert {p.read_text() for p in closed.iterdir()} == {"False"}  # told to stop: not fast
+
+
+class _DyingRunner(_FakeRunner):
+    """Ends its process in the middle of a test named 'die' (a bot that dies)."""
+
+    def run_with_retries(self, spec, retries, may_retry):
+        if "die" in spec.full_name:
+            os._exit(3)
+        return super().run_with_retries(spec, retries, may_retry)
+
+
+class _BrokenRunner(_FakeRunner):
+    """Raises in the middle of a test named 'broken' (a harness bug)."""
+
+    def run_with_retries(self, spec, retries, may_retry):
+        if "broken" in spec.full_name:
+            raise RuntimeError("planted harness bug")
+        return super().run_with_retries(spec, retries, may_retry)
+
+
+def test_a_dead_bot_is_its_tests_failure_and_a_harness_error_a_failed_test(tmp_path):
+    spec = lambda name: types.SimpleNamespace(full_name=name, requirements=name)  # noqa: E731
+    queue = [spec("s.a"), spec("s.die"), spec("s.c"), spec("s.d")]
+    got = []
+    pool = BotPool(2, _env(tmp_path), make_runner=_DyingRunner)
+    pool.run(queue, lambda s: 1.0, got.append, stop_on_failure=False, retries=0, retry_max=0)
+    by_name = {o.name: o for o in got}
+    assert sorted(by_name) == ["s.a", "s.c", "s.d", "s.die"]   # the other bot went on
+    assert by_name["s.die"].failed and "died while running s.die (exit code 3)" in \
+        by_name["s.die"].message
+    assert not any(by_name[n].failed for n in ("s.a", "s.c", "s.d"))
+    got = []
+    pool = BotPool(2, _env(tmp_path), make_runner=_BrokenRunner)
+    pool.run([spec("s.broken"), spec("s.e")], lambda s: 1.0, got.append,
+             stop_on_failure=False, retries=0, retry_max=0)
+    broken = next(o for o in got if o.name == "s.broken")
+    assert broken.failed and "kewpie internal error: RuntimeError: planted harness bug" in \
+        broken.message
+    assert [o.failed for o in got if o.name == "s.e"] == [False]
 
 
 class _AnnouncedRunner(_FakeRunner):
@@ -66,9 +115,7 @@ def _run_all(tmp_path, queue, runner_class):
     directory); every test must have run once."""
     logs = tmp_path / "ran"
     logs.mkdir()
-    pool = BotPool(2, make_runner=lambda bot: runner_class(bot, str(logs)),
-                   close_bot=lambda bot, fast: None,
-                   log_path=lambda bot: str(tmp_path / f"{bot}.log"))
+    pool = BotPool(2, _env(tmp_path), make_runner=lambda bot: runner_class(bot, str(logs)))
     got = []
     pool.run(queue, lambda s: 1.0, got.append, stop_on_failure=False, retries=0, retry_max=0)
     assert sorted(o.name for o in got) == sorted(s.full_name for s in queue)
