@@ -238,12 +238,16 @@ class Checker:
         if self.budget is not None and self.reproduces(out):
             self.budget.reproduced(replayed.seconds)
         self._attempted(out, dead, time.monotonic() - started)
-        # a stuck statement still runs: fresh servers; fresh_only: every try on fresh ones
-        if dead or replayed.stuck or self.fresh_only:
+        self._leave(dead or bool(replayed.stuck))
+        return out
+
+    def _leave(self, dead: bool) -> None:
+        """The servers after a try: discarded when one died or a statement is stuck (it
+        still runs) and, with ``fresh_only``, always; else as the reuse rule says."""
+        if dead or self.fresh_only:
             self.manager.teardown(fast=True, discard=True)
         else:
             self.manager.after_test(True)
-        return out
 
     def _replay(self, statements: Sequence[Statement], servers: Sequence[Server],
                 compare: bool, stop: Callable[[], bool] | None, deadline: float | None

@@ -249,21 +249,29 @@ def _reduce(env: RunEnvironment, case: ReduceInput, out: OutputDir) -> int:
     out.write_text("reduce.json", json.dumps(figures, indent=2))
     _log_summary(env, case, result.statements, figures, width)
     if not present:
-        raise NotReproducible(
-            f"--mode=reduce {case.folder}: the reduced case of {len(result.statements)} "
-            f"statements failed on the reduction's fresh servers, but neither kewpie "
-            f"--mode=mtr nor mysql-test-run.pl failed it the bug's way on any code tree "
-            f"(each on fresh servers; their logs: {os.path.join(work, 'confirm')}); "
-            f"recorded as {attempts.NOT_CONFIRMED}",
-            dict(attempts.record(case.folder, case.signature.id, case.title,
-                                 len(case.statements), trials, bots.attempts(),
-                                 attempts.NOT_CONFIRMED,
-                                 f"the reduced case {written.test} ({len(result.statements)} "
-                                 f"statements) failed on fresh servers in the reduction's "
-                                 f"replay, but under the printed commands it is absent in "
-                                 f"{', '.join(absent)} (confirmation runs in reduce.json)."),
-                 confirmation=confirmation.to_json()))
+        raise _not_confirmed(case, len(result.statements), written.test, absent,
+                             bots.attempts(), trials, confirmation, work)
     return EXIT_OK
+
+
+def _not_confirmed(case: ReduceInput, statements: int, test: str, absent: list[str],
+                   tries: list[Attempt], trials: int, confirmation: Confirmation,
+                   work: str) -> NotReproducible:
+    """The error and record of a case neither tool failed on any tree (each on fresh
+    servers), though it failed on fresh servers in the reduction's replay."""
+    return NotReproducible(
+        f"--mode=reduce {case.folder}: the reduced case of {statements} statements failed "
+        f"on the reduction's fresh servers, but neither kewpie --mode=mtr nor "
+        f"mysql-test-run.pl failed it the bug's way on any code tree (each on fresh "
+        f"servers; their logs: {os.path.join(work, 'confirm')}); recorded as "
+        f"{attempts.NOT_CONFIRMED}",
+        dict(attempts.record(case.folder, case.signature.id, case.title,
+                             len(case.statements), trials, tries, attempts.NOT_CONFIRMED,
+                             f"the reduced case {test} ({statements} statements) failed on "
+                             f"fresh servers in the reduction's replay, but under the printed "
+                             f"commands it is absent in {', '.join(absent)} (confirmation "
+                             f"runs in reduce.json)."),
+             confirmation=confirmation.to_json()))
 
 
 class _Bots:
