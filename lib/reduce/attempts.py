@@ -8,7 +8,9 @@ a hang, a replay stopped at its cap, or nothing.  When no start candidate reprod
 the finding in ``--trials`` tries each, :func:`record` says so in words and figures:
 ``not-reproducible.json`` (the candidates, their tries and what each saw) and
 ``report.txt`` in the reduction's output folder, so the finding is marked "not
-reproducible from its trace" rather than left without a word.
+reproducible from its trace" rather than left without a word.  The same record, with
+another state and reason (:data:`NOT_FRESH`, :data:`NOT_CONFIRMED`), says that a
+reduction's case did not reproduce on fresh servers (lib/modes/reduce/run.py).
 """
 from __future__ import annotations
 
@@ -21,6 +23,9 @@ from .case import ReduceError, Statement
 
 RECORD_FILE = "not-reproducible.json"
 STATE = "no-repro"       # the results history's reduction state (lib/history/findings.py)
+FROM_TRACE = "not reproducible from its trace"
+NOT_FRESH = "not reproducible on a fresh server"
+NOT_CONFIRMED = "not reproduced by the printed commands on any code tree"
 
 
 @dataclass(frozen=True)
@@ -101,23 +106,28 @@ def lines(attempts: Sequence[Attempt]) -> list[str]:
 
 
 def record(folder: str, signature: str, title: str, statements: int, trials: int,
-           attempts: Sequence[Attempt]) -> dict[str, Any]:
-    """The record of a finding its trace did not reproduce (module docstring)."""
-    return {"state": "not reproducible from its trace", "finding": folder,
+           attempts: Sequence[Attempt], state: str = FROM_TRACE,
+           reason: str = "") -> dict[str, Any]:
+    """The record of a finding its trace did not reproduce (module docstring), or of
+    another state (:data:`NOT_FRESH`, :data:`NOT_CONFIRMED`) with its reason in words."""
+    return {"state": state, "reason": reason, "finding": folder,
             "signature": signature, "title": title, "statements_in": statements,
             "trials": trials, "candidates": summary(attempts),
             "tries": [asdict(a) for a in attempts]}
 
 
 def report(data: dict[str, Any]) -> str:
-    """The report.txt of a finding its trace does not reproduce."""
+    """The report.txt of a finding its trace does not reproduce (or of the record's
+    other state: its reason)."""
+    tries = f"{data['trials']} tr{'y' if data['trials'] == 1 else 'ies'}"
+    why = data.get("reason") or (
+        f"none of the start candidates below gave the finding's signature in {tries} each "
+        f"({data['statements_in']} traced statements).")
     head = [f"{data['title']} ({data['signature']})",
             f"Finding: {data['finding']}",
             "",
-            f"NOT REPRODUCIBLE FROM ITS TRACE: none of the start candidates below gave "
-            f"the finding's signature in {data['trials']} tr"
-            f"{'y' if data['trials'] == 1 else 'ies'} each ({data['statements_in']} "
-            f"traced statements).", "", "Candidates and tries:"]
+            f"{str(data.get('state') or FROM_TRACE).upper()}: {why}", "",
+            "Candidates and tries:"]
     attempts = [Attempt(**t) for t in data["tries"]]
     return "\n".join(head + [f"  {line}" for line in lines(attempts)]) + "\n"
 

@@ -35,6 +35,17 @@ topology's); each is kept as an
 Each try's replay is capped by the reduction's :class:`lib.reduce.budget.ReplayBudget`
 (when the checker has one): a try past its cap stops and does not reproduce.
 
+Fresh servers (``fresh_only``): the reuse rule compares what the next test would see
+(schemas, tables, variables, privilege tables... lib/servers/fingerprint.py), not the
+server's memory: a bug that reads memory it never wrote (6bf08944bc00: ``optimize_keyuse``
+reads ``join->table[n]`` past its end, NULL on a fresh server's memory, a pointer left by
+an earlier try's statements on a reused one) crashes a reused server on a candidate that
+no fresh server crashes.  Each try's :class:`Outcome` says whether its servers were
+started for it (``fresh``: no earlier try of the checker used them); with ``fresh_only``
+every try's servers are discarded after it, so each try runs on fresh servers -- the
+reduction's check that its case crashes a fresh server, and its second round when it
+does not (lib/modes/reduce/run.py).
+
 A cheap reset: a candidate that loads a UDF (``CREATE FUNCTION ... SONAME``)
 changes ``mysql.func``, which the reuse rule answers with fresh servers -- a
 restart per try.  When such a try leaves its servers running, the functions
@@ -127,6 +138,7 @@ class Outcome:
     statements: tuple[Statement, ...] = ()          # the candidate tried
     options: tuple[tuple[str, ...], ...] = ()       # with these server options
     rebuilt: Rebuilt = field(default_factory=Rebuilt)
+    fresh: bool = False     # its servers were started for this try (no earlier try used them)
 
     def tried(self, statements: Sequence[Statement],
               options: Sequence[Sequence[str]]) -> bool:
@@ -153,6 +165,8 @@ class Checker:
         self.candidate = "pass"       # what the tries are for (their Attempt records)
         self.attempts: list[Attempt] = []
         self.accept: frozenset[str] = frozenset()   # other ids that count (--reduce-accept)
+        self.fresh_only = False       # every try on servers started for it (module docstring)
+        self._used: tuple[Server, ...] = ()   # the servers of the last try
 
     def fails(self, statements: Sequence[Statement],
               options: Sequence[Sequence[str]] | None = None) -> bool:
@@ -178,9 +192,12 @@ class Checker:
         used = tuple(tuple(o) for o in (self.options if options is None else options))
         reqs = requirements(self.case, used)
         servers = self.manager.get_servers(reqs)
+        fresh = not any(s is k for s in servers for k in self._used)  # no earlier try's
+        self._used = tuple(servers)     # a set torn down is never handed out again
         marks = {s.name: s.errlog.size() for s in servers}
         compare = self.case.topology == "compare"
-        udfs = {s.name: _udfs(s) for s in servers} if loads_udf(statements) else {}
+        udfs = {s.name: _udfs(s) for s in servers} \
+            if loads_udf(statements) and not self.fresh_only else {}
         cap = self.budget.cap() if self.budget is not None else None
         deadline = None if cap is None else time.monotonic() + cap
         started = time.monotonic()
@@ -197,7 +214,7 @@ class Checker:
                               f"at its replay cap ({cap:.0f} s, after {replayed.sent} "
                               f"statements): counted as not failing")
         out = Outcome(replayed=replayed, version=_version(servers[0]),
-                      statements=tuple(statements), options=used)
+                      statements=tuple(statements), options=used, fresh=fresh)
         dead = self._crashes(servers, marks, out)
         if self.case.kind == "errorlog" and not replayed.stopped:
             out.signatures += _logged(servers, marks)
@@ -221,11 +238,16 @@ class Checker:
         if self.budget is not None and self.reproduces(out):
             self.budget.reproduced(replayed.seconds)
         self._attempted(out, dead, time.monotonic() - started)
-        if dead or replayed.stuck:        # a stuck statement still runs: fresh servers
+        self._leave(dead or bool(replayed.stuck))
+        return out
+
+    def _leave(self, dead: bool) -> None:
+        """The servers after a try: discarded when one died or a statement is stuck (it
+        still runs) and, with ``fresh_only``, always; else as the reuse rule says."""
+        if dead or self.fresh_only:
             self.manager.teardown(fast=True, discard=True)
         else:
             self.manager.after_test(True)
-        return out
 
     def _replay(self, statements: Sequence[Statement], servers: Sequence[Server],
                 compare: bool, stop: Callable[[], bool] | None, deadline: float | None

@@ -6,6 +6,12 @@ output folder (statements, options and the replay order), so an interrupted redu
 from it (:func:`load_smallest`): Ctrl-C keeps the smallest case found so far.
 A log line per pass says how many statements are left and how many candidate
 runs it took; on a terminal a tqdm bar counts the candidate runs.
+
+The reducer also keeps the smallest case that reproduced on *fresh* servers (``fresh``:
+a try whose servers no earlier try had used, :class:`lib.reduce.check.Outcome`), saved
+beside the smallest case: a case that reproduced only on reused servers may need state
+an earlier try left in them (lib/reduce/check.py), and :meth:`Reducer.again_fresh`
+starts a second round of every pass from it, every try on fresh servers.
 """
 from __future__ import annotations
 
@@ -33,6 +39,7 @@ class PassRecord:
     after: int
     runs: int
     seconds: float
+    fresh: bool = False     # the second round's: every try on fresh servers
 
 
 @dataclass
@@ -48,15 +55,23 @@ class Reduced:
     resumed: bool = False
 
 
+Fresh = tuple[list[Statement], tuple[tuple[str, ...], ...]]   # statements, options
+
+
 def save_smallest(folder: OutputDir | str, case: ReduceInput, statements: Sequence[Statement],
                   options: Sequence[Sequence[str]], done: Sequence[str],
-                  order: str = "serial") -> None:
+                  order: str = "serial", fresh: Fresh | None = None,
+                  fresh_only: bool = False) -> None:
     """The smallest failing case so far, atomically (the resume point), written into the
-    output folder without following links (lib/platform/safewrite.py)."""
+    output folder without following links (lib/platform/safewrite.py); fresh: the
+    smallest that failed on fresh servers; fresh_only: every try on fresh servers."""
     data = {"signature": case.signature.id, "finding": case.folder,
             "statements": [s.to_json() for s in statements],
             "options": [list(o) for o in options], "passes_done": list(done),
-            "order": order,
+            "order": order, "fresh_only": fresh_only,
+            "fresh": None if fresh is None else {
+                "statements": [s.to_json() for s in fresh[0]],
+                "options": [list(o) for o in fresh[1]]},
             "saved_at": round(time.time(), 3)}
     with HeldOutput(folder) as out:
         out.write_text(SMALLEST_FILE, json.dumps(data, indent=1))
@@ -104,11 +119,45 @@ class Reducer:
         self.resumed = False
         self.skip_candidates: set[str] = set()   # start()'s candidates answered already
         self._after_statements: list[Statement] = []
+        self.fresh: Fresh | None = None    # the smallest case that failed on fresh servers
+        self.fresh_only = False            # the second round: every try on fresh servers
+
+    def check(self, statements: Sequence[Statement],
+              options: Sequence[Sequence[str]] | None = None) -> bool:
+        """Does the candidate fail (with these options, else the current ones)?  Noted as
+        the smallest fresh case when its try ran on fresh servers."""
+        used = self.options if options is None else tuple(tuple(o) for o in options)
+        result = bool(self._fails(statements, used))
+        if result:
+            self._noted(statements, used)
+        return result
+
+    def _noted(self, statements: Sequence[Statement],
+               options: tuple[tuple[str, ...], ...]) -> None:
+        """Keep the candidate as the smallest fresh case when the try that reproduced it
+        ran on fresh servers."""
+        outcome = self._last() if self._last is not None else None
+        if outcome is None or not outcome.fresh or not outcome.tried(statements, options):
+            return
+        if self.fresh is None or len(statements) <= len(self.fresh[0]):
+            self.fresh = (list(statements), options)
+
+    def again_fresh(self) -> None:
+        """The second round (module docstring): every pass again, from the smallest case
+        that failed on fresh servers (the finding's whole trace when none did); the
+        caller makes every try run on fresh servers."""
+        if self.fresh is not None:
+            self.statements, self.options = list(self.fresh[0]), self.fresh[1]
+        else:
+            self.statements, self.options = list(self.case.statements), self.case.server_options
+        self.done, self.fresh_only = [], True
+        self._after_statements = []
+        self._save()
 
     def fails(self, statements: Sequence[Statement]) -> bool:
         """The test the passes use: the candidate with the current options; a smaller
         failing candidate becomes the smallest case (saved)."""
-        result = bool(self._fails(statements, self.options))
+        result = self.check(statements)
         if result and len(statements) < len(self.statements):
             self.statements = list(statements)
             self._save()
@@ -122,6 +171,8 @@ class Reducer:
         if self._first is None:
             return next((n for n, c in enumerate(candidates) if self.fails(c)), None)
         found = self._first(candidates, self.options)
+        if found is not None:
+            self._noted(candidates[found], self.options)
         if found is not None and len(candidates[found]) < len(self.statements):
             self.statements = list(candidates[found])
             self._save()
@@ -137,13 +188,18 @@ class Reducer:
 
     def _save(self) -> None:
         save_smallest(self.out_dir, self.case, self.statements, self.options, self.done,
-                      self.order)
+                      self.order, self.fresh, self.fresh_only)
 
     def resume(self, data: dict[str, Any]) -> None:
         """Start from a saved smallest case."""
         self.statements = [Statement.from_json(s) for s in data.get("statements") or []]
         self.options = tuple(tuple(o) for o in data.get("options") or self.options)
         self.done = [p for p in data.get("passes_done") or [] if p in self.PASSES]
+        fresh = data.get("fresh")
+        if isinstance(fresh, dict):
+            self.fresh = ([Statement.from_json(s) for s in fresh.get("statements") or []],
+                          tuple(tuple(o) for o in fresh.get("options") or ()))
+        self.fresh_only = bool(data.get("fresh_only"))
         self.resumed = True
         self._order(str(data.get("order") or "serial"), "resumed")
 
@@ -287,11 +343,11 @@ class Reducer:
             """Per-server option lists of the kept (server, option) pairs."""
             return tuple(tuple(o for i, o in kept if i == n) for n in range(count))
 
-        if self._fails(self.statements, as_lists([])):
+        if self.check(self.statements, as_lists([])):
             self.options = as_lists([])
         else:
-            self.options = as_lists(ddmin(flat, lambda k: bool(
-                self._fails(self.statements, as_lists(k)))))
+            self.options = as_lists(ddmin(flat, lambda k: self.check(self.statements,
+                                                                     as_lists(k))))
         self._save()
 
     def run(self) -> Reduced:
@@ -312,9 +368,10 @@ class Reducer:
             self.done.append(name)
             self._save()
             record = PassRecord(name, before, len(self.statements), self.runs() - runs,
-                                time.monotonic() - t0)
+                                time.monotonic() - t0, self.fresh_only)
             out.passes.append(record)
-            log.info(f"reduce: pass {name}: {record.before} -> {record.after} statements "
+            on = " (fresh servers)" if self.fresh_only else ""
+            log.info(f"reduce: pass {name}{on}: {record.before} -> {record.after} statements "
                      f"({record.runs} candidate runs, {record.seconds:.1f} s)")
         out.statements, out.options = self.statements, self.options
         out.runs, out.seconds = self.runs(), time.monotonic() - started

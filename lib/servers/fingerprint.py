@@ -23,11 +23,15 @@ VOLATILE_VARIABLES = frozenset({
     "gtid_binlog_pos", "gtid_binlog_state", "gtid_current_pos", "gtid_slave_pos",
     "gtid_executed", "gtid_purged", "timestamp", "wsrep_start_position",
 })
-# Hashed whole, row by row, when the server has them as base tables.
+# Hashed whole, row by row, when the server has them as base tables: the privilege
+# tables, the other system tables a statement can fill, and the engine-independent
+# statistics the optimizer reads (a test's INSERT INTO mysql.table_stats for a table of
+# its own outlives the emptied ``test``; its ANALYZE ... PERSISTENT rows go with the table).
 PRIVILEGE_TABLES = (
     "global_priv", "user", "db", "tables_priv", "columns_priv", "procs_priv", "proxies_priv",
     "roles_mapping", "servers", "func", "plugin", "time_zone", "time_zone_name",
     "time_zone_transition", "time_zone_transition_type", "time_zone_leap_second",
+    "table_stats", "column_stats", "index_stats",
 )
 # Status values that say replication or the cluster changed (absent ones are skipped).
 STATUS_KEYS = ("Slaves_running", "Slave_running", "Slaves_connected", "Com_change_master",

@@ -10,14 +10,24 @@ exit 2).  Every try's replay is capped in time by one shared
 :class:`lib.reduce.budget.ReplayBudget` (measured on the trial's traced time, then
 on the last try that reproduced).  With ``--reduce-parallel N``
 (:mod:`lib.reduce.parallel`) candidates are checked on N bots at once.
-Then the passes of :mod:`lib.reduce.reducer` run; the case goes to
+Then the passes of :mod:`lib.reduce.reducer` run, and the case they leave must fail on
+fresh servers (:func:`_on_fresh_servers`): a try on servers an earlier try had used may
+need what that try left in them (a server's memory: 6bf08944bc00), so when the case's
+last reproducing try was not on fresh servers it is checked on fresh ones (``--trials``
+tries, each on servers of its own); when it does not fail there, every pass runs again
+from the smallest case that failed on fresh servers, every try on fresh servers -- and
+when that case does not fail on them either, the finding is recorded as not
+reproducible on a fresh server (exit 2, as for a trace that does not reproduce).  The
+case goes to
 ``OUT/mtr/kw_reduce/`` (:mod:`lib.reduce.mtrcase`), a folder that travels, with the
 lines that run it from itself on each code tree kewpie knows (``--basedir``s and
 ``trees/``) under kewpie --mode=mtr and mysql-test-run.pl (:mod:`lib.mtr.travel`), which
 the confirmation runs as printed (:mod:`lib.reduce.confirm`) for "present in ...,
-absent in ...", with the bug report ``OUT/report.txt`` and the figures ``OUT/reduce.json``.
+absent in ...", with the bug report ``OUT/report.txt`` and the figures ``OUT/reduce.json``;
+when neither tool fails the case on any tree (each run starts fresh servers), the
+report says it is not reproduced and the exit status is 2 (:data:`attempts.NOT_CONFIRMED`).
 OUT is ``--reduce-out``, else the finding's ``reduce/`` folder.  Exit status 0
-when the case is written, or when the results history says another worker is
+when the case is written and present on a tree, or when the results history says another worker is
 reducing (or has reduced) the finding's signature (lib/run/findings.py;
 ``--reduce-again``, or a ``--reduce-out`` of its own, reduces it anyway).
 """
@@ -203,7 +213,7 @@ def _reduce(env: RunEnvironment, case: ReduceInput, out: OutputDir) -> int:
     started = time.monotonic()
     bots = _Bots(env, case, work, trials, width)
     reducer = _started_reducer(env, case, bots, out, trials, width)
-    result = _reduced(reducer)
+    result = _on_fresh_servers(env, case, bots, reducer, _reduced(reducer), trials)
     outcome = _reproduced(case, bots, result)
     errors = dict(outcome.replayed.errors)
     server_starts = bots.shutdown()
@@ -231,13 +241,37 @@ def _reduce(env: RunEnvironment, case: ReduceInput, out: OutputDir) -> int:
                "parallel": width, "server_starts": server_starts,
                "replays_timed_out": bots.budget.timed_out, "resumed": result.resumed,
                "options": [list(o) for o in result.options], "order": reducer.order,
+               "fresh_round": reducer.fresh_only,
                "accepted": sorted(bots.checker.accept),
                "passes": [vars(p) for p in result.passes], "present": present,
                "absent": absent, "confirmation": confirmation.to_json(),
                "test": written.test, "report": report}
     out.write_text("reduce.json", json.dumps(figures, indent=2))
     _log_summary(env, case, result.statements, figures, width)
+    if not present:
+        raise _not_confirmed(case, len(result.statements), written.test, absent,
+                             bots.attempts(), trials, confirmation, work)
     return EXIT_OK
+
+
+def _not_confirmed(case: ReduceInput, statements: int, test: str, absent: list[str],
+                   tries: list[Attempt], trials: int, confirmation: Confirmation,
+                   work: str) -> NotReproducible:
+    """The error and record of a case neither tool failed on any tree (each on fresh
+    servers), though it failed on fresh servers in the reduction's replay."""
+    return NotReproducible(
+        f"--mode=reduce {case.folder}: the reduced case of {statements} statements failed "
+        f"on the reduction's fresh servers, but neither kewpie --mode=mtr nor "
+        f"mysql-test-run.pl failed it the bug's way on any code tree (each on fresh "
+        f"servers; their logs: {os.path.join(work, 'confirm')}); recorded as "
+        f"{attempts.NOT_CONFIRMED}",
+        dict(attempts.record(case.folder, case.signature.id, case.title,
+                             len(case.statements), trials, tries, attempts.NOT_CONFIRMED,
+                             f"the reduced case {test} ({statements} statements) failed on "
+                             f"fresh servers in the reduction's replay, but under the printed "
+                             f"commands it is absent in {', '.join(absent)} (confirmation "
+                             f"runs in reduce.json)."),
+             confirmation=confirmation.to_json()))
 
 
 class _Bots:
@@ -281,6 +315,12 @@ class _Bots:
         for checker in self.checkers:
             checker.order, checker.candidate = order, candidate
 
+    def fresh_only(self, on: bool) -> None:
+        """Every bot runs each try on fresh servers (lib/reduce/check.py), or as the reuse
+        rule says."""
+        for checker in self.checkers:
+            checker.fresh_only = on
+
     def attempts(self) -> list[Attempt]:
         """Every bot's tries so far, in the order they ended on each bot."""
         return [a for checker in self.checkers for a in checker.attempts]
@@ -312,14 +352,16 @@ def _started_reducer(env: RunEnvironment, case: ReduceInput, bots: _Bots, out: O
     saved = load_smallest(out, case)
     if saved is not None:
         reducer.resume(saved)
-        if bots.fails(reducer.statements, reducer.options):
+        bots.fresh_only(reducer.fresh_only)
+        if reducer.check(reducer.statements):
             env.log.info(f"reduce: resuming from {len(reducer.statements)} statements "
                          f"(passes done: {', '.join(reducer.done) or 'none'})")
         else:
             env.log.warning("reduce: the saved smallest case no longer fails: starting over")
             reducer = bots.reducer(case, out)
+            bots.fresh_only(False)
             saved = None
-    if saved is None and not reducer.start() and not bots.fails(case.statements):
+    if saved is None and not reducer.start() and not reducer.check(case.statements):
         raise NotReproducible(
             f"--mode=reduce {case.folder}: the trace does not reproduce the "
             f"finding's signature {case.signature.id} ({case.title}) in "
@@ -339,6 +381,51 @@ def _reduced(reducer: Reducer) -> Reduced:
         return reducer.run()
     finally:
         close_bar()
+
+
+def _on_fresh_servers(env: RunEnvironment, case: ReduceInput, bots: _Bots, reducer: Reducer,
+                      result: Reduced, trials: int) -> Reduced:
+    """The reduced case, failing on fresh servers (the module docstring): as it is when
+    its last reproducing try was on fresh servers or it fails on them now, else the
+    second round's; NotReproducible when the round's start fails on none either."""
+    last = bots.last()
+    if last is not None and last.fresh and last.tried(result.statements, result.options):
+        return result
+    tries = f"{trials} tr{'y' if trials == 1 else 'ies'}"
+    bots.fresh_only(True)
+    if reducer.check(result.statements, result.options):
+        env.log.info(f"reduce: the case of {len(result.statements)} statements fails on "
+                     f"fresh servers too")
+        return result
+    base = reducer.fresh
+    env.log.warning(
+        f"reduce: the case of {len(result.statements)} statements does not fail on fresh "
+        f"servers ({tries}, each on servers of its own): its tries failed on servers an "
+        f"earlier try had used, which kept something the reuse rule does not see (the "
+        f"server's memory, a library's state); reducing again from the smallest case that "
+        f"failed on fresh servers ("
+        + (f"{len(base[0])} statements" if base else "none did: the whole trace")
+        + "), every try on fresh servers")
+    reducer.again_fresh()
+    if not reducer.check(reducer.statements):
+        raise NotReproducible(
+            f"--mode=reduce {case.folder}: the reduction's cases gave the finding's signature "
+            f"{case.signature.id} only on servers an earlier try had used: on fresh servers "
+            f"neither its case of {len(result.statements)} statements nor the "
+            f"{len(reducer.statements)} statements it came from did in {tries}; recorded as "
+            f"{attempts.NOT_FRESH}",
+            attempts.record(case.folder, case.signature.id, case.title, len(case.statements),
+                            trials, bots.attempts(), attempts.NOT_FRESH,
+                            f"the reduction's cases gave the finding's signature only on "
+                            f"servers an earlier try had used (state the reuse rule does not "
+                            f"see); on fresh servers neither the reduced case "
+                            f"({len(result.statements)} statements) nor the "
+                            f"{len(reducer.statements)} statements it came from did in "
+                            f"{tries}."))
+    second = _reduced(reducer)
+    second.passes = result.passes + second.passes
+    second.started_with, second.resumed = result.started_with, result.resumed
+    return second
 
 
 def _reproduced(case: ReduceInput, bots: _Bots, result: Reduced) -> Outcome:
