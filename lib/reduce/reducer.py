@@ -19,7 +19,7 @@ from ..platform.safewrite import HeldOutput, OutputDir
 from .case import ReduceInput, Statement
 from .check import Outcome
 from .ddmin import Batched, ddmin
-from . import passes, schedule
+from . import concurrent, passes, schedule
 
 SMALLEST_FILE = "smallest.json"
 
@@ -156,7 +156,9 @@ class Reducer:
         ended), ``interleaved`` (at once, happens-before), then ``timed`` (and at the
         traced offsets) -- when the reducer can switch its replay order
         (``reorder``); then the truncated trace *serialized*
-        (:func:`.passes.serialize`: one connection, no lock waits).  The first that
+        (:func:`.passes.serialize`: one connection, no lock waits); then, for several
+        connections, ``concurrent`` (every connection at once and free-running, in
+        rounds: :mod:`.concurrent`; with or without traced times).  The first that
         fails is the smallest case, and the passes it stands for are done (a long
         multi-connection trace is never replayed whole serially, which a sporadic bug
         would need ``--trials`` times, and whose lock waits between connections cost
@@ -178,6 +180,8 @@ class Reducer:
             candidates += [(order, cut, order) for order in ("ended", "interleaved", "timed")]
         if several:
             candidates.append(("serialized", passes.serialize(cut, culprits), "serial"))
+        if several and self._reorder is not None:
+            candidates.append((concurrent.NAME, cut, concurrent.NAME))
         found = None
         for index, (name, statements, order) in enumerate(candidates):
             self._order(order, name)

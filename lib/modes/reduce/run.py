@@ -30,7 +30,7 @@ import time
 from typing import Any, Callable
 
 from ...errors import EXIT_OK, UsageError
-from ...reduce import attempts
+from ...reduce import attempts, concurrent
 from ...reduce.attempts import Attempt, NotReproducible
 from ...reduce.budget import ReplayBudget
 from ...reduce.case import ReduceError, ReduceInput, Statement, read_input
@@ -215,9 +215,10 @@ def _reduce(env: RunEnvironment, case: ReduceInput, out: OutputDir) -> int:
     # order; one replayed at once sends and reaps them as the trace did (schedule.py)
     in_order = in_end_order(result.statements) if reducer.order == "ended" else \
         result.statements
+    rounds = concurrent.ROUNDS if reducer.order == concurrent.NAME else 0
     written = write_case(out, CASE_NAME, case_text(case, in_order, errors, check_,
                                                    outcome.rebuilt, reducer.order in
-                                                   ("interleaved", "timed")),
+                                                   ("interleaved", "timed"), rounds),
                          options, readme_text(commands, f"{case.title} ({case.signature.id})",
                                               SUITE))
     confirmation = _confirm(env, case, commands, written, work)
@@ -231,6 +232,7 @@ def _reduce(env: RunEnvironment, case: ReduceInput, out: OutputDir) -> int:
                "parallel": width, "server_starts": server_starts,
                "replays_timed_out": bots.budget.timed_out, "resumed": result.resumed,
                "options": [list(o) for o in result.options], "order": reducer.order,
+               "case_rounds": rounds, "replay_round": outcome.replayed.rounds,
                "accepted": sorted(bots.checker.accept),
                "passes": [vars(p) for p in result.passes], "present": present,
                "absent": absent, "confirmation": confirmation.to_json(),
