@@ -103,6 +103,7 @@ class Reducer:
         self.done: list[str] = []
         self.resumed = False
         self.skip_candidates: set[str] = set()   # start()'s candidates answered already
+        self.only = ""          # --reduce-order: ask only the start's candidates of this order
         self._after_statements: list[Statement] = []
 
     def fails(self, statements: Sequence[Statement]) -> bool:
@@ -165,7 +166,10 @@ class Reducer:
         minutes); an interleaved one keeps its order for the rest of the reduction
         (the passes' candidates are replayed the same way).  Else False, with the
         serial order back -- the caller then replays the whole trace -- and the
-        candidates answered are not tried again."""
+        candidates answered are not tried again.  With ``only`` (``--reduce-order``) just
+        the candidates of that order are asked (the truncated trace in that order when
+        none is), and when none reproduces the order stays (the caller does not replay
+        the whole trace serially for another order)."""
         cut = passes.truncate(self.statements, self.case.failing)
         failing_seqs = {f.seq for f in self.case.failing}      # once: not per statement
         culprit_seqs = {f.seq for f in self.case.culprits}
@@ -182,6 +186,11 @@ class Reducer:
             candidates.append(("serialized", passes.serialize(cut, culprits), "serial"))
         if several and self._reorder is not None:
             candidates.append((concurrent.NAME, cut, concurrent.NAME))
+        if self.only:
+            candidates = [c for c in candidates if c[2] == self.only]
+            if self.only != "serial" and not any(c[0] == self.only for c in candidates) \
+                    and self._reorder is not None:
+                candidates.append((self.only, cut, self.only))  # the truncated trace
         found = None
         for index, (name, statements, order) in enumerate(candidates):
             self._order(order, name)
@@ -190,7 +199,7 @@ class Reducer:
                 found = index
                 break
         if found is None:
-            self._order("serial", "whole trace")
+            self._order(self.only or "serial", "whole trace")
             if candidates:
                 self.skip.add("related")
             return False

@@ -256,6 +256,7 @@ class _Bots:
             os.makedirs(scratch, exist_ok=True)
             self.checkers.append(Checker(case, manager, scratch, trials, self.budget))
             self.checkers[-1].accept = frozenset(env.config.section(ReduceOptions).accept)
+        self.order = env.config.section(ReduceOptions).order   # --reduce-order
         self.checker = self.checkers[0]
         self.check = ParallelCheck(self.checkers) if width > 1 else None
         self.fails: Callable[..., bool] = (self.check.fails if self.check is not None
@@ -274,8 +275,10 @@ class _Bots:
         """A reducer over these bots' check, saving its smallest case in out (its
         candidates replayed serially until it says otherwise)."""
         self.reorder("serial", "start")
-        return Reducer(case, self.fails, out, self.runs, first=self.first,
-                       reorder=self.reorder, last=self.last)
+        reducer = Reducer(case, self.fails, out, self.runs, first=self.first,
+                          reorder=self.reorder, last=self.last)
+        reducer.only = self.order
+        return reducer
 
     def reorder(self, order: str, candidate: str) -> None:
         """Every bot replays the next candidates in this order (lib/reduce/check.py), its
@@ -321,7 +324,8 @@ def _started_reducer(env: RunEnvironment, case: ReduceInput, bots: _Bots, out: O
             env.log.warning("reduce: the saved smallest case no longer fails: starting over")
             reducer = bots.reducer(case, out)
             saved = None
-    if saved is None and not reducer.start() and not bots.fails(case.statements):
+    if saved is None and not reducer.start() and (reducer.only not in ("", "serial") or
+                                                  not bots.fails(case.statements)):
         raise NotReproducible(
             f"--mode=reduce {case.folder}: the trace does not reproduce the "
             f"finding's signature {case.signature.id} ({case.title}) in "

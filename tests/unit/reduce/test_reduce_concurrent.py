@@ -1,11 +1,11 @@
 """Pure logic of --mode=reduce's concurrent order: the setup a round runs first and the
 lanes it then runs free-running, the lanes as mysqltest's step-by-step send/reap, how many
 rounds a try makes, the reducer's start asking the concurrent candidate last (with or
-without traced times) and keeping its order, the case written in rounds (connections
+without traced times) and keeping its order, ``--reduce-order`` asking one order only, the case written in rounds (connections
 made anew each round, errors let through, the server proved alive, the errorlog check
 inside the round), and the rounds counted in the record of tries.
 
-Covers: lib/reduce/concurrent.py, lib/reduce/mtrcase.py, lib/reduce/reducer.py, lib/reduce/attempts.py
+Covers: lib/reduce/concurrent.py, lib/reduce/mtrcase.py, lib/reduce/reducer.py, lib/reduce/attempts.py, lib/modes/reduce/options.py
 """
 from lib.hunt.signature import Signature
 from lib.reduce import attempts, concurrent
@@ -121,3 +121,33 @@ def test_the_record_counts_the_concurrent_rounds():
     assert row["rounds"] == 23 and row["tries"] == 2
     line, = attempts.lines(tries)
     assert "2 tries, 2 nothing in 23 concurrent rounds" in line
+
+
+def test_an_order_asked_for_is_the_only_one_the_start_tries(tmp_path):
+    orders = []
+    trace = _trace()
+    reducer = Reducer(_case(trace), lambda c, o: False, str(tmp_path), lambda: 0,
+                      reorder=lambda order, name: orders.append((order, name)))
+    reducer.only = "concurrent"
+    assert not reducer.start()
+    assert orders == [("concurrent", "concurrent"), ("concurrent", "whole trace")], orders
+    orders.clear()
+    ended = Reducer(_case(trace), lambda c, o: orders[-1][0] == "ended", str(tmp_path / "e"),
+                    lambda: 0, reorder=lambda order, name: orders.append((order, name)))
+    ended.only = "ended"        # no traced times: the truncated trace in send order
+    assert ended.start() and ended.order == "ended"
+    assert orders[0] == ("ended", "ended"), orders
+
+
+def test_the_reduce_order_option():
+    import argparse
+    import pytest
+    from lib.modes.reduce.options import add_options, section
+    parser = argparse.ArgumentParser()
+    add_options(parser)
+    parser.add_argument("--trials", type=int, default=1)
+    parser.add_argument("tests", nargs="*")
+    assert section(parser.parse_args(["--reduce-order", "concurrent"])).order == "concurrent"
+    assert section(parser.parse_args([])).order == ""
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--reduce-order", "sideways"])
