@@ -170,27 +170,7 @@ class Reducer:
         the candidates of that order are asked (the truncated trace in that order when
         none is), and when none reproduces the order stays (the caller does not replay
         the whole trace serially for another order)."""
-        cut = passes.truncate(self.statements, self.case.failing)
-        failing_seqs = {f.seq for f in self.case.failing}      # once: not per statement
-        culprit_seqs = {f.seq for f in self.case.culprits}
-        failing = [x for x in cut if x.seq in failing_seqs]
-        culprits = [x for x in cut if x.seq in culprit_seqs]
-        kept = passes.related(cut, failing)
-        several = len({x.conn for x in cut}) > 1
-        candidates: list[tuple[str, list[Statement], str]] = []
-        if kept and len(kept) < len(cut):
-            candidates.append(("related", kept, "serial"))
-        if several and self._reorder is not None and schedule.timed(cut):
-            candidates += [(order, cut, order) for order in ("ended", "interleaved", "timed")]
-        if several:
-            candidates.append(("serialized", passes.serialize(cut, culprits), "serial"))
-        if several and self._reorder is not None:
-            candidates.append((concurrent.NAME, cut, concurrent.NAME))
-        if self.only:
-            candidates = [c for c in candidates if c[2] == self.only]
-            if self.only != "serial" and not any(c[0] == self.only for c in candidates) \
-                    and self._reorder is not None:
-                candidates.append((self.only, cut, self.only))  # the truncated trace
+        candidates = self._start_candidates()
         found = None
         for index, (name, statements, order) in enumerate(candidates):
             self._order(order, name)
@@ -217,6 +197,31 @@ class Reducer:
                           + (f"; the reduction replays its candidates {order}"
                              if order != "serial" else ""))
         return True
+
+    def _start_candidates(self) -> list[tuple[str, list[Statement], str]]:
+        """:meth:`start`'s candidates in turn: (name, statements, replay order)."""
+        cut = passes.truncate(self.statements, self.case.failing)
+        failing_seqs = {f.seq for f in self.case.failing}      # once: not per statement
+        culprit_seqs = {f.seq for f in self.case.culprits}
+        failing = [x for x in cut if x.seq in failing_seqs]
+        culprits = [x for x in cut if x.seq in culprit_seqs]
+        kept = passes.related(cut, failing)
+        several = len({x.conn for x in cut}) > 1
+        candidates: list[tuple[str, list[Statement], str]] = []
+        if kept and len(kept) < len(cut):
+            candidates.append(("related", kept, "serial"))
+        if several and self._reorder is not None and schedule.timed(cut):
+            candidates += [(order, cut, order) for order in ("ended", "interleaved", "timed")]
+        if several:
+            candidates.append(("serialized", passes.serialize(cut, culprits), "serial"))
+        if several and self._reorder is not None:
+            candidates.append((concurrent.NAME, cut, concurrent.NAME))
+        if self.only:
+            candidates = [c for c in candidates if c[2] == self.only]
+            if self.only != "serial" and not any(c[0] == self.only for c in candidates) \
+                    and self._reorder is not None:
+                candidates.append((self.only, cut, self.only))  # the truncated trace
+        return candidates
 
     def _order(self, order: str, candidate: str) -> None:
         """Replay the next candidates in this order, their tries recorded as candidate's."""

@@ -151,3 +151,6 @@ def test_the_reduce_order_option():
     assert section(parser.parse_args([])).order == ""
     with pytest.raises(SystemExit):
         parser.parse_args(["--reduce-order", "sideways"])
+    from lib.modes.reduce.options import ORDERS
+    from lib.reduce.interleave import ORDERS as REPLAY_ORDERS
+    assert ORDERS == REPLAY_ORDERS      # the option's choices are the replay's orders
