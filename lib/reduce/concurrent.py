@@ -14,9 +14,10 @@ microseconds the traced times do not resolve; luck can, given rounds.
   a load's schema, which every lane needs), and per connection the statements its lane
   then sends free-running;
 - :func:`lockstep`: the rounds' form for mysqltest, whose one thread cannot run
-  connections free: in step ``k`` every connection's ``k``-th statement is sent
-  (``send``) right after its ``(k-1)``-th was reaped (``reap``), so the connections'
-  statements overlap step by step;
+  connections free: the lanes aligned at their ends, in each step every connection's
+  statement of that step is sent (``send``) right after its one before was reaped
+  (``reap``), so the connections' statements overlap step by step and their last ones
+  together;
 - :data:`ROUNDS`: how many rounds a try (and the case) makes at most -- the first that
   shows the bug ends them (:func:`rounds_for`: fewer when a round is long).
 
@@ -57,20 +58,25 @@ def split(statements: Sequence[Statement]) -> tuple[list[Statement], dict[int, l
 
 
 def lockstep(lanes: dict[int, list[Statement]]) -> list[tuple[str, Statement]]:
-    """The lanes as mysqltest actions, ``("send", s)`` and ``("reap", s)``: in step ``k``
-    each connection (in the lanes' order) reaps its running statement and sends its
-    ``k``-th; then every statement still running is reaped, in the lanes' order."""
+    """The lanes as mysqltest actions, ``("send", s)`` and ``("reap", s)``, the lanes
+    aligned at their ends: in step ``k`` each connection (in the lanes' order) reaps its
+    running statement and sends its statement of that step -- a lane of ``n`` statements
+    in the last ``n`` steps, so every lane's last statement goes in the last step (a
+    lane's short lead, a ``SET SESSION``, is over in a free-running replay by the time
+    the others' statements run: its next statement meets theirs); then every statement
+    still running is reaped, in the lanes' order."""
     actions: list[tuple[str, Statement]] = []
     running: dict[int, Statement] = {}
     steps = max((len(v) for v in lanes.values()), default=0)
     for k in range(steps):
         for conn, lane in lanes.items():
-            if k >= len(lane):
+            index = k - (steps - len(lane))
+            if index < 0:
                 continue
             if conn in running:
                 actions.append(("reap", running.pop(conn)))
-            actions.append(("send", lane[k]))
-            running[conn] = lane[k]
+            actions.append(("send", lane[index]))
+            running[conn] = lane[index]
     for conn in lanes:
         if conn in running:
             actions.append(("reap", running.pop(conn)))
