@@ -91,14 +91,16 @@ def oracle_check(oracle: str, queries: Sequence[str], delim: str,
             + check + [f"disconnect kw_oracle{delim}", f"connection default{delim}"])
 
 
-def errorlog_check(case: ReduceInput, delim: str) -> tuple[list[str], list[str]]:
+def errorlog_check(case: ReduceInput, delim: str, keep: bool = False
+                   ) -> tuple[list[str], list[str]]:
     """An errorlog finding's lines before and after the statements: the log's size
     noted, then a ``--die`` when it gained a line like the finding's
-    (:func:`lib.reduce.errorlog.case_lines`); nothing for other kinds."""
+    (:func:`lib.reduce.errorlog.case_lines`; keep: the noted size kept for a later check);
+    nothing for other kinds."""
     lines = (case.finding.get("details") or {}).get("lines") or ()
     if case.kind != "errorlog" or not lines:
         return [], []
-    return case_lines(str(lines[0]), delim)
+    return case_lines(str(lines[0]), delim, keep)
 
 
 def _delimiter(texts: Sequence[str]) -> str:
@@ -136,8 +138,8 @@ def case_text(case: ReduceInput, statements: Sequence[Statement], errors: dict[i
     conns = list(dict.fromkeys(s.conn for s in statements))
     names = {c: f"con{i + 1}" for i, c in enumerate(conns)}
     if rounds > 0 and len(conns) > 1:
-        lines += _in_rounds(statements, names, delim, rounds, logged,
-                            _failure_check(case, check, rebuilt, delim))
+        lines += _in_rounds(statements, names, delim, rounds, errorlog_check(case, delim, True),
+                            _failure_check(case, check, rebuilt, delim)) + logged[1]
         return "\n".join(lines + _cleanup(statements, delim))
     lines += logged[0]   # an errorlog finding's: the log's size before the statements
     if len(conns) > 1:
@@ -181,17 +183,21 @@ def _in_rounds(statements: Sequence[Statement], names: dict[int, str], delim: st
     the connections' statements step by step with ``send``/``reap``
     (:func:`lib.reduce.concurrent.lockstep`) with errors let through, then proves the
     server alive (a crash fails the case there: the lost server), runs the wrong result's
-    or the error log's check (which ``--die`` at the first round that shows the bug) and
-    empties schema ``test`` for the next round."""
+    check, closes its connections, runs the error log's check (from where the log was
+    before the first round: a line logged as a connection closes counts) -- each
+    ``--die``s at the first round that shows the bug -- and empties schema ``test`` for
+    the next round; after the rounds the error log is checked once more."""
     setup, lanes = concurrent_split(statements)
-    lines = ["", f"# the statements run at once, free of each other, in up to {rounds} rounds "
+    # the error log's size noted once: a round's line can be logged as its connections
+    # close (bdeed5453f7e's), so each round's check, after they closed, reads from here
+    lines = logged[0] + ["", f"# the statements run at once, free of each other, in up to {rounds} rounds "
              f"(each from an empty schema test): the first round that shows the bug ends "
              f"the case", f"--let $kw_rounds_left= {rounds}", "while ($kw_rounds_left)", "{"]
     body = [f"connect ({names[c]},localhost,root,,test){delim}" for c in names]
     if not all(s.sql.isascii() for s in statements):
         for c in names:
             body += [f"connection {names[c]}{delim}", f"SET NAMES utf8mb4{delim}"]
-    body += logged[0] + ["--disable_abort_on_error"]
+    body += ["--disable_abort_on_error"]
     current = None
     for stmt in setup:
         if stmt.conn != current:
@@ -206,9 +212,9 @@ def _in_rounds(statements: Sequence[Statement], names: dict[int, str], delim: st
                     + delim)
     body += ["--enable_abort_on_error", f"connection default{delim}",
              "# the server is still there (a crash fails the case here)", f"SELECT 1{delim}"]
-    body += check + logged[1]
+    body += check
     body += [f"disconnect {names[c]}{delim}" for c in names]
-    body += [f"connection default{delim}", f"DROP DATABASE test{delim}",
+    body += [f"connection default{delim}"] + logged[1] + [f"DROP DATABASE test{delim}",
              f"CREATE DATABASE test{delim}", f"USE test{delim}", "--dec $kw_rounds_left"]
     return lines + body + ["}"]
 
