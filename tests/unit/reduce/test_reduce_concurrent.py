@@ -5,7 +5,7 @@ without traced times) and keeping its order, ``--reduce-order`` asking one order
 made anew each round, errors let through, the server proved alive, the errorlog check
 inside the round), and the rounds counted in the record of tries.
 
-Covers: lib/reduce/concurrent.py, lib/reduce/mtrcase.py, lib/reduce/reducer.py, lib/reduce/attempts.py, lib/modes/reduce/options.py
+Covers: lib/reduce/concurrent.py, lib/reduce/errorlog.py, lib/reduce/mtrcase.py, lib/reduce/reducer.py, lib/reduce/attempts.py, lib/modes/reduce/options.py
 """
 from lib.hunt.signature import Signature
 from lib.reduce import attempts, concurrent
@@ -166,3 +166,20 @@ def test_the_reduce_order_option():
     from lib.modes.reduce.options import ORDERS
     from lib.reduce.interleave import ORDERS as REPLAY_ORDERS
     assert ORDERS == REPLAY_ORDERS      # the option's choices are the replay's orders
+
+
+def test_a_die_line_mysqltest_cut_still_counts():
+    from lib.hunt.signature import errorlog_signature
+    from lib.reduce.errorlog import reproduced_in
+    line = ("2026-11-28  5:16:53 7 [ERROR] mariadbd: This transaction was rolled back and "
+            "cannot be committed. Only supported operation is to roll it back, so all pending "
+            "changes will be discarded. Please restart another transaction.")
+    sig = errorlog_signature(line)
+    cut = ("At line 1: errorlog: 2026-11-28 22:57:27 43 [ERROR] mariadbd: This transaction "
+           "was rolled back and cannot be committed. Only supported operation is to roll it "
+           "back, so al")
+    assert reproduced_in(cut, sig)
+    assert not reproduced_in("At line 1: errorlog: 2026-11-28 22:57:27 43 [ERROR] mariadbd: "
+                             "This transaction was", sig)          # too short to tell
+    other = cut.replace("rolled back", "committed twice")
+    assert not reproduced_in(other, sig)
