@@ -1,6 +1,7 @@
 """Reduction of a hunt finding to a minimal mysql-test case (``--mode=reduce``, issue 32):
 delta debugging over a trace's statements (:mod:`.ddmin`), finer passes (:mod:`.passes`),
 "still fails?" by the finding's signature (:mod:`.check`) on a replay in send order
-(:mod:`.replay`) or in the trace's own order (:mod:`.schedule`, :mod:`.interleave`),
+(:mod:`.replay`), in the trace's own order (:mod:`.schedule`, :mod:`.interleave`) or
+with every connection at once, free-running, in rounds (:mod:`.concurrent`, :mod:`.freerun`),
 what the tries saw and the record of a finding its trace does not reproduce
 (:mod:`.attempts`), the mysql-test case and bug report (:mod:`.mtrcase`)."""

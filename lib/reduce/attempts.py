@@ -1,7 +1,7 @@
 """What a reduction's tries saw, and the record of a finding its trace does not reproduce.
 
 Every try of a :class:`lib.reduce.check.Checker` is kept as an :class:`Attempt`: the
-candidate it was for (``related``, ``interleaved``, ``timed``, ``serialized``,
+candidate it was for (``related``, ``interleaved``, ``timed``, ``serialized``, ``concurrent``,
 ``whole trace``, or ``pass`` for the passes' candidates), the replay order, its
 size, how long it took and what it saw -- the finding's signature, another crash's,
 a hang, a replay stopped at its cap, or nothing.  When no start candidate reproduces
@@ -41,6 +41,7 @@ class Attempt:
     forced: int = 0     # interleaved: statements sent without waiting out their order
     differ: int = -1    # statements whose error differs from the trace's (-1: not run whole)
     first_differ: int = 0   # the first of them (seq)
+    rounds: int = 0         # concurrent: the rounds the try replayed (lib/reduce/freerun.py)
 
 
 class NotReproducible(ReduceError):
@@ -79,14 +80,16 @@ def divergence(statements: Sequence[Statement], errors: dict[int, int]) -> tuple
 
 def summary(attempts: Sequence[Attempt]) -> list[dict[str, Any]]:
     """Per candidate (in the order first tried): its order, size, tries, what they saw
-    (counted), their seconds, and per whole replay how many statements failed otherwise
-    than traced (:func:`divergence`)."""
+    (counted), their seconds, the concurrent rounds they replayed, and per whole replay
+    how many statements failed otherwise than traced (:func:`divergence`)."""
     out: dict[str, dict[str, Any]] = {}
     for a in attempts:
         row = out.setdefault(a.candidate, {"candidate": a.candidate, "order": a.order,
                                            "statements": a.statements, "tries": 0,
-                                           "saw": Counter(), "seconds": 0.0, "differ": []})
+                                           "saw": Counter(), "seconds": 0.0, "differ": [],
+                                           "rounds": 0})
         row["tries"] += 1
+        row["rounds"] += a.rounds
         if a.differ >= 0:
             row["differ"].append(a.differ)
         row["saw"][a.saw] += 1
@@ -99,6 +102,7 @@ def lines(attempts: Sequence[Attempt]) -> list[str]:
     return [f"{r['candidate']} ({r['order']} replay, {r['statements']} statements): "
             f"{r['tries']} tr{'y' if r['tries'] == 1 else 'ies'}, "
             + ", ".join(f"{n} {what}" for what, n in r["saw"].items())
+            + (f" in {r['rounds']} concurrent rounds" if r.get("rounds") else "")
             + f" ({r['seconds']:.0f} s"
             + (f"; failed otherwise than traced: {min(r['differ'])}-{max(r['differ'])} "
                f"statements per whole replay" if r["differ"] else "") + ")"

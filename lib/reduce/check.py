@@ -27,9 +27,10 @@ the user accepts as the same bug's (``--reduce-accept``: a crash whose top frame
 
 Each try replays the candidate in the checker's ``order``: ``serial`` (one statement at
 a time in send order, :mod:`.replay`), ``ended`` (one at a time in the order they
-ended in the trace, :func:`lib.reduce.schedule.in_end_order`), or with the trace's
+ended in the trace, :func:`lib.reduce.schedule.in_end_order`), with the trace's
 own interleaving, ``interleaved`` or ``timed`` (:mod:`.interleave`; a single
-topology's); each is kept as an
+topology's), or ``concurrent`` (every connection at once, free-running, in rounds until
+one shows the bug: :mod:`.freerun`; a single topology's); each is kept as an
 :class:`lib.reduce.attempts.Attempt` (what it saw) in ``attempts``.
 
 Each try's replay is capped by the reduction's :class:`lib.reduce.budget.ReplayBudget`
@@ -77,6 +78,8 @@ from .attempts import Attempt, divergence, seen
 from .budget import ReplayBudget
 from .case import ReduceInput, Statement
 from .errorlog import logged_signatures
+from .concurrent import ROUNDS
+from .freerun import replay_concurrent
 from .interleave import replay_scheduled
 from .replay import Replayed, replay
 from .schedule import in_end_order
@@ -201,7 +204,7 @@ class Checker:
         cap = self.budget.cap() if self.budget is not None else None
         deadline = None if cap is None else time.monotonic() + cap
         started = time.monotonic()
-        replayed = self._replay(statements, servers, compare, stop, deadline)
+        replayed = self._replay(statements, servers, compare, stop, deadline, marks)
         if replayed.stuck:
             get_logger().info(f"reduce: a candidate of {len(statements)} statements stuck at "
                               f"statement {replayed.stuck} (not ended by max_statement_time): "
@@ -250,9 +253,16 @@ class Checker:
             self.manager.after_test(True)
 
     def _replay(self, statements: Sequence[Statement], servers: Sequence[Server],
-                compare: bool, stop: Callable[[], bool] | None, deadline: float | None
-                ) -> Replayed:
+                compare: bool, stop: Callable[[], bool] | None, deadline: float | None,
+                marks: dict[str, int]) -> Replayed:
         """The candidate replayed in this checker's order (module docstring)."""
+        if self.order == "concurrent" and not compare:
+            # an oracle judges the state the last round left: one round; an errorlog
+            # finding's rounds end at the first that logged its line
+            done = (lambda: self.reproduces(Outcome(_logged(servers, marks)))) \
+                if self.case.kind == "errorlog" else None
+            return replay_concurrent(statements, servers[0], stop, deadline,
+                                     1 if self.case.judged_again else ROUNDS, done)
         if self.order == "ended":
             statements = in_end_order(statements)
         elif self.order != "serial" and not compare:
@@ -269,10 +279,12 @@ class Checker:
                           seen(self.reproduces(out), [f"{x.id} ({x.text[:200]})"
                                                       for x in out.signatures], dead,
                                replayed.stuck, replayed.timed_out, replayed.stopped),
-                          replayed.sent, replayed.forced, differ, first)
+                          replayed.sent, replayed.forced, differ, first, replayed.rounds)
         self.attempts.append(attempt)
         if attempt.candidate != "pass":   # the start's tries, one line each
             forced = f", {attempt.forced} out of order" if attempt.forced else ""
+            forced += f", {attempt.rounds} round{'s' if attempt.rounds != 1 else ''}" \
+                if attempt.rounds else ""
             strayed = f"; {differ} failed otherwise than traced (first: {first})" \
                 if differ > 0 else ("; every error as traced" if differ == 0 else "")
             get_logger().info(f"reduce: {attempt.candidate} ({attempt.order} replay): "

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 LOCK_WAIT_SECONDS = 5
 WAIT_SECONDS = 30.0      # the longest a statement waits for the statements it follows
 POLL_SECONDS = 0.5       # how often a waiting lane looks at stop and the deadline
-ORDERS = ("serial", "ended", "interleaved", "timed")   # a Checker's replay orders
+ORDERS = ("serial", "ended", "interleaved", "timed", "concurrent")   # a Checker's replay orders
 
 
 @dataclass
@@ -101,7 +101,7 @@ def _lane(server: Server, statements: list[Statement], waits: list[Wait], not_be
         for stmt, wait, at in zip(statements, waits, not_before):
             if not _turn(wait, at, shared, out, stop, deadline):
                 return
-            code = _send(server, stmt, conns)
+            code = send_statement(server, stmt, conns)
             with shared.cond:
                 if code == STUCK:
                     out.stuck = out.stuck or stmt.seq
@@ -153,13 +153,20 @@ def _turn(wait: Wait, at: float, shared: _Shared, out: Replayed,
             shared.cond.wait(POLL_SECONDS)
 
 
-def _send(server: Server, stmt: Statement, conns: dict[int, pymysql.connections.Connection]
-          ) -> int:
+def open_lane(server: Server, conn: int, conns: dict[int, pymysql.connections.Connection]
+              ) -> None:
+    """The lane's connection opened now (the replay's session, lock waits at
+    :data:`LOCK_WAIT_SECONDS`) unless it is open."""
+    if conn not in conns:
+        conns[conn] = session(server, LOCK_WAIT_SECONDS)
+
+
+def send_statement(server: Server, stmt: Statement,
+                   conns: dict[int, pymysql.connections.Connection]) -> int:
     """One statement on its lane's connection (opened at its first statement); its error
     code (0: none)."""
     try:
-        if stmt.conn not in conns:
-            conns[stmt.conn] = session(server, LOCK_WAIT_SECONDS)
+        open_lane(server, stmt.conn, conns)
         conn = conns[stmt.conn]
         code, _ = run_statement(conn, stmt.sql)
         if not code and resets_caps(stmt.sql):

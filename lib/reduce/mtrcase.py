@@ -14,6 +14,11 @@ becomes ``$MTR_SUITE_DIR/plugin``, its libraries copied into the folder's ``plug
   statements go with ``send`` and are waited for with ``reap`` only when a later
   statement must follow them (:func:`lib.reduce.schedule.send_and_reap`), so those
   that overlapped in the trace overlap again;
+- a case reduced concurrent (every connection at once, free-running:
+  :mod:`lib.reduce.concurrent`) runs its statements in rounds, up to a stated number:
+  each round connects anew, sends the connections' statements step by step with
+  ``send``/``reap``, errors let through, and checks the server is alive -- the first
+  round that shows the bug ends the case;
 - a crash is left to crash: the crashing statement is the case's last, with
   no ``--error``: mysqltest fails with "Lost connection" while the bug is there;
 - a wrong result becomes a check that fails: the differing query's rows are
@@ -44,6 +49,7 @@ from ..platform.safewrite import HeldOutput, OutputDir
 from ..randgen.connection import LOST_CONNECTION_CODES
 from .case import ReduceInput, Statement
 from .errorlog import case_lines
+from .concurrent import lockstep, split as concurrent_split
 from .schedule import send_and_reap
 
 SUITE = "kw_reduce"
@@ -85,14 +91,16 @@ def oracle_check(oracle: str, queries: Sequence[str], delim: str,
             + check + [f"disconnect kw_oracle{delim}", f"connection default{delim}"])
 
 
-def errorlog_check(case: ReduceInput, delim: str) -> tuple[list[str], list[str]]:
+def errorlog_check(case: ReduceInput, delim: str, keep: bool = False
+                   ) -> tuple[list[str], list[str]]:
     """An errorlog finding's lines before and after the statements: the log's size
     noted, then a ``--die`` when it gained a line like the finding's
-    (:func:`lib.reduce.errorlog.case_lines`); nothing for other kinds."""
+    (:func:`lib.reduce.errorlog.case_lines`; keep: the noted size kept for a later check);
+    nothing for other kinds."""
     lines = (case.finding.get("details") or {}).get("lines") or ()
     if case.kind != "errorlog" or not lines:
         return [], []
-    return case_lines(str(lines[0]), delim)
+    return case_lines(str(lines[0]), delim, keep)
 
 
 def _delimiter(texts: Sequence[str]) -> str:
@@ -105,10 +113,11 @@ _STRINGS = re.compile(r"'(?:[^'\\]|\\.|'')*'")
 
 def case_text(case: ReduceInput, statements: Sequence[Statement], errors: dict[int, int],
               check: WrongResultCheck | None = None, rebuilt: Rebuilt = Rebuilt(),
-              concurrent: bool = False) -> str:
+              concurrent: bool = False, rounds: int = 0) -> str:
     """The .test file's text (see the module docstring); rebuilt: what the finding's
     oracle built again to judge its statements in the try that reproduced; concurrent:
-    the statements sent as the trace's interleaving orders them."""
+    the statements sent as the trace's interleaving orders them; rounds: the statements
+    of several connections run at once, in up to this many rounds (:func:`_in_rounds`)."""
     texts = [s.sql for s in statements] + list(rebuilt.statements)
     delim = _delimiter(texts)
     lines = [f"# Reduced by kewpie --mode=reduce from {case.folder}",
@@ -126,9 +135,13 @@ def case_text(case: ReduceInput, statements: Sequence[Statement], errors: dict[i
     if delim != ";":
         lines.append(f"--delimiter {delim}")
     logged = errorlog_check(case, delim)
-    lines += logged[0]   # an errorlog finding's: the log's size before the statements
     conns = list(dict.fromkeys(s.conn for s in statements))
     names = {c: f"con{i + 1}" for i, c in enumerate(conns)}
+    if rounds > 0 and len(conns) > 1:
+        lines += _in_rounds(statements, names, delim, rounds, errorlog_check(case, delim, True),
+                            _failure_check(case, check, rebuilt, delim)) + logged[1]
+        return "\n".join(lines + _cleanup(statements, delim))
+    lines += logged[0]   # an errorlog finding's: the log's size before the statements
     if len(conns) > 1:
         lines += [f"connect ({names[c]},localhost,root,,test){delim}" for c in conns]
     if not all(s.sql.isascii() for s in statements):
@@ -146,7 +159,12 @@ def case_text(case: ReduceInput, statements: Sequence[Statement], errors: dict[i
     if len(conns) > 1:
         lines += [f"disconnect {names[c]}{delim}" for c in conns] + [
             f"connection default{delim}"]
-    lines += ["", "# clean up for mysql-test's check-testcase"]
+    return "\n".join(lines + _cleanup(statements, delim))
+
+
+def _cleanup(statements: Sequence[Statement], delim: str) -> list[str]:
+    """The case's end: its UDFs dropped, schema ``test`` emptied, the one line echoed."""
+    lines = ["", "# clean up for mysql-test's check-testcase"]
     udfs = list(dict.fromkeys(m.group(1) for s in statements for m in _UDF_RE.finditer(s.sql)))
     lines += [f"DROP FUNCTION IF EXISTS {u}{delim}" for u in udfs]
     lines += [f"DROP DATABASE test{delim}", f"CREATE DATABASE test{delim}", "USE test" + delim]
@@ -154,7 +172,51 @@ def case_text(case: ReduceInput, statements: Sequence[Statement], errors: dict[i
         lines.append("--delimiter ;")
     lines += ["--enable_warnings", "--enable_result_log", "--enable_query_log",
               f"--echo {DONE_LINE}", ""]
-    return "\n".join(lines)
+    return lines
+
+
+def _in_rounds(statements: Sequence[Statement], names: dict[int, str], delim: str,
+               rounds: int, logged: tuple[list[str], list[str]], check: list[str]
+               ) -> list[str]:
+    """The statements of several connections at once, in rounds (lib/reduce/concurrent.py):
+    each round connects every connection anew, runs the setup one statement at a time and
+    the connections' statements step by step with ``send``/``reap``
+    (:func:`lib.reduce.concurrent.lockstep`) with errors let through, then proves the
+    server alive (a crash fails the case there: the lost server), runs the wrong result's
+    check, closes its connections, runs the error log's check (from where the log was
+    before the first round: a line logged as a connection closes counts) -- each
+    ``--die``s at the first round that shows the bug -- and empties schema ``test`` for
+    the next round; after the rounds the error log is checked once more."""
+    setup, lanes = concurrent_split(statements)
+    # the error log's size noted once: a round's line can be logged as its connections
+    # close (bdeed5453f7e's), so each round's check, after they closed, reads from here
+    lines = logged[0] + ["", f"# the statements run at once, free of each other, in up to {rounds} rounds "
+             f"(each from an empty schema test): the first round that shows the bug ends "
+             f"the case", f"--let $kw_rounds_left= {rounds}", "while ($kw_rounds_left)", "{"]
+    body = [f"connect ({names[c]},localhost,root,,test){delim}" for c in names]
+    if not all(s.sql.isascii() for s in statements):
+        for c in names:
+            body += [f"connection {names[c]}{delim}", f"SET NAMES utf8mb4{delim}"]
+    body += ["--disable_abort_on_error"]
+    current = None
+    for stmt in setup:
+        if stmt.conn != current:
+            body.append(f"connection {names[stmt.conn]}{delim}")
+            current = stmt.conn
+        body.append(stmt.sql.strip().rstrip(";") + delim)
+    for action, stmt in lockstep(lanes):
+        if stmt.conn != current:
+            body.append(f"connection {names[stmt.conn]}{delim}")
+            current = stmt.conn
+        body.append(("send " + stmt.sql.strip().rstrip(";") if action == "send" else "reap")
+                    + delim)
+    body += ["--enable_abort_on_error", f"connection default{delim}",
+             "# the server is still there (a crash fails the case here)", f"SELECT 1{delim}"]
+    body += check
+    body += [f"disconnect {names[c]}{delim}" for c in names]
+    body += [f"connection default{delim}"] + logged[1] + [f"DROP DATABASE test{delim}",
+             f"CREATE DATABASE test{delim}", f"USE test{delim}", "--dec $kw_rounds_left"]
+    return lines + body + ["}"]
 
 
 def _failure_check(case: ReduceInput, check: WrongResultCheck | None, rebuilt: Rebuilt,

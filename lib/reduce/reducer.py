@@ -25,7 +25,7 @@ from ..platform.safewrite import HeldOutput, OutputDir
 from .case import ReduceInput, Statement
 from .check import Outcome
 from .ddmin import Batched, ddmin
-from . import passes, schedule
+from . import concurrent, passes, schedule
 
 SMALLEST_FILE = "smallest.json"
 
@@ -118,6 +118,7 @@ class Reducer:
         self.done: list[str] = []
         self.resumed = False
         self.skip_candidates: set[str] = set()   # start()'s candidates answered already
+        self.only = ""          # --reduce-order: ask only the start's candidates of this order
         self._after_statements: list[Statement] = []
         self.fresh: Fresh | None = None    # the smallest case that failed on fresh servers
         self.fresh_only = False            # the second round: every try on fresh servers
@@ -212,28 +213,20 @@ class Reducer:
         ended), ``interleaved`` (at once, happens-before), then ``timed`` (and at the
         traced offsets) -- when the reducer can switch its replay order
         (``reorder``); then the truncated trace *serialized*
-        (:func:`.passes.serialize`: one connection, no lock waits).  The first that
+        (:func:`.passes.serialize`: one connection, no lock waits); then, for several
+        connections, ``concurrent`` (every connection at once and free-running, in
+        rounds: :mod:`.concurrent`; with or without traced times).  The first that
         fails is the smallest case, and the passes it stands for are done (a long
         multi-connection trace is never replayed whole serially, which a sporadic bug
         would need ``--trials`` times, and whose lock waits between connections cost
         minutes); an interleaved one keeps its order for the rest of the reduction
         (the passes' candidates are replayed the same way).  Else False, with the
         serial order back -- the caller then replays the whole trace -- and the
-        candidates answered are not tried again."""
-        cut = passes.truncate(self.statements, self.case.failing)
-        failing_seqs = {f.seq for f in self.case.failing}      # once: not per statement
-        culprit_seqs = {f.seq for f in self.case.culprits}
-        failing = [x for x in cut if x.seq in failing_seqs]
-        culprits = [x for x in cut if x.seq in culprit_seqs]
-        kept = passes.related(cut, failing)
-        several = len({x.conn for x in cut}) > 1
-        candidates: list[tuple[str, list[Statement], str]] = []
-        if kept and len(kept) < len(cut):
-            candidates.append(("related", kept, "serial"))
-        if several and self._reorder is not None and schedule.timed(cut):
-            candidates += [(order, cut, order) for order in ("ended", "interleaved", "timed")]
-        if several:
-            candidates.append(("serialized", passes.serialize(cut, culprits), "serial"))
+        candidates answered are not tried again.  With ``only`` (``--reduce-order``) just
+        the candidates of that order are asked (the truncated trace in that order when
+        none is), and when none reproduces the order stays (the caller does not replay
+        the whole trace serially for another order)."""
+        candidates = self._start_candidates()
         found = None
         for index, (name, statements, order) in enumerate(candidates):
             self._order(order, name)
@@ -242,7 +235,7 @@ class Reducer:
                 found = index
                 break
         if found is None:
-            self._order("serial", "whole trace")
+            self._order(self.only or "serial", "whole trace")
             if candidates:
                 self.skip.add("related")
             return False
@@ -260,6 +253,31 @@ class Reducer:
                           + (f"; the reduction replays its candidates {order}"
                              if order != "serial" else ""))
         return True
+
+    def _start_candidates(self) -> list[tuple[str, list[Statement], str]]:
+        """:meth:`start`'s candidates in turn: (name, statements, replay order)."""
+        cut = passes.truncate(self.statements, self.case.failing)
+        failing_seqs = {f.seq for f in self.case.failing}      # once: not per statement
+        culprit_seqs = {f.seq for f in self.case.culprits}
+        failing = [x for x in cut if x.seq in failing_seqs]
+        culprits = [x for x in cut if x.seq in culprit_seqs]
+        kept = passes.related(cut, failing)
+        several = len({x.conn for x in cut}) > 1
+        candidates: list[tuple[str, list[Statement], str]] = []
+        if kept and len(kept) < len(cut):
+            candidates.append(("related", kept, "serial"))
+        if several and self._reorder is not None and schedule.timed(cut):
+            candidates += [(order, cut, order) for order in ("ended", "interleaved", "timed")]
+        if several:
+            candidates.append(("serialized", passes.serialize(cut, culprits), "serial"))
+        if several and self._reorder is not None:
+            candidates.append((concurrent.NAME, cut, concurrent.NAME))
+        if self.only:
+            candidates = [c for c in candidates if c[2] == self.only]
+            if self.only != "serial" and not any(c[0] == self.only for c in candidates) \
+                    and self._reorder is not None:
+                candidates.append((self.only, cut, self.only))  # the truncated trace
+        return candidates
 
     def _order(self, order: str, candidate: str) -> None:
         """Replay the next candidates in this order, their tries recorded as candidate's."""

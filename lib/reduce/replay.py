@@ -76,6 +76,7 @@ class Replayed:
     stuck: int = 0                 # seq of a statement the server did not end (read timeout)
     seconds: float = 0.0           # how long the replay took
     forced: int = 0                # interleaved: statements sent without their order (.interleave)
+    rounds: int = 0                # concurrent: the rounds replayed (.freerun)
 
 
 def error_code(exc: Exception) -> int:

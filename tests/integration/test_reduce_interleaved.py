@@ -16,7 +16,7 @@ real servers with the planted UDF crash (gcc-built, tests/fixtures/hunt/):
   output folder and in the finding's own reduce folder, and the results history's
   ``kewpie history findings`` shows the reduction as no-repro.
 
-Covers: lib/reduce/schedule.py, lib/reduce/interleave.py, lib/reduce/attempts.py, lib/reduce/check.py, lib/reduce/reducer.py, lib/reduce/mtrcase.py, lib/modes/reduce/run.py, lib/history/findings.py
+Covers: lib/reduce/schedule.py, lib/reduce/interleave.py, lib/reduce/freerun.py, lib/reduce/attempts.py, lib/reduce/check.py, lib/reduce/reducer.py, lib/reduce/mtrcase.py, lib/modes/reduce/run.py, lib/history/findings.py
 """
 import json
 import os
@@ -109,7 +109,8 @@ def test_a_trace_that_does_not_reproduce_is_recorded_so(kewpie, plugin_dir, tmp_
     assert record["state"] == "not reproducible from its trace" and record["trials"] == 2
     tried = {c["candidate"]: c for c in record["candidates"]}
     assert list(tried) == ["related", "ended", "interleaved", "timed", "serialized",
-                           "whole trace"], tried
+                           "concurrent", "whole trace"], tried
+    assert tried["concurrent"]["rounds"] >= 2, tried   # each try's rounds, none reproducing
     assert all(c["tries"] == 2 and c["saw"] == {"nothing": 2} for c in tried.values()), tried
     assert "NOT REPRODUCIBLE FROM ITS TRACE" in open(os.path.join(out, "report.txt")).read()
     assert json.load(open(os.path.join(finding, "reduce", "not-reproducible.json"))) == record

@@ -10,6 +10,9 @@ from ...errors import KewpieError
 from ..onoff import OnOff
 
 NAME = "reduce"
+# the replay orders of lib/reduce/interleave.py's ORDERS (a unit test keeps them equal);
+# not imported from there: --help must not load the replay's modules
+ORDERS = ("serial", "ended", "interleaved", "timed", "concurrent")
 
 
 @dataclass
@@ -23,6 +26,8 @@ class ReduceOptions(ModeSection):
     again: bool = False  # --reduce-again: reduce a signature the results history says is
                          # being reduced or was reduced (lib/run/findings.py)
     accept: tuple[str, ...] = ()  # --reduce-accept: other signature ids that count as the bug
+    order: str = ""      # --reduce-order: every candidate replayed in this order ('' = the
+                         # start's candidates in turn, lib/reduce/reducer.py)
 
 
 def add_options(p: argparse.ArgumentParser) -> None:
@@ -46,6 +51,11 @@ def add_options(p: argparse.ArgumentParser) -> None:
                    help="--mode=reduce: a try also reproduces the finding when it gives this "
                    "signature id (repeatable or comma-separated): the same bug's other "
                    "frames, e.g. one a not-reproducible record lists")
+    g.add_argument("--reduce-order", default=d.order, choices=ORDERS, metavar="ORDER",
+                   help="--mode=reduce: replay every candidate in this order -- "
+                   + ", ".join(ORDERS) + " -- and ask only the start's candidates of "
+                   "that order (default: each start candidate in its own order, the "
+                   "first that reproduces keeps its order)")
 
 
 def section(args: argparse.Namespace) -> ReduceOptions:
@@ -58,7 +68,8 @@ def section(args: argparse.Namespace) -> ReduceOptions:
                          findings=tuple(os.path.abspath(t) for t in args.tests),
                          again=args.reduce_again,
                          accept=tuple(a.strip() for v in args.reduce_accept
-                                      for a in v.split(",") if a.strip()))
+                                      for a in v.split(",") if a.strip()),
+                         order=args.reduce_order or "")
 
 
 def test_paths(test: str) -> bool:

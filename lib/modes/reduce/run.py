@@ -40,7 +40,7 @@ import time
 from typing import Any, Callable
 
 from ...errors import EXIT_OK, UsageError
-from ...reduce import attempts
+from ...reduce import attempts, concurrent
 from ...reduce.attempts import Attempt, NotReproducible
 from ...reduce.budget import ReplayBudget
 from ...reduce.case import ReduceError, ReduceInput, Statement, read_input
@@ -225,9 +225,10 @@ def _reduce(env: RunEnvironment, case: ReduceInput, out: OutputDir) -> int:
     # order; one replayed at once sends and reaps them as the trace did (schedule.py)
     in_order = in_end_order(result.statements) if reducer.order == "ended" else \
         result.statements
+    rounds = concurrent.ROUNDS if reducer.order == concurrent.NAME else 0
     written = write_case(out, CASE_NAME, case_text(case, in_order, errors, check_,
                                                    outcome.rebuilt, reducer.order in
-                                                   ("interleaved", "timed")),
+                                                   ("interleaved", "timed"), rounds),
                          options, readme_text(commands, f"{case.title} ({case.signature.id})",
                                               SUITE))
     confirmation = _confirm(env, case, commands, written, work)
@@ -242,6 +243,7 @@ def _reduce(env: RunEnvironment, case: ReduceInput, out: OutputDir) -> int:
                "replays_timed_out": bots.budget.timed_out, "resumed": result.resumed,
                "options": [list(o) for o in result.options], "order": reducer.order,
                "fresh_round": reducer.fresh_only,
+               "case_rounds": rounds, "replay_round": outcome.replayed.rounds,
                "accepted": sorted(bots.checker.accept),
                "passes": [vars(p) for p in result.passes], "present": present,
                "absent": absent, "confirmation": confirmation.to_json(),
@@ -288,6 +290,7 @@ class _Bots:
             os.makedirs(scratch, exist_ok=True)
             self.checkers.append(Checker(case, manager, scratch, trials, self.budget))
             self.checkers[-1].accept = frozenset(env.config.section(ReduceOptions).accept)
+        self.order = env.config.section(ReduceOptions).order   # --reduce-order
         self.checker = self.checkers[0]
         self.check = ParallelCheck(self.checkers) if width > 1 else None
         self.fails: Callable[..., bool] = (self.check.fails if self.check is not None
@@ -306,8 +309,10 @@ class _Bots:
         """A reducer over these bots' check, saving its smallest case in out (its
         candidates replayed serially until it says otherwise)."""
         self.reorder("serial", "start")
-        return Reducer(case, self.fails, out, self.runs, first=self.first,
-                       reorder=self.reorder, last=self.last)
+        reducer = Reducer(case, self.fails, out, self.runs, first=self.first,
+                          reorder=self.reorder, last=self.last)
+        reducer.only = self.order
+        return reducer
 
     def reorder(self, order: str, candidate: str) -> None:
         """Every bot replays the next candidates in this order (lib/reduce/check.py), its
@@ -361,7 +366,8 @@ def _started_reducer(env: RunEnvironment, case: ReduceInput, bots: _Bots, out: O
             reducer = bots.reducer(case, out)
             bots.fresh_only(False)
             saved = None
-    if saved is None and not reducer.start() and not reducer.check(case.statements):
+    if saved is None and not reducer.start() and (reducer.only not in ("", "serial") or
+                                                  not reducer.check(case.statements)):
         raise NotReproducible(
             f"--mode=reduce {case.folder}: the trace does not reproduce the "
             f"finding's signature {case.signature.id} ({case.title}) in "

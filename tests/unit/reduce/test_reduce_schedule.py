@@ -217,7 +217,7 @@ def test_start_asks_every_candidate_then_gives_the_serial_order_back(tmp_path):
                       reorder=lambda order, name: orders.append((order, name)))
     assert not reducer.start()
     assert [name for _, name in orders] == ["related", "ended", "interleaved", "timed",
-                                            "serialized", "whole trace"]
+                                            "serialized", "concurrent", "whole trace"]
     assert orders[-1] == ("serial", "whole trace") and "related" in reducer.skip
     plain = Reducer(_case(_trace()), lambda c, o: False, str(tmp_path), lambda: 0)
     assert not plain.start() and plain.order == "serial"   # no reorder: no interleaved candidate
@@ -232,7 +232,7 @@ def test_the_record_of_a_finding_its_trace_does_not_reproduce():
     assert data["candidates"][1] == {"candidate": "interleaved", "order": "interleaved",
                                      "statements": 5, "tries": 2,
                                      "saw": {"other abc": 1, "nothing": 1}, "seconds": 4.5,
-                                     "differ": []}
+                                     "differ": [], "rounds": 0}
     text = attempts.report(data)
     assert "NOT REPRODUCIBLE FROM ITS TRACE" in text and "in 2 tries each" in text
     assert "interleaved (interleaved replay, 5 statements): 2 tries, 1 other abc, 1 nothing" \
