@@ -64,6 +64,16 @@ def test_entries_written_for_a_former_errorlog_signature_still_name_it(tmp_path)
         e128, "10.11.19").tag == NEW
 
 
+def test_the_shipped_file_knows_error_128_when_reading_a_table_and_not_126():
+    from lib.home import data_path
+    known = KnownBugs.load([data_path("randgen", "conf", "kewpie", "known_bugs-mariadb-10.11.txt")])
+    line = "2026-11-28  4:58:10 6 [ERROR] Got error {} when reading table './test/t3'"
+    tagged = known.tag(errorlog_signature(line.format(128)), "10.11.19")
+    assert (tagged.tag, tagged.bug.bug_id) == (KNOWN, "KW46-SNAPSHOT-128")
+    assert [known.tag(errorlog_signature(line.format(n)), "10.11.19").tag
+            for n in (126, 124)] == [NEW, NEW]
+
+
 @pytest.mark.parametrize("line,words", [
     ("KW-1 open", "BUG-ID STATUS MATCH"),
     ("KW-1 closed sig:0123456789ab", "neither 'open' nor 'fixed:VERSION'"),
