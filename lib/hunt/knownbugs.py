@@ -12,7 +12,10 @@ keep a regex as written)::
 - BUG-ID: any word (``MDEV-12345``, ``PS-4321``, ``local-7``);
 - STATUS: ``open``, or ``fixed:VERSION`` (the first release with the fix);
 - MATCH: ``sig:ID`` (a finding's 12-digit signature id), ``re:REGEX`` (a
-  Python regular expression searched in the signature's text) or
+  Python regular expression searched in the signature's text) -- either also
+  matched against the signature's former id and text (an errorlog line signed
+  before its error number was kept: ``Got error N when reading table ?``), so
+  entries written then keep naming what they named -- or
   ``uid:UNIQUEID`` (MariaDB QA's UniqueID, :mod:`lib.hunt.uniqueid`: part of
   the crash's UniqueID, case aside, as mariadb-qa matches them);
 - NOTE: the rest of the line (optional).
@@ -72,14 +75,17 @@ class KnownBug:
     quality: str = ""            # a known_bugs.strings match: 'exact' or 'similar: ...'
 
     def matches(self, sig: Signature) -> bool:
-        """True when this entry names sig."""
+        """True when this entry names sig -- or sig as it was signed before (its former
+        id and text: an entry written for an errorlog finding whose numbers were all
+        masked still names it)."""
         kind, _, value = self.match.partition(":")
         if kind == "sig":
-            return sig.id == value
+            return value in (sig.id, sig.former_id)
         if kind == "uid":
             return sig.unique_id is not None and bool(sig.unique_id.text) and \
                 value.lower() in sig.unique_id.text.lower()
-        return re.search(value, sig.text) is not None
+        return any(re.search(value, text) is not None for text in (sig.text, sig.former)
+                   if text)
 
     def to_json(self) -> dict[str, Any]:
         """The entry as plain data (finding.json's ``bug``)."""

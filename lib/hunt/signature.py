@@ -12,7 +12,8 @@ connection ids, timestamps.
   the signal handler;
 - hang: the stuck statements' states and shapes (:func:`fingerprint`), or
   "server does not answer SQL";
-- errorlog: the error line with numbers, quoted names and paths normalised;
+- errorlog: the error line with numbers, quoted names and paths normalised, but an
+  error number (``Got error 126 when reading table``) kept;
 - divergence: the kind of set and the differing tables, or the replica's
   stop reason;
 - wrong-result: the oracle and the query's shape;
@@ -37,11 +38,20 @@ SEPARATOR = " | "
 class Signature:
     """A finding's signature: kind plus parts; text and id derive from them.  A crash's
     also carries MariaDB QA's UniqueID (:mod:`lib.hunt.uniqueid`), beside it: not part
-    of the text, the id or equality."""
+    of the text, the id or equality.  former: the text the same finding had when it was
+    signed the way before (an errorlog line whose error number is kept today had every
+    number masked: :func:`errorlog_signature`), '' when it is the same; not part of the
+    id or equality either (known-bugs entries match it too: lib/hunt/knownbugs.py)."""
 
     kind: str
     parts: tuple[str, ...]
     unique_id: "UniqueId | None" = field(default=None, compare=False)
+    former: str = field(default="", compare=False)
+
+    @property
+    def former_id(self) -> str:
+        """The id of :attr:`former` ('' when there is none)."""
+        return _digest(self.former) if self.former else ""
 
     @property
     def text(self) -> str:
@@ -51,15 +61,23 @@ class Signature:
     @property
     def id(self) -> str:
         """12 hex digits of the text's SHA-1 (``sig:<id>`` in a known-bugs file)."""
-        return hashlib.sha1(self.text.encode("utf-8")).hexdigest()[:12]
+        return _digest(self.text)
 
     def to_json(self) -> dict[str, Any]:
-        """id, text, kind and parts (and a crash's UniqueID), for finding.json."""
+        """id, text, kind and parts (and a crash's UniqueID, the former id and text), for
+        finding.json."""
         data: dict[str, Any] = {"id": self.id, "text": self.text, "kind": self.kind,
                                 "parts": list(self.parts)}
         if self.unique_id is not None:
             data["unique_id"] = self.unique_id.text
+        if self.former:
+            data["former"] = {"id": self.former_id, "text": self.former}
         return data
+
+
+def _digest(text: str) -> str:
+    """A signature text's id: 12 hex digits of its SHA-1."""
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:12]
 
 
 _COMMENT_RE = re.compile(r"/\*(?!!|\+).*?\*/|(?:--\s|#)[^\n]*", re.S)
@@ -111,22 +129,58 @@ def unresponsive_signature(role: str) -> Signature:
 
 _LOG_PREFIX_RE = re.compile(r"^\s*(?:\d{4}-\d\d-\d\d\s+\d\d?:\d\d:\d\d|\d{6}\s+\d\d?:\d\d:\d\d)"
                             r"(?:\s+(?:0x)?[0-9a-fA-F]+)?\s+")
+# an error number the signature keeps (:func:`normalise_log_line`): after the word error,
+# errno or Error_code -- "Got error 126 when reading table", "failed with error 28",
+# "Operating system error number 2", "errno: 13", "Error_code: 1062" -- and the handler
+# error of a storage engine's own report, "Got error '126 "Index is corrupted"' for"
+# (its message, which the number gives, masked: ``Got error '126 ?' for ?``)
+_ERROR_NUMBER = (r"(?<![\w.])(?i:error|errno|error_code)(?:\s+(?i:number|code))?"
+                 r"(?:\s*[:=]\s*|\s+)(?:'-?\d+ \"[^\"]*\"'|-?\d+)(?!\w|\.\d)")
+ERROR_NUMBER_RE = re.compile(_ERROR_NUMBER)
+_QUOTED = r"'[^']*'|`[^`]*`|\"[^\"]*\""
+_PATH = r"(?:[\w.+-]*/)+[\w.+-]+"
+_NUMBER = r"\d*0x[0-9a-fA-F]+|\d+"
+_MASKED_RE = re.compile(f"({_QUOTED})|({_PATH})|({_NUMBER})")
+_KEPT_RE = re.compile(f"({_ERROR_NUMBER})|({_QUOTED})|({_PATH})|({_NUMBER})")
 
 
-def normalise_log_line(line: str) -> str:
+def _mask(match: "re.Match[str]") -> str:
+    """One token of a log line, normalised: an error number kept (its message masked),
+    a quoted name ``?``, a path its file name (numbers masked), a number ``N``."""
+    kept, quoted, path, number = match.groups() if match.re is _KEPT_RE else \
+        (None, *match.groups())
+    if kept:
+        return re.sub(r'"[^"]*"', "?", kept)
+    if quoted:
+        return "?"
+    if path:
+        return _numbers(path.rsplit("/", 1)[1])
+    return _numbers(number or "")
+
+
+def _numbers(text: str) -> str:
+    """text's hex numbers, then its runs of digits, ``N``."""
+    return re.sub(r"\d+", "N", re.sub(r"0x[0-9a-fA-F]+", "N", text))
+
+
+def normalise_log_line(line: str, masked: bool = False) -> str:
     """An error-log line without its time stamp and thread id, with quoted names, paths
-    and numbers normalised: ``[ERROR] InnoDB: Table ? is corrupted (page N)``."""
+    and numbers normalised -- ``[ERROR] InnoDB: Table ? is corrupted (page N)`` -- but
+    an error number after error, errno or Error_code kept: ``[ERROR] Got error 126 when
+    reading table ?`` (an index corrupted) is not ``Got error 128`` (out of memory).
+    masked: every number masked, as findings were signed before the numbers were kept
+    (:attr:`Signature.former`)."""
     text = _LOG_PREFIX_RE.sub("", line.rstrip())
-    text = re.sub(r"'[^']*'|`[^`]*`|\"[^\"]*\"", "?", text)
-    text = re.sub(r"(?:[\w.+-]*/)+([\w.+-]+)", r"\1", text)
-    text = re.sub(r"0x[0-9a-fA-F]+", "N", text)
-    text = re.sub(r"\d+", "N", text)
+    text = (_MASKED_RE if masked else _KEPT_RE).sub(_mask, text)
     return re.sub(r"\s+", " ", text).strip()
 
 
 def errorlog_signature(line: str) -> Signature:
-    """A new error-log line."""
-    return Signature("errorlog", (normalise_log_line(line),))
+    """A new error-log line: its error number kept (:func:`normalise_log_line`); former,
+    when that differs, its text with every number masked (as it was signed before)."""
+    sig = Signature("errorlog", (normalise_log_line(line),))
+    former = Signature("errorlog", (normalise_log_line(line, masked=True),))
+    return sig if former.text == sig.text else Signature(sig.kind, sig.parts, former=former.text)
 
 
 def divergence_signature(set_kind: str, what: str) -> Signature:

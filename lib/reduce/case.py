@@ -23,10 +23,10 @@ from typing import Any, Sequence
 
 from ..errors import UsageError
 from ..hunt.finding import FINDING_FILE, FORMAT, TRACE_FILE
-from ..hunt.signature import Signature
+from ..hunt.signature import Signature, title
 from ..hunt.wrongresult.replay import REPLAYABLE, finding_kind, not_replayable
 from ..randgen.trace import read_trace
-from .errorlog import logging_statements
+from .errorlog import finding_signature, logging_statements
 
 SUPPORTED = frozenset({("crash", "crash"), ("wrong-result", "differential"),
                        ("errorlog", "errorlog")})
@@ -201,11 +201,15 @@ def read_input(folder: str) -> ReduceInput:
     if kind_of_set not in ("single", "compare"):
         raise ReduceError(f"--mode=reduce {folder}: a finding on a {kind_of_set} topology "
                           f"cannot be reduced yet (single and compare can)")
-    return ReduceInput(os.path.abspath(folder), kind, oracle,
-                       Signature(str(sig.get("kind") or kind), tuple(sig.get("parts") or ())),
-                       str(data.get("title") or ""), kind_of_set, options, statements, data,
-                       traced, logging_statements(records, (data.get("details") or {})
-                                                  .get("lines") or ()) if kind == "errorlog"
+    signature = Signature(str(sig.get("kind") or kind), tuple(sig.get("parts") or ()))
+    lines = [str(line) for line in (data.get("details") or {}).get("lines") or ()]
+    name = str(data.get("title") or "")
+    if kind == "errorlog":  # as its line signs today (lib/reduce/errorlog.py)
+        signed, signature = signature, finding_signature(signature, lines)
+        name = name if signature.id == signed.id else title(signature)
+    return ReduceInput(os.path.abspath(folder), kind, oracle, signature, name,
+                       kind_of_set, options, statements, data,
+                       traced, logging_statements(records, lines) if kind == "errorlog"
                        else ((), False))
 
 

@@ -7,11 +7,15 @@ candidate's replay logged it again, and the check its mysql-test case ends with.
   id: the trace's ``conn``) that ran in the line's second.
 - A candidate reproduces when the error log gained, during its replay, a line the hunt's
   errorlog oracle flags (:mod:`lib.hunt.logcheck`: its suppressions, its signature)
-  with the finding's signature (:func:`logged_signatures`).
+  with the finding's signature (:func:`logged_signatures`).  A finding signed before
+  the signature kept a line's error number (its id the line's former id: every number
+  masked) is reduced as its line signs today (:func:`finding_signature`): its
+  ``Got error 126`` is not reproduced by a ``Got error 128``.
 - The case (:func:`case_lines`) notes the error log's size before its statements (a
   ``--perl`` block, the log named by ``@@log_error``) and after them reads what the
   log gained: a line that matches the finding's line (:func:`line_pattern`: its text
-  with each quoted name and number free) makes the case ``--die`` with ``errorlog:``
+  with each quoted name and number free but the error number the signature keeps)
+  makes the case ``--die`` with ``errorlog:``
   and the line, so both tools fail it with the line in their output, and the
   confirmation (:func:`reproduced_in`) signs that line again.  mysql-test's own
   warnings check is not relied on: its global suppressions hide some of the lines the
@@ -25,7 +29,7 @@ from typing import Any, Sequence
 from ..checks.errorlog import line_time
 from ..hunt.crash import crash_report_start
 from ..hunt.logcheck import error_log_findings, suppressions
-from ..hunt.signature import Signature, errorlog_signature, normalise_log_line
+from ..hunt.signature import ERROR_NUMBER_RE, Signature, errorlog_signature, normalise_log_line
 
 DIE_PREFIX = "errorlog: "
 _THREAD_RE = re.compile(r"^\s*\d{4}-\d\d-\d\d\s+\d\d?:\d\d:\d\d\s+(\d+)\s+\[")
@@ -42,6 +46,20 @@ def logged_signatures(text: str) -> list[Signature]:
     the crash oracle's)."""
     text = text[:crash_report_start(text)]
     return [f.signature for f in error_log_findings("s0", text, suppressions(()))]
+
+
+def finding_signature(recorded: Signature, lines: Sequence[str]) -> Signature:
+    """The signature an errorlog finding is reduced by: recorded (finding.json's), or,
+    when the finding was signed before error numbers were kept (recorded is the former
+    signature of one of its lines), that line's signature today -- a finding of many
+    numbers (126 and 145 under one masked id) is reduced as its first such line."""
+    for line in lines:
+        sig = errorlog_signature(line)
+        if recorded.id == sig.id:
+            return recorded
+        if recorded.id == sig.former_id:
+            return sig
+    return recorded
 
 
 def logging_statements(records: Sequence[dict[str, Any]], lines: Sequence[str]
@@ -76,24 +94,32 @@ def logging_statements(records: Sequence[dict[str, Any]], lines: Sequence[str]
 
 def line_pattern(line: str) -> str:
     """A Perl (and Python) regex for lines like line: its level and text after the time
-    stamp and thread id, each quoted name and each number free, the server's name
-    either."""
+    stamp and thread id, each quoted name and each number free but an error number the
+    signature keeps (``Got error 126``: :data:`lib.hunt.signature.ERROR_NUMBER_RE`, its
+    message free), the server's name either."""
     text = _MESSAGE_RE.search(line)
     body = text.group(2) if text else re.sub(r"^.*?\]\s*", "", line.strip())
     parts = []
-    for piece in re.split(r"('[^']*'|`[^`]*`|\"[^\"]*\"|\d+)", body.strip()):
+    for piece in re.split(f"({ERROR_NUMBER_RE.pattern}|'[^']*'|`[^`]*`|\"[^\"]*\"|\\d+)",
+                          body.strip()):
         if not piece:
             continue
-        if _QUOTED_RE.fullmatch(piece):
+        if ERROR_NUMBER_RE.fullmatch(piece):
+            parts.append('"[^"]*"'.join(_literal(p) for p in re.split(r'"[^"]*"', piece)))
+        elif _QUOTED_RE.fullmatch(piece):
             parts.append("(?:'[^']*'|`[^`]*`|\"[^\"]*\")")
         elif piece.isdigit():
             parts.append(r"\d+")
         else:
-            parts.append(re.escape(piece).replace("/", r"\/").replace("@", r"\@")
-                         .replace("$", r"\$"))
+            parts.append(_literal(piece))
     if text is None:
         return "".join(parts) + r"\s*$"
     return rf"\[{text.group(1)}\] (?:(?:mariadbd|mysqld): )?" + "".join(parts) + r"\s*$"
+
+
+def _literal(text: str) -> str:
+    """text as a regex for Perl's m/.../ (and Python)."""
+    return re.escape(text).replace("/", r"\/").replace("@", r"\@").replace("$", r"\$")
 
 
 def case_lines(line: str, delim: str, keep: bool = False) -> tuple[list[str], list[str]]:

@@ -152,6 +152,10 @@ def run_reduce(env: RunEnvironment) -> int:
         raise ReduceError("--mode=reduce takes one finding folder (workdir/hunt/<run>/"
                           "findings/<finding>), not " + (" ".join(own.findings) or "none"))
     case = read_input(own.findings[0])
+    signed = str((case.finding.get("signature") or {}).get("id") or "")
+    if signed and signed != case.signature.id:
+        env.log.info(f"reduce: {case.signature.id} ({case.signature.text}) is the finding's "
+                     f"line signed today: its hunt signed it {signed}, every number masked")
     claim = ReductionClaim(env, reduction_record(
         case.folder, case.kind, case.oracle, case.signature.id, case.signature.text,
         case.title, case.finding))

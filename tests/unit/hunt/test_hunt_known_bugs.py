@@ -1,7 +1,7 @@
 """The known-bugs file: entries, their errors (file:line), and the new / known /
 known-fixed tags by the server's version.
 
-Covers: lib/hunt/knownbugs.py, lib/hunt/errors.py
+Covers: lib/hunt/knownbugs.py, lib/hunt/errors.py, lib/hunt/signature.py
 """
 import os
 
@@ -9,7 +9,7 @@ import pytest
 
 from lib.hunt.errors import KnownBugsError
 from lib.hunt.knownbugs import KNOWN, KNOWN_FIXED, NEW, KnownBugs, version_tuple
-from lib.hunt.signature import crash_signature
+from lib.hunt.signature import crash_signature, errorlog_signature
 
 SIG = crash_signature(11, "", "", ("kw_planted", "Item_func_udf_int::val_int"))
 
@@ -43,6 +43,35 @@ def test_regex_entries_and_first_match_wins(tmp_path):
     tagged = KnownBugs.load([_file(tmp_path, text)]).tag(SIG, "10.11.19")
     assert (tagged.tag, tagged.bug.bug_id) == (KNOWN, "MDEV-1")
     assert tagged.bug.to_json()["status"] == "open"
+
+
+def test_entries_written_for_a_former_errorlog_signature_still_name_it(tmp_path):
+    # 3dfa3a2b0daa: "Got error N when reading table ?" as signed before the error number
+    # was kept; today's 126 and 128 findings are two signatures, both named by it
+    e126, e128 = (errorlog_signature(f"2026-11-28 10:00:00 5 [ERROR] Got error {n} when "
+                                     f"reading table './test/t1'") for n in (126, 128))
+    old = KnownBugs.load([_file(tmp_path, "KW-9 open sig:3dfa3a2b0daa every number masked\n")])
+    assert [old.tag(s, "10.11.19").tag for s in (e126, e128)] == [KNOWN, KNOWN]
+    text = ("KW-2 open re:'Got error 128 when' out of memory\n"
+            "KW-3 open re:'^errorlog \\| \\[ERROR\\] Got error N when reading' the former text\n"
+            f"KW-4 open sig:{e126.id} the index\n")
+    known = KnownBugs.load([_file(tmp_path, text)])
+    # 126: KW-3 by its former text, before KW-4 by its id (the first match wins)
+    assert [known.tag(s, "10.11.19").bug.bug_id for s in (e128, e126)] == ["KW-2", "KW-3"]
+    assert KnownBugs.load([_file(tmp_path, text.split("\n", 2)[2])]).tag(
+        e126, "10.11.19").bug.bug_id == "KW-4"
+    assert KnownBugs.load([_file(tmp_path, text.split("\n", 2)[2])]).tag(
+        e128, "10.11.19").tag == NEW
+
+
+def test_the_shipped_file_knows_error_128_when_reading_a_table_and_not_126():
+    from lib.home import data_path
+    known = KnownBugs.load([data_path("randgen", "conf", "kewpie", "known_bugs-mariadb-10.11.txt")])
+    line = "2026-11-28  4:58:10 6 [ERROR] Got error {} when reading table './test/t3'"
+    tagged = known.tag(errorlog_signature(line.format(128)), "10.11.19")
+    assert (tagged.tag, tagged.bug.bug_id) == (KNOWN, "KW46-SNAPSHOT-128")
+    assert [known.tag(errorlog_signature(line.format(n)), "10.11.19").tag
+            for n in (126, 124)] == [NEW, NEW]
 
 
 @pytest.mark.parametrize("line,words", [

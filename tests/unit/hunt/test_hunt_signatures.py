@@ -125,6 +125,70 @@ def test_errorlog_signature_normalises_the_line():
     assert a == b and a.parts == ("[ERROR] InnoDB: Table ?.? is corrupted. Page N in ibdataN",)
 
 
+def test_errorlog_signature_keeps_the_error_number_that_tells_bugs_apart():
+    # sessions 1 to 6 signed all three 3dfa3a2b0daa: an index corrupted (126), out of
+    # memory (128), a wrong index (124) -- three bugs
+    lines = [f"2026-11-28  4:58:10 6 [ERROR] Got error {n} when reading table './test/t{n % 5}'"
+             for n in (126, 128, 124)]
+    sigs = [errorlog_signature(line) for line in lines]
+    assert [s.parts for s in sigs] == [(f"[ERROR] Got error {n} when reading table ?",)
+                                       for n in (126, 128, 124)]
+    assert len({s.id for s in sigs}) == 3
+    assert {s.former_id for s in sigs} == {"3dfa3a2b0daa"}
+    assert {s.former for s in sigs} == {"errorlog | [ERROR] Got error N when reading table ?"}
+    # equality and the id are the text's; the former form rides along, in finding.json too
+    assert sigs[0] == Signature("errorlog", sigs[0].parts)
+    assert sigs[0].to_json()["former"] == {"id": "3dfa3a2b0daa", "text": sigs[0].former}
+    # a storage engine's own report keeps its handler error, its message masked
+    aria = errorlog_signature("2026-11-28  4:41:25 6 [ERROR] mariadbd: Got error '126 \"Index "
+                              "is corrupted\"' for './test/t3.MAI'")
+    assert aria.parts == ("[ERROR] mariadbd: Got error '126 ?' for ?",)
+    assert aria.former_id == "d47427de513c"
+    for line, part in [
+            ("[ERROR] InnoDB: Operating system error number 2 in a file operation.",
+             "[ERROR] InnoDB: Operating system error number 2 in a file operation."),
+            ("[ERROR] mariadbd: Error writing file '/tmp/x' (errno: 28 \"No space left\")",
+             "[ERROR] mariadbd: Error writing file ? (errno: 28 ?)"),
+            ("[ERROR] Slave SQL: Could not execute Write_rows_v1 event on table test.t1; "
+             "Duplicate entry '1' for key 'PRIMARY', Error_code: 1062; handler error "
+             "HA_ERR_FOUND_DUPP_KEY; the event's master log binlog.000001, end_log_pos 1234",
+             "[ERROR] Slave SQL: Could not execute Write_rows_vN event on table test.tN; "
+             "Duplicate entry ? for key ?, Error_code: 1062; handler error "
+             "HA_ERR_FOUND_DUPP_KEY; the event's master log binlog.N, end_log_pos N"),
+            ("[ERROR] InnoDB: preallocating 4096 bytes for file ./test/t1.ibd failed with "
+             "error 28.", "[ERROR] InnoDB: preallocating N bytes for file tN.ibd failed with "
+                          "error 28.")]:
+        assert errorlog_signature("2026-11-28 10:00:00 5 " + line).parts == (part,), line
+
+
+def test_errorlog_signature_masks_every_other_number_as_before():
+    # ids the findings and the known-bugs file name (KW46-KILLED-FRM, KW46-REPLACE-LONG-UNIQUE)
+    for line, sig_id in [
+            ("2026-11-28  6:31:52 9 [ERROR] mariadbd: Incorrect information in file: "
+             "'./test/t4.frm'", "da32697056d5"),
+            ("2026-11-28  4:56:59 9 [ERROR] mariadbd: Can't find record in 't1'",
+             "a2efece919f9"),
+            ("2026-11-28  5:16:53 7 [ERROR] mariadbd: This transaction was rolled back and "
+             "cannot be committed. Only supported operation is to roll it back, so all "
+             "pending changes will be discarded. Please restart another transaction.",
+             "bdeed5453f7e")]:
+        sig = errorlog_signature(line)
+        assert (sig.id, sig.former, sig.former_id) == (sig_id, "", ""), line
+        assert "former" not in sig.to_json()
+    # numbers that are no error's: ids, pages, line numbers, hex, words with digits
+    for line, part in [
+            ("[ERROR] Got an error from thread_id=9, ./storage/myisam/mi_delete.c:121",
+             "[ERROR] Got an error from thread_id=N, mi_delete.c:N"),
+            ("[ERROR] MariaDB thread id 9, OS thread handle 131414734026432, query id 751 "
+             "localhost root Updating", "[ERROR] MariaDB thread id N, OS thread handle N, "
+                                        "query id N localhost root Updating"),
+            ("[ERROR] InnoDB: page 0x1f3a of t1#P#p2 in ibdata1, 10x5f",
+             "[ERROR] InnoDB: page N of tN#P#pN in ibdataN, NN"),
+            ("[ERROR] Could not read packet: fd: 7 vio_errno: 1158 errors 5",
+             "[ERROR] Could not read packet: fd: N vio_errno: N errors N")]:
+        assert errorlog_signature("2026-11-28 10:00:00 5 " + line).parts == (part,), line
+
+
 def test_other_kinds():
     assert divergence_signature("replication", "tables differ: test.t1").text == \
         "divergence | replication | tables differ: test.t1"

@@ -13,8 +13,8 @@ from lib.checks.errorlog import line_time
 from lib.hunt.signature import errorlog_signature
 from lib.reduce.case import read_input
 from lib.reduce.confirm import failed_as_found
-from lib.reduce.errorlog import (DIE_PREFIX, case_lines, line_pattern, logged_signatures,
-                                 logging_statements)
+from lib.reduce.errorlog import (DIE_PREFIX, case_lines, finding_signature, line_pattern,
+                                 logged_signatures, logging_statements)
 from lib.reduce.mtrcase import case_text
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -26,6 +26,8 @@ ROLLBACK = ("This transaction was rolled back and cannot be committed. Only supp
 ROLLBACK_LINE = f"2026-11-28  5:16:53 7 [ERROR] mariadbd: {ROLLBACK}"
 RECORD_LINE = "2026-11-28  4:56:59 9 [ERROR] mariadbd: Can't find record in 't1'"
 READING_LINE = "2026-11-28  4:58:10 6 [ERROR] Got error 128 when reading table './test/t3'"
+ARIA_LINE = ("2026-11-28  4:41:25 6 [ERROR] mariadbd: Got error '126 \"Index is corrupted\"' "
+             "for './test/t3.MAI'")
 
 
 def _record(seq, conn, t, sql="SELECT 1", error=0, message=""):
@@ -75,15 +77,20 @@ def test_the_pattern_matches_the_line_as_its_signature_does():
     for line, same, other in [
             (RECORD_LINE, "2027-01-01 10:00:00 3 [ERROR] mariadbd: Can't find record in 't22'",
              "2026-11-28  4:56:59 9 [ERROR] mariadbd: Can't find record"),
-            (READING_LINE, "2026-01-01  1:02:03 44 [ERROR] Got error 126 when reading table "
+            (READING_LINE, "2026-01-01  1:02:03 44 [ERROR] Got error 128 when reading table "
                            "'./test/t2'",
-             "2026-01-01  1:02:03 44 [ERROR] Got error 126 when writing table './test/t2'"),
+             "2026-01-01  1:02:03 44 [ERROR] Got error 128 when writing table './test/t2'"),
+            # the error number is kept: 126 is another bug
+            (READING_LINE, READING_LINE.replace("t3", "t12"), READING_LINE.replace("128", "126")),
+            (ARIA_LINE, ARIA_LINE.replace("t3", "t1").replace(" 6 ", " 17 "),
+             ARIA_LINE.replace("126 \"Index is corrupted", "145 \"Table was marked as crashed")),
             (ROLLBACK_LINE, ROLLBACK_LINE.replace(" 7 ", " 1234 "),
              ROLLBACK_LINE.replace("[ERROR]", "[Warning]"))]:
         pattern = re.compile(line_pattern(line))
         assert pattern.search(line) and pattern.search(same), (line, pattern.pattern)
         assert errorlog_signature(same).id == errorlog_signature(line).id
         assert not pattern.search(other), (other, pattern.pattern)
+        assert errorlog_signature(other).id != errorlog_signature(line).id
     # a corruption line the oracle flags at another level keeps its level
     crashed = "2026-11-28 10:00:00 5 [Warning] Table './test/t1' is marked as crashed"
     assert logged_signatures(crashed) == [errorlog_signature(crashed)]
@@ -136,6 +143,47 @@ def test_an_errorlog_finding_is_read_with_the_statement_that_logged_it(tmp_path)
     records = [_record(1, 6, when - 5), _record(2, 6, when + 0.5), _record(3, 6, when + 30)]
     case = read_input(_folder(tmp_path, "t0009-1-errorlog-b", [READING_LINE], records))
     assert [s.seq for s in case.failing] == [2] and case.culprits == ()
+
+
+def _old_folder(tmp_path, name, lines, records, former=""):
+    """A finding folder as sessions 1 to 6 wrote it: every number of its line masked."""
+    folder = _folder(tmp_path, name, lines, records)
+    path = os.path.join(folder, "finding.json")
+    data = json.load(open(path))
+    former = former or errorlog_signature(lines[0]).former
+    data["signature"] = {"id": "3dfa3a2b0daa", "text": former, "kind": "errorlog",
+                         "parts": [former.split(" | ", 1)[1]]}
+    data["title"] = former.split(" | ", 1)[1]
+    json.dump(data, open(path, "w"))
+    return folder
+
+
+def test_a_finding_signed_with_every_number_masked_is_reduced_as_its_line_signs_today(
+        tmp_path):
+    when = line_time(READING_LINE)
+    records = [_record(1, 6, when - 5), _record(2, 6, when + 0.5)]
+    e126 = READING_LINE.replace("128", "126")
+    case = read_input(_old_folder(tmp_path, "t0025-3-errorlog-3dfa3a2b0daa", [e126, READING_LINE],
+                                  records))
+    assert case.signature == errorlog_signature(e126) != errorlog_signature(READING_LINE)
+    assert case.signature.former_id == "3dfa3a2b0daa"
+    assert case.title == "[ERROR] Got error 126 when reading table ?"
+    # a try that logs the 128 line does not reproduce it; the 126 line does
+    assert case.signature.id not in [s.id for s in logged_signatures(READING_LINE)]
+    assert [s.id for s in logged_signatures(e126.replace("t3", "t1"))] == [case.signature.id]
+    # the case's --die is the 126 line's only, and so is its confirmation
+    assert "126" in line_pattern(e126) and "128" not in line_pattern(e126)
+    out = MTR_FAIL.replace("mariadbd: Can't find record in 't1'", e126.split("[ERROR] ")[1])
+    assert failed_as_found(out, "kw_reduce", "reduced", "errorlog", case.signature)
+    assert not failed_as_found(out.replace("126", "128"), "kw_reduce", "reduced", "errorlog",
+                               case.signature)
+    # a finding signed today, or whose lines are not its signature's, keeps its own
+    new = read_input(_folder(tmp_path, "t0026-1-errorlog-x", [e126], records))
+    assert new.signature == case.signature and new.title == "logged"
+    other = read_input(_old_folder(tmp_path, "t0027-1-errorlog-y", [RECORD_LINE], records,
+                                   case.signature.former))
+    assert other.signature.id == "3dfa3a2b0daa"
+    assert finding_signature(other.signature, []) == other.signature
 
 
 MTR_FAIL = """kw_reduce.reduced                        [ fail ]
