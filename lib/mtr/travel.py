@@ -198,8 +198,10 @@ def run_line(line: str, cwd: str, env: Mapping[str, str], log_path: str,
 
 
 def failed_row(output: str, suite: str, test: str) -> bool:
-    """Whether a tool's output has the case's row ``[ fail ]``."""
-    row = re.compile(rf"{re.escape(suite)}\.{re.escape(test)}\s+(?:w\d+\s+)?\[ fail \]")
+    """Whether a tool's output has the case's row ``[ fail ]`` (mysql-test-run.pl's
+    ``--repeat`` numbers the second run on: ``[ 3 fail ]``)."""
+    row = re.compile(rf"{re.escape(suite)}\.{re.escape(test)}\s+(?:w\d+\s+)?"
+                     rf"\[ (?:\d+ )?fail \]")
     return bool(row.search(output))
 
 

@@ -220,17 +220,28 @@ def test_sporadic_crash_reduced_with_trials(kewpie, plugin_dir, tmp_path):
     finding = write_finding(str(tmp_path / "t0001-1-crash-sporadic"),
                             crash_trace(6, 2, 3, crashing=SPORADIC),
                             [f"--plugin-dir={plugin_dir}"])
-    out = str(tmp_path / "out")
-    proc = kewpie.run("--mode=reduce", finding, f"--reduce-out={out}",
-                      f"--trials={SPORADIC_TRIALS}", timeout=300)
-    assert proc.returncode == 0, proc.stdout[-3000:]
-    assert not tagged(kewpie.workdir)
-    figures = json.load(open(os.path.join(out, "reduce.json")))
+    # the case where the servers' user reaches it: its confirmation runs the printed lines
+    # (--repeat=30 under both tools) and both must see the crash that fires 1 time in 3
+    base = tempfile.mkdtemp(prefix="kwreduce", dir="/tmp")
+    os.chmod(base, 0o755)
+    try:
+        out = os.path.join(base, "out")
+        proc = kewpie.run("--mode=reduce", finding, f"--reduce-out={out}",
+                          f"--trials={SPORADIC_TRIALS}", timeout=300)
+        assert proc.returncode == 0, proc.stdout[-3000:]
+        assert not tagged(kewpie.workdir)
+        figures = json.load(open(os.path.join(out, "reduce.json")))
+        test = open(figures["test"]).read()
+        report = open(figures["report"]).read()
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
     assert figures["trials"] == SPORADIC_TRIALS and figures["statements_in"] == 12
-    assert figures["statements_out"] <= 5, open(figures["test"]).read()
-    test = open(figures["test"]).read()
+    assert figures["statements_out"] <= 5, test
     assert SPORADIC + ";" in test.splitlines()
-    assert "Signature: crash | signal 11 | frames: kw_planted" in open(figures["report"]).read()
+    assert "Signature: crash | signal 11 | frames: kw_planted" in report
+    assert "10.11.19" in " ".join(figures["present"])
+    assert "under kewpie only" not in " ".join(figures["present"])
+    assert "under mtr only" not in " ".join(figures["present"]), figures["present"]
 
 
 def test_locked_multi_connection_trace_reduced_from_its_serialized_form(kewpie, plugin_dir,

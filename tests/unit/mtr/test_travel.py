@@ -122,6 +122,22 @@ def test_reproduced_wants_the_cases_failure_the_bugs_way():
                       "kw_reduce", "reduced", "wrong-result")
 
 
+def test_a_repeated_runs_numbered_fail_row_is_the_cases_failure():
+    # mysql-test-run.pl --repeat=30 numbers the runs after the first; a sporadic crash on
+    # the third run was confirmed "absent" (issue 46's CI failure of 62cbb9b)
+    repeated = ("../../x/kw_reduce.reduced [ pass ]     24\n"
+                "../../x/kw_reduce.reduced [ 2 pass ]      3\n"
+                "../../x/kw_reduce.reduced [ 3 fail ]\n"
+                "mysqltest: At line 7: query 'SELECT 1' failed: (2013): Lost connection\n")
+    assert reproduced(repeated, "kw_reduce", "reduced", "crash")
+    assert reproduced(repeated.replace("reduced [ 3", "reduced w2 [ 3"), "kw_reduce",
+                      "reduced", "crash")
+    assert not reproduced(repeated.replace("[ 3 fail ]", "[ 3 pass ]"), "kw_reduce",
+                          "reduced", "crash")
+    assert not reproduced(repeated.replace("reduced [ 3", "reduced2 [ 3"), "kw_reduce",
+                          "reduced", "crash")
+
+
 def test_confirmation_verdicts_per_tree():
     def run(tree, tool, ok):
         return ToolRun(tree, tool, "line", ok, 1, 2.0, "log")
