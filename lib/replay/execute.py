@@ -238,20 +238,24 @@ class ReplayBot:
         return self.late.take()
 
     def flush(self) -> list[ReplayResult]:
-        """The held results made final at the run's end: each tree's kept server watched
-        until their window has passed, a crash searched for among them."""
-        for basedir in list(self.late.held):
-            tree, server = self._trees[basedir], self._kept.get(basedir)
-            deadline = time.monotonic() + self.late.remaining(basedir)
-            while server is not None and self.late.held[basedir]:
-                if self._crashed_since_kept(server, tree):
+        """The held results made final at the run's end: every tree's kept server watched
+        at once until its results' window has passed, a crash searched for among them."""
+        now = time.monotonic()
+        deadlines = {basedir: now + self.late.remaining(basedir) for basedir in self.late.held}
+        while deadlines:
+            for basedir, deadline in list(deadlines.items()):
+                tree, server = self._trees[basedir], self._kept.get(basedir)
+                if server is not None and self.late.held[basedir] and \
+                        self._crashed_since_kept(server, tree):
                     self.manager(tree).teardown(fast=True, discard=True)
                     self._blame(tree)
-                    break
-                if time.monotonic() >= deadline:
-                    break
+                elif server is not None and self.late.held[basedir] and \
+                        time.monotonic() < deadline:
+                    continue
+                self.late.release(basedir)
+                del deadlines[basedir]
+            if deadlines:
                 time.sleep(0.1)
-            self.late.release(basedir)
         return self.late.take()
 
     def _probe(self, reproducer: Reproducer, tree: CodeTree) -> ReplayResult:
