@@ -102,7 +102,10 @@ def traced_popen(kewpie: KewpieRunner, trace_file: str, *args: str) -> subproces
 
 
 def kewpie_under(strace: subprocess.Popen, timeout: float = 30) -> psutil.Process:
-    """The kewpie process strace runs."""
+    """The kewpie process strace runs: a child of strace that has executed kewpie.py
+    (strace also forks short-lived children of its own, with its own command line --
+    kewpie.py among its arguments -- to probe the kernel's seccomp filter before it
+    starts the tracee: one taken for kewpie had ended before the test's signal)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
@@ -111,7 +114,9 @@ def kewpie_under(strace: subprocess.Popen, timeout: float = 30) -> psutil.Proces
             children = []
         for child in children:
             try:
-                if any(a.endswith("kewpie.py") for a in child.cmdline()):
+                argv = child.cmdline()
+                if argv and os.path.basename(argv[0]) != "strace" and \
+                        any(a.endswith("kewpie.py") for a in argv):
                     return child
             except psutil.Error:
                 pass
