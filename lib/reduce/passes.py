@@ -27,8 +27,9 @@ passes cut with (unit-tested alone).
    (:func:`with_pinned`): a candidate without the crashing statement cannot
    crash, and need not be replayed;
 6. ``rows``: ddmin over the rows of each multi-row INSERT;
-   ``merge``: consecutive INSERTs into one table joined into one multi-row INSERT,
-   when that still fails (fewer statements for the report);
+   ``merge``: INSERTs into one table joined into one multi-row INSERT, when that
+   still fails (fewer statements for the report): across statements that do not
+   name the table, else consecutive ones only;
 7. ``clauses``: each statement's ``WHERE``, ``ORDER BY``, ``LIMIT`` and
    ``GROUP BY`` clause dropped when the failure stays;
 8. ``literals``: each string literal tried as ``''``, each number as ``0`` or
@@ -221,26 +222,60 @@ def by_verbs(statements: Sequence[Statement], fails: Fails) -> list[Statement]:
     return ddmin_groups(statements, lambda s: verb(s.sql), fails)
 
 
-def merged_inserts(statements: Sequence[Statement]) -> list[Statement]:
-    """Consecutive single-statement INSERTs of one connection with the same head (table
-    and columns) and no tail joined into one multi-row INSERT."""
+def merged_inserts(statements: Sequence[Statement], across: bool = False) -> list[Statement]:
+    """Single-statement INSERTs of one connection with the same head (table and columns)
+    and no tail joined into one multi-row INSERT: consecutive ones, or (across) also one
+    whose statements between do not name its table (a CREATE FUNCTION between the rows
+    of a table's two INSERTs: the later rows move up into the earlier INSERT)."""
     out: list[Statement] = []
     for stmt in statements:
         split = insert_rows(stmt.sql)
-        if out and split is not None and not split[2].strip():
-            before = insert_rows(out[-1].sql)
-            if before is not None and not before[2].strip() and before[0] == split[0] \
-                    and out[-1].conn == stmt.conn:
-                out[-1] = replace(out[-1], sql=join_insert(before[0], before[1] + split[1], ""))
+        if split is not None and not split[2].strip():
+            target = _merge_target(out, stmt, split[0], across)
+            if target is not None:
+                before = insert_rows(out[target].sql)
+                assert before is not None
+                out[target] = replace(out[target],
+                                      sql=join_insert(before[0], before[1] + split[1], ""))
                 continue
         out.append(stmt)
     return out
 
 
+def _merge_target(out: Sequence[Statement], stmt: Statement, head: str,
+                  across: bool) -> int | None:
+    """The index in out of the INSERT stmt's rows join: the last statement when it is an
+    INSERT of the same head and connection without a tail; with across, the latest such
+    INSERT with nothing after it that names its table."""
+    table = _insert_table(head)
+    for index in range(len(out) - 1, -1, -1):
+        before = insert_rows(out[index].sql)
+        if before is not None and not before[2].strip() and before[0] == head \
+                and out[index].conn == stmt.conn:
+            return index
+        if not across or table is None or \
+                re.search(rf"(?<![\w$]){re.escape(table)}(?![\w$])", out[index].sql, re.I):
+            return None
+    return None
+
+
+def _insert_table(head: str) -> str | None:
+    """The table an INSERT/REPLACE head writes (its last name part, unquoted), or None."""
+    m = re.match(r"\s*(?:INSERT|REPLACE)\s+(?:(?:LOW_PRIORITY|DELAYED|HIGH_PRIORITY|IGNORE)"
+                 r"\s+)*(?:INTO\s+)?([`\w$.]+)", head, re.I)
+    if not m:
+        return None
+    return m.group(1).split(".")[-1].strip("`") or None
+
+
 def by_merging(statements: Sequence[Statement], fails: Fails) -> list[Statement]:
-    """The INSERTs merged (:func:`merged_inserts`) when that still fails."""
-    merged = merged_inserts(statements)
-    return merged if len(merged) < len(statements) and fails(merged) else list(statements)
+    """The INSERTs merged (:func:`merged_inserts`) when that still fails: across the
+    statements that do not name their table first, consecutive ones only when that fails."""
+    near = merged_inserts(statements)
+    wide = merged_inserts(statements, across=True)
+    if len(wide) < len(near) and fails(wide):
+        return wide
+    return near if len(near) < len(statements) and fails(near) else list(statements)
 
 
 def by_shapes(statements: Sequence[Statement], fails: Fails) -> list[Statement]:

@@ -251,6 +251,37 @@ def test_verbs_and_merged_inserts():
                                        "INSERT INTO u (v) VALUES (7)"]
 
 
+def test_inserts_merged_across_statements_that_do_not_name_their_table():
+    # the planted pquery case kept INSERT (1), (2); CREATE FUNCTION; INSERT (3): 5
+    # statements where 4 do (test_hunt_pquery's failure under load, session 8)
+    stmts = [_s(1, "CREATE TABLE kw_armed (v INT)"),
+             _s(2, "INSERT INTO kw_armed (v) VALUES (1), (2)"),
+             _s(3, "CREATE FUNCTION kw_planted RETURNS INTEGER SONAME 'kw_planted.so'"),
+             _s(4, "INSERT INTO kw_armed (v) VALUES (3)"),
+             _s(5, "SELECT kw_planted(COUNT(*)) FROM kw_armed")]
+    assert len(passes.merged_inserts(stmts)) == 5       # not consecutive
+    wide = passes.merged_inserts(stmts, across=True)
+    assert [s.sql for s in wide][1:3] == ["INSERT INTO kw_armed (v) VALUES (1), (2), (3)",
+                                          stmts[2].sql]
+    assert len(wide) == 4
+    # a statement between that names the table (any case, quoted or not) keeps them apart
+    for between in ("DELETE FROM kw_armed", "TRUNCATE `KW_ARMED`", "SELECT * FROM test.kw_armed"):
+        kept = stmts[:2] + [_s(3, between)] + stmts[3:]
+        assert len(passes.merged_inserts(kept, across=True)) == 5, between
+    # a name that only contains the table's is no mention of it
+    other = stmts[:2] + [_s(3, "CREATE TABLE kw_armed2 (v INT)")] + stmts[3:]
+    assert len(passes.merged_inserts(other, across=True)) == 4
+    # the pass: the wide merge first; the consecutive one when the wide one does not fail
+    tried = []
+
+    def fails(candidate):
+        tried.append(len(candidate))
+        return False
+
+    assert passes.by_merging(stmts, fails) == stmts and tried == [4]
+    assert len(passes.by_merging(stmts, lambda c: True)) == 4
+
+
 def test_names_and_the_related_statements():
     assert passes.names("SELECT kw_planted(COUNT(*)) FROM `kw_armed` WHERE b = 'x y'") == \
         {"kw_planted", "kw_armed", "b"}
