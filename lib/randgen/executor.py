@@ -63,6 +63,7 @@ RANDGEN_HOME = data_path("randgen")
 LOST_CHECK_GRACE = 2.0  # seconds to let a killed server be seen as gone
 RECONNECT_TIMEOUT = 10.0     # seconds a thread tries to re-make a lost connection
 STOP_GRACE = 5.0             # seconds after the deadline before KILL QUERY
+START_WAIT = 60.0            # seconds a connected thread waits for the others to connect
 MAX_SAMPLE = 300
 _DDL_RE = re.compile(r"^\s*(?:/\*.*?\*/\s*)*(CREATE|DROP|ALTER|RENAME|TRUNCATE)\b", re.I | re.S)
 
@@ -156,6 +157,7 @@ class RandgenRun:
         self._stop = threading.Event()
         self._fatal_lock = threading.Lock()
         self._first_statement = threading.Event()
+        self._start_line: threading.Barrier | None = None
         self._deadline = float("inf")
         self._current: dict[int, tuple[float, int] | None] = {}
         self._killed: set[tuple[int, float]] = set()
@@ -444,6 +446,10 @@ class RandgenRun:
         threads = [threading.Thread(target=self._worker, args=(g, st), daemon=True,
                                     name=f"randgen-{g.thread_id}")
                    for g, st in zip(generators, stats)]
+        # every thread connects first, then all start together: one thread's first
+        # statements do not run alone while another still connects (a planted crash of a
+        # 2-thread replay came before the second thread had connected)
+        self._start_line = threading.Barrier(len(threads)) if len(threads) > 1 else None
         for t in threads:
             t.start()
         self._watch(threads)
@@ -536,12 +542,29 @@ class RandgenRun:
         gen.connection_id = chan.thread_id()
         return chan
 
+    def _wait_start(self) -> None:
+        """Wait (up to :data:`START_WAIT` s) until every thread of this process has
+        connected, so that they start their statements together."""
+        if self._start_line is None:
+            return
+        try:
+            self._start_line.wait(START_WAIT)
+        except threading.BrokenBarrierError:
+            pass      # a thread could not connect, or took too long: start anyway
+
     def _worker(self, gen: Generator, st: ThreadStats) -> None:
         try:
             conn = self._connect_thread(gen)
         except RandgenEnvironmentError as exc:
+            if self._start_line is not None:
+                self._start_line.abort()     # the others start without this one
             self._lost(gen, st, f"thread {gen.thread_id} cannot connect: {exc}")
             return
+        except BaseException:
+            if self._start_line is not None:
+                self._start_line.abort()
+            raise
+        self._wait_start()
         opts = self.opts
         init = gen.grammar.has_init(gen.thread_id)
         link = _Link(conn, self._colocate(conn))
