@@ -555,15 +555,13 @@ class RandgenRun:
     def _worker(self, gen: Generator, st: ThreadStats) -> None:
         try:
             conn = self._connect_thread(gen)
-        except RandgenEnvironmentError as exc:
+        except BaseException as exc:
             if self._start_line is not None:
                 self._start_line.abort()     # the others start without this one
+            if not isinstance(exc, RandgenEnvironmentError):
+                raise
             self._lost(gen, st, f"thread {gen.thread_id} cannot connect: {exc}")
             return
-        except BaseException:
-            if self._start_line is not None:
-                self._start_line.abort()
-            raise
         self._wait_start()
         opts = self.opts
         init = gen.grammar.has_init(gen.thread_id)

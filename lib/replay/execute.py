@@ -245,13 +245,12 @@ class ReplayBot:
         while deadlines:
             for basedir, deadline in list(deadlines.items()):
                 tree, server = self._trees[basedir], self._kept.get(basedir)
-                if server is not None and self.late.held[basedir] and \
-                        self._crashed_since_kept(server, tree):
-                    self.manager(tree).teardown(fast=True, discard=True)
-                    self._blame(tree)
-                elif server is not None and self.late.held[basedir] and \
-                        time.monotonic() < deadline:
-                    continue
+                if server is not None and self.late.held[basedir]:
+                    if self._crashed_since_kept(server, tree):
+                        self.manager(tree).teardown(fast=True, discard=True)
+                        self._blame(tree)
+                    elif time.monotonic() < deadline:
+                        continue
                 self.late.release(basedir)
                 del deadlines[basedir]
             if deadlines:
