@@ -107,6 +107,7 @@ class DQEOracle(OracleBase):
     """The DQE oracle (name ``dqe``) on the first connection's server."""
 
     name = "dqe"
+    writes = True
 
     def __init__(self, options: GeneratorOptions | None = None,
                  statement_timeout: float = 10.0) -> None:

@@ -42,6 +42,7 @@ NOT_STR = tuple(c for c in CLASSES if c != "str")
 _COLUMN_RE = re.compile(r"\b[ts]\d+\.`")
 _COLUMN_NAME_RE = re.compile(r"\b[ts]\d+\.`((?:[^`]|``)+)`")
 _BARE_COLUMN_RE = re.compile(r"[ts]\d+\.`(?:[^`]|``)+`")
+_MAIN_COLUMN_RE = re.compile(r"\bt\d+\.`")  # a column of the main query's FROM clause
 MINMAX_CLASSES = ("int", "dec", "date", "datetime", "time", "year")
 NUMBER_CLASSES = ("int", "dec", "float")
 WIDE_DECIMAL = 43   # digits: SUM of a DECIMAL(p, s) is a DECIMAL(p + 22, s), at most 65
@@ -197,9 +198,15 @@ def _window(gen: SqlGenerator, scope: Scope, keys: list[str] | None) -> str:
     value in it exact (:func:`exact_value`): the window buffer stores them."""
     partition = ""
     if gen.chance(0.6):
-        partition = ("PARTITION BY "
-                     + ", ".join(values(gen, scope, gen.rng.randrange(1, 3), NOT_STR, True)))
+        partition_values = values(gen, scope, gen.rng.randrange(1, 3), NOT_STR, True)
+        if gen.avoids("window-const-partition"):
+            partition_values = [v for v in partition_values if _varies(v)]
+        partition = "PARTITION BY " + ", ".join(partition_values) if partition_values else ""
     order_values = values(gen, scope, gen.rng.randrange(1, 3), NOT_STR, True)
+    if gen.avoids("window-const-partition"):  # a constant partitions and orders nothing:
+        # left out, the window's rows are the same (the known bug: another window's sort
+        # is dropped when one is over constants only)
+        order_values = [v for v in order_values if _varies(v)]
     options: list[tuple[float, str]] = [(2, "rank"), (2, "count"), (2, "sum"), (1, "minmax")]
     if keys is not None:
         options += [(3, "row_number"), (2, "lag"), (1, "first"), (1, "ntile"), (2, "framed")]
@@ -273,6 +280,8 @@ def select_query(gen: SqlGenerator, fc: FromClause, where: str, rich: bool = Fal
             items = [f"{g} AS {n}" for g, n in zip(group, names)] + aggs
             keys = [n for g, n in zip(group, names) if not is_position(g)]
             grouping = f" GROUP BY {', '.join(keys)}" if keys else ""
+            if not keys and empty_join_having_risk(gen, scope):
+                return f"SELECT {', '.join(items)} FROM {fc.sql}{where}", "grouped"
             return (f"SELECT {', '.join(items)} FROM {fc.sql}{where}{grouping} "
                     f"HAVING {having_predicate(gen, scope, names, group)}", variant)
         keys = [g for g in group if not is_position(g)]
@@ -302,6 +311,22 @@ def select_query(gen: SqlGenerator, fc: FromClause, where: str, rich: bool = Fal
     order = [i for i in items if not is_position(i)]
     return (f"SELECT {', '.join(items)} FROM {fc.sql}{where} "
             f"ORDER BY {', '.join(order)} LIMIT {gen.rng.randrange(1, 11)}", variant)
+
+
+def _varies(item: str) -> bool:
+    """True when a window's PARTITION BY or ORDER BY item names a column of the main
+    query (one that names none -- a literal, a function of literals, an uncorrelated
+    subquery -- is constant over the rows)."""
+    return bool(_MAIN_COLUMN_RE.search(item))
+
+
+def empty_join_having_risk(gen: SqlGenerator, scope: Scope) -> bool:
+    """True when an implicitly grouped SELECT (no GROUP BY) over the scope's FROM clause
+    would meet the known bug empty-join-having, which the generator avoids: three tables
+    or more, one of them of at most one row (a const table), so that a HAVING over an
+    empty join returns a row."""
+    return (gen.avoids("empty-join-having") and len(scope.tables) >= 3
+            and any(gen.table_rows(t) <= 1 for _, t in scope.tables))
 
 
 def is_position(item: str) -> bool:
