@@ -468,6 +468,18 @@ KNOWN_BUGS: Mapping[str, str] = MappingProxyType({
                 "condition, the index left out by an index hint) crashes the server on its "
                 "second EXECUTE (signal 11 in st_select_lex::update_used_tables); a "
                 "PREPAREd SELECT holds no MATCH",
+    "vers-desc-key": "a MyISAM table WITH SYSTEM VERSIONING and a key with a DESC part over a "
+                     "PAD SPACE column, joined with itself through that key: a group of a "
+                     "GROUP BY is lost by one access path (KW46-VERS-DESC-KEY, TLP-having, "
+                     "live19 trial 14); a system-versioned MyISAM table gets no DESC key part "
+                     "(CREATE TABLE, ALTER TABLE ... ADD INDEX)",
+    "timestamp-range-fraction": "a TIMESTAMP(n) value out of TIMESTAMP's range stored under "
+                                "IGNORE (or a non-strict sql_mode) keeps its fraction: "
+                                "'9999-12-31 23:59:59.999' reads 1970-01-01 00:00:00.999000, "
+                                "not the zero timestamp, and through a temporary table "
+                                "0000-00-00 00:00:00.000000 (KW46-TIMESTAMP-RANGE-FRACTION, "
+                                "TLP-aggregate, hunt or19-sf8); an UPDATE's SET of a "
+                                "TIMESTAMP(n) column stores NULL for a value out of range",
 })
 
 AGGREGATES = ("COUNT", "COUNT_DISTINCT", "SUM", "AVG", "MIN", "MAX", "BIT_AND", "BIT_OR",

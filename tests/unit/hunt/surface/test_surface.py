@@ -202,3 +202,53 @@ def test_generated_columns_divide_no_decimal_by_default():
     assert not any(" / 4" in g for _, _, g in default)
     assert any(" / 4" in g for _, _, g in hunting)
     assert any(" * 0.25" in g for _, _, g in default)
+
+
+def test_versioned_myisam_tables_get_no_desc_key_by_default():
+    # KW46-VERS-DESC-KEY (TLP-having, live19 trial 14): a self-join of a system-versioned
+    # MyISAM table through UNIQUE KEY (c1 DESC, c0) lost a group; the same draws either way
+    def keys(avoid):
+        return [(t.name, k.name, tuple(p.desc for p in k.parts)) for n in range(400)
+                for t in generate_schema(n, avoid=avoid).tables
+                if t.versioned and t.engine == "MyISAM" for k in t.keys]
+    default, hunting = keys(frozenset(KNOWN_BUGS)), keys(frozenset())
+    assert [d[:2] for d in default] == [h[:2] for h in hunting]
+    assert default and not any(any(d) for _, _, d in default)
+    assert any(any(d) for _, _, d in hunting)
+    from lib.hunt.surface.statements import StatementGenerator
+    schema = next(s for s in (generate_schema(n) for n in range(400))
+                  if any(t.versioned and t.engine == "MyISAM" for t in s.tables))
+    names = {t.name for t in schema.tables if t.versioned and t.engine == "MyISAM"}
+    def added(avoid):
+        return [s.sql for s in StatementGenerator(schema, random.Random(4), avoid=avoid)
+                .statements(6000) if s.kind == "ALTER TABLE ADD INDEX"
+                and s.sql.split()[2] in names]
+    assert added(frozenset(KNOWN_BUGS)) and not any(" DESC)" in a for a in added(frozenset(KNOWN_BUGS)))
+    assert any(" DESC)" in a for a in added(frozenset()))
+
+
+def test_timestamp_fraction_columns_are_set_in_range_by_default():
+    # KW46-TIMESTAMP-RANGE-FRACTION (TLP-aggregate, hunt or19-sf8): UPDATE IGNORE of a
+    # TIMESTAMP(6) to '9999-12-31 23:59:59.999' keeps the fraction of a value out of range
+    from lib.hunt.surface.statements import StatementGenerator, timestamp_in_range
+    assert timestamp_in_range("u.c1") == ("IF((u.c1) BETWEEN '1970-01-02 00:00:00' AND "
+                                          "'2038-01-18 00:00:00', u.c1, NULL)")
+    schema = next(s for s in (generate_schema(n) for n in range(400))
+                  if any(c.type.kind == "TIMESTAMP" and c.type.scale
+                         for t in s.tables for c in t.ordinary))
+    columns = {(t.name, c.name) for t in schema.tables for c in t.ordinary
+               if c.type.kind == "TIMESTAMP" and c.type.scale}
+    def sets(avoid):
+        out = []
+        for s in StatementGenerator(schema, random.Random(5), avoid=avoid).statements(8000):
+            if not s.kind.startswith("UPDATE") or " SET u." not in s.sql:
+                continue
+            table = s.sql.split()[2 if s.sql.split()[1] == "IGNORE" else 1]
+            column = s.sql.split(" SET u.", 1)[1].split(" = ", 1)
+            if (table, column[0]) in columns:
+                out.append(column[1])
+        return out
+    default, hunting = sets(frozenset(KNOWN_BUGS)), sets(frozenset())
+    assert default and all(v.startswith("IF((") for v in default)
+    assert hunting and not any(v.startswith("IF((") and "'1970-01-02 00:00:00'" in v
+                               for v in hunting)
