@@ -223,6 +223,13 @@ KNOWN_BUGS: Mapping[str, str] = MappingProxyType({
                     "never finds: t1 STRAIGHT_JOIN t2 ON t2.k IS NULL counts 0 (KW46-BNLH-IS-NULL; "
                     "DQP, DQE under --join-cache-level=4); such a test is written "
                     "COALESCE(k) IS NULL",
+    "oracle-concat-outer-join": "under sql_mode=ORACLE (a random option of the hunts) CONCAT "
+                                "skips NULLs, yet a WHERE condition on CONCAT of an "
+                                "outer-joined column is taken for one that rejects NULLs and "
+                                "the LEFT JOIN becomes an inner one: CONCAT('q', b) = 'q' drops "
+                                "the NULL-complemented row (KW46-ORACLE-CONCAT-OUTER-JOIN; the "
+                                "TLP oracles, hunt or19-sf8 trial 44); when the oracle's session "
+                                "has ORACLE in its sql_mode, CONCAT is written CONCAT_WS('', ...)",
     "setop-pushdown-collation": "a condition pushed into a view of a set operation (UNION, "
                                 "INTERSECT, EXCEPT) is evaluated in each operand's own "
                                 "collation, not the set operation column's: 'Abc' beside a "
@@ -312,6 +319,8 @@ class GeneratorOptions:
     the largest outer row count a query with subqueries may have; floats:
     write float arithmetic (float columns and literals are always used);
     avoid: the :data:`KNOWN_BUGS` the generator steers clear of (all by default);
+    oracle_mode: the queries run under sql_mode=ORACLE (the oracle sets it when it reads
+    the session's mode, for the known bug oracle-concat-outer-join);
     udfs: loaded functions of one integer returning an integer to call (``f(value)``).
     """
 
@@ -322,6 +331,7 @@ class GeneratorOptions:
     max_subquery_rows: int = 2000
     floats: bool = True
     avoid: frozenset[str] = frozenset(KNOWN_BUGS)
+    oracle_mode: bool = False  # the session's sql_mode has ORACLE (oracle-concat-outer-join)
     udfs: tuple[str, ...] = ()  # integer functions of one integer to call now and then
                                 # (a planted UDF in the tests)
 
@@ -653,7 +663,7 @@ class SqlGenerator:
         col = self.bare_column(scope, sql)
         if col is not None and col.key and col.data_type in ("enum", "set") \
                 and self.avoids("set-key-string"):
-            return f"CONCAT({sql})"
+            return self.concat(sql)
         return sql
 
     def safe_literal(self) -> str:
@@ -791,7 +801,7 @@ class SqlGenerator:
         if kind == "concat":
             if self.chance(0.2):
                 return f"CONCAT_WS('-', {s()}, {s()})"
-            return f"CONCAT({s()}, {s()})"
+            return self.concat(s(), s())
         if kind == "case":
             return f"{self.choice(('UPPER', 'LOWER'))}({s()})"
         if kind == "cut":
@@ -874,6 +884,14 @@ class SqlGenerator:
         elif op == "<=>" and left == "NULL":
             right = self.null_key_lookup(scope, right)
         return left, op, right
+
+    def concat(self, *parts: str) -> str:
+        """``CONCAT(parts)``; under sql_mode=ORACLE, while the generator avoids the known
+        bug oracle-concat-outer-join, ``CONCAT_WS('', parts)``: Oracle's CONCAT skips NULLs,
+        yet the optimizer takes a condition on it for one that rejects NULLs."""
+        if self.options.oracle_mode and self.avoids("oracle-concat-outer-join"):
+            return f"CONCAT_WS('', {', '.join(parts)})"
+        return f"CONCAT({', '.join(parts)})"
 
     def null_key_lookup(self, scope: Scope, sql: str) -> str:
         """sql tested for NULL (``IS NULL``, ``<=> NULL``), as ``COALESCE(sql)`` when it is a

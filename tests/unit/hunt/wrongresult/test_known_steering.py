@@ -30,6 +30,7 @@ TABLES = tables_from([
 ROWS = {("test", "ta"): 10, ("test", "tb"): 1, ("test", "tc"): 8}
 HUNTED = GeneratorOptions(avoid=frozenset())
 NEW_ENTRIES = ("window-const-partition", "empty-join-having", "bnlh-is-null",
+               "oracle-concat-outer-join",
                "setop-pushdown-collation", "vers-outer-join-dml")
 
 
@@ -217,3 +218,62 @@ def test_vers_outer_join_dml_views_left_out_for_dqe_only():
     assert views_left_out(conn, t, GeneratorOptions().avoid, writes=False) == set()
     assert not any("SYSTEM VERSIONED" in q for q in conn.asked)   # not read when not needed
     assert DQEOracle.writes and not OracleBase.writes
+
+
+def test_oracle_concat_outer_join_no_concat_under_sql_mode_oracle():
+    # KW46-ORACLE-CONCAT-OUTER-JOIN (TLP oracles, hunt or19-sf8 trial 44, --sql-mode=ORACLE):
+    # WHERE CONCAT('q', b) = 'q' made the LEFT JOIN an inner one
+    from dataclasses import replace
+    strings = tables_from([("test", "s1", [("pk", "int(11)", "primary"), ("c", "varchar(10)")]),
+                           ("test", "s2", [("pk", "int(11)", "primary"), ("b", "varchar(10)")])])
+    rows = {("test", "s1"): 5, ("test", "s2"): 5}
+    def written(options: GeneratorOptions) -> str:
+        text = []
+        for seed in range(600):
+            g = SqlGenerator(strings, random.Random(seed), rows, options)
+            fc = g.from_clause()
+            if fc is not None:
+                text.append(fc.sql + " WHERE " + g.predicate(fc.scope))
+        return "\n".join(text)
+    oracle = written(GeneratorOptions(oracle_mode=True))
+    assert "CONCAT(" not in oracle and "CONCAT_WS(''," in oracle
+    assert "CONCAT(" in written(GeneratorOptions())          # the default sql_mode: as before
+    assert "CONCAT(" in written(replace(HUNTED, oracle_mode=True))
+
+
+def test_the_oracle_reads_the_sessions_sql_mode():
+    from lib.hunt.wrongresult.oracle import oracle_mode
+
+    class Mode:
+        def __init__(self, mode):
+            self.mode = mode
+
+        def get_autocommit(self):
+            return True
+
+        def cursor(self):
+            mode = self.mode
+
+            class Cursor:
+                description = (("m",),)
+
+                def execute(self, sql):
+                    assert "sql_mode" in sql
+                    self.rows = [(mode,)]
+
+                def fetchall(self):
+                    return self.rows
+
+                def nextset(self):
+                    return False
+
+                def __enter__(self):
+                    return self
+
+                def __exit__(self, *exc):
+                    return False
+
+            return Cursor()
+
+    assert oracle_mode(Mode("PIPES_AS_CONCAT,ANSI_QUOTES,ORACLE,NO_KEY_OPTIONS"))
+    assert not oracle_mode(Mode("STRICT_TRANS_TABLES,NO_ENGINE_SUBSTITUTION"))
