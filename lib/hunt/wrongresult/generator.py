@@ -223,6 +223,12 @@ KNOWN_BUGS: Mapping[str, str] = MappingProxyType({
                     "never finds: t1 STRAIGHT_JOIN t2 ON t2.k IS NULL counts 0 (KW46-BNLH-IS-NULL; "
                     "DQP, DQE under --join-cache-level=4); such a test is written "
                     "COALESCE(k) IS NULL",
+    "decimal-round-scale": "ROUND/TRUNCATE(d, n) of a DECIMAL(65,0) (n > 0) is declared "
+                           "DECIMAL(65,n), one integer digit short: -99...9 (65 nines) is "
+                           "-99...9.0 sent directly, -99...9.9 (64 nines) through "
+                           "SQL_BUFFER_RESULT or a UNION's temporary table (KW46-INT-PRECISION's "
+                           "family, DQP, hunt or19-sf8 a254a3958dfa); a value naming a DECIMAL "
+                           "of more than 62 digits is rounded to 0 places",
     "oracle-concat-outer-join": "under sql_mode=ORACLE (a random option of the hunts) CONCAT "
                                 "skips NULLs, yet a WHERE condition on CONCAT of an "
                                 "outer-joined column is taken for one that rejects NULLs and "
@@ -269,6 +275,7 @@ NUMBER_CLASSES = ("int", "dec", "float")
 LOOKUP_CLASSES = ("int", "dec", "year")
 SAFE_INT_LITERALS = ("0", "1", "2", "3", "5", "7", "9", "10", "100", "127")
 _COLUMN_REF_RE = re.compile(r"\b([ts]\d+)\.`")
+_COLUMN_NAME_RE = re.compile(r"\b[ts]\d+\.`((?:[^`]|``)+)`")
 # type classes never given to IS [NOT] NULL or used as a bare condition: a NOT NULL
 # DATE/DATETIME column holding a zero date matches "col IS NULL" in a WHERE clause
 # (documented ODBC behaviour, rewritten to col = 0), not as a value
@@ -777,7 +784,10 @@ class SqlGenerator:
                     f"{self.choice(('+', '-', '*'))} {self.choice(DEC_LITERALS)})")
         if kind == "round":
             fn = self.choice(("ROUND", "TRUNCATE"))
-            return f"{fn}({self.value(scope, 'dec', depth)}, {self.rng.randrange(0, 3)})"
+            rounded, places = self.value(scope, 'dec', depth), self.rng.randrange(0, 3)
+            if places and self.avoids("decimal-round-scale") and self.names_widest_decimal(rounded):
+                places = 0
+            return f"{fn}({rounded}, {places})"
         if kind == "cast":
             return f"CAST({self.value(scope, self.value_class(scope), depth)} AS DECIMAL(12,3))"
         return f"ABS({self.value(scope, 'dec', depth)})"
@@ -884,6 +894,13 @@ class SqlGenerator:
         elif op == "<=>" and left == "NULL":
             right = self.null_key_lookup(scope, right)
         return left, op, right
+
+    def names_widest_decimal(self, sql: str) -> bool:
+        """True when sql names a DECIMAL column of more than 62 digits (in one of the
+        generator's tables): rounded to more places than its scale, its type would need
+        more than 65 digits (the known bug decimal-round-scale)."""
+        names = {m.group(1).replace("``", "`") for m in _COLUMN_NAME_RE.finditer(sql)}
+        return any(c.name in names and c.precision > 62 for t in self.tables for c in t.columns)
 
     def concat(self, *parts: str) -> str:
         """``CONCAT(parts)``; under sql_mode=ORACLE, while the generator avoids the known

@@ -30,7 +30,7 @@ TABLES = tables_from([
 ROWS = {("test", "ta"): 10, ("test", "tb"): 1, ("test", "tc"): 8}
 HUNTED = GeneratorOptions(avoid=frozenset())
 NEW_ENTRIES = ("window-const-partition", "empty-join-having", "bnlh-is-null",
-               "oracle-concat-outer-join",
+               "oracle-concat-outer-join", "decimal-round-scale",
                "setop-pushdown-collation", "vers-outer-join-dml")
 
 
@@ -277,3 +277,22 @@ def test_the_oracle_reads_the_sessions_sql_mode():
 
     assert oracle_mode(Mode("PIPES_AS_CONCAT,ANSI_QUOTES,ORACLE,NO_KEY_OPTIONS"))
     assert not oracle_mode(Mode("STRICT_TRANS_TABLES,NO_ENGINE_SUBSTITUTION"))
+
+
+def test_decimal_round_scale_a_65_digit_decimal_is_rounded_to_no_places():
+    # a254a3958dfa (DQP, hunt or19-sf8 trial 62): ROUND(c1, 1) of a DECIMAL(65,0) -99...9 is
+    # -99...9.0 sent directly and -99...9.9 (64 nines) through SQL_BUFFER_RESULT
+    wide = tables_from([("test", "w", [("pk", "int(11)", "primary"), ("w", "decimal(65,0)"),
+                                       ("n", "decimal(10,2)")])])
+    from lib.hunt.wrongresult.generator import Scope
+    def rounded(options: GeneratorOptions) -> tuple[int, int]:
+        wide_places = narrow_places = 0
+        for seed in range(3000):
+            g = SqlGenerator(wide, random.Random(seed), {("test", "w"): 5}, options)
+            text = g.value(Scope([("t1", wide[0])]), "dec")
+            wide_places += len(re.findall(r"(?:ROUND|TRUNCATE)\(t1\.`w`, [12]\)", text))
+            narrow_places += len(re.findall(r"(?:ROUND|TRUNCATE)\(t1\.`n`, [12]\)", text))
+        return wide_places, narrow_places
+    default, hunted = rounded(GeneratorOptions()), rounded(HUNTED)
+    assert default[0] == 0 and default[1] > 0
+    assert hunted[0] > 0
