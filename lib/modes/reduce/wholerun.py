@@ -15,8 +15,8 @@ order the signatures were first found, each gets a verdict:
   (``reduce_one``: :func:`.run.reduce_finding`) into ``OUT/<signature>/``, each under
   ``--reduce-timeout`` (:class:`lib.platform.timecap.TimeCap`: at the cap the reduction
   unwinds as on Ctrl-C -- its servers stopped, its smallest case kept to resume -- and
-  the next one starts; the confirmation on the code trees is never cut, the cap waits
-  for its end).
+  the next one starts; the confirmation on the code trees is never cut, nor the
+  results history's record of its end: the cap waits for them, :data:`DEFER_IN`).
 
 After every signature ``OUT/triage.json`` and ``OUT/triage.md`` are written again
 (:mod:`lib.reduce.triage`).  A second ``--mode=reduce RUN`` resumes what was stopped,
@@ -37,11 +37,15 @@ from ...reduce import confirm, triage
 from ...reduce.attempts import RECORD_FILE
 from ...reduce.case import NotReducible, ReduceInput, read_input
 from ...reduce.runfolder import SignatureGroup, group, is_run_folder, read_run
+from ...run import findings as run_findings
 from ...run.environment import RunEnvironment
 from .options import ReduceOptions
 from .run import Target, reduce_finding, run_reduce
 
 ReduceOne = Callable[[RunEnvironment, ReduceInput, Target], int]
+# where the cap waits: the confirmation (its tools' servers are never cut half-way) and
+# the results history's claim (its record of the reduction's end)
+DEFER_IN = (confirm.__name__, run_findings.__name__)
 FIGURES_FILE = "reduce.json"
 
 
@@ -115,7 +119,7 @@ def _reduce(env: RunEnvironment, case: ReduceInput, row: triage.Row, base: Outpu
     sig = row.signature
     target = Target(base.path_of(sig), f"the reduce folder of {sig}", True, sig)
     try:
-        with TimeCap(cap, defer_in=(confirm.__name__,)):
+        with TimeCap(cap, defer_in=DEFER_IN):
             reduce_one(env, case, target)
     except CapReached:
         if not _finished(base, row, sig):
