@@ -86,6 +86,17 @@ class Interrupted(KeyboardInterrupt):
         self.signum = signum
 
 
+class CapReached(Interrupted):
+    """A time cap of the harness's own went off (lib/platform/timecap.py): the work under
+    it unwinds as on SIGINT, and the code that set the cap goes on."""
+
+    def __init__(self, seconds: float) -> None:
+        import signal   # not at the top: --help must not load it (test_cli_help_width)
+        super().__init__(signal.SIGALRM)
+        self.args = (f"stopped at its cap of {seconds:g} s",)
+        self.seconds = seconds
+
+
 class QueryError(Exception):
     """A SQL statement failed; carries the MySQL error code and message."""
 

@@ -36,6 +36,15 @@ class ReduceError(UsageError):
     """A reduction cannot start as asked (the message says what to change)."""
 
 
+class NotReducible(ReduceError):
+    """A finding that --mode=reduce cannot reduce (its kind, oracle or topology; no
+    trace): the message, and :attr:`why` in a few words (a run's triage table shows it)."""
+
+    def __init__(self, message: str, why: str) -> None:
+        super().__init__(message)
+        self.why = why
+
+
 @dataclass(frozen=True)
 class Statement:
     """One statement of the trace: its send order, connection and SQL, and the error it
@@ -153,31 +162,45 @@ def judged(kind: str, oracle: str) -> bool:
     return oracle in REPLAYABLE and kind == finding_kind(oracle)
 
 
+def refusal(kind: str, oracle: str, topology: str) -> str:
+    """Why a finding of this kind, oracle and topology kind cannot be reduced ('' when it
+    can): the one rule of what --mode=reduce takes (docs/hunting.md)."""
+    if (kind, oracle) not in SUPPORTED and not judged(kind, oracle):
+        why = not_replayable(oracle) if kind in ("wrong-result", "performance") else ""
+        return (f"a {kind} finding of oracle {oracle} cannot be reduced yet"
+                f"{f' ({why})' if why else ''} (crashes, errorlog findings, differential "
+                f"wrong results and the findings of {', '.join(sorted(REPLAYABLE))} can)")
+    if topology not in ("single", "compare"):
+        return (f"a finding on a {topology} topology cannot be reduced yet (single and "
+                f"compare can)")
+    return ""
+
+
 def read_input(folder: str) -> ReduceInput:
     """A finding folder (docs/hunting.md's format) read; ReduceError when it is not one."""
     path = os.path.join(folder, FINDING_FILE)
     if not os.path.isdir(folder):
         raise ReduceError(f"--mode=reduce {folder}: no such folder (give a finding folder "
-                          f"of --mode=hunt: workdir/hunt/<run>/findings/<finding>)")
+                          f"of --mode=hunt: workdir/hunt/<run>/findings/<finding>, or its "
+                          f"run folder: workdir/hunt/<run>)")
     try:
         with open(path, encoding="utf-8") as fh:
             data = json.load(fh)
     except (OSError, ValueError) as exc:
         raise ReduceError(f"--mode=reduce {folder}: not a finding folder ({FINDING_FILE} "
-                          f"cannot be read: {getattr(exc, 'strerror', None) or exc})") from None
+                          f"cannot be read: {getattr(exc, 'strerror', None) or exc}) nor a "
+                          f"hunt's run folder (summary.json beside findings/)") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise ReduceError(f"--mode=reduce {folder}: not a finding folder ({FINDING_FILE} is "
                           f"not of format {FORMAT})")
     kind, oracle = str(data.get("kind")), str(data.get("oracle"))
-    if (kind, oracle) not in SUPPORTED and not judged(kind, oracle):
-        why = not_replayable(oracle) if kind in ("wrong-result", "performance") else ""
-        raise ReduceError(f"--mode=reduce {folder}: a {kind} finding of oracle {oracle} cannot "
-                          f"be reduced yet{f' ({why})' if why else ''} (crashes, errorlog "
-                          f"findings, differential wrong results and the findings of "
-                          f"{', '.join(sorted(REPLAYABLE))} can)")
+    why = refusal(kind, oracle, str((data.get("topology") or {}).get("kind") or "single"))
+    if why:
+        raise NotReducible(f"--mode=reduce {folder}: {why}", why)
     trace = os.path.join(folder, TRACE_FILE)
     if not os.path.isfile(trace):
-        raise ReduceError(f"--mode=reduce {folder}: the finding has no {TRACE_FILE}")
+        raise NotReducible(f"--mode=reduce {folder}: the finding has no {TRACE_FILE}",
+                           f"no {TRACE_FILE}")
     try:
         records = read_trace(trace)
     except (OSError, ValueError) as exc:
@@ -186,7 +209,8 @@ def read_input(folder: str) -> ReduceInput:
     statements = tuple(Statement.from_json(r) for r in records
                        if r.get("sql") and str(r.get("server") or server) == "s0")
     if not statements:
-        raise ReduceError(f"--mode=reduce {folder}: {TRACE_FILE} holds no statements")
+        raise NotReducible(f"--mode=reduce {folder}: {TRACE_FILE} holds no statements",
+                           f"{TRACE_FILE} holds no statements")
     if judged(kind, oracle):  # the compared statements follow
         statements += _compared(folder, data, statements)
     traced = traced_seconds(records)
@@ -198,9 +222,6 @@ def read_input(folder: str) -> ReduceInput:
     options = tuple(tuple(s.get("options") or ()) + trial_options
                     for s in topology.get("servers") or [{}])
     kind_of_set = str(topology.get("kind") or "single")
-    if kind_of_set not in ("single", "compare"):
-        raise ReduceError(f"--mode=reduce {folder}: a finding on a {kind_of_set} topology "
-                          f"cannot be reduced yet (single and compare can)")
     signature = Signature(str(sig.get("kind") or kind), tuple(sig.get("parts") or ()))
     lines = [str(line) for line in (data.get("details") or {}).get("lines") or ()]
     name = str(data.get("title") or "")

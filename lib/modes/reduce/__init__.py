@@ -1,7 +1,8 @@
 """--mode=reduce: a hunt's finding reduced to a minimal mysql-test case (docs/hunting.md).
 
 ``options.py``: its options and section (:class:`~.options.ReduceOptions`); ``run.py``:
-the reduction (its engine is :mod:`lib.reduce`)."""
+the reduction (its engine is :mod:`lib.reduce`); ``wholerun.py``: a hunt's run folder,
+one finding per signature reduced by ``run.py``, and the triage table."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -14,11 +15,12 @@ if TYPE_CHECKING:
 
 
 def run(env: RunEnvironment) -> int:
-    """--mode=reduce over env; the exit status."""
-    from .run import run_reduce
-    return run_reduce(env)
+    """--mode=reduce over env (a finding folder, or a hunt's run folder); the exit status."""
+    from .wholerun import run_mode
+    return run_mode(env)
 
 
 MODE = ModeSpec(NAME, "a hunt finding (the TEST argument: its folder) to a minimal "
-                      "mysql-test case (docs/hunting.md)", run,
+                      "mysql-test case, or every signature of a hunt's run folder "
+                      "(docs/hunting.md)", run,
                 add_options=add_options, section=section, test_paths=test_paths)

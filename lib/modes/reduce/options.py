@@ -22,12 +22,15 @@ class ReduceOptions(ModeSection):
     out: str = ""        # --reduce-out: the output folder ('' = FINDING/reduce)
     parallel: int = 0    # --reduce-parallel: candidates at once (0: the cores, <= 4)
     tries: int = 1       # --trials: tries per candidate (a sporadic bug)
-    findings: tuple[str, ...] = ()  # the TEST arguments: finding folders, made absolute
+    findings: tuple[str, ...] = ()  # the TEST arguments: a finding folder or a hunt's run
+                                    # folder, made absolute
     again: bool = False  # --reduce-again: reduce a signature the results history says is
                          # being reduced or was reduced (lib/run/findings.py)
     accept: tuple[str, ...] = ()  # --reduce-accept: other signature ids that count as the bug
     order: str = ""      # --reduce-order: every candidate replayed in this order ('' = the
                          # start's candidates in turn, lib/reduce/reducer.py)
+    timeout: float = 0.0  # --reduce-timeout: a run folder's reductions, each stopped after
+                          # this many seconds (0: no cap; lib/modes/reduce/wholerun.py)
 
 
 def add_options(p: argparse.ArgumentParser) -> None:
@@ -46,7 +49,12 @@ def add_options(p: argparse.ArgumentParser) -> None:
                    help="--mode=reduce: reduce the finding even when the results history "
                    "says its signature is being reduced, or was reduced, elsewhere (a "
                    "fleet's workers reduce each signature once; a --reduce-out of its own "
-                   "reduces anyway; docs/history.md)")
+                   "reduces anyway; docs/history.md); with a hunt's run folder, reduce "
+                   "the signatures its findings tag as known bugs too")
+    g.add_argument("--reduce-timeout", type=float, default=d.timeout, metavar="S",
+                   help="--mode=reduce with a hunt's run folder: stop each signature's "
+                   "reduction after S seconds (its servers stopped, its output kept to "
+                   "resume) and go on with the next (default 0: no cap)")
     g.add_argument("--reduce-accept", action="append", default=[], metavar="SIG",
                    help="--mode=reduce: a try also reproduces the finding when it gives this "
                    "signature id (repeatable or comma-separated): the same bug's other "
@@ -60,6 +68,9 @@ def add_options(p: argparse.ArgumentParser) -> None:
 
 def section(args: argparse.Namespace) -> ReduceOptions:
     """The reduce section of the parsed options; KewpieError for a value that cannot work."""
+    if args.reduce_timeout < 0:
+        raise KewpieError(f"--reduce-timeout must be 0 (no cap) or more seconds, not "
+                          f"{args.reduce_timeout:g}")
     if args.reduce_parallel < 0:
         raise KewpieError(f"--reduce-parallel must be 0 (as many as the cores) or more, "
                           f"not {args.reduce_parallel}")
@@ -69,9 +80,9 @@ def section(args: argparse.Namespace) -> ReduceOptions:
                          again=args.reduce_again,
                          accept=tuple(a.strip() for v in args.reduce_accept
                                       for a in v.split(",") if a.strip()),
-                         order=args.reduce_order or "")
+                         order=args.reduce_order or "", timeout=args.reduce_timeout)
 
 
 def test_paths(test: str) -> bool:
-    """A reduce's TEST arguments are finding folders."""
+    """A reduce's TEST argument is a finding folder or a hunt's run folder."""
     return True

@@ -26,7 +26,9 @@ the confirmation runs as printed (:mod:`lib.reduce.confirm`) for "present in ...
 absent in ...", with the bug report ``OUT/report.txt`` and the figures ``OUT/reduce.json``;
 when neither tool fails the case on any tree (each run starts fresh servers), the
 report says it is not reproduced and the exit status is 2 (:data:`attempts.NOT_CONFIRMED`).
-OUT is ``--reduce-out``, else the finding's ``reduce/`` folder.  Exit status 0
+OUT is ``--reduce-out``, else the finding's ``reduce/`` folder (:class:`Target`:
+``--mode=reduce RUN`` calls :func:`reduce_finding` for one finding per signature of a
+hunt's run folder, each into ``RUN/reduce/<signature>/``: :mod:`.wholerun`).  Exit status 0
 when the case is written and present on a tree, or when the results history says another worker is
 reducing (or has reduced) the finding's signature (lib/run/findings.py;
 ``--reduce-again``, or a ``--reduce-out`` of its own, reduces it anyway).
@@ -37,6 +39,7 @@ import json
 import os
 import sys
 import time
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from ...errors import EXIT_OK, UsageError
@@ -145,13 +148,38 @@ def _confirm(env: RunEnvironment, case: ReduceInput, commands: list[TreeCommands
                    case.signature)
 
 
+@dataclass(frozen=True)
+class Target:
+    """Where one finding's reduction writes: its output folder (``what`` names it in
+    messages); whether that folder was chosen for it (``--reduce-out``, a run folder's
+    ``reduce/<signature>``: the results history's claim is then taken anyway); the name
+    of its scratch folder under ``workdir/reduce/<run>/`` ('' for the folder itself)."""
+
+    out: str
+    what: str
+    chosen: bool
+    scratch: str = ""
+
+
 def run_reduce(env: RunEnvironment) -> int:
-    """The reduction over env (see the module docstring); the exit status."""
+    """The reduction of one finding folder over env (see the module docstring; a hunt's
+    run folder goes to :mod:`.wholerun` first); the exit status."""
     own = env.config.section(ReduceOptions)
     if len(own.findings) != 1:
         raise ReduceError("--mode=reduce takes one finding folder (workdir/hunt/<run>/"
-                          "findings/<finding>), not " + (" ".join(own.findings) or "none"))
+                          "findings/<finding>) or a hunt's run folder (workdir/hunt/<run>), "
+                          "not " + (" ".join(own.findings) or "none"))
     case = read_input(own.findings[0])
+    return reduce_finding(env, case, Target(
+        own.out or os.path.join(case.folder, "reduce"),
+        "--reduce-out" if own.out else "the finding's reduce folder", bool(own.out)))
+
+
+def reduce_finding(env: RunEnvironment, case: ReduceInput, target: Target) -> int:
+    """One finding's reduction into target (see the module docstring): claimed in the
+    results history, reduced, confirmed, written; the exit status (0; NotReproducible,
+    ReduceError... as the module docstring says)."""
+    own = env.config.section(ReduceOptions)
     signed = str((case.finding.get("signature") or {}).get("id") or "")
     if signed and signed != case.signature.id:
         env.log.info(f"reduce: {case.signature.id} ({case.signature.text}) is the finding's "
@@ -159,18 +187,17 @@ def run_reduce(env: RunEnvironment) -> int:
     claim = ReductionClaim(env, reduction_record(
         case.folder, case.kind, case.oracle, case.signature.id, case.signature.text,
         case.title, case.finding))
-    # one reduction per signature across a fleet; --reduce-out asks for one there anyway
-    taken = claim.take(own.again or bool(own.out))
+    # one reduction per signature across a fleet; an output of its own asks for one anyway
+    taken = claim.take(own.again or target.chosen)
     if not taken.ours:
         env.log.info(refused(taken, case.signature.id))
         claim.close()
         return EXIT_OK
-    out = OutputDir.create(own.out or os.path.join(case.folder, "reduce"),
-                           "--reduce-out" if own.out else "the finding's reduce folder",
-                           env.trust, reuse=True)  # never through a link: lib/platform/safewrite.py
+    out = OutputDir.create(target.out, target.what, env.trust, reuse=True)  # never
+    # through a link: lib/platform/safewrite.py
     state, figures = "failed", dict[str, Any]()
     try:
-        status = _reduce(env, case, out)
+        status = _reduce(env, case, out, target.scratch)
         state, figures = "done", json.loads(out.read_text("reduce.json") or "{}")
         return status
     except NotReproducible as exc:
@@ -207,18 +234,23 @@ def _not_reproducible(env: RunEnvironment, case: ReduceInput, out: OutputDir,
     return {"test": "", "report": report}
 
 
-def _reduce(env: RunEnvironment, case: ReduceInput, out: OutputDir) -> int:
-    """The reduction of case into the output folder out (see the module docstring)."""
+def _reduce(env: RunEnvironment, case: ReduceInput, out: OutputDir, scratch: str) -> int:
+    """The reduction of case into the output folder out, its scratch files in the folder
+    scratch of the run's (see the module docstring)."""
     own = env.config.section(ReduceOptions)
-    work = os.path.join(env.workdir.path, "reduce", env.run_id[:6])
+    work = os.path.join(env.workdir.path, "reduce", env.run_id[:6], scratch)
     os.makedirs(work, exist_ok=True)
     trials = max(1, own.tries or 1)
     width = parallel_width(own.parallel)
     started = time.monotonic()
     bots = _Bots(env, case, work, trials, width)
-    reducer = _started_reducer(env, case, bots, out, trials, width)
-    result = _on_fresh_servers(env, case, bots, reducer, _reduced(reducer), trials)
-    outcome = _reproduced(case, bots, result)
+    try:
+        reducer = _started_reducer(env, case, bots, out, trials, width)
+        result = _on_fresh_servers(env, case, bots, reducer, _reduced(reducer), trials)
+        outcome = _reproduced(case, bots, result)
+    except BaseException:   # an error, Ctrl-C, a run's time cap: no server left behind
+        bots.shutdown()
+        raise
     errors = dict(outcome.replayed.errors)
     server_starts = bots.shutdown()
     check_ = _wrong_result_check(env, case, outcome, bots.checker.options, result.statements)
