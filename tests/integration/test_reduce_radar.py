@@ -62,6 +62,6 @@ def test_planted_radar_difference_reduced_to_a_case_with_its_raw_copy(kewpie, pl
     assert "n1" not in text and "n2" not in text
     assert "CREATE TABLE `kw_oracle`.`kw_raw1` (`a` int(11) NULL, `k` int(11) NULL) " \
            "ENGINE=MyISAM" in text, text
-    assert text.index("INSERT INTO `kw_oracle`.`kw_raw1`") < text.index("let $kw_d1=") < \
+    assert text.index("INSERT INTO `kw_oracle`.`kw_raw1`") < text.index("--write_file") < \
         text.index("DROP SCHEMA IF EXISTS `kw_oracle`")
     assert figures["present"] and not figures["absent"], figures["confirmation"]
