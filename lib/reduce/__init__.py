@@ -4,4 +4,5 @@ delta debugging over a trace's statements (:mod:`.ddmin`), finer passes (:mod:`.
 (:mod:`.replay`), in the trace's own order (:mod:`.schedule`, :mod:`.interleave`) or
 with every connection at once, free-running, in rounds (:mod:`.concurrent`, :mod:`.freerun`),
 what the tries saw and the record of a finding its trace does not reproduce
-(:mod:`.attempts`), the mysql-test case and bug report (:mod:`.mtrcase`)."""
+(:mod:`.attempts`), the mysql-test case and bug report (:mod:`.mtrcase`), the settings the
+case pins to what the reduction's servers had (:mod:`.settings`)."""
