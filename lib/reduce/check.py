@@ -83,6 +83,7 @@ from .freerun import replay_concurrent
 from .interleave import replay_scheduled
 from .replay import Replayed, replay
 from .schedule import in_end_order
+from .settings import Settings, read_settings
 
 if TYPE_CHECKING:
     from ..servers.manager import ServerManager
@@ -142,6 +143,7 @@ class Outcome:
     options: tuple[tuple[str, ...], ...] = ()       # with these server options
     rebuilt: Rebuilt = field(default_factory=Rebuilt)
     fresh: bool = False     # its servers were started for this try (no earlier try used them)
+    settings: tuple[Settings, ...] = ()   # what each server had before the replay (settings.py)
 
     def tried(self, statements: Sequence[Statement],
               options: Sequence[Sequence[str]]) -> bool:
@@ -198,6 +200,7 @@ class Checker:
         fresh = not any(s is k for s in servers for k in self._used)  # no earlier try's
         self._used = tuple(servers)     # a set torn down is never handed out again
         marks = {s.name: s.errlog.size() for s in servers}
+        settings = tuple(_settings(s) for s in servers)
         compare = self.case.topology == "compare"
         udfs = {s.name: _udfs(s) for s in servers} \
             if loads_udf(statements) and not self.fresh_only else {}
@@ -217,7 +220,8 @@ class Checker:
                               f"at its replay cap ({cap:.0f} s, after {replayed.sent} "
                               f"statements): counted as not failing")
         out = Outcome(replayed=replayed, version=_version(servers[0]),
-                      statements=tuple(statements), options=used, fresh=fresh)
+                      statements=tuple(statements), options=used, fresh=fresh,
+                      settings=settings)
         dead = self._crashes(servers, marks, out)
         if self.case.kind == "errorlog" and not replayed.stopped:
             out.signatures += _logged(servers, marks)
@@ -314,6 +318,21 @@ class Checker:
             elif health.state is HealthState.HUNG:
                 dead = True
         return dead
+
+
+def _settings(server: Server) -> Settings:
+    """What the server has of the variables a case pins (lib/reduce/settings.py); none
+    when it does not answer (the try then shows why)."""
+    try:
+        conn = server.connect()
+    except pymysql.MySQLError:
+        return Settings()
+    try:
+        return read_settings(conn)
+    except pymysql.MySQLError:
+        return Settings()
+    finally:
+        conn.close()
 
 
 def _logged(servers: Sequence[Server], marks: dict[str, int]) -> list[Signature]:

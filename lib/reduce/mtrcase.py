@@ -21,18 +21,26 @@ becomes ``$MTR_SUITE_DIR/plugin``, its libraries copied into the folder's ``plug
   round that shows the bug ends the case;
 - a crash is left to crash: the crashing statement is the case's last, with
   no ``--error``: mysqltest fails with "Lost connection" while the bug is there;
-- a wrong result becomes a check that fails: the differing query's rows are
-  digested in SQL (a CTE over the query, ``MD5(GROUP_CONCAT(...))`` in a fixed
-  order) and compared with the digest the correct server gave; ``--die`` when
-  they differ; an oracle's wrong result judged again compares the digests of
-  its compared statements with each other instead (:func:`oracle_check`), after
-  the statements that built what the oracle built for them (Radar's raw copies);
+- a differential wrong result becomes a check that fails: the differing query's rows
+  are digested in SQL (a CTE over the query, ``MD5(GROUP_CONCAT(...))`` in a fixed
+  order) and compared with the digest the correct server gave; ``--die`` when they
+  differ;
+- an oracle's wrong result judged again runs its compared statements unchanged, each by
+  the mysql client, and compares their rows as sorted text with the first's
+  (:func:`oracle_check`, lib/hunt/wrongresult/rowsform.py: no CTE around them, whose
+  materialisation changed what they read), after the statements that built what the
+  oracle built for them (Radar's raw copies);
+- what mysql-test's default config changes that results or estimates depend on
+  (``default_storage_engine``, ``histogram_type``, ``character_set_server``...) is pinned to
+  what the reduction's server had: those values go to the ``.opt`` with the finding's
+  options, and schema ``test`` takes the reduction's character set at the case's top
+  (lib/reduce/settings.py);
 - an errorlog finding's case notes the error log's size before its statements and
   ``--die``s after them when the log gained a line like the finding's
   (:func:`errorlog_check`, :mod:`lib.reduce.errorlog`);
-- the case ends by emptying schema ``test`` and dropping the UDFs it created
-  (mysql-test's check-testcase wants the servers as they were) and echoes one
-  line, the whole ``.result``.
+- the case ends by emptying schema ``test`` (made again with the character set it had
+  before the case) and dropping the UDFs it created (mysql-test's check-testcase wants
+  the servers as they were) and echoes one line, the whole ``.result``.
 """
 from __future__ import annotations
 
@@ -51,6 +59,7 @@ from .case import ReduceInput, Statement
 from .errorlog import case_lines
 from .concurrent import lockstep, split as concurrent_split
 from .schedule import send_and_reap
+from .settings import Settings, recreate_lines, schema_lines, value_of
 
 SUITE = "kw_reduce"
 DONE_LINE = "# kewpie: the case ran to its end"
@@ -85,7 +94,7 @@ def oracle_check(oracle: str, queries: Sequence[str], delim: str,
     as the oracle's and the replay's connections do, and what the oracle rebuilt for
     them, dying while they disagree (:func:`lib.hunt.wrongresult.replay.mtr_check`); []
     when it has no form."""
-    check = mtr_check(oracle, queries, digest_query, delim, rebuilt)
+    check = mtr_check(oracle, queries, delim, rebuilt)
     if not check:
         return []
     # mysqltest's own connections speak latin1: a literal of the compared statements
@@ -118,11 +127,14 @@ _STRINGS = re.compile(r"'(?:[^'\\]|\\.|'')*'")
 
 def case_text(case: ReduceInput, statements: Sequence[Statement], errors: dict[int, int],
               check: WrongResultCheck | None = None, rebuilt: Rebuilt = Rebuilt(),
-              concurrent: bool = False, rounds: int = 0) -> str:
+              concurrent: bool = False, rounds: int = 0, settings: Settings = Settings()
+              ) -> str:
     """The .test file's text (see the module docstring); rebuilt: what the finding's
     oracle built again to judge its statements in the try that reproduced; concurrent:
     the statements sent as the trace's interleaving orders them; rounds: the statements
-    of several connections run at once, in up to this many rounds (:func:`_in_rounds`)."""
+    of several connections run at once, in up to this many rounds (:func:`_in_rounds`);
+    settings: what the reduction's server had (schema ``test``'s character set,
+    lib/reduce/settings.py; its variables go to the ``.opt``)."""
     texts = [s.sql for s in statements] + list(rebuilt.statements)
     delim = _delimiter(texts)
     lines = [f"# Reduced by kewpie --mode=reduce from {case.folder}",
@@ -130,8 +142,10 @@ def case_text(case: ReduceInput, statements: Sequence[Statement], errors: dict[i
              f"#   (id {case.signature.id}): {case.title}",
              f"# {len(case.statements)} statements traced, {len(statements)} kept.", ""]
     # what the oracle rebuilt counts too: Radar's copy of a table of an engine that does
-    # not take its columns is an InnoDB one (0ec90c9b96b3's sequence)
-    if any(re.search(r"\binnodb\b", t, re.I) for t in texts):
+    # not take its columns is an InnoDB one (0ec90c9b96b3's sequence); a case pinned to
+    # the server's default engine InnoDB needs it for every table made without ENGINE
+    if any(re.search(r"\binnodb\b", t, re.I) for t in texts) or \
+            value_of(settings, "default_storage_engine").lower() == "innodb":
         lines.append("--source include/have_innodb.inc")
     if any(_PARTITIONED.search(_STRINGS.sub("''", t)) for t in texts):
         # mysql-test starts its servers without partitioning unless a test asks for it
@@ -139,13 +153,15 @@ def case_text(case: ReduceInput, statements: Sequence[Statement], errors: dict[i
     lines += ["--disable_query_log", "--disable_result_log", "--disable_warnings"]
     if delim != ";":
         lines.append(f"--delimiter {delim}")
+    lines += schema_lines(settings, delim)
     logged = errorlog_check(case, delim)
     conns = list(dict.fromkeys(s.conn for s in statements))
     names = {c: f"con{i + 1}" for i, c in enumerate(conns)}
     if rounds > 0 and len(conns) > 1:
         lines += _in_rounds(statements, names, delim, rounds, errorlog_check(case, delim, True),
-                            _failure_check(case, check, rebuilt, delim)) + logged[1]
-        return "\n".join(lines + _cleanup(statements, delim))
+                            _failure_check(case, check, rebuilt, delim),
+                            recreate_lines(settings, delim)) + logged[1]
+        return "\n".join(lines + _cleanup(statements, delim, settings))
     lines += logged[0]   # an errorlog finding's: the log's size before the statements
     if len(conns) > 1:
         lines += [f"connect ({names[c]},localhost,root,,test){delim}" for c in conns]
@@ -164,15 +180,16 @@ def case_text(case: ReduceInput, statements: Sequence[Statement], errors: dict[i
     if len(conns) > 1:
         lines += [f"disconnect {names[c]}{delim}" for c in conns] + [
             f"connection default{delim}"]
-    return "\n".join(lines + _cleanup(statements, delim))
+    return "\n".join(lines + _cleanup(statements, delim, settings))
 
 
-def _cleanup(statements: Sequence[Statement], delim: str) -> list[str]:
-    """The case's end: its UDFs dropped, schema ``test`` emptied, the one line echoed."""
+def _cleanup(statements: Sequence[Statement], delim: str, settings: Settings) -> list[str]:
+    """The case's end: its UDFs dropped, schema ``test`` emptied (made again as it was
+    before the case), the one line echoed."""
     lines = ["", "# clean up for mysql-test's check-testcase"]
     udfs = list(dict.fromkeys(m.group(1) for s in statements for m in _UDF_RE.finditer(s.sql)))
     lines += [f"DROP FUNCTION IF EXISTS {u}{delim}" for u in udfs]
-    lines += [f"DROP DATABASE test{delim}", f"CREATE DATABASE test{delim}", "USE test" + delim]
+    lines += recreate_lines(settings, delim, restore=True)
     if delim != ";":
         lines.append("--delimiter ;")
     lines += ["--enable_warnings", "--enable_result_log", "--enable_query_log",
@@ -181,8 +198,8 @@ def _cleanup(statements: Sequence[Statement], delim: str) -> list[str]:
 
 
 def _in_rounds(statements: Sequence[Statement], names: dict[int, str], delim: str,
-               rounds: int, logged: tuple[list[str], list[str]], check: list[str]
-               ) -> list[str]:
+               rounds: int, logged: tuple[list[str], list[str]], check: list[str],
+               emptied: list[str]) -> list[str]:
     """The statements of several connections at once, in rounds (lib/reduce/concurrent.py):
     each round connects every connection anew, runs the setup one statement at a time and
     the connections' statements step by step with ``send``/``reap``
@@ -191,7 +208,8 @@ def _in_rounds(statements: Sequence[Statement], names: dict[int, str], delim: st
     check, closes its connections, runs the error log's check (from where the log was
     before the first round: a line logged as a connection closes counts) -- each
     ``--die``s at the first round that shows the bug -- and empties schema ``test`` for
-    the next round; after the rounds the error log is checked once more."""
+    the next round (emptied: the lines that do it); after the rounds the error log is
+    checked once more."""
     setup, lanes = concurrent_split(statements)
     # the error log's size noted once: a round's line can be logged as its connections
     # close (bdeed5453f7e's), so each round's check, after they closed, reads from here
@@ -219,8 +237,7 @@ def _in_rounds(statements: Sequence[Statement], names: dict[int, str], delim: st
              "# the server is still there (a crash fails the case here)", f"SELECT 1{delim}"]
     body += check
     body += [f"disconnect {names[c]}{delim}" for c in names]
-    body += [f"connection default{delim}"] + logged[1] + [f"DROP DATABASE test{delim}",
-             f"CREATE DATABASE test{delim}", f"USE test{delim}", "--dec $kw_rounds_left"]
+    body += [f"connection default{delim}"] + logged[1] + emptied + ["--dec $kw_rounds_left"]
     return lines + body + ["}"]
 
 

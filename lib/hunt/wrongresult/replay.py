@@ -13,16 +13,17 @@ they name beyond the load's tables built again first:
 copy under the names the statements give them) and asks the oracle's own ``judge``
 (DQE and CERT run them their own way too: the UPDATE and DELETE undone, each EXPLAIN's
 note read): the candidate still fails when the oracle still disagrees -- with any rows
-or estimates, not the recorded ones (the reduction removes rows).  :func:`mtr_check` writes the comparison as mysqltest
-lines, so the reduced case fails while the bug is there: the statements that rebuilt
-the oracle's tables, then the rows of each compared query digested in SQL
-(:func:`~lib.reduce.mtrcase.digest_query`'s form) and compared with the first query's,
-then the rebuilt tables dropped; NoREC's two counts compared as numbers.  A digest
-compares the values as the server shows them, so a case may still fail on a value's
-form the oracle reads as the same (a zero fraction of a second): it never passes while
-the oracle disagrees.  DQE's and CERT's comparisons are of rows touched and of
-estimates: lib/hunt/wrongresult/checkforms.py writes them, from what the judging saw
-(``Rebuilt.seen``: DQE's copy, CERT's plans).
+or estimates, not the recorded ones (the reduction removes rows).  :func:`mtr_check`
+writes the comparison as mysqltest lines, so the reduced case fails while the bug is
+there: the statements that rebuilt the oracle's tables, then each compared statement run
+unchanged by the mysql client and its rows compared, sorted as text, with the first
+statement's (:mod:`lib.hunt.wrongresult.rowsform`: no CTE or digest wrapped around a
+statement, whose materialisation changed what it read), then the rebuilt tables dropped;
+NoREC's two counts compared as numbers.  Rows compare as the server sends them in text,
+so a case may still fail on a value's form the oracle reads as the same (a float's last
+digits): it never passes while the oracle disagrees.  DQE's and CERT's comparisons are of
+rows touched and of estimates: lib/hunt/wrongresult/checkforms.py writes them, from what
+the judging saw (``Rebuilt.seen``: DQE's copy, CERT's plans).
 
 Not replayable (:func:`not_replayable` says why): Pinolo (mysqltest has no form of its
 comparison yet: one query's rows within another's), the differential oracle (reduced on
@@ -39,7 +40,7 @@ from .checkforms import cert_lines, dqe_lines
 from .execute import Outcome
 from .oracle import Check, OracleBase, Rebuilt, Sessions
 from .registry import wrong_result_oracles
-from .toplevel import split_top_level
+from .rowsform import compare_lines
 
 # oracle -> the statements compared with the first (by index; -1: the last)
 COMPARED: Mapping[str, tuple[int, ...]] = MappingProxyType({
@@ -111,39 +112,15 @@ def judge_again(conn: Any, oracle: str, queries: Sequence[str], detail: str = ""
                        Rebuilt(rebuilt.statements, rebuilt.undo, seen))
 
 
-def select_items(sql: str) -> int:
-    """How many columns a generated SELECT returns: its items before the top-level FROM
-    (0 when the text is not read: a leading WITH, no FROM)."""
-    text = re.sub(r"^\s*(?:/\*.*?\*/\s*)*", "", sql, flags=re.S)
-    m = re.match(r"SELECT\s+(?:DISTINCT\s+|ALL\s+|STRAIGHT_JOIN\s+|SQL_\w+\s+)*", text,
-                 re.IGNORECASE)
-    if not m:
-        return 0
-    head = split_top_level(text[m.end():], " FROM ", case_blind=True)
-    if len(head) < 2:
-        return 0
-    return len(split_top_level(head[0], ",", case_blind=True))
-
-
-_SET_STATEMENT_RE = re.compile(r"^\s*(?:/\*.*?\*/\s*)*(SET\s+STATEMENT\s.*?\sFOR\s+)"
-                               r"(?=(?:/\*.*?\*/\s*)*(?:SELECT|WITH|\())", re.I | re.S)
-
-
-def split_setting(sql: str) -> tuple[str, str]:
-    """(a leading ``SET STATEMENT ... FOR `` or '', the statement after it)."""
-    m = _SET_STATEMENT_RE.match(sql)
-    return (m.group(1), sql[m.end():]) if m else ("", sql)
-
-
-def mtr_check(oracle: str, queries: Sequence[str], digest_query: Callable[[str, int], str],
-              delimiter: str = ";", rebuilt: Rebuilt = Rebuilt()) -> list[str]:
+def mtr_check(oracle: str, queries: Sequence[str], delimiter: str = ";",
+              rebuilt: Rebuilt = Rebuilt()) -> list[str]:
     """mysqltest lines that die while the oracle's comparison of queries still disagrees
-    ([] when it has no such form: the oracle is not replayable, or the columns of the
-    first query are not read); digest_query(sql, columns) is SQL giving one digest of a
-    query's rows (lib/reduce's).  What the oracle rebuilt for them is built first and
-    undone last (rebuilt); DQE's and CERT's comparisons are checkforms.py's.  Each
-    statement's digest is read into a variable (under its
-    own ``SET STATEMENT``, which stands before the digest), then compared."""
+    ([] when it has no such form: the oracle is not replayable).  What the oracle rebuilt
+    for them is built first and undone last (rebuilt); DQE's and CERT's comparisons are
+    checkforms.py's, NoREC's two counts are read into variables and compared as numbers,
+    the others' rows are compared by :func:`lib.hunt.wrongresult.rowsform.compare_lines`:
+    each statement run unchanged (a DQP plan's ``SET STATEMENT`` and modifiers as the oracle
+    sent them), nothing wrapped around it."""
     if oracle in OWN_FORMS:
         return OWN_FORMS[oracle](queries, rebuilt, delimiter)
     if oracle not in REPLAYABLE or len(queries) < 2:
@@ -154,22 +131,14 @@ def mtr_check(oracle: str, queries: Sequence[str], digest_query: Callable[[str, 
         lines += [f"# what the {oracle} oracle built for them, as the reduction built it"]
         lines += [sql + delimiter for sql in rebuilt.statements]
     if oracle == "norec":
-        lines += [f"let $kw_n1= `{texts[0]}`{delimiter}",
-                  f"let $kw_same= `SELECT IFNULL($kw_n1, 0) = IFNULL(({texts[1]}), 0)`"
-                  f"{delimiter}",
+        # each count read as the statement gives it (a NULL sum reads NULL: 0), compared
+        # as numbers
+        lines += [f"let $kw_n1= `{texts[0]}`{delimiter}", f"let $kw_n2= `{texts[1]}`{delimiter}",
+                  f"let $kw_same= `SELECT IFNULL(NULLIF('$kw_n1', 'NULL'), 0) + 0 = "
+                  f"IFNULL(NULLIF('$kw_n2', 'NULL'), 0) + 0`{delimiter}",
                   "if (!$kw_same)", "{", f"  --die wrong result ({oracle}): the counts differ",
                   "}"]
         return lines + [sql + delimiter for sql in rebuilt.undo]
-    columns = select_items(split_setting(texts[0])[1])
-    if columns <= 0:
-        return []
     picks = [i % len(texts) for i in COMPARED[oracle]] or list(range(1, len(texts)))
-    for index in [0] + picks:
-        head, body = split_setting(texts[index])
-        lines.append(f"let $kw_d{index + 1}= `{head}{digest_query(body, columns)}`{delimiter}")
-    for index in picks:
-        lines += [f"let $kw_same= `SELECT '$kw_d1' = '$kw_d{index + 1}'`{delimiter}",
-                  "if (!$kw_same)", "{",
-                  f"  --die wrong result ({oracle}): statement {index + 1} gives other rows "
-                  f"than statement 1", "}"]
-    return lines + [sql + delimiter for sql in rebuilt.undo]
+    return lines + compare_lines(oracle, texts, picks) + [sql + delimiter
+                                                          for sql in rebuilt.undo]

@@ -55,6 +55,7 @@ from ...reduce.mtrcase import (SUITE, WrittenCase, WrongResultCheck, case_text, 
 from ...reduce.reducer import Reduced, Reducer, load_smallest
 from ...reduce.replay import LOCK_WAIT_SECONDS, replay
 from ...reduce.schedule import in_end_order
+from ...reduce.settings import Settings, pinned_options
 from ...mtr.travel import CaseCommands, Tree, TreeCommands, kewpie_command, mysql_test_dir, \
     readme_text
 from ...config.sections import Servers
@@ -256,6 +257,10 @@ def _reduce(env: RunEnvironment, case: ReduceInput, out: OutputDir, scratch: str
     check_ = _wrong_result_check(env, case, outcome, bots.checker.options, result.statements)
     server_index = 1 if case.topology == "compare" and len(result.options) > 1 else 0
     options = list(result.options[server_index]) if result.options else []
+    # what mysql-test's config changes is pinned to what the reduction's server had
+    settings = outcome.settings[server_index] if len(outcome.settings) > server_index \
+        else Settings()
+    options = pinned_options(settings, options) + options
     commands = _commands(env, trials)
     # a reduction replayed in the order the statements ended writes its case in that
     # order; one replayed at once sends and reaps them as the trace did (schedule.py)
@@ -264,7 +269,8 @@ def _reduce(env: RunEnvironment, case: ReduceInput, out: OutputDir, scratch: str
     rounds = concurrent.ROUNDS if reducer.order == concurrent.NAME else 0
     written = write_case(out, CASE_NAME, case_text(case, in_order, errors, check_,
                                                    outcome.rebuilt, reducer.order in
-                                                   ("interleaved", "timed"), rounds),
+                                                   ("interleaved", "timed"), rounds,
+                                                   settings),
                          options, readme_text(commands, f"{case.title} ({case.signature.id})",
                                               SUITE))
     confirmation = _confirm(env, case, commands, written, work)

@@ -1,22 +1,23 @@
 """Pure logic of an oracle's finding judged again (the reduce path of the plan and rewrite
-oracles' wrong results): which oracles can be, the check's variant, a SELECT's columns, the
-mysqltest check that dies while the compared statements disagree, the finding folder read
+oracles' wrong results): which oracles can be, the check's variant, the mysqltest check
+that dies while the compared statements disagree (each run unchanged by the client), the finding folder read
 with the compared statements after the trace, the reduced case's text; Radar's: which
 original each raw copy of its statements stands for, the copies' statements built before
 the comparison and dropped after it.
 
-Covers: lib/hunt/wrongresult/replay.py, lib/hunt/wrongresult/radar.py, lib/reduce/case.py, lib/reduce/mtrcase.py
+Covers: lib/hunt/wrongresult/replay.py, lib/hunt/wrongresult/rowsform.py, lib/hunt/wrongresult/radar.py, lib/reduce/case.py, lib/reduce/mtrcase.py
 """
 import json
 
 import pytest
 
 from lib.reduce.case import ReduceError, read_input
-from lib.reduce.mtrcase import case_text, digest_query
+from lib.reduce.mtrcase import case_text
+from lib.hunt.wrongresult.dqp import _after_select
 from lib.hunt.wrongresult.oracle import Rebuilt
 from lib.hunt.wrongresult.radar import RAW_MARK, raw_names
-from lib.hunt.wrongresult.replay import (REPLAYABLE, mtr_check, not_replayable, select_items,
-                                         split_setting, variant_of)
+from lib.hunt.wrongresult.replay import REPLAYABLE, mtr_check, not_replayable, variant_of
+from lib.hunt.wrongresult.rowsform import END_OF_STATEMENT, UNPADDED, compare_lines, file_of
 
 Q = "SELECT t1.`a`, COUNT(*) FROM `test`.`t1` AS t1 GROUP BY t1.`a`"
 P = ("SELECT k1, SUM(a1) FROM (SELECT t1.`a` AS k1, COUNT(*) AS a1 FROM `test`.`t1` AS t1 "
@@ -30,40 +31,83 @@ def test_which_oracles_are_judged_again_and_why_not():
     assert "no mysqltest" in not_replayable("pinolo")
 
 
-def test_variant_and_columns_of_a_finding():
+def test_variant_of_a_finding():
     assert variant_of("EET (aggregate): rows only in Q: ...") == "aggregate"
     assert variant_of("tlp-groupby (aggregates): rows only ...") == "aggregates"
     assert variant_of("WHERE counted 3 row(s), ...") == ""
-    assert select_items(Q) == 2
-    assert select_items("/* eet: coalesce */ SELECT DISTINCT CONCAT('a, b', (SELECT 1 FROM u)),"
-                        " EXTRACT(DAY FROM t1.`d`), 'x FROM y' FROM t") == 3
-    assert select_items("WITH c AS (SELECT 1) SELECT * FROM c") == 0
-    assert split_setting("SET STATEMENT join_cache_level=3 FOR " + Q) == (
-        "SET STATEMENT join_cache_level=3 FOR ", Q)
-    assert split_setting(Q) == ("", Q)
 
 
-def test_the_mysqltest_check_compares_the_digests_of_the_compared_statements():
-    lines = mtr_check("tlp-groupby", [Q, P], digest_query)
-    text = "\n".join(lines)
-    assert f"let $kw_d1= `{digest_query(Q, 2)}`;" in text
-    assert f"let $kw_d2= `{digest_query(P, 2)}`;" in text
-    assert "let $kw_same= `SELECT '$kw_d1' = '$kw_d2'`;" in text and "--die" in text
+def _statement_in(lines, index):
+    """The text statement index's file holds (the lines between its write_file and end)."""
+    start = lines.index(f"--write_file {file_of(index, 'sql')} {END_OF_STATEMENT}")
+    end = lines.index(END_OF_STATEMENT, start)
+    return lines[start + 1:end]
+
+
+def test_the_mysqltest_check_runs_each_compared_statement_unchanged_and_compares_its_rows():
+    lines = mtr_check("tlp-groupby", [Q, P])
+    # each statement as the oracle sent it, after the oracle's sql_mode (no CTE, no digest)
+    assert _statement_in(lines, 1) == [UNPADDED, Q + ";"]
+    assert _statement_in(lines, 2) == [UNPADDED, P + ";"]
+    assert not any("WITH kw_q" in line or "MD5(" in line for line in lines)
+    # run by the client (utf8mb4, the text as it is, one line a row), sorted as bytes
+    assert ("--exec $MYSQL --default-character-set=utf8mb4 --binary-mode --batch "
+            "--skip-column-names test < $MYSQL_TMP_DIR/kw_compared_2.sql > "
+            "$MYSQL_TMP_DIR/kw_compared_2.out") in lines
+    assert ("--exec LC_ALL=C sort $MYSQL_TMP_DIR/kw_compared_2.out -o "
+            "$MYSQL_TMP_DIR/kw_compared_2.rows") in lines
+    # compared with the first's rows; a difference (diff_files' 1 or 2) dies the old way
+    at = lines.index("--diff_files $MYSQL_TMP_DIR/kw_compared_1.rows "
+                     "$MYSQL_TMP_DIR/kw_compared_2.rows")
+    assert lines[at - 1] == "--error 0,1,2" and lines[at + 1:at + 9] == [
+        "if ($errno)", "{", "  --enable_result_log",
+        "  --echo # the rows of statement 1, sorted",
+        "  --cat_file $MYSQL_TMP_DIR/kw_compared_1.rows",
+        "  --echo # the rows of statement 2, sorted",
+        "  --cat_file $MYSQL_TMP_DIR/kw_compared_2.rows",
+        "  --die wrong result (tlp-groupby): statement 2 gives other rows than statement 1"]
+    # the files of an earlier round (a concurrent case) or run are gone first, and after
+    assert lines.count("--remove_files_wildcard $MYSQL_TMP_DIR kw_compared_*") == 2
     # CODDTest: the folded statement (the last) against Q, not the auxiliary query
-    folded = mtr_check("coddtest", [Q, "SELECT 5", Q.replace("COUNT(*)", "COUNT(5)")],
-                       digest_query)
-    assert any(line.startswith("let $kw_d3=") for line in folded)
-    assert not any(line.startswith("let $kw_d2=") for line in folded)
-    # DQP: every plan against Q, each under its own SET STATEMENT (before the digest)
-    plans = mtr_check("dqp", [Q, "SET STATEMENT join_cache_level=3 FOR " + Q,
-                              Q.replace("AS t1", "AS t1 IGNORE INDEX (k)")], digest_query, "|||")
-    assert f"let $kw_d2= `SET STATEMENT join_cache_level=3 FOR {digest_query(Q, 2)}`|||" in plans
-    assert sum("--die" in line for line in plans) == 2
+    folded = mtr_check("coddtest", [Q, "SELECT 5", Q.replace("COUNT(*)", "COUNT(5)")])
+    assert any(line.startswith(f"--write_file {file_of(3, 'sql')}") for line in folded)
+    assert not any(line.startswith(f"--write_file {file_of(2, 'sql')}") for line in folded)
+    assert "statement 3 gives other rows" in "\n".join(folded)
+    # a statement the old digest could not take (a leading WITH: no columns read) has a check
+    eet = mtr_check("eet", ["WITH c AS (SELECT 1) SELECT * FROM c", Q])
+    assert _statement_in(eet, 1)[1] == "WITH c AS (SELECT 1) SELECT * FROM c;"
     norec = "\n".join(mtr_check("norec", ["SELECT COUNT(*) FROM t WHERE p",
-                                          "SELECT SUM(p IS TRUE) FROM t"], digest_query))
-    assert "IFNULL($kw_n1, 0) = IFNULL((SELECT SUM(p IS TRUE) FROM t), 0)" in norec
-    assert mtr_check("pinolo", [Q, P], digest_query) == []
-    assert mtr_check("eet", ["WITH c AS (SELECT 1) SELECT * FROM c", Q], digest_query) == []
+                                          "SELECT SUM(p IS TRUE) FROM t"]))
+    # NoREC: each count as the statement gives it, compared as numbers (a NULL sum: 0)
+    assert "let $kw_n2= `SELECT SUM(p IS TRUE) FROM t`;" in norec
+    assert ("IFNULL(NULLIF('$kw_n1', 'NULL'), 0) + 0 = IFNULL(NULLIF('$kw_n2', 'NULL'), 0) + 0"
+            in norec)
+    assert mtr_check("pinolo", [Q, P]) == []
+
+
+# a DQP pair of the modifier variant (SQL_BUFFER_RESULT, as a254a3958dfa's of or19-sf8),
+# which the old digest's CTE refused (1234, "Incorrect usage/placement of
+# 'SQL_BUFFER_RESULT'"): its case was recorded "not reproduced by the printed commands"
+DQP_Q = "SELECT ROUND(t1.`c1`, 1) FROM `test`.`t1` AS t1"
+DQP_PLAN = "/* dqp: modifier SQL_BUFFER_RESULT */ " + _after_select(DQP_Q, "SQL_BUFFER_RESULT")
+
+
+def test_a_dqp_pair_with_sql_buffer_result_gives_a_valid_case():
+    plans = mtr_check("dqp", [DQP_Q, DQP_PLAN, "SET STATEMENT join_cache_level=3 FOR " + DQP_PLAN],
+                      "|||")
+    assert DQP_PLAN.endswith("SELECT SQL_BUFFER_RESULT ROUND(t1.`c1`, 1) FROM `test`.`t1` AS t1")
+    # each plan as the oracle sent it: the modifier and the SET STATEMENT where they were
+    assert _statement_in(plans, 1) == [UNPADDED, DQP_Q + ";"]
+    assert _statement_in(plans, 2) == [UNPADDED, DQP_PLAN + ";"]
+    assert sum(line.strip().startswith("--die wrong result (dqp): statement") for line in plans) == 2
+    # no line is SQL mysqltest sends itself (so no delimiter): the client runs the files
+    assert not any(line.endswith("|||") for line in plans)
+    assert compare_lines("dqp", [DQP_Q, DQP_PLAN], [1])[2:8] == [
+        f"--write_file {file_of(1, 'sql')} {END_OF_STATEMENT}", UNPADDED, DQP_Q + ";",
+        END_OF_STATEMENT,
+        f"--exec $MYSQL --default-character-set=utf8mb4 --binary-mode --batch "
+        f"--skip-column-names test < {file_of(1, 'sql')} > {file_of(1, 'out')}",
+        f"--exec LC_ALL=C sort {file_of(1, 'out')} -o {file_of(1, 'rows')}"]
 
 
 def _finding(tmp_path, oracle="tlp-groupby", queries=(Q, P)):
@@ -94,7 +138,7 @@ def test_an_oracles_finding_reads_with_its_compared_statements_after_the_trace(t
     # the compared statements speak utf8mb4 as in the replay, not mysqltest's latin1,
     # though every statement is ASCII (260c13e64ad4's 'a%' took latin1's collation)
     assert text.index("connect (kw_oracle,") < text.index("SET NAMES utf8mb4;") < \
-        text.index("let $kw_d1=")
+        text.index("--write_file $MYSQL_TMP_DIR/kw_compared_1.sql")
 
 
 @pytest.mark.parametrize("oracle, words", [("pinolo", "no mysqltest form")])
@@ -141,16 +185,15 @@ REBUILT = Rebuilt(("CREATE SCHEMA IF NOT EXISTS `kw_oracle`",
 
 
 def test_radar_check_builds_the_copies_first_and_drops_them_last():
-    lines = mtr_check("radar", [RADAR_Q, RADAR_RAW], digest_query, ";", REBUILT)
+    lines = mtr_check("radar", [RADAR_Q, RADAR_RAW], ";", REBUILT)
     text = "\n".join(lines)
     built = [text.index(sql + ";") for sql in REBUILT.statements]
-    assert built == sorted(built) and built[-1] < text.index("let $kw_d1=")
-    assert f"let $kw_d2= `{digest_query(RADAR_RAW, 1)}`;" in text
+    assert built == sorted(built) and built[-1] < text.index("--write_file")
+    assert _statement_in(lines, 2) == [UNPADDED, RADAR_RAW + ";"]
     assert "--die wrong result (radar): statement 2 gives other rows than statement 1" in text
     assert lines[-1] == "DROP SCHEMA IF EXISTS `kw_oracle`;"
     # nothing rebuilt (the other oracles): the check as it was
-    assert mtr_check("tlp-groupby", [Q, P], digest_query) == \
-        mtr_check("tlp-groupby", [Q, P], digest_query, ";", Rebuilt())
+    assert mtr_check("tlp-groupby", [Q, P]) == mtr_check("tlp-groupby", [Q, P], ";", Rebuilt())
 
 
 def test_a_radar_finding_reduces_to_a_case_that_builds_its_copies(tmp_path):

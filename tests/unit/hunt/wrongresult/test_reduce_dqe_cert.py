@@ -22,7 +22,7 @@ from lib.hunt.wrongresult.oracle import Check, Rebuilt
 from lib.hunt.wrongresult.replay import finding_kind, mtr_check
 from lib.mtr.travel import reproduced
 from lib.reduce.case import ReduceError, read_input
-from lib.reduce.mtrcase import case_text, digest_query
+from lib.reduce.mtrcase import case_text
 
 # c6fabc5728c7's statements (or19-sf3 trial 6), written before the mark
 OLD = ("SELECT t1.kw_rowid FROM `kw_oracle`.`kw_dqe2` AS t1 WHERE (EXISTS (SELECT * FROM "
@@ -64,7 +64,7 @@ SEEN_INNODB = Rebuilt(("SET SESSION sql_mode = 'NO_ENGINE_SUBSTITUTION'",
 
 
 def test_dqes_mysqltest_check_compares_the_rows_found_touched_and_removed():
-    text = "\n".join(mtr_check("dqe", MARKED, digest_query, ";", SEEN_INNODB))
+    text = "\n".join(mtr_check("dqe", MARKED, ";", SEEN_INNODB))
     found = found_digest(MARKED[0])
     assert found.startswith(COPY_MARK.format(original="`test`.`t1`") + "SELECT CONCAT(COUNT("
                             "DISTINCT t1.kw_rowid), ':', IFNULL(MD5(GROUP_CONCAT(DISTINCT "
@@ -120,7 +120,7 @@ CERT_Q = ("EXPLAIN EXTENDED SELECT t1.`a` FROM `test`.`t1` AS t1 LEFT JOIN `test
 
 def test_certs_mysqltest_check_reads_each_estimate_as_the_oracle_computes_it():
     seen = Rebuilt(seen=(json.dumps(PLAN_Q), json.dumps(PLAN_R)))
-    lines = mtr_check("cert", CERT_Q, digest_query, ";", seen)
+    lines = mtr_check("cert", CERT_Q, ";", seen)
     text = "\n".join(lines)
     assert "PREPARE kw_q1 FROM 'EXPLAIN EXTENDED SELECT t1.`a` FROM" in text
     # a backslash: hex, whatever NO_BACKSLASH_ESCAPES says
