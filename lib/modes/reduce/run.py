@@ -255,12 +255,7 @@ def _reduce(env: RunEnvironment, case: ReduceInput, out: OutputDir, scratch: str
     errors = dict(outcome.replayed.errors)
     server_starts = bots.shutdown()
     check_ = _wrong_result_check(env, case, outcome, bots.checker.options, result.statements)
-    server_index = 1 if case.topology == "compare" and len(result.options) > 1 else 0
-    options = list(result.options[server_index]) if result.options else []
-    # what mysql-test's config changes is pinned to what the reduction's server had
-    settings = outcome.settings[server_index] if len(outcome.settings) > server_index \
-        else Settings()
-    options = pinned_options(settings, options) + options
+    settings, options = _case_options(case, result, outcome)
     commands = _commands(env, trials)
     # a reduction replayed in the order the statements ended writes its case in that
     # order; one replayed at once sends and reaps them as the trace did (schedule.py)
@@ -296,6 +291,18 @@ def _reduce(env: RunEnvironment, case: ReduceInput, out: OutputDir, scratch: str
         raise _not_confirmed(case, len(result.statements), written.test, absent,
                              bots.attempts(), trials, confirmation, work)
     return EXIT_OK
+
+
+def _case_options(case: ReduceInput, result: Reduced, outcome: Outcome
+                  ) -> tuple[Settings, list[str]]:
+    """The settings the case pins and its server options: those of the server the case
+    runs on (a compare topology's second), what mysql-test's config changes pinned to
+    what the reduction's server had, ahead of the finding's own options."""
+    server_index = 1 if case.topology == "compare" and len(result.options) > 1 else 0
+    options = list(result.options[server_index]) if result.options else []
+    settings = outcome.settings[server_index] if len(outcome.settings) > server_index \
+        else Settings()
+    return settings, pinned_options(settings, options) + options
 
 
 def _not_confirmed(case: ReduceInput, statements: int, test: str, absent: list[str],
