@@ -296,3 +296,22 @@ def test_decimal_round_scale_a_65_digit_decimal_is_rounded_to_no_places():
     default, hunted = rounded(GeneratorOptions()), rounded(HUNTED)
     assert default[0] == 0 and default[1] > 0
     assert hunted[0] > 0
+
+
+def test_to_days_is_written_with_its_precision_back_while_int_precision_is_avoided():
+    # TO_DAYS('9999-01-01') * 9.99 UNION ALL SELECT 1 gives 9999999.99 on 10.11.19 (session 9,
+    # hunt or18 t43, cab99aaf417b): TO_DAYS declares a digit too few, as ASCII and the rest
+    default = [q for q, _ in _queries(GeneratorOptions(), 400, "to-days")]
+    hunted = [q for q, _ in _queries(HUNTED, 400, "to-days")]
+    assert any("TO_DAYS(" in q for q in default) and any("TO_DAYS(" in q for q in hunted)
+    assert all(_to_days_wrapped(q) for q in default)
+    assert not all(_to_days_wrapped(q) for q in hunted)
+
+
+def _to_days_wrapped(sql: str) -> bool:
+    """Every TO_DAYS(...) of sql is written (TO_DAYS(...) + 0)."""
+    for m in re.finditer(r"TO_DAYS\(", sql):
+        end = m.end() + closing_parenthesis(sql[m.end():]) + 1
+        if sql[m.start() - 1:m.start()] != "(" or not sql[end:].startswith(" + 0)"):
+            return False
+    return True
