@@ -52,6 +52,8 @@ TABLES = [
     ("test", "t20", [("pk", "int(11)", "primary"), ("i", "int(11)"), ("c", "varchar(10)"),
                      ("d", "decimal(10,2)"), ("dt", "date")]),
 ]
+from tests.unit.hunt.wrongresult.fakeconn import AnswerConnection
+
 ROWS = {("test", "t10"): 10, ("test", "t20"): 20}
 NEW = ("dqp", "eet", "coddtest", "pinolo", "dqe", "radar", "tlp-aggregate", "tlp-distinct",
        "tlp-groupby", "tlp-having", "cert")
@@ -542,38 +544,17 @@ def test_a_zero_fraction_is_no_part_of_a_temporal_value():
     assert render_value("abc.000") == "abc.000" and render_value("1.000") == "1.000"
 
 
-class _Views:
+class _Views(AnswerConnection):
     """A connection whose information_schema.VIEWS holds the given definitions."""
+
+    columns = ("TABLE_SCHEMA", "TABLE_NAME", "VIEW_DEFINITION")
 
     def __init__(self, definitions):
         self.definitions = definitions
 
-    def get_autocommit(self):
-        return True
-
-    def cursor(self):
-        views = self
-
-        class Cursor:
-            description = (("TABLE_SCHEMA",), ("TABLE_NAME",), ("VIEW_DEFINITION",))
-
-            def execute(self, sql):
-                assert "information_schema.VIEWS" in sql
-                self.rows = [("test", n, d) for n, d in views.definitions.items()]
-
-            def fetchall(self):
-                return self.rows
-
-            def nextset(self):
-                return False
-
-            def __enter__(self):
-                return self
-
-            def __exit__(self, *exc):
-                return False
-
-        return Cursor()
+    def answer(self, sql):
+        assert "information_schema.VIEWS" in sql
+        return [("test", n, d) for n, d in self.definitions.items()]
 
 
 def test_views_that_meet_a_known_bug_are_left_out():

@@ -17,6 +17,7 @@ from lib.hunt.wrongresult.oracle import OracleBase, views_left_out
 from lib.hunt.wrongresult.queries import select_query
 from lib.hunt.wrongresult.schema import tables_from
 from lib.hunt.wrongresult.toplevel import closing_parenthesis, split_top_level
+from tests.unit.hunt.wrongresult.fakeconn import AnswerConnection
 
 TABLES = tables_from([
     ("test", "ta", [("pk", "int(11)", "primary"), ("i", "int(11)"), ("ik", "int(11)", "indexed"),
@@ -123,44 +124,22 @@ def test_bnlh_is_null_no_null_test_of_an_indexed_column_in_a_join():
     assert g.null_key_lookup(Scope([("t1", TABLES[0]), ("t2", TABLES[1])]), "t2.`i`") == "t2.`i`"
 
 
-class _Server:
+class _Server(AnswerConnection):
     """A connection whose information_schema answers VIEWS and the versioned TABLES."""
+
+    columns = ("a", "b", "c")
 
     def __init__(self, definitions: dict[str, str], versioned: tuple[str, ...] = ()) -> None:
         self.definitions = definitions
         self.versioned = versioned
         self.asked: list[str] = []
 
-    def get_autocommit(self) -> bool:
-        return True
-
-    def cursor(self):
-        server = self
-
-        class Cursor:
-            description = (("a",), ("b",), ("c",))
-
-            def execute(self, sql):
-                server.asked.append(sql)
-                if "information_schema.VIEWS" in sql:
-                    self.rows = [("test", n, d) for n, d in server.definitions.items()]
-                else:
-                    assert "SYSTEM VERSIONED" in sql
-                    self.rows = [("test", n) for n in server.versioned]
-
-            def fetchall(self):
-                return self.rows
-
-            def nextset(self):
-                return False
-
-            def __enter__(self):
-                return self
-
-            def __exit__(self, *exc):
-                return False
-
-        return Cursor()
+    def answer(self, sql: str) -> list[tuple]:
+        self.asked.append(sql)
+        if "information_schema.VIEWS" in sql:
+            return [("test", n, d) for n, d in self.definitions.items()]
+        assert "SYSTEM VERSIONED" in sql
+        return [("test", n) for n in self.versioned]
 
 
 def _views(columns: dict[str, list[tuple[str, str]]]):
@@ -244,36 +223,15 @@ def test_oracle_concat_outer_join_no_concat_under_sql_mode_oracle():
 def test_the_oracle_reads_the_sessions_sql_mode():
     from lib.hunt.wrongresult.oracle import oracle_mode
 
-    class Mode:
+    class Mode(AnswerConnection):
+        columns = ("m",)
+
         def __init__(self, mode):
             self.mode = mode
 
-        def get_autocommit(self):
-            return True
-
-        def cursor(self):
-            mode = self.mode
-
-            class Cursor:
-                description = (("m",),)
-
-                def execute(self, sql):
-                    assert "sql_mode" in sql
-                    self.rows = [(mode,)]
-
-                def fetchall(self):
-                    return self.rows
-
-                def nextset(self):
-                    return False
-
-                def __enter__(self):
-                    return self
-
-                def __exit__(self, *exc):
-                    return False
-
-            return Cursor()
+        def answer(self, sql):
+            assert "sql_mode" in sql
+            return [(self.mode,)]
 
     assert oracle_mode(Mode("PIPES_AS_CONCAT,ANSI_QUOTES,ORACLE,NO_KEY_OPTIONS"))
     assert not oracle_mode(Mode("STRICT_TRANS_TABLES,NO_ENGINE_SUBSTITUTION"))
