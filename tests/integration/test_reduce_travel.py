@@ -21,6 +21,7 @@ import pytest
 
 from lib.mtr.reference import lease_reference_ports, reference_mtr_env
 from lib.platform.ports import default_lock_dir
+from lib.reduce.settings import PINNED
 from tests.conftest import OLD_TREE, ROOT, tagged
 from tests.fixtures.hunt.planted import LIBRARY, build_plugin_dir, remove_plugin_dir
 from tests.fixtures.reduce.planted import crash_trace, write_finding
@@ -126,8 +127,11 @@ def test_reduced_case_travels_and_crashes_both_trees_under_both_tools(kewpie, pl
         suite = os.path.join(base, "bug-reports", "copy-1", "kw_reduce")
         shutil.copytree(suite_src, suite, symlinks=True)
         shutil.rmtree(os.path.join(finding, "reduce"))
-        assert open(os.path.join(suite, "t", "reduced.opt")).read().split() == [
-            "--plugin-dir=$MTR_SUITE_DIR/plugin"]
+        # the plugin folder the case carries, after the settings mysql-test's config changes
+        opts = open(os.path.join(suite, "t", "reduced.opt")).read().split()
+        assert opts[-1] == "--plugin-dir=$MTR_SUITE_DIR/plugin", opts
+        assert {o.split("=", 1)[0] for o in opts[:-1]} <= \
+            {"--" + n.replace("_", "-") for n in PINNED}, opts
         assert os.path.isfile(os.path.join(suite, "plugin", LIBRARY))
         lines = printed_lines(open(os.path.join(suite, "README.txt")).read())
         assert [t.split(" ")[0] for t in lines] == trees, lines
