@@ -37,7 +37,7 @@ What a plan may change and the oracle does not compare: the order of rows
 (multisets; LIMIT only after a total order), warnings.  A plan that fails
 (e.g. ``Out of sort memory`` with a small buffer, a timeout) skips the check.
 Known wrong results of 10.11 that DQP would find again and again are avoided
-by plan name (:data:`KNOWN_BUGS`: turning ``not_null_range_scan`` on); ``avoid_plans``
+by plan name (:data:`KNOWN_BUGS`, empty until one is found); ``avoid_plans``
 says which.
 """
 from __future__ import annotations
@@ -81,12 +81,7 @@ SETTINGS: Mapping[str, tuple[str, ...]] = MappingProxyType({
 IGNORED_FLAGS = frozenset({"engine_condition_pushdown"})
 MODIFIERS = ("SQL_BUFFER_RESULT", "SQL_BIG_RESULT", "SQL_SMALL_RESULT")
 # plan name (as a finding's detail shows it) -> the known wrong result it meets
-KNOWN_BUGS: Mapping[str, str] = MappingProxyType({
-    "switch not_null_range_scan=on": "KW46-NOT-NULL-RANGE-IS-UNKNOWN: with not_null_range_scan=on "
-                                     "a WHERE true for every row, (b IS NOT NULL) IS NOT UNKNOWN, "
-                                     "is taken to imply b IS NOT NULL: a range scan over b's index "
-                                     "skips the NULLs (COUNT(*) 5, not 10)",
-})
+KNOWN_BUGS: Mapping[str, str] = MappingProxyType({})
 
 
 class DQPOracle(OracleBase):

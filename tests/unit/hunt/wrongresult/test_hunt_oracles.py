@@ -1125,18 +1125,3 @@ def test_eet_leaves_date_arithmetic_unwrapped():
         for m in re.finditer(r"COALESCE\(|CASE WHEN|IF\(", rewritten):
             wrapped = rewritten[m.end():m.end() + 60]
             assert not re.match(r"\(*'[^']*' [-+] INTERVAL", wrapped), rewritten
-
-
-def test_dqp_steers_clear_of_not_null_range_scan_on_by_default():
-    # KW46-NOT-NULL-RANGE-IS-UNKNOWN (bench figure 7, session 9): the plan that turns the
-    # flag on is a known bug's, left out unless avoid_plans is emptied
-    from lib.hunt.wrongresult.dqp import KNOWN_BUGS as DQP_KNOWN_BUGS
-    assert "switch not_null_range_scan=on" in DQP_KNOWN_BUGS
-    for avoid, present in ((frozenset(DQP_KNOWN_BUGS), False), (frozenset(), True)):
-        oracle = DQPOracle(avoid_plans=avoid)
-        oracle.flags = {"not_null_range_scan": False, "mrr": False}
-        gen = SqlGenerator(tables(), random.Random(1), ROWS)
-        fc = gen.from_clause()
-        names = [n for n, _ in oracle.plan_choices(gen, fc, "plain")]
-        assert ("switch not_null_range_scan=on" in names) is present
-        assert "switch mrr=on" in names
