@@ -100,3 +100,22 @@ def test_versions():
     assert version_tuple("10.11.19-MariaDB-0+deb12u1") == (10, 11, 19)
     assert version_tuple("8.0.36-28") == (8, 0, 36)
     assert version_tuple("") == ()
+
+
+@pytest.mark.parametrize("frames,sig_id,bug_id", [
+    (("__memcpy_avx_unaligned", "mysql_alter_table", "Sql_cmd_alter_table::execute",
+      "mysql_execute_command", "mysql_parse"), "811c70ab4968", "KW46-VERS-FT-VCOL-ALTER"),
+    (("DsMrr_impl::dsmrr_next", "JOIN_TAB_SCAN_MRR::next", "JOIN_CACHE::join_matching_records",
+      "JOIN_CACHE::join_records", "JOIN_CACHE::join_records"), "b5d674e90143", "KW46-JOIN-CACHE-MRR"),
+    (("rpl_slave_state::iterate", "rpl_binlog_state::load", "purge_relay_logs", "change_master",
+      "mysql_execute_command"), "c6f9582ed104", "KW46-GTID-SLAVE-POS-LOAD"),
+    (("Item_func_json_keys::val_str", "Item::save_str_in_field", "Item::save_in_field", "fill_record",
+      "select_union_direct::send_data"), "39ce2442e310", "MDEV-39049"),
+])
+def test_the_shipped_file_knows_session_9s_crashes_by_their_frames(frames, sig_id, bug_id):
+    from lib.home import data_path
+    known = KnownBugs.load([data_path("randgen", "conf", "kewpie", "known_bugs-mariadb-10.11.txt")])
+    sig = crash_signature(11, "", "", frames)
+    assert sig.id == sig_id   # the very signatures session 9's hunt met
+    tagged = known.tag(sig, "10.11.19")
+    assert (tagged.tag, tagged.bug.bug_id) == (KNOWN, bug_id)
