@@ -51,7 +51,8 @@ reduction warns when the query's rows on a connection of its own do not differ
 """
 from __future__ import annotations
 
-from typing import Sequence
+from types import MappingProxyType
+from typing import Mapping, Sequence
 
 TMP = "$MYSQL_TMP_DIR"
 PREFIX = "kw_compared_"          # the check's files in $MYSQL_TMP_DIR
@@ -66,10 +67,11 @@ LISTED = "LC_ALL=C sed -n 'l 0'"  # every line listed unambiguously, never folde
 DIFFERENTIAL = "wrong result (differential): the query gives other rows than the correct " \
                "server gave"
 # the client's escapes in a value (client/mysql.cc safe_put_field: MY_PRINT_ESC_0 | CTRL)
-_CLIENT_ESCAPES = {0: b"\\0", 9: b"\\t", 10: b"\\n", 92: b"\\\\"}
+_CLIENT_ESCAPES: Mapping[int, bytes] = MappingProxyType(
+    {0: b"\\0", 9: b"\\t", 10: b"\\n", 92: b"\\\\"})
 # sed's named escapes of its l command; other bytes outside printable ASCII are octal
-_SED_ESCAPES = {7: "\\a", 8: "\\b", 9: "\\t", 10: "\\n", 11: "\\v", 12: "\\f", 13: "\\r",
-                92: "\\\\"}
+_SED_ESCAPES: Mapping[int, str] = MappingProxyType(
+    {7: "\\a", 8: "\\b", 9: "\\t", 10: "\\n", 11: "\\v", 12: "\\f", 13: "\\r", 92: "\\\\"})
 
 
 def file_of(index: int, kind: str) -> str:

@@ -3,7 +3,7 @@ the case's pipeline leaves a statement's rows (the mysql client's batch lines, s
 bytes, listed as ``LC_ALL=C sed -n 'l 0'`` lists them), written into the case, and the
 query run unchanged by the client and compared with them -- no digest, no CTE.
 
-Covers: lib/hunt/wrongresult/rowsform.py, lib/reduce/mtrcase.py
+Covers: lib/reduce/mtrcase.py, lib/hunt/wrongresult/rowsform.py
 """
 from lib.hunt.signature import Signature
 from lib.hunt.wrongresult.rowsform import (DIFFERENTIAL, END_OF_ROWS, END_OF_STATEMENT,
