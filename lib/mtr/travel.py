@@ -59,7 +59,8 @@ MTR_SUITE_UNSAFE = " ,-"
 # server die before mysqltest did (it then kills mysqltest: no 2013 is printed)
 LOST_SERVER = re.compile(r"\((?:2013|2006)\)|Lost connection|server has gone away"
                          r"|Server \[mysqld\.\d+[^\]\n]*\] failed during test run")
-# the differential case's "wrong result: SELECT ...", an oracle's "wrong result (radar): ..."
+# a case's "wrong result (differential): ...", "wrong result (radar): ..." (and a case
+# written before session 10, whose differential check died with "wrong result: SELECT ...")
 WRONG_RESULT = re.compile(r"wrong result(?: \([\w-]+\))?:")
 # a performance finding's case (CERT's estimates): "performance (cert): ..."
 PERFORMANCE = re.compile(r"performance \([\w-]+\):")

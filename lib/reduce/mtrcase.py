@@ -21,9 +21,11 @@ becomes ``$MTR_SUITE_DIR/plugin``, its libraries copied into the folder's ``plug
   round that shows the bug ends the case;
 - a crash is left to crash: the crashing statement is the case's last, with
   no ``--error``: mysqltest fails with "Lost connection" while the bug is there;
-- a differential wrong result becomes a check that fails: the differing query's rows
-  are digested in SQL (a CTE over the query, ``MD5(GROUP_CONCAT(...))`` in a fixed
-  order) and compared with the digest the correct server gave; ``--die`` when they
+- a differential wrong result becomes a check that fails: the rows the correct server
+  gave for the differing query (as the mysql client prints them, sorted and listed) are
+  written to a file, the query runs unchanged by the mysql client and its rows, sorted
+  and listed the same way, are compared with them (:func:`differential_check`,
+  lib/hunt/wrongresult/rowsform.py); ``--die wrong result (differential): ...`` when they
   differ;
 - an oracle's wrong result judged again runs its compared statements unchanged, each by
   the mysql client, and compares their rows as sorted text with the first's
@@ -52,6 +54,7 @@ from typing import Sequence
 
 from ..hunt.wrongresult.oracle import Rebuilt
 from ..hunt.wrongresult.replay import mtr_check
+from ..hunt.wrongresult.rowsform import expected_lines
 from ..mtr.travel import PLUGIN_DIR_OPTION, PLUGIN_FOLDER, README, TreeCommands
 from ..platform.safewrite import HeldOutput, OutputDir
 from ..randgen.connection import LOST_CONNECTION_CODES
@@ -67,20 +70,20 @@ DONE_LINE = "# kewpie: the case ran to its end"
 
 @dataclass(frozen=True)
 class WrongResultCheck:
-    """The differing query of a wrong result: its column count and the correct digest."""
+    """The differing query of a differential wrong result and the rows the correct server
+    gave for it, as the case's pipeline leaves a statement's rows
+    (:func:`lib.hunt.wrongresult.rowsform.listed_rows`)."""
 
     sql: str
-    columns: int
-    digest: str
+    rows: tuple[str, ...]
 
 
-def digest_query(sql: str, columns: int) -> str:
-    """SQL that returns one MD5 over the query's rows (order-independent, NULL kept)."""
-    names = [f"kw_c{i + 1}" for i in range(columns)]
-    row = "CONCAT_WS(0x1f, " + ", ".join(f"IFNULL({n}, 'NULL')" for n in names) + ")"
-    body = sql.strip().rstrip(";")
-    return (f"WITH kw_q({', '.join(names)}) AS ({body}) SELECT MD5(IFNULL(GROUP_CONCAT({row} "
-            f"ORDER BY {row} SEPARATOR 0x1e), '')) FROM kw_q")
+def differential_check(check: WrongResultCheck) -> list[str]:
+    """The check of a differential wrong result: the correct server's rows written to a
+    file, the query run unchanged by the mysql client, its rows compared with them, dying
+    while they differ (:func:`lib.hunt.wrongresult.rowsform.expected_lines`)."""
+    return (["", "# the wrong result (differential): the query must give the rows the correct "
+             "server gave"] + expected_lines(check.sql, check.rows))
 
 
 _UDF_RE = re.compile(r"\bCREATE\s+(?:AGGREGATE\s+)?FUNCTION\s+(?:IF\s+NOT\s+EXISTS\s+)?"
@@ -245,11 +248,7 @@ def _failure_check(case: ReduceInput, check: WrongResultCheck | None, rebuilt: R
                    delim: str) -> list[str]:
     """A wrong result's check after the statements (a crash needs none)."""
     if check is not None:
-        return ["", "# the wrong result: the correct server's rows have this digest",
-                f"let $kw_ok= `SELECT ({digest_query(check.sql, check.columns)}) = "
-                f"'{check.digest}'`{delim}",
-                "if (!$kw_ok)", "{",
-                f"  --die wrong result: {check.sql[:200].replace(chr(10), ' ')}", "}"]
+        return differential_check(check)
     if case.judged_again:
         return oracle_check(case.oracle, case.compared, delim, rebuilt)
     return []

@@ -4,7 +4,8 @@ buried in a small multi-connection trace is reduced on two bots (--reduce-parall
 resumed -- to the statements it needs; the reduced case fails under kewpie
 --mode=mtr and under mysql-test-run and passes with the defect removed; the confirmation names both code trees.  A planted
 differential wrong result (s1 with another div_precision_increment) is reduced to a
-check that dies under both tools and passes without s1's option.  Bad input: a
+check that dies under both tools (the query run by the mysql client, its rows compared
+with the correct server's written into the case) and passes without s1's option.  Bad input: a
 folder that is no finding, a trace that does not reproduce (one ERROR line, exit 2,
 nothing left running).  The parallel check (--reduce-parallel 2: two bots) gives the
 same reduced case as the one-at-a-time check, and leaves nothing running.  The
@@ -25,6 +26,7 @@ import tempfile
 
 import pytest
 
+from lib.hunt.wrongresult.rowsform import DIFFERENTIAL
 from lib.mtr.reference import lease_reference_ports, reference_mtr_env
 from lib.platform.ports import default_lock_dir
 from lib.reduce.settings import PINNED
@@ -142,7 +144,11 @@ def test_planted_wrong_result_reduced_to_a_check_that_dies(kewpie, tmp_path):
     assert proc.returncode == 0, proc.stdout[-3000:]
     figures = json.load(open(os.path.join(out, "reduce.json")))
     assert figures["statements_out"] <= 3 and figures["options"] == [[], [WRONG_OPTION]]
-    assert "--die wrong result" in open(figures["test"]).read()
+    text = open(figures["test"]).read()
+    # the correct server's rows written into the case, the query run by the client and
+    # compared with them: no digest, no CTE around the query
+    assert f"  --die {DIFFERENTIAL}" in text.splitlines() and "MD5(" not in text
+    assert "--write_file $MYSQL_TMP_DIR/kw_compared_0.rows KW_END_OF_ROWS" in text
     base = tempfile.mkdtemp(prefix="kwreduce", dir="/tmp")
     os.chmod(base, 0o755)  # mariadb-test runs as the server's user
     try:
@@ -166,12 +172,12 @@ def test_planted_wrong_result_reduced_to_a_check_that_dies(kewpie, tmp_path):
     if real is not None:
         assert real.returncode != 0, real.stdout[-3000:]
         assert re.search(r"kw_reduce\.reduced\s+\[ fail \]", real.stdout), real.stdout[-3000:]
-        assert "wrong result: SELECT" in real.stdout
+        assert DIFFERENTIAL in real.stdout, real.stdout[-3000:]
         assert re.search(r"kw_reduce\.fixed\s+\[ pass \]", real.stdout), real.stdout[-3000:]
     assert mtr.returncode == 1, mtr.stdout[-3000:]
     assert re.search(r"kw_reduce\.reduced\s+\[ fail \]", mtr.stdout)
     # the failure's one line is mysqltest's own (issue 47: the real error, once)
-    assert re.search(r"INFO (mysqltest: )?At line \d+: wrong result: SELECT", mtr.stdout), \
+    assert re.search(r"INFO (mysqltest: )?At line \d+: " + re.escape(DIFFERENTIAL), mtr.stdout), \
         mtr.stdout[-3000:]
     assert re.search(r"kw_reduce\.fixed\s+\[ pass \]", mtr.stdout), mtr.stdout[-3000:]
 

@@ -28,8 +28,9 @@ tlp-distinct, tlp-groupby, tlp-having) and ``cert`` (performance findings;
 ``registry``, ``gendata`` (a ``.zz`` file's tables in a schema, for
 benchmarks and tests), ``replay`` (a finding's statements judged again by its oracle
 after a replay, Radar's raw copies and DQE's copy built again: the reduce predicate, and
-its mysqltest form), ``rowsform`` (the other oracles' compared statements run unchanged
-by the mysql client, their sorted rows compared: mysqltest lines), ``checkforms`` (DQE's
+its mysqltest form), ``rowsform`` (the other oracles' compared statements, and a
+differential finding's query, run unchanged by the mysql client, their sorted rows
+compared with each other's or with the correct server's: mysqltest lines), ``checkforms`` (DQE's
 and CERT's comparisons as mysqltest lines),
 ``errors``.  See docs/hunting.md, "Wrong-result
 oracles" and "The plan and rewrite oracles".

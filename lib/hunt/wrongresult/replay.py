@@ -27,7 +27,8 @@ the judging saw (``Rebuilt.seen``: DQE's copy, CERT's plans).
 
 Not replayable (:func:`not_replayable` says why): Pinolo (mysqltest has no form of its
 comparison yet: one query's rows within another's), the differential oracle (reduced on
-its compare topology by lib/reduce itself).
+its compare topology by lib/reduce itself; its case's check is rowsform's too:
+:func:`lib.hunt.wrongresult.rowsform.expected_lines`).
 """
 from __future__ import annotations
 

@@ -50,10 +50,11 @@ from ...reduce.case import ReduceError, ReduceInput, Statement, read_input
 from ...reduce.check import Checker, Outcome, requirements
 from ...reduce.confirm import Confirmation, Places, confirm
 from ...reduce.parallel import ParallelCheck
-from ...reduce.mtrcase import (SUITE, WrittenCase, WrongResultCheck, case_text, digest_query,
-                                report_text, write_case)
+from ...reduce.mtrcase import (SUITE, WrittenCase, WrongResultCheck, case_text, report_text,
+                                write_case)
 from ...reduce.reducer import Reduced, Reducer, load_smallest
-from ...reduce.replay import LOCK_WAIT_SECONDS, replay
+from ...reduce.replay import LOCK_WAIT_SECONDS, raw_conversions, replay
+from ...hunt.wrongresult.rowsform import listed_rows
 from ...reduce.schedule import in_end_order
 from ...reduce.settings import Settings, pinned_options
 from ...mtr.travel import CaseCommands, Tree, TreeCommands, kewpie_command, mysql_test_dir, \
@@ -93,26 +94,41 @@ def _progress() -> tuple[Callable[[int, int], None] | None, Callable[[], None]]:
 def _wrong_result_check(env: RunEnvironment, case: ReduceInput, outcome: Outcome | None,
                         options: tuple[tuple[str, ...], ...], statements: list[Any]
                         ) -> WrongResultCheck | None:
-    """The differing query and the digest of its rows on the correct server (s0)."""
+    """The differing query and the rows the correct server (s0) gives for it on a
+    connection of its own, as the case's mysql client does (lib/hunt/wrongresult/rowsform.py),
+    after the statements before it; a warning when the other server gives the same rows
+    there (the difference needs the statements' session: the case will pass)."""
     if case.kind != "wrong-result" or outcome is None or not outcome.replayed.differences:
         return None
     query = outcome.replayed.differences[0]
-    manager = env.make_manager("digest")
+    manager = env.make_manager("rows")
     try:
-        servers = manager.get_servers(requirements(case, options[:1]))
-        replay([s for s in statements if s.seq < query.seq], servers[:1])
-        conn = servers[0].connect(db="test")
-        try:
-            with conn.cursor() as cur:
-                cur.execute(query.sql)
-                columns = len(cur.description or ())
-                cur.execute(digest_query(query.sql, columns))
-                row = cur.fetchone()
-        finally:
-            conn.close()
-        return WrongResultCheck(query.sql, columns, str(row[0]) if row else "")
+        servers = manager.get_servers(requirements(case, options))
+        replay([s for s in statements if s.seq < query.seq], servers, compare=True)
+        rows = [_client_rows(server, query.sql) for server in servers[:2]]
     finally:
         manager.shutdown(fast=True, discard=True)
+    if len(rows) > 1 and rows[0] == rows[1]:
+        env.log.warning(
+            "reduce: the differing query gives the same rows on both servers on a connection "
+            "of its own (the mysql client's, as the case runs it): the difference needs the "
+            "session the statements before it built, and the case will pass where it "
+            "should fail")
+    return WrongResultCheck(query.sql, tuple(listed_rows(rows[0])))
+
+
+def _client_rows(server: Any, sql: str) -> list[tuple[bytes | None, ...]]:
+    """The rows of sql on a new connection to server in schema ``test``, speaking utf8mb4
+    as the case's mysql client does, each value the server's text (None: NULL)."""
+    conn = server.connect(db="test", use_unicode=False, charset="utf8mb4",
+                          conv=raw_conversions())
+    try:
+        with conn.cursor() as cur:
+            cur.execute(sql)
+            return [tuple(v if v is None or isinstance(v, bytes) else str(v).encode()
+                          for v in row) for row in cur.fetchall()]
+    finally:
+        conn.close()
 
 
 def _commands(env: RunEnvironment, trials: int) -> list[TreeCommands]:

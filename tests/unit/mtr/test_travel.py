@@ -9,6 +9,7 @@ import glob
 import os
 import subprocess
 
+from lib.hunt.wrongresult.rowsform import DIFFERENTIAL
 from lib.mtr.travel import (CaseCommands, Tree, climb, kewpie_command, mysql_test_dir,
                             readme_text, reproduced, vardir_arg)
 from lib.reduce.confirm import Confirmation, ToolRun
@@ -119,6 +120,8 @@ def test_reproduced_wants_the_cases_failure_the_bugs_way():
     assert not reproduced("kw_reduce.reduced [ fail ]\nAt line 48: query 'CREATE TABLE' failed: "
                           "ER_UNKNOWN_STORAGE_ENGINE", "kw_reduce", "reduced", "wrong-result")
     assert reproduced("kw_reduce.reduced [ fail ]\nAt line 9: wrong result: SELECT",
+                      "kw_reduce", "reduced", "wrong-result")   # a case before session 10
+    assert reproduced(f"kw_reduce.reduced [ fail ]\nAt line 40: {DIFFERENTIAL}",
                       "kw_reduce", "reduced", "wrong-result")
 
 

@@ -13,8 +13,7 @@ from lib.hunt.signature import Signature
 from lib.reduce import passes
 from lib.reduce.case import ReduceError, ReduceInput, Statement, read_input
 from lib.reduce.ddmin import ddmin, ddmin_groups
-from lib.reduce.mtrcase import (DONE_LINE, WrongResultCheck, case_text, digest_query,
-                                loaded_libraries, write_case)
+from lib.reduce.mtrcase import DONE_LINE, case_text, loaded_libraries, write_case
 from lib.reduce.reducer import Reducer, load_smallest, save_smallest
 
 
@@ -229,16 +228,6 @@ def test_a_case_carries_its_plugins_and_names_them_relative_to_itself(tmp_path):
     assert (suite / "README.txt").read_text() == "how to run it\n"
     assert loaded_libraries("INSTALL SONAME 'ha_rocksdb'", ["--loose-plugin-load=a.so;b=c"]) \
         == {"ha_rocksdb.so", "a.so", "c.so"}
-
-
-def test_test_text_of_a_wrong_result_dies_on_the_wrong_digest():
-    stmts = [_s(1, "CREATE TABLE t (a INT); "), _s(2, "SELECT a / 3 FROM t")]
-    check = WrongResultCheck("SELECT a / 3 FROM t", 1, "0123abcd")
-    text = case_text(_case(stmts), stmts, {}, check)
-    assert "--delimiter |||" in text  # a statement with a ';' inside
-    assert "if (!$kw_ok)" in text and "--die wrong result" in text
-    assert digest_query("SELECT a, b FROM t", 2).startswith(
-        "WITH kw_q(kw_c1, kw_c2) AS (SELECT a, b FROM t) SELECT MD5(")
 
 
 def test_verbs_and_merged_inserts():
