@@ -91,9 +91,12 @@ def _names_bit(gen: SqlGenerator, text: str) -> bool:
 
 def column_value(gen: SqlGenerator, scope: Scope, classes: Sequence[str],
                  exact: bool = False) -> str | None:
-    """A value of one of the classes that names a column: COUNT(DISTINCT ...), MIN and MAX
-    of a constant meet known bugs (count-distinct-constant, minmax-constant-empty); None when
-    the scope has no column of these classes."""
+    """A value of one of the classes that names a column of the main query: COUNT(DISTINCT
+    ...), MIN and MAX of a constant meet known bugs (count-distinct-constant,
+    minmax-constant-empty), and a value that names only an uncorrelated subquery's columns
+    is a constant too (``MAX(IF(NOT EXISTS (SELECT ... s1.c ...), 255, 9))`` over an empty
+    join is 255: session 10's 78e7c6bcbc55); None when the scope has no column of these
+    classes."""
     present = [c for c in scope.classes() if c in classes]
     if not present:
         return None
@@ -101,7 +104,7 @@ def column_value(gen: SqlGenerator, scope: Scope, classes: Sequence[str],
     text = ""
     for _ in range(4):
         text = exact_value(gen, scope, cls) if exact else gen.value(scope, cls)
-        if _COLUMN_RE.search(text) or not (gen.avoids("count-distinct-constant")
+        if _MAIN_COLUMN_RE.search(text) or not (gen.avoids("count-distinct-constant")
                                            or gen.avoids("minmax-constant-empty")):
             return text
     column = gen.column(scope, cls)
