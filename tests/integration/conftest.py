@@ -28,11 +28,14 @@ LONG_FIRST = (
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Order the items file by file: LONG_FIRST's files in its order, then the other
-    files, most tests first (a stable sort: a file's own tests keep their order)."""
+    """Order this folder's items file by file: LONG_FIRST's files in its order, then the
+    other files, most tests first (a stable sort: a file's own tests keep their order);
+    the items of other folders (``pytest tests``) keep their places."""
+    here = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    slots = [n for n, item in enumerate(items) if str(item.path).startswith(here)]
     counts: dict[str, int] = {}
-    for item in items:
-        counts[item.nodeid.split("::")[0]] = counts.get(item.nodeid.split("::")[0], 0) + 1
+    for n in slots:
+        counts[items[n].nodeid.split("::")[0]] = counts.get(items[n].nodeid.split("::")[0], 0) + 1
 
     def rank(item: pytest.Item) -> tuple[int, int]:
         path = item.nodeid.split("::")[0]
@@ -41,4 +44,5 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             return (LONG_FIRST.index(name), 0)
         return (len(LONG_FIRST), -counts[path])
 
-    items.sort(key=rank)
+    for n, item in zip(slots, sorted((items[n] for n in slots), key=rank)):
+        items[n] = item
