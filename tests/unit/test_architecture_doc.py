@@ -49,6 +49,7 @@ from lib.modes.table import MODES
 from lib.pytest_plugin.options import add_options as plugin_options
 
 from tests.conftest import ROOT
+from tests.parsed import parsed
 
 from .servers.test_server_api_size import MAX_SERVER_NAMES
 from .test_house_rules import ALLOWED_IMPORTS, LAYERS
@@ -162,8 +163,7 @@ def _sources(top: str) -> Iterator[str]:
 @cache
 def _trees() -> tuple[tuple[str, ast.Module], ...]:
     """Every module of lib/, parsed once."""
-    return tuple((path, ast.parse(open(path, encoding="utf-8").read(), path))
-                 for path in _sources(LIB))
+    return tuple((path, parsed(path)) for path in _sources(LIB))
 
 
 def _docstring_nodes(tree: ast.AST) -> set[int]:

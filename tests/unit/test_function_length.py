@@ -19,6 +19,8 @@ import ast
 import functools
 import os
 
+from tests.parsed import parsed
+
 ROOT = os.path.dirname(os.path.abspath(__file__))
 while not os.path.isfile(os.path.join(ROOT, "pyproject.toml")):  # the checkout's root
     ROOT = os.path.dirname(ROOT)
@@ -61,8 +63,7 @@ def function_lengths(root):
     lengths = {}
     for path in _sources(root):
         rel = os.path.relpath(path, root).replace(os.sep, "/")
-        with open(path, encoding="utf-8") as fh:
-            tree = ast.parse(fh.read(), path)
+        tree = parsed(path)
         for name, length in _functions(tree):
             key = f"{rel}:{name}"
             lengths[key] = max(length, lengths.get(key, 0))

@@ -36,6 +36,8 @@ import re
 
 import pytest
 
+from tests.parsed import parsed
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LIB = os.path.join(ROOT, "lib")
 
@@ -56,7 +58,7 @@ def _public_defs(tree):
 
 @pytest.mark.parametrize("path", list(_modules()), ids=lambda p: os.path.relpath(p, ROOT))
 def test_public_api_documented_and_typed(path):
-    tree = ast.parse(open(path).read(), path)
+    tree = parsed(path)
     assert ast.get_docstring(tree), f"{path}: module docstring missing"
     problems = []
     for node in _public_defs(tree):
@@ -76,7 +78,7 @@ def test_public_api_documented_and_typed(path):
 def test_no_sys_exit_below_cli(path):
     if path.endswith(os.path.join("lib", "cli.py")):
         return
-    tree = ast.parse(open(path).read(), path)
+    tree = parsed(path)
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and node.attr == "exit" and \
                 isinstance(node.value, ast.Name) and node.value.id == "sys":
@@ -101,7 +103,7 @@ def test_a_package_docstring_that_lists_modules_lists_them_all(package):
     every module (a new module is added to the list, a deleted one taken out)."""
     modules = sorted(name[:-3] for name in os.listdir(package)
                      if name.endswith(".py") and name != "__init__.py")
-    doc = ast.get_docstring(ast.parse(open(os.path.join(package, "__init__.py")).read())) or ""
+    doc = ast.get_docstring(parsed(os.path.join(package, "__init__.py"))) or ""
     listed = _listed_modules(doc, os.path.basename(package), modules)
     if len(listed) < 3:
         return
@@ -169,7 +171,7 @@ def test_processes_only_through_platform(path):
     rel = os.path.relpath(path, ROOT)
     if rel in PROCESS_ALLOWED:
         return
-    uses = _process_uses(ast.parse(open(path).read(), path))
+    uses = _process_uses(parsed(path))
     assert not uses, f"{rel}: " + ", ".join(f"{what} (line {line})" for what, line in uses) + \
         " -- go through lib/platform/ (spawn, run_tool, workers)"
 
@@ -251,7 +253,7 @@ def _imported_lib_modules(tree, module="lib", type_checking=False):
 
 
 def _import_graph(type_checking=False):
-    return {name: _imported_lib_modules(ast.parse(open(path).read(), path), name, type_checking)
+    return {name: _imported_lib_modules(parsed(path), name, type_checking)
             for name, path in LIB_MODULES.items()}
 
 
@@ -396,7 +398,7 @@ def test_no_module_level_mutable_state(path):
     ``field(default_factory=...)``.
     """
     rel = os.path.relpath(path, ROOT)
-    problems = [f"{name}:{line}" for name, line in _shared_state(ast.parse(open(path).read(), path))
+    problems = [f"{name}:{line}" for name, line in _shared_state(parsed(path))
                 if f"{rel}:{name}" not in KNOWN_MUTABLE_STATE]
     assert not problems, f"{rel}: shared mutable state: {', '.join(problems)}"
 
@@ -460,7 +462,7 @@ def test_no_test_context_global_read_outside_compat(path):
     names, and no unittest private ``_outcome``.  Code reads the TestContext.
     """
     rel = os.path.relpath(path, ROOT)
-    reads = _context_global_reads(ast.parse(open(path).read(), path))
+    reads = _context_global_reads(parsed(path))
     assert not reads, f"{rel}: " + ", ".join(f"{what} (line {line})" for what, line in reads)
 
 
@@ -506,7 +508,7 @@ ALLOWED_IMPORTS: dict[tuple[str, str], str] = {}
 def test_imports_inside_lib_are_relative(path):
     """Inside the package, modules import each other relatively (``from ..servers import
     x``): the package is ``lib`` in a checkout and ``kewpie`` installed (lib/aliases.py)."""
-    tree = ast.parse(open(path).read(), path)
+    tree = parsed(path)
     absolute = [node.lineno for node in ast.walk(tree)
                 if (isinstance(node, ast.ImportFrom) and node.level == 0 and node.module
                     and node.module.split(".")[0] in ("lib", "kewpie"))
@@ -653,7 +655,7 @@ def _covers(doc):
 def test_every_test_file_says_what_it_covers(path):
     """A test file's docstring names what it covers (docs/architecture.md, "Tests")."""
     rel = os.path.relpath(path, ROOT)
-    covers = _covers(ast.get_docstring(ast.parse(open(path).read(), path)))
+    covers = _covers(ast.get_docstring(parsed(path)))
     assert covers, f"{rel}: no 'Covers: lib/...' line in the module docstring"
     missing = [c for c in covers if not os.path.exists(os.path.join(ROOT, c))]
     assert not missing, f"{rel}: covers what does not exist: {missing}"
@@ -706,7 +708,7 @@ def _internal_imports(tree, public):
 def test_suites_import_only_the_public_api(path):
     """A suite's test imports the package's public API or kewpie 2012's, nothing else."""
     import lib
-    found = _internal_imports(ast.parse(open(path).read(), path), set(lib.__all__))
+    found = _internal_imports(parsed(path), set(lib.__all__))
     assert not found, f"{os.path.relpath(path, ROOT)} imports internal modules: " + ", ".join(
         f"{what} (line {line})" for what, line in found) + "; import them from lib (its __all__)"
 

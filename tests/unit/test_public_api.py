@@ -17,6 +17,7 @@ import sys
 import pytest
 
 import lib
+from tests.parsed import parsed
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DOCS = ("docs/writing-tests.md", "docs/pytest.md")
@@ -98,7 +99,7 @@ def test_no_module_of_the_package_imports_the_public_api():
         depth = os.path.relpath(dirpath, lib_dir).count(os.sep) + (dirpath != lib_dir) + 1
         for name in (n for n in files if n.endswith(".py")):
             path = os.path.join(dirpath, name)
-            for node in ast.walk(ast.parse(open(path).read(), path)):
+            for node in ast.walk(parsed(path)):
                 if isinstance(node, ast.ImportFrom) and node.module is None and \
                         node.level == depth:
                     found += [f"{os.path.relpath(path, ROOT)}: {a.name}" for a in node.names

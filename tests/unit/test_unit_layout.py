@@ -21,6 +21,7 @@ import os
 from collections import defaultdict
 
 from tests.conftest import ROOT
+from tests.parsed import parsed
 from tests.unit.test_house_rules import _covers
 
 UNIT = os.path.join(ROOT, "tests", "unit")
@@ -63,7 +64,7 @@ def misplaced(placed: dict[str, str], root: str = ROOT) -> list[str]:
 def test_unit_test_folders_mirror_the_package_tree():
     placed = {}
     for path in _unit_test_files():
-        covers = _covers(ast.get_docstring(ast.parse(open(path).read(), path)))
+        covers = _covers(ast.get_docstring(parsed(path)))
         if covers:  # none: test_house_rules' Covers: rule fails for it
             placed[os.path.relpath(path, UNIT).replace(os.sep, "/")] = covers[0]
     problems = misplaced(placed)

@@ -10,6 +10,7 @@ import types
 import pytest
 
 from tests.conftest import ROOT
+from tests.parsed import parsed
 
 
 def _calls_of(name):
@@ -20,7 +21,7 @@ def _calls_of(name):
             if not file.endswith(".py"):
                 continue
             path = os.path.join(dirpath, file)
-            tree = ast.parse(open(path, encoding="utf-8").read(), path)
+            tree = parsed(path)
             if any(isinstance(n, ast.Call) and name in (getattr(n.func, "attr", None),
                                                         getattr(n.func, "id", None))
                    for n in ast.walk(tree)):

@@ -24,6 +24,7 @@ import os
 import pytest
 
 from tests.conftest import ROOT
+from tests.parsed import parsed
 
 LIB = os.path.join(ROOT, "lib")
 PIPELINE = "lib.run.attempt"
@@ -66,8 +67,7 @@ MODULES = dict(_modules())
 
 
 def _tree(module):
-    with open(MODULES[module]) as fh:
-        return ast.parse(fh.read(), MODULES[module])
+    return parsed(MODULES[module])
 
 
 def _absolute(node, module):

@@ -24,6 +24,7 @@ from lib.suites.testcase import ClusterTestCase, KewpieTestCase
 from lib.kewpie2012.manager_compat import Kewpie2012Manager
 from lib.kewpie2012.server_compat import Kewpie2012Server
 from tests.conftest import ROOT
+from tests.parsed import parsed
 
 LIB = os.path.join(ROOT, "lib")
 
@@ -123,7 +124,7 @@ def _imports_compat(path):
     parts = _module_of(path)
     package = parts if path.endswith("__init__.py") else parts[:-1]
     lines = []
-    for node in ast.walk(ast.parse(open(path).read(), path)):
+    for node in ast.walk(parsed(path)):
         names = []
         if isinstance(node, ast.Import):
             names = [a.name for a in node.names]

@@ -19,6 +19,7 @@ from lib.servers.layout import ServerLayout, socket_path
 from lib.servers.lifecycle import HasLogs, Killable, Pausable, Startable, Stoppable
 from lib.servers.logs import ErrorLog
 from lib.servers.server import Server, ServerSettings
+from tests.parsed import parsed
 
 
 class FakeExecutor:
@@ -242,7 +243,7 @@ def test_the_lost_connection_codes_are_defined_once():
         for name in files:
             path = os.path.join(dirpath, name)
             if name.endswith(".py"):
-                tree = ast.parse(open(path, encoding="utf-8").read(), path)
+                tree = parsed(path)
                 defined += [os.path.relpath(path, ROOT) for node in ast.walk(tree)
                             if isinstance(node, ast.Assign)
                             and any(getattr(t, "id", "") == "LOST_CONNECTION_CODES"
