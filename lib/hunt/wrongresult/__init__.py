@@ -30,7 +30,8 @@ benchmarks and tests), ``replay`` (a finding's statements judged again by its or
 after a replay, Radar's raw copies and DQE's copy built again: the reduce predicate, and
 its mysqltest form), ``rowsform`` (the other oracles' compared statements run unchanged
 by the mysql client, their sorted rows compared: mysqltest lines), ``checkforms`` (DQE's
-and CERT's comparisons as mysqltest lines),
+and CERT's comparisons as mysqltest lines), ``withinform`` (Pinolo's: one statement's
+sorted rows within another's, as mysqltest lines),
 ``errors``.  See docs/hunting.md, "Wrong-result
 oracles" and "The plan and rewrite oracles".
 """
