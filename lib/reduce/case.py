@@ -7,9 +7,10 @@ a path that is not a finding folder (no ``finding.json`` of the finding
 format), a finding without a trace, a kind the reducer cannot check yet.
 
 A wrong result of an oracle that runs over the load's tables (TLP, NoREC, DQP,
-EET, CODDTest, the TLP variants) or over copies of them it builds again
+EET, CODDTest, Pinolo, the TLP variants) or over copies of them it builds again
 (Radar, DQE), and a performance finding of CERT
-(:data:`~lib.hunt.wrongresult.replay.REPLAYABLE`, each of its oracle's kind) is *judged again* (:attr:`ReduceInput.judged_again`): its compared statements
+(:data:`~lib.hunt.wrongresult.replay.REPLAYABLE`, each of its oracle's kind) is *judged
+again* (:attr:`ReduceInput.judged_again`): its compared statements
 (``details.queries``) follow the trace's as the statements the failure was seen
 on, and a candidate fails while the oracle's comparison of them still disagrees
 (:func:`lib.hunt.wrongresult.replay.judge_again`).

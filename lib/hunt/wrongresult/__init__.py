@@ -31,7 +31,8 @@ after a replay, Radar's raw copies and DQE's copy built again: the reduce predic
 its mysqltest form), ``rowsform`` (the other oracles' compared statements, and a
 differential finding's query, run unchanged by the mysql client, their sorted rows
 compared with each other's or with the correct server's: mysqltest lines), ``checkforms`` (DQE's
-and CERT's comparisons as mysqltest lines),
+and CERT's comparisons as mysqltest lines), ``withinform`` (Pinolo's: one statement's
+sorted rows within another's, as mysqltest lines),
 ``errors``.  See docs/hunting.md, "Wrong-result
 oracles" and "The plan and rewrite oracles".
 """

@@ -27,12 +27,17 @@ never lower (positive place, relaxing) or never higher (tightening):
 Below XOR, ``IS [NOT] UNKNOWN``, a comparison of conditions, a function or a
 subquery nothing is changed (not monotone there).  Only the WHERE changes:
 an outer join's ON condition is not monotone in the rows it keeps.
+
+A finding is judged again after a replay by this judge (--mode=reduce:
+lib/hunt/wrongresult/replay.py); its reduced case checks both containments with the
+mysql client's sorted rows (lib/hunt/wrongresult/withinform.py, for the variant
+:meth:`PinoloOracle.seen` names).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Mapping
+from typing import Mapping, Sequence
 
 from .execute import Outcome
 from .generator import CLASSES, GeneratorOptions, Produced, SqlGenerator
@@ -204,6 +209,12 @@ class PinoloOracle(OracleBase):
             return Verdict("agree", results=results)
         return Verdict("differ", results=results,
                        detail=f"Pinolo ({check.variant}): " + "; ".join(problems))
+
+    def seen(self, check: Check, outcomes: Sequence[Outcome]) -> tuple[str, ...]:
+        """The check's variant, for the reduced case's comparison
+        (lib/hunt/wrongresult/withinform.py): counts are compared as numbers, rows as
+        multisets."""
+        return (check.variant,)
 
 
 def _not_within(small: list[tuple[str, ...]], big: list[tuple[str, ...]]) -> list[tuple[str, ...]]:

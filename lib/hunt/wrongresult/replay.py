@@ -1,7 +1,7 @@
 """An oracle's finding judged again after a replay: the reduce predicate of the oracles.
 
 A wrong-result finding of an oracle that runs over the load's tables (TLP, NoREC, DQP,
-EET, CODDTest, the TLP variants) or over copies of them it can build again (Radar,
+EET, CODDTest, Pinolo, the TLP variants) or over copies of them it can build again (Radar,
 DQE), and a performance finding of CERT (:func:`finding_kind`: never called a wrong
 result), holds the statements it compared (``details.queries``) and the oracle's comparison of
 their rows (``detail``: ``EET (aggregate): rows only in Q: ...``).  After a candidate's
@@ -21,14 +21,17 @@ statement's (:mod:`lib.hunt.wrongresult.rowsform`: no CTE or digest wrapped arou
 statement, whose materialisation changed what it read), then the rebuilt tables dropped;
 NoREC's two counts compared as numbers.  Rows compare as the server sends them in text,
 so a case may still fail on a value's form the oracle reads as the same (a float's last
-digits): it never passes while the oracle disagrees.  DQE's and CERT's comparisons are of
-rows touched and of estimates: lib/hunt/wrongresult/checkforms.py writes them, from what
-the judging saw (``Rebuilt.seen``: DQE's copy, CERT's plans).
+digits): it never passes while the oracle disagrees.  DQE's, CERT's and Pinolo's
+comparisons are of rows touched, of estimates and of one statement's rows within
+another's: lib/hunt/wrongresult/checkforms.py writes the first two, from what the judging
+saw (``Rebuilt.seen``: DQE's copy, CERT's plans), lib/hunt/wrongresult/withinform.py
+Pinolo's (``Q`` within ``Q+``, ``Q-`` within ``Q``: multisets of the client's sorted rows,
+or counts; the variant judged, ``seen``).
 
-Not replayable (:func:`not_replayable` says why): Pinolo (mysqltest has no form of its
-comparison yet: one query's rows within another's), the differential oracle (reduced on
-its compare topology by lib/reduce itself; its case's check is rowsform's too:
-:func:`lib.hunt.wrongresult.rowsform.expected_lines`).
+Not replayable (:func:`not_replayable` says why): the differential oracle (reduced on its
+compare topology by lib/reduce itself; its case's check is rowsform's too:
+:func:`lib.hunt.wrongresult.rowsform.expected_lines`) and any name that is no oracle of
+this package.
 """
 from __future__ import annotations
 
@@ -42,6 +45,7 @@ from .execute import Outcome
 from .oracle import Check, OracleBase, Rebuilt, Sessions
 from .registry import wrong_result_oracles
 from .rowsform import compare_lines
+from .withinform import pinolo_lines
 
 # oracle -> the statements compared with the first (by index; -1: the last)
 COMPARED: Mapping[str, tuple[int, ...]] = MappingProxyType({
@@ -49,13 +53,11 @@ COMPARED: Mapping[str, tuple[int, ...]] = MappingProxyType({
     "tlp-aggregate": (1,), "tlp-distinct": (1,), "tlp-groupby": (1,), "tlp-having": (1,),
     "radar": (1,),
 })
-# oracle -> its comparison's mysqltest form, of checkforms.py (not digests of rows)
+# oracle -> its comparison's mysqltest form, of checkforms.py and withinform.py (not one
+# statement's rows against another's)
 OWN_FORMS: Mapping[str, Callable[[Sequence[str], Rebuilt, str], list[str]]] = \
-    MappingProxyType({"dqe": dqe_lines, "cert": cert_lines})
+    MappingProxyType({"dqe": dqe_lines, "cert": cert_lines, "pinolo": pinolo_lines})
 REPLAYABLE = frozenset(COMPARED) | frozenset(OWN_FORMS)
-_BLOCKED: Mapping[str, str] = MappingProxyType({
-    "pinolo": "its comparison (one query's rows within another's) has no mysqltest form yet",
-})
 _KINDS: Mapping[str, str] = MappingProxyType({"cert": "performance"})
 _VARIANT_RE = re.compile(r"^[\w-]+ \(([\w-]+)\):")
 REPLAY_TIMEOUT = 20.0   # seconds: max_statement_time of the statements judged again
@@ -65,7 +67,7 @@ def not_replayable(oracle: str) -> str:
     """Why an oracle's findings cannot be judged again after a replay ('' when they can)."""
     if oracle in REPLAYABLE:
         return ""
-    return _BLOCKED.get(oracle, "it is no oracle of lib/hunt/wrongresult")
+    return "it is no oracle of lib/hunt/wrongresult"
 
 
 def finding_kind(oracle: str) -> str:
@@ -118,7 +120,7 @@ def mtr_check(oracle: str, queries: Sequence[str], delimiter: str = ";",
     """mysqltest lines that die while the oracle's comparison of queries still disagrees
     ([] when it has no such form: the oracle is not replayable).  What the oracle rebuilt
     for them is built first and undone last (rebuilt); DQE's and CERT's comparisons are
-    checkforms.py's, NoREC's two counts are read into variables and compared as numbers,
+    checkforms.py's, Pinolo's withinform.py's, NoREC's two counts are read into variables and compared as numbers,
     the others' rows are compared by :func:`lib.hunt.wrongresult.rowsform.compare_lines`:
     each statement run unchanged (a DQP plan's ``SET STATEMENT`` and modifiers as the oracle
     sent them), nothing wrapped around it."""

@@ -1,7 +1,8 @@
 """Pure logic of --mode=reduce RUN: a hunt's run folder read (complete findings only, bad
 input), its findings grouped by signature, one picked per signature (the shortest trace,
 ties the earliest trial), the known bug that skips a signature, and the refusal rule
---mode=reduce shares with it (a hang, a divergence, Pinolo, a replication topology).
+--mode=reduce shares with it (a hang, a divergence, an oracle it does not know, a replication
+topology; Pinolo's findings taken).
 
 Covers: lib/reduce/runfolder.py, lib/reduce/case.py
 """
@@ -107,7 +108,7 @@ def test_a_run_folder_is_summary_beside_findings(tmp_path):
 @pytest.mark.parametrize("kind, oracle, topology, words", [
     ("hang", "hang", "single", "a hang finding of oracle hang cannot be reduced yet"),
     ("divergence", "divergence", "replication", "a divergence finding"),
-    ("wrong-result", "pinolo", "single", "pinolo"),
+    ("wrong-result", "nosuch", "single", "(it is no oracle of lib/hunt/wrongresult)"),
     ("crash", "crash", "galera", "a finding on a galera topology cannot be reduced yet"),
 ])
 def test_refusal_says_why_a_finding_cannot_be_reduced(kind, oracle, topology, words):
@@ -119,6 +120,7 @@ def test_refusal_of_what_can_be_reduced_is_empty():
     assert refusal("wrong-result", "differential", "compare") == ""
     assert refusal("errorlog", "errorlog", "single") == ""
     assert refusal("wrong-result", "tlp", "single") == ""
+    assert refusal("wrong-result", "pinolo", "single") == ""
 
 
 def test_read_input_raises_not_reducible_with_the_short_why(tmp_path):
