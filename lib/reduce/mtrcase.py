@@ -22,7 +22,7 @@ becomes ``$MTR_SUITE_DIR/plugin``, its libraries copied into the folder's ``plug
 - a crash is left to crash: the crashing statement is the case's last, with
   no ``--error``: mysqltest fails with "Lost connection" while the bug is there;
 - a differential wrong result becomes a check that fails: the rows the correct server
-  gave for the differing query (as the mysql client prints them, sorted and listed) are
+  gave for the differing query (as the mysql client prints them, listed and sorted) are
   written to a file, the query runs unchanged by the mysql client and its rows, sorted
   and listed the same way, are compared with them (:func:`differential_check`,
   lib/hunt/wrongresult/rowsform.py); ``--die wrong result (differential): ...`` when they

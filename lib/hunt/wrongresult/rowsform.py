@@ -100,20 +100,22 @@ def listed(line: bytes) -> str:
 
 def listed_rows(rows: Sequence[Sequence[bytes | None]]) -> list[str]:
     """Rows (each value the server's text, None for NULL) as the case's pipeline leaves
-    them (:func:`run_lines`): the client's lines, sorted as bytes, listed."""
-    return [listed(line) for line in sorted(client_line(r) for r in rows)]
+    them (:func:`run_lines`): the client's lines listed, then sorted (the listing is
+    ASCII: its code points sort as ``LC_ALL=C sort`` sorts its bytes)."""
+    return sorted(listed(client_line(r)) for r in rows)
 
 
 def run_lines(index: int, sql: str, session: Sequence[str] = (UNPADDED,)) -> list[str]:
     """The lines that run statement index (1-based) by the client, after the session
-    statements given (an oracle's: :data:`UNPADDED`), and leave its rows sorted and
-    listed in :func:`file_of` (index, ``rows``)."""
+    statements given (an oracle's: :data:`UNPADDED`), and leave its rows listed and
+    sorted in :func:`file_of` (index, ``rows``): listed first, so the file is in the order
+    ``comm`` needs (withinform.py), the listing changing no row's equality."""
     text = sql.strip().rstrip(";").strip()
     return [f"--write_file {file_of(index, 'sql')} {END_OF_STATEMENT}", *session,
             text + ";", END_OF_STATEMENT,
             f"--exec {CLIENT} test < {file_of(index, 'sql')} > {file_of(index, 'out')}",
-            f"--exec LC_ALL=C sort {file_of(index, 'out')} -o {file_of(index, 'out')}",
-            f"--exec {LISTED} {file_of(index, 'out')} > {file_of(index, 'rows')}"]
+            f"--exec {LISTED} {file_of(index, 'out')} > {file_of(index, 'rows')}",
+            f"--exec LC_ALL=C sort {file_of(index, 'rows')} -o {file_of(index, 'rows')}"]
 
 
 def _differ_lines(first: int, other: int, shown: tuple[str, str], die: str) -> list[str]:
@@ -166,7 +168,7 @@ def expected_lines(sql: str, rows: Sequence[str]) -> list[str]:
              "listed (lib/hunt/wrongresult/rowsform.py)",
              f"--remove_files_wildcard {TMP} {PREFIX}*",
              f"--write_file {file_of(0, 'rows')} {end}", *rows, end,
-             "# the query run unchanged by the mysql client, its rows sorted and listed"]
+             "# the query run unchanged by the mysql client, its rows listed and sorted"]
             + run_lines(1, sql, ())
             + _differ_lines(0, 1, ("the correct server's rows", "the query's rows"),
                             DIFFERENTIAL)

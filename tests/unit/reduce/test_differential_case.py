@@ -1,6 +1,6 @@
 """Pure logic of a differential wrong result's reduced case: the correct server's rows as
-the case's pipeline leaves a statement's rows (the mysql client's batch lines, sorted as
-bytes, listed as ``LC_ALL=C sed -n 'l 0'`` lists them), written into the case, and the
+the case's pipeline leaves a statement's rows (the mysql client's batch lines, listed as
+``LC_ALL=C sed -n 'l 0'`` lists them, then sorted as bytes), written into the case, and the
 query run unchanged by the client and compared with them -- no digest, no CTE.
 
 Covers: lib/reduce/mtrcase.py, lib/hunt/wrongresult/rowsform.py
@@ -40,9 +40,11 @@ def test_a_line_as_sed_lists_it():
     assert listed(b"") == "$"
 
 
-def test_rows_sorted_as_bytes_then_listed():
+def test_rows_listed_then_sorted_as_bytes():
+    # listed first: the backslash of an escape (0x5c) sorts between B and a, as sort's
+    # LC_ALL=C does with the listed file (the order comm needs: withinform.py)
     rows = [(b"b", None), (b"B", b"1"), (b"\xc3\xa4", b"2"), (b"a", b"\t")]
-    assert listed_rows(rows) == ["B\\t1$", "a\\t\\\\t$", "b\\tNULL$", "\\303\\244\\t2$"]
+    assert listed_rows(rows) == ["B\\t1$", "\\303\\244\\t2$", "a\\t\\\\t$", "b\\tNULL$"]
     assert listed_rows([]) == []
 
 
@@ -56,8 +58,8 @@ def test_the_check_writes_the_correct_rows_and_compares_the_querys_with_them():
     assert lines[sql + 3:sql + 6] == [
         f"--exec $MYSQL --default-character-set=utf8mb4 --binary-mode --batch "
         f"--skip-column-names test < {file_of(1, 'sql')} > {file_of(1, 'out')}",
-        f"--exec LC_ALL=C sort {file_of(1, 'out')} -o {file_of(1, 'out')}",
-        f"--exec LC_ALL=C sed -n 'l 0' {file_of(1, 'out')} > {file_of(1, 'rows')}"]
+        f"--exec LC_ALL=C sed -n 'l 0' {file_of(1, 'out')} > {file_of(1, 'rows')}",
+        f"--exec LC_ALL=C sort {file_of(1, 'rows')} -o {file_of(1, 'rows')}"]
     at = lines.index(f"--diff_files {file_of(0, 'rows')} {file_of(1, 'rows')}")
     assert lines[at - 1] == "--error 0,1,2" and lines[at + 1:at + 9] == [
         "if ($errno)", "{", "  --enable_result_log",

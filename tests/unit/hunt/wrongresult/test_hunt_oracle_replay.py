@@ -50,15 +50,15 @@ def test_the_mysqltest_check_runs_each_compared_statement_unchanged_and_compares
     assert _statement_in(lines, 1) == [UNPADDED, Q + ";"]
     assert _statement_in(lines, 2) == [UNPADDED, P + ";"]
     assert not any("WITH kw_q" in line or "MD5(" in line for line in lines)
-    # run by the client (utf8mb4, the text as it is, one line a row), sorted as bytes,
-    # listed (every byte that is not printable ASCII escaped)
+    # run by the client (utf8mb4, the text as it is, one line a row), listed (every byte
+    # that is not printable ASCII escaped), sorted as bytes (the order comm needs)
     at = lines.index("--exec $MYSQL --default-character-set=utf8mb4 --binary-mode --batch "
                      "--skip-column-names test < $MYSQL_TMP_DIR/kw_compared_2.sql > "
                      "$MYSQL_TMP_DIR/kw_compared_2.out")
     assert lines[at + 1:at + 3] == [
-        "--exec LC_ALL=C sort $MYSQL_TMP_DIR/kw_compared_2.out -o "
-        "$MYSQL_TMP_DIR/kw_compared_2.out",
         "--exec LC_ALL=C sed -n 'l 0' $MYSQL_TMP_DIR/kw_compared_2.out > "
+        "$MYSQL_TMP_DIR/kw_compared_2.rows",
+        "--exec LC_ALL=C sort $MYSQL_TMP_DIR/kw_compared_2.rows -o "
         "$MYSQL_TMP_DIR/kw_compared_2.rows"]
     # compared with the first's rows; a difference (diff_files' 1 or 2) dies the old way
     at = lines.index("--diff_files $MYSQL_TMP_DIR/kw_compared_1.rows "
@@ -113,8 +113,8 @@ def test_a_dqp_pair_with_sql_buffer_result_gives_a_valid_case():
         END_OF_STATEMENT,
         f"--exec $MYSQL --default-character-set=utf8mb4 --binary-mode --batch "
         f"--skip-column-names test < {file_of(1, 'sql')} > {file_of(1, 'out')}",
-        f"--exec LC_ALL=C sort {file_of(1, 'out')} -o {file_of(1, 'out')}",
-        f"--exec LC_ALL=C sed -n 'l 0' {file_of(1, 'out')} > {file_of(1, 'rows')}"]
+        f"--exec LC_ALL=C sed -n 'l 0' {file_of(1, 'out')} > {file_of(1, 'rows')}",
+        f"--exec LC_ALL=C sort {file_of(1, 'rows')} -o {file_of(1, 'rows')}"]
 
 
 def _finding(tmp_path, oracle="tlp-groupby", queries=(Q, P)):

@@ -92,7 +92,7 @@ def test_pinolos_mysqltest_check_of_rows_is_a_multiset_containment_per_pair():
     # each statement as the oracle sent it, run by the client (rowsform.py's way)
     for index, sql in enumerate((Q, LOOSER, TIGHTER), 1):
         assert _statement_in(lines, index) == [UNPADDED, sql + ";"]
-        assert (f"--exec LC_ALL=C sort {file_of(index, 'out')} -o {file_of(index, 'rows')}"
+        assert (f"--exec LC_ALL=C sort {file_of(index, 'rows')} -o {file_of(index, 'rows')}"
                 in lines)
     assert lines.index(f"--write_file {EMPTY} {END_OF_STATEMENT}") + 1 == \
         lines.index(END_OF_STATEMENT, lines.index(f"--write_file {EMPTY} {END_OF_STATEMENT}"))
@@ -172,7 +172,7 @@ def test_a_pinolo_finding_reads_and_writes_its_case(tmp_path):
         text.index("disconnect kw_oracle;") < text.index("DROP DATABASE test")
 
 
-VALUES = ("1", "2", "", "NULL", "a", "A", "a ", "é", "-0")
+VALUES = ("1", "2", "", "NULL", "a", "A", "a ", "é", "-0", "\\", "a\\tb")
 
 
 def _lines(rows):
@@ -180,15 +180,18 @@ def _lines(rows):
 
 
 def _case_says_within(small, big, folder):
-    """Does the case's containment (its sort and comm, as it runs them) find small's rows
-    within big's?"""
+    """Does the case's containment (its sed listing, sort and comm, as it runs them:
+    rowsform.run_lines) find small's rows within big's?"""
     paths = []
     for n, rows in enumerate((small, big)):
-        raw, sorted_ = os.path.join(folder, f"{n}.out"), os.path.join(folder, f"{n}.rows")
+        raw, listed = os.path.join(folder, f"{n}.out"), os.path.join(folder, f"{n}.rows")
         with open(raw, "w", encoding="utf-8") as fh:
             fh.write(_lines(rows))
-        subprocess.run(["sort", raw, "-o", sorted_], check=True, env={"LC_ALL": "C"})
-        paths.append(sorted_)
+        with open(listed, "wb") as fh:
+            subprocess.run(["sed", "-n", "l 0", raw], check=True, env={"LC_ALL": "C"},
+                           stdout=fh)
+        subprocess.run(["sort", listed, "-o", listed], check=True, env={"LC_ALL": "C"})
+        paths.append(listed)
     missing = subprocess.run(["comm", "-23", *paths], check=True, capture_output=True,
                              env={"LC_ALL": "C"}).stdout
     return missing == b""
