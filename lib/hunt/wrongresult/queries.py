@@ -137,15 +137,30 @@ def avg_argument(gen: SqlGenerator, text: str) -> str:
 
 
 def values(gen: SqlGenerator, scope: Scope, n: int, classes: Sequence[str] = CLASSES,
-           exact: bool = False) -> list[str]:
+           exact: bool = False, storable: bool = False) -> list[str]:
     """n values of these classes (mostly of classes the scope has columns of); exact: without
-    a decimal division (:func:`exact_value`)."""
+    a decimal division (:func:`exact_value`); storable: one plan may store them and another
+    send them as computed (:func:`storable_value`)."""
     out = []
     for _ in range(n):
         present = [c for c in scope.classes() if c in classes]
         cls = gen.choice(present) if present and gen.chance(0.85) else gen.choice(classes)
-        out.append(exact_value(gen, scope, cls) if exact else gen.value(scope, cls))
+        out.append(exact_value(gen, scope, cls) if exact else
+                   storable_value(gen, scope, cls) if storable else gen.value(scope, cls))
     return out
+
+
+def storable_value(gen: SqlGenerator, scope: Scope, cls: str) -> str:
+    """A value of the class that is the same sent as computed and stored first: no
+    arithmetic on a DECIMAL wider than :data:`WIDE_DECIMAL` digits (``ABS(d) * 0.5`` of a
+    DECIMAL(65,0) has 66 digits: sent whole, but a plan that stores the row first --
+    DQP's ``SQL_BUFFER_RESULT`` -- clips it to the type's 65: documented, not a bug;
+    session 10's 97198b1b6de7); a column or literal after four tries."""
+    for _ in range(4):
+        made = gen.value(scope, cls)
+        if _BARE_COLUMN_RE.fullmatch(made) or not _names_wide(gen, made):
+            return made
+    return gen.leaf(scope, cls)
 
 
 def aggregates(gen: SqlGenerator, scope: Scope, n: int, exact: bool = False) -> list[str]:
@@ -271,7 +286,8 @@ def select_query(gen: SqlGenerator, fc: FromClause, where: str, rich: bool = Fal
     variant = gen.weighted(options)
     n = gen.rng.randrange(1, 4)
     if variant == "plain":
-        return f"SELECT {', '.join(values(gen, scope, n))} FROM {fc.sql}{where}", variant
+        items = values(gen, scope, n, storable=rich)
+        return f"SELECT {', '.join(items)} FROM {fc.sql}{where}", variant
     if variant == "aggregate":
         return f"SELECT {', '.join(aggregates(gen, scope, n, rich))} FROM {fc.sql}{where}", variant
     if variant in ("grouped", "having"):
@@ -294,7 +310,7 @@ def select_query(gen: SqlGenerator, fc: FromClause, where: str, rich: bool = Fal
         return (f"SELECT DISTINCT {', '.join(values(gen, scope, n, NOT_STR, rich))} "
                 f"FROM {fc.sql}{where}", variant)
     if variant == "window":
-        items = values(gen, scope, gen.rng.randrange(1, 3))
+        items = values(gen, scope, gen.rng.randrange(1, 3), storable=True)
         items += [_window(gen, scope, keys) for _ in range(gen.rng.randrange(1, 3))]
         return f"SELECT {', '.join(items)} FROM {fc.sql}{where}", variant
     if variant == "union":
