@@ -21,7 +21,8 @@ rendering, multiset compare), ``oracle`` (the run loop), ``queries`` (whole
 SELECTs of every variant), ``rewrite`` (replacing one recorded expression),
 ``toplevel`` (SQL text cut outside quotes and parentheses),
 ``copies`` (copies of tables in the oracles' own schema), the oracles
-``norec``, ``tlp``, ``differential``, ``dqp``, ``eet``, ``coddtest``,
+``norec``, ``tlp``, ``differential``, ``dqp`` (``dqpknown``: the known wrong results it
+leaves its plans out of, and for which queries), ``eet``, ``coddtest``,
 ``pinolo``, ``dqe``, ``radar``, ``tlpvariants`` (tlp-aggregate,
 tlp-distinct, tlp-groupby, tlp-having) and ``cert`` (performance findings;
 ``certknown``: the known estimate inconsistency it recognises in the optimizer trace),

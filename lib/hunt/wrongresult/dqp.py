@@ -37,14 +37,22 @@ What a plan may change and the oracle does not compare: the order of rows
 (multisets; LIMIT only after a total order), warnings.  A plan that fails
 (e.g. ``Out of sort memory`` with a small buffer, a timeout) skips the check.
 Known wrong results of 10.11 that DQP would find again and again are avoided
-by plan name (:data:`KNOWN_BUGS`, empty until one is found); ``avoid_plans``
-says which.
+by plan (:data:`~lib.hunt.wrongresult.dqpknown.KNOWN_BUGS`; ``avoid_plans``
+says which, ``avoid_plans=frozenset()`` hunts them): such a plan is left out
+of the queries that meet its bug (:func:`~lib.hunt.wrongresult.dqpknown.meets_known_bug`),
+kept for every other -- the plan that turns ``not_null_range_scan`` on is not
+run over a query whose WHERE, ON or HAVING has an ``IS NOT NULL``, ``IS TRUE``,
+``IS FALSE``, ``IS NOT UNKNOWN`` or AND below the ANDs and ORs at its top, or a
+``CONCAT_WS`` (KW46-NOT-NULL-RANGE-IS-UNKNOWN).
+``extra_plans`` (``SET STATEMENT`` assignments: a user's own, the tests'
+planted one) are run in every check besides the ``plans`` drawn.
 """
 from __future__ import annotations
 
 from types import MappingProxyType
 from typing import Mapping, Sequence
 
+from .dqpknown import KNOWN_BUGS, meets_known_bug
 from .execute import Connection, Outcome, run_query
 from .generator import FromClause, GeneratorOptions, SqlGenerator
 from .oracle import Check, OracleBase, Verdict
@@ -80,8 +88,6 @@ SETTINGS: Mapping[str, tuple[str, ...]] = MappingProxyType({
 # flags that are no-ops or not plan choices
 IGNORED_FLAGS = frozenset({"engine_condition_pushdown"})
 MODIFIERS = ("SQL_BUFFER_RESULT", "SQL_BIG_RESULT", "SQL_SMALL_RESULT")
-# plan name (as a finding's detail shows it) -> the known wrong result it meets
-KNOWN_BUGS: Mapping[str, str] = MappingProxyType({})
 
 
 class DQPOracle(OracleBase):
@@ -95,7 +101,8 @@ class DQPOracle(OracleBase):
         super().__init__(options, statement_timeout)
         self.plans = plans
         self.avoid_plans = avoid_plans
-        self.extra_plans = tuple(extra_plans)  # more SET STATEMENT assignments (tests: a planted one)
+        self.extra_plans = tuple(extra_plans)  # SET STATEMENT assignments run in every check
+                                               # (tests: a planted one)
         self.flags: dict[str, bool] = {}
         self.variables: dict[str, str] = {}
         self.indexes: dict[tuple[str, str], list[str]] = {}
@@ -122,9 +129,11 @@ class DQPOracle(OracleBase):
         self.indexes = index_names(conns[0], tables)
         return tables
 
-    def plan_choices(self, gen: SqlGenerator, fc: FromClause, variant: str) -> list[tuple[str, str]]:
-        """Every plan this query may be run under: (plan name, how: 'set' assignment,
-        'hint' alias:hint, 'order', 'modifier' keyword)."""
+    def plan_choices(self, gen: SqlGenerator, fc: FromClause, variant: str,
+                     sql: str = "") -> list[tuple[str, str]]:
+        """Every plan the query sql may be drawn to run under: (plan name, how: 'set'
+        assignment, 'hint' alias:hint, 'order', 'modifier' keyword); a plan of avoid_plans
+        only when sql does not meet its known bug (the extra plans: :meth:`extra_choices`)."""
         choices: list[tuple[str, str]] = []
         for flag, on in self.flags.items():
             choices.append((f"switch {flag}={'off' if on else 'on'}",
@@ -143,27 +152,35 @@ class DQPOracle(OracleBase):
             choices.append(("order straight_join", "order"))
         for modifier in MODIFIERS:
             choices.append((f"modifier {modifier}", f"modifier {modifier}"))
-        for extra in self.extra_plans:
-            choices.append((f"setting {extra}", f"set {extra}"))
-        return [(n, h) for n, h in choices if n not in self.avoid_plans]
+        return [(n, h) for n, h in choices if not self.avoided(n, sql)]
+
+    def extra_choices(self, sql: str = "") -> list[tuple[str, str]]:
+        """The extra plans (``extra_plans``), run in every check besides the plans drawn."""
+        extras = [(f"setting {extra}", f"set {extra}") for extra in self.extra_plans]
+        return [(n, h) for n, h in extras if not self.avoided(n, sql)]
+
+    def avoided(self, plan: str, sql: str) -> bool:
+        """True when the plan is one of avoid_plans and sql may meet its known bug."""
+        return plan in self.avoid_plans and meets_known_bug(plan, sql)
 
     def generate(self, gen: SqlGenerator) -> Check | None:
-        """Q and up to ``plans`` other plans of it (a combination of flags now and then)."""
+        """Q under up to ``plans`` plans drawn (a combination of flags now and then) and
+        under every extra plan."""
         fc = gen.from_clause()
         if fc is None:
             return None
         p = gen.predicate(fc.scope) if gen.chance(0.7) else ""
         where = f" WHERE {p}" if p else ""
         sql, variant = select_query(gen, fc, where, rich=True)
-        choices = self.plan_choices(gen, fc, variant)
-        if not choices:
-            return None
-        picked = [choices[gen.rng.randrange(len(choices))] for _ in range(self.plans)]
+        choices = self.plan_choices(gen, fc, variant, sql)
+        picked = [choices[gen.rng.randrange(len(choices))]
+                  for _ in range(self.plans if choices else 0)]
         switches = [h for _, h in choices if h.startswith("set optimizer_switch=")]
         if len(switches) >= 2 and gen.chance(0.3):  # two or three flags at once
             combo = [switches[gen.rng.randrange(len(switches))] for _ in range(gen.rng.randrange(2, 4))]
             flags = sorted({h.split("'")[1] for h in combo})
             picked[0] = (f"switch {','.join(flags)}", f"set optimizer_switch='{','.join(flags)}'")
+        picked += self.extra_choices(sql)
         queries = [sql]
         for plan, how in dict(picked).items():
             rewritten = apply_plan(sql, how, fc, p)

@@ -243,6 +243,14 @@ KNOWN_BUGS: Mapping[str, str] = MappingProxyType({
                                 "literal's row (KW46-SETOP-PUSHDOWN-COLLATION; TLP-distinct, "
                                 "TLP-groupby, CODDTest); a view of a set operation with a "
                                 "character string column is never read (VIEW_KNOWN_BUGS)",
+    "decimal-div-in-list": "a decimal division compared by an IN list of two or more values "
+                           "(on its left or among its values): the list compares the digits "
+                           "the quotient carries beyond its scale, = and IN of one value "
+                           "compare it at its scale, so 0.001/29083 (shown 0.0000000) is = 0 "
+                           "and IN (0), not IN (0, 1.5), and 0 IN (0.001/29083, 1.5) is 0 "
+                           "(KW46-DECIMAL-DIV-IN-LIST; Pinolo, x NOT IN (y) against x NOT IN "
+                           "(y, 1.5)); an IN list of decimals (of any length: Pinolo adds a "
+                           "value) holds no division, on either side",
     "vers-outer-join-dml": "a subquery of an UPDATE's or DELETE's WHERE that LEFT JOINs a "
                            "system-versioned table loses the NULL-complemented rows: EXISTS "
                            "(SELECT * FROM t1 LEFT JOIN versioned ...) is 1 in the SELECT, false "
@@ -896,6 +904,19 @@ class SqlGenerator:
             right = self.null_key_lookup(scope, right)
         return left, op, right
 
+    def list_division(self, cls: str, sql: str) -> bool:
+        """True when sql, a value of cls on either side of an IN list, is a decimal value
+        holding a division and the generator avoids the known bug decimal-div-in-list (an
+        IN list of two or more values compares the digits a quotient carries beyond its
+        scale; one of a single value, like =, does not)."""
+        return cls == "dec" and "/" in sql and self.avoids("decimal-div-in-list")
+
+    def list_item(self, scope: Scope, cls: str, depth: int) -> str:
+        """A value of an IN list: a literal of cls instead of a decimal division
+        (:meth:`list_division`)."""
+        item = self.value(scope, cls, depth)
+        return self.literal(cls) if self.list_division(cls, item) else item
+
     def names_widest_decimal(self, sql: str) -> bool:
         """True when sql names a DECIMAL column of more than 62 digits (in one of the
         generator's tables): rounded to more places than its scale, its type would need
@@ -954,9 +975,11 @@ class SqlGenerator:
         if kind == "in":
             cls = self.value_class(scope)
             tested = self.unkeyed_member(scope, self.value(scope, cls, nxt))
+            if self.list_division(cls, tested):
+                tested = self.leaf(scope, cls)
             safe = self.constant_risk(scope, tested, "0.5", "=")
             items = ", ".join(self.safe_literal() if safe else self.literal(cls) if self.chance(0.7)
-                              else self.value(scope, cls, nxt)
+                              else self.list_item(scope, cls, nxt)
                               for _ in range(self.rng.randrange(1, 5)))
             neg = self.choice(('', 'NOT '))
             return kind, f"({tested} {neg}IN ({items}))", (tested, neg, items)

@@ -32,7 +32,7 @@ ROWS = {("test", "ta"): 10, ("test", "tb"): 1, ("test", "tc"): 8}
 HUNTED = GeneratorOptions(avoid=frozenset())
 NEW_ENTRIES = ("window-const-partition", "empty-join-having", "bnlh-is-null",
                "oracle-concat-outer-join", "decimal-round-scale",
-               "setop-pushdown-collation", "vers-outer-join-dml")
+               "setop-pushdown-collation", "vers-outer-join-dml", "decimal-div-in-list")
 
 
 def _queries(options: GeneratorOptions, n: int, name: str) -> list[tuple[str, str]]:
@@ -273,3 +273,34 @@ def _to_days_wrapped(sql: str) -> bool:
         if sql[m.start() - 1:m.start()] != "(" or not sql[end:].startswith(" + 0)"):
             return False
     return True
+
+
+def test_decimal_div_in_list_no_decimal_division_on_either_side_of_an_in_list():
+    # KW46-DECIMAL-DIV-IN-LIST (Pinolo, bench figure 7 over replication_single_engine.zz):
+    # x NOT IN (y) against x NOT IN (y, 1.5) -- 0.001/29083 is = 0 and IN (0), not IN (0, 1.5)
+    def divisions(options: GeneratorOptions) -> tuple[int, int]:
+        """(IN lists with a decimal division on a side, IN lists of decimals) written."""
+        risky = lists = 0
+        for seed in range(1500):
+            g = SqlGenerator(TABLES, random.Random(f"in:{seed}"), ROWS, options, [])
+            fc = g.from_clause()
+            if fc is None:
+                continue
+            g.predicate(fc.scope)
+            decimals = {p.text for p in g.trace if p.kind == "value" and p.cls == "dec"}
+            for p in g.trace:
+                if p.kind != "predicate" or p.cls != "in":
+                    continue
+                tested, _, items = p.parts
+                sides = [tested] + [i.strip() for i in split_top_level(items, ",")]
+                if any(s in decimals for s in sides):
+                    lists += 1
+                    risky += any("/" in s for s in sides if s in decimals)
+        return risky, lists
+    default, hunted = divisions(GeneratorOptions()), divisions(HUNTED)
+    assert default[0] == 0 and default[1] > 0, default
+    assert hunted[0] > 0, hunted
+    # the value is replaced where it stands: a division elsewhere in the list's class is kept
+    g = SqlGenerator(TABLES, random.Random(1), ROWS, GeneratorOptions())
+    assert g.list_division("dec", "(ta.`d` / 3)") and not g.list_division("int", "SIGN((1 / 3))")
+    assert not SqlGenerator(TABLES, random.Random(1), ROWS, HUNTED).list_division("dec", "(1 / 3)")
