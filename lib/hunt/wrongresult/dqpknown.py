@@ -25,7 +25,8 @@ a ``NOT (x IS NULL)``, an ``IS TRUE``, ``IS FALSE`` or ``IS NOT UNKNOWN`` or an
 AND of the generator's (any AND, constant side or not), or anywhere in it a
 ``CONCAT_WS`` (the generator writes no other of those functions): DQP does not
 run such a query under a plan that turns ``not_null_range_scan`` on, and runs
-every other one under it.  Read from the text: the generator parenthesises
+every other one under it (nor, :meth:`DQPOracle.avoided`, a query that reads a
+view: a view's column may be one of those functions).  Read from the text: the generator parenthesises
 every compound it writes, so each group is one operator's.
 """
 from __future__ import annotations

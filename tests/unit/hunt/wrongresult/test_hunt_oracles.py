@@ -1272,3 +1272,21 @@ def test_dqp_runs_its_extra_plans_in_every_check():
             assert sum(dqp_plan_of(q) == "setting div_precision_increment=8"
                        for q in check.queries[1:]) == 1, check.queries
             assert "SET STATEMENT div_precision_increment=8 FOR " in check.queries[-1]
+
+
+def test_dqp_leaves_not_null_range_scan_on_out_of_the_queries_over_a_view():
+    # session 10's b56cc61bfdc7: a view's column JSON_ARRAY('', LEAST(c2, ...)) met the bug
+    # with nothing in the query's text to show it
+    import dataclasses
+    from lib.hunt.wrongresult.dqp import KNOWN_BUGS as DQP_KNOWN_BUGS, reads_a_view
+    from lib.hunt.wrongresult.dqpknown import NOT_NULL_RANGE_SCAN_ON
+    view = [dataclasses.replace(t, is_view=True) for t in tables()]
+    for made, is_view in ((view, True), (tables(), False)):
+        fc = SqlGenerator(made, random.Random(1), ROWS).from_clause()
+        assert reads_a_view(fc) is is_view
+        for avoid, present in ((frozenset(DQP_KNOWN_BUGS), not is_view), (frozenset(), True)):
+            oracle = DQPOracle(avoid_plans=avoid)
+            oracle.flags = {"not_null_range_scan": False, "mrr": False}
+            names = [n for n, _ in oracle.plan_choices(gen(), fc, "plain", NULL_KEPT[0])]
+            assert (NOT_NULL_RANGE_SCAN_ON in names) is present, (is_view, avoid)
+            assert "switch mrr=on" in names
