@@ -21,6 +21,7 @@ LONG_FIRST = (
     "test_reduce.py", "test_mtr_mode.py", "test_reduce_travel.py", "test_reduce_run.py",
     "test_reduce_fresh.py", "test_reduce_errorlog.py", "test_reduce_interleaved.py",
     "test_reduce_concurrent.py", "test_reduce_dqe_cert.py", "test_reduce_radar.py",
+    "test_reduce_pinolo.py",
     "test_fleet.py", "test_hunt.py", "test_hunt_pquery.py", "test_hunt_oracles.py",
     "test_history_page.py", "test_galera.py", "test_garbd.py", "test_replay.py",
     "test_replay_late.py", "test_replay_speed.py", "test_triage.py",
