@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Callable, Mapping
 
-from .toplevel import closing_parenthesis, scan, split_top_level
+from .toplevel import closing_parenthesis, scan, split_top_level, unquoted
 
 NOT_NULL_RANGE_SCAN_ON = "switch not_null_range_scan=on"
 # plan name (as a finding's detail shows it) -> the known wrong result it meets
@@ -79,23 +79,13 @@ def _groups(sql: str) -> list[_Group]:
     itself is the first (a SELECT)."""
     top = _Group(0, len(sql), None, True)
     found, stack = [top], [top]
-    quote, i = "", 0
-    while i < len(sql):
-        ch = sql[i]
-        if quote:
-            if ch == "\\":
-                i += 1
-            elif ch == quote:
-                quote = ""
-        elif ch in "'\"`":
-            quote = ch
-        elif ch == "(":
+    for i, ch in unquoted(sql):
+        if ch == "(":
             group = _Group(i + 1, -1, stack[-1], sql.startswith("SELECT ", i + 1))
             found.append(group)
             stack.append(group)
         elif ch == ")" and len(stack) > 1:
             stack.pop().end = i
-        i += 1
     return [g for g in found if g.end >= 0]
 
 

@@ -7,11 +7,13 @@ gives where a separator stands at depth 0 (:func:`split_top_level`: a view's
 select list cut at its commas, a SELECT cut at its `` FROM ``; case-blind when
 asked) and where the first parenthesis closes that was not opened in the text
 (:func:`closing_parenthesis`: the end of a call whose argument list the text
-starts in).
+starts in); :func:`unquoted` is its walk outside quotes, for readers of their own
+(``dqpknown``'s groups).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Iterator
 
 
 @dataclass(frozen=True)
@@ -23,14 +25,11 @@ class Scan:
     unmatched: int
 
 
-def scan(text: str, sep: str = "", case_blind: bool = False) -> Scan:
-    """text walked outside quotes with the parentheses' depth (see the module docstring):
-    the starts of sep at depth 0 (none when sep is empty; compared without case when
-    case_blind; a separator found is stepped over whole) and the first unmatched ``)``."""
-    cuts: list[int] = []
-    unmatched = -1
-    wanted = sep.upper() if case_blind else sep
-    depth, quote, i = 0, "", 0
+def unquoted(text: str) -> Iterator[tuple[int, str]]:
+    """Each character of text outside quotes, with its index: a quote (``'``, ``"`` or a
+    backquote) runs to its closing twin and a backslash inside one escapes the next
+    character; the quotes themselves are not given."""
+    quote, i = "", 0
     while i < len(text):
         ch = text[i]
         if quote:
@@ -40,7 +39,23 @@ def scan(text: str, sep: str = "", case_blind: bool = False) -> Scan:
                 quote = ""
         elif ch in "'\"`":
             quote = ch
-        elif ch == "(":
+        else:
+            yield i, ch
+        i += 1
+
+
+def scan(text: str, sep: str = "", case_blind: bool = False) -> Scan:
+    """text walked outside quotes with the parentheses' depth (see the module docstring):
+    the starts of sep at depth 0 (none when sep is empty; compared without case when
+    case_blind; a separator found is stepped over whole) and the first unmatched ``)``."""
+    cuts: list[int] = []
+    unmatched = -1
+    wanted = sep.upper() if case_blind else sep
+    depth, after = 0, 0
+    for i, ch in unquoted(text):
+        if i < after:
+            continue
+        if ch == "(":
             depth += 1
         elif ch == ")":
             depth -= 1
@@ -48,9 +63,7 @@ def scan(text: str, sep: str = "", case_blind: bool = False) -> Scan:
                 unmatched = i
         elif depth == 0 and sep and _at(text, i, wanted, case_blind):
             cuts.append(i)
-            i += len(sep)
-            continue
-        i += 1
+            after = i + len(sep)
     return Scan(tuple(cuts), unmatched)
 
 

@@ -7,7 +7,6 @@ the comparison and dropped after it.
 
 Covers: lib/hunt/wrongresult/replay.py, lib/hunt/wrongresult/rowsform.py, lib/hunt/wrongresult/radar.py, lib/reduce/case.py, lib/reduce/mtrcase.py
 """
-import json
 
 import pytest
 
@@ -18,6 +17,7 @@ from lib.hunt.wrongresult.oracle import Rebuilt
 from lib.hunt.wrongresult.radar import RAW_MARK, raw_names
 from lib.hunt.wrongresult.replay import REPLAYABLE, mtr_check, not_replayable, variant_of
 from lib.hunt.wrongresult.rowsform import END_OF_STATEMENT, UNPADDED, compare_lines, file_of
+from tests.unit.hunt.wrongresult.findingfolder import oracle_finding
 
 Q = "SELECT t1.`a`, COUNT(*) FROM `test`.`t1` AS t1 GROUP BY t1.`a`"
 P = ("SELECT k1, SUM(a1) FROM (SELECT t1.`a` AS k1, COUNT(*) AS a1 FROM `test`.`t1` AS t1 "
@@ -118,19 +118,8 @@ def test_a_dqp_pair_with_sql_buffer_result_gives_a_valid_case():
 
 
 def _finding(tmp_path, oracle="tlp-groupby", queries=(Q, P)):
-    folder = tmp_path / "t0005-1-wrong-result-c9e6"
-    folder.mkdir()
-    data = {"format": "kewpie-hunt-finding/1", "kind": "wrong-result", "oracle": oracle,
-            "signature": {"id": "c9e6", "kind": "wrong-result", "parts": [oracle, "shape"]},
-            "title": f"{oracle} | shape", "topology": {"kind": "single", "servers": [{}]},
-            "trial": {"options": []},
-            "details": {"queries": list(queries),
-                        "detail": f"{oracle} (aggregates): rows only in the whole query: ..."}}
-    (folder / "finding.json").write_text(json.dumps(data))
-    (folder / "trace.jsonl").write_text(
-        '{"seq": 1, "server": "s0", "conn": 7, "sql": "CREATE TABLE t1 (a INT, b INT)"}\n'
-        '{"seq": 2, "server": "s0", "conn": 8, "sql": "INSERT INTO t1 VALUES (1, 2)"}\n')
-    return folder
+    return oracle_finding(tmp_path, oracle, queries,
+                          f"{oracle} (aggregates): rows only in the whole query: ...")
 
 
 def test_an_oracles_finding_reads_with_its_compared_statements_after_the_trace(tmp_path):

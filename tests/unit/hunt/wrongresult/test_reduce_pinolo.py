@@ -8,7 +8,6 @@ against the oracle's on random multisets: never looser, never stricter.
 
 Covers: lib/hunt/wrongresult/withinform.py, lib/hunt/wrongresult/pinolo.py, lib/hunt/wrongresult/replay.py, lib/reduce/case.py, lib/reduce/mtrcase.py
 """
-import json
 import os
 import random
 import subprocess
@@ -24,6 +23,7 @@ from lib.hunt.wrongresult.withinform import EMPTY, pinolo_lines
 from lib.reduce.case import read_input
 from lib.reduce.mtrcase import case_text
 from tests.unit.hunt.wrongresult.fakeconn import AnswerConnection
+from tests.unit.hunt.wrongresult.findingfolder import oracle_finding
 
 BODY = "FROM `test`.`t1` AS t1 WHERE (t1.`a` < 3)"
 Q = f"SELECT t1.`a`, t1.`b` {BODY}"
@@ -144,20 +144,9 @@ def test_no_pinolo_check_without_the_judged_variant_or_three_statements():
 
 
 def _finding(tmp_path):
-    folder = tmp_path / "t0003-1-wrong-result-p1n0"
-    folder.mkdir()
-    data = {"format": "kewpie-hunt-finding/1", "kind": "wrong-result", "oracle": "pinolo",
-            "signature": {"id": "p1n0", "kind": "wrong-result", "parts": ["pinolo", "shape"]},
-            "title": "pinolo | shape", "topology": {"kind": "single", "servers": [{}]},
-            "trial": {"options": []},
-            "details": {"queries": [Q, LOOSER, TIGHTER],
-                        "detail": "Pinolo (rows): rows of Q missing from the looser query: "
-                                  "(2, NULL)"}}
-    (folder / "finding.json").write_text(json.dumps(data))
-    (folder / "trace.jsonl").write_text(
-        '{"seq": 1, "server": "s0", "conn": 7, "sql": "CREATE TABLE t1 (a INT, b INT)"}\n'
-        '{"seq": 2, "server": "s0", "conn": 8, "sql": "INSERT INTO t1 VALUES (1, 2)"}\n')
-    return folder
+    return oracle_finding(tmp_path, "pinolo", (Q, LOOSER, TIGHTER),
+                          "Pinolo (rows): rows of Q missing from the looser query: (2, NULL)",
+                          sig="p1n0")
 
 
 def test_a_pinolo_finding_reads_and_writes_its_case(tmp_path):
