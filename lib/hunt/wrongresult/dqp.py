@@ -43,7 +43,8 @@ of the queries that meet its bug (:func:`~lib.hunt.wrongresult.dqpknown.meets_kn
 kept for every other -- the plan that turns ``not_null_range_scan`` on is not
 run over a query whose WHERE, ON or HAVING has an ``IS NOT NULL``, ``IS TRUE``,
 ``IS FALSE``, ``IS NOT UNKNOWN`` or AND below the ANDs and ORs at its top, or a
-``CONCAT_WS`` (KW46-NOT-NULL-RANGE-IS-UNKNOWN).
+``CONCAT_WS`` (KW46-NOT-NULL-RANGE-IS-UNKNOWN), nor over a query that reads a view (whose
+columns' expressions its text does not show: :meth:`DQPOracle.avoided`).
 ``extra_plans`` (``SET STATEMENT`` assignments: a user's own, the tests'
 planted one) are run in every check besides the ``plans`` drawn.
 """

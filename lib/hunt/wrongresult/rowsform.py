@@ -21,12 +21,13 @@ was refused inside it (error 1234).  Here each statement runs unchanged:
   text as it is: no client command parsed in it), ``--batch --skip-column-names``: one line
   a row, its values tab-separated, NUL, tab, newline and backslash escaped (``\\0``,
   ``\\t``, ``\\n``, ``\\\\``), NULL printed ``NULL`` (:func:`client_line`);
-- the lines are sorted (``LC_ALL=C sort``: bytes, whatever the locale): the rows as a
-  multiset, as the oracle compares them (a value's newline is escaped, so a line is a row),
-  then listed by ``LC_ALL=C sed -n 'l 0'`` (:func:`listed`: every byte that is not
-  printable ASCII as an escape, a ``\\`` doubled, ``$`` at each line's end, no folding):
-  the rows as plain text, which a case can hold whatever bytes they have (a carriage
-  return, bytes that are no UTF-8) and a failing case shows as they are;
+- the lines are listed by ``LC_ALL=C sed -n 'l 0'`` (:func:`listed`: every byte that is
+  not printable ASCII as an escape, a ``\\`` doubled, ``$`` at each line's end, no
+  folding): the rows as plain text, which a case can hold whatever bytes they have (a
+  carriage return, bytes that are no UTF-8) and a failing case shows as they are; then
+  sorted (``LC_ALL=C sort``: bytes, whatever the locale): the rows as a multiset, as the
+  oracle compares them (a value's newline is escaped, so a line is a row), in the order
+  ``comm`` needs (Pinolo's containment, withinform.py);
 - each compared statement's rows are compared with the first's (a differential query's
   with the correct server's, written into the case by ``--write_file``) by
   ``--diff_files`` under ``--error 0,1,2`` (1 and 2: the contents or lengths differ), and
@@ -164,8 +165,8 @@ def expected_lines(sql: str, rows: Sequence[str]) -> list[str]:
     case's pipeline leaves a statement's rows, the query run by :func:`run_lines` in the
     server's own session defaults, the two compared (see the module docstring)."""
     end = _end_of(rows)
-    return (["# the correct server's rows, as the mysql client prints them, sorted and "
-             "listed (lib/hunt/wrongresult/rowsform.py)",
+    return (["# the correct server's rows, as the mysql client prints them, listed and "
+             "sorted (lib/hunt/wrongresult/rowsform.py)",
              f"--remove_files_wildcard {TMP} {PREFIX}*",
              f"--write_file {file_of(0, 'rows')} {end}", *rows, end,
              "# the query run unchanged by the mysql client, its rows listed and sorted"]

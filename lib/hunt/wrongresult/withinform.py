@@ -6,7 +6,7 @@ within ``rows(Q+)`` and ``rows(Q-)`` within ``rows(Q)``.  :func:`pinolo_lines` w
 check for a reduced case, in the order the oracle judges it (``Q`` within ``Q+`` first):
 
 - each statement runs unchanged by the mysql client into a file under ``$MYSQL_TMP_DIR``
-  and its lines are sorted (``LC_ALL=C sort``): :func:`lib.hunt.wrongresult.rowsform.run_lines`,
+  and its lines are listed and sorted (``LC_ALL=C sed -n 'l 0'``, ``LC_ALL=C sort``): :func:`lib.hunt.wrongresult.rowsform.run_lines`,
   the same way the other oracles' statements run (one line a row, NULL printed ``NULL``);
 - rows (variants ``rows`` and ``distinct``): ``LC_ALL=C comm -23`` of the smaller statement's
   sorted lines and the larger's gives the lines of the first the second does not hold as many
