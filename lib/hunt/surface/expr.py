@@ -480,6 +480,21 @@ KNOWN_BUGS: Mapping[str, str] = MappingProxyType({
                                 "0000-00-00 00:00:00.000000 (KW46-TIMESTAMP-RANGE-FRACTION, "
                                 "TLP-aggregate, hunt or19-sf8); an UPDATE's SET of a "
                                 "TIMESTAMP(n) column stores NULL for a value out of range",
+    "enum-error-value-key": "an ENUM with '' among its members holding the error value 0 "
+                            "(INSERT IGNORE or UPDATE IGNORE of an invalid value): e = '' "
+                            "finds those rows in a scan, not through an index on e (nor a "
+                            "TEMPTABLE view's key), which looks up the member '' alone: 1 row "
+                            "of 3 (KW46-ENUM-ERROR-VALUE-KEY, case enum_error_value_key; "
+                            "Radar, or18b t9, 4a36bcf7c388); the schema's ENUM('a','b','c','') "
+                            "is ENUM('a','b','c')",
+    "aria-bit-keyread": "an Aria table's BIT(1) whose bit falls at bit 7 of a null byte (the "
+                        "15th nullable column, counting its own null bit) reads 0 from its "
+                        "index alone (SUM(b + 0) 0 where the rows hold 1, 0, 1, NULL; "
+                        "KW46-ARIA-BIT-KEYREAD, case aria_bit_keyread; TLP-aggregate, "
+                        "TLP-distinct, or19-sf5 t10): the position depends on the columns "
+                        "before it (and ALTER TABLE ... ADD COLUMN), so no key of an Aria "
+                        "table (CREATE TABLE, ALTER TABLE ... ADD INDEX) has a BIT part of a "
+                        "width that is no multiple of 8",
 })
 
 AGGREGATES = ("COUNT", "COUNT_DISTINCT", "SUM", "AVG", "MIN", "MAX", "BIT_AND", "BIT_OR",

@@ -418,11 +418,15 @@ class StatementGenerator:
         if t.versioned and t.engine == "MyISAM" and "vers-desc-key" in self.avoid:
             desc = ""        # KNOWN_BUGS vers-desc-key
         name = f"xk{self.prefix}{self.state.next()}"
-        self.state.indexes.setdefault(t.name, []).append(name)
         algorithm = self.rng.choice(("", ", ALGORITHM=INPLACE", ", ALGORITHM=COPY", ", LOCK=NONE",
                                      ""))
         if t.engine != "InnoDB" and "INPLACE" in algorithm or "LOCK=NONE" in algorithm:
             algorithm = ""
+        if t.engine == "Aria" and c.type.kind == "BIT" and c.type.length % 8 \
+                and "aria-bit-keyread" in self.avoid:   # KNOWN_BUGS aria-bit-keyread (the
+            return [Statement(f"CHECKSUM TABLE {t.name}", "CHECKSUM TABLE",   # same draws)
+                              frozenset({"CHECKSUM TABLE"}), frozenset())]
+        self.state.indexes.setdefault(t.name, []).append(name)
         return [Statement(f"ALTER TABLE {t.name} ADD INDEX IF NOT EXISTS {name} "
                           f"({part}{desc}){algorithm}", "ALTER TABLE ADD INDEX",
                           frozenset({"ALTER TABLE", "ADD INDEX"}))]

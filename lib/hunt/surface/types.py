@@ -18,7 +18,7 @@ server.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Mapping
 
@@ -203,6 +203,20 @@ class ColumnType:
         if not wanted:
             return GEOMETRIES
         return tuple(g for g in GEOMETRIES if g.startswith(wanted))
+
+
+def without_empty_member(ctype: ColumnType) -> ColumnType:
+    """An ENUM type whose member ``''`` is another letter (as many members: a value is drawn
+    the same way), any other type as it is: the error value 0 that INSERT IGNORE writes
+    for an invalid value reads ``''`` too, and an index lookup of ``''`` finds the member
+    alone (the known bug enum-error-value-key, lib.hunt.surface.expr.KNOWN_BUGS)."""
+    if ctype.kind != "ENUM" or "" not in ctype.members:
+        return ctype
+    filler = next(ch for ch in "defghijklmnopqrstuvw" if ch not in ctype.members)
+    members = tuple(m or filler for m in ctype.members)
+    tail = ctype.sql[ctype.sql.rindex(")") + 1:]
+    return replace(ctype, sql=f"ENUM({','.join(quote(m) for m in members)}){tail}",
+                   members=members)
 
 
 def _int_types() -> list[ColumnType]:

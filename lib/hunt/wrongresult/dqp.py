@@ -43,7 +43,10 @@ of the queries that meet its bug (:func:`~lib.hunt.wrongresult.dqpknown.meets_kn
 kept for every other -- the plan that turns ``not_null_range_scan`` on is not
 run over a query whose WHERE, ON or HAVING has an ``IS NOT NULL``, ``IS TRUE``,
 ``IS FALSE``, ``IS NOT UNKNOWN`` or AND below the ANDs and ORs at its top, or a
-``CONCAT_WS`` (KW46-NOT-NULL-RANGE-IS-UNKNOWN), nor over a query that reads a view (whose
+``CONCAT_WS`` (KW46-NOT-NULL-RANGE-IS-UNKNOWN); ``join_cache_level`` 3 and 4 are not run over
+a join with a bare character string column in an equality (KW46-BNLH-PAD-SPACE), nor
+``big_tables=1`` over a query with a ``COUNT(DISTINCT ...)`` (KW46-COUNT-DISTINCT-CONST
+through a const table's column); and no such plan over a query that reads a view (whose
 columns' expressions its text does not show: :meth:`DQPOracle.avoided`).
 ``extra_plans`` (``SET STATEMENT`` assignments: a user's own, the tests'
 planted one) are run in every check besides the ``plans`` drawn.
@@ -160,19 +163,22 @@ class DQPOracle(OracleBase):
         for modifier in MODIFIERS:
             choices.append((f"modifier {modifier}", f"modifier {modifier}"))
         views = reads_a_view(fc)
-        return [(n, h) for n, h in choices if not self.avoided(n, sql, views)]
+        return [(n, h) for n, h in choices if not self.avoided(n, sql, views, gen.tables)]
 
-    def extra_choices(self, sql: str = "", views: bool = False) -> list[tuple[str, str]]:
+    def extra_choices(self, sql: str = "", views: bool = False,
+                      tables: Sequence[TableInfo] = ()) -> list[tuple[str, str]]:
         """The extra plans (``extra_plans``), run in every check besides the plans drawn."""
         extras = [(f"setting {extra}", f"set {extra}") for extra in self.extra_plans]
-        return [(n, h) for n, h in extras if not self.avoided(n, sql, views)]
+        return [(n, h) for n, h in extras if not self.avoided(n, sql, views, tables)]
 
-    def avoided(self, plan: str, sql: str, views: bool = False) -> bool:
+    def avoided(self, plan: str, sql: str, views: bool = False,
+                tables: Sequence[TableInfo] = ()) -> bool:
         """True when the plan is one of avoid_plans and sql may meet its known bug: its text
-        does, or it reads a view (views: whose columns' expressions the text does not show;
-        session 10's b56cc61bfdc7 met KW46-NOT-NULL-RANGE-IS-UNKNOWN through a view's
-        ``JSON_ARRAY(...)`` column)."""
-        return plan in self.avoid_plans and (views or meets_known_bug(plan, sql))
+        does (tables: the generator's, whose column types a test may read), or it reads a
+        view (views: whose columns' expressions the text does not show; session 10's
+        b56cc61bfdc7 met KW46-NOT-NULL-RANGE-IS-UNKNOWN through a view's ``JSON_ARRAY(...)``
+        column)."""
+        return plan in self.avoid_plans and (views or meets_known_bug(plan, sql, tables))
 
     def generate(self, gen: SqlGenerator) -> Check | None:
         """Q under up to ``plans`` plans drawn (a combination of flags now and then) and
@@ -191,7 +197,7 @@ class DQPOracle(OracleBase):
             combo = [switches[gen.rng.randrange(len(switches))] for _ in range(gen.rng.randrange(2, 4))]
             flags = sorted({h.split("'")[1] for h in combo})
             picked[0] = (f"switch {','.join(flags)}", f"set optimizer_switch='{','.join(flags)}'")
-        picked += self.extra_choices(sql, reads_a_view(fc))
+        picked += self.extra_choices(sql, reads_a_view(fc), gen.tables)
         queries = [sql]
         for plan, how in dict(picked).items():
             rewritten = apply_plan(sql, how, fc, p)

@@ -34,11 +34,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Sequence
 
+from .schema import TableInfo
 from .toplevel import closing_parenthesis, scan, split_top_level, unquoted
 
 NOT_NULL_RANGE_SCAN_ON = "switch not_null_range_scan=on"
+BNLH_PLANS = ("setting join_cache_level=3", "setting join_cache_level=4")
+BIG_TABLES = "setting big_tables=1"
 # plan name (as a finding's detail shows it) -> the known wrong result it meets
 KNOWN_BUGS: Mapping[str, str] = MappingProxyType({
     NOT_NULL_RANGE_SCAN_ON: "KW46-NOT-NULL-RANGE-IS-UNKNOWN: with not_null_range_scan=on a "
@@ -47,6 +50,18 @@ KNOWN_BUGS: Mapping[str, str] = MappingProxyType({
                             "CONCAT_WS) is taken to imply the column IS NOT NULL: a range scan "
                             "over its index skips the NULLs ((b IS NOT NULL) IS NOT UNKNOWN: "
                             "COUNT(*) 5, not 10)",
+    **{plan: "KW46-BNLH-PAD-SPACE: a hashed join buffer (BNLH, join_cache_level 3 and 4) "
+             "looking up a string in a key of a PAD SPACE collation misses the key value with "
+             "trailing spaces ('a' against 'a  ': 1 row of 2; case bnlh_pad_space, DQP or19a "
+             "t7); left out of a query of two tables or more (a subquery's count) that has a "
+             "bare character string column in an equality with a value naming another "
+             "table's column, or left of or selected by an IN subquery"
+       for plan in BNLH_PLANS},
+    BIG_TABLES: "KW46-COUNT-DISTINCT-CONST through a const table's column: with big_tables=1 "
+                "COUNT(DISTINCT t2.c) of a one-row MyISAM, Aria or MEMORY table (read as a "
+                "constant) counts every joined row (COUNT(DISTINCT m3.a) FROM m2, m3 gives 2 "
+                "for one value; DQP, 5c541b6d7379); left out of any query with a "
+                "COUNT(DISTINCT ...) (which table is const is the optimizer's choice)",
 })
 # the generator's operators that are not NULL on a NULL argument and that the flag's walk
 # reads through below a condition's top: a group ending in one of these tests, an AND;
@@ -152,14 +167,70 @@ def _not_is_null(text: str) -> bool:
     return len(parts) > 1 and not parts[-1].strip()
 
 
-# plan name -> the queries that meet its known bug (a plan without an entry: every query)
-MEETS: Mapping[str, Callable[[str], bool]] = MappingProxyType({
-    NOT_NULL_RANGE_SCAN_ON: reads_null_away,
+_COLUMN_RE = re.compile(r"\b([ts]\d+)\.`((?:[^`]|``)+)`")
+_ALIAS_RE = re.compile(r"`((?:[^`]|``)+)`\.`((?:[^`]|``)+)` AS ([ts]\d+)\b")
+_COUNT_DISTINCT_RE = re.compile(r"\bCOUNT\s*\(\s*DISTINCT\b", re.IGNORECASE)
+# character string types whose collation may PAD SPACE (the generator knows no collation)
+_PAD_TYPES = frozenset({"char", "varchar", "tinytext", "text", "mediumtext", "longtext"})
+
+
+def _string_columns(sql: str, tables: Sequence[TableInfo]) -> set[tuple[str, str]]:
+    """(alias, column) of every column sql names that is a character string column of the
+    table an alias of sql stands for (an alias a subquery reuses: of any of its tables)."""
+    by_name = {(t.schema, t.name): t for t in tables}
+    out: set[tuple[str, str]] = set()
+    for m in _ALIAS_RE.finditer(sql):
+        table = by_name.get((m.group(1).replace("``", "`"), m.group(2).replace("``", "`")))
+        if table is not None:
+            out |= {(m.group(3), c.name) for c in table.columns if c.data_type in _PAD_TYPES}
+    return out
+
+
+def joins_pad_strings(sql: str, tables: Sequence[TableInfo]) -> bool:
+    """True when a query may meet KW46-BNLH-PAD-SPACE under join_cache_level 3 or 4: it reads
+    two tables or more (its subqueries' too: a semi-join joins them) and a bare character
+    string column of it stands beside ``=`` or ``<=>`` in a parenthesised group (or the
+    statement) naming another alias's column, or left of ``IN (SELECT`` or selected by
+    ``(SELECT c FROM`` (a hashed join buffer looks a string up in a PAD SPACE key)."""
+    aliases = {m.group(3) for m in _ALIAS_RE.finditer(sql)}
+    if len(aliases) < 2:
+        return False
+    strings = _string_columns(sql, tables)
+    if not strings:
+        return False
+    groups = _groups(sql)
+    for m in _COLUMN_RE.finditer(sql):
+        if (m.group(1), m.group(2).replace("``", "`")) not in strings:
+            continue
+        before, after = sql[:m.start()], sql[m.end():]
+        if before.endswith("(SELECT ") or after.startswith((" IN (SELECT", " NOT IN (SELECT")):
+            return True
+        if not (before.endswith((" = ", " <=> ")) or after.startswith((" = ", " <=> "))):
+            continue
+        inner = max((g for g in groups if g.start <= m.start() < g.end), key=lambda g: g.start)
+        if any(o.group(1) != m.group(1) for o in _COLUMN_RE.finditer(inner.text(sql))):
+            return True
+    return False
+
+
+def counts_distinct(sql: str, tables: Sequence[TableInfo] = ()) -> bool:
+    """True when a query has a ``COUNT(DISTINCT ...)``: under big_tables=1 it may meet
+    KW46-COUNT-DISTINCT-CONST through a const table's column."""
+    return bool(_COUNT_DISTINCT_RE.search(sql))
+
+
+# plan name -> the queries that meet its known bug, given the generator's tables (a plan
+# without an entry: every query)
+MEETS: Mapping[str, Callable[[str, Sequence[TableInfo]], bool]] = MappingProxyType({
+    NOT_NULL_RANGE_SCAN_ON: lambda sql, tables: reads_null_away(sql),
+    **{plan: joins_pad_strings for plan in BNLH_PLANS},
+    BIG_TABLES: counts_distinct,
 })
 
 
-def meets_known_bug(plan: str, sql: str) -> bool:
+def meets_known_bug(plan: str, sql: str, tables: Sequence[TableInfo] = ()) -> bool:
     """True when sql run under the plan may meet a known bug: the queries :data:`MEETS`
-    says for a plan it has a test for, every query for any other plan."""
+    says for a plan it has a test for (tables: the generator's, whose column types some
+    tests read), every query for any other plan."""
     test = MEETS.get(plan)
-    return test is None or test(sql)
+    return test is None or test(sql, tables)

@@ -250,22 +250,57 @@ KNOWN_BUGS: Mapping[str, str] = MappingProxyType({
                            "and IN (0), not IN (0, 1.5), and 0 IN (0.001/29083, 1.5) is 0 "
                            "(KW46-DECIMAL-DIV-IN-LIST; Pinolo, x NOT IN (y) against x NOT IN "
                            "(y, 1.5)); an IN list of decimals (of any length: Pinolo adds a "
-                           "value) holds no division, on either side",
+                           "value) holds no division, on either side; nor does a comparison "
+                           "(=, <>, <, <=>..., BETWEEN, against a scalar subquery): "
+                           "(127 / 2147483647) <=> CAST(c AS DECIMAL(12,3)) of a 0 is 1 alone, "
+                           "0 beside another conjunct or through a view (TLP-distinct, "
+                           "bd1497bdafe9)",
     "vers-outer-join-dml": "a subquery of an UPDATE's or DELETE's WHERE that LEFT JOINs a "
                            "system-versioned table loses the NULL-complemented rows: EXISTS "
                            "(SELECT * FROM t1 LEFT JOIN versioned ...) is 1 in the SELECT, false "
                            "in the UPDATE and DELETE (KW46-VERS-OUTER-JOIN-DML; DQE); DQE never "
                            "reads a view with an outer join that names a system-versioned table "
                            "(VIEW_KNOWN_BUGS; the generator's own subqueries join nothing)",
+    "aria-icp-binary-ref": "an indexed character string column equated with a binary string "
+                           "(a BINARY, VARBINARY or BLOB column, or a value naming one): on an "
+                           "Aria table a ref lookup on every part of the key pushes the "
+                           "equality as the index condition, which compares otherwise than the "
+                           "key, and the scan stops at the first key entry it rejects (s = "
+                           "BINARY 'A' over 'a', 'A' finds no row; KW46-ARIA-ICP-FULL-REF, case "
+                           "aria_icp_full_ref; TLP-distinct, Radar, ox19b t10); the column is "
+                           "written CONCAT(c) there (=, <>, !=, <=>, an IN list, a join's ON, "
+                           "the value left of an IN/ANY subquery)",
+    "nullsafe-zero-timestamp": "a TIMESTAMP compared by <=> with a scalar MIN/MAX subquery "
+                               "(c < '2009-12-31' AND c <=> (SELECT MIN(c) FROM t1)): the "
+                               "zero timestamp's row is lost, 'Impossible WHERE noticed after "
+                               "reading const tables' (KW46-NULLSAFE-ZERO-TIMESTAMP, case "
+                               "nullsafe_zero_timestamp; TLP-aggregate, or18a t15); such a "
+                               "comparison is written with =",
+    "cast-hybrid-negative-time": "CAST(... AS SIGNED/UNSIGNED) of a TIME that comes through "
+                                 "COALESCE, IFNULL, IF or CASE loses a negative time's sign "
+                                 "(CAST(COALESCE(TIME'-01:01:01') AS SIGNED) is 10101; "
+                                 "KW46-CAST-HYBRID-NEGATIVE-TIME, case "
+                                 "cast_hybrid_negative_time; EET, or19a t3, which wraps the "
+                                 "cast's argument in a CASE itself): a TIME value is never cast "
+                                 "to SIGNED or UNSIGNED",
+    "expr-cache-binary-in": "a character string value (naming a column) left of IN/ANY/ALL "
+                            "(SELECT binary_column ...): the subquery cache keys it by its "
+                            "collation while IN compares binary, so '' and ' ' (PAD SPACE) "
+                            "share one cached answer (LEFT(c, 2) IN (SELECT tinyblob ...); "
+                            "KW46-EXPR-CACHE-PAD-KEY's mechanism, TLP-aggregate, "
+                            "67db7468e68c; right with subquery_cache=off): the value is written "
+                            "CAST(v AS BINARY), which IN compares the same",
 })
 # Views the oracles leave out while the generator avoids a known bug: bug -> (what the
 # view's definition holds, a regular expression; what the view must also have: '' nothing
 # more, VIEW_UNSIGNED a BIGINT UNSIGNED column, VIEW_STRING a character string column,
+# VIEW_BIT a BIT column,
 # VIEW_VERSIONED_DML the oracle writes (DQE) and the definition names a system-versioned
 # table).  A view over such a view is left out too (oracle.views_left_out).
 VIEW_UNSIGNED = "bigint-unsigned"
 VIEW_STRING = "string"
 VIEW_VERSIONED_DML = "versioned-dml"
+VIEW_BIT = "bit"
 VIEW_KNOWN_BUGS: Mapping[str, tuple[str, str]] = MappingProxyType({
     "json-aggregate-having": (r"\bjson_(?:arrayagg|objectagg)\s*\(", ""),
     "unsigned-cache-real": (r"\b(?:min|max|bit_and|bit_or|bit_xor)\s*\(|\(\s*select\b",
@@ -275,6 +310,10 @@ VIEW_KNOWN_BUGS: Mapping[str, tuple[str, str]] = MappingProxyType({
     "cast-time-null": (r"\bas\s+time\s*[()]", ""),
     "setop-pushdown-collation": (r"\b(?:union|intersect|except)\b", VIEW_STRING),
     "vers-outer-join-dml": (r"\b(?:left|right)\s+(?:outer\s+)?join\b", VIEW_VERSIONED_DML),
+    # a grouped view (materialized) with a BIT column: KW46-BIT-GROUP through the view's
+    # temporary table (5612ecfef287: a TEMPTABLE view grouped by a MyISAM BIT(1) with an
+    # index shows each group the next one's value)
+    "bit-group": (r"\bgroup\s+by\b|\bdistinct\b", VIEW_BIT),
 })
 EQUALITIES = ("=", "<>", "!=", "<=>")
 RANGES = ("<", "<=", ">", ">=")
@@ -558,7 +597,10 @@ class SqlGenerator:
             a, c = self.choice(partners(d))
             op = self.weighted([(8, "="), (1, "<"), (1, ">="),
                                 (0 if self.avoids("null-safe-ref") else 1, "<=>")])
-            cond = f"{a}.{quote_name(c.name)} {op} {alias}.{quote_name(d.name)}"
+            left, right = f"{a}.{quote_name(c.name)}", f"{alias}.{quote_name(d.name)}"
+            if op in EQUALITIES:
+                left, right = self.unbinary_ref(scope, left, right)
+            cond = f"{left} {op} {right}"
         if not cond or self.chance(0.3):
             extra = self.predicate(scope, self.options.max_depth - 1, subqueries=False)
             cond = f"({cond}) AND {extra}" if cond else extra
@@ -773,7 +815,10 @@ class SqlGenerator:
             n = self.value(scope, self.choice(("dec", "int")), depth)
             return self._exact_int(f"TRUNCATE({n}, 0)" if fn == "TRUNCATE" else f"{fn}({n})")
         if kind == "cast":
-            src = self.value(scope, self.value_class(scope), depth)
+            # (a TIME through COALESCE/IF/CASE -- EET wraps it in one -- loses its sign:
+            # cast-hybrid-negative-time)
+            no_time = ("time",) if self.avoids("cast-hybrid-negative-time") else ()
+            src = self.value(scope, self.value_class(scope, no_time), depth)
             return f"CAST({src} AS {self.choice(('SIGNED', 'UNSIGNED'))})"
         if kind == "bool":
             return f"({self.predicate(scope, depth)})"
@@ -887,7 +932,13 @@ class SqlGenerator:
             other = self.choice(self.cross_classes(cls))
         op = self.choice(COMPARISONS)
         left, right = self.value(scope, cls, nxt), self.value(scope, other, nxt)
+        if self.list_division(cls, left):       # decimal-div-in-list: in any comparison
+            left = self.leaf(scope, cls)
+        if self.list_division(other, right):
+            right = self.leaf(scope, other)
         left, right = self.unkeyed_member(scope, left), self.unkeyed_member(scope, right)
+        if op in EQUALITIES:
+            left, right = self.unbinary_ref(scope, left, right)
         if self.constant_risk(scope, left, right, op):
             right = self.safe_literal()
         if self.constant_risk(scope, right, left, op):
@@ -905,11 +956,41 @@ class SqlGenerator:
         return left, op, right
 
     def list_division(self, cls: str, sql: str) -> bool:
-        """True when sql, a value of cls on either side of an IN list, is a decimal value
-        holding a division and the generator avoids the known bug decimal-div-in-list (an
-        IN list of two or more values compares the digits a quotient carries beyond its
-        scale; one of a single value, like =, does not)."""
+        """True when sql, a value of cls on either side of an IN list or a comparison, is a
+        decimal value holding a division and the generator avoids the known bug
+        decimal-div-in-list (an IN list of two or more values compares the digits a
+        quotient carries beyond its scale; one of a single value, like =, does not; a
+        comparison does or does not by context: bd1497bdafe9's ``<=>``)."""
         return cls == "dec" and "/" in sql and self.avoids("decimal-div-in-list")
+
+    def names_binary(self, scope: Scope, sql: str) -> bool:
+        """True when sql names a binary string column (BINARY, VARBINARY, a BLOB) of the
+        scope or an enclosing query's."""
+        for m in _COLUMN_NAME_RE.finditer(sql):
+            col = self.bare_column(scope, m.group(0))
+            if col is not None and col.data_type in BINARY_STRINGS:
+                return True
+        return False
+
+    def is_string_key(self, scope: Scope, sql: str) -> bool:
+        """True when sql is a bare indexed character string column (not a binary one)."""
+        col = self.bare_column(scope, sql)
+        return (col is not None and bool(col.key) and col.type_class == "str"
+                and col.data_type not in BINARY_STRINGS)
+
+    def unbinary_ref(self, scope: Scope, left: str, right: str) -> tuple[str, str]:
+        """The two sides of an equality (=, <>, !=, <=>, a one-value IN), a bare indexed
+        character string column written ``CONCAT(c)`` when the other side names a binary
+        string column and the generator avoids the known bug aria-icp-binary-ref (an Aria
+        key's ref lookup on all its parts, the equality compared binary as the pushed index
+        condition, stops at the first entry it rejects)."""
+        if not self.avoids("aria-icp-binary-ref"):
+            return left, right
+        if self.is_string_key(scope, left) and self.names_binary(scope, right):
+            left = self.concat(left)
+        if self.is_string_key(scope, right) and self.names_binary(scope, left):
+            right = self.concat(right)
+        return left, right
 
     def list_item(self, scope: Scope, cls: str, depth: int) -> str:
         """A value of an IN list: a literal of cls instead of a decimal division
@@ -981,6 +1062,7 @@ class SqlGenerator:
             items = ", ".join(self.safe_literal() if safe else self.literal(cls) if self.chance(0.7)
                               else self.list_item(scope, cls, nxt)
                               for _ in range(self.rng.randrange(1, 5)))
+            tested = self.unbinary_ref(scope, tested, items)[0]
             neg = self.choice(('', 'NOT '))
             return kind, f"({tested} {neg}IN ({items}))", (tested, neg, items)
         if kind == "like":
@@ -1051,14 +1133,7 @@ class SqlGenerator:
             return f"(EXISTS ({sub}))"
         col = self.choice(columns)
         cls = col.type_class
-        classes = self.comparable(cls)
-        if kind == "scalar" and col.data_type == "bigint" and col.unsigned \
-                and self.avoids("unsigned-cache-real"):
-            classes = tuple(c for c in classes if c != "float")  # never read as a double
-        outer_value = self.value(scope, self.choice(classes), depth)
-        if kind in ("in", "anyall") and "/" in outer_value and \
-                self.avoids("expr-cache-decimal-key"):
-            outer_value = self.leaf(scope, self.choice(classes))
+        outer_value = self.outer_value(scope, col, kind, depth)
         sub_col = f"{alias}.{quote_name(col.name)}"
         where = self._sub_where(inner, depth)
         if kind in ("in", "anyall") and self.avoids("in-null-materialization"):
@@ -1080,11 +1155,54 @@ class SqlGenerator:
             return f"({outer_value} {op} {quantifier} ({sub}))"
         agg = self.choice(("MIN", "MAX"))
         op = self.choice(COMPARISONS)
+        if op == "<=>" and self.avoids("nullsafe-zero-timestamp") and (
+                col.data_type == "timestamp" or self.names_timestamp(scope, outer_value)):
+            op = "="
         if self.constant_risk(scope, outer_value, "(SELECT ...)", op):
             outer_value = f"({outer_value} + 0)"  # a value, not the column: no lookup, no range
         sub = self.note("subquery", "scalar", f"SELECT {agg}({sub_col}) FROM {from_sql}{where}",
                         inner, (outer_value, op, cls))
         return f"({outer_value} {op} ({sub}))"
+
+    def outer_value(self, scope: Scope, col: ColumnInfo, kind: str, depth: int) -> str:
+        """The value of the enclosing query a subquery of kind (``in``, ``anyall``,
+        ``scalar``) selecting col is compared with, clear of the avoided bugs' shapes."""
+        classes = self.comparable(col.type_class)
+        if kind == "scalar" and col.data_type == "bigint" and col.unsigned \
+                and self.avoids("unsigned-cache-real"):
+            classes = tuple(c for c in classes if c != "float")  # never read as a double
+        outer_cls = self.choice(classes)
+        outer_value = self.value(scope, outer_cls, depth)
+        if kind in ("in", "anyall") and "/" in outer_value and \
+                self.avoids("expr-cache-decimal-key"):
+            outer_value = self.leaf(scope, outer_cls)
+        if kind == "scalar" and self.list_division(outer_cls, outer_value):
+            outer_value = self.leaf(scope, outer_cls)   # decimal-div-in-list: a comparison
+        if kind in ("in", "anyall"):
+            if col.data_type in BINARY_STRINGS and self.avoids("aria-icp-binary-ref") \
+                    and self.is_string_key(scope, outer_value):
+                outer_value = self.concat(outer_value)   # (a semi-join may look it up)
+            outer_value = self.binary_in_value(scope, outer_value, col)
+        return outer_value
+
+    def names_timestamp(self, scope: Scope, sql: str) -> bool:
+        """True when sql names a TIMESTAMP column of the scope or an enclosing query's."""
+        found = (self.bare_column(scope, m.group(0)) for m in _COLUMN_NAME_RE.finditer(sql))
+        return any(c is not None and c.data_type == "timestamp" for c in found)
+
+    def binary_in_value(self, scope: Scope, sql: str, sub: ColumnInfo) -> str:
+        """The value left of an IN/ANY/ALL subquery selecting the column sub: ``CAST(sql AS
+        BINARY)`` when sub is a binary string column, sql names a character string column
+        and the generator avoids the known bug expr-cache-binary-in (the subquery cache
+        keys sql by its collation, so '' and ' ' share an answer the binary comparison
+        tells apart; against a binary column IN compares sql's bytes, as the cast does)."""
+        if sub.data_type not in BINARY_STRINGS or not self.avoids("expr-cache-binary-in"):
+            return sql
+        for m in _COLUMN_NAME_RE.finditer(sql):
+            col = self.bare_column(scope, m.group(0))
+            if col is not None and col.type_class == "str" and col.data_type not in BINARY_STRINGS:
+                return f"CAST({sql} AS BINARY)"
+        return sql
 
     def scalar_subquery(self, scope: Scope, depth: int) -> str:
         """``(SELECT COUNT(*) FROM ... WHERE ...)``: one row, always."""

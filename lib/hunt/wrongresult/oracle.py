@@ -46,7 +46,7 @@ from typing import Any, Protocol, Sequence, runtime_checkable
 
 from .errors import OracleSetupError, ServerLostError
 from .execute import STATEMENT_TIMEOUT, Connection, Outcome, error_kind, run_query
-from .generator import (BINARY_STRINGS, VIEW_KNOWN_BUGS, VIEW_STRING, VIEW_UNSIGNED,
+from .generator import (BINARY_STRINGS, VIEW_BIT, VIEW_KNOWN_BUGS, VIEW_STRING, VIEW_UNSIGNED,
                         VIEW_VERSIONED_DML, GeneratorOptions, SqlGenerator)
 from .queries import WIDE_DECIMAL
 from .result import WrongResult, describe_rows, multiset_difference, render_rows
@@ -409,7 +409,7 @@ def views_left_out(conn: Connection, tables: Sequence[TableInfo],
     whole, stored clipped), and those whose reading meets a known bug the generator
     avoids (:data:`~lib.hunt.wrongresult.generator.VIEW_KNOWN_BUGS`: JSON_ARRAYAGG, an
     aggregate beside a BIGINT UNSIGNED column, a cast to TIME, a set operation with a
-    character string column; with writes -- an oracle whose checks UPDATE and DELETE -- an
+    character string column, a grouping or DISTINCT beside a BIT column; with writes -- an oracle whose checks UPDATE and DELETE -- an
     outer join of a system-versioned table), and any view that names one left out; all
     views when the definitions cannot be read."""
     views = [t for t in tables if t.is_view]
@@ -433,7 +433,8 @@ def views_left_out(conn: Connection, tables: Sequence[TableInfo],
         text = definitions.get((t.schema, t.name), "")
         has = {VIEW_UNSIGNED: any(c.data_type == "bigint" and c.unsigned for c in t.columns),
                VIEW_STRING: any(c.type_class == "str" and c.data_type not in BINARY_STRINGS
-                                for c in t.columns)}
+                                for c in t.columns),
+               VIEW_BIT: any(c.data_type == "bit" for c in t.columns)}
         for rule, needs in rules:
             if not rule.search(text):
                 continue
