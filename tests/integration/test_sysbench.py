@@ -1,6 +1,7 @@
-"""sysbench through the CLI: the suite, and a regression check against a stored baseline.
+"""sysbench through the CLI: a regression check against a stored baseline (the
+sysbench_basic suite is test_sysbench_suite.py's: it compares no throughput).
 
-Covers: lib/sysbench/, lib/modes/sweep/run.py, lib/kewpie2012/sysbench_methods.py
+Covers: lib/sysbench/, lib/modes/sweep/run.py
 """
 import json
 import os
@@ -14,12 +15,6 @@ from tests.conftest import KewpieRunner
 WRITE_SWEEP = {"workload": "oltp_write_only", "tables": 2, "table_size": 2000, "duration": 3,
                "warmup": 1, "repeats": 2, "threads": [1, 2]}
 RELAXED = ["--log-bin=mysql-bin", "--innodb-flush-log-at-trx-commit=0", "--sync-binlog=0"]
-
-
-def test_sysbench_basic_suite(kewpie):
-    proc = kewpie.run("--suite=sysbench_basic")
-    assert proc.returncode == 0, proc.stdout[-3000:]
-    assert "STATUS: PASS, 1/1" in proc.stdout
 
 
 def test_regression_check_flags_slowed_config_and_passes_baseline_repeat():
