@@ -283,6 +283,15 @@ KNOWN_BUGS: Mapping[str, str] = MappingProxyType({
                                  "cast_hybrid_negative_time; EET, or19a t3, which wraps the "
                                  "cast's argument in a CASE itself): a TIME value is never cast "
                                  "to SIGNED or UNSIGNED",
+    "nullif-pushdown-convert": "NULLIF(a, b) whose arguments need a conversion (latin1 "
+                               "against utf8mb4, a DATETIME against a string) is a CASE whose "
+                               "ELSE is a again; pushed into a materialized view or derived "
+                               "table, that ELSE still names the outer column, read before the "
+                               "table is filled: a = NULLIF(a, b) finds no row "
+                               "(KW46-PUSHDOWN-TEMPORAL-STRING, its mechanism by hand in "
+                               "session 11: case nullif_pushdown_convert; TLP-groupby s9 or18 "
+                               "t25, TLP-distinct 2347ba6aba71); NULLIF is written of numbers "
+                               "only (the generator knows no column's character set)",
     "expr-cache-binary-in": "a character string value (naming a column) left of IN/ANY/ALL "
                             "(SELECT binary_column ...): the subquery cache keys it by its "
                             "collation while IN compares binary, so '' and ' ' (PAD SPACE) "
@@ -747,7 +756,10 @@ class SqlGenerator:
         def v() -> str:
             """Another value of the class."""
             return self.value(scope, cls, depth)
-        kind = self.choice(("coalesce", "ifnull", "nullif", "if", "case", "least", "greatest"))
+        kinds = ["coalesce", "ifnull", "nullif", "if", "case", "least", "greatest"]
+        if cls not in ("int", "dec", "float") and self.avoids("nullif-pushdown-convert"):
+            kinds.remove("nullif")
+        kind = self.choice(tuple(kinds))
         if kind == "coalesce":
             return f"COALESCE({v()}, {v()})"
         if kind == "ifnull":

@@ -4,8 +4,8 @@ of: each entry's trigger is not written under the default avoidance and is writt
 the others and when not avoided).
 
 Covers: lib/hunt/wrongresult/generator.py (KNOWN_BUGS aria-icp-binary-ref,
-nullsafe-zero-timestamp, cast-hybrid-negative-time, expr-cache-binary-in, decimal-div-in-list
-in comparisons; VIEW_KNOWN_BUGS bit-group), lib/hunt/wrongresult/dqpknown.py (join_cache_level
+nullsafe-zero-timestamp, cast-hybrid-negative-time, expr-cache-binary-in, nullif-pushdown-convert,
+decimal-div-in-list in comparisons; VIEW_KNOWN_BUGS bit-group), lib/hunt/wrongresult/dqpknown.py (join_cache_level
 3 and 4, big_tables), lib/hunt/wrongresult/dqp.py (DQPOracle.avoided),
 lib/hunt/wrongresult/oracle.py (views_left_out)
 """
@@ -237,3 +237,16 @@ def test_bit_group_grouped_views_with_a_bit_column_are_left_out():
     assert views_left_out(conn, views, GeneratorOptions().avoid) == {("test", "vg"),
                                                                     ("test", "vd")}
     assert views_left_out(conn, views, frozenset()) == set()
+
+
+def test_nullif_pushdown_convert_nullif_of_numbers_only():
+    # KW46-PUSHDOWN-TEMPORAL-STRING's mechanism (TLP-distinct; 2347ba6aba71): NULLIF(a, b) of
+    # two strings of other character sets, pushed into a materialized view, keeps the view's
+    # column in its ELSE
+    def classes(options: GeneratorOptions) -> set[str]:
+        return {p.cls for _, trace in _traces(options, 3000, "nullif") for p in trace
+                if p.kind == "value" and p.text.startswith("NULLIF(")}
+    assert KNOWN_BUGS["nullif-pushdown-convert"]
+    assert "nullif-pushdown-convert" in GeneratorOptions().avoid
+    assert classes(GeneratorOptions()) and classes(GeneratorOptions()) <= {"int", "dec", "float"}
+    assert classes(HUNTED) - {"int", "dec", "float"}
