@@ -408,9 +408,10 @@ def views_left_out(conn: Connection, tables: Sequence[TableInfo],
     whose order is not given) or a number literal wider than WIDE_DECIMAL digits (shown
     whole, stored clipped), and those whose reading meets a known bug the generator
     avoids (:data:`~lib.hunt.wrongresult.generator.VIEW_KNOWN_BUGS`: JSON_ARRAYAGG, an
-    aggregate beside a BIGINT UNSIGNED column, a cast to TIME, a set operation with a
-    character string column, a grouping or DISTINCT beside a BIT column; with writes -- an oracle whose checks UPDATE and DELETE -- an
-    outer join of a system-versioned table), and any view that names one left out; all
+    aggregate beside a BIGINT UNSIGNED column, a cast to TIME, DATETIME or DATE, a set
+    operation with a character string column, a grouping or DISTINCT beside a BIT column;
+    with writes -- an oracle whose checks UPDATE and DELETE -- an outer join of a
+    system-versioned table), and any view that names one left out; all
     views when the definitions cannot be read."""
     views = [t for t in tables if t.is_view]
     rules = [(NONDETERMINISTIC_VIEW, ""), (WIDE_LITERAL_VIEW, "")] + [
