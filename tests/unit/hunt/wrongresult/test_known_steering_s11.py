@@ -250,3 +250,27 @@ def test_nullif_pushdown_convert_nullif_of_numbers_only():
     assert "nullif-pushdown-convert" in GeneratorOptions().avoid
     assert classes(GeneratorOptions()) and classes(GeneratorOptions()) <= {"int", "dec", "float"}
     assert classes(HUNTED) - {"int", "dec", "float"}
+
+
+def test_key_constant_no_constant_in_a_list_of_an_indexed_number():
+    # KW46-KEY-CONSTANT the other way round (TLP-aggregate; 8c3d59b40b07): -0.5 IN
+    # (t1.decimal_key) looks -0.5 up rounded in the member's index and finds -1
+    listed = re.compile(r"\((-?[\d.]+(?:e-?\d+)?|'[^']*') (?:NOT )?IN \(([^()]*)\)")
+    def risky(sql: str) -> int:   # a literal other than 0..127 tested against a key column
+        n = 0
+        for m in listed.finditer(sql):
+            safe = re.fullmatch(r"\d+", m.group(1)) and int(m.group(1)) <= 127
+            n += bool(re.search(r"t\d+\.`(?:d2|pk)`", m.group(2))) and not safe
+        return n
+    tables = tables_from([("test", "tk", [("pk", "int(11)", "primary"),
+                                          ("d2", "decimal(1,0)", "indexed"), ("i", "int(11)")])])
+    def count(options: GeneratorOptions) -> int:
+        n = 0
+        for seed in range(4000):
+            g = SqlGenerator(tables, random.Random(f"kc:{seed}"), {("test", "tk"): 3}, options)
+            fc = g.from_clause()
+            if fc is not None:
+                n += risky(g.predicate(fc.scope))
+        return n
+    assert count(GeneratorOptions()) == 0
+    assert count(HUNTED) > 0
