@@ -973,6 +973,25 @@ class SqlGenerator:
             right = self.null_key_lookup(scope, right)
         return left, op, right
 
+    def in_list(self, scope: Scope, depth: int) -> tuple[str, str]:
+        """The tested value and the items of an ``IN (...)`` list, the known bugs' shapes
+        left out (set-key-string, decimal-div-in-list, key-constant either way round,
+        aria-icp-binary-ref)."""
+        cls = self.value_class(scope)
+        tested = self.unkeyed_member(scope, self.value(scope, cls, depth))
+        if self.list_division(cls, tested):
+            tested = self.leaf(scope, cls)
+        safe = self.constant_risk(scope, tested, "0.5", "=")
+        members = [self.safe_literal() if safe else self.literal(cls) if self.chance(0.7)
+                   else self.list_item(scope, cls, depth)
+                   for _ in range(self.rng.randrange(1, 5))]
+        # (key-constant the other way round: -0.5 IN (t1.decimal_key) is a lookup of the
+        # constant in the member's index, session 11's 8c3d59b40b07)
+        if any(self.constant_risk(scope, m, tested, "=") for m in members):
+            tested = self.safe_literal()
+        items = ", ".join(members)
+        return self.unbinary_ref(scope, tested, items)[0], items
+
     def list_division(self, cls: str, sql: str) -> bool:
         """True when sql, a value of cls on either side of an IN list or a comparison, is a
         decimal value holding a division and the generator avoids the known bug
@@ -1072,20 +1091,7 @@ class SqlGenerator:
                 low, high = sorted((self.safe_literal(), self.safe_literal()), key=int)
             return kind, f"({tested} {neg}BETWEEN {low} AND {high})", (tested, neg, low, high)
         if kind == "in":
-            cls = self.value_class(scope)
-            tested = self.unkeyed_member(scope, self.value(scope, cls, nxt))
-            if self.list_division(cls, tested):
-                tested = self.leaf(scope, cls)
-            safe = self.constant_risk(scope, tested, "0.5", "=")
-            members = [self.safe_literal() if safe else self.literal(cls) if self.chance(0.7)
-                       else self.list_item(scope, cls, nxt)
-                       for _ in range(self.rng.randrange(1, 5))]
-            # (key-constant the other way round: -0.5 IN (t1.decimal_key) is a lookup of
-            # the constant in the member's index, session 11's 8c3d59b40b07)
-            if any(self.constant_risk(scope, m, tested, "=") for m in members):
-                tested = self.safe_literal()
-            items = ", ".join(members)
-            tested = self.unbinary_ref(scope, tested, items)[0]
+            tested, items = self.in_list(scope, nxt)
             neg = self.choice(('', 'NOT '))
             return kind, f"({tested} {neg}IN ({items}))", (tested, neg, items)
         if kind == "like":
