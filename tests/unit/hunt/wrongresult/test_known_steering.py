@@ -164,6 +164,17 @@ def test_setop_pushdown_collation_views_of_a_set_operation_with_strings_are_left
     assert views_left_out(conn, t, frozenset()) == set()
 
 
+def test_views_with_a_wide_decimal_column_are_left_out():
+    # an oracle's defect (TLP-aggregate, session 11's 5c30bc4cc1c8): the view's
+    # GREATEST(ROUND(c8, 1), ABS(c8)) of a DECIMAL(65,0) at its limit is 66 digits typed
+    # DECIMAL(65,1): MAX(r3) shows it whole, the TLP union stores it clipped
+    t = _views({"vw": [("r3", "decimal(65,1)")], "vn": [("r3", "decimal(20,1)")]})
+    conn = _Server({
+        "vw": "select greatest(round(`a`.`c8`,1),abs(`a`.`c8`)) AS `r3` from `test`.`t1` `a`",
+        "vn": "select `a`.`c0` AS `r3` from `test`.`t1` `a`"})
+    assert views_left_out(conn, t, frozenset()) == {("test", "vw")}
+
+
 def test_cast_time_views_are_left_out():
     # KW46-CAST-TIME-COMPARE (TLP-distinct, CODDTest; hunt or19-sf8 trial 68): the view's
     # CAST(tinytext AS TIME(3)) of 'e', pushed into it, compares as 00:00:00

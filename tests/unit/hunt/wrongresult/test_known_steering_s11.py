@@ -274,3 +274,4 @@ def test_key_constant_no_constant_in_a_list_of_an_indexed_number():
         return n
     assert count(GeneratorOptions()) == 0
     assert count(HUNTED) > 0
+
