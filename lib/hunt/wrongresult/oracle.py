@@ -42,7 +42,7 @@ import random
 import re
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol, Sequence, runtime_checkable
+from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
 
 from .errors import OracleSetupError, ServerLostError
 from .execute import STATEMENT_TIMEOUT, Connection, Outcome, error_kind, run_query
@@ -454,8 +454,14 @@ def views_left_out(conn: Connection, tables: Sequence[TableInfo],
             # type (GREATEST(ROUND(d, 1), ABS(d)) of a DECIMAL(65,0): 66 digits as
             # DECIMAL(65,1)): shown whole, stored clipped (session 11's 5c30bc4cc1c8)
             risky.add((t.schema, t.name))
+    return _with_dependents(views, definitions, risky)
+
+
+def _with_dependents(views: Sequence[TableInfo], definitions: Mapping[tuple[str, str], str],
+                     risky: set[tuple[str, str]]) -> set[tuple[str, str]]:
+    """risky and every view over a view of risky (over and over)."""
     grew = True
-    while grew:  # a view over a view left out is left out
+    while grew:
         grew = False
         for t in views:
             key = (t.schema, t.name)
