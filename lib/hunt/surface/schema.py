@@ -332,6 +332,22 @@ def _key_bytes(column: ColumnSpec) -> int:
     return 16
 
 
+def unkeyable(ctype: ColumnType, engine: str, avoid: frozenset[str]) -> bool:
+    """True when a column of ctype in a table of engine may not be a key part, as the known
+    bugs avoided (expr.KNOWN_BUGS) have it:
+
+    - aria-bit-keyread: a BIT of a width that is no multiple of 8 (its uneven bits live in
+      the row's null bytes) of an Aria table reads 0 from its index alone when its bit falls
+      at bit 7 of a null byte, which depends on the nullable columns before it (and ALTER
+      TABLE ... ADD COLUMN moves it);
+    - set-key-spaces: a SET's index lookup of a string of spaces stores it into the SET (no
+      member: no row) where the string comparison finds the empty sets (PAD SPACE:
+      '' = ' '), in any engine."""
+    return ((engine == "Aria" and ctype.kind == "BIT" and ctype.length % 8 != 0
+             and "aria-bit-keyread" in avoid)
+            or (ctype.kind == "SET" and "set-key-spaces" in avoid))
+
+
 class SchemaGenerator:
     """Draws a schema (see the module docstring); engines are those the server has."""
 
@@ -341,7 +357,8 @@ class SchemaGenerator:
                  avoid: frozenset[str] = frozenset(KNOWN_BUGS)) -> None:
         self.rng = rng
         self.avoid = avoid           # expr.KNOWN_BUGS steered clear of (vcol-div-precision,
-                                     # vers-desc-key, enum-error-value-key, aria-bit-keyread)
+                                     # vers-desc-key, enum-error-value-key, aria-bit-keyread,
+                                     # set-key-spaces)
         self.engines = tuple(engines)
         self.table_range = (tables[0], min(tables[1], MAX_TABLES))
         self.column_range = columns
@@ -422,13 +439,8 @@ class SchemaGenerator:
                          period, rows)
 
     def bit_keyread(self, column: ColumnSpec, engine: str) -> bool:
-        """True when column may not be a key part: a BIT of a width that is no multiple of 8
-        (its uneven bits live in the row's null bytes) of an Aria table, while the known
-        bug aria-bit-keyread is avoided (such a column read from its index alone reads 0
-        when its bit falls at bit 7 of a null byte: which depends on the nullable columns
-        before it, and ALTER TABLE ... ADD COLUMN moves it)."""
-        return (engine == "Aria" and column.type.kind == "BIT" and column.type.length % 8 != 0
-                and "aria-bit-keyread" in self.avoid)
+        """True when column may not be a key part (:func:`unkeyable`)."""
+        return unkeyable(column.type, engine, self.avoid)
 
     def _keyable(self, parts: Sequence[KeyPart], columns: Sequence[ColumnSpec],
                  engine: str) -> tuple[KeyPart, ...]:

@@ -24,7 +24,7 @@ from typing import Mapping
 from .expr import KNOWN_BUGS
 from .exprgen import Scope, Source, collation_of
 from .querygen import QueryGenerator
-from .schema import SchemaSpec, TableSpec
+from .schema import SchemaSpec, TableSpec, unkeyable
 from .select import Select
 from .types import quote
 
@@ -422,10 +422,9 @@ class StatementGenerator:
                                      ""))
         if t.engine != "InnoDB" and "INPLACE" in algorithm or "LOCK=NONE" in algorithm:
             algorithm = ""
-        if t.engine == "Aria" and c.type.kind == "BIT" and c.type.length % 8 \
-                and "aria-bit-keyread" in self.avoid:   # KNOWN_BUGS aria-bit-keyread (the
-            return [Statement(f"CHECKSUM TABLE {t.name}", "CHECKSUM TABLE",   # same draws)
-                              frozenset({"CHECKSUM TABLE"}), frozenset())]
+        if unkeyable(c.type, t.engine, self.avoid):   # KNOWN_BUGS aria-bit-keyread,
+            return [Statement(f"CHECKSUM TABLE {t.name}", "CHECKSUM TABLE",   # set-key-spaces
+                              frozenset({"CHECKSUM TABLE"}), frozenset())]    # (same draws)
         self.state.indexes.setdefault(t.name, []).append(name)
         return [Statement(f"ALTER TABLE {t.name} ADD INDEX IF NOT EXISTS {name} "
                           f"({part}{desc}){algorithm}", "ALTER TABLE ADD INDEX",

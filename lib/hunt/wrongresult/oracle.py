@@ -50,6 +50,7 @@ from .generator import (BINARY_STRINGS, VIEW_BIT, VIEW_KNOWN_BUGS, VIEW_STRING, 
                         VIEW_VERSIONED_DML, GeneratorOptions, SqlGenerator)
 from .queries import WIDE_DECIMAL
 from .result import WrongResult, describe_rows, multiset_difference, render_rows
+from .rowsform import LEFT_OUT_MODES
 from .schema import TableInfo, Tables, quote_name, shape_names, tables_from
 from .shape import query_shape
 from .toplevel import split_top_level
@@ -507,21 +508,26 @@ def _end_transactions(conns: Sequence[Connection]) -> None:
                     raise ServerLostError(f"ROLLBACK failed: {exc}") from exc
 
 
-PADDING_MODE = "PAD_CHAR_TO_FULL_LENGTH"
+def _oracle_sql_mode(conn: Connection) -> str | None:
+    """Take :data:`~lib.hunt.wrongresult.rowsform.LEFT_OUT_MODES` out of the session's
+    sql_mode (its old sql_mode returned, None when it had none of them):
 
-
-def _without_padding(conn: Connection) -> str | None:
-    """Take PAD_CHAR_TO_FULL_LENGTH out of the session's sql_mode (its old sql_mode returned,
-    None when it had not the mode): a CHAR value read from a temporary table -- a UNION's, a
-    derived table's -- is padded with spaces and the same value read as a VARCHAR is not, so
-    a UNION of partitions shows '1971-01-13         ' where the query shows '1971-01-13'
-    (documented; hunt or18-sf5, --sql-mode=TRADITIONAL,PAD_CHAR_TO_FULL_LENGTH)."""
+    - PAD_CHAR_TO_FULL_LENGTH: a CHAR value read from a temporary table -- a UNION's, a
+      derived table's -- is padded with spaces and the same value read as a VARCHAR is not,
+      so a UNION of partitions shows '1971-01-13         ' where the query shows
+      '1971-01-13' (documented; hunt or18-sf5, --sql-mode=TRADITIONAL,PAD_CHAR_TO_FULL_LENGTH);
+    - NO_ZERO_DATE, NO_ZERO_IN_DATE: a function of a NOT NULL DATE column holding the zero
+      date (COALESCE(d), IF(1, d, d)) is NULL to the client yet NOT NULL to the optimizer
+      (``IS NULL`` folded to 0, '' stored by a UNION): the known bug zero-date-not-null
+      (KW46-ZERO-DATE-NOT-NULL, case zero_date_not_null; EET, ox19a t36, b2b19dd63db1,
+      --sql-mode=TRADITIONAL), which every oracle's rewrite meets; TRADITIONAL, which
+      @@sql_mode lists beside the flags it stands for, goes too (it would set them again)."""
     got = run_query(conn, "SELECT @@SESSION.sql_mode")
     mode = str(got.rows[0][0]) if not got.failed and got.rows else ""
     modes = mode.split(",")
-    if PADDING_MODE not in modes:
+    if not set(LEFT_OUT_MODES) & set(modes):
         return None
-    kept = ",".join(m for m in modes if m != PADDING_MODE)
+    kept = ",".join(m for m in modes if m not in LEFT_OUT_MODES)
     run_query(conn, f"SET SESSION sql_mode = '{kept}'")
     return mode
 
@@ -545,7 +551,7 @@ class Sessions:
         for conn in self.conns:
             # a refusal (no RELOAD privilege, a lock held elsewhere) leaves the cache as it is
             run_query(conn, f"SET STATEMENT lock_wait_timeout = {FLUSH_WAIT} FOR FLUSH TABLES")
-            self.modes.append(_without_padding(conn))
+            self.modes.append(_oracle_sql_mode(conn))
             got = run_query(conn, "SELECT @@SESSION.max_statement_time")
             old = got.rows[0][0] if not got.failed and got.rows else None
             self.saved.append(old)

@@ -6,7 +6,8 @@ DQE), and a performance finding of CERT (:func:`finding_kind`: never called a wr
 result), holds the statements it compared (``details.queries``) and the oracle's comparison of
 their rows (``detail``: ``EET (aggregate): rows only in Q: ...``).  After a candidate's
 statements are replayed, :func:`judge_again` runs those statements again on a new
-connection, as the oracle's run did (tables flushed, ``PAD_CHAR_TO_FULL_LENGTH`` left
+connection, as the oracle's run did (tables flushed, the sql_mode flags
+``PAD_CHAR_TO_FULL_LENGTH``, ``NO_ZERO_DATE``, ``NO_ZERO_IN_DATE``, ``TRADITIONAL`` left
 out, ``max_statement_time`` set: :class:`~lib.hunt.wrongresult.oracle.Sessions`; what
 they name beyond the load's tables built again first:
 :meth:`~lib.hunt.wrongresult.oracle.OracleBase.rebuild`, Radar's raw copies and DQE's

@@ -12,7 +12,8 @@ was refused inside it (error 1234).  Here each statement runs unchanged:
 
 - its text goes to a file under ``$MYSQL_TMP_DIR`` (``--write_file``: mysqltest expands no
   variable in it, so a ``$`` of the statement stays), an oracle's after one line that takes
-  ``PAD_CHAR_TO_FULL_LENGTH`` out of the session's ``sql_mode`` (as the oracle's
+  ``PAD_CHAR_TO_FULL_LENGTH``, ``NO_ZERO_DATE``, ``NO_ZERO_IN_DATE`` and ``TRADITIONAL`` out
+  of the session's ``sql_mode`` (as the oracle's
   :class:`~lib.hunt.wrongresult.oracle.Sessions` does; a differential query runs in the
   server's own session defaults, as the reduction's replay ran it);
 - the mysql client runs the file on a connection of its own (``$MYSQL``, which both
@@ -60,9 +61,22 @@ PREFIX = "kw_compared_"          # the check's files in $MYSQL_TMP_DIR
 END_OF_STATEMENT = "KW_END_OF_SQL"   # mysqltest takes up to 16 characters
 END_OF_ROWS = "KW_END_OF_ROWS"
 CLIENT = "$MYSQL --default-character-set=utf8mb4 --binary-mode --batch --skip-column-names"
-# the oracle's sessions read CHAR values unpadded (lib/hunt/wrongresult/oracle.py Sessions)
-UNPADDED = ("SET SESSION sql_mode = TRIM(BOTH ',' FROM REPLACE(CONCAT(',', @@SESSION.sql_mode, "
-            "','), ',PAD_CHAR_TO_FULL_LENGTH,', ','));")
+# the sql_mode flags the oracle's sessions leave out (lib/hunt/wrongresult/oracle.py Sessions):
+# CHAR values are read unpadded, and no zero date is NULL (the known bug zero-date-not-null;
+# TRADITIONAL, listed beside the flags it stands for, would set NO_ZERO_DATE again)
+LEFT_OUT_MODES = ("PAD_CHAR_TO_FULL_LENGTH", "NO_ZERO_DATE", "NO_ZERO_IN_DATE", "TRADITIONAL")
+
+
+def _left_out(mode_sql: str, modes: Sequence[str]) -> str:
+    """SQL of mode_sql (a comma-framed sql_mode) with each of modes taken out."""
+    for mode in modes:
+        mode_sql = f"REPLACE({mode_sql}, ',{mode},', ',')"
+    return mode_sql
+
+
+# the oracle's session as a statement of a case: UNPADDED (its first name; more flags since)
+UNPADDED = ("SET SESSION sql_mode = TRIM(BOTH ',' FROM "
+            + _left_out("CONCAT(',', @@SESSION.sql_mode, ',')", LEFT_OUT_MODES) + ");")
 DIFFER_ERRORS = "0,1,2"          # diff_files: 1 the contents differ, 2 the lengths do
 LISTED = "LC_ALL=C sed -n 'l 0'"  # every line listed unambiguously, never folded
 DIFFERENTIAL = "wrong result (differential): the query gives other rows than the correct " \

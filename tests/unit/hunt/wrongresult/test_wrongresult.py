@@ -22,7 +22,7 @@ import pytest
 from lib.errors import KewpieError, UsageError
 from lib.hunt.wrongresult import (DifferentialOracle, NoRECOracle, OracleSetupError, TLPOracle,
                                   UnknownOracleError, WrongResult, WrongResultOracle,
-                                  query_shape, wrong_result_oracles)
+                                  query_shape, rowsform, wrong_result_oracles)
 from lib.hunt.wrongresult.execute import (STATEMENT_TIMEOUT, UNDECODABLE, Outcome, error_kind,
                                           run_query)
 from lib.hunt.wrongresult.generator import KNOWN_BUGS, GeneratorOptions, Scope, SqlGenerator
@@ -417,3 +417,30 @@ def test_the_oracles_session_pads_no_char_values():
     assert "SET SESSION sql_mode = 'STRICT_TRANS_TABLES,PAD_CHAR_TO_FULL_LENGTH'" in conn.log
     assert conn.log.index("SET SESSION sql_mode = 'STRICT_TRANS_TABLES'") < \
         conn.log.index("SET SESSION sql_mode = 'STRICT_TRANS_TABLES,PAD_CHAR_TO_FULL_LENGTH'")
+
+
+def test_the_oracles_session_has_no_zero_date_modes():
+    # the known bug zero-date-not-null (EET, ox19a t36, b2b19dd63db1, --sql-mode=TRADITIONAL):
+    # under NO_ZERO_DATE, COALESCE of a NOT NULL DATE column holding the zero date is NULL
+    # to the client, NOT NULL to the optimizer; TRADITIONAL (listed beside its flags) goes too
+    traditional = ("STRICT_TRANS_TABLES,STRICT_ALL_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,"
+                   "ERROR_FOR_DIVISION_BY_ZERO,TRADITIONAL,NO_AUTO_CREATE_USER,"
+                   "NO_ENGINE_SUBSTITUTION,PAD_CHAR_TO_FULL_LENGTH")
+    class Traditional(ScriptedConnection):
+        def answer(self, sql):
+            if sql == "SELECT @@SESSION.sql_mode":
+                return ((traditional,),)
+            return super().answer(sql)
+    conn = Traditional(count=3, total=3)
+    assert NoRECOracle().run([conn], PLAIN, seed=5, budget=2) == []
+    kept = ("STRICT_TRANS_TABLES,STRICT_ALL_TABLES,ERROR_FOR_DIVISION_BY_ZERO,"
+            "NO_AUTO_CREATE_USER,NO_ENGINE_SUBSTITUTION")
+    assert conn.log.index(f"SET SESSION sql_mode = '{kept}'") < \
+        conn.log.index(f"SET SESSION sql_mode = '{traditional}'")
+
+
+def test_a_cases_session_statement_leaves_out_the_oracles_modes():
+    # the case's line does in SQL what the oracle's session does (rowsform.UNPADDED)
+    assert rowsform.LEFT_OUT_MODES == ("PAD_CHAR_TO_FULL_LENGTH", "NO_ZERO_DATE",
+                                       "NO_ZERO_IN_DATE", "TRADITIONAL")
+    assert all(f"',{mode},', ','" in rowsform.UNPADDED for mode in rowsform.LEFT_OUT_MODES)
