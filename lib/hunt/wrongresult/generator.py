@@ -247,6 +247,21 @@ KNOWN_BUGS: Mapping[str, str] = MappingProxyType({
                                 "literal's row (KW46-SETOP-PUSHDOWN-COLLATION; TLP-distinct, "
                                 "TLP-groupby, CODDTest); a view of a set operation with a "
                                 "character string column is never read (VIEW_KNOWN_BUGS)",
+    "setop-pushdown-cast": "a condition on CAST(r AS SIGNED) pushed into a view of a set "
+                           "operation whose column r is a DECIMAL(20,0) (an INT beside a "
+                           "BIGINT UNSIGNED) casts each operand's own BIGINT UNSIGNED "
+                           "(18446744073709551614 wraps to -2) and is kept outside, where the "
+                           "DECIMAL clips: the row meets neither > 5 nor its negation "
+                           "(KW46-SETOP-PUSHDOWN-CAST; TLP-distinct, or19a t9, ba53fd745ec5); "
+                           "a view of a set operation with a DECIMAL(20+,0) column is never "
+                           "read (VIEW_KNOWN_BUGS)",
+    "view-constant-column": "a view's column that is a constant (0.000001 AS r1, "
+                            "COALESCE(-1, x) AS r1) meets KW46-KEY-CONSTANT when joined to a "
+                            "key (ON t1.decimal_key = t2.r1 finds the key's 0: radar, or19a "
+                            "t56, 8880aa4b30cb) and KW46-MAX-CONST-EMPTY under MIN/MAX on the "
+                            "inner side of an outer join (MIN(t2.r1) of an empty view is -1: "
+                            "EET, or18a t30, 7e0874a0572c); views with such a column are "
+                            "never read",
     "decimal-div-in-list": "a decimal division compared by an IN list of two or more values "
                            "(on its left or among its values): the list compares the digits "
                            "the quotient carries beyond its scale, = and IN of one value "
@@ -307,13 +322,14 @@ KNOWN_BUGS: Mapping[str, str] = MappingProxyType({
 # Views the oracles leave out while the generator avoids a known bug: bug -> (what the
 # view's definition holds, a regular expression; what the view must also have: '' nothing
 # more, VIEW_UNSIGNED a BIGINT UNSIGNED column, VIEW_STRING a character string column,
-# VIEW_BIT a BIT column,
+# VIEW_BIT a BIT column, VIEW_WIDE_INTEGER a DECIMAL(p,0) column of p >= 20,
 # VIEW_VERSIONED_DML the oracle writes (DQE) and the definition names a system-versioned
 # table).  A view over such a view is left out too (oracle.views_left_out).
 VIEW_UNSIGNED = "bigint-unsigned"
 VIEW_STRING = "string"
 VIEW_VERSIONED_DML = "versioned-dml"
 VIEW_BIT = "bit"
+VIEW_WIDE_INTEGER = "wide-integer"     # a DECIMAL(p,0) column of 20 digits or more
 VIEW_KNOWN_BUGS: Mapping[str, tuple[str, str]] = MappingProxyType({
     "json-aggregate-having": (r"\bjson_(?:arrayagg|objectagg)\s*\(", ""),
     "unsigned-cache-real": (r"\b(?:min|max|bit_and|bit_or|bit_xor)\s*\(|\(\s*select\b",
@@ -324,6 +340,7 @@ VIEW_KNOWN_BUGS: Mapping[str, tuple[str, str]] = MappingProxyType({
     # DATETIME(6)) is NULL, yet = TIMESTAMP'0000-00-00 00:00:00' is 1)
     "cast-time-null": (r"\bas\s+(?:time|datetime|date)\s*[()]", ""),
     "setop-pushdown-collation": (r"\b(?:union|intersect|except)\b", VIEW_STRING),
+    "setop-pushdown-cast": (r"\b(?:union|intersect|except)\b", VIEW_WIDE_INTEGER),
     "vers-outer-join-dml": (r"\b(?:left|right)\s+(?:outer\s+)?join\b", VIEW_VERSIONED_DML),
     # a grouped view (materialized) with a BIT column: KW46-BIT-GROUP through the view's
     # temporary table (5612ecfef287: a TEMPTABLE view grouped by a MyISAM BIT(1) with an

@@ -47,6 +47,7 @@ from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
 from .errors import OracleSetupError, ServerLostError
 from .execute import STATEMENT_TIMEOUT, Connection, Outcome, error_kind, run_query
 from .generator import (BINARY_STRINGS, VIEW_BIT, VIEW_KNOWN_BUGS, VIEW_STRING, VIEW_UNSIGNED,
+                        VIEW_WIDE_INTEGER,
                         VIEW_VERSIONED_DML, GeneratorOptions, SqlGenerator)
 from .queries import WIDE_DECIMAL
 from .result import WrongResult, describe_rows, multiset_difference, render_rows
@@ -364,10 +365,9 @@ def row_counts(conn: Connection, tables: Sequence[TableInfo]) -> dict[tuple[str,
     return counts
 
 
-def constant_function_columns(definition: str) -> list[str]:
-    """The columns of a view's definition (its first SELECT) that are a function of
-    constants -- ``abs(5) AS `r2``` -- where a column is ``expression AS `name```, and the
-    server writes every column it reads with backquotes."""
+def _select_columns(definition: str) -> list[tuple[str, str]]:
+    """The columns of a view's definition (its first SELECT), each (expression, the same
+    with its string literals emptied), where a column is ``expression AS `name```."""
     if re.match(r"\s*with\b", definition, re.IGNORECASE):  # the CTEs, then the SELECT
         parts = split_top_level(definition, "select ")
         definition = "select " + "select ".join(parts[1:]) if len(parts) > 1 else ""
@@ -375,13 +375,30 @@ def constant_function_columns(definition: str) -> list[str]:
                  r"sql_\w+\s+)*", definition, re.IGNORECASE)
     if not m:
         return []
-    rest = definition[m.end():]
-    head = split_top_level(rest, " from ")[0]
+    head = split_top_level(definition[m.end():], " from ")[0]
     out = []
     for item in split_top_level(head, ","):
         expr = re.sub(r"\s+AS\s+`(?:[^`]|``)*`\s*$", "", item.strip(), flags=re.IGNORECASE)
-        bare = re.sub(r"'(?:[^'\\]|\\.|'')*'|\"(?:[^\"\\]|\\.)*\"", "''", expr)
-        if "(" in bare and "`" not in bare:
+        out.append((expr, re.sub(r"'(?:[^'\\]|\\.|'')*'|\"(?:[^\"\\]|\\.)*\"", "''", expr)))
+    return out
+
+
+def constant_function_columns(definition: str) -> list[str]:
+    """The columns of a view's definition (its first SELECT) that are a function of
+    constants -- ``abs(5) AS `r2``` -- where the server writes every column it reads with
+    backquotes."""
+    return [expr for expr, bare in _select_columns(definition) if "(" in bare and "`" not in bare]
+
+
+def constant_value_columns(definition: str) -> list[str]:
+    """The columns of a view's definition (its first SELECT) whose value is a constant: no
+    column read (``0.000001``, ``'x'``, ``abs(5)``), or a COALESCE or IFNULL whose first
+    argument is such a constant other than NULL (``coalesce(-1,`a`.`x`)``)."""
+    out = []
+    for expr, bare in _select_columns(definition):
+        m = re.match(r"(?:coalesce|ifnull)\s*\((.*)\)$", bare, re.IGNORECASE | re.DOTALL)
+        first = split_top_level(m.group(1), ",")[0].strip() if m else ""
+        if "`" not in bare or first and "`" not in first and first.lower() != "null":
             out.append(expr)
     return out
 
@@ -436,7 +453,9 @@ def views_left_out(conn: Connection, tables: Sequence[TableInfo],
         has = {VIEW_UNSIGNED: any(c.data_type == "bigint" and c.unsigned for c in t.columns),
                VIEW_STRING: any(c.type_class == "str" and c.data_type not in BINARY_STRINGS
                                 for c in t.columns),
-               VIEW_BIT: any(c.data_type == "bit" for c in t.columns)}
+               VIEW_BIT: any(c.data_type == "bit" for c in t.columns),
+               VIEW_WIDE_INTEGER: any(c.precision >= 20 and c.full_type.startswith(
+                   (f"decimal({c.precision},0)", f"decimal({c.precision})")) for c in t.columns)}
         for rule, needs in rules:
             if not rule.search(text):
                 continue
@@ -448,7 +467,8 @@ def views_left_out(conn: Connection, tables: Sequence[TableInfo],
             elif needs and not has[needs]:
                 continue
             risky.add((t.schema, t.name))
-        if "outer-const-function" in avoid and constant_function_columns(text):
+        if "outer-const-function" in avoid and constant_function_columns(text) \
+                or "view-constant-column" in avoid and constant_value_columns(text):
             risky.add((t.schema, t.name))
         if any(c.precision > WIDE_DECIMAL for c in t.columns):
             # a wide DECIMAL column's expression may hold a digit more than the column's

@@ -1,0 +1,69 @@
+"""The known wrong results of 10.11.19 that session 11's hunt met, steered clear of in
+session 12: views of a set operation with a DECIMAL(20+,0) column (setop-pushdown-cast) and
+views with a constant column (view-constant-column: KW46-KEY-CONSTANT and
+KW46-MAX-CONST-EMPTY through a view) are left out under the default avoidance and read with
+``avoid=frozenset()``.
+
+Covers: lib/hunt/wrongresult/generator.py (KNOWN_BUGS setop-pushdown-cast,
+view-constant-column; VIEW_KNOWN_BUGS, VIEW_WIDE_INTEGER), lib/hunt/wrongresult/oracle.py
+(views_left_out, constant_value_columns)
+"""
+from __future__ import annotations
+
+from lib.hunt.wrongresult.generator import KNOWN_BUGS, GeneratorOptions
+from lib.hunt.wrongresult.oracle import constant_value_columns, views_left_out
+from tests.unit.hunt.wrongresult.test_known_steering import _Server, _views
+
+
+def test_the_entries_are_named_and_avoided_by_default():
+    for bug in ("setop-pushdown-cast", "view-constant-column"):
+        assert KNOWN_BUGS[bug] and bug in GeneratorOptions().avoid
+
+
+def test_constant_value_columns():
+    assert constant_value_columns(
+        "select 0.000001 AS `r1`,'x' AS `r2`,abs(5) AS `r3`,`a`.`c1` AS `r4`,"
+        "coalesce(-1,greatest(`a`.`x2`,`a`.`x2`)) AS `r5`,coalesce(null,`a`.`x`) AS `r6`,"
+        "ifnull('a',`a`.`s`) AS `r7`,coalesce(`a`.`x`,-1) AS `r8` from `t1` `a`") == [
+        "0.000001", "'x'", "abs(5)", "coalesce(-1,greatest(`a`.`x2`,`a`.`x2`))",
+        "ifnull('a',`a`.`s`)"]
+    # the recursive CTE's view of session 11's 7e0874a0572c: the SELECT after the CTEs
+    assert constant_value_columns(
+        "with recursive cte176(`x1`,`x2`) as (select `t4`.`c0` AS `c0`,0 AS `0` from `t4` "
+        "union all select `r`.`x1` AS `x1`,`r`.`x2` + 1 AS `r.x2 + 1` from (`cte176` `r` "
+        "join `t4` `q`) where `q`.`c0` = `r`.`x1` and `r`.`x2` < 5)select coalesce(-1,"
+        "greatest(coalesce(`a1798`.`x2`,`a1798`.`x2`),`a1798`.`x2`)) AS `r1` from "
+        "`cte176` `a1798`") == [
+        "coalesce(-1,greatest(coalesce(`a1798`.`x2`,`a1798`.`x2`),`a1798`.`x2`))"]
+
+
+def test_view_constant_column_views_are_left_out():
+    # KW46-KEY-CONSTANT (radar, or19a t56, 8880aa4b30cb: ON t1.decimal_key = t2.r1, r1 the
+    # view's 0.000001) and KW46-MAX-CONST-EMPTY (EET, or18a t30, 7e0874a0572c: MIN(t2.r1)
+    # of an empty view's COALESCE(-1, ...)) through a view's constant column
+    t = _views({"vl": [("r1", "decimal(7,6)")], "vc": [("r1", "bigint(20)")],
+                "vok": [("r1", "int(11)")]})
+    conn = _Server({
+        "vl": "select 0.000001 AS `r1` from (`test`.`t4` `a3265` left join `test`.`t2` "
+              "`a3266` on(`a3265`.`c2` = `a3266`.`c2`))",
+        "vc": "select coalesce(-1,`a`.`x2`) AS `r1` from `test`.`t1` `a`",
+        "vok": "select coalesce(`a`.`x2`,-1) AS `r1` from `test`.`t1` `a`"})
+    assert views_left_out(conn, t, GeneratorOptions().avoid) == {("test", "vl"), ("test", "vc")}
+    assert views_left_out(conn, t, frozenset()) == set()
+
+
+def test_setop_pushdown_cast_views_of_a_set_operation_with_a_wide_integer_are_left_out():
+    # KW46-SETOP-PUSHDOWN-CAST (TLP-distinct, or19a t9, ba53fd745ec5): CAST(r AS SIGNED)
+    # pushed into a UNION ALL of an INT and a BIGINT UNSIGNED, r a DECIMAL(20,0)
+    t = _views({"vu": [("r", "decimal(20,0)")], "vn": [("r", "decimal(11,0)")],
+                "vp": [("r", "decimal(20,0)")], "vf": [("r", "decimal(20,2)")]})
+    conn = _Server({
+        "vu": "select `t1`.`i` AS `r` from `test`.`t1` union all select `t2`.`u` AS `u` "
+              "from `test`.`t2`",
+        "vn": "select `t1`.`i` AS `r` from `test`.`t1` union all select `t3`.`j` AS `j` "
+              "from `test`.`t3`",
+        "vp": "select `t2`.`u` + 0 AS `r` from `test`.`t2`",
+        "vf": "select `t1`.`d` AS `r` from `test`.`t1` except select `t2`.`d` AS `d` "
+              "from `test`.`t2`"})
+    assert views_left_out(conn, t, GeneratorOptions().avoid) == {("test", "vu")}
+    assert views_left_out(conn, t, frozenset()) == set()
