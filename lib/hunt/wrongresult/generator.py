@@ -240,6 +240,12 @@ KNOWN_BUGS: Mapping[str, str] = MappingProxyType({
                                 "the NULL-complemented row (KW46-ORACLE-CONCAT-OUTER-JOIN; the "
                                 "TLP oracles, hunt or19-sf8 trial 44); when the oracle's session "
                                 "has ORACLE in its sql_mode, CONCAT is written CONCAT_WS('', ...)",
+    "oracle-replace-null": "under sql_mode=ORACLE REPLACE whose result is empty returns NULL "
+                           "yet keeps its arguments' NOT NULL: REPLACE(c, 'x', '') IS NULL is 0 "
+                           "for c = 'x', and the row meets neither IS NULL nor IS NOT NULL "
+                           "(KW46-ORACLE-REPLACE-NULL, case oracle_replace_empty_null; "
+                           "TLP-distinct, or19b t29, b163d42cff5e); when the oracle's session "
+                           "has ORACLE in its sql_mode, REPLACE is not written",
     "setop-pushdown-collation": "a condition pushed into a view of a set operation (UNION, "
                                 "INTERSECT, EXCEPT) is evaluated in each operand's own "
                                 "collation, not the set operation column's: 'Abc' beside a "
@@ -406,7 +412,7 @@ class GeneratorOptions:
     write float arithmetic (float columns and literals are always used);
     avoid: the :data:`KNOWN_BUGS` the generator steers clear of (all by default);
     oracle_mode: the queries run under sql_mode=ORACLE (the oracle sets it when it reads
-    the session's mode, for the known bug oracle-concat-outer-join);
+    the session's mode, for the known bugs oracle-concat-outer-join and oracle-replace-null);
     udfs: loaded functions of one integer returning an integer to call (``f(value)``).
     """
 
@@ -417,7 +423,8 @@ class GeneratorOptions:
     max_subquery_rows: int = 2000
     floats: bool = True
     avoid: frozenset[str] = frozenset(KNOWN_BUGS)
-    oracle_mode: bool = False  # the session's sql_mode has ORACLE (oracle-concat-outer-join)
+    # the session's sql_mode has ORACLE (oracle-concat-outer-join, oracle-replace-null)
+    oracle_mode: bool = False
     udfs: tuple[str, ...] = ()  # integer functions of one integer to call now and then
                                 # (a planted UDF in the tests)
 
@@ -911,7 +918,10 @@ class SqlGenerator:
         if kind == "trim":
             return f"{self.choice(('TRIM', 'LTRIM', 'RTRIM'))}({s()})"
         if kind == "replace":
-            return f"REPLACE({s()}, {self.choice(STR_LITERALS)}, {self.choice(STR_LITERALS)})"
+            value, old, new = s(), self.choice(STR_LITERALS), self.choice(STR_LITERALS)
+            if self.options.oracle_mode and self.avoids("oracle-replace-null"):
+                return f"REVERSE({value})"     # (the same draws)
+            return f"REPLACE({value}, {old}, {new})"
         if kind == "pad":
             return f"{self.choice(('LPAD', 'RPAD'))}({s()}, {self.rng.randrange(0, 5)}, 'x')"
         if kind == "cast":

@@ -273,7 +273,8 @@ class OracleBase:
                 try:
                     tables = self.prepare(conns, tables, rows)
                     options = self.options
-                    if "oracle-concat-outer-join" in options.avoid and oracle_mode(conns[0]):
+                    if {"oracle-concat-outer-join", "oracle-replace-null"} & options.avoid \
+                            and oracle_mode(conns[0]):
                         options = replace(options, oracle_mode=True)
                     for i in range(budget):
                         gen = SqlGenerator(tables, random.Random(f"{self.name}:{seed}:{i}"), rows,
@@ -494,7 +495,8 @@ def _with_dependents(views: Sequence[TableInfo], definitions: Mapping[tuple[str,
 
 def oracle_mode(conn: Connection) -> bool:
     """True when the session's sql_mode has ORACLE (CONCAT is then Oracle's, which skips
-    NULLs: the known bug oracle-concat-outer-join)."""
+    NULLs, and REPLACE's empty result is NULL: the known bugs oracle-concat-outer-join and
+    oracle-replace-null)."""
     got = run_query(conn, "SELECT @@SESSION.sql_mode")
     _end_transactions([conn])
     mode = str(got.rows[0][0]) if not got.failed and got.rows else ""

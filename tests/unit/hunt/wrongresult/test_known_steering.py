@@ -215,21 +215,26 @@ def test_vers_outer_join_dml_views_left_out_for_dqe_only():
     assert DQEOracle.writes and not OracleBase.writes
 
 
+def string_predicates(options: GeneratorOptions) -> str:
+    """A FROM clause and WHERE predicate of each of 600 seeds over two tables of a VARCHAR
+    column each, one a line."""
+    strings = tables_from([("test", "s1", [("pk", "int(11)", "primary"), ("c", "varchar(10)")]),
+                           ("test", "s2", [("pk", "int(11)", "primary"), ("b", "varchar(10)")])])
+    rows = {("test", "s1"): 5, ("test", "s2"): 5}
+    text = []
+    for seed in range(600):
+        g = SqlGenerator(strings, random.Random(seed), rows, options)
+        fc = g.from_clause()
+        if fc is not None:
+            text.append(fc.sql + " WHERE " + g.predicate(fc.scope))
+    return "\n".join(text)
+
+
 def test_oracle_concat_outer_join_no_concat_under_sql_mode_oracle():
     # KW46-ORACLE-CONCAT-OUTER-JOIN (TLP oracles, hunt or19-sf8 trial 44, --sql-mode=ORACLE):
     # WHERE CONCAT('q', b) = 'q' made the LEFT JOIN an inner one
     from dataclasses import replace
-    strings = tables_from([("test", "s1", [("pk", "int(11)", "primary"), ("c", "varchar(10)")]),
-                           ("test", "s2", [("pk", "int(11)", "primary"), ("b", "varchar(10)")])])
-    rows = {("test", "s1"): 5, ("test", "s2"): 5}
-    def written(options: GeneratorOptions) -> str:
-        text = []
-        for seed in range(600):
-            g = SqlGenerator(strings, random.Random(seed), rows, options)
-            fc = g.from_clause()
-            if fc is not None:
-                text.append(fc.sql + " WHERE " + g.predicate(fc.scope))
-        return "\n".join(text)
+    written = string_predicates
     oracle = written(GeneratorOptions(oracle_mode=True))
     assert "CONCAT(" not in oracle and "CONCAT_WS(''," in oracle
     assert "CONCAT(" in written(GeneratorOptions())          # the default sql_mode: as before

@@ -2,17 +2,17 @@
 session 12: views of a set operation with a DECIMAL(20+,0) column (setop-pushdown-cast) and
 views with a constant column (view-constant-column: KW46-KEY-CONSTANT and
 KW46-MAX-CONST-EMPTY through a view) are left out under the default avoidance and read with
-``avoid=frozenset()``.
+``avoid=frozenset()``; under sql_mode=ORACLE no REPLACE is written (oracle-replace-null).
 
 Covers: lib/hunt/wrongresult/generator.py (KNOWN_BUGS setop-pushdown-cast,
-view-constant-column; VIEW_KNOWN_BUGS, VIEW_WIDE_INTEGER), lib/hunt/wrongresult/oracle.py
+view-constant-column, oracle-replace-null; VIEW_KNOWN_BUGS, VIEW_WIDE_INTEGER), lib/hunt/wrongresult/oracle.py
 (views_left_out, constant_value_columns)
 """
 from __future__ import annotations
 
 from lib.hunt.wrongresult.generator import KNOWN_BUGS, GeneratorOptions
 from lib.hunt.wrongresult.oracle import constant_value_columns, views_left_out
-from tests.unit.hunt.wrongresult.test_known_steering import _Server, _views
+from tests.unit.hunt.wrongresult.test_known_steering import _Server, _views, string_predicates
 
 
 def test_the_entries_are_named_and_avoided_by_default():
@@ -67,3 +67,13 @@ def test_setop_pushdown_cast_views_of_a_set_operation_with_a_wide_integer_are_le
               "from `test`.`t2`"})
     assert views_left_out(conn, t, GeneratorOptions().avoid) == {("test", "vu")}
     assert views_left_out(conn, t, frozenset()) == set()
+
+
+def test_oracle_replace_null_no_replace_under_sql_mode_oracle():
+    # KW46-ORACLE-REPLACE-NULL (TLP-distinct, or19b t29, b163d42cff5e, --sql-mode=ORACLE):
+    # REPLACE's empty result is NULL, yet IS NULL says 0
+    written = string_predicates
+    assert KNOWN_BUGS["oracle-replace-null"]
+    assert "REPLACE(" not in written(GeneratorOptions(oracle_mode=True))
+    assert "REPLACE(" in written(GeneratorOptions())          # the default sql_mode: as before
+    assert "REPLACE(" in written(GeneratorOptions(oracle_mode=True, avoid=frozenset()))
