@@ -246,6 +246,12 @@ KNOWN_BUGS: Mapping[str, str] = MappingProxyType({
                            "(KW46-ORACLE-REPLACE-NULL, case oracle_replace_empty_null; "
                            "TLP-distinct, or19b t29, b163d42cff5e); when the oracle's session "
                            "has ORACLE in its sql_mode, REPLACE is not written",
+    "between-unsigned-null": "an unsigned value of 2^63 or more (0 | -1) NOT BETWEEN a NULL "
+                             "integer expression (1 + NULL, 1 MOD NULL; not the literal NULL) "
+                             "AND an integer column is true as a value, false in a WHERE "
+                             "(KW46-NOT-BETWEEN-UNSIGNED-NULL, case not_between_unsigned_null; "
+                             "DQE, ox19b t9, 8ca7b51e4387); a BETWEEN's bound that holds NULL "
+                             "in an expression is a literal of its class",
     "setop-pushdown-collation": "a condition pushed into a view of a set operation (UNION, "
                                 "INTERSECT, EXCEPT) is evaluated in each operand's own "
                                 "collation, not the set operation column's: 'Abc' beside a "
@@ -523,6 +529,13 @@ class Produced:
     parts: tuple[str, ...] = ()  # a predicate's operands: cmp (left, op, right), and/or/xor
                                  # (first, second), not (inner,), istruth (inner, test),
                                  # between (tested, neg, low, high), in (tested, neg, items)
+
+
+def null_expression(sql: str) -> bool:
+    """True when sql holds the literal NULL inside an expression (``(1 MOD NULL)``), not when
+    it is NULL itself (the known bug between-unsigned-null)."""
+    return sql.strip("() ").upper() != "NULL" and \
+        re.search(r"\bNULL\b", sql, re.IGNORECASE) is not None
 
 
 @dataclass
@@ -1116,6 +1129,8 @@ class SqlGenerator:
             tested = self.unkeyed_member(scope, tested)
             if self.constant_risk(scope, tested, "0.5", "<"):
                 low, high = sorted((self.safe_literal(), self.safe_literal()), key=int)
+            if self.avoids("between-unsigned-null"):
+                low, high = (self.literal(cls) if null_expression(b) else b for b in (low, high))
             return kind, f"({tested} {neg}BETWEEN {low} AND {high})", (tested, neg, low, high)
         if kind == "in":
             tested, items = self.in_list(scope, nxt)

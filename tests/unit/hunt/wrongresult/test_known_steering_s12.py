@@ -2,16 +2,21 @@
 session 12: views of a set operation with a DECIMAL(20+,0) column (setop-pushdown-cast) and
 views with a constant column (view-constant-column: KW46-KEY-CONSTANT and
 KW46-MAX-CONST-EMPTY through a view) are left out under the default avoidance and read with
-``avoid=frozenset()``; under sql_mode=ORACLE no REPLACE is written (oracle-replace-null).
+``avoid=frozenset()``; under sql_mode=ORACLE no REPLACE is written (oracle-replace-null); an
+a BETWEEN's bound holds no NULL in an expression (between-unsigned-null).
 
 Covers: lib/hunt/wrongresult/generator.py (KNOWN_BUGS setop-pushdown-cast,
-view-constant-column, oracle-replace-null; VIEW_KNOWN_BUGS, VIEW_WIDE_INTEGER), lib/hunt/wrongresult/oracle.py
+view-constant-column, oracle-replace-null, between-unsigned-null, null_expression; VIEW_KNOWN_BUGS, VIEW_WIDE_INTEGER), lib/hunt/wrongresult/oracle.py
 (views_left_out, constant_value_columns)
 """
 from __future__ import annotations
 
-from lib.hunt.wrongresult.generator import KNOWN_BUGS, GeneratorOptions
+import random
+import re
+
+from lib.hunt.wrongresult.generator import KNOWN_BUGS, GeneratorOptions, SqlGenerator
 from lib.hunt.wrongresult.oracle import constant_value_columns, views_left_out
+from lib.hunt.wrongresult.schema import tables_from
 from tests.unit.hunt.wrongresult.test_known_steering import _Server, _views, string_predicates
 
 
@@ -77,3 +82,34 @@ def test_oracle_replace_null_no_replace_under_sql_mode_oracle():
     assert "REPLACE(" not in written(GeneratorOptions(oracle_mode=True))
     assert "REPLACE(" in written(GeneratorOptions())          # the default sql_mode: as before
     assert "REPLACE(" in written(GeneratorOptions(oracle_mode=True, avoid=frozenset()))
+
+
+def test_between_unsigned_null_no_null_expression_as_a_between_bound():
+    # KW46-NOT-BETWEEN-UNSIGNED-NULL (DQE, ox19b t9, 8ca7b51e4387): (10 | (- 4294967295))
+    # NOT BETWEEN ((5 - 32767) MOD NULL) AND (c0 <= c0) false in a WHERE, true as a value
+    from lib.hunt.wrongresult.generator import null_expression
+    assert null_expression("((5 - 32767) MOD NULL)") and null_expression("(1 + null)")
+    assert not null_expression("NULL") and not null_expression("(NULL)")
+    assert not null_expression("t1.`nullable`") and not null_expression("5")
+    bound = re.compile(r"BETWEEN (.+?) AND (.+?)\)")
+    def risky(options: GeneratorOptions) -> int:
+        return sum(1 for line in _integer_predicates(options).splitlines()
+                   for m in bound.finditer(line)
+                   if null_expression(m.group(1)) or null_expression(m.group(2)))
+    assert KNOWN_BUGS["between-unsigned-null"]
+    assert risky(GeneratorOptions()) == 0
+    assert risky(GeneratorOptions(avoid=frozenset())) > 0
+
+
+def _integer_predicates(options: GeneratorOptions) -> str:
+    """A WHERE predicate of each of 3,000 seeds over a table of integer columns."""
+    ints = tables_from([("test", "n1", [("pk", "int(11)", "primary"), ("a", "int(11)"),
+                                        ("u", "bigint(20) unsigned")])])
+    rows = {("test", "n1"): 5}
+    out = []
+    for seed in range(3000):
+        g = SqlGenerator(ints, random.Random(seed), rows, options)
+        fc = g.from_clause()
+        if fc is not None:
+            out.append(g.predicate(fc.scope))
+    return "\n".join(out)
