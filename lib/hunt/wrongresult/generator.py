@@ -876,7 +876,7 @@ class SqlGenerator:
             src = self.value(scope, self.value_class(scope, no_time), depth)
             return f"CAST({src} AS {self.choice(('SIGNED', 'UNSIGNED'))})"
         if kind == "bool":
-            return f"({self.predicate(scope, depth)})"
+            return self._truth_value(scope, depth)
         if kind == "bitcount":
             return self._exact_int(f"BIT_COUNT({i()})")
         if kind == "udf":
@@ -977,6 +977,15 @@ class SqlGenerator:
         return f"ADDTIME({self.value(scope, 'time', depth)}, {self.choice(TIME_LITERALS)})"
 
     # ------------------------------------------------------------ predicates
+    def _truth_value(self, scope: Scope, depth: int) -> str:
+        """A condition as an integer value: ``(p)``, and ``(p IS TRUE)`` when p is a bare value
+        (a condition's value is that value: a bare DOUBLE column summed as an integer is
+        summed in floating point, in an order that changes its last digits -- session 11's
+        1136eac9e1bc, AVG((t1.double_col) + 0) by TLP-groupby)."""
+        kind, text, parts = self._predicate(scope, depth, True)
+        text = self.note("predicate", kind, text, scope, parts)
+        return f"({text} IS TRUE)" if kind == "bare" else f"({text})"
+
     def predicate(self, scope: Scope, depth: int = 0, subqueries: bool = True) -> str:
         """A condition over the scope (any SQL value is one: NULL, 0, non-zero)."""
         kind, text, parts = self._predicate(scope, depth, subqueries)

@@ -113,3 +113,19 @@ def _integer_predicates(options: GeneratorOptions) -> str:
         if fc is not None:
             out.append(g.predicate(fc.scope))
     return "\n".join(out)
+
+
+def test_a_bare_condition_as_an_integer_value_is_a_truth_value():
+    # an oracle's defect (TLP-groupby, or19b t6, 1136eac9e1bc): an integer value that was a
+    # condition, itself a bare DOUBLE column -- (t1.`c2`) -- was summed: AVG((t1.c2) + 0) of
+    # 1.8e308, -1.8e308 and 2.2e-308 is 0 or 7.4e-309 by the order of summation
+    floats = tables_from([("test", "f1", [("pk", "int(11)", "primary"), ("c2", "double")])])
+    bare = re.compile(r"\(t\d+\.`c2`\)")
+    values = []
+    for seed in range(3000):
+        g = SqlGenerator(floats, random.Random(seed), {("test", "f1"): 5}, GeneratorOptions())
+        fc = g.from_clause()
+        if fc is not None:
+            values.append(g.value(fc.scope, "int"))
+    assert not [v for v in values if bare.fullmatch(v)]
+    assert any(re.search(r"\(t\d+\.`c2` IS TRUE\)", v) for v in values)
