@@ -252,6 +252,12 @@ KNOWN_BUGS: Mapping[str, str] = MappingProxyType({
                              "(KW46-NOT-BETWEEN-UNSIGNED-NULL, case not_between_unsigned_null; "
                              "DQE, ox19b t9, 8ca7b51e4387); a BETWEEN's bound that holds NULL "
                              "in an expression is a literal of its class",
+    "in-const-double": "the double 2^63 (9223372036854775807 * 1e0 + 0.5e0) IN (SELECT m ...) "
+                       "of a one-row MyISAM table or SEQUENCE (a const table) whose BIGINT m is "
+                       "negative is 1 as a value, and in a WHERE both the IN and its NOT are "
+                       "false (KW46-IN-CONST-DOUBLE, case in_const_table_double_2p63; "
+                       "TLP-distinct, ox19b t36, 67c6e171076e); the value left of an IN or "
+                       "ANY/ALL subquery selecting an integer column is never a float",
     "setop-pushdown-collation": "a condition pushed into a view of a set operation (UNION, "
                                 "INTERSECT, EXCEPT) is evaluated in each operand's own "
                                 "collation, not the set operation column's: 'Abc' beside a "
@@ -1251,6 +1257,8 @@ class SqlGenerator:
         if kind == "scalar" and col.data_type == "bigint" and col.unsigned \
                 and self.avoids("unsigned-cache-real"):
             classes = tuple(c for c in classes if c != "float")  # never read as a double
+        if kind in ("in", "anyall") and col.type_class == "int" and self.avoids("in-const-double"):
+            classes = tuple(c for c in classes if c != "float") or classes
         outer_cls = self.choice(classes)
         outer_value = self.value(scope, outer_cls, depth)
         if kind in ("in", "anyall") and "/" in outer_value and \
